@@ -1,0 +1,36 @@
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
+import { ApiKeyGuard } from './common/guards/api-key.guard.js';
+import { CredentialsMiddleware } from './common/middleware/credentials.middleware.js';
+import { BODY_LIMIT_RULES, type BodyLimitRule, JsonBodyMiddleware } from './common/middleware/json-body.middleware.js';
+import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
+import type { AppConfig } from './infra/config/app-config.js';
+import { ConfigModule } from './infra/config/config.module.js';
+import { PrismaModule } from './infra/prisma/prisma.module.js';
+import { HealthModule } from './modules/health/health.module.js';
+import { KeysModule } from './modules/keys/keys.module.js';
+
+/** Routes that accept a body bigger than the default 100 kB. */
+const BODY_LIMITS: BodyLimitRule[] = [];
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), PrismaModule, KeysModule, HealthModule],
+      providers: [
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_PIPE, useClass: AppValidationPipe },
+        { provide: BODY_LIMIT_RULES, useValue: BODY_LIMITS },
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    // Credentials first: the body parser reads a body only for a caller with a valid key.
+    consumer.apply(CredentialsMiddleware, JsonBodyMiddleware).forRoutes('*');
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Domain error codes. They say what went wrong and know nothing of HTTP;
+ * the global filter (error-catalog.ts) maps each one to a status and a wire code.
+ */
+export const ERROR_CODES = [
+  'AUTH_FAILED',
+  'AUTH_MISSING',
+  'AUTH_MALFORMED',
+  'AUTH_REVOKED',
+  'FORBIDDEN',
+  'INVALID_REQUEST',
+  'INVALID_PARAMETER',
+  'NOT_FOUND',
+  'CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'RATE_LIMITED',
+  'CONCURRENCY_LIMITED',
+  'INTERNAL',
+  'UNAVAILABLE',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}

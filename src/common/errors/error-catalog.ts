@@ -1,0 +1,54 @@
+import type { ErrorCode } from './app-error.js';
+
+export interface WireError {
+  /** HTTP status. */
+  status: number;
+  /** Numeric code in the `{code, message, request_id}` envelope (Kling's families). */
+  code: number;
+  /** String code used on routes whose success reply carries a string code (the audio route). */
+  name: string;
+  /** Short description, for the README and Swagger. */
+  meaning: string;
+}
+
+/** The one mapping of domain code to wire form. A new ErrorCode without a case here fails to compile. */
+export function describeError(code: ErrorCode): WireError {
+  switch (code) {
+    case 'AUTH_FAILED':
+      return { status: 401, code: 1000, name: 'unauthorized', meaning: 'The API key is not known.' };
+    case 'AUTH_MISSING':
+      return { status: 401, code: 1001, name: 'unauthorized', meaning: 'The Authorization header is missing.' };
+    case 'AUTH_MALFORMED':
+      return { status: 401, code: 1002, name: 'unauthorized', meaning: 'The Authorization header is not `Bearer <key>` with a well-formed key.' };
+    case 'AUTH_REVOKED':
+      return { status: 401, code: 1004, name: 'unauthorized', meaning: 'The API key has been revoked.' };
+    case 'FORBIDDEN':
+      return { status: 403, code: 1103, name: 'forbidden', meaning: 'The key may not use this resource (e.g. a normal key on the admin API).' };
+    case 'INVALID_REQUEST':
+      return { status: 400, code: 1200, name: 'invalid_request', meaning: 'The request is malformed: the body is not valid JSON or not a JSON object.' };
+    case 'INVALID_PARAMETER':
+      return { status: 400, code: 1201, name: 'invalid_parameter', meaning: 'A parameter is missing or breaks a rule; the message names the field and the rule.' };
+    case 'NOT_FOUND':
+      return { status: 404, code: 1203, name: 'not_found', meaning: 'The route or the resource does not exist (or belongs to another owner).' };
+    case 'CONFLICT':
+      return { status: 409, code: 1204, name: 'conflict', meaning: 'The request conflicts with an existing resource, e.g. a duplicate external_task_id.' };
+    case 'PAYLOAD_TOO_LARGE':
+      return { status: 413, code: 1205, name: 'payload_too_large', meaning: "The body is larger than the route's limit." };
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return { status: 415, code: 1206, name: 'unsupported_media_type', meaning: 'The Content-Type is not application/json.' };
+    case 'RATE_LIMITED':
+      return { status: 429, code: 1302, name: 'rate_limited', meaning: 'Too many requests in a short time.' };
+    case 'CONCURRENCY_LIMITED':
+      return { status: 429, code: 1303, name: 'concurrency_limited', meaning: 'Too many tasks running at once for this owner.' };
+    case 'INTERNAL':
+      return { status: 500, code: 5000, name: 'internal_error', meaning: 'An internal error; it is logged with the request id.' };
+    case 'UNAVAILABLE':
+      return { status: 503, code: 5001, name: 'service_unavailable', meaning: 'A dependency (such as the database) is unavailable; retry later.' };
+    default:
+      return assertNever(code);
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`Unmapped error code: ${String(value)}`);
+}

@@ -1,0 +1,98 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AppError, type ErrorCode } from '../errors/app-error.js';
+import { describeError } from '../errors/error-catalog.js';
+import { requestIdOf } from '../middleware/request-id.middleware.js';
+
+/** Routes whose success reply carries `code` as a string; their errors use string codes too. */
+const STRING_CODE_PREFIXES = ['/music-a/'];
+
+/**
+ * The one place where errors become HTTP answers: every error, from any route, for any cause,
+ * is answered with `{ code, message, request_id }`. Internal details never leave the process;
+ * they are logged with the request id.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ExceptionsFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    const { code, message } = this.classify(exception, req);
+    const wire = describeError(code);
+    if (wire.status >= 500) {
+      this.logger.error({ msg: 'request failed', err: exception instanceof Error ? exception : new Error(String(exception)) });
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => req.path.startsWith(prefix));
+    res.status(wire.status).json({ code: usesStringCode ? wire.name : wire.code, message, request_id: requestIdOf(req) });
+  }
+
+  private classify(exception: unknown, req: Request): { code: ErrorCode; message: string } {
+    if (exception instanceof AppError) {
+      return { code: exception.code, message: exception.message };
+    }
+    if (exception instanceof HttpException) {
+      return fromHttpException(exception, req);
+    }
+    if (isDatabaseUnavailable(exception)) {
+      return { code: 'UNAVAILABLE', message: 'The database is unavailable; retry later' };
+    }
+    return { code: 'INTERNAL', message: 'Internal server error; quote the request_id when reporting it' };
+  }
+}
+
+/** Exceptions raised by Nest itself or by libraries (unknown route, terminus, parse pipes). */
+function fromHttpException(exception: HttpException, req: Request): { code: ErrorCode; message: string } {
+  const status = exception.getStatus();
+  const body = exception.getResponse();
+  const text =
+    typeof body === 'string'
+      ? body
+      : Array.isArray((body as { message?: unknown }).message)
+        ? ((body as { message: string[] }).message).join('; ')
+        : String((body as { message?: unknown }).message ?? exception.message);
+  switch (status) {
+    case 400:
+      return { code: 'INVALID_PARAMETER', message: text };
+    case 401:
+      return { code: 'AUTH_FAILED', message: text };
+    case 403:
+      return { code: 'FORBIDDEN', message: text };
+    case 404:
+      return { code: 'NOT_FOUND', message: text.startsWith('Cannot ') ? `No route for ${req.method} ${req.path}` : text };
+    case 409:
+      return { code: 'CONFLICT', message: text };
+    case 413:
+      return { code: 'PAYLOAD_TOO_LARGE', message: text };
+    case 415:
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: text };
+    case 429:
+      return { code: 'RATE_LIMITED', message: text };
+    case 503:
+      return { code: 'UNAVAILABLE', message: text };
+    default:
+      return status < 500
+        ? { code: 'INVALID_REQUEST', message: text }
+        : { code: 'INTERNAL', message: 'Internal server error; quote the request_id when reporting it' };
+  }
+}
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P03', 'P1001', 'P1002', 'P1017']);
+
+function isDatabaseUnavailable(exception: unknown): boolean {
+  let current: unknown = exception;
+  for (let depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,50 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import type { ErrorCode } from '../errors/app-error.js';
+import { describeError } from '../errors/error-catalog.js';
+import { ErrorEnvelopeDto, StringCodeErrorEnvelopeDto } from './error-envelope.dto.js';
+
+/** Errors every keyed JSON route can answer. */
+export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
+  'AUTH_MISSING',
+  'AUTH_MALFORMED',
+  'AUTH_FAILED',
+  'AUTH_REVOKED',
+  'INVALID_REQUEST',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'PAYLOAD_TOO_LARGE',
+  'INTERNAL',
+  'UNAVAILABLE',
+];
+
+/** Documents the error replies of an operation: one response per status, an example per code. */
+export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean } = {}): MethodDecorator & ClassDecorator {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const { status } = describeError(code);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const decorators = [...byStatus.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([status, group]) =>
+      ApiResponse({
+        status,
+        type: options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
+        description: group.map((c) => `\`${wireCode(c, options.stringCodes)}\` ${describeError(c).meaning}`).join(' · '),
+        examples: Object.fromEntries(
+          group.map((c) => [
+            c,
+            {
+              summary: describeError(c).meaning,
+              value: { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
+            },
+          ]),
+        ),
+      }),
+    );
+  return applyDecorators(...decorators);
+}
+
+function wireCode(code: ErrorCode, stringCodes?: boolean): string | number {
+  return stringCodes ? describeError(code).name : describeError(code).code;
+}

@@ -1,0 +1,24 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ description: 'Error code (see the error-code table).', example: 1201 })
+  code!: number;
+
+  @ApiProperty({ description: 'What is wrong, naming the field and the rule.', example: 'left_expansion_ratio must be between 0 and 2' })
+  message!: string;
+
+  @ApiProperty({ description: 'Id of this request; also in the X-Request-Id header. Quote it when reporting a problem.', example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+}
+
+/** Error envelope of the audio route, whose success reply has a string `code`. */
+export class StringCodeErrorEnvelopeDto {
+  @ApiProperty({ description: 'Error code as a string (see the error-code table).', example: 'invalid_parameter' })
+  code!: string;
+
+  @ApiProperty({ example: 'url must be an http or https URL' })
+  message!: string;
+
+  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+}

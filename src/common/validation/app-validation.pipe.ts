@@ -1,0 +1,42 @@
+import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { AppError } from '../errors/app-error.js';
+
+/**
+ * class-validator on every DTO, with every fault of a request named in one message
+ * ("prompt must be at most 2500 characters; n must be one of 1..9").
+ */
+@Injectable()
+export class AppValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      transform: true,
+      whitelist: true,
+      stopAtFirstError: false,
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors)),
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata)) {
+      if (value === undefined) {
+        value = {};
+      } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new AppError('INVALID_REQUEST', 'Request body must be a JSON object');
+      }
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+export function formatValidationErrors(errors: ValidationError[], parent = ''): string {
+  return collect(errors, parent).join('; ');
+}
+
+function collect(errors: ValidationError[], parent: string): string[] {
+  return errors.flatMap((error) => {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((msg) => (msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg));
+    return [...own, ...collect(error.children ?? [], path)];
+  });
+}

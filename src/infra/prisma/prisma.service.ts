@@ -1,0 +1,35 @@
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../../generated/prisma/client.js';
+import { AppConfig } from '../config/app-config.js';
+import { applyMigrations } from '../database/migrator.js';
+
+/**
+ * The Prisma client over node-postgres. Before the first query it applies pending migrations,
+ * so every start (and every instance) runs on the current schema.
+ * Only repositories inject it.
+ */
+@Injectable()
+export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(PrismaService.name);
+
+  constructor(private readonly config: AppConfig) {
+    super({ adapter: new PrismaPg({ connectionString: requireUrl(config), max: 10 }) });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await applyMigrations(requireUrl(this.config), { info: (m) => this.logger.log(m), warn: (m) => this.logger.warn(m) });
+    await this.$connect();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.$disconnect();
+  }
+}
+
+function requireUrl(config: AppConfig): string {
+  if (!config.databaseUrl) {
+    throw new Error('AppConfig.databaseUrl must be set (the embedded database is started before the application)');
+  }
+  return config.databaseUrl;
+}

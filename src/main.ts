@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { createApp } from './app.factory.js';
+import { ConfigError, loadConfig } from './infra/config/app-config.js';
+import { openDatabase } from './infra/database/database.js';
+import { AppLogger, createRootLogger } from './infra/logger/app-logger.js';
+import { KeysService } from './modules/keys/keys.service.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const root = createRootLogger(config.logLevel);
+  const db = await openDatabase(config, root);
+  const app = await createApp(db.config, new AppLogger(root));
+  await app.listen(config.port);
+
+  let closing = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    root.info(`${signal} received: closing`);
+    await app.close().catch((err: unknown) => root.error({ err }, 'error while closing the application'));
+    await db.close().catch((err: unknown) => root.error({ err }, 'error while stopping the embedded database'));
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
+  const lines = [`Media gateway listening on ${base}`, `Swagger UI: ${base}/docs   OpenAPI: ${base}/docs-json   Health: ${base}/health/ready`];
+  if (db.embedded) {
+    const first = await app.get(KeysService).createFirstKeyIfNone();
+    if (first) {
+      lines.push(`First API key (owner "${first.owner}"), shown only once: ${first.key}`);
+      lines.push(`Try: curl -H "Authorization: Bearer ${first.key}" ${base}/health/ready`);
+    } else {
+      lines.push('Create more keys with: npm run key:create -- --owner OWNER --name NAME');
+    }
+  }
+  root.info({ url: base }, 'listening');
+  process.stdout.write(`\n${lines.map((l) => `  ${l}`).join('\n')}\n\n`);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`Failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { AdminKeysController } from './admin-keys.controller.js';
+import { KeysRepository } from './keys.repository.js';
+import { KeysService } from './keys.service.js';
+
+@Module({
+  controllers: [AdminKeysController],
+  providers: [KeysRepository, KeysService],
+  exports: [KeysService],
+})
+export class KeysModule {}

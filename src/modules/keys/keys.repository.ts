@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiKey } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../infra/prisma/prisma.service.js';
+
+export type ApiKeyRow = ApiKey;
+
+@Injectable()
+export class KeysRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  createKey(data: { id: string; prefix: string; keyHash: string; owner: string; name: string }): Promise<ApiKeyRow> {
+    return this.prisma.apiKey.create({ data });
+  }
+
+  findByPrefix(prefix: string): Promise<ApiKeyRow | null> {
+    return this.prisma.apiKey.findUnique({ where: { prefix } });
+  }
+
+  listKeys(owner?: string): Promise<ApiKeyRow[]> {
+    return this.prisma.apiKey.findMany({ where: owner ? { owner } : {}, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+  }
+
+  countKeys(): Promise<number> {
+    return this.prisma.apiKey.count();
+  }
+
+  /** Sets revoked_at once; revoking again keeps the first time. Null when there is no such key. */
+  async markRevoked(id: string, at: Date): Promise<ApiKeyRow | null> {
+    await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
+    return this.prisma.apiKey.findUnique({ where: { id } });
+  }
+
+  async touchLastUsed(id: string, at: Date): Promise<void> {
+    await this.prisma.apiKey.update({ where: { id }, data: { lastUsedAt: at } });
+  }
+}

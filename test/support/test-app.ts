@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import pg from 'pg';
+import { createApp } from '../../src/app.factory.js';
+import { type AppConfig, loadConfig } from '../../src/infra/config/app-config.js';
+import { AppLogger, createRootLogger } from '../../src/infra/logger/app-logger.js';
+import { KeysService } from '../../src/modules/keys/keys.service.js';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+function serverUrl(): string {
+  const url = process.env.TEST_PG_SERVER_URL;
+  if (!url) throw new Error('TEST_PG_SERVER_URL is not set: run the tests through jest (global-setup.ts)');
+  return url;
+}
+
+/** Runs one statement against the server's maintenance database. */
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: `${serverUrl()}/postgres` });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, empty database of its own for a test file, dropped at the end. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  return { url: `${serverUrl()}/${name}`, name, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** Log lines written by the application under test, parsed. */
+export class LogCapture extends Writable {
+  readonly lines: Record<string, unknown>[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim()) this.lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+    done();
+  }
+}
+
+export interface TestApp {
+  app: NestExpressApplication;
+  url: string;
+  config: AppConfig;
+  db: TestDatabase;
+  logs: LogCapture;
+  /** Creates a key for `owner` and returns the plaintext. */
+  createKey(owner?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real application (AppModule, migrations, middleware, Swagger) on a real database,
+ * listening on a free loopback port. Pass `db` to run a second instance on the same database.
+ */
+export async function startTestApp(env: Record<string, string> = {}, options: { db?: TestDatabase } = {}): Promise<TestApp> {
+  const db = options.db ?? (await createTestDatabase());
+  const config = loadConfig({ LOG_LEVEL: 'info', ...env, DATABASE_URL: db.url, PORT: '0' });
+  const logs = new LogCapture();
+  const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs)));
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    config,
+    db,
+    logs,
+    createKey: async (owner = 'team-a') => (await app.get(KeysService).createKey({ owner, name: 'test' })).key,
+    close: async () => {
+      await app.close();
+      if (!options.db) await db.drop();
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** A small fetch wrapper: JSON in, JSON (or text) out. */
+export async function api<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | Buffer | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON; tests that care look at `text`
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
