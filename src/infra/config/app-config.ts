@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';

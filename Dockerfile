@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# Build: compile TypeScript and generate the Prisma client; keep only production dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json prisma.config.ts ./
+COPY scripts ./scripts
+COPY prisma ./prisma
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+# Run: non-root, only what the service needs (dist, production node_modules, migrations).
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production PORT=3000 DATA_DIR=/app/.data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/prisma ./prisma
+RUN mkdir -p /app/.data && chown node:node /app/.data
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=6 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/main.js"]

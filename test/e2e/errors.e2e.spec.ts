@@ -1,0 +1,106 @@
+import pg from 'pg';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+
+const ADMIN = 'admin-secret-0123456789';
+
+describe('every error answer is the {code, message, request_id} envelope', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestApp({ ADMIN_API_KEY: ADMIN });
+    key = await t.createKey();
+  });
+  afterAll(() => t.close());
+
+  function expectEnvelope(res: { status: number; headers: Headers; body: any; text: string }, status: number, code: number | string) {
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ code, message: expect.any(String), request_id: expect.any(String) });
+    expect(res.headers.get('x-request-id')).toBe(res.body.request_id);
+    expect(res.text).not.toMatch(/\bat .+\.(js|ts):\d+|node_modules|\/work\/|SELECT|prisma/i);
+  }
+
+  it('answers an unknown route with 404/1203, with or without a key, for any method', async () => {
+    expectEnvelope(await api(t.url, 'GET', '/nowhere'), 404, 1203);
+    expectEnvelope(await api(t.url, 'POST', '/nowhere', { key, body: {} }), 404, 1203);
+    expectEnvelope(await api(t.url, 'DELETE', '/health'), 404, 1203);
+  });
+
+  it('answers a body that is not JSON with 400/1200', async () => {
+    const res = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: '{"owner": ', headers: { 'content-type': 'application/json' } });
+    expectEnvelope(res, 400, 1200);
+    expect(res.body.message).toMatch(/not valid JSON/);
+  });
+
+  it('answers a JSON array or scalar where an object is expected with 400/1200', async () => {
+    const arr = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, body: [{ owner: 'a', name: 'b' }] });
+    expectEnvelope(arr, 400, 1200);
+    expect(arr.body.message).toBe('Request body must be a JSON object');
+    expectEnvelope(await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: '"text"', headers: { 'content-type': 'application/json' } }), 400, 1200);
+  });
+
+  it('answers a Content-Type other than JSON with 415, and takes JSON with a charset or with no Content-Type', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      expectEnvelope(await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: 'owner=a&name=b', headers: { 'content-type': type } }), 415, 1206);
+    }
+    const body = JSON.stringify({ owner: 'ct', name: 'ct' });
+    expect((await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: body, headers: { 'content-type': 'application/json;charset=utf-8' } })).status).toBe(201);
+    const bare = await fetch(`${t.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: Buffer.from(body) });
+    expect(bare.status).toBe(201);
+  });
+
+  it('answers a body over the 100 kB default limit with 413, and takes one just under it', async () => {
+    const over = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, body: { owner: 'a', name: 'b', pad: 'x'.repeat(100 * 1024) } });
+    expectEnvelope(over, 413, 1205);
+    expect(over.body.message).toMatch(/100 kB/);
+    const under = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, body: { owner: 'a', name: 'b', pad: 'x'.repeat(100 * 1024 - 100) } });
+    expect(under.status).toBe(201);
+  });
+
+  it('authenticates before reading the body: no key and a malformed body still answer 401', async () => {
+    const res = await api(t.url, 'POST', '/admin/keys', { rawBody: '{oops', headers: { 'content-type': 'application/json' } });
+    expectEnvelope(res, 401, 1001);
+  });
+
+  it('keeps a well-formed incoming X-Request-Id and replaces a malformed one', async () => {
+    const kept = await api(t.url, 'GET', '/nowhere', { headers: { 'x-request-id': 'trace-42.abc_DEF:1' } });
+    expect(kept.body.request_id).toBe('trace-42.abc_DEF:1');
+    expect(kept.headers.get('x-request-id')).toBe('trace-42.abc_DEF:1');
+    const replaced = await api(t.url, 'GET', '/nowhere', { headers: { 'x-request-id': 'bad id <script>' } });
+    expect(replaced.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    const long = await api(t.url, 'GET', '/nowhere', { headers: { 'x-request-id': 'a'.repeat(200) } });
+    expect(long.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('gives every answer, successful or not, an X-Request-Id', async () => {
+    const res = await api(t.url, 'GET', '/health');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('uses string codes on the audio route family', async () => {
+    expectEnvelope(await api(t.url, 'GET', '/music-a/nowhere'), 404, 'not_found');
+  });
+
+  it('writes the request id on the log lines of the request', async () => {
+    const res = await api(t.url, 'GET', '/nowhere', { headers: { 'x-request-id': 'log-check-1' } });
+    expect(res.status).toBe(404);
+    const lines = t.logs.lines.filter((l) => l.request_id === 'log-check-1');
+    expect(lines).toEqual(expect.arrayContaining([expect.objectContaining({ msg: 'request completed', status: 404 })]));
+  });
+
+  it('answers an internal failure with 500/5000 and no details, and logs it with the request id', async () => {
+    const client = new pg.Client({ connectionString: t.db.url });
+    await client.connect();
+    await client.query('ALTER TABLE api_keys RENAME TO api_keys_away');
+    try {
+      const other = `mgw_${'Q'.repeat(48)}`;
+      const res = await api(t.url, 'GET', '/admin/keys', { key: other, headers: { 'x-request-id': 'boom-1' } });
+      expectEnvelope(res, 500, 5000);
+      expect(res.body.message).toMatch(/request_id/);
+      expect(t.logs.lines).toEqual(expect.arrayContaining([expect.objectContaining({ request_id: 'boom-1', level: 'error' })]));
+    } finally {
+      await client.query('ALTER TABLE api_keys_away RENAME TO api_keys');
+      await client.end();
+    }
+  });
+});

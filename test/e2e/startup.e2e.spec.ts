@@ -1,0 +1,89 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Child } from '../support/child-process.js';
+import { freePort } from '../support/free-port.js';
+import { api } from '../support/test-app.js';
+
+const ADMIN = 'admin-secret-0123456789';
+
+/**
+ * `npm start` as a newcomer runs it: the built server with no DATABASE_URL, so it starts the
+ * embedded PostgreSQL under DATA_DIR, applies the migrations and prints a first key.
+ */
+describe('npm start on the embedded database', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+  let base: string;
+
+  beforeAll(async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mgw-start-'));
+    await chmod(dir, 0o755);
+    dataDir = path.join(dir, 'data');
+    const port = await freePort();
+    env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()), ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'warn' };
+    base = `http://localhost:${port}`;
+  });
+  afterAll(async () => {
+    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  });
+
+  it('serves /docs and /health/ready, prints a first key once, and stops cleanly on SIGTERM', async () => {
+    const server = Child.start('dist/main.js', [], env);
+    try {
+      const [, key] = await server.waitFor(/First API key .*: (mgw_[A-Za-z0-9]{48})/);
+      expect(server.output).toContain(`Swagger UI: ${base}/docs`);
+      expect((await api(base, 'GET', '/health/ready')).status).toBe(200);
+      expect((await api(base, 'GET', '/docs')).status).toBe(200);
+      // the printed key authenticates (403: valid key, but not the admin key)
+      expect((await api(base, 'GET', '/admin/keys', { key })).body.code).toBe(1103);
+      expect((await api(base, 'GET', '/admin/keys', { key: key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a') })).status).toBe(401);
+
+      // key:create while the server runs joins its embedded PostgreSQL
+      const cli = Child.start('dist/cli/key-create.js', ['--owner', 'cli-team', '--name', 'from-shell'], env);
+      expect((await cli.exited).code).toBe(0);
+      const created = JSON.parse(cli.output.slice(cli.output.indexOf('{')));
+      expect(created).toEqual(expect.objectContaining({ owner: 'cli-team', name: 'from-shell', key: expect.stringMatching(/^mgw_/) }));
+      expect((await api(base, 'GET', '/admin/keys', { key: created.key })).status).toBe(403);
+    } finally {
+      expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('prints no new key on the next start, and restarts after a SIGKILL that left PostgreSQL running', async () => {
+    const first = Child.start('dist/main.js', [], env);
+    await first.waitFor(/Swagger UI/);
+    expect(first.output).not.toContain('First API key');
+    expect(first.output).toContain('npm run key:create');
+    const pid = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    await first.stop('SIGKILL');
+    expect(() => process.kill(pid, 0)).not.toThrow(); // the orphaned postgres still runs
+
+    const second = Child.start('dist/main.js', [], env);
+    try {
+      await second.waitFor(/Swagger UI/);
+      expect((await api(base, 'GET', '/health/ready')).status).toBe(200);
+    } finally {
+      expect((await second.stop('SIGTERM')).code).toBe(0);
+    }
+  });
+});
+
+describe('npm run key:create', () => {
+  it('refuses bad arguments with a message naming the field', async () => {
+    const cli = Child.start('dist/cli/key-create.js', ['--owner', 'bad owner', '--name', 'x'], { DATABASE_URL: 'postgresql://unused/none' });
+    expect((await cli.exited).code).toBe(1);
+    expect(cli.output).toMatch(/owner may contain only/);
+    const unknown = Child.start('dist/cli/key-create.js', ['--team', 'x'], { DATABASE_URL: 'postgresql://unused/none' });
+    expect((await unknown.exited).code).toBe(1);
+    expect(unknown.output).toMatch(/Unknown option '--team'/);
+  });
+
+  it('refuses a bad setting with a message naming the variable', async () => {
+    const cli = Child.start('dist/main.js', [], { PORT: 'eighty' });
+    expect((await cli.exited).code).toBe(1);
+    expect(cli.output).toMatch(/Invalid configuration:\n {2}- PORT/);
+  });
+});

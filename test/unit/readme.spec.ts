@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { ERROR_CODES } from '../../src/common/errors/app-error.js';
+import { describeError } from '../../src/common/errors/error-catalog.js';
+
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+
+describe('README stays true', () => {
+  const readme = read('README.md');
+
+  it('lists every error code as the filter answers it', () => {
+    for (const code of ERROR_CODES) {
+      const e = describeError(code);
+      expect(readme).toContain(`| ${e.status} | ${e.code} | ${e.name} | ${e.meaning} |`);
+    }
+  });
+
+  it('documents every variable of .env.example, and .env.example every variable the README names', () => {
+    const example = [...read('.env.example').matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]);
+    const table = [...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+    expect(table.sort()).toEqual(example.sort());
+  });
+
+  it('gives the two set-up commands', () => {
+    expect(readme).toContain('npm install && npm start');
+    expect(readme).toContain('npm install && npm test');
+  });
+});
