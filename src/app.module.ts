@@ -9,17 +9,20 @@ import type { AppConfig } from './infra/config/app-config.js';
 import { ConfigModule } from './infra/config/config.module.js';
 import { PrismaModule } from './infra/prisma/prisma.module.js';
 import { HealthModule } from './modules/health/health.module.js';
+import { AudioModule } from './modules/audio/audio.module.js';
+import { EXPAND_BODY_LIMIT, ExpandModule } from './modules/expand/expand.module.js';
 import { KeysModule } from './modules/keys/keys.module.js';
+import { VideoModule } from './modules/video/video.module.js';
 
 /** Routes that accept a body bigger than the default 100 kB. */
-const BODY_LIMITS: BodyLimitRule[] = [];
+const BODY_LIMITS: BodyLimitRule[] = [EXPAND_BODY_LIMIT];
 
 @Module({})
 export class AppModule implements NestModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), PrismaModule, KeysModule, HealthModule],
+      imports: [ConfigModule.forRoot(config), PrismaModule, KeysModule, HealthModule, ExpandModule, VideoModule, AudioModule],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -55,6 +55,22 @@ describe('Swagger UI and the OpenAPI document', () => {
     expect(documented.sort()).toEqual([...new Set(served)].sort());
   });
 
+  it('gives every operation a distinct operationId, for client generators', () => {
+    const ids = Object.values(doc.paths).flatMap((ops: any) => Object.values(ops).map((op: any) => op.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('shows the request body of each spec operation with types, limits and a working example', () => {
+    const expand = doc.components.schemas.CreateExpandTaskDto.properties;
+    expect(expand.up_expansion_ratio).toEqual(expect.objectContaining({ type: 'number', minimum: 0, maximum: 2 }));
+    expect(expand.prompt).toEqual(expect.objectContaining({ type: 'string', maxLength: 2500 }));
+    expect(expand.image.example).toMatch(/^iVBORw0KGgo/);
+    expect(doc.paths['/video-a/v1/images/editing/expand'].post.requestBody.content['application/json'].examples.base64.value.image).toBe(expand.image.example);
+    expect(doc.components.schemas.CreateGenerationDto.properties.prompt).toEqual(expect.objectContaining({ maxLength: 5000 }));
+    expect(doc.components.schemas.CreateAudioUploadDto.properties.url).toEqual(expect.objectContaining({ type: 'string' }));
+    expect(doc.paths['/music-a/uploads/audio-url'].post.responses['400'].content['application/json'].schema.$ref).toMatch(/StringCodeErrorEnvelope/);
+  });
+
   it('is what `npm run openapi` writes', () => {
     const out = path.join(mkdtempSync(path.join(tmpdir(), 'openapi-')), 'openapi.json');
     execFileSync(process.execPath, ['dist/cli/openapi.js', out], { env: { ...process.env, ADMIN_API_KEY: 'admin-secret-0123456789' } });

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { AppError, type ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
+import { requestPath } from '../http/request-path.js';
 
 /** Routes whose success reply carries `code` as a string; their errors use string codes too. */
 const STRING_CODE_PREFIXES = ['/music-a/'];
@@ -29,7 +30,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.end();
       return;
     }
-    const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => req.path.startsWith(prefix));
+    const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => requestPath(req).startsWith(prefix));
     res.status(wire.status).json({ code: usesStringCode ? wire.name : wire.code, message, request_id: requestIdOf(req) });
   }
 
@@ -65,7 +66,7 @@ function fromHttpException(exception: HttpException, req: Request): { code: Erro
     case 403:
       return { code: 'FORBIDDEN', message: text };
     case 404:
-      return { code: 'NOT_FOUND', message: text.startsWith('Cannot ') ? `No route for ${req.method} ${req.path}` : text };
+      return { code: 'NOT_FOUND', message: text.startsWith('Cannot ') ? `No route for ${req.method} ${requestPath(req)}` : text };
     case 409:
       return { code: 'CONFLICT', message: text };
     case 413:

@@ -5,6 +5,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { credentialOf } from '../auth/credential.js';
 import { ROUTE_ACCESS, type RouteAccess } from '../decorators/auth.decorators.js';
 import { AppError } from '../errors/app-error.js';
+import { requestPath } from '../http/request-path.js';
 
 /**
  * Enforces each route's access rule on the credential that CredentialsMiddleware resolved:
@@ -26,7 +27,7 @@ export class ApiKeyGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     const credential = credentialOf(req);
     if (access === 'admin' && !this.config.adminApiKey) {
-      throw new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`);
+      throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`);
     }
     switch (credential?.kind) {
       case 'none':

@@ -3,6 +3,7 @@ import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { credentialOf } from '../auth/credential.js';
 import { AppError } from '../errors/app-error.js';
+import { requestPath } from '../http/request-path.js';
 
 /** Routes that take a bigger body than the default; matched on method and exact path. */
 export interface BodyLimitRule {
@@ -23,7 +24,8 @@ function formatBytes(bytes: number): string {
 /**
  * Parses JSON bodies, for callers with a valid credential only, with a per-route size limit, and turns every parser failure into an AppError
  * so it reaches the global filter: 413 for an oversized body, 415 for a non-JSON Content-Type,
- * 400 for malformed JSON. A missing Content-Type is read as JSON, since the spec marks it optional.
+ * 400 for malformed JSON. A missing Content-Type is read as JSON, since the spec marks it optional,
+ * and so is a JSON object sent as application/x-www-form-urlencoded (what `curl -d` sends by default).
  */
 @Injectable()
 export class JsonBodyMiddleware implements NestMiddleware {
@@ -44,21 +46,25 @@ export class JsonBodyMiddleware implements NestMiddleware {
       req.resume();
       return done();
     }
-    if (req.headers['content-type'] !== undefined && !req.is(['application/json', 'application/*+json'])) {
-      throw new AppError(
-        'UNSUPPORTED_MEDIA_TYPE',
-        `Content-Type "${req.headers['content-type']}" is not supported; send the body as application/json`,
-      );
+    const contentType = req.headers['content-type'];
+    // curl -d sends form-urlencoded by default; a JSON body under that type is read as JSON.
+    const formType = contentType !== undefined && req.is('application/x-www-form-urlencoded') !== false;
+    if (contentType !== undefined && !formType && !req.is(['application/json', 'application/*+json'])) {
+      throw unsupportedType(contentType);
     }
     const limit = this.limitFor(req);
     await new Promise<void>((resolve, reject) => {
-      this.parserFor(limit)(req, res, (err?: unknown) => (err ? reject(toAppError(err, limit)) : resolve()));
+      this.parserFor(limit)(req, res, (err?: unknown) => {
+        if (!err) return resolve();
+        reject(formType && (err as { type?: string }).type === 'entity.parse.failed' ? unsupportedType(contentType) : toAppError(err, limit));
+      });
     });
     done();
   }
 
   private limitFor(req: Request): number {
-    const rule = this.rules.find((r) => r.method === req.method && r.path === req.path);
+    const path = requestPath(req).toLowerCase().replace(/\/+$/, ''); // Express routes ignore case and a trailing slash
+    const rule = this.rules.find((r) => r.method === req.method && r.path === path);
     return rule?.bytes ?? DEFAULT_BODY_LIMIT_BYTES;
   }
 
@@ -70,6 +76,10 @@ export class JsonBodyMiddleware implements NestMiddleware {
     }
     return parser;
   }
+}
+
+function unsupportedType(contentType: string): AppError {
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${contentType}" is not supported; send the body as application/json`);
 }
 
 function hasBody(req: Request): boolean {

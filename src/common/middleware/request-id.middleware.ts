@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from '@nestjs/common';
 import { requestContext } from '../../infra/logger/request-context.js';
+import { requestPath } from '../http/request-path.js';
 
 const WELL_FORMED_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const logger = new Logger('HTTP');
@@ -28,7 +29,7 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
       'finish',
       AsyncResource.bind(() => {
         const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-        logger.log({ msg: 'request completed', method: req.method, path: req.path, status: res.statusCode, duration_ms: Math.round(durationMs * 10) / 10 });
+        logger.log({ msg: 'request completed', method: req.method, path: requestPath(req), status: res.statusCode, duration_ms: Math.round(durationMs * 10) / 10 });
       }),
     );
     next();

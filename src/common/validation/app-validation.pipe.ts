@@ -24,13 +24,29 @@ export class AppValidationPipe extends ValidationPipe {
       } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw new AppError('INVALID_REQUEST', 'Request body must be a JSON object');
       }
+      const withNul = pathsWithNul(value);
+      if (withNul.length > 0) {
+        // PostgreSQL text cannot hold U+0000, and no field of ours has a use for it.
+        throw new AppError('INVALID_PARAMETER', withNul.map((p) => `${p} must not contain the NUL character (\\u0000)`).join('; '));
+      }
     }
     return super.transform(value, metadata);
   }
 }
 
+function pathsWithNul(value: unknown, path = '', found: string[] = []): string[] {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) found.push(path);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => pathsWithNul(item, `${path}[${i}]`, found));
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) pathsWithNul(v, path ? `${path}.${k}` : k, found);
+  }
+  return found;
+}
+
 export function formatValidationErrors(errors: ValidationError[], parent = ''): string {
-  return collect(errors, parent).join('; ');
+  return [...new Set(collect(errors, parent))].join('; ');
 }
 
 function collect(errors: ValidationError[], parent: string): string[] {

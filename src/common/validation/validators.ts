@@ -1,0 +1,52 @@
+import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
+
+export const MAX_URL_LENGTH = 2048;
+
+/** True for an absolute http(s) URL with a host, at most MAX_URL_LENGTH characters. */
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** `<field> must be an http or https URL`. */
+export function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isHttpUrl',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate: (value: unknown) => isHttpUrl(value),
+        defaultMessage: (args?: ValidationArguments) =>
+          args?.value === undefined || args.value === null
+            ? `${args?.property} is required: an http or https URL`
+            : typeof args.value === 'string' && args.value.length > MAX_URL_LENGTH
+              ? `${args.property} must be at most ${MAX_URL_LENGTH} characters long`
+              : `${args.property} must be an http or https URL`,
+      },
+    });
+}
+
+/** Counts characters as a person does (code points), not UTF-16 units. */
+export function MaxChars(max: number, options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'maxChars',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && [...value].length <= max,
+        defaultMessage: (args?: ValidationArguments) =>
+          typeof args?.value === 'string'
+            ? `${args.property} must be at most ${max} characters long (got ${[...args.value].length})`
+            : `${args?.property} must be a string`,
+      },
+    });
+}

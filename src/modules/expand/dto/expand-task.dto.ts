@@ -1,0 +1,43 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export const EXPAND_TASK_STATUSES = ['submitted', 'processing', 'succeed', 'failed'] as const;
+export type ExpandTaskStatusValue = (typeof EXPAND_TASK_STATUSES)[number];
+
+export class ExpandTaskInfoDto {
+  @ApiProperty({ type: String, nullable: true, example: 'order-1234-expand' })
+  external_task_id!: string | null;
+}
+
+export class ExpandTaskDto {
+  @ApiProperty({ description: 'System-generated task id.', example: '8d3c1e2f-6b7a-4c9d-9e0f-1a2b3c4d5e6f' })
+  task_id!: string;
+
+  @ApiProperty({ enum: EXPAND_TASK_STATUSES, example: 'submitted' })
+  task_status!: ExpandTaskStatusValue;
+
+  @ApiProperty({ type: ExpandTaskInfoDto })
+  task_info!: ExpandTaskInfoDto;
+
+  @ApiProperty({ description: 'Creation time, Unix milliseconds.', example: 1763683200000 })
+  created_at!: number;
+
+  @ApiProperty({ description: 'Last update time, Unix milliseconds.', example: 1763683200000 })
+  updated_at!: number;
+}
+
+export class ExpandTaskEnvelopeDto {
+  @ApiProperty({ description: '0 on success.', example: 0 })
+  code!: number;
+
+  @ApiProperty({ example: 'SUCCEED' })
+  message!: string;
+
+  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+
+  @ApiProperty({ type: ExpandTaskDto })
+  data!: ExpandTaskDto;
+
+  @ApiProperty({ description: 'The image as sent (the spec\'s response schema requires it): Base64 or URL.', example: 'https://example.com/photo.png' })
+  image!: string;
+}

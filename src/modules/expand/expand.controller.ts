@@ -1,0 +1,45 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Principal } from '../../common/auth/credential.js';
+import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
+import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
+import { EXAMPLE_IMAGE_BASE64 } from './dto/example-image.js';
+import { ExpandTaskEnvelopeDto } from './dto/expand-task.dto.js';
+import { ExpandService } from './expand.service.js';
+
+export const EXPAND_PATH = 'video-a/v1/images/editing/expand';
+
+@ApiTags('image expand')
+@ApiBearerAuth('api-key')
+@Controller(EXPAND_PATH)
+export class ExpandController {
+  constructor(private readonly expand: ExpandService) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Expand an image (outpainting)',
+    description:
+      'Creates a task that extends the image outward on four sides, optionally guided by a prompt. The body may be up to 20 MB ' +
+      '(a 10 MB image is about 13.4 MB as Base64). Rules: ratios in [0, 2]; new area at most 3 times the original; prompt at most 2500 characters; n from 1 to 9.',
+  })
+  @ApiBody({
+    type: CreateExpandTaskDto,
+    examples: {
+      base64: {
+        summary: 'Base64 image',
+        value: { image: EXAMPLE_IMAGE_BASE64, up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0.25, right_expansion_ratio: 0.25, prompt: 'a wide sunny meadow', n: '2' },
+      },
+      url: {
+        summary: "Image URL, with the spec sample's down_expansion_ratio",
+        value: { image: 'https://example.com/photo.png', up_expansion_ratio: 0.5, down_expansion_ratio: 0.5, left_expansion_ratio: 0, right_expansion_ratio: 0, external_task_id: 'order-1234-expand', callback_url: 'https://example.com/hooks/expand' },
+      },
+    },
+  })
+  @ApiOkResponse({ type: ExpandTaskEnvelopeDto, description: 'The task, created with task_status "submitted".' })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'])
+  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExpandTaskDto): Promise<ExpandTaskEnvelopeDto> {
+    return this.expand.createTask(principal, body);
+  }
+}

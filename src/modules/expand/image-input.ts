@@ -1,0 +1,46 @@
+import { isHttpUrl } from '../../common/validation/validators.js';
+import { assertSize, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
+
+/**
+ * The `image` field after parsing: a URL (checked for form only; fetched when the task runs) or Base64
+ * decoded once into bytes. `original` is the string as sent, echoed in the reply without a copy.
+ */
+export type ImageInput =
+  | { kind: 'url'; original: string; url: string }
+  | { kind: 'base64'; original: string; bytes: Buffer; facts?: ImageFacts };
+
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/** Turns the raw field into an ImageInput, or throws ImageRuleError naming the rule it breaks. */
+export function parseImageField(value: unknown): ImageInput {
+  if (value === undefined || value === null || value === '') {
+    throw new ImageRuleError('image is required: an http(s) URL, or the Base64 of a JPEG or PNG file');
+  }
+  if (typeof value !== 'string') {
+    throw new ImageRuleError('image must be a string: an http(s) URL, or the Base64 of a JPEG or PNG file');
+  }
+  if (/^data:/i.test(value)) {
+    const header = value.slice(0, value.indexOf(',') + 1 || 40);
+    throw new ImageRuleError(`image must be bare Base64 without a "data:" prefix: remove "${header}" and send the rest`);
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    if (!isHttpUrl(value)) {
+      throw new ImageRuleError('image must be an http or https URL when it is a URL');
+    }
+    return { kind: 'url', original: value, url: value };
+  }
+  const compact = /\s/.test(value) ? value.replace(/\s+/g, '') : value;
+  const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
+  assertSize(Math.floor((compact.length * 3) / 4) - padding); // before decoding anything
+  if (!BASE64.test(compact) || (padding > 0 && compact.length % 4 !== 0)) {
+    throw new ImageRuleError('image must be an http(s) URL or Base64 (standard or URL-safe alphabet) of a JPEG or PNG file');
+  }
+  return { kind: 'base64', original: value, bytes: Buffer.from(compact, 'base64') };
+}
+
+/** Applies the image rules to decoded bytes and records what was read. */
+export async function checkImageInput(input: ImageInput): Promise<void> {
+  if (input.kind === 'base64') {
+    input.facts = await inspectImage(input.bytes);
+  }
+}

@@ -1,0 +1,63 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class GenerationRequestDto {
+  @ApiProperty({ example: 'A paper boat drifting down a rainy street, cinematic' })
+  prompt!: string;
+
+  @ApiProperty({ example: '16:9' })
+  aspect_ratio!: string;
+
+  @ApiProperty({ example: true })
+  enhance!: boolean;
+
+  @ApiProperty({ enum: ['text_to_video', 'image_to_video'], example: 'image_to_video' })
+  request_type!: string;
+}
+
+export class MediaRefDto {
+  @ApiProperty({ description: 'Id of the registered keyframe media (or of the generation it comes from).', example: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f' })
+  id!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: null })
+  media_type!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: null })
+  thumbnail!: string | null;
+
+  @ApiProperty({ enum: ['upload', 'generation'], example: 'upload' })
+  type!: string;
+}
+
+export class MediaRequestDto {
+  @ApiProperty({ type: MediaRefDto, nullable: true, description: 'The end keyframe (frame1), or null.', example: null })
+  end!: MediaRefDto | null;
+
+  @ApiProperty({ example: false })
+  loop!: boolean;
+
+  @ApiProperty({ enum: ['keyframe', 'text'], example: 'keyframe' })
+  prompt_type!: string;
+
+  @ApiProperty({ type: MediaRefDto, nullable: true, description: 'The start keyframe (frame0), or null for a text-only prompt.' })
+  start!: MediaRefDto | null;
+
+  @ApiProperty({ description: 'The prompt as used.', example: 'A paper boat drifting down a rainy street, cinematic' })
+  text!: string;
+}
+
+export class GenerationDto {
+  @ApiProperty({ format: 'uuid', example: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d' })
+  id!: string;
+
+  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'failed'], example: 'pending' })
+  state!: string;
+
+  @ApiProperty({ description: 'ISO 8601 UTC with fractional seconds.', example: '2026-11-21T10:00:00.000Z' })
+  created_at!: string;
+
+  @ApiProperty({ type: GenerationRequestDto })
+  request!: GenerationRequestDto;
+
+  @ApiProperty({ type: MediaRequestDto })
+  media_request!: MediaRequestDto;
+}

@@ -1,0 +1,125 @@
+import pg from 'pg';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('POST /video-b/v1/generations', () => {
+  let t: TestApp;
+  let key: string;
+  let otherKey: string;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    key = await t.createKey('team-a');
+    otherKey = await t.createKey('team-b');
+    db = new pg.Client({ connectionString: t.db.url });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await t.close();
+  });
+
+  const create = (body: unknown, k = key, path = '/video-b/v1/generations', headers: Record<string, string> = {}) => api(t.url, 'POST', path, { key: k, body, headers });
+  const refused = async (body: unknown, pattern: RegExp) => {
+    const res = await create(body);
+    expect([res.status, res.body.code]).toEqual([400, 1201]);
+    expect(res.body.message).toMatch(pattern);
+  };
+
+  it('answers 201 with the record exactly as the spec shows it, for a prompt and one keyframe', async () => {
+    const res = await create({ prompt: 'A paper boat', keyframes: { frame0: { type: 'image', url: 'https://example.com/f0.jpg' } } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(UUID),
+      state: 'pending',
+      created_at: expect.stringMatching(ISO_MS),
+      request: { prompt: 'A paper boat', aspect_ratio: '16:9', enhance: true, request_type: 'image_to_video' },
+      media_request: {
+        end: null,
+        loop: false,
+        prompt_type: 'keyframe',
+        start: { id: expect.stringMatching(UUID), media_type: null, thumbnail: null, type: 'upload' },
+        text: 'A paper boat',
+      },
+    });
+    expect(Object.keys(res.body)).toEqual(['id', 'state', 'created_at', 'request', 'media_request']);
+    expect(Math.abs(Date.parse(res.body.created_at) - Date.now())).toBeLessThan(60_000);
+    // start.id is the registered keyframe media
+    const { rows } = await db.query('SELECT * FROM video_keyframes WHERE generation_id = $1', [res.body.id]);
+    expect(rows).toEqual([expect.objectContaining({ id: res.body.media_request.start.id, position: 'frame0', kind: 'image', url: 'https://example.com/f0.jpg' })]);
+  });
+
+  it('is text_to_video with prompt_type text and no media for a prompt alone; echoes loop and aspect_ratio', async () => {
+    const res = await create({ prompt: 'Clouds', aspect_ratio: '9:16', loop: true });
+    expect(res.status).toBe(201);
+    expect(res.body.request).toEqual({ prompt: 'Clouds', aspect_ratio: '9:16', enhance: true, request_type: 'text_to_video' });
+    expect(res.body.media_request).toEqual({ end: null, loop: true, prompt_type: 'text', start: null, text: 'Clouds' });
+  });
+
+  it('registers frame1 as the end keyframe', async () => {
+    const res = await create({ prompt: 'p', keyframes: { frame0: { type: 'image', url: 'https://example.com/a.jpg' }, frame1: { type: 'image', url: 'https://example.com/b.jpg' } } });
+    expect(res.body.media_request.end).toEqual({ id: expect.stringMatching(UUID), media_type: null, thumbnail: null, type: 'upload' });
+    expect(res.body.media_request.end.id).not.toBe(res.body.media_request.start.id);
+  });
+
+  it('takes a "generation" keyframe naming one of the caller\'s own generations, and refuses another owner\'s', async () => {
+    const first = await create({ prompt: 'first' });
+    const res = await create({ prompt: 'continue', keyframes: { frame0: { type: 'generation', id: first.body.id } } });
+    expect(res.status).toBe(201);
+    expect(res.body.media_request.start).toEqual({ id: first.body.id, media_type: null, thumbnail: null, type: 'generation' });
+    const foreign = await create({ prompt: 'steal', keyframes: { frame0: { type: 'generation', id: first.body.id } } }, otherKey);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.message).toBe(`keyframes.frame0.id must name one of your generations; there is no generation ${first.body.id}`);
+  });
+
+  it('serves the lumaai SDK path /generations/video as the same operation, with a charset in Content-Type', async () => {
+    const res = await create({ prompt: 'via sdk' }, key, '/video-b/v1/generations/video', { 'content-type': 'application/json;charset=utf-8' });
+    expect(res.status).toBe(201);
+    expect(res.body.state).toBe('pending');
+  });
+
+  it('keeps each generation under its owner', async () => {
+    const res = await create({ prompt: 'owned' }, otherKey);
+    const { rows } = await db.query('SELECT owner, prompt, aspect_ratio, loop, enhance, state FROM video_generations WHERE id = $1', [res.body.id]);
+    expect(rows[0]).toEqual({ owner: 'team-b', prompt: 'owned', aspect_ratio: '16:9', loop: false, enhance: true, state: 'pending' });
+  });
+
+  it('needs a non-empty prompt of at most 5000 characters', async () => {
+    await refused({}, /^prompt must be a string/);
+    await refused({ prompt: '' }, /prompt must not be empty or blank/);
+    await refused({ prompt: '   ' }, /prompt must not be empty or blank/);
+    await refused({ prompt: 12 }, /prompt must be a string/);
+    expect((await create({ prompt: 'x'.repeat(5000) })).status).toBe(201);
+    await refused({ prompt: 'x'.repeat(5001) }, /prompt must be at most 5000 characters long/);
+  });
+
+  it('checks loop, aspect_ratio and callback_url', async () => {
+    await refused({ prompt: 'p', loop: 'yes' }, /loop must be a boolean/);
+    for (const ar of ['16x9', '0:9', '16:0', '-16:9', '1.5:1', '16:', ':9', 16, '12345:1']) {
+      await refused({ prompt: 'p', aspect_ratio: ar }, /aspect_ratio must/);
+    }
+    for (const ar of ['1:1', '21:9', '9999:1']) {
+      expect((await create({ prompt: 'p', aspect_ratio: ar })).status).toBe(201);
+    }
+    await refused({ prompt: 'p', callback_url: 'mailto:x@example.com' }, /callback_url must be an http or https URL/);
+    expect((await create({ prompt: 'p', callback_url: 'https://example.com/hook' })).status).toBe(201);
+  });
+
+  it('names the keyframe field at fault', async () => {
+    await refused({ prompt: 'p', keyframes: { frame0: { type: 'video', url: 'https://e.com/a' } } }, /^keyframes\.frame0\.type must be "image" or "generation"$/);
+    await refused({ prompt: 'p', keyframes: { frame0: { type: 'image' } } }, /^keyframes\.frame0\.url is required/);
+    await refused({ prompt: 'p', keyframes: { frame1: { type: 'image', url: 'file:///etc/passwd' } } }, /^keyframes\.frame1\.url must be an http or https URL$/);
+    await refused({ prompt: 'p', keyframes: { frame0: { type: 'generation', id: 'abc' } } }, /^keyframes\.frame0\.id must be the id \(a UUID\)/);
+    await refused({ prompt: 'p', keyframes: { frame0: 'https://e.com/a.jpg' } }, /keyframes\.frame0 must be an object/);
+    await refused({ prompt: 'p', keyframes: 'x' }, /keyframes must be an object/);
+  });
+
+  it('names several faults at once', async () => {
+    const res = await create({ prompt: '', loop: 1, aspect_ratio: 'wide', keyframes: { frame0: { type: 'nope' } } });
+    expect(res.status).toBe(400);
+    for (const f of ['prompt', 'loop', 'aspect_ratio', 'keyframes.frame0.type']) expect(res.body.message).toContain(f);
+  });
+});
