@@ -7,7 +7,13 @@ import { BODY_LIMIT_RULES, type BodyLimitRule, JsonBodyMiddleware } from './comm
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ConfigModule } from './infra/config/config.module.js';
+import { OutboundModule } from './infra/outbound/outbound.module.js';
 import { PrismaModule } from './infra/prisma/prisma.module.js';
+import { QueueModule } from './infra/queue/queue.module.js';
+import { RelayModule } from './infra/relay/relay.module.js';
+import { StorageModule } from './infra/storage/storage.module.js';
+import { TasksModule } from './common/tasks/tasks.module.js';
+import { MediaModule } from './modules/media/media.module.js';
 import { HealthModule } from './modules/health/health.module.js';
 import { AudioModule } from './modules/audio/audio.module.js';
 import { EXPAND_BODY_LIMIT, ExpandModule } from './modules/expand/expand.module.js';
@@ -22,7 +28,21 @@ export class AppModule implements NestModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), PrismaModule, KeysModule, HealthModule, ExpandModule, VideoModule, AudioModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        PrismaModule,
+        QueueModule,
+        OutboundModule,
+        RelayModule,
+        StorageModule,
+        TasksModule,
+        KeysModule,
+        HealthModule,
+        MediaModule,
+        ExpandModule,
+        VideoModule,
+        AudioModule,
+      ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },

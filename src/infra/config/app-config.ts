@@ -5,6 +5,17 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLen
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const ROLES = ['api', 'worker', 'all'] as const;
+export type Role = (typeof ROLES)[number];
+export const PROVIDERS = ['sandbox', 'relay'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+export const STORAGE_DRIVERS = ['local', 'postgres'] as const;
+export type StorageDriverName = (typeof STORAGE_DRIVERS)[number];
+export type Operation = 'expand' | 'video' | 'audio';
+
+const BOOLEAN = ['true', 'false', '1', '0'];
+const HTTP_URL = /^https?:\/\/[^\s/]+/;
+const DAY_S = 24 * 3600;
 
 /**
  * The raw environment, as strings, with the rules each variable must follow.
@@ -31,6 +42,106 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(0) @Max(60_000)
   AUTH_CACHE_TTL_MS: number = 2000;
+
+  @IsOptional() @IsIn(ROLES)
+  ROLE: Role = 'all';
+
+  @IsOptional() @IsInt() @Min(1) @Max(64)
+  WORKER_CONCURRENCY: number = 2;
+
+  @IsOptional() @IsInt() @Min(2) @Max(3600)
+  WORKER_LEASE_S: number = 30;
+
+  @IsOptional() @IsIn(PROVIDERS)
+  PROVIDER: ProviderName = 'sandbox';
+
+  @IsOptional() @IsIn(PROVIDERS)
+  EXPAND_PROVIDER?: ProviderName;
+
+  @IsOptional() @IsIn(PROVIDERS)
+  VIDEO_PROVIDER?: ProviderName;
+
+  @IsOptional() @IsIn(PROVIDERS)
+  AUDIO_PROVIDER?: ProviderName;
+
+  @IsOptional() @IsInt() @Min(0) @Max(600_000)
+  SANDBOX_DELAY_MS: number = 0;
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'RELAY_EXPAND_URL must be an http(s) URL' })
+  RELAY_EXPAND_URL?: string;
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'RELAY_VIDEO_URL must be an http(s) URL' })
+  RELAY_VIDEO_URL?: string;
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'RELAY_AUDIO_URL must be an http(s) URL' })
+  RELAY_AUDIO_URL?: string;
+
+  @IsOptional() @IsString()
+  RELAY_API_KEY?: string;
+
+  @IsOptional() @IsString()
+  RELAY_KLING_ACCESS_KEY?: string;
+
+  @IsOptional() @IsString()
+  RELAY_KLING_SECRET_KEY?: string;
+
+  @IsOptional() @IsInt() @Min(10) @Max(600_000)
+  RELAY_POLL_MS: number = 2000;
+
+  @IsOptional() @IsIn(BOOLEAN, { message: 'ALLOW_PRIVATE_URLS must be true or false' })
+  ALLOW_PRIVATE_URLS: string = 'false';
+
+  @IsOptional() @IsString()
+  OUTBOUND_ALLOW_HOSTS: string = '';
+
+  @IsOptional() @IsInt() @Min(100) @Max(120_000)
+  OUTBOUND_CONNECT_TIMEOUT_MS: number = 5000;
+
+  @IsOptional() @IsInt() @Min(100) @Max(3_600_000)
+  OUTBOUND_TIMEOUT_MS: number = 60_000;
+
+  @IsOptional() @IsInt() @Min(1) @Max(2 ** 40)
+  AUDIO_MAX_BYTES: number = 50 * 1024 * 1024;
+
+  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
+  TASK_TIMEOUT_S?: number;
+
+  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
+  EXPAND_TIMEOUT_S?: number;
+
+  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
+  VIDEO_TIMEOUT_S?: number;
+
+  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
+  AUDIO_TIMEOUT_S?: number;
+
+  @IsOptional() @IsInt() @Min(1) @Max(365 * DAY_S)
+  RESULT_URL_TTL_S: number = 7 * DAY_S;
+
+  @IsOptional() @IsInt() @Min(1) @Max(3650)
+  RESULT_RETENTION_DAYS: number = 30;
+
+  @IsOptional() @IsIn(STORAGE_DRIVERS)
+  STORAGE_DRIVER: StorageDriverName = 'local';
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'PUBLIC_BASE_URL must be an http(s) URL such as https://media.example.com' })
+  PUBLIC_BASE_URL?: string;
+}
+
+export interface RelayConfig {
+  urls: Record<Operation, string | undefined>;
+  apiKey?: string;
+  klingAccessKey?: string;
+  klingSecretKey?: string;
+  /** First poll delay; later polls back off up to 15 times this. */
+  pollMs: number;
+}
+
+export interface OutboundConfig {
+  allowPrivate: boolean;
+  allowHosts: string[];
+  connectTimeoutMs: number;
+  timeoutMs: number;
 }
 
 /** Typed, validated settings. The only code that reads `process.env` is the entry point that builds this. */
@@ -45,18 +156,42 @@ export class AppConfig {
   readonly embeddedPgPort!: number;
   /** How long a key lookup may be served from memory; a revoked key stops working within this time. */
   readonly authCacheTtlMs!: number;
+  /** api: HTTP only; worker: jobs only; all: both. */
+  readonly role!: Role;
+  readonly workerConcurrency!: number;
+  /** A worker holds a task this long between heartbeats; a dead worker's task is picked up after it. */
+  readonly workerLeaseS!: number;
+  readonly providers!: Record<Operation, ProviderName>;
+  readonly sandboxDelayMs!: number;
+  readonly relay!: RelayConfig;
+  readonly outbound!: OutboundConfig;
+  readonly audioMaxBytes!: number;
+  readonly taskTimeoutS!: Record<Operation, number>;
+  readonly resultUrlTtlS!: number;
+  readonly resultRetentionDays!: number;
+  readonly storageDriver!: StorageDriverName;
+  /** Base of the absolute result URLs; when unset, the request's own host (or http://localhost:PORT). */
+  readonly publicBaseUrl?: string;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
   }
 
   /** A copy with some settings replaced (used where the database URL is only known after start-up). */
-  with(overrides: Partial<AppConfig>): AppConfig {
+  with(overrides: Partial<AppConfigValues>): AppConfig {
     return new AppConfig({ ...this, ...overrides });
+  }
+
+  get runsApi(): boolean {
+    return this.role !== 'worker';
+  }
+
+  get runsWorkers(): boolean {
+    return this.role !== 'api';
   }
 }
 
-export type AppConfigValues = Omit<AppConfig, 'with'>;
+export type AppConfigValues = Omit<AppConfig, 'with' | 'runsApi' | 'runsWorkers'>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -65,17 +200,34 @@ export class ConfigError extends Error {
   }
 }
 
+const DEFAULT_TIMEOUT_S: Record<Operation, number> = { expand: 600, video: 1800, audio: 300 };
+
 /** Validates the environment once; throws a ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): AppConfig {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const vars = plainToInstance(EnvironmentVariables, present, { enableImplicitConversion: true, exposeDefaultValues: true });
   const errors = validateSync(vars, { whitelist: false, skipMissingProperties: false });
-  if (errors.length > 0) {
-    const problems = errors.flatMap((e) =>
-      Object.values(e.constraints ?? {}).map((msg) => `${msg} (got ${JSON.stringify(present[e.property])})`),
-    );
+  const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${msg} (got ${JSON.stringify(present[e.property])})`));
+
+  const providers: Record<Operation, ProviderName> = {
+    expand: vars.EXPAND_PROVIDER ?? vars.PROVIDER,
+    video: vars.VIDEO_PROVIDER ?? vars.PROVIDER,
+    audio: vars.AUDIO_PROVIDER ?? vars.PROVIDER,
+  };
+  const relayUrls: Record<Operation, string | undefined> = { expand: vars.RELAY_EXPAND_URL, video: vars.RELAY_VIDEO_URL, audio: vars.RELAY_AUDIO_URL };
+  for (const op of ['expand', 'video', 'audio'] as const) {
+    if (providers[op] === 'relay' && !relayUrls[op]) {
+      problems.push(`RELAY_${op.toUpperCase()}_URL must be set when the ${op} provider is relay (PROVIDER or ${op.toUpperCase()}_PROVIDER)`);
+    }
+  }
+  if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
+    problems.push('RELAY_KLING_ACCESS_KEY and RELAY_KLING_SECRET_KEY must be set together');
+  }
+  if (problems.length > 0) {
     throw new ConfigError(problems);
   }
+
+  const timeout = (own: number | undefined, op: Operation) => own ?? vars.TASK_TIMEOUT_S ?? DEFAULT_TIMEOUT_S[op];
   return new AppConfig({
     port: vars.PORT,
     databaseUrl: vars.DATABASE_URL,
@@ -84,5 +236,29 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     logLevel: vars.LOG_LEVEL,
     embeddedPgPort: vars.EMBEDDED_PG_PORT,
     authCacheTtlMs: vars.AUTH_CACHE_TTL_MS,
+    role: vars.ROLE,
+    workerConcurrency: vars.WORKER_CONCURRENCY,
+    workerLeaseS: vars.WORKER_LEASE_S,
+    providers,
+    sandboxDelayMs: vars.SANDBOX_DELAY_MS,
+    relay: {
+      urls: relayUrls,
+      apiKey: vars.RELAY_API_KEY,
+      klingAccessKey: vars.RELAY_KLING_ACCESS_KEY,
+      klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
+      pollMs: vars.RELAY_POLL_MS,
+    },
+    outbound: {
+      allowPrivate: vars.ALLOW_PRIVATE_URLS === 'true' || vars.ALLOW_PRIVATE_URLS === '1',
+      allowHosts: vars.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      connectTimeoutMs: vars.OUTBOUND_CONNECT_TIMEOUT_MS,
+      timeoutMs: vars.OUTBOUND_TIMEOUT_MS,
+    },
+    audioMaxBytes: vars.AUDIO_MAX_BYTES,
+    taskTimeoutS: { expand: timeout(vars.EXPAND_TIMEOUT_S, 'expand'), video: timeout(vars.VIDEO_TIMEOUT_S, 'video'), audio: timeout(vars.AUDIO_TIMEOUT_S, 'audio') },
+    resultUrlTtlS: vars.RESULT_URL_TTL_S,
+    resultRetentionDays: vars.RESULT_RETENTION_DAYS,
+    storageDriver: vars.STORAGE_DRIVER,
+    publicBaseUrl: vars.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
   });
 }

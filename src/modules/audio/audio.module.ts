@@ -1,7 +1,26 @@
 import { Module } from '@nestjs/common';
+import type { ProviderName } from '../../infra/config/app-config.js';
 import { AudioController } from './audio.controller.js';
+import { AudioProcessor } from './audio.processor.js';
 import { AudioRepository } from './audio.repository.js';
 import { AudioService } from './audio.service.js';
+import { AUDIO_PROVIDERS, type AudioProvider } from './providers/audio-provider.js';
+import { RelayAudioProvider } from './providers/relay-audio.provider.js';
+import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
 
-@Module({ controllers: [AudioController], providers: [AudioRepository, AudioService] })
+@Module({
+  controllers: [AudioController],
+  providers: [
+    AudioRepository,
+    AudioService,
+    AudioProcessor,
+    SandboxAudioProvider,
+    RelayAudioProvider,
+    {
+      provide: AUDIO_PROVIDERS,
+      useFactory: (sandbox: SandboxAudioProvider, relay: RelayAudioProvider): Record<ProviderName, AudioProvider> => ({ sandbox, relay }),
+      inject: [SandboxAudioProvider, RelayAudioProvider],
+    },
+  ],
+})
 export class AudioModule {}

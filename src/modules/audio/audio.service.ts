@@ -1,16 +1,47 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
-import type { AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
-import { AudioRepository } from './audio.repository.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import { AudioRepository, type AudioUploadRow } from './audio.repository.js';
+import type { AudioUploadDetailDto, AudioUploadDetailResultDto, AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
 
 @Injectable()
 export class AudioService {
-  constructor(private readonly uploads: AudioRepository) {}
+  constructor(
+    private readonly uploads: AudioRepository,
+    private readonly queue: QueueService,
+    private readonly config: AppConfig,
+  ) {}
 
-  /** Registers the clip (status pending); fetching and checking it is the job's work. */
+  /** Registers the clip (status pending) and enqueues the job that fetches and checks it. */
   async createUpload(principal: Principal, dto: CreateAudioUploadDto): Promise<AudioUploadResultDto> {
-    const row = await this.uploads.createUpload({ id: randomUUID(), owner: principal.owner, url: dto.url, createdAt: new Date() });
+    const createdAt = new Date();
+    const row = await this.uploads.createUpload(
+      { id: randomUUID(), owner: principal.owner, url: dto.url, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
+      async (db, uploadId) => void (await this.queue.send('audio.run', { uploadId }, { db })),
+    );
     return { code: 'success', message: '', data: row.id };
   }
+
+  async getUpload(principal: Principal, id: string): Promise<AudioUploadDetailResultDto> {
+    const row = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id) ? await this.uploads.findForOwner(principal.owner, id) : null;
+    if (!row) throw new AppError('NOT_FOUND', `No upload ${id} among yours`);
+    return { code: 'success', message: '', data: toDetail(row) };
+  }
+}
+
+function toDetail(row: AudioUploadRow): AudioUploadDetailDto {
+  return {
+    id: row.id,
+    url: row.url,
+    status: row.status,
+    format: row.format,
+    duration: row.duration,
+    size_bytes: row.sizeBytes === null ? null : Number(row.sizeBytes),
+    sha256: row.sha256,
+    error: row.error,
+    created_at: row.createdAt.toISOString(),
+  };
 }

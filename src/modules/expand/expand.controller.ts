@@ -1,11 +1,13 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
+import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { EXAMPLE_IMAGE_BASE64 } from './dto/example-image.js';
-import { ExpandTaskEnvelopeDto } from './dto/expand-task.dto.js';
+import { ExpandTaskDetailEnvelopeDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
+import { ListExpandTasksQueryDto } from './dto/list-expand-tasks.dto.js';
 import { ExpandService } from './expand.service.js';
 
 export const EXPAND_PATH = 'video-a/v1/images/editing/expand';
@@ -22,7 +24,8 @@ export class ExpandController {
     summary: 'Expand an image (outpainting)',
     description:
       'Creates a task that extends the image outward on four sides, optionally guided by a prompt. The body may be up to 20 MB ' +
-      '(a 10 MB image is about 13.4 MB as Base64). Rules: ratios in [0, 2]; new area at most 3 times the original; prompt at most 2500 characters; n from 1 to 9.',
+      '(a 10 MB image is about 13.4 MB as Base64). Rules: ratios in [0, 2]; new area at most 3 times the original; prompt at most 2500 characters; n from 1 to 9. ' +
+      'The task then runs: submitted → processing → succeed | failed; read it with GET …/expand/{task_id}.',
   })
   @ApiBody({
     type: CreateExpandTaskDto,
@@ -41,5 +44,22 @@ export class ExpandController {
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'])
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExpandTaskDto): Promise<ExpandTaskEnvelopeDto> {
     return this.expand.createTask(principal, body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List your expand tasks, newest first' })
+  @ApiOkResponse({ type: ExpandTaskListEnvelopeDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ListExpandTasksQueryDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskListEnvelopeDto> {
+    return this.expand.listTasks(principal, query, base);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Query an expand task', description: 'By task_id, or by your external_task_id. Result images are signed links that need no key.' })
+  @ApiParam({ name: 'id', description: 'task_id or external_task_id' })
+  @ApiOkResponse({ type: ExpandTaskDetailEnvelopeDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND'])
+  get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @RequestBaseUrl() base?: string): Promise<ExpandTaskDetailEnvelopeDto> {
+    return this.expand.getTask(principal, id, base);
   }
 }

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
+import type { TaskLease } from '../../common/tasks/task-runner.js';
 import { Prisma, type ExpandTask } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
+import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type ExpandTaskRow = ExpandTask;
 
@@ -22,18 +25,30 @@ export interface NewExpandTask {
   n: number;
   callbackUrl: string | null;
   createdAt: Date;
+  deadlineAt: Date;
 }
 
-@Injectable()
-export class ExpandRepository {
-  constructor(private readonly prisma: PrismaService) {}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-  /** Inserts the task and its decoded image in one statement; a duplicate external_task_id of the owner is a CONFLICT. */
-  async createTask(task: NewExpandTask): Promise<ExpandTaskRow> {
+@Injectable()
+export class ExpandRepository implements TaskLease<ExpandTaskRow> {
+  /** The guarded state changes: submitted → processing → succeed | failed. */
+  readonly states: TaskTable;
+
+  constructor(private readonly prisma: PrismaService) {
+    this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message' });
+  }
+
+  /** Inserts the task, its decoded image and its job in one transaction; a duplicate external_task_id of the owner is a CONFLICT. */
+  async createTask(task: NewExpandTask, enqueue: (db: SqlExecutor, taskId: string) => Promise<void>): Promise<ExpandTaskRow> {
     const { imageBytes, ...columns } = task;
     try {
-      return await this.prisma.expandTask.create({
-        data: { ...columns, updatedAt: task.createdAt, ...(imageBytes ? { input: { create: { bytes: imageBytes as Uint8Array<ArrayBuffer> } } } : {}) },
+      return await this.prisma.$transaction(async (tx) => {
+        const row = await tx.expandTask.create({
+          data: { ...columns, updatedAt: task.createdAt, ...(imageBytes ? { input: { create: { bytes: imageBytes as Uint8Array<ArrayBuffer> } } } : {}) },
+        });
+        await enqueue(sqlExecutorOf(tx), row.id);
+        return row;
       });
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
@@ -42,4 +57,52 @@ export class ExpandRepository {
       throw err;
     }
   }
+
+  /** By task_id or, as in Kling, by the owner's external_task_id. */
+  findForOwner(owner: string, idOrExternalId: string): Promise<ExpandTaskRow | null> {
+    const byId = UUID.test(idOrExternalId) ? [{ id: idOrExternalId }] : [];
+    return this.prisma.expandTask.findFirst({ where: { owner, OR: [...byId, { externalTaskId: idOrExternalId }] }, orderBy: { createdAt: 'asc' } });
+  }
+
+  /** The owner's tasks, newest first. */
+  listForOwner(owner: string, page: { skip: number; take: number }, externalTaskId?: string): Promise<ExpandTaskRow[]> {
+    return this.prisma.expandTask.findMany({
+      where: { owner, ...(externalTaskId !== undefined ? { externalTaskId } : {}) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      skip: page.skip,
+      take: page.take,
+    });
+  }
+
+  findById(id: string): Promise<ExpandTaskRow | null> {
+    return this.prisma.expandTask.findUnique({ where: { id } });
+  }
+
+  async findInputBytes(taskId: string): Promise<Buffer | null> {
+    const input = await this.prisma.expandInput.findUnique({ where: { taskId } });
+    return input ? Buffer.from(input.bytes) : null;
+  }
+
+  async claim(id: string, worker: string, leaseS: number): Promise<ExpandTaskRow | null> {
+    return (await this.states.claim(id, worker, leaseS)) ? this.findById(id) : null;
+  }
+
+  heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
+    return this.states.heartbeat(id, worker, leaseS);
+  }
+
+  release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void> {
+    return this.states.release(id, worker, untilS, failed);
+  }
+
+  fail(id: string, worker: string, reason: string): Promise<boolean> {
+    return this.states.fail(id, worker, reason, this.onChange);
+  }
+
+  markSucceeded(id: string, worker: string): Promise<boolean> {
+    return this.states.finish(id, worker, {}, this.onChange);
+  }
+
+  /** Set by the module to act inside each state change's transaction (notifications). */
+  onChange?: InTransaction;
 }

@@ -1,38 +1,75 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
+import { AppError } from '../../common/errors/app-error.js';
 import { successEnvelope } from '../../common/http/envelope.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import type { MediaRow } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
 import type { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { parseImageCount } from './dto/expand-validators.js';
-import type { ExpandTaskDto, ExpandTaskEnvelopeDto } from './dto/expand-task.dto.js';
+import type { ExpandTaskDetailDto, ExpandTaskDetailEnvelopeDto, ExpandTaskDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
+import type { ListExpandTasksQueryDto } from './dto/list-expand-tasks.dto.js';
 import { ExpandRepository, type ExpandTaskRow } from './expand.repository.js';
 
 @Injectable()
 export class ExpandService {
-  constructor(private readonly tasks: ExpandRepository) {}
+  constructor(
+    private readonly tasks: ExpandRepository,
+    private readonly queue: QueueService,
+    private readonly media: MediaService,
+    private readonly config: AppConfig,
+  ) {}
 
+  /** Stores the task and enqueues its job in one transaction: neither exists without the other. */
   async createTask(principal: Principal, dto: CreateExpandTaskDto): Promise<ExpandTaskEnvelopeDto> {
     const image = dto.image;
     const facts = image.kind === 'base64' ? image.facts : undefined;
-    const row = await this.tasks.createTask({
-      id: randomUUID(),
-      owner: principal.owner,
-      externalTaskId: dto.external_task_id ?? null,
-      imageUrl: image.kind === 'url' ? image.url : null,
-      imageBytes: image.kind === 'base64' ? image.bytes : null,
-      imageFormat: facts?.format ?? null,
-      imageWidth: facts?.width ?? null,
-      imageHeight: facts?.height ?? null,
-      upRatio: dto.up_expansion_ratio,
-      bottomRatio: (dto.bottom_expansion_ratio ?? dto.down_expansion_ratio)!,
-      leftRatio: dto.left_expansion_ratio,
-      rightRatio: dto.right_expansion_ratio,
-      prompt: dto.prompt ?? null,
-      n: parseImageCount(dto.n)!,
-      callbackUrl: dto.callback_url ?? null,
-      createdAt: new Date(),
-    });
+    const createdAt = new Date();
+    const row = await this.tasks.createTask(
+      {
+        id: randomUUID(),
+        owner: principal.owner,
+        externalTaskId: dto.external_task_id ?? null,
+        imageUrl: image.kind === 'url' ? image.url : null,
+        imageBytes: image.kind === 'base64' ? image.bytes : null,
+        imageFormat: facts?.format ?? null,
+        imageWidth: facts?.width ?? null,
+        imageHeight: facts?.height ?? null,
+        upRatio: dto.up_expansion_ratio,
+        bottomRatio: (dto.bottom_expansion_ratio ?? dto.down_expansion_ratio)!,
+        leftRatio: dto.left_expansion_ratio,
+        rightRatio: dto.right_expansion_ratio,
+        prompt: dto.prompt ?? null,
+        n: parseImageCount(dto.n)!,
+        callbackUrl: dto.callback_url ?? null,
+        createdAt,
+        deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
+      },
+      async (db, taskId) => void (await this.queue.send('expand.run', { taskId }, { db })),
+    );
     return successEnvelope({ data: toTaskDto(row), image: image.original });
+  }
+
+  async getTask(principal: Principal, idOrExternalId: string, baseUrl?: string): Promise<ExpandTaskDetailEnvelopeDto> {
+    const row = await this.tasks.findForOwner(principal.owner, idOrExternalId);
+    if (!row) {
+      throw new AppError('NOT_FOUND', `No expand task ${idOrExternalId} (by task_id or external_task_id) among yours`);
+    }
+    const [detail] = await this.withMedia([row], baseUrl);
+    return successEnvelope({ data: detail });
+  }
+
+  async listTasks(principal: Principal, query: ListExpandTasksQueryDto, baseUrl?: string): Promise<ExpandTaskListEnvelopeDto> {
+    const rows = await this.tasks.listForOwner(principal.owner, { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize }, query.external_task_id);
+    return successEnvelope({ data: await this.withMedia(rows, baseUrl) });
+  }
+
+  private async withMedia(rows: ExpandTaskRow[], baseUrl?: string): Promise<ExpandTaskDetailDto[]> {
+    const media = await this.media.listForTasks(rows.filter((r) => r.status === 'succeed').map((r) => r.id));
+    const base = this.media.baseUrl(baseUrl);
+    return rows.map((row) => toTaskDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base)));
   }
 }
 
@@ -43,5 +80,18 @@ export function toTaskDto(row: ExpandTaskRow): ExpandTaskDto {
     task_info: { external_task_id: row.externalTaskId },
     created_at: row.createdAt.getTime(),
     updated_at: row.updatedAt.getTime(),
+  };
+}
+
+function toTaskDetailDto(row: ExpandTaskRow, media: MediaRow[], urlOf: (m: MediaRow) => string): ExpandTaskDetailDto {
+  const { task_id, task_status, task_info, created_at, updated_at } = toTaskDto(row);
+  return {
+    task_id,
+    task_status,
+    task_status_msg: row.statusMessage ?? '',
+    task_info,
+    task_result: { images: media.filter((m) => m.role === 'image').map((m) => ({ index: m.index, url: urlOf(m) })), media_expired: row.mediaExpiredAt !== null },
+    created_at,
+    updated_at,
   };
 }

@@ -1,10 +1,12 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
+import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { CreateGenerationDto } from './dto/create-generation.dto.js';
-import { GenerationDto } from './dto/generation.dto.js';
+import { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
+import { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
 import { VideoService } from './video.service.js';
 
 @ApiTags('video generation')
@@ -18,7 +20,9 @@ export class VideoController {
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a video generation',
-    description: 'From a prompt, optionally with keyframes. Also served at POST /video-b/v1/generations/video, where the `lumaai` SDK sends it (baseURL = <this service>/video-b/v1).',
+    description:
+      'From a prompt, optionally with keyframes. Also served at POST /video-b/v1/generations/video, where the `lumaai` SDK sends it (baseURL = <this service>/video-b/v1). ' +
+      'The generation then runs: pending → processing → completed | failed; read it with GET …/generations/{id}.',
   })
   @ApiBody({
     type: CreateGenerationDto,
@@ -31,5 +35,32 @@ export class VideoController {
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateGenerationDto): Promise<GenerationDto> {
     return this.video.createGeneration(principal, body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List your generations, newest first' })
+  @ApiOkResponse({ type: GenerationListDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ListGenerationsQueryDto, @RequestBaseUrl() base?: string): Promise<GenerationListDto> {
+    return this.video.listGenerations(principal, query, base);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a generation', description: 'With its state, failure_reason, and assets (signed links to the video and a thumbnail) once completed.' })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: GenerationDetailDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND'])
+  get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @RequestBaseUrl() base?: string): Promise<GenerationDetailDto> {
+    return this.video.getGeneration(principal, id, base);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a generation and its media' })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND'])
+  remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
+    return this.video.deleteGeneration(principal, id);
   }
 }

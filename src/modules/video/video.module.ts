@@ -1,7 +1,26 @@
 import { Module } from '@nestjs/common';
+import type { ProviderName } from '../../infra/config/app-config.js';
+import { RelayVideoProvider } from './providers/relay-video.provider.js';
+import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
+import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
 import { VideoController } from './video.controller.js';
+import { VideoProcessor } from './video.processor.js';
 import { VideoRepository } from './video.repository.js';
 import { VideoService } from './video.service.js';
 
-@Module({ controllers: [VideoController], providers: [VideoRepository, VideoService] })
+@Module({
+  controllers: [VideoController],
+  providers: [
+    VideoRepository,
+    VideoService,
+    VideoProcessor,
+    SandboxVideoProvider,
+    RelayVideoProvider,
+    {
+      provide: VIDEO_PROVIDERS,
+      useFactory: (sandbox: SandboxVideoProvider, relay: RelayVideoProvider): Record<ProviderName, VideoProvider> => ({ sandbox, relay }),
+      inject: [SandboxVideoProvider, RelayVideoProvider],
+    },
+  ],
+})
 export class VideoModule {}

@@ -1,22 +1,36 @@
 import { Injectable } from '@nestjs/common';
+import type { TaskLease } from '../../common/tasks/task-runner.js';
 import type { VideoGeneration, VideoKeyframe } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
+import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type GenerationRow = VideoGeneration & { keyframes: VideoKeyframe[] };
 export type NewKeyframe = Pick<VideoKeyframe, 'id' | 'position' | 'kind' | 'url' | 'sourceGenerationId'>;
+export type NewGeneration = Pick<VideoGeneration, 'id' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'callbackUrl' | 'createdAt' | 'deadlineAt'>;
+
+const WITH_KEYFRAMES = { keyframes: true } as const;
 
 @Injectable()
-export class VideoRepository {
-  constructor(private readonly prisma: PrismaService) {}
+export class VideoRepository implements TaskLease<GenerationRow> {
+  /** The guarded state changes: pending → processing → completed | failed. */
+  readonly states: TaskTable;
+  /** Set by the module to act inside each state change's transaction (notifications). */
+  onChange?: InTransaction;
 
-  /** The generation and its keyframe media, in one transaction. */
-  createGeneration(
-    generation: Pick<VideoGeneration, 'id' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'callbackUrl' | 'createdAt'>,
-    keyframes: NewKeyframe[],
-  ): Promise<GenerationRow> {
-    return this.prisma.videoGeneration.create({
-      data: { ...generation, updatedAt: generation.createdAt, keyframes: { create: keyframes } },
-      include: { keyframes: true },
+  constructor(private readonly prisma: PrismaService) {
+    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'processing', done: 'completed', message: 'failure_reason' });
+  }
+
+  /** The generation, its keyframe media and its job, in one transaction. */
+  createGeneration(generation: NewGeneration, keyframes: NewKeyframe[], enqueue: (db: SqlExecutor, id: string) => Promise<void>): Promise<GenerationRow> {
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.videoGeneration.create({
+        data: { ...generation, updatedAt: generation.createdAt, keyframes: { create: keyframes } },
+        include: WITH_KEYFRAMES,
+      });
+      await enqueue(sqlExecutorOf(tx), row.id);
+      return row;
     });
   }
 
@@ -24,5 +38,48 @@ export class VideoRepository {
   async findOwnedIds(owner: string, ids: string[]): Promise<Set<string>> {
     const rows = await this.prisma.videoGeneration.findMany({ where: { owner, id: { in: ids } }, select: { id: true } });
     return new Set(rows.map((r) => r.id));
+  }
+
+  findById(id: string): Promise<GenerationRow | null> {
+    return this.prisma.videoGeneration.findUnique({ where: { id }, include: WITH_KEYFRAMES });
+  }
+
+  findForOwner(owner: string, id: string): Promise<GenerationRow | null> {
+    return this.prisma.videoGeneration.findFirst({ where: { id, owner }, include: WITH_KEYFRAMES });
+  }
+
+  /** A page of the owner's generations, newest first, and how many there are in all. */
+  async listForOwner(owner: string, limit: number, offset: number): Promise<{ rows: GenerationRow[]; total: number }> {
+    const [rows, total] = await this.prisma.$transaction([
+      this.prisma.videoGeneration.findMany({ where: { owner }, include: WITH_KEYFRAMES, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
+      this.prisma.videoGeneration.count({ where: { owner } }),
+    ]);
+    return { rows, total };
+  }
+
+  /** Deletes the owner's generation (and its keyframes); false when there is none. */
+  async deleteForOwner(owner: string, id: string): Promise<boolean> {
+    const { count } = await this.prisma.videoGeneration.deleteMany({ where: { id, owner } });
+    return count === 1;
+  }
+
+  async claim(id: string, worker: string, leaseS: number): Promise<GenerationRow | null> {
+    return (await this.states.claim(id, worker, leaseS)) ? this.findById(id) : null;
+  }
+
+  heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
+    return this.states.heartbeat(id, worker, leaseS);
+  }
+
+  release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void> {
+    return this.states.release(id, worker, untilS, failed);
+  }
+
+  fail(id: string, worker: string, reason: string): Promise<boolean> {
+    return this.states.fail(id, worker, reason, this.onChange);
+  }
+
+  markCompleted(id: string, worker: string): Promise<boolean> {
+    return this.states.finish(id, worker, {}, this.onChange);
   }
 }

@@ -2,15 +2,25 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import type { MediaRow } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
 import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, type KeyframeDto } from './dto/create-generation.dto.js';
-import type { GenerationDto, MediaRefDto } from './dto/generation.dto.js';
+import type { GenerationDetailDto, GenerationDto, GenerationListDto, MediaRefDto } from './dto/generation.dto.js';
+import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
 import { type GenerationRow, type NewKeyframe, VideoRepository } from './video.repository.js';
 
 type Position = 'frame0' | 'frame1';
 
 @Injectable()
 export class VideoService {
-  constructor(private readonly generations: VideoRepository) {}
+  constructor(
+    private readonly generations: VideoRepository,
+    private readonly queue: QueueService,
+    private readonly media: MediaService,
+    private readonly config: AppConfig,
+  ) {}
 
   async createGeneration(principal: Principal, dto: CreateGenerationDto): Promise<GenerationDto> {
     const frames = (['frame0', 'frame1'] as const)
@@ -24,6 +34,7 @@ export class VideoService {
       url: frame.type === 'image' ? frame.url! : null,
       sourceGenerationId: frame.type === 'generation' ? frame.id! : null,
     }));
+    const createdAt = new Date();
     const row = await this.generations.createGeneration(
       {
         id: randomUUID(),
@@ -33,11 +44,38 @@ export class VideoService {
         loop: dto.loop ?? false,
         enhance: true,
         callbackUrl: dto.callback_url ?? null,
-        createdAt: new Date(),
+        createdAt,
+        deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.video * 1000),
       },
       keyframes,
+      async (db, generationId) => void (await this.queue.send('video.run', { generationId }, { db })),
     );
     return toGenerationDto(row);
+  }
+
+  async getGeneration(principal: Principal, id: string, baseUrl?: string): Promise<GenerationDetailDto> {
+    const row = isUuid(id) ? await this.generations.findForOwner(principal.owner, id) : null;
+    if (!row) throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
+    return (await this.withMedia([row], baseUrl))[0];
+  }
+
+  async listGenerations(principal: Principal, query: ListGenerationsQueryDto, baseUrl?: string): Promise<GenerationListDto> {
+    const { rows, total } = await this.generations.listForOwner(principal.owner, query.limit, query.offset);
+    return { generations: await this.withMedia(rows, baseUrl), count: total, has_more: query.offset + rows.length < total, limit: query.limit, offset: query.offset };
+  }
+
+  /** Removes the generation and its media. */
+  async deleteGeneration(principal: Principal, id: string): Promise<void> {
+    if (!isUuid(id) || !(await this.generations.deleteForOwner(principal.owner, id))) {
+      throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
+    }
+    await this.media.deleteForTasks([id]);
+  }
+
+  private async withMedia(rows: GenerationRow[], baseUrl?: string): Promise<GenerationDetailDto[]> {
+    const media = await this.media.listForTasks(rows.filter((r) => r.state === 'completed').map((r) => r.id));
+    const base = this.media.baseUrl(baseUrl);
+    return rows.map((row) => toGenerationDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base)));
   }
 
   /** A "generation" keyframe must name one of the caller's own generations. */
@@ -57,6 +95,21 @@ function mediaRef(frame: GenerationRow['keyframes'][number] | undefined): MediaR
   return frame.kind === 'image'
     ? { id: frame.id, media_type: null, thumbnail: null, type: 'upload' }
     : { id: frame.sourceGenerationId!, media_type: null, thumbnail: null, type: 'generation' };
+}
+
+function isUuid(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+}
+
+function toGenerationDetailDto(row: GenerationRow, media: MediaRow[], urlOf: (m: MediaRow) => string): GenerationDetailDto {
+  const video = media.find((m) => m.role === 'video');
+  const image = media.find((m) => m.role === 'thumbnail');
+  return {
+    ...toGenerationDto(row),
+    failure_reason: row.failureReason,
+    assets: row.state === 'completed' && video ? { video: urlOf(video), image: image ? urlOf(image) : null } : null,
+    media_expired: row.mediaExpiredAt !== null,
+  };
 }
 
 /** The generation record exactly as the spec shows it. */

@@ -17,3 +17,43 @@ export class AudioUploadResultDto {
   @ApiProperty({ description: 'Task id of the uploaded clip, to continue or combine music from it.', format: 'uuid', example: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e' })
   data!: string;
 }
+
+export class AudioUploadDetailDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ example: 'https://example.com/clips/intro.mp3' })
+  url!: string;
+
+  @ApiProperty({ enum: ['pending', 'ready', 'failed'], example: 'ready' })
+  status!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'mp3, wav, flac, ogg, opus, m4a… read from the file itself.', example: 'mp3' })
+  format!: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Seconds.', example: 12.5 })
+  duration!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 204800 })
+  size_bytes!: number | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'SHA-256 of the file, hex.', example: null })
+  sha256!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why the upload failed.', example: null })
+  error!: string | null;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
+  created_at!: string;
+}
+
+export class AudioUploadDetailResultDto {
+  @ApiProperty({ example: 'success' })
+  code!: string;
+
+  @ApiProperty({ example: '' })
+  message!: string;
+
+  @ApiProperty({ type: AudioUploadDetailDto })
+  data!: AudioUploadDetailDto;
+}

@@ -41,3 +41,56 @@ export class ExpandTaskEnvelopeDto {
   @ApiProperty({ description: 'The image as sent (the spec\'s response schema requires it): Base64 or URL.', example: 'https://example.com/photo.png' })
   image!: string;
 }
+
+export class ExpandResultImageDto {
+  @ApiProperty({ example: 0 })
+  index!: number;
+
+  @ApiProperty({ description: 'Absolute, signed link to the PNG; works without the API key until it expires (RESULT_URL_TTL_S).', example: 'http://localhost:3000/media/1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9?expires=1796000000&signature=…' })
+  url!: string;
+}
+
+export class ExpandTaskResultDto {
+  @ApiProperty({ type: ExpandResultImageDto, isArray: true })
+  images!: ExpandResultImageDto[];
+
+  @ApiProperty({ description: 'True when the result files were deleted after RESULT_RETENTION_DAYS.', example: false })
+  media_expired!: boolean;
+}
+
+/** The task as the query and list endpoints show it (Kling's task record). */
+export class ExpandTaskDetailDto extends ExpandTaskDto {
+  @ApiProperty({ description: 'Why the task failed; empty otherwise.', example: '' })
+  task_status_msg!: string;
+
+  @ApiProperty({ type: ExpandTaskResultDto })
+  task_result!: ExpandTaskResultDto;
+}
+
+export class ExpandTaskDetailEnvelopeDto {
+  @ApiProperty({ example: 0 })
+  code!: number;
+
+  @ApiProperty({ example: 'SUCCEED' })
+  message!: string;
+
+  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+
+  @ApiProperty({ type: ExpandTaskDetailDto })
+  data!: ExpandTaskDetailDto;
+}
+
+export class ExpandTaskListEnvelopeDto {
+  @ApiProperty({ example: 0 })
+  code!: number;
+
+  @ApiProperty({ example: 'SUCCEED' })
+  message!: string;
+
+  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+
+  @ApiProperty({ type: ExpandTaskDetailDto, isArray: true, description: "The owner's tasks, newest first." })
+  data!: ExpandTaskDetailDto[];
+}

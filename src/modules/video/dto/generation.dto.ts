@@ -61,3 +61,40 @@ export class GenerationDto {
   @ApiProperty({ type: MediaRequestDto })
   media_request!: MediaRequestDto;
 }
+
+export class GenerationAssetsDto {
+  @ApiProperty({ type: String, nullable: true, description: 'Signed link to the MP4 (no key needed until it expires).', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
+  video!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Signed link to a thumbnail image.', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
+  image!: string | null;
+}
+
+/** The generation as GET shows it: the created record plus its outcome. */
+export class GenerationDetailDto extends GenerationDto {
+  @ApiProperty({ type: String, nullable: true, description: 'Why the generation failed; null otherwise.', example: null })
+  failure_reason!: string | null;
+
+  @ApiProperty({ type: GenerationAssetsDto, nullable: true, description: 'The results, once completed.' })
+  assets!: GenerationAssetsDto | null;
+
+  @ApiProperty({ description: 'True when the result files were deleted after RESULT_RETENTION_DAYS.', example: false })
+  media_expired!: boolean;
+}
+
+export class GenerationListDto {
+  @ApiProperty({ type: GenerationDetailDto, isArray: true })
+  generations!: GenerationDetailDto[];
+
+  @ApiProperty({ description: 'How many generations you have in all.', example: 42 })
+  count!: number;
+
+  @ApiProperty({ description: 'Whether more follow this page.', example: true })
+  has_more!: boolean;
+
+  @ApiProperty({ example: 10 })
+  limit!: number;
+
+  @ApiProperty({ example: 0 })
+  offset!: number;
+}

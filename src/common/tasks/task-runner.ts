@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../infra/config/app-config.js';
+
+/** The outcome of one step of work on a task. */
+export type StepOutcome<R> =
+  | { kind: 'done'; result: R }
+  | { kind: 'failed'; reason: string }
+  /** Not finished (an upstream is still working): run the next step after this many seconds. */
+  | { kind: 'wait'; seconds: number };
+
+/** Thrown by a step (or what it calls) to end the task failed with a reason meant for the caller. */
+export class TaskFailure extends Error {}
+
+/** The guarded state changes a task table offers the runner. Each changes exactly one row, or none. */
+export interface TaskLease<T> {
+  /** Takes the task (waiting → processing, or processing with no live lease). Null when finished or held. */
+  claim(id: string, worker: string, leaseS: number): Promise<T | null>;
+  /** Extends the lease; false when the worker no longer holds it. */
+  heartbeat(id: string, worker: string, leaseS: number): Promise<boolean>;
+  /** Lets go while waiting for an upstream (the sweeper takes it back if no step comes by then), or after an unexpected error. */
+  release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void>;
+  /** processing → failed, only while this worker holds the lease. */
+  fail(id: string, worker: string, reason: string): Promise<boolean>;
+}
+
+export interface TaskStep<T, R> {
+  lease: TaskLease<T>;
+  deadlineOf(task: T): Date;
+  attemptsOf(task: T): number;
+  step(task: T): Promise<StepOutcome<R>>;
+  /** processing → done, only while this worker holds the lease; false if it no longer does. */
+  complete(task: T, worker: string, result: R): Promise<boolean>;
+  /** Enqueues the next step. */
+  next(seconds: number): Promise<void>;
+}
+
+/** A task whose handler keeps failing unexpectedly ends failed instead of retrying forever. */
+export const MAX_ATTEMPTS = 5;
+
+/**
+ * Runs one step of a task under a lease, so that any number of workers on any number of instances
+ * can share the work: each task is held by one worker at a time, its lease is renewed by a heartbeat,
+ * and a worker that dies (kill -9) simply stops renewing, so the sweeper hands the task to another.
+ * Every state change is guarded by the lease, so a late or duplicate worker never moves a finished task.
+ */
+@Injectable()
+export class TaskRunner {
+  private readonly logger = new Logger(TaskRunner.name);
+  /** This instance's worker identity (lease owner). */
+  readonly worker = `${process.pid}-${randomUUID().slice(0, 8)}`;
+
+  constructor(private readonly config: AppConfig) {}
+
+  async run<T, R>(id: string, spec: TaskStep<T, R>): Promise<void> {
+    const leaseS = this.config.workerLeaseS;
+    const task = await spec.lease.claim(id, this.worker, leaseS);
+    if (!task) return; // finished, deleted, or held by a live worker: nothing to do
+    if (spec.deadlineOf(task).getTime() <= Date.now()) {
+      await spec.lease.fail(id, this.worker, 'the task did not finish before its deadline');
+      return;
+    }
+    const beat = setInterval(() => {
+      spec.lease.heartbeat(id, this.worker, leaseS).catch((err: unknown) => this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`));
+    }, (leaseS * 1000) / 3);
+    try {
+      const outcome = await spec.step(task);
+      switch (outcome.kind) {
+        case 'done':
+          if (!(await spec.complete(task, this.worker, outcome.result))) {
+            this.logger.warn(`task ${id} finished, but another worker or the deadline got there first; result dropped`);
+          }
+          return;
+        case 'failed':
+          await spec.lease.fail(id, this.worker, outcome.reason);
+          return;
+        case 'wait':
+          await spec.lease.release(id, this.worker, outcome.seconds + leaseS);
+          await spec.next(outcome.seconds);
+          return;
+      }
+    } catch (err) {
+      if (err instanceof TaskFailure) {
+        await spec.lease.fail(id, this.worker, err.message);
+        return;
+      }
+      if (spec.attemptsOf(task) >= MAX_ATTEMPTS) {
+        this.logger.error({ msg: `task ${id} failed ${MAX_ATTEMPTS} times; giving up`, err });
+        await spec.lease.fail(id, this.worker, 'internal error while processing the task');
+        return;
+      }
+      await spec.lease.release(id, this.worker, 0, true);
+      throw err; // the queue retries the job with backoff
+    } finally {
+      clearInterval(beat);
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { Injectable } from '@nestjs/common';
+import ipaddr from 'ipaddr.js';
+import { AppConfig } from '../config/app-config.js';
+import { nonPublicReason } from './address-policy.js';
+
+export type OutboundFailure = 'refused' | 'status' | 'timeout' | 'too_large' | 'network' | 'redirects';
+
+/** Why an outbound request did not give a usable answer; `message` is fit to show a caller. */
+export class OutboundError extends Error {
+  constructor(
+    readonly kind: OutboundFailure,
+    message: string,
+    readonly status?: number,
+    readonly retryAfterS?: number,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+export interface OutboundRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Cap on the response body, enforced while it streams. */
+  maxBytes: number;
+  /** Follow up to 3 redirects (each target checked again); false returns the 3xx as it is. */
+  followRedirects?: boolean;
+  timeoutMs?: number;
+  /** Answer any status instead of throwing for non-2xx (used by relays and callbacks to read error bodies). */
+  acceptAnyStatus?: boolean;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  url: string;
+}
+
+const MAX_REDIRECTS = 3;
+
+/**
+ * The one way the service reaches URLs it was given (images, keyframes, audio, upstreams, callbacks):
+ * http(s) only; the host is resolved and the connection pinned to the checked address, so DNS cannot
+ * change between check and use; non-public addresses are refused unless ALLOW_PRIVATE_URLS or
+ * OUTBOUND_ALLOW_HOSTS allow them; at most 3 redirects, each checked; connect and total timeouts;
+ * a byte cap while streaming.
+ */
+@Injectable()
+export class SafeFetchService {
+  constructor(private readonly config: AppConfig) {}
+
+  async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
+    const deadline = Date.now() + (options.timeoutMs ?? this.config.outbound.timeoutMs);
+    let current = url;
+    let method = options.method ?? 'GET';
+    let body = options.body;
+    for (let hop = 0; ; hop++) {
+      const response = await this.once(current, { ...options, method, body }, deadline);
+      const location = response.headers.location;
+      if (options.followRedirects !== false && response.status >= 300 && response.status < 400 && location) {
+        if (hop >= MAX_REDIRECTS) throw new OutboundError('redirects', `too many redirects (more than ${MAX_REDIRECTS})`);
+        current = new URL(location, current).toString();
+        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+        }
+        continue;
+      }
+      if (!options.acceptAnyStatus && (response.status < 200 || response.status >= 300)) {
+        throw new OutboundError('status', `the server answered HTTP ${response.status}`, response.status, retryAfter(response.headers));
+      }
+      return response;
+    }
+  }
+
+  /** GET a file, following redirects, failing on any non-2xx answer. */
+  async fetchBytes(url: string, maxBytes: number): Promise<OutboundResponse> {
+    return this.request(url, { maxBytes, followRedirects: true });
+  }
+
+  /** Resolves the host and checks every address; returns the one to connect to. */
+  async resolve(target: URL): Promise<{ address: string; family: number }> {
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      throw new OutboundError('refused', `only http and https URLs are fetched, not ${target.protocol.replace(':', '')}`);
+    }
+    const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const trusted = this.config.outbound.allowPrivate || this.config.outbound.allowHosts.includes(host);
+    let addresses: { address: string; family: number }[];
+    if (ipaddr.isValid(host)) {
+      addresses = [{ address: host, family: host.includes(':') ? 6 : 4 }];
+    } else {
+      try {
+        addresses = await dnsLookup(host, { all: true, verbatim: true });
+      } catch {
+        throw new OutboundError('network', `the host ${host} could not be resolved`);
+      }
+    }
+    if (!trusted) {
+      for (const { address } of addresses) {
+        const reason = nonPublicReason(address);
+        if (reason) throw new OutboundError('refused', `${host} is not a public address (${reason}); private targets are refused`);
+      }
+    }
+    if (addresses.length === 0) throw new OutboundError('network', `the host ${host} has no address`);
+    return addresses[0];
+  }
+
+  private async once(url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw new OutboundError('refused', `not a valid URL: ${url.slice(0, 200)}`);
+    }
+    const pinned = await this.resolve(target);
+    const lookup: LookupFunction = (_host, opts, callback) => {
+      if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
+      else callback(null, pinned.address, pinned.family);
+    };
+    const client = target.protocol === 'https:' ? https : http;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new OutboundError('timeout', 'timed out');
+
+    return new Promise<OutboundResponse>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: OutboundError) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(total);
+        clearTimeout(connect);
+        req.destroy();
+        reject(err);
+      };
+      const req = client.request(
+        target,
+        {
+          method: options.method,
+          headers: { 'user-agent': 'media-gateway/1.0', ...options.headers, ...(options.body ? { 'content-length': String(Buffer.byteLength(options.body)) } : {}) },
+          lookup,
+          agent: false,
+        },
+        (res) => {
+          clearTimeout(connect);
+          const declared = Number(res.headers['content-length'] ?? -1);
+          if (declared > options.maxBytes) {
+            return fail(new OutboundError('too_large', `the response is larger than the limit of ${options.maxBytes} bytes (Content-Length ${declared})`));
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > options.maxBytes) return fail(new OutboundError('too_large', `the response is larger than the limit of ${options.maxBytes} bytes`));
+            chunks.push(chunk);
+          });
+          res.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(total);
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks, size), url });
+          });
+          res.on('error', (err) => fail(new OutboundError('network', `the connection failed: ${err.message}`)));
+        },
+      );
+      const connect = setTimeout(() => fail(new OutboundError('timeout', `could not connect within ${this.config.outbound.connectTimeoutMs} ms`)), Math.min(this.config.outbound.connectTimeoutMs, remaining));
+      const total = setTimeout(() => fail(new OutboundError('timeout', `no complete answer in time (${Math.round(remaining / 100) / 10} s left of the request's time limit)`)), remaining);
+      req.on('socket', (socket) => socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect)));
+      req.on('error', (err: NodeJS.ErrnoException) => fail(new OutboundError('network', `the connection failed: ${err.code ?? err.message}`)));
+      req.end(options.body);
+    });
+  }
+}
+
+function retryAfter(headers: IncomingHttpHeaders): number | undefined {
+  const value = headers['retry-after'];
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}

@@ -1,0 +1,160 @@
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { PrismaService } from './prisma.service.js';
+import { type SqlExecutor, sqlExecutorOf } from './sql-executor.js';
+
+/** How one task table names its state: all three follow waiting → processing → done | failed. */
+export interface TaskTableSpec {
+  table: 'expand_tasks' | 'video_generations' | 'audio_uploads';
+  status: 'status' | 'state';
+  waiting: string;
+  /** The state while a worker has it; audio uploads stay `pending` (their API shows pending | ready | failed). */
+  processing: string;
+  done: string;
+  /** Column that holds the failure reason. */
+  message: 'status_message' | 'failure_reason' | 'error';
+}
+
+/** Runs inside the transaction of a state change: enqueues jobs, writes notifications. */
+export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[]) => Promise<void>;
+
+/** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
+const ABANDONED = '~abandoned';
+
+/**
+ * The guarded state changes shared by the three task tables, in SQL on the database's clock.
+ * Each changes one row only from the state it expects (`WHERE id = $1 AND status = …`), so a late or
+ * duplicate worker can never move a finished task. Table and column names come from TaskTableSpec,
+ * never from a request.
+ */
+export class TaskTable {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly spec: TaskTableSpec,
+  ) {}
+
+  /**
+   * waiting → processing, or processing → processing when nobody holds a live lease. `attempts` counts
+   * the first start and take-overs (dead worker, unexpected error), not resumptions after a planned wait.
+   */
+  async claim(id: string, worker: string, leaseS: number): Promise<boolean> {
+    const { table, status, waiting, processing } = this.spec;
+    const rows = await this.prisma.$queryRawUnsafe<unknown[]>(
+      `UPDATE "${table}" SET "${status}" = '${processing}',
+         attempts = attempts + CASE WHEN attempts = 0 OR lease_owner IS NOT NULL THEN 1 ELSE 0 END,
+         updated_at = CASE WHEN "${status}" <> '${processing}' THEN now() ELSE updated_at END,
+         lease_owner = $2, lease_until = now() + make_interval(secs => $3)
+       WHERE id = $1::uuid AND "${status}" IN ('${waiting}', '${processing}')
+         AND (lease_owner IS NULL OR lease_owner = '${ABANDONED}' OR lease_until < now())
+       RETURNING id`,
+      id,
+      worker,
+      leaseS,
+    );
+    return rows.length === 1;
+  }
+
+  async heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
+    const { table, status, processing } = this.spec;
+    const count = await this.prisma.$executeRawUnsafe(
+      `UPDATE "${table}" SET lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2`,
+      id,
+      worker,
+      leaseS,
+    );
+    return count === 1;
+  }
+
+  /**
+   * Lets go of the task: another step may take it at once, or the sweeper after `untilS`. After an
+   * unexpected error (`failed`) the next take counts as a new attempt.
+   */
+  async release(id: string, worker: string, untilS: number, failed = false): Promise<void> {
+    const { table, status, processing } = this.spec;
+    await this.prisma.$executeRawUnsafe(
+      `UPDATE "${table}" SET lease_owner = ${failed ? `'${ABANDONED}'` : 'NULL'}, lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2`,
+      id,
+      worker,
+      untilS,
+    );
+  }
+
+  /** processing → failed, while this worker holds the lease. */
+  async fail(id: string, worker: string, reason: string, inTx?: InTransaction): Promise<boolean> {
+    return this.end(id, worker, 'failed', { [this.spec.message]: reason }, inTx);
+  }
+
+  /** processing → done, while this worker holds the lease; `columns` are set in the same update. */
+  async finish(id: string, worker: string, columns: Record<string, unknown> = {}, inTx?: InTransaction): Promise<boolean> {
+    return this.end(id, worker, this.spec.done, { [this.spec.message]: null, ...columns }, inTx);
+  }
+
+  private async end(id: string, worker: string, to: string, columns: Record<string, unknown>, inTx?: InTransaction): Promise<boolean> {
+    const { table, status, processing } = this.spec;
+    const names = Object.keys(columns);
+    const sets = names.map((name, i) => `"${name}" = $${i + 3}`).join(', ');
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        `UPDATE "${table}" SET "${status}" = '${to}', ${sets}${sets ? ',' : ''} finished_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
+         WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2 RETURNING id`,
+        id,
+        worker,
+        ...Object.values(columns),
+      );
+      if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id]);
+      return rows.length === 1;
+    });
+  }
+
+  /** Unfinished tasks past their deadline end failed, whoever holds them. */
+  async failOverdue(reason: string, inTx?: InTransaction): Promise<string[]> {
+    const { table, status, waiting, processing, message } = this.spec;
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        `UPDATE "${table}" SET "${status}" = 'failed', "${message}" = $1, finished_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
+         WHERE id IN (SELECT id FROM "${table}" WHERE "${status}" IN ('${waiting}', '${processing}') AND deadline_at < now() LIMIT 500 FOR UPDATE SKIP LOCKED)
+         RETURNING id`,
+        reason,
+      );
+      const ids = rows.map((r) => r.id);
+      if (ids.length > 0 && inTx) await inTx(sqlExecutorOf(tx), tx, ids);
+      return ids;
+    });
+  }
+
+  /**
+   * Processing tasks whose lease ran out (their worker died) get a new job, in the same transaction.
+   * The lease is pushed out so that one sweeper, once, re-queues each.
+   */
+  async requeueAbandoned(leaseS: number, enqueue: InTransaction): Promise<string[]> {
+    const { table, status, processing } = this.spec;
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        `UPDATE "${table}" SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $1)
+         WHERE id IN (SELECT id FROM "${table}" WHERE "${status}" = '${processing}' AND lease_until < now() LIMIT 500 FOR UPDATE SKIP LOCKED)
+         RETURNING id`,
+        leaseS,
+      );
+      const ids = rows.map((r) => r.id);
+      if (ids.length > 0) await enqueue(sqlExecutorOf(tx), tx, ids);
+      return ids;
+    });
+  }
+
+  /** Before a create request goes upstream: if its answer never arrives, the next step knows to look before resending. */
+  async markSubmitStarted(id: string, worker: string): Promise<void> {
+    await this.prisma.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET submit_started_at = now() WHERE id = $1::uuid AND lease_owner = $2`, id, worker);
+  }
+
+  async saveUpstreamId(id: string, worker: string, upstreamId: string): Promise<void> {
+    await this.prisma.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET upstream_id = $3 WHERE id = $1::uuid AND lease_owner = $2`, id, worker, upstreamId);
+  }
+
+  /** Finished tasks older than the cutoff are marked as having lost their media; returns their ids. */
+  async markMediaExpired(cutoff: Date): Promise<string[]> {
+    const rows = await this.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `UPDATE "${this.spec.table}" SET media_expired_at = now() WHERE finished_at < $1 AND media_expired_at IS NULL RETURNING id`,
+      cutoff,
+    );
+    return rows.map((r) => r.id);
+  }
+}

@@ -1,0 +1,28 @@
+/** Every job the service runs: its name, and its payload (ids only; handlers re-read the rows). */
+export interface JobPayloads {
+  /** Run (or continue) an expand task: one step of work, safe to run twice. */
+  'expand.run': { taskId: string };
+  'video.run': { generationId: string };
+  'audio.run': { uploadId: string };
+  /** Every hour: delete result media older than RESULT_RETENTION_DAYS. */
+  'media.retention': Record<string, never>;
+}
+
+export type JobName = keyof JobPayloads;
+
+export interface QueueSettings {
+  /** pg-boss retries a handler that throws (an unexpected error), with backoff. */
+  retryLimit: number;
+  /** How long a job may stay active before pg-boss gives up on it; leases, not this, recover crashed tasks. */
+  expireInSeconds: number;
+}
+
+const TASK_QUEUE: QueueSettings = { retryLimit: 5, expireInSeconds: 3600 };
+const MAINTENANCE_QUEUE: QueueSettings = { retryLimit: 1, expireInSeconds: 600 };
+
+export const QUEUES: Record<JobName, QueueSettings> = {
+  'expand.run': TASK_QUEUE,
+  'video.run': TASK_QUEUE,
+  'audio.run': TASK_QUEUE,
+  'media.retention': MAINTENANCE_QUEUE,
+};

@@ -1,0 +1,6 @@
+import { Global, Module } from '@nestjs/common';
+import { UpstreamClient } from './upstream-client.js';
+
+@Global()
+@Module({ providers: [UpstreamClient], exports: [UpstreamClient] })
+export class RelayModule {}

@@ -1,0 +1,149 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import { SignJWT } from 'jose';
+import { AppConfig } from '../config/app-config.js';
+import { OutboundError, SafeFetchService } from '../outbound/safe-fetch.service.js';
+
+/** The upstream did not give a usable answer now; trying again later may work. */
+export class UpstreamUnavailable extends Error {
+  constructor(
+    message: string,
+    /** The request may have reached the upstream and been acted on (timeout, reset, 5xx). */
+    readonly ambiguous: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** The upstream refused the request (4xx other than 429): retrying the same request will not help. */
+export class UpstreamRefused extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface UpstreamAnswer {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+const MAX_BODY = 1024 * 1024;
+const TRIES = 3;
+
+/**
+ * JSON calls to a relay upstream through the outbound rules (SafeFetchService), with the upstream's
+ * auth: Bearer RELAY_API_KEY, or for Kling a JWT minted per call (HS256, iss = access key,
+ * exp = now + 1800 s, nbf = now - 5 s, signed with the secret key).
+ * 429, 503 and connection failures before sending are retried here with backoff (Retry-After honoured);
+ * what is left is thrown as UpstreamUnavailable (try again later) or UpstreamRefused (fail the task).
+ */
+@Injectable()
+export class UpstreamClient {
+  constructor(
+    private readonly fetcher: SafeFetchService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Authorization header for an upstream: Kling JWT when its keys are configured and `kling` is asked, else Bearer. */
+  async authorization(kling: boolean): Promise<Record<string, string>> {
+    const { klingAccessKey, klingSecretKey, apiKey } = this.config.relay;
+    if (kling && klingAccessKey && klingSecretKey) {
+      const now = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(klingAccessKey)
+        .setExpirationTime(now + 1800)
+        .setNotBefore(now - 5)
+        .sign(new TextEncoder().encode(klingSecretKey));
+      return { authorization: `Bearer ${token}` };
+    }
+    return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+  }
+
+  /**
+   * Sends one request. `idempotent` requests (GETs, and creates that carry an id the upstream
+   * de-duplicates on) are retried on any transient failure; others only when the request surely was
+   * not acted on (429, 503, connection refused).
+   */
+  async call(method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; kling?: boolean; idempotent?: boolean } = {}): Promise<UpstreamAnswer> {
+    let last: UpstreamUnavailable | undefined;
+    for (let attempt = 0; attempt < TRIES; attempt++) {
+      if (attempt > 0) await sleep(Math.min(250 * 2 ** attempt, 2000));
+      const headers = { accept: 'application/json', ...(await this.authorization(options.kling ?? false)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
+      try {
+        const res = await this.fetcher.request(url, {
+          method,
+          headers,
+          body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
+          maxBytes: MAX_BODY,
+          acceptAnyStatus: true,
+          followRedirects: method === 'GET',
+          timeoutMs: Math.min(this.config.outbound.timeoutMs, 30_000),
+        });
+        const json = parseJson(res.body);
+        if (res.status >= 200 && res.status < 300) return { status: res.status, json };
+        const message = upstreamMessage(json) ?? `HTTP ${res.status}`;
+        if (res.status === 429 || res.status === 503) {
+          last = new UpstreamUnavailable(`the upstream is busy (HTTP ${res.status}): ${message}`, false);
+          const wait = Number(res.headers['retry-after']);
+          if (Number.isFinite(wait) && wait > 0 && wait <= 5) await sleep(wait * 1000);
+          continue;
+        }
+        if (res.status >= 500) {
+          last = new UpstreamUnavailable(`the upstream failed (HTTP ${res.status}): ${message}`, true);
+          if (options.idempotent) continue;
+          throw last;
+        }
+        throw new UpstreamRefused(message, res.status);
+      } catch (err) {
+        if (!(err instanceof OutboundError)) throw err;
+        if (err.kind === 'refused') throw new UpstreamRefused(`the upstream URL is refused: ${err.message}`, 0);
+        const beforeSending = err.kind === 'network' && /ECONNREFUSED|could not be resolved|EHOSTUNREACH|ENETUNREACH/.test(err.message);
+        last = new UpstreamUnavailable(`the upstream did not answer: ${err.message}`, !beforeSending);
+        if (beforeSending || options.idempotent) continue;
+        throw last;
+      }
+    }
+    throw last!;
+  }
+
+  /** Downloads a result file the upstream produced (its URLs expire, so it is copied to our storage). */
+  async download(url: string, maxBytes: number): Promise<Buffer> {
+    try {
+      return (await this.fetcher.fetchBytes(url, maxBytes)).body;
+    } catch (err) {
+      if (err instanceof OutboundError && err.kind !== 'refused' && err.kind !== 'too_large' && !(err.kind === 'status' && (err.status ?? 0) < 500)) {
+        throw new UpstreamUnavailable(`could not download the upstream's result: ${err.message}`, false);
+      }
+      throw new UpstreamRefused(`could not download the upstream's result: ${(err as Error).message}`, (err as OutboundError).status ?? 0);
+    }
+  }
+}
+
+function parseJson(body: Buffer): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The upstream's own words: Kling's `message`, Luma's `detail`, an aggregator's `message` or `error`. */
+export function upstreamMessage(json: Record<string, unknown>): string | undefined {
+  for (const key of ['message', 'detail', 'error', 'failure_reason']) {
+    const value = json[key];
+    if (typeof value === 'string' && value) return value;
+    if (typeof value === 'object' && value && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
+  }
+  return undefined;
+}
+
+/** Delay before the next poll: grows with the time the task has been running, from RELAY_POLL_MS to 15 times it. */
+export function pollDelaySeconds(startedAt: Date, pollMs: number): number {
+  const elapsed = Date.now() - startedAt.getTime();
+  return Math.min(Math.max(pollMs, elapsed / 10), pollMs * 15) / 1000;
+}

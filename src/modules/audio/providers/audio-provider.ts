@@ -1,0 +1,21 @@
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { AudioUploadRow } from '../audio.repository.js';
+
+/** What the clip turned out to be. */
+export interface AudioFacts {
+  format: string;
+  duration: number;
+  sizeBytes: number;
+  sha256: string;
+}
+
+export interface AudioContext {
+  markSubmitting(): Promise<void>;
+  saveUpstreamId(upstreamId: string): Promise<void>;
+}
+
+export interface AudioProvider {
+  step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;
+}
+
+export const AUDIO_PROVIDERS = Symbol('AUDIO_PROVIDERS');

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import { pollDelaySeconds, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import type { AudioUploadRow } from '../audio.repository.js';
+import type { AudioContext, AudioFacts, AudioProvider } from './audio-provider.js';
+
+interface UpstreamUpload {
+  status?: unknown;
+  format?: unknown;
+  duration?: unknown;
+  size_bytes?: unknown;
+  sha256?: unknown;
+  error?: unknown;
+}
+
+/**
+ * Forwards uploads to a Suno-style aggregator speaking this same interface: POST {RELAY_AUDIO_URL}/uploads/audio-url
+ * answers `{ code: "success", data: <id> }`, and GET {RELAY_AUDIO_URL}/uploads/{id} reports its status.
+ */
+@Injectable()
+export class RelayAudioProvider implements AudioProvider {
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get base(): string {
+    return `${this.config.relay.urls.audio!.replace(/\/+$/, '')}/uploads`;
+  }
+
+  async step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
+    try {
+      if (!upload.upstreamId) {
+        if (upload.submitStartedAt) {
+          return { kind: 'failed', reason: 'the upstream never answered the upload request; it was not sent again, to avoid a duplicate' };
+        }
+        await ctx.markSubmitting();
+        const created = await this.client.call('POST', `${this.base}/audio-url`, { body: { url: upload.url } });
+        if (created.json.code !== 'success' || typeof created.json.data !== 'string') {
+          return { kind: 'failed', reason: `the upstream refused the upload: ${String(created.json.message || created.json.code || 'no task id returned')}` };
+        }
+        await ctx.saveUpstreamId(created.json.data);
+        return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
+      }
+      const answer = await this.client.call('GET', `${this.base}/${encodeURIComponent(upload.upstreamId)}`, { idempotent: true });
+      const data = (answer.json.data ?? {}) as UpstreamUpload;
+      switch (data.status) {
+        case 'ready':
+          return {
+            kind: 'done',
+            result: { format: String(data.format ?? 'audio'), duration: Number(data.duration ?? 0), sizeBytes: Number(data.size_bytes ?? 0), sha256: String(data.sha256 ?? '') },
+          };
+        case 'failed':
+          return { kind: 'failed', reason: `the upstream could not use the file: ${typeof data.error === 'string' && data.error ? data.error : 'no reason given'}` };
+        default:
+          return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
+      }
+    } catch (err) {
+      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the upload: ${err.message}` };
+      if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
+      throw err;
+    }
+  }
+}

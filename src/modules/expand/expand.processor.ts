@@ -1,0 +1,114 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type StepOutcome, TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
+import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import { MediaService } from '../media/media.service.js';
+import { type ExpandTaskRow, ExpandRepository } from './expand.repository.js';
+import { IMAGE_RULES, ImageRuleError, inspectImage } from './image-rules.js';
+import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandResultImage, type ExpandSource } from './providers/expand-provider.js';
+
+/**
+ * Runs expand tasks: `expand.run` jobs, one step at a time under a lease (TaskRunner), through the
+ * provider chosen by EXPAND_PROVIDER; stores the result images and ends the task succeed or failed.
+ */
+@Injectable()
+export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
+  readonly kind = 'expand';
+  private readonly logger = new Logger(ExpandProcessor.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly queue: QueueService,
+    private readonly runner: TaskRunner,
+    private readonly sweeper: TaskSweeper,
+    private readonly tasks: ExpandRepository,
+    private readonly media: MediaService,
+    private readonly fetcher: SafeFetchService,
+    @Inject(EXPAND_PROVIDERS) private readonly providers: Record<ProviderName, ExpandProvider>,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.sweeper.register(this);
+    this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
+    if (this.config.runsWorkers) {
+      await this.queue.work('expand.run', this.config.workerConcurrency, ({ taskId }) => this.run(taskId));
+    }
+  }
+
+  run(taskId: string): Promise<void> {
+    const provider = this.providers[this.config.providers.expand];
+    return this.runner.run<ExpandTaskRow, ExpandResultImage[]>(taskId, {
+      lease: this.tasks,
+      deadlineOf: (task) => task.deadlineAt,
+      attemptsOf: (task) => task.attempts,
+      step: (task): Promise<StepOutcome<ExpandResultImage[]>> => provider.step(task, this.contextFor(task)),
+      complete: (task, worker, images) => this.complete(task, worker, images),
+      next: async (seconds) => void (await this.queue.send('expand.run', { taskId }, { startAfterSeconds: seconds })),
+    });
+  }
+
+  private contextFor(task: ExpandTaskRow): ExpandContext {
+    return {
+      source: () => this.loadSource(task),
+      markSubmitting: () => this.tasks.states.markSubmitStarted(task.id, this.runner.worker),
+      saveUpstreamId: (upstreamId) => this.tasks.states.saveUpstreamId(task.id, this.runner.worker, upstreamId),
+    };
+  }
+
+  /** The input image: stored bytes, or fetched from its URL now; either way checked against the spec's rules. */
+  private async loadSource(task: ExpandTaskRow): Promise<ExpandSource> {
+    let bytes: Buffer | null;
+    if (task.imageUrl) {
+      try {
+        bytes = (await this.fetcher.fetchBytes(task.imageUrl, IMAGE_RULES.maxBytes)).body;
+      } catch (err) {
+        if (err instanceof OutboundError) {
+          throw new TaskFailure(err.kind === 'too_large' ? 'image at the URL is larger than 10 MB' : `could not fetch the image URL: ${err.message}`);
+        }
+        throw err;
+      }
+    } else {
+      bytes = await this.tasks.findInputBytes(task.id);
+      if (!bytes) throw new TaskFailure('the input image is missing');
+    }
+    try {
+      return { bytes, facts: await inspectImage(bytes) };
+    } catch (err) {
+      if (err instanceof ImageRuleError) throw new TaskFailure(`the image ${task.imageUrl ? 'at the URL ' : ''}breaks a rule: ${err.message}`);
+      throw err;
+    }
+  }
+
+  private async complete(task: ExpandTaskRow, worker: string, images: ExpandResultImage[]): Promise<boolean> {
+    for (const [index, image] of images.entries()) {
+      await this.media.store({ owner: task.owner, taskId: task.id, role: 'image', index, bytes: image.bytes, contentType: image.contentType, width: image.width, height: image.height });
+    }
+    if (await this.tasks.markSucceeded(task.id, worker)) {
+      this.logger.log({ msg: 'expand task succeeded', task_id: task.id, images: images.length });
+      return true;
+    }
+    // Someone else ended the task first (the deadline, or another worker): keep only a winner's files.
+    if ((await this.tasks.findById(task.id))?.status !== 'succeed') await this.media.deleteForTasks([task.id]);
+    return false;
+  }
+
+  async failOverdue(): Promise<number> {
+    const failed = await this.tasks.states.failOverdue(`timed out: the task did not finish within ${this.config.taskTimeoutS.expand} s`, this.tasks.onChange);
+    return failed.length;
+  }
+
+  async requeueAbandoned(): Promise<number> {
+    const ids = await this.tasks.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, taskIds) => {
+      for (const taskId of taskIds) await this.queue.send('expand.run', { taskId }, { db });
+    });
+    return ids.length;
+  }
+
+  private async expireMedia(cutoff: Date): Promise<number> {
+    const ids = await this.tasks.states.markMediaExpired(cutoff);
+    await this.media.deleteForTasks(ids);
+    return ids.length;
+  }
+}

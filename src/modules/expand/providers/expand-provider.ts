@@ -1,0 +1,31 @@
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { ExpandTaskRow } from '../expand.repository.js';
+import type { ImageFacts } from '../image-rules.js';
+
+export interface ExpandSource {
+  bytes: Buffer;
+  facts: ImageFacts;
+}
+
+export interface ExpandResultImage {
+  bytes: Buffer;
+  contentType: 'image/png' | 'image/jpeg';
+  width: number;
+  height: number;
+}
+
+/** What a provider may ask of the processor while it works on a task. */
+export interface ExpandContext {
+  /** The input image, decoded and checked against the spec's rules (fetched first when given as a URL). */
+  source(): Promise<ExpandSource>;
+  /** Records the upstream's id; `submitting` marks the create request as sent-but-unanswered. */
+  markSubmitting(): Promise<void>;
+  saveUpstreamId(upstreamId: string): Promise<void>;
+}
+
+/** One small interface per operation: the sandbox does the work itself, a relay forwards it. */
+export interface ExpandProvider {
+  step(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>>;
+}
+
+export const EXPAND_PROVIDERS = Symbol('EXPAND_PROVIDERS');

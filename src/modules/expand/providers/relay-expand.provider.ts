@@ -1,0 +1,142 @@
+import { Injectable } from '@nestjs/common';
+import sharp from 'sharp';
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import { pollDelaySeconds, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import type { ExpandTaskRow } from '../expand.repository.js';
+import { sniffFormat } from '../image-rules.js';
+import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
+
+const RESULT_MAX_BYTES = 64 * 1024 * 1024;
+
+interface UpstreamTask {
+  task_id?: unknown;
+  task_status?: unknown;
+  task_status_msg?: unknown;
+  task_result?: { images?: { index?: number; url?: string }[] };
+}
+
+/**
+ * Forwards expand tasks to Kling's API, or to an upstream that speaks this same interface
+ * (RELAY_EXPAND_URL is the base before `/v1/images/editing/expand`: https://api-singapore.klingai.com,
+ * or https://aggregator.example/video-a). Our task id goes as external_task_id, so a create whose
+ * answer never arrived is found again by it rather than sent twice.
+ */
+@Injectable()
+export class RelayExpandProvider implements ExpandProvider {
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get endpoint(): string {
+    return `${this.config.relay.urls.expand!.replace(/\/+$/, '')}/v1/images/editing/expand`;
+  }
+
+  async step(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+    try {
+      if (task.upstreamId) {
+        return await this.interpret(await this.query(task.upstreamId), task);
+      }
+      if (task.submitStartedAt) {
+        // An earlier create got no answer: it may have been created upstream. Look for it before sending again.
+        const earlier = await this.findByOurId(task.id);
+        if (earlier) return await this.adopt(earlier, task, ctx);
+      }
+      return await this.submit(task, ctx);
+    } catch (err) {
+      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
+      if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      throw err;
+    }
+  }
+
+  private async submit(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+    const image = task.imageUrl ?? (await ctx.source()).bytes.toString('base64');
+    const body = {
+      image,
+      up_expansion_ratio: task.upRatio,
+      bottom_expansion_ratio: task.bottomRatio,
+      down_expansion_ratio: task.bottomRatio,
+      left_expansion_ratio: task.leftRatio,
+      right_expansion_ratio: task.rightRatio,
+      n: task.n,
+      external_task_id: task.id,
+      ...(task.prompt ? { prompt: task.prompt } : {}),
+    };
+    await ctx.markSubmitting();
+    let answer;
+    try {
+      answer = await this.client.call('POST', this.endpoint, { body, kling: true });
+    } catch (err) {
+      // A refusal may be the upstream recognising our external_task_id from a create that did go through.
+      if (err instanceof UpstreamRefused) {
+        const earlier = await this.findByOurId(task.id);
+        if (earlier) return this.adopt(earlier, task, ctx);
+      }
+      throw err;
+    }
+    const data = envelopeData(answer.json);
+    if (typeof data?.task_id !== 'string' || !data.task_id) {
+      return { kind: 'failed', reason: 'the upstream answered the create request without a task_id' };
+    }
+    return this.adopt(data, task, ctx);
+  }
+
+  private async adopt(upstream: UpstreamTask, task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+    await ctx.saveUpstreamId(String(upstream.task_id));
+    return this.interpret(upstream, task);
+  }
+
+  private async query(id: string): Promise<UpstreamTask> {
+    const answer = await this.client.call('GET', `${this.endpoint}/${encodeURIComponent(id)}`, { kling: true, idempotent: true });
+    const data = envelopeData(answer.json);
+    if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
+    return data;
+  }
+
+  private async findByOurId(taskId: string): Promise<UpstreamTask | null> {
+    try {
+      const found = await this.query(taskId);
+      return typeof found.task_id === 'string' ? found : null;
+    } catch (err) {
+      if (err instanceof UpstreamRefused && (err.status === 404 || err.status === 400)) return null;
+      throw err;
+    }
+  }
+
+  /** Maps the upstream's states onto ours: submitted/processing → keep polling; succeed → copy the images; failed → its message. */
+  private async interpret(upstream: UpstreamTask, task: ExpandTaskRow): Promise<StepOutcome<ExpandResultImage[]>> {
+    switch (upstream.task_status) {
+      case 'succeed': {
+        const images = [...(upstream.task_result?.images ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+        if (images.length === 0 || images.some((i) => typeof i.url !== 'string')) {
+          return { kind: 'failed', reason: 'the upstream reported success without result images' };
+        }
+        const results: ExpandResultImage[] = [];
+        for (const image of images) {
+          const bytes = await this.client.download(image.url!, RESULT_MAX_BYTES);
+          const format = sniffFormat(bytes);
+          const meta = await sharp(bytes).metadata().catch(() => null);
+          if ((format !== 'png' && format !== 'jpeg') || !meta?.width || !meta.height) {
+            return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} is not a PNG or JPEG` };
+          }
+          results.push({ bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height });
+        }
+        return { kind: 'done', result: results };
+      }
+      case 'failed':
+        return { kind: 'failed', reason: `the upstream failed the task: ${typeof upstream.task_status_msg === 'string' && upstream.task_status_msg ? upstream.task_status_msg : 'no reason given'}` };
+      default:
+        return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+    }
+  }
+}
+
+/** Kling's envelope: `{ code, message, request_id, data }`; a non-zero code is a refusal even under HTTP 200. */
+function envelopeData(json: Record<string, unknown>): UpstreamTask | null {
+  if (typeof json.code === 'number' && json.code !== 0) {
+    throw new UpstreamRefused(typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`, 400);
+  }
+  return typeof json.data === 'object' && json.data !== null ? (json.data as UpstreamTask) : null;
+}

@@ -1,0 +1,77 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import sharp, { type ExtendWith } from 'sharp';
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import type { ExpandTaskRow } from '../expand.repository.js';
+import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
+
+interface Fill {
+  extendWith: ExtendWith;
+  /** Blur the filled area (0: none). */
+  blur: number;
+}
+
+/** A different fill for each of up to 9 result images. */
+const FILLS: Fill[] = [
+  { extendWith: 'mirror', blur: 0 },
+  { extendWith: 'copy', blur: 0 },
+  { extendWith: 'mirror', blur: 12 },
+  { extendWith: 'repeat', blur: 0 },
+  { extendWith: 'copy', blur: 8 },
+  { extendWith: 'mirror', blur: 4 },
+  { extendWith: 'repeat', blur: 16 },
+  { extendWith: 'copy', blur: 24 },
+  { extendWith: 'mirror', blur: 40 },
+];
+
+export interface Margins {
+  top: number;
+  bottom: number;
+  left: number;
+  right: number;
+}
+
+/** round(ratio × original dimension) on each side: height for up and bottom, width for left and right. */
+export function marginsOf(task: Pick<ExpandTaskRow, 'upRatio' | 'bottomRatio' | 'leftRatio' | 'rightRatio'>, width: number, height: number): Margins {
+  return {
+    top: Math.round(task.upRatio * height),
+    bottom: Math.round(task.bottomRatio * height),
+    left: Math.round(task.leftRatio * width),
+    right: Math.round(task.rightRatio * width),
+  };
+}
+
+/**
+ * Works offline and makes real images: grows the canvas by exactly the requested margins and fills the
+ * new area from the image itself (mirror, edge copy, tiling, blurred variants), one fill per result, as PNG.
+ */
+@Injectable()
+export class SandboxExpandProvider implements ExpandProvider {
+  constructor(private readonly config: AppConfig) {}
+
+  async step(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+    const source = await ctx.source();
+    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    const margins = marginsOf(task, source.facts.width, source.facts.height);
+    const width = source.facts.width + margins.left + margins.right;
+    const height = source.facts.height + margins.top + margins.bottom;
+    const images: ExpandResultImage[] = [];
+    for (let i = 0; i < task.n; i++) {
+      images.push({ bytes: await render(source.bytes, margins, FILLS[i % FILLS.length]), contentType: 'image/png', width, height });
+    }
+    return { kind: 'done', result: images };
+  }
+}
+
+async function render(input: Buffer, margins: Margins, fill: Fill): Promise<Buffer> {
+  const extended = sharp(input).extend({ ...margins, extendWith: fill.extendWith });
+  if (fill.blur === 0) {
+    return extended.png({ compressionLevel: 6 }).toBuffer();
+  }
+  const blurred = await extended.blur(fill.blur).png({ compressionLevel: 1 }).toBuffer();
+  return sharp(blurred)
+    .composite([{ input, left: margins.left, top: margins.top }])
+    .png({ compressionLevel: 6 })
+    .toBuffer();
+}

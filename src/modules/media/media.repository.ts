@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Media } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../infra/prisma/prisma.service.js';
+
+export type MediaRow = Media;
+export type NewMedia = Omit<Media, 'createdAt'>;
+
+@Injectable()
+export class MediaRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** One row per (task, role, index): storing the same result twice (a re-run) replaces it. */
+  saveMedia(media: NewMedia): Promise<MediaRow> {
+    const { id, ...rest } = media;
+    return this.prisma.media.upsert({
+      where: { taskId_role_index: { taskId: media.taskId, role: media.role, index: media.index } },
+      create: media,
+      update: rest,
+    });
+  }
+
+  findById(id: string): Promise<MediaRow | null> {
+    return this.prisma.media.findUnique({ where: { id } });
+  }
+
+  listForTasks(taskIds: string[]): Promise<MediaRow[]> {
+    return this.prisma.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
+  }
+
+  /** Deletes the rows and returns them, so their bytes can be deleted too. */
+  async deleteForTasks(taskIds: string[]): Promise<MediaRow[]> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.media.findMany({ where: { taskId: { in: taskIds } } });
+      await tx.media.deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+      return rows;
+    });
+  }
+
+  /** The secret that signs result URLs: made once, shared by every instance through the database. */
+  async findOrCreateSecret(name: string): Promise<string> {
+    await this.prisma.appSecret.createMany({ data: [{ name, value: randomBytes(32).toString('base64url') }], skipDuplicates: true });
+    return (await this.prisma.appSecret.findUniqueOrThrow({ where: { name } })).value;
+  }
+}

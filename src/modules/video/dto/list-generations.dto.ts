@@ -1,0 +1,21 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+
+export class ListGenerationsQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number from 1 to 100' })
+  @Min(1, { message: 'limit must be a whole number from 1 to 100' })
+  @Max(100, { message: 'limit must be a whole number from 1 to 100' })
+  limit: number = 10;
+
+  @ApiPropertyOptional({ minimum: 0, default: 0 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'offset must be a whole number, 0 or more' })
+  @Min(0, { message: 'offset must be a whole number, 0 or more' })
+  @Max(1_000_000, { message: 'offset must be at most 1000000' })
+  offset: number = 0;
+}

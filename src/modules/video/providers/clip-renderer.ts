@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+
+export const CLIP_FPS = 24;
+export const CLIP_SECONDS = 3;
+/** About 640x360 worth of pixels, whatever the aspect ratio. */
+const TARGET_AREA = 640 * 360;
+const ZOOM = 1.25;
+
+export interface ClipSpec {
+  aspectRatio: string;
+  loop: boolean;
+  /** frame0 (start) and frame1 (end) as image files, if given. */
+  start?: Buffer;
+  end?: Buffer;
+  /** Shown on the gradient of a text-only clip. */
+  title: string;
+}
+
+export interface Clip {
+  video: Buffer;
+  thumbnail: Buffer;
+  width: number;
+  height: number;
+  durationS: number;
+}
+
+/** Frame size for `<w>:<h>`: about TARGET_AREA pixels, even sides (H.264 with 4:2:0 needs them), 16 to 1280. */
+export function frameSize(aspectRatio: string): { width: number; height: number } {
+  const [w, h] = aspectRatio.split(':').map(Number);
+  const even = (v: number) => Math.min(1280, Math.max(16, Math.round(v / 2) * 2));
+  return { width: even(Math.sqrt(TARGET_AREA * (w / h))), height: even(Math.sqrt(TARGET_AREA / (w / h))) };
+}
+
+/**
+ * A real H.264 MP4 of CLIP_SECONDS: frame0 → frame1 as a cross-fade, a slow zoom on a single keyframe,
+ * or a titled, moving gradient for a text prompt. With `loop`, the motion goes there and back, so the
+ * last frame is the first. Frames are drawn here and piped to the shipped ffmpeg.
+ */
+export async function renderClip(spec: ClipSpec): Promise<Clip> {
+  const { width, height } = frameSize(spec.aspectRatio);
+  const count = CLIP_FPS * CLIP_SECONDS;
+  const frames = await frameSource(spec, width, height);
+  const file = path.join(tmpdir(), `mgw-clip-${randomUUID()}.mp4`);
+  let first: Buffer | undefined;
+  try {
+    await runFfmpeg(
+      ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
+      {
+        feed: async (stdin) => {
+          for (let i = 0; i < count; i++) {
+            const frame = await frames(count === 1 ? 0 : i / (count - 1));
+            if (i === 0) first = frame;
+            if (!stdin.write(frame)) await once(stdin, 'drain');
+          }
+        },
+      },
+    );
+    const video = await readFile(file);
+    const thumbnail = await sharp(first!, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+    return { video, thumbnail, width, height, durationS: count / CLIP_FPS };
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/** Returns a function from time (0..1) to one raw RGB frame. */
+async function frameSource(spec: ClipSpec, width: number, height: number): Promise<(t: number) => Promise<Buffer>> {
+  const there = (t: number) => (spec.loop ? Math.sin(Math.PI * t) : t); // loop: 0 → 1 → 0
+  const ease = (t: number) => t * t * (3 - 2 * t);
+  if (spec.start && spec.end) {
+    const a = await cover(spec.start, width, height);
+    const b = await cover(spec.end, width, height);
+    return async (t) => blend(a, b, ease(there(t)));
+  }
+  const single = spec.start ?? spec.end;
+  if (single) {
+    const big = { width: Math.round(width * ZOOM), height: Math.round(height * ZOOM) };
+    const source = await cover(single, big.width, big.height);
+    // Zoom in on frame0; zoom out onto frame1 when it is the only keyframe (the clip ends on it).
+    const zoomAt = (t: number) => (spec.start ? 1 + (ZOOM - 1) * there(t) : ZOOM - (ZOOM - 1) * there(t));
+    return async (t) => {
+      const z = zoomAt(t);
+      const w = Math.min(big.width, Math.round(big.width / z));
+      const h = Math.min(big.height, Math.round(big.height / z));
+      return sharp(source, { raw: { ...big, channels: 3 } })
+        .extract({ left: Math.floor((big.width - w) / 2), top: Math.floor((big.height - h) / 2), width: w, height: h })
+        .resize(width, height, { fit: 'fill' })
+        .raw()
+        .toBuffer();
+    };
+  }
+  const title = await titleLayer(spec.title, width, height);
+  return async (t) => gradient(width, height, spec.loop ? t : t / 2, title);
+}
+
+/** The image scaled to cover width x height, centre-cropped, as raw RGB. */
+async function cover(image: Buffer, width: number, height: number): Promise<Buffer> {
+  return sharp(image).rotate().resize(width, height, { fit: 'cover' }).removeAlpha().toColourspace('srgb').raw().toBuffer();
+}
+
+function blend(a: Buffer, b: Buffer, mix: number): Buffer {
+  const out = Buffer.allocUnsafe(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i] + (b[i] - a[i]) * mix;
+  return out;
+}
+
+/** A diagonal colour wave whose phase moves with t; phase 0 and 1 give the same frame. */
+function gradient(width: number, height: number, phase: number, title: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(width * height * 3);
+  const tau = 2 * Math.PI;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = (x / width) * 0.7 + (y / height) * 0.3 + phase;
+      const i = (y * width + x) * 3;
+      const j = (y * width + x) * 4;
+      const alpha = title[j + 3] / 255;
+      const r = 128 + 90 * Math.cos(tau * p);
+      const g = 110 + 80 * Math.cos(tau * (p + 0.33));
+      const b = 150 + 90 * Math.cos(tau * (p + 0.67));
+      out[i] = r + (title[j] - r) * alpha;
+      out[i + 1] = g + (title[j + 1] - g) * alpha;
+      out[i + 2] = b + (title[j + 2] - b) * alpha;
+    }
+  }
+  return out;
+}
+
+/** The prompt's first words, white on transparent, as raw RGBA (fonts come from the system; none, no text). */
+async function titleLayer(text: string, width: number, height: number): Promise<Buffer> {
+  const words = text.trim().replace(/\s+/g, ' ');
+  const line = words.length > 48 ? `${words.slice(0, 47)}…` : words;
+  const size = Math.max(10, Math.round(Math.min(width / Math.max(12, line.length * 0.6), height / 6)));
+  const escaped = line.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><text x="50%" y="50%" text-anchor="middle" dominant-baseline="middle" font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="white" stroke="black" stroke-width="${Math.max(1, size / 16)}">${escaped}</text></svg>`;
+  try {
+    return await sharp(Buffer.from(svg)).ensureAlpha().raw().toBuffer();
+  } catch {
+    return Buffer.alloc(width * height * 4);
+  }
+}
+
+/** The last frame of a video, as PNG (to continue from an earlier generation). */
+export async function lastFrame(video: Buffer): Promise<Buffer> {
+  const file = path.join(tmpdir(), `mgw-src-${randomUUID()}.mp4`);
+  await writeFile(file, video);
+  try {
+    return await runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
+  } finally {
+    await rm(file, { force: true });
+  }
+}

@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import sharp from 'sharp';
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import { pollDelaySeconds, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import type { GenerationRow } from '../video.repository.js';
+import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
+
+const VIDEO_MAX_BYTES = 512 * 1024 * 1024;
+const IMAGE_MAX_BYTES = 32 * 1024 * 1024;
+
+interface UpstreamGeneration {
+  id?: unknown;
+  state?: unknown;
+  failure_reason?: unknown;
+  assets?: { video?: unknown; image?: unknown } | null;
+}
+
+/**
+ * Forwards generations to Luma's API (states queued | dreaming | completed | failed, `failure_reason`,
+ * `assets.video`) or to an upstream speaking this same interface (pending | processing | …).
+ * RELAY_VIDEO_URL is the base before `/generations`: https://api.lumalabs.ai/dream-machine/v1, or
+ * https://aggregator.example/video-b/v1. Luma has no idempotency key, so a create whose answer never
+ * arrived fails the generation rather than risk a second one.
+ */
+@Injectable()
+export class RelayVideoProvider implements VideoProvider {
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get endpoint(): string {
+    return `${this.config.relay.urls.video!.replace(/\/+$/, '')}/generations`;
+  }
+
+  async step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+    try {
+      if (generation.upstreamId) {
+        const answer = await this.client.call('GET', `${this.endpoint}/${encodeURIComponent(generation.upstreamId)}`, { idempotent: true });
+        return await this.interpret(answer.json as UpstreamGeneration, generation);
+      }
+      if (generation.submitStartedAt) {
+        return { kind: 'failed', reason: 'the upstream never answered the create request; it was not sent again, to avoid a second (billed) generation' };
+      }
+      return await this.submit(generation, ctx);
+    } catch (err) {
+      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the generation: ${err.message}` };
+      if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
+      throw err;
+    }
+  }
+
+  private async submit(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+    const keyframes: Record<string, unknown> = {};
+    for (const frame of generation.keyframes) {
+      if (frame.kind === 'image') {
+        keyframes[frame.position] = { type: 'image', url: frame.url };
+      } else {
+        const upstreamId = await ctx.upstreamIdOf(frame.sourceGenerationId!);
+        if (!upstreamId) return { kind: 'failed', reason: `keyframes.${frame.position} names generation ${frame.sourceGenerationId}, which the upstream does not know` };
+        keyframes[frame.position] = { type: 'generation', id: upstreamId };
+      }
+    }
+    const body = { prompt: generation.prompt, aspect_ratio: generation.aspectRatio, loop: generation.loop, ...(Object.keys(keyframes).length ? { keyframes } : {}) };
+    await ctx.markSubmitting();
+    const answer = await this.client.call('POST', this.endpoint, { body });
+    const created = answer.json as UpstreamGeneration;
+    if (typeof created.id !== 'string' || !created.id) return { kind: 'failed', reason: 'the upstream answered the create request without an id' };
+    await ctx.saveUpstreamId(created.id);
+    return this.interpret(created, generation);
+  }
+
+  private async interpret(upstream: UpstreamGeneration, generation: GenerationRow): Promise<StepOutcome<VideoResult>> {
+    switch (upstream.state) {
+      case 'completed': {
+        const videoUrl = upstream.assets?.video;
+        if (typeof videoUrl !== 'string') return { kind: 'failed', reason: 'the upstream completed without a video' };
+        const video = await this.client.download(videoUrl, VIDEO_MAX_BYTES);
+        const imageUrl = upstream.assets?.image;
+        const thumbnail = typeof imageUrl === 'string' ? await this.client.download(imageUrl, IMAGE_MAX_BYTES) : undefined;
+        const meta = thumbnail ? await sharp(thumbnail).metadata().catch(() => null) : null;
+        return {
+          kind: 'done',
+          result: {
+            video,
+            thumbnail: thumbnail ?? Buffer.alloc(0),
+            thumbnailType: meta?.format === 'png' ? 'image/png' : 'image/jpeg',
+            width: meta?.width ?? 0,
+            height: meta?.height ?? 0,
+          },
+        };
+      }
+      case 'failed':
+        return { kind: 'failed', reason: `the upstream failed the generation: ${typeof upstream.failure_reason === 'string' && upstream.failure_reason ? upstream.failure_reason : 'no reason given'}` };
+      default: // queued, dreaming, pending, processing
+        return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
+    }
+  }
+}

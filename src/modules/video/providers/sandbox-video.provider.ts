@@ -1,0 +1,21 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import type { GenerationRow } from '../video.repository.js';
+import { renderClip } from './clip-renderer.js';
+import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
+
+/** Works offline: renders a real H.264 MP4 (2–5 s) from the keyframes or, for a text prompt, a titled gradient. */
+@Injectable()
+export class SandboxVideoProvider implements VideoProvider {
+  constructor(private readonly config: AppConfig) {}
+
+  async step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+    const start = await ctx.keyframeImage('frame0');
+    const end = await ctx.keyframeImage('frame1');
+    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    const clip = await renderClip({ aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt });
+    return { kind: 'done', result: { video: clip.video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
+  }
+}

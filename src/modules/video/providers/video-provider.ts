@@ -1,0 +1,28 @@
+import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { GenerationRow } from '../video.repository.js';
+
+export interface VideoResult {
+  video: Buffer;
+  /** A JPEG or PNG still of the video. */
+  thumbnail: Buffer;
+  thumbnailType: 'image/jpeg' | 'image/png';
+  width: number;
+  height: number;
+}
+
+export type KeyframePositionName = 'frame0' | 'frame1';
+
+export interface VideoContext {
+  /** The keyframe as an image file: fetched from its URL, or the last frame of the named generation. */
+  keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
+  /** The upstream id of a generation named as a keyframe (relay); undefined if it never went upstream. */
+  upstreamIdOf(generationId: string): Promise<string | undefined>;
+  markSubmitting(): Promise<void>;
+  saveUpstreamId(upstreamId: string): Promise<void>;
+}
+
+export interface VideoProvider {
+  step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>>;
+}
+
+export const VIDEO_PROVIDERS = Symbol('VIDEO_PROVIDERS');

@@ -1,0 +1,110 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import sharp from 'sharp';
+import { TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
+import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import { IMAGE_RULES } from '../expand/image-rules.js';
+import { MediaService } from '../media/media.service.js';
+import { lastFrame } from './providers/clip-renderer.js';
+import { type KeyframePositionName, VIDEO_PROVIDERS, type VideoContext, type VideoProvider, type VideoResult } from './providers/video-provider.js';
+import { type GenerationRow, VideoRepository } from './video.repository.js';
+
+/** Runs `video.run` jobs under a lease through VIDEO_PROVIDER; stores the MP4 and its thumbnail. */
+@Injectable()
+export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
+  readonly kind = 'video';
+  private readonly logger = new Logger(VideoProcessor.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly queue: QueueService,
+    private readonly runner: TaskRunner,
+    private readonly sweeper: TaskSweeper,
+    private readonly generations: VideoRepository,
+    private readonly media: MediaService,
+    private readonly fetcher: SafeFetchService,
+    @Inject(VIDEO_PROVIDERS) private readonly providers: Record<ProviderName, VideoProvider>,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.sweeper.register(this);
+    this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
+    if (this.config.runsWorkers) {
+      await this.queue.work('video.run', this.config.workerConcurrency, ({ generationId }) => this.run(generationId));
+    }
+  }
+
+  run(generationId: string): Promise<void> {
+    const provider = this.providers[this.config.providers.video];
+    return this.runner.run<GenerationRow, VideoResult>(generationId, {
+      lease: this.generations,
+      deadlineOf: (g) => g.deadlineAt,
+      attemptsOf: (g) => g.attempts,
+      step: (g) => provider.step(g, this.contextFor(g)),
+      complete: (g, worker, result) => this.complete(g, worker, result),
+      next: async (seconds) => void (await this.queue.send('video.run', { generationId }, { startAfterSeconds: seconds })),
+    });
+  }
+
+  private contextFor(generation: GenerationRow): VideoContext {
+    return {
+      keyframeImage: (position) => this.keyframeImage(generation, position),
+      upstreamIdOf: async (id) => (await this.generations.findById(id))?.upstreamId ?? undefined,
+      markSubmitting: () => this.generations.states.markSubmitStarted(generation.id, this.runner.worker),
+      saveUpstreamId: (upstreamId) => this.generations.states.saveUpstreamId(generation.id, this.runner.worker, upstreamId),
+    };
+  }
+
+  private async keyframeImage(generation: GenerationRow, position: KeyframePositionName): Promise<Buffer | undefined> {
+    const frame = generation.keyframes.find((k) => k.position === position);
+    if (!frame) return undefined;
+    if (frame.kind === 'generation') {
+      const source = await this.generations.findById(frame.sourceGenerationId!);
+      const video = source?.state === 'completed' ? (await this.media.listForTasks([source.id])).find((m) => m.role === 'video') : undefined;
+      const bytes = video ? await this.media.readBytes(video) : null;
+      if (!bytes) throw new TaskFailure(`keyframes.${position} names generation ${frame.sourceGenerationId}, which has no completed video to continue from`);
+      return lastFrame(bytes);
+    }
+    let bytes: Buffer;
+    try {
+      bytes = (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
+    } catch (err) {
+      if (err instanceof OutboundError) throw new TaskFailure(`could not fetch keyframes.${position}.url: ${err.message}`);
+      throw err;
+    }
+    const meta = await sharp(bytes).metadata().catch(() => null);
+    if (!meta?.width || !meta.height) throw new TaskFailure(`keyframes.${position}.url is not an image (its bytes are not a format we can read)`);
+    return bytes;
+  }
+
+  private async complete(generation: GenerationRow, worker: string, result: VideoResult): Promise<boolean> {
+    const common = { owner: generation.owner, taskId: generation.id, index: 0, width: result.width || null, height: result.height || null };
+    await this.media.store({ ...common, role: 'video', bytes: result.video, contentType: 'video/mp4' });
+    if (result.thumbnail.length > 0) await this.media.store({ ...common, role: 'thumbnail', bytes: result.thumbnail, contentType: result.thumbnailType });
+    if (await this.generations.markCompleted(generation.id, worker)) {
+      this.logger.log({ msg: 'video generation completed', generation_id: generation.id, bytes: result.video.length });
+      return true;
+    }
+    if ((await this.generations.findById(generation.id))?.state !== 'completed') await this.media.deleteForTasks([generation.id]);
+    return false;
+  }
+
+  async failOverdue(): Promise<number> {
+    return (await this.generations.states.failOverdue(`timed out: the generation did not finish within ${this.config.taskTimeoutS.video} s`, this.generations.onChange)).length;
+  }
+
+  async requeueAbandoned(): Promise<number> {
+    const ids = await this.generations.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, ids) => {
+      for (const generationId of ids) await this.queue.send('video.run', { generationId }, { db });
+    });
+    return ids.length;
+  }
+
+  private async expireMedia(cutoff: Date): Promise<number> {
+    const ids = await this.generations.states.markMediaExpired(cutoff);
+    await this.media.deleteForTasks(ids);
+    return ids.length;
+  }
+}
