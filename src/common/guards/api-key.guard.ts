@@ -25,6 +25,10 @@ export class ApiKeyGuard implements CanActivate {
       return true;
     }
     const req = context.switchToHttp().getRequest<Request>();
+    if (!this.config.runsApi) {
+      // ROLE=worker serves only the health checks (public routes)
+      throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}: this instance runs workers only (ROLE=worker)`);
+    }
     const credential = credentialOf(req);
     if (access === 'admin' && !this.config.adminApiKey) {
       throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`);

@@ -27,6 +27,8 @@ export interface TaskLease<T> {
 export interface TaskStep<T, R> {
   lease: TaskLease<T>;
   deadlineOf(task: T): Date;
+  /** The failure reason when the deadline passes. */
+  timeoutReason: string;
   attemptsOf(task: T): number;
   step(task: T): Promise<StepOutcome<R>>;
   /** processing → done, only while this worker holds the lease; false if it no longer does. */
@@ -57,7 +59,7 @@ export class TaskRunner {
     const task = await spec.lease.claim(id, this.worker, leaseS);
     if (!task) return; // finished, deleted, or held by a live worker: nothing to do
     if (spec.deadlineOf(task).getTime() <= Date.now()) {
-      await spec.lease.fail(id, this.worker, 'the task did not finish before its deadline');
+      await spec.lease.fail(id, this.worker, spec.timeoutReason);
       return;
     }
     const beat = setInterval(() => {
@@ -68,7 +70,9 @@ export class TaskRunner {
       switch (outcome.kind) {
         case 'done':
           if (!(await spec.complete(task, this.worker, outcome.result))) {
-            this.logger.warn(`task ${id} finished, but another worker or the deadline got there first; result dropped`);
+            // Too late (the deadline passed: fail it, if it is still ours) or taken over by another worker.
+            const failed = await spec.lease.fail(id, this.worker, spec.timeoutReason);
+            this.logger.warn(`task ${id} finished too late; ${failed ? 'it failed on its deadline' : 'another worker or the sweeper had already ended it'}; result dropped`);
           }
           return;
         case 'failed':

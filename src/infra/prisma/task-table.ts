@@ -83,22 +83,26 @@ export class TaskTable {
     return this.end(id, worker, 'failed', { [this.spec.message]: reason }, inTx);
   }
 
-  /** processing → done, while this worker holds the lease; `columns` are set in the same update. */
+  /**
+   * processing → done, while this worker holds the lease and the deadline has not passed (a result that
+   * comes too late does not count); `columns` are set in the same update. The finishing worker stays
+   * recorded in lease_owner (with no lease_until), to tell which instance ran the task.
+   */
   async finish(id: string, worker: string, columns: Record<string, unknown> = {}, inTx?: InTransaction): Promise<boolean> {
-    return this.end(id, worker, this.spec.done, { [this.spec.message]: null, ...columns }, inTx);
+    return this.end(id, worker, this.spec.done, { [this.spec.message]: null, lease_owner: worker, ...columns }, inTx, 'AND deadline_at > now()');
   }
 
-  private async end(id: string, worker: string, to: string, columns: Record<string, unknown>, inTx?: InTransaction): Promise<boolean> {
+  private async end(id: string, worker: string, to: string, columns: Record<string, unknown>, inTx?: InTransaction, guard = ''): Promise<boolean> {
     const { table, status, processing } = this.spec;
-    const names = Object.keys(columns);
-    const sets = names.map((name, i) => `"${name}" = $${i + 3}`).join(', ');
+    const assignments: Record<string, unknown> = { lease_owner: null, ...columns };
+    const sets = Object.keys(assignments).map((name, i) => `"${name}" = $${i + 3}`).join(', ');
     return this.prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-        `UPDATE "${table}" SET "${status}" = '${to}', ${sets}${sets ? ',' : ''} finished_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
-         WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2 RETURNING id`,
+        `UPDATE "${table}" SET "${status}" = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
+         WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2 ${guard} RETURNING id`,
         id,
         worker,
-        ...Object.values(columns),
+        ...Object.values(assignments),
       );
       if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id]);
       return rows.length === 1;

@@ -49,7 +49,7 @@ export class QueueService implements OnModuleInit, OnApplicationShutdown {
   async send<N extends JobName>(name: N, payload: JobPayloads[N], options: SendOptions = {}): Promise<string | null> {
     return this.boss.send(name, payload, {
       db: options.db,
-      startAfter: options.startAfterSeconds ? Math.ceil(options.startAfterSeconds) : undefined,
+      startAfter: options.startAfterSeconds ? new Date(Date.now() + options.startAfterSeconds * 1000) : undefined,
       singletonKey: options.singletonKey,
     } as PgBoss.SendOptions);
   }

@@ -11,6 +11,10 @@ import { AUDIO_PROVIDERS, type AudioFacts, type AudioProvider } from './provider
 export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
   readonly kind = 'audio';
 
+  private get timeoutReason(): string {
+    return `timed out: the upload did not finish within ${this.config.taskTimeoutS.audio} s`;
+  }
+
   constructor(
     private readonly config: AppConfig,
     private readonly queue: QueueService,
@@ -32,6 +36,7 @@ export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
     return this.runner.run<AudioUploadRow, AudioFacts>(uploadId, {
       lease: this.uploads,
       deadlineOf: (u) => u.deadlineAt,
+      timeoutReason: this.timeoutReason,
       attemptsOf: (u) => u.attempts,
       step: (u) =>
         provider.step(u, {
@@ -44,7 +49,7 @@ export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
   }
 
   async failOverdue(): Promise<number> {
-    return (await this.uploads.states.failOverdue(`timed out: the upload did not finish within ${this.config.taskTimeoutS.audio} s`, this.uploads.onChange)).length;
+    return (await this.uploads.states.failOverdue(this.timeoutReason, this.uploads.onChange)).length;
   }
 
   async requeueAbandoned(): Promise<number> {

@@ -16,6 +16,10 @@ import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandR
 @Injectable()
 export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
   readonly kind = 'expand';
+
+  private get timeoutReason(): string {
+    return `timed out: the task did not finish within ${this.config.taskTimeoutS.expand} s`;
+  }
   private readonly logger = new Logger(ExpandProcessor.name);
 
   constructor(
@@ -42,6 +46,7 @@ export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
     return this.runner.run<ExpandTaskRow, ExpandResultImage[]>(taskId, {
       lease: this.tasks,
       deadlineOf: (task) => task.deadlineAt,
+      timeoutReason: this.timeoutReason,
       attemptsOf: (task) => task.attempts,
       step: (task): Promise<StepOutcome<ExpandResultImage[]>> => provider.step(task, this.contextFor(task)),
       complete: (task, worker, images) => this.complete(task, worker, images),
@@ -95,7 +100,7 @@ export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
   }
 
   async failOverdue(): Promise<number> {
-    const failed = await this.tasks.states.failOverdue(`timed out: the task did not finish within ${this.config.taskTimeoutS.expand} s`, this.tasks.onChange);
+    const failed = await this.tasks.states.failOverdue(this.timeoutReason, this.tasks.onChange);
     return failed.length;
   }
 

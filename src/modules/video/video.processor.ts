@@ -15,6 +15,10 @@ import { type GenerationRow, VideoRepository } from './video.repository.js';
 @Injectable()
 export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
   readonly kind = 'video';
+
+  private get timeoutReason(): string {
+    return `timed out: the generation did not finish within ${this.config.taskTimeoutS.video} s`;
+  }
   private readonly logger = new Logger(VideoProcessor.name);
 
   constructor(
@@ -41,6 +45,7 @@ export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
     return this.runner.run<GenerationRow, VideoResult>(generationId, {
       lease: this.generations,
       deadlineOf: (g) => g.deadlineAt,
+      timeoutReason: this.timeoutReason,
       attemptsOf: (g) => g.attempts,
       step: (g) => provider.step(g, this.contextFor(g)),
       complete: (g, worker, result) => this.complete(g, worker, result),
@@ -92,7 +97,7 @@ export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
   }
 
   async failOverdue(): Promise<number> {
-    return (await this.generations.states.failOverdue(`timed out: the generation did not finish within ${this.config.taskTimeoutS.video} s`, this.generations.onChange)).length;
+    return (await this.generations.states.failOverdue(this.timeoutReason, this.generations.onChange)).length;
   }
 
   async requeueAbandoned(): Promise<number> {

@@ -110,22 +110,27 @@ function blend(a: Buffer, b: Buffer, mix: number): Buffer {
   return out;
 }
 
+const WAVE_STEPS = 1024;
+/** One period of each channel's colour wave, as a lookup table (integer work per pixel, no trigonometry). */
+const WAVE = [0, 0.33, 0.67].map((offset, c) =>
+  Uint8Array.from({ length: WAVE_STEPS }, (_, i) => [128, 110, 150][c] + [90, 80, 90][c] * Math.cos(2 * Math.PI * (i / WAVE_STEPS + offset))),
+);
+
 /** A diagonal colour wave whose phase moves with t; phase 0 and 1 give the same frame. */
 function gradient(width: number, height: number, phase: number, title: Buffer): Buffer {
   const out = Buffer.allocUnsafe(width * height * 3);
-  const tau = 2 * Math.PI;
+  const shift = Math.round(phase * WAVE_STEPS);
+  const [red, green, blue] = WAVE;
   for (let y = 0; y < height; y++) {
+    const rowPhase = (y / height) * 0.3 * WAVE_STEPS + shift;
     for (let x = 0; x < width; x++) {
-      const p = (x / width) * 0.7 + (y / height) * 0.3 + phase;
+      const step = (((x / width) * 0.7 * WAVE_STEPS + rowPhase) | 0) & (WAVE_STEPS - 1);
       const i = (y * width + x) * 3;
       const j = (y * width + x) * 4;
-      const alpha = title[j + 3] / 255;
-      const r = 128 + 90 * Math.cos(tau * p);
-      const g = 110 + 80 * Math.cos(tau * (p + 0.33));
-      const b = 150 + 90 * Math.cos(tau * (p + 0.67));
-      out[i] = r + (title[j] - r) * alpha;
-      out[i + 1] = g + (title[j + 1] - g) * alpha;
-      out[i + 2] = b + (title[j + 2] - b) * alpha;
+      const alpha = title[j + 3];
+      out[i] = red[step] + (((title[j] - red[step]) * alpha) >> 8);
+      out[i + 1] = green[step] + (((title[j + 1] - green[step]) * alpha) >> 8);
+      out[i + 2] = blue[step] + (((title[j + 2] - blue[step]) * alpha) >> 8);
     }
   }
   return out;

@@ -1,0 +1,143 @@
+import { loadConfig } from '../../src/infra/config/app-config.js';
+import { nonPublicReason } from '../../src/infra/outbound/address-policy.js';
+import { OutboundError, SafeFetchService } from '../../src/infra/outbound/safe-fetch.service.js';
+import { startServer, type TestServer } from '../support/http-server.js';
+
+function fetcher(env: Record<string, string> = {}): SafeFetchService {
+  return new SafeFetchService(loadConfig({ OUTBOUND_TIMEOUT_MS: '1500', OUTBOUND_CONNECT_TIMEOUT_MS: '1000', ...env }));
+}
+
+async function failure(promise: Promise<unknown>): Promise<OutboundError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof OutboundError) return err;
+    throw err;
+  }
+  throw new Error('expected the fetch to fail');
+}
+
+describe('address policy', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.5.4', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.169.254', 'linkLocal'],
+    ['100.64.0.1', 'carrierGradeNat'],
+    ['0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'linkLocal'],
+    ['fc00::1', 'uniqueLocal'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['2002:7f00:1::', '6to4'],
+    ['64:ff9b::a00:1', 'rfc6052'],
+  ])('refuses %s (%s)', (address, range) => {
+    expect(nonPublicReason(address)).toContain(range);
+  });
+
+  it.each(['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111'])('allows the public address %s', (address) => {
+    expect(nonPublicReason(address)).toBeNull();
+  });
+});
+
+describe('SafeFetchService', () => {
+  let server: TestServer;
+  let hops = 0;
+  beforeAll(async () => {
+    server = await startServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/ok') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(`host=${req.headers.host}`);
+      } else if (url.pathname === '/redirect') {
+        hops++;
+        const left = Number(url.searchParams.get('n'));
+        res.writeHead(302, { location: left > 0 ? `/redirect?n=${left - 1}` : '/ok' }).end();
+      } else if (url.pathname === '/to-ip') {
+        res.writeHead(302, { location: `http://127.0.0.1:${server.port}/ok` }).end();
+      } else if (url.pathname === '/big-declared') {
+        res.writeHead(200, { 'content-length': String(2 * 1024 * 1024) });
+        res.end(Buffer.alloc(2 * 1024 * 1024));
+      } else if (url.pathname === '/big-stream') {
+        res.writeHead(200); // chunked: no length to check beforehand
+        const chunk = Buffer.alloc(64 * 1024);
+        let sent = 0;
+        const push = () => {
+          while (sent < 40) {
+            sent++;
+            if (!res.write(chunk)) return void res.once('drain', push);
+          }
+          res.end();
+        };
+        push();
+      } else if (url.pathname === '/hang') {
+        // never answers
+      } else {
+        res.writeHead(404).end('nope');
+      }
+    });
+  });
+  afterAll(() => server.close());
+
+  it('refuses loopback, private and link-local targets by default, without connecting', async () => {
+    const f = fetcher();
+    const before = server.requests.length;
+    for (const url of [`${server.url}/ok`, `http://localhost:${server.port}/ok`, `http://[::1]:${server.port}/ok`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://0.0.0.0/']) {
+      const err = await failure(f.fetchBytes(url, 1024));
+      expect([url, err.kind]).toEqual([url, 'refused']);
+      expect(err.message).toMatch(/private targets are refused/);
+    }
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('fetches only http and https', async () => {
+    for (const url of ['file:///etc/passwd', 'ftp://example.com/x', 'gopher://x/']) {
+      expect((await failure(fetcher().fetchBytes(url, 1024))).kind).toBe('refused');
+    }
+  });
+
+  it('lets ALLOW_PRIVATE_URLS and OUTBOUND_ALLOW_HOSTS through, connecting to the checked address with the original Host', async () => {
+    expect((await fetcher({ ALLOW_PRIVATE_URLS: 'true' }).fetchBytes(`${server.url}/ok`, 1024)).body.toString()).toBe(`host=127.0.0.1:${server.port}`);
+    const allowed = fetcher({ OUTBOUND_ALLOW_HOSTS: 'other.example, localhost' });
+    expect((await allowed.fetchBytes(`http://localhost:${server.port}/ok`, 1024)).body.toString()).toBe(`host=localhost:${server.port}`);
+    expect((await failure(allowed.fetchBytes(`${server.url}/ok`, 1024))).kind).toBe('refused');
+  });
+
+  it('checks every redirect target again', async () => {
+    const allowed = fetcher({ OUTBOUND_ALLOW_HOSTS: 'localhost' });
+    const err = await failure(allowed.fetchBytes(`http://localhost:${server.port}/to-ip`, 1024));
+    expect([err.kind, err.message]).toEqual(['refused', expect.stringMatching(/127\.0\.0\.1 is not a public address/)]);
+  });
+
+  it('follows at most 3 redirects', async () => {
+    const f = fetcher({ ALLOW_PRIVATE_URLS: 'true' });
+    expect((await f.fetchBytes(`${server.url}/redirect?n=2`, 1024)).status).toBe(200); // 3 hops
+    hops = 0;
+    const err = await failure(f.fetchBytes(`${server.url}/redirect?n=3`, 1024)); // 4 hops
+    expect([err.kind, err.message]).toEqual(['redirects', 'too many redirects (more than 3)']);
+    expect(hops).toBe(4);
+  });
+
+  it('caps the bytes read: a declared length over the cap, and a stream that grows past it', async () => {
+    const f = fetcher({ ALLOW_PRIVATE_URLS: 'true' });
+    expect((await failure(f.fetchBytes(`${server.url}/big-declared`, 1024 * 1024))).kind).toBe('too_large');
+    expect((await failure(f.fetchBytes(`${server.url}/big-stream`, 1024 * 1024))).kind).toBe('too_large');
+    expect((await f.fetchBytes(`${server.url}/big-stream`, 4 * 1024 * 1024)).body.length).toBe(40 * 64 * 1024);
+  });
+
+  it('gives up on a server that never answers, within the total timeout', async () => {
+    const started = Date.now();
+    const err = await failure(fetcher({ ALLOW_PRIVATE_URLS: 'true' }).fetchBytes(`${server.url}/hang`, 1024));
+    expect(err.kind).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('reports a non-2xx answer with its status', async () => {
+    const err = await failure(fetcher({ ALLOW_PRIVATE_URLS: 'true' }).fetchBytes(`${server.url}/missing`, 1024));
+    expect([err.kind, err.status]).toEqual(['status', 404]);
+  });
+});

@@ -1,0 +1,209 @@
+import sharp from 'sharp';
+import { png } from '../support/images.js';
+import { probeVideo } from '../support/media.js';
+import { pollUntil } from '../support/poll.js';
+import { type FakeUpstream, startFakeAudioAggregator, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+
+const EXPAND = '/video-a/v1/images/editing/expand';
+const GEN = '/video-b/v1/generations';
+const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0, right_expansion_ratio: 0 };
+const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' };
+
+async function download(url: string): Promise<Buffer> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+describe('relay to Kling (expand)', () => {
+  let kling: FakeUpstream;
+  let t: TestApp;
+  let key: string;
+  let image: string;
+  beforeAll(async () => {
+    kling = await startFakeKling('ak-test', 'sk-test-secret');
+    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '1500' });
+    key = await t.createKey();
+    image = (await png(300, 300)).toString('base64');
+  });
+  afterAll(async () => {
+    await t.close();
+    await kling.close();
+  });
+  beforeEach(() => Object.assign(kling.knobs, { createBusy: 0, createHangMs: 0, createRefusal: undefined, queryErrors: 0, failWith: undefined, pollsUntilDone: 2 }));
+
+  const run = async (body: Record<string, unknown>) => {
+    const created = await api(t.url, 'POST', EXPAND, { key, body });
+    expect(created.status).toBe(200);
+    const id = created.body.data.task_id as string;
+    const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { what: 'the relayed task' });
+    return { id, data: done.body.data, text: done.text };
+  };
+
+  it('forwards the task with a valid Kling JWT, polls it, and copies the result images into our storage', async () => {
+    const { id, data, text } = await run({ image, ...RATIOS, n: 2, prompt: 'sea' });
+    expect(data.task_status).toBe('succeed');
+    expect(kling.authFailures).toEqual([]);
+    const [upstreamId, upstream] = [...kling.created.entries()].find(([, v]) => v.body.external_task_id === id)!;
+    expect(upstream.body).toEqual(expect.objectContaining({ image, up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, n: 2, prompt: 'sea', external_task_id: id }));
+    expect(text).not.toContain(upstreamId); // the upstream's id stays private
+    expect(data.task_result.images).toHaveLength(2);
+    for (const img of data.task_result.images) {
+      expect(img.url).toMatch(/\/media\//);
+      expect((await sharp(await download(img.url)).metadata()).width).toBe(640);
+    }
+  });
+
+  it('retries 429 and 5xx answers with backoff, and still creates one task', async () => {
+    kling.knobs.createBusy = 2;
+    kling.knobs.queryErrors = 4;
+    const before = kling.created.size;
+    const { data } = await run({ image, ...RATIOS });
+    expect(data.task_status).toBe('succeed');
+    expect(kling.created.size).toBe(before + 1);
+  });
+
+  it("fails the task with the upstream's message on a 4xx", async () => {
+    kling.knobs.createRefusal = { status: 400, body: { code: 1201, message: 'image resolution is too low', request_id: 'x', data: null } };
+    const { data } = await run({ image, ...RATIOS });
+    expect(data.task_status).toBe('failed');
+    expect(data.task_status_msg).toMatch(/image resolution is too low/);
+  });
+
+  it("maps the upstream's failed state and message onto ours", async () => {
+    kling.knobs.failWith = 'Failure to pass the risk control system';
+    const { data } = await run({ image, ...RATIOS });
+    expect([data.task_status, data.task_status_msg]).toEqual(['failed', 'the upstream failed the task: Failure to pass the risk control system']);
+  });
+
+  it('does not send a create twice when its answer never arrived: it finds the task by external_task_id', async () => {
+    kling.knobs.createHangMs = 4000; // longer than OUTBOUND_TIMEOUT_MS
+    const before = kling.created.size;
+    const { id, data } = await run({ image, ...RATIOS });
+    expect(data.task_status).toBe('succeed');
+    expect(kling.created.size).toBe(before + 1);
+    expect([...kling.created.values()].filter((c) => c.body.external_task_id === id)).toHaveLength(1);
+  });
+
+  it('fails with the refusal when the keys are wrong (the fake checks the JWT)', async () => {
+    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret' });
+    try {
+      const k = await wrong.createKey();
+      const created = await api(wrong.url, 'POST', EXPAND, { key: k, body: { image, ...RATIOS } });
+      const done = await pollUntil(() => api(wrong.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key: k }), (r) => r.body.data.task_status === 'failed');
+      expect(done.body.data.task_status_msg).toMatch(/Authentication failed/);
+      expect(kling.authFailures.some((f) => /signature/.test(f))).toBe(true);
+    } finally {
+      await wrong.close();
+    }
+  });
+});
+
+describe('relay to Luma (video)', () => {
+  let luma: FakeUpstream;
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    luma = await startFakeLuma('luma-key');
+    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '1500' });
+    key = await t.createKey();
+  });
+  afterAll(async () => {
+    await t.close();
+    await luma.close();
+  });
+  beforeEach(() => Object.assign(luma.knobs, { createHangMs: 0, createRefusal: undefined, failWith: undefined, pollsUntilDone: 2 }));
+
+  const run = async (body: Record<string, unknown>) => {
+    const created = await api(t.url, 'POST', GEN, { key, body });
+    return pollUntil(() => api(t.url, 'GET', `${GEN}/${created.body.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { what: 'the relayed generation' });
+  };
+
+  it('follows queued → dreaming → completed and copies the video and thumbnail', async () => {
+    const done = await run({ prompt: 'a fox', aspect_ratio: '4:3', loop: true, keyframes: { frame0: { type: 'image', url: 'https://example.com/f.jpg' } } });
+    expect(done.body.state).toBe('completed');
+    expect(luma.authFailures).toEqual([]);
+    const upstream = [...luma.created.values()].at(-1)!;
+    expect(upstream.body).toEqual({ prompt: 'a fox', aspect_ratio: '4:3', loop: true, keyframes: { frame0: { type: 'image', url: 'https://example.com/f.jpg' } } });
+    const video = await download(done.body.assets.video);
+    expect((await probeVideo(video)).codec).toBe('h264');
+    expect((await sharp(await download(done.body.assets.image)).metadata()).format).toBe('png');
+  });
+
+  it("continues from an earlier generation with the upstream's id for it", async () => {
+    const first = await run({ prompt: 'one' });
+    const firstUpstream = [...luma.created.keys()].at(-1);
+    const second = await run({ prompt: 'two', keyframes: { frame0: { type: 'generation', id: first.body.id } } });
+    expect(second.body.state).toBe('completed');
+    expect([...luma.created.values()].at(-1)!.body.keyframes).toEqual({ frame0: { type: 'generation', id: firstUpstream } });
+  });
+
+  it('maps failed and failure_reason', async () => {
+    luma.knobs.failWith = 'The prompt was flagged';
+    const done = await run({ prompt: 'x' });
+    expect([done.body.state, done.body.failure_reason, done.body.assets]).toEqual(['failed', 'the upstream failed the generation: The prompt was flagged', null]);
+  });
+
+  it('fails rather than risk a second generation when the create answer never arrived', async () => {
+    luma.knobs.createHangMs = 4000;
+    const before = luma.created.size;
+    const done = await run({ prompt: 'hang' });
+    expect(done.body.state).toBe('failed');
+    expect(done.body.failure_reason).toMatch(/never answered the create request; it was not sent again/);
+    expect(luma.created.size).toBe(before + 1);
+  });
+});
+
+describe('relay to an audio aggregator', () => {
+  it('registers the clip upstream and takes its facts when it is ready', async () => {
+    const agg = await startFakeAudioAggregator('agg-key');
+    const t = await startTestApp({ ...FAST, AUDIO_PROVIDER: 'relay', RELAY_AUDIO_URL: agg.url, RELAY_API_KEY: 'agg-key' });
+    try {
+      const key = await t.createKey();
+      const created = await api(t.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: 'https://example.com/song.mp3' } });
+      const done = await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${created.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
+      expect(done.body.data).toEqual(expect.objectContaining({ status: 'ready', format: 'mp3', duration: 12.5, size_bytes: 204800, sha256: 'ab'.repeat(32) }));
+      expect([...agg.created.values()][0].body).toEqual({ url: 'https://example.com/song.mp3' });
+    } finally {
+      await t.close();
+      await agg.close();
+    }
+  });
+});
+
+describe('relay to an upstream that speaks this same interface', () => {
+  it('chains two gateways: the front relays expand, video and audio to the back, which runs them on its sandbox', async () => {
+    const back = await startTestApp({ ALLOW_PRIVATE_URLS: 'true' });
+    const backKey = await back.createKey('front-gateway');
+    const front = await startTestApp({
+      ...FAST,
+      PROVIDER: 'relay',
+      RELAY_EXPAND_URL: `${back.url}/video-a`,
+      RELAY_VIDEO_URL: `${back.url}/video-b/v1`,
+      RELAY_AUDIO_URL: `${back.url}/music-a`,
+      RELAY_API_KEY: backKey,
+    });
+    try {
+      const key = await front.createKey();
+      const expand = await api(front.url, 'POST', EXPAND, { key, body: { image: (await png(400, 300)).toString('base64'), ...RATIOS, n: '2' } });
+      const expanded = await pollUntil(() => api(front.url, 'GET', `${EXPAND}/${expand.body.data.task_id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status));
+      expect(expanded.body.data.task_status).toBe('succeed');
+      expect(expanded.body.data.task_result.images).toHaveLength(2);
+      const meta = await sharp(await download(expanded.body.data.task_result.images[1].url)).metadata();
+      expect([meta.width, meta.height]).toEqual([400, 450]);
+
+      const video = await api(front.url, 'POST', GEN, { key, body: { prompt: 'chained', aspect_ratio: '1:1' } });
+      const generated = await pollUntil(() => api(front.url, 'GET', `${GEN}/${video.body.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { timeoutMs: 60_000 });
+      expect(generated.body.state).toBe('completed');
+      expect((await probeVideo(await download(generated.body.assets.video))).width).toBe(480);
+
+      const audio = await api(front.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: `${back.url}/health` } });
+      const uploaded = await pollUntil(() => api(front.url, 'GET', `/music-a/uploads/${audio.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
+      expect(uploaded.body.data).toEqual(expect.objectContaining({ status: 'failed', error: expect.stringMatching(/not audio/) }));
+    } finally {
+      await front.close();
+      await back.close();
+    }
+  });
+});

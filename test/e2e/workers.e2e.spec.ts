@@ -1,0 +1,114 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { TaskRunner } from '../../src/common/tasks/task-runner.js';
+import { png } from '../support/images.js';
+import { Child } from '../support/child-process.js';
+import { freePort } from '../support/free-port.js';
+import { pollUntil } from '../support/poll.js';
+import { api, createTestDatabase, startTestApp, type TestDatabase } from '../support/test-app.js';
+
+const EXPAND = '/video-a/v1/images/editing/expand';
+const body = async (n = 1) => ({ image: (await png(320, 320)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1, n });
+
+async function query<T extends pg.QueryResultRow>(db: TestDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('a worker killed mid-task', () => {
+  it('leaves the task to be finished, exactly once, after a restart (kill -9)', async () => {
+    const db = await createTestDatabase();
+    const port = await freePort();
+    const env = { DATABASE_URL: db.url, PORT: String(port), WORKER_LEASE_S: '2', SANDBOX_DELAY_MS: '5000', LOG_LEVEL: 'info', DATA_DIR: await mkdtemp(path.join(tmpdir(), 'mgw-crash-')) };
+    const base = `http://127.0.0.1:${port}`;
+    const cli = Child.start('dist/cli/key-create.js', ['--owner', 'crash', '--name', 'test'], env);
+    expect((await cli.exited).code).toBe(0);
+    const key = JSON.parse(cli.output.slice(cli.output.indexOf('{'))).key as string;
+
+    const first = Child.start('dist/main.js', [], env);
+    let second: Child | undefined;
+    try {
+      await first.waitFor(/listening/);
+      const created = await api(base, 'POST', EXPAND, { key, body: await body(2) });
+      const id = created.body.data.task_id as string;
+      await pollUntil(() => query<{ status: string }>(db, 'SELECT status FROM expand_tasks WHERE id = $1', [id]), (rows) => rows[0]?.status === 'processing', { what: 'the task to start' });
+      await first.stop('SIGKILL');
+
+      second = Child.start('dist/main.js', [], env);
+      await second.waitFor(/listening/);
+      const done = await pollUntil(() => api(base, 'GET', `${EXPAND}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data?.task_status), { timeoutMs: 60_000, what: 'the task to finish after the restart' });
+      expect(done.body.data.task_status).toBe('succeed');
+      expect(done.body.data.task_result.images).toHaveLength(2);
+
+      const [row] = await query<{ attempts: number; files: number }>(db, 'SELECT attempts, (SELECT count(*)::int FROM media WHERE task_id = $1) AS files FROM expand_tasks WHERE id = $1', [id]);
+      expect(row).toEqual({ attempts: 2, files: 2 });
+      const finishes = (out: string) => out.split('\n').filter((l) => l.includes('"expand task succeeded"') && l.includes(id)).length;
+      expect([finishes(first.output), finishes(second.output)]).toEqual([0, 1]);
+    } finally {
+      await first.stop('SIGKILL').catch(() => undefined);
+      await second?.stop('SIGTERM');
+      await db.drop();
+      await rm(env.DATA_DIR, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('two instances on one database', () => {
+  it('share the work without running any task twice', async () => {
+    const db = await createTestDatabase();
+    const env = { SANDBOX_DELAY_MS: '300', WORKER_CONCURRENCY: '2' };
+    const a = await startTestApp(env, { db });
+    const b = await startTestApp(env, { db });
+    try {
+      const key = await a.createKey();
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await api(i % 2 ? b.url : a.url, 'POST', EXPAND, { key, body: await body() })).body.data.task_id);
+      await pollUntil(() => query<{ n: number }>(db, "SELECT count(*)::int AS n FROM expand_tasks WHERE status = 'succeed'"), (rows) => rows[0].n === 12, { timeoutMs: 60_000, what: 'all tasks' });
+      const attempts = await query<{ attempts: number }>(db, 'SELECT attempts FROM expand_tasks');
+      expect(attempts.map((r) => r.attempts)).toEqual(Array(12).fill(1));
+      // the worker that finishes a task stays recorded as its lease owner
+      const finishers = await query<{ id: string; lease_owner: string }>(db, 'SELECT id, lease_owner FROM expand_tasks');
+      const doneBy = (app: typeof a) => new Set(finishers.filter((r) => r.lease_owner === app.app.get(TaskRunner).worker).map((r) => r.id));
+      const [byA, byB] = [doneBy(a), doneBy(b)];
+      expect(byA.size).toBeGreaterThan(0);
+      expect(byB.size).toBeGreaterThan(0);
+      expect([...byA].filter((id) => byB.has(id))).toEqual([]);
+      expect([...byA, ...byB].sort()).toEqual([...ids].sort());
+    } finally {
+      await b.close();
+      await a.close();
+      await db.drop();
+    }
+  });
+
+  it('splits the roles: an api-only instance queues, a worker-only instance runs', async () => {
+    const db = await createTestDatabase();
+    const api1 = await startTestApp({ ROLE: 'api' }, { db });
+    try {
+      const key = await api1.createKey();
+      const created = await api(api1.url, 'POST', EXPAND, { key, body: await body() });
+      const id = created.body.data.task_id;
+      // nothing runs it yet
+      expect((await api(api1.url, 'GET', `${EXPAND}/${id}`, { key })).body.data.task_status).toBe('submitted');
+      const worker = await startTestApp({ ROLE: 'worker' }, { db });
+      try {
+        const done = await pollUntil(() => api(api1.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: 'the worker instance' });
+        expect(done.body.data.task_result.images).toHaveLength(1);
+        expect((await api(worker.url, 'GET', `${EXPAND}/${id}`, { key })).status).toBe(404); // no API routes on a worker
+        expect((await api(worker.url, 'GET', '/health/ready')).status).toBe(200); // but its health checks
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      await api1.close();
+      await db.drop();
+    }
+  });
+});

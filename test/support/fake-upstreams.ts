@@ -1,0 +1,184 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { jwtVerify } from 'jose';
+import { png } from './images.js';
+import { testMp4 } from './media.js';
+import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
+
+/** Knobs a test turns to make a fake upstream misbehave. */
+export interface Misbehaviour {
+  /** Answer the next N create requests with 429 (Retry-After: 0), creating nothing. */
+  createBusy: number;
+  /** Create the task, then hold the answer this long (longer than the client waits: an ambiguous create). */
+  createHangMs: number;
+  /** Refuse creates with this HTTP status and body. */
+  createRefusal?: { status: number; body: unknown };
+  /** Answer the next N queries with 500. */
+  queryErrors: number;
+  /** End tasks failed with this message instead of succeeding. */
+  failWith?: string;
+  /** Queries before a task is done. */
+  pollsUntilDone: number;
+}
+
+export interface FakeUpstream {
+  server: TestServer;
+  url: string;
+  knobs: Misbehaviour;
+  /** Tasks created, by upstream id. */
+  created: Map<string, { body: Record<string, unknown>; polls: number }>;
+  authFailures: string[];
+  close(): Promise<void>;
+}
+
+const defaults = (): Misbehaviour => ({ createBusy: 0, createHangMs: 0, queryErrors: 0, pollsUntilDone: 2 });
+
+/**
+ * Kling's image expand API: POST /v1/images/editing/expand and GET …/{task_id or external_task_id},
+ * answered by the `{code, message, request_id, data}` envelope, behind a JWT it verifies as Kling does
+ * (HS256 signed with the secret key, iss = access key, exp = now + 1800 s, nbf = now - 5 s).
+ */
+export async function startFakeKling(accessKey: string, secretKey: string): Promise<FakeUpstream> {
+  const created: FakeUpstream['created'] = new Map();
+  const authFailures: string[] = [];
+  const knobs = defaults();
+  const image = await png(640, 480);
+  let seq = 0;
+  const envelope = (data: unknown, code = 0, message = 'SUCCEED') => ({ code, message, request_id: `kling-req-${++seq}`, data });
+
+  async function authorised(headers: IncomingHttpHeaders): Promise<boolean> {
+    const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
+    try {
+      if (!token) throw new Error('no bearer token');
+      const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secretKey), { issuer: accessKey, algorithms: ['HS256'] });
+      const now = Math.floor(Date.now() / 1000);
+      if (protectedHeader.typ !== 'JWT') throw new Error('typ is not JWT');
+      if (Math.abs(payload.exp! - (now + 1800)) > 10) throw new Error(`exp is not now + 1800 s: ${payload.exp! - now}`);
+      if (Math.abs(payload.nbf! - (now - 5)) > 10) throw new Error(`nbf is not now - 5 s: ${payload.nbf! - now}`);
+      return true;
+    } catch (err) {
+      authFailures.push((err as Error).message);
+      return false;
+    }
+  }
+
+  const server = await startServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname.startsWith('/files/')) return sendBytes(res, 'image/png', image);
+    if (!(await authorised(req.headers))) return sendJson(res, 401, envelope(null, 1000, 'Authentication failed'));
+    if (req.method === 'POST' && url.pathname === '/v1/images/editing/expand') {
+      if (knobs.createBusy > 0) {
+        knobs.createBusy--;
+        res.setHeader('retry-after', '0');
+        return sendJson(res, 429, envelope(null, 1302, 'API request too fast'));
+      }
+      if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
+      const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
+      const id = `kling-${created.size + 1}`;
+      created.set(id, { body, polls: 0 });
+      if (knobs.createHangMs) await new Promise((r) => setTimeout(r, knobs.createHangMs));
+      return sendJson(res, 200, envelope({ task_id: id, task_status: 'submitted', task_info: { external_task_id: body.external_task_id }, created_at: Date.now(), updated_at: Date.now() }));
+    }
+    const query = /^\/v1\/images\/editing\/expand\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && query) {
+      if (knobs.queryErrors > 0) {
+        knobs.queryErrors--;
+        return sendJson(res, 500, envelope(null, 5000, 'Server internal error'));
+      }
+      const key = decodeURIComponent(query[1]);
+      const entry = [...created.entries()].find(([id, t]) => id === key || t.body.external_task_id === key);
+      if (!entry) return sendJson(res, 404, envelope(null, 1203, 'The requested resource does not exist'));
+      const [id, task] = entry;
+      task.polls++;
+      const done = task.polls >= knobs.pollsUntilDone;
+      const status = !done ? 'processing' : knobs.failWith ? 'failed' : 'succeed';
+      const n = Number(task.body.n ?? 1);
+      return sendJson(
+        res,
+        200,
+        envelope({
+          task_id: id,
+          task_status: status,
+          task_status_msg: status === 'failed' ? knobs.failWith : '',
+          task_info: { external_task_id: task.body.external_task_id },
+          task_result: { images: status === 'succeed' ? Array.from({ length: n }, (_, i) => ({ index: i, url: `${server.url}/files/${id}-${i}.png` })) : [] },
+        }),
+      );
+    }
+    sendJson(res, 404, envelope(null, 1203, 'no such route'));
+  });
+  return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+}
+
+/** Luma's generations API: queued → dreaming → completed | failed, with `failure_reason` and `assets`. */
+export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
+  const created: FakeUpstream['created'] = new Map();
+  const authFailures: string[] = [];
+  const knobs = defaults();
+  const video = testMp4(1);
+  const thumb = await png(320, 240);
+  const server = await startServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/files/video.mp4') return sendBytes(res, 'video/mp4', video);
+    if (url.pathname === '/files/thumb.png') return sendBytes(res, 'image/png', thumb);
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      authFailures.push(req.headers.authorization ?? 'none');
+      return sendJson(res, 401, { detail: 'Invalid API key' });
+    }
+    const record = (id: string, state: string) => ({
+      id,
+      state,
+      failure_reason: state === 'failed' ? knobs.failWith : null,
+      created_at: new Date().toISOString(),
+      assets: state === 'completed' ? { video: `${server.url}/files/video.mp4`, image: `${server.url}/files/thumb.png` } : null,
+      request: created.get(id)?.body,
+    });
+    if (req.method === 'POST' && url.pathname === '/generations') {
+      if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
+      const id = `luma-${created.size + 1}`;
+      created.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
+      if (knobs.createHangMs) await new Promise((r) => setTimeout(r, knobs.createHangMs));
+      return sendJson(res, 201, record(id, 'queued'));
+    }
+    const get = /^\/generations\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && get && created.has(get[1])) {
+      const task = created.get(get[1])!;
+      task.polls++;
+      const state = task.polls < knobs.pollsUntilDone ? 'dreaming' : knobs.failWith ? 'failed' : 'completed';
+      return sendJson(res, 200, record(get[1], state));
+    }
+    sendJson(res, 404, { detail: 'Not found' });
+  });
+  return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+}
+
+/** A Suno-style aggregator's audio upload: POST /uploads/audio-url, then GET /uploads/{id} until ready. */
+export async function startFakeAudioAggregator(apiKey: string): Promise<FakeUpstream> {
+  const created: FakeUpstream['created'] = new Map();
+  const authFailures: string[] = [];
+  const knobs = defaults();
+  const server = await startServer((req, res) => {
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      authFailures.push(req.headers.authorization ?? 'none');
+      return sendJson(res, 401, { code: 'unauthorized', message: 'bad key' });
+    }
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'POST' && url.pathname === '/uploads/audio-url') {
+      const id = `clip-${created.size + 1}`;
+      created.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
+      return sendJson(res, 200, { code: 'success', message: '', data: id });
+    }
+    const get = /^\/uploads\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && get && created.has(get[1])) {
+      const task = created.get(get[1])!;
+      task.polls++;
+      const status = task.polls < knobs.pollsUntilDone ? 'pending' : knobs.failWith ? 'failed' : 'ready';
+      return sendJson(res, 200, {
+        code: 'success',
+        message: '',
+        data: { id: get[1], status, format: 'mp3', duration: 12.5, size_bytes: 204800, sha256: 'ab'.repeat(32), error: status === 'failed' ? knobs.failWith : null },
+      });
+    }
+    sendJson(res, 404, { code: 'not_found', message: 'no such upload' });
+  });
+  return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+}

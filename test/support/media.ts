@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { FFMPEG_PATH, probe } from '../../src/infra/ffmpeg/ffmpeg.js';
+
+/** A PCM WAV of a sine tone, built by hand (no tool needed). */
+export function wav(seconds: number, sampleRate = 8000): Buffer {
+  const samples = Math.round(seconds * sampleRate);
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / sampleRate)), i * 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+export function solid(width: number, height: number, rgb: [number, number, number]): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } }).png().toBuffer();
+}
+
+/** Runs `fn` with a temporary file holding `bytes`. */
+export async function withFile<T>(bytes: Buffer, ext: string, fn: (file: string) => Promise<T> | T): Promise<T> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-media-'));
+  const file = path.join(dir, `f.${ext}`);
+  writeFileSync(file, bytes);
+  try {
+    return await fn(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Duration, size and codec of an MP4, read with the shipped ffmpeg. */
+export function probeVideo(bytes: Buffer): Promise<{ durationS: number; width: number; height: number; codec: string }> {
+  return withFile(bytes, 'mp4', (file) => probe(file));
+}
+
+/** The mean RGB colour of the first or last frame of a video. */
+export function frameColour(video: Buffer, which: 'first' | 'last'): Promise<[number, number, number]> {
+  return withFile(video, 'mp4', async (file) => {
+    const seek = which === 'first' ? [] : ['-sseof', '-0.1'];
+    const png = execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1']);
+    const { channels } = await sharp(png).stats();
+    return [channels[0].mean, channels[1].mean, channels[2].mean].map(Math.round) as [number, number, number];
+  });
+}
+
+/** A small real MP4 (as an upstream would produce), made with the shipped ffmpeg. */
+export function testMp4(seconds = 1): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp4-'));
+  const file = path.join(dir, 'v.mp4');
+  try {
+    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=320x240:rate=24:duration=${seconds}`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-y', file]);
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
