@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
+import { png } from '../support/images.js';
+import { pollUntil } from '../support/poll.js';
 import { api } from '../support/test-app.js';
 
 const ADMIN = 'admin-secret-0123456789';
@@ -16,6 +18,7 @@ describe('npm start on the embedded database', () => {
   let dataDir: string;
   let env: Record<string, string>;
   let base: string;
+  let firstKey: string;
 
   beforeAll(async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'mgw-start-'));
@@ -33,6 +36,7 @@ describe('npm start on the embedded database', () => {
     const server = Child.start('dist/main.js', [], env);
     try {
       const [, key] = await server.waitFor(/First API key .*: (mgw_[A-Za-z0-9]{48})/);
+      firstKey = key;
       expect(server.output).toContain(`Swagger UI: ${base}/docs`);
       expect((await api(base, 'GET', '/health/ready')).status).toBe(200);
       expect((await api(base, 'GET', '/docs')).status).toBe(200);
@@ -52,19 +56,29 @@ describe('npm start on the embedded database', () => {
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   });
 
-  it('prints no new key on the next start, and restarts after a SIGKILL that left PostgreSQL running', async () => {
-    const first = Child.start('dist/main.js', [], env);
+  it('prints no new key on the next start, and after a SIGKILL mid-task (PostgreSQL left running) restarts and finishes the task', async () => {
+    const slow = { ...env, SANDBOX_DELAY_MS: '4000' };
+    const first = Child.start('dist/main.js', [], slow);
     await first.waitFor(/Swagger UI/);
     expect(first.output).not.toContain('First API key');
     expect(first.output).toContain('npm run key:create');
+    const created = await api(base, 'POST', '/video-a/v1/images/editing/expand', {
+      key: firstKey,
+      body: { image: (await png(300, 300)).toString('base64'), up_expansion_ratio: 0.5, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 },
+    });
+    const task = `/video-a/v1/images/editing/expand/${created.body.data.task_id}`;
+    await pollUntil(() => api(base, 'GET', task, { key: firstKey }), (r) => r.body.data.task_status === 'processing', { what: 'the task to start' });
     const pid = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     await first.stop('SIGKILL');
     expect(() => process.kill(pid, 0)).not.toThrow(); // the orphaned postgres still runs
 
-    const second = Child.start('dist/main.js', [], env);
+    const second = Child.start('dist/main.js', [], slow);
     try {
       await second.waitFor(/Swagger UI/);
       expect((await api(base, 'GET', '/health/ready')).status).toBe(200);
+      // the embedded database has no other instance: the dead run's lease is void at once (not after WORKER_LEASE_S = 30 s)
+      const done = await pollUntil(() => api(base, 'GET', task, { key: firstKey }), (r) => r.body.data.task_status === 'succeed', { timeoutMs: 15_000, what: 'the task to finish' });
+      expect(done.body.data.task_result.images).toHaveLength(1);
     } finally {
       expect((await second.stop('SIGTERM')).code).toBe(0);
     }

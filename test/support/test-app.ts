@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pg from 'pg';
@@ -65,7 +68,8 @@ export interface TestApp {
  */
 export async function startTestApp(env: Record<string, string> = {}, options: { db?: TestDatabase } = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
-  const config = loadConfig({ LOG_LEVEL: 'info', ...env, DATABASE_URL: db.url, PORT: '0' });
+  const dataDir = env.DATA_DIR ? undefined : await mkdtemp(path.join(tmpdir(), 'mgw-app-'));
+  const config = loadConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env, DATABASE_URL: db.url, PORT: '0' });
   const logs = new LogCapture();
   const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs)));
   await app.listen(0, '127.0.0.1');
@@ -80,6 +84,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     close: async () => {
       await app.close();
       if (!options.db) await db.drop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

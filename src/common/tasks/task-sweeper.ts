@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 
 /** A kind of task the sweeper looks after. */
@@ -8,6 +8,8 @@ export interface Sweepable {
   failOverdue(): Promise<number>;
   /** Re-queues processing tasks whose lease ran out (their worker died); returns how many. */
   requeueAbandoned(): Promise<number>;
+  /** Voids every lease (only when this instance is the only one: see AppConfig.soleInstance). */
+  expireLeases(): Promise<number>;
 }
 
 const SWEEP_INTERVAL_MS = 5000;
@@ -18,7 +20,7 @@ const SWEEP_INTERVAL_MS = 5000;
  * update, so a task is re-queued by one of them only.
  */
 @Injectable()
-export class TaskSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(TaskSweeper.name);
   private readonly kinds: Sweepable[] = [];
   private timer?: NodeJS.Timeout;
@@ -33,20 +35,32 @@ export class TaskSweeper implements OnApplicationBootstrap, OnApplicationShutdow
 
   onApplicationBootstrap(): void {
     if (!this.config.runsWorkers) return;
+    let first = true;
     const tick = () => {
-      this.running = this.sweep().finally(() => {
+      // Modules register in their own bootstrap hooks, so the first sweep comes after all of them.
+      const voidLeases = first && this.config.soleInstance ? this.expireLeases() : Promise.resolve();
+      first = false;
+      this.running = voidLeases.then(() => this.sweep()).finally(() => {
         this.running = undefined;
         if (!this.stopped) this.timer = setTimeout(tick, SWEEP_INTERVAL_MS * (0.75 + Math.random() / 2));
       });
     };
-    this.timer = setTimeout(tick, 500);
+    this.timer = setTimeout(tick, 1000);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
+  }
+
+  /** A previous run of this very instance (killed mid-task) held these leases; nobody else can. */
+  private async expireLeases(): Promise<void> {
+    for (const kind of this.kinds) {
+      const voided = await kind.expireLeases().catch(() => 0);
+      if (voided) this.logger.warn(`${voided} ${kind.kind} task(s) were left running by a previous run; taking them back`);
+    }
   }
 
   async sweep(): Promise<void> {

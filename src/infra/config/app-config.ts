@@ -172,6 +172,11 @@ export class AppConfig {
   readonly storageDriver!: StorageDriverName;
   /** Base of the absolute result URLs; when unset, the request's own host (or http://localhost:PORT). */
   readonly publicBaseUrl?: string;
+  /**
+   * Set when this process owns its database (the embedded one): no other instance can hold a task,
+   * so at start every lease left by a previous run is void at once.
+   */
+  readonly soleInstance!: boolean;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -260,5 +265,6 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     resultRetentionDays: vars.RESULT_RETENTION_DAYS,
     storageDriver: vars.STORAGE_DRIVER,
     publicBaseUrl: vars.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    soleInstance: false,
   });
 }

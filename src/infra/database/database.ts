@@ -23,5 +23,5 @@ export async function openDatabase(config: AppConfig, logger: Logger): Promise<O
     database: EMBEDDED_DATABASE_NAME,
     log: { info: (m) => logger.info(m), debug: (m) => logger.debug(m) },
   });
-  return { config: config.with({ databaseUrl: db.url }), embedded: true, close: () => db.stop() };
+  return { config: config.with({ databaseUrl: db.url, soleInstance: true }), embedded: true, close: () => db.stop() };
 }

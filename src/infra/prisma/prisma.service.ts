@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
@@ -10,7 +10,7 @@ import { applyMigrations } from '../database/migrator.js';
  * Only repositories inject it.
  */
 @Injectable()
-export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
+export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(PrismaService.name);
 
   constructor(private readonly config: AppConfig) {
@@ -22,7 +22,8 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
     await this.$connect();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Last of all at shutdown: workers (stopped in onModuleDestroy) may still finish their step first. */
+  async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
   }
 }

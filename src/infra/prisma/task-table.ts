@@ -144,6 +144,14 @@ export class TaskTable {
     });
   }
 
+  /** Voids every live lease (the previous run of a sole instance died holding them), so the sweeper re-queues at once. */
+  async expireLeases(): Promise<number> {
+    const { table, status, processing } = this.spec;
+    return this.prisma.$executeRawUnsafe(
+      `UPDATE "${table}" SET lease_owner = '${ABANDONED}', lease_until = now() - interval '1 second' WHERE "${status}" = '${processing}' AND lease_owner IS NOT NULL`,
+    );
+  }
+
   /** Before a create request goes upstream: if its answer never arrives, the next step knows to look before resending. */
   async markSubmitStarted(id: string, worker: string): Promise<void> {
     await this.prisma.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET submit_started_at = now() WHERE id = $1::uuid AND lease_owner = $2`, id, worker);

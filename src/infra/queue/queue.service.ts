@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
@@ -18,7 +18,7 @@ export interface SendOptions {
  * instances whose ROLE runs workers also poll, supervise (expiry, archiving) and run schedules.
  */
 @Injectable()
-export class QueueService implements OnModuleInit, OnApplicationShutdown {
+export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Queue');
   private readonly boss: PgBoss;
 
@@ -42,7 +42,8 @@ export class QueueService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** First at shutdown: stop fetching, let running jobs finish (up to 10 s), while the database is still open. */
+  async onModuleDestroy(): Promise<void> {
     await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
   }
 

@@ -52,6 +52,10 @@ export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
     return (await this.uploads.states.failOverdue(this.timeoutReason, this.uploads.onChange)).length;
   }
 
+  expireLeases(): Promise<number> {
+    return this.uploads.states.expireLeases();
+  }
+
   async requeueAbandoned(): Promise<number> {
     const ids = await this.uploads.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, ids) => {
       for (const uploadId of ids) await this.queue.send('audio.run', { uploadId }, { db });

@@ -104,6 +104,10 @@ export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
     return failed.length;
   }
 
+  expireLeases(): Promise<number> {
+    return this.tasks.states.expireLeases();
+  }
+
   async requeueAbandoned(): Promise<number> {
     const ids = await this.tasks.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, taskIds) => {
       for (const taskId of taskIds) await this.queue.send('expand.run', { taskId }, { db });

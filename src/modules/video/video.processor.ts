@@ -100,6 +100,10 @@ export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
     return (await this.generations.states.failOverdue(this.timeoutReason, this.generations.onChange)).length;
   }
 
+  expireLeases(): Promise<number> {
+    return this.generations.states.expireLeases();
+  }
+
   async requeueAbandoned(): Promise<number> {
     const ids = await this.generations.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, ids) => {
       for (const generationId of ids) await this.queue.send('video.run', { generationId }, { db });
