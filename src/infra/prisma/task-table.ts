@@ -1,3 +1,4 @@
+import type { TaskLease } from '../../common/tasks/task-runner.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { PrismaService } from './prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from './sql-executor.js';
@@ -51,6 +52,19 @@ export class TaskTable {
       leaseS,
     );
     return rows.length === 1;
+  }
+
+  /**
+   * The lease operations the task runner needs, reading the claimed row with `find`. Failing runs
+   * `onChange()` in the same transaction (notifications).
+   */
+  lease<T>(find: (id: string) => Promise<T | null>, onChange: () => InTransaction | undefined): TaskLease<T> {
+    return {
+      claim: async (id, worker, leaseS) => ((await this.claim(id, worker, leaseS)) ? find(id) : null),
+      heartbeat: (id, worker, leaseS) => this.heartbeat(id, worker, leaseS),
+      release: (id, worker, untilS, failed) => this.release(id, worker, untilS, failed),
+      fail: (id, worker, reason) => this.fail(id, worker, reason, onChange()),
+    };
   }
 
   async heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {

@@ -34,7 +34,7 @@ export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
   run(uploadId: string): Promise<void> {
     const provider = this.providers[this.config.providers.audio];
     return this.runner.run<AudioUploadRow, AudioFacts>(uploadId, {
-      lease: this.uploads,
+      lease: this.uploads.lease,
       deadlineOf: (u) => u.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (u) => u.attempts,

@@ -9,13 +9,16 @@ import type { AudioFacts } from './providers/audio-provider.js';
 export type AudioUploadRow = AudioUpload;
 
 @Injectable()
-export class AudioRepository implements TaskLease<AudioUploadRow> {
+export class AudioRepository {
   /** The guarded state changes: pending → processing → ready | failed. */
   readonly states: TaskTable;
+  /** What the task runner uses: claim, heartbeat, release, fail. */
+  readonly lease: TaskLease<AudioUploadRow>;
   onChange?: InTransaction;
 
   constructor(private readonly prisma: PrismaService) {
     this.states = new TaskTable(prisma, { table: 'audio_uploads', status: 'status', waiting: 'pending', processing: 'pending', done: 'ready', message: 'error' });
+    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
   /** The upload and its job, in one transaction. */
@@ -33,22 +36,6 @@ export class AudioRepository implements TaskLease<AudioUploadRow> {
 
   findById(id: string): Promise<AudioUploadRow | null> {
     return this.prisma.audioUpload.findUnique({ where: { id } });
-  }
-
-  async claim(id: string, worker: string, leaseS: number): Promise<AudioUploadRow | null> {
-    return (await this.states.claim(id, worker, leaseS)) ? this.findById(id) : null;
-  }
-
-  heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
-    return this.states.heartbeat(id, worker, leaseS);
-  }
-
-  release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void> {
-    return this.states.release(id, worker, untilS, failed);
-  }
-
-  fail(id: string, worker: string, reason: string): Promise<boolean> {
-    return this.states.fail(id, worker, reason, this.onChange);
   }
 
   markReady(id: string, worker: string, facts: AudioFacts): Promise<boolean> {

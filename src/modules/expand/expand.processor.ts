@@ -44,7 +44,7 @@ export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
   run(taskId: string): Promise<void> {
     const provider = this.providers[this.config.providers.expand];
     return this.runner.run<ExpandTaskRow, ExpandResultImage[]>(taskId, {
-      lease: this.tasks,
+      lease: this.tasks.lease,
       deadlineOf: (task) => task.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (task) => task.attempts,

@@ -31,12 +31,17 @@ export interface NewExpandTask {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
-export class ExpandRepository implements TaskLease<ExpandTaskRow> {
+export class ExpandRepository {
   /** The guarded state changes: submitted → processing → succeed | failed. */
   readonly states: TaskTable;
+  /** What the task runner uses: claim, heartbeat, release, fail. */
+  readonly lease: TaskLease<ExpandTaskRow>;
+  /** Set by the module to act inside each state change's transaction (notifications). */
+  onChange?: InTransaction;
 
   constructor(private readonly prisma: PrismaService) {
     this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message' });
+    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
   /** Inserts the task, its decoded image and its job in one transaction; a duplicate external_task_id of the owner is a CONFLICT. */
@@ -83,26 +88,7 @@ export class ExpandRepository implements TaskLease<ExpandTaskRow> {
     return input ? Buffer.from(input.bytes) : null;
   }
 
-  async claim(id: string, worker: string, leaseS: number): Promise<ExpandTaskRow | null> {
-    return (await this.states.claim(id, worker, leaseS)) ? this.findById(id) : null;
-  }
-
-  heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
-    return this.states.heartbeat(id, worker, leaseS);
-  }
-
-  release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void> {
-    return this.states.release(id, worker, untilS, failed);
-  }
-
-  fail(id: string, worker: string, reason: string): Promise<boolean> {
-    return this.states.fail(id, worker, reason, this.onChange);
-  }
-
   markSucceeded(id: string, worker: string): Promise<boolean> {
     return this.states.finish(id, worker, {}, this.onChange);
   }
-
-  /** Set by the module to act inside each state change's transaction (notifications). */
-  onChange?: InTransaction;
 }

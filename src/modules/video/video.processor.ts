@@ -43,7 +43,7 @@ export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
   run(generationId: string): Promise<void> {
     const provider = this.providers[this.config.providers.video];
     return this.runner.run<GenerationRow, VideoResult>(generationId, {
-      lease: this.generations,
+      lease: this.generations.lease,
       deadlineOf: (g) => g.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (g) => g.attempts,

@@ -12,14 +12,17 @@ export type NewGeneration = Pick<VideoGeneration, 'id' | 'owner' | 'prompt' | 'a
 const WITH_KEYFRAMES = { keyframes: true } as const;
 
 @Injectable()
-export class VideoRepository implements TaskLease<GenerationRow> {
+export class VideoRepository {
   /** The guarded state changes: pending → processing → completed | failed. */
   readonly states: TaskTable;
+  /** What the task runner uses: claim, heartbeat, release, fail. */
+  readonly lease: TaskLease<GenerationRow>;
   /** Set by the module to act inside each state change's transaction (notifications). */
   onChange?: InTransaction;
 
   constructor(private readonly prisma: PrismaService) {
     this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'processing', done: 'completed', message: 'failure_reason' });
+    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
   /** The generation, its keyframe media and its job, in one transaction. */
@@ -61,22 +64,6 @@ export class VideoRepository implements TaskLease<GenerationRow> {
   async deleteForOwner(owner: string, id: string): Promise<boolean> {
     const { count } = await this.prisma.videoGeneration.deleteMany({ where: { id, owner } });
     return count === 1;
-  }
-
-  async claim(id: string, worker: string, leaseS: number): Promise<GenerationRow | null> {
-    return (await this.states.claim(id, worker, leaseS)) ? this.findById(id) : null;
-  }
-
-  heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
-    return this.states.heartbeat(id, worker, leaseS);
-  }
-
-  release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void> {
-    return this.states.release(id, worker, untilS, failed);
-  }
-
-  fail(id: string, worker: string, reason: string): Promise<boolean> {
-    return this.states.fail(id, worker, reason, this.onChange);
   }
 
   markCompleted(id: string, worker: string): Promise<boolean> {
