@@ -14,6 +14,8 @@ import { RelayModule } from './infra/relay/relay.module.js';
 import { StorageModule } from './infra/storage/storage.module.js';
 import { TasksModule } from './common/tasks/tasks.module.js';
 import { MediaModule } from './modules/media/media.module.js';
+import { CallbacksModule } from './modules/callbacks/callbacks.module.js';
+import { MetricsModule } from './infra/metrics/metrics.module.js';
 import { HealthModule } from './modules/health/health.module.js';
 import { AudioModule } from './modules/audio/audio.module.js';
 import { EXPAND_BODY_LIMIT, ExpandModule } from './modules/expand/expand.module.js';
@@ -38,7 +40,9 @@ export class AppModule implements NestModule {
         TasksModule,
         KeysModule,
         HealthModule,
+        MetricsModule,
         MediaModule,
+        CallbacksModule,
         ExpandModule,
         VideoModule,
         AudioModule,

@@ -12,7 +12,7 @@ export interface TestServer {
 }
 
 /** An HTTP server on a free loopback port, standing in for something outside the service. */
-export async function startServer(handler: Handler): Promise<TestServer> {
+export async function startServer(handler: Handler, port = 0): Promise<TestServer> {
   const requests: TestServer['requests'] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -26,11 +26,11 @@ export async function startServer(handler: Handler): Promise<TestServer> {
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const listening = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url: `http://127.0.0.1:${listening}`,
+    port: listening,
     requests,
     close: () =>
       new Promise<void>((resolve) => {

@@ -126,6 +126,29 @@ class EnvironmentVariables {
 
   @IsOptional() @Matches(HTTP_URL, { message: 'PUBLIC_BASE_URL must be an http(s) URL such as https://media.example.com' })
   PUBLIC_BASE_URL?: string;
+
+  @IsOptional() @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, { message: 'CALLBACK_RETRY_SCHEDULE_S must be comma-separated seconds, such as 5,30,120' })
+  CALLBACK_RETRY_SCHEDULE_S: string = '5,30,120,600,1800,3600';
+
+  @IsOptional() @IsInt() @Min(1) @Max(30 * DAY_S)
+  CALLBACK_GIVE_UP_AFTER_S: number = DAY_S;
+
+  @IsOptional() @IsInt() @Min(100) @Max(60_000)
+  CALLBACK_TIMEOUT_MS: number = 10_000;
+
+  @IsOptional() @IsInt() @Min(0) @Max(30 * DAY_S)
+  WEBHOOK_ROTATION_OVERLAP_S: number = DAY_S;
+}
+
+export interface CallbackConfig {
+  /** Delay before each retry, in seconds; the last one repeats until giveUpAfterS. */
+  retryScheduleS: number[];
+  /** A notification not delivered this long after its cycle began is given up on. */
+  giveUpAfterS: number;
+  /** Per attempt. */
+  timeoutMs: number;
+  /** After a rotation, the previous secret also signs for this long. */
+  rotationOverlapS: number;
 }
 
 export interface RelayConfig {
@@ -177,6 +200,7 @@ export class AppConfig {
    * so at start every lease left by a previous run is void at once.
    */
   readonly soleInstance!: boolean;
+  readonly callbacks!: CallbackConfig;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -266,5 +290,11 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     storageDriver: vars.STORAGE_DRIVER,
     publicBaseUrl: vars.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     soleInstance: false,
+    callbacks: {
+      retryScheduleS: vars.CALLBACK_RETRY_SCHEDULE_S.split(',').map(Number),
+      giveUpAfterS: vars.CALLBACK_GIVE_UP_AFTER_S,
+      timeoutMs: vars.CALLBACK_TIMEOUT_MS,
+      rotationOverlapS: vars.WEBHOOK_ROTATION_OVERLAP_S,
+    },
   });
 }

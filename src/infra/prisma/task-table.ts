@@ -15,8 +15,8 @@ export interface TaskTableSpec {
   message: 'status_message' | 'failure_reason' | 'error';
 }
 
-/** Runs inside the transaction of a state change: enqueues jobs, writes notifications. */
-export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[]) => Promise<void>;
+/** Runs inside the transaction of a state change (to `status`): enqueues jobs, writes notifications. */
+export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[], status: string) => Promise<void>;
 
 /** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
 const ABANDONED = '~abandoned';
@@ -37,30 +37,35 @@ export class TaskTable {
    * waiting → processing, or processing → processing when nobody holds a live lease. `attempts` counts
    * the first start and take-overs (dead worker, unexpected error), not resumptions after a planned wait.
    */
-  async claim(id: string, worker: string, leaseS: number): Promise<boolean> {
+  async claim(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<boolean> {
     const { table, status, waiting, processing } = this.spec;
-    const rows = await this.prisma.$queryRawUnsafe<unknown[]>(
-      `UPDATE "${table}" SET "${status}" = '${processing}',
-         attempts = attempts + CASE WHEN attempts = 0 OR lease_owner IS NOT NULL THEN 1 ELSE 0 END,
-         updated_at = CASE WHEN "${status}" <> '${processing}' THEN now() ELSE updated_at END,
-         lease_owner = $2, lease_until = now() + make_interval(secs => $3)
-       WHERE id = $1::uuid AND "${status}" IN ('${waiting}', '${processing}')
-         AND (lease_owner IS NULL OR lease_owner = '${ABANDONED}' OR lease_until < now())
-       RETURNING id`,
-      id,
-      worker,
-      leaseS,
-    );
-    return rows.length === 1;
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ previous: string }[]>(
+        `UPDATE "${table}" t SET "${status}" = '${processing}',
+           attempts = t.attempts + CASE WHEN t.attempts = 0 OR t.lease_owner IS NOT NULL THEN 1 ELSE 0 END,
+           updated_at = CASE WHEN t."${status}" <> '${processing}' THEN now() ELSE t.updated_at END,
+           lease_owner = $2, lease_until = now() + make_interval(secs => $3)
+         FROM (SELECT id, "${status}"::text AS previous FROM "${table}" WHERE id = $1::uuid FOR UPDATE) old
+         WHERE t.id = old.id AND t."${status}" IN ('${waiting}', '${processing}')
+           AND (t.lease_owner IS NULL OR t.lease_owner = '${ABANDONED}' OR t.lease_until < now())
+         RETURNING old.previous`,
+        id,
+        worker,
+        leaseS,
+      );
+      if (rows.length !== 1) return false;
+      if (inTx && rows[0].previous !== processing) await inTx(sqlExecutorOf(tx), tx, [id], processing);
+      return true;
+    });
   }
 
   /**
-   * The lease operations the task runner needs, reading the claimed row with `find`. Failing runs
-   * `onChange()` in the same transaction (notifications).
+   * The lease operations the task runner needs, reading the claimed row with `find`. Starting and
+   * failing run `onChange()` in the same transaction (notifications).
    */
   lease<T>(find: (id: string) => Promise<T | null>, onChange: () => InTransaction | undefined): TaskLease<T> {
     return {
-      claim: async (id, worker, leaseS) => ((await this.claim(id, worker, leaseS)) ? find(id) : null),
+      claim: async (id, worker, leaseS) => ((await this.claim(id, worker, leaseS, onChange())) ? find(id) : null),
       heartbeat: (id, worker, leaseS) => this.heartbeat(id, worker, leaseS),
       release: (id, worker, untilS, failed) => this.release(id, worker, untilS, failed),
       fail: (id, worker, reason) => this.fail(id, worker, reason, onChange()),
@@ -118,7 +123,7 @@ export class TaskTable {
         worker,
         ...Object.values(assignments),
       );
-      if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id]);
+      if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id], to);
       return rows.length === 1;
     });
   }
@@ -134,7 +139,7 @@ export class TaskTable {
         reason,
       );
       const ids = rows.map((r) => r.id);
-      if (ids.length > 0 && inTx) await inTx(sqlExecutorOf(tx), tx, ids);
+      if (ids.length > 0 && inTx) await inTx(sqlExecutorOf(tx), tx, ids, 'failed');
       return ids;
     });
   }
@@ -153,7 +158,7 @@ export class TaskTable {
         leaseS,
       );
       const ids = rows.map((r) => r.id);
-      if (ids.length > 0) await enqueue(sqlExecutorOf(tx), tx, ids);
+      if (ids.length > 0) await enqueue(sqlExecutorOf(tx), tx, ids, processing);
       return ids;
     });
   }

@@ -4,6 +4,8 @@ export interface JobPayloads {
   'expand.run': { taskId: string };
   'video.run': { generationId: string };
   'audio.run': { uploadId: string };
+  /** Send (one attempt of) a status notification to a callback_url. */
+  'callback.deliver': { deliveryId: string };
   /** Every hour: delete result media older than RESULT_RETENTION_DAYS. */
   'media.retention': Record<string, never>;
 }
@@ -24,5 +26,6 @@ export const QUEUES: Record<JobName, QueueSettings> = {
   'expand.run': TASK_QUEUE,
   'video.run': TASK_QUEUE,
   'audio.run': TASK_QUEUE,
+  'callback.deliver': { retryLimit: 3, expireInSeconds: 300 },
   'media.retention': MAINTENANCE_QUEUE,
 };

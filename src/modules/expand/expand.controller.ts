@@ -4,6 +4,7 @@ import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
 import { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { EXAMPLE_IMAGE_BASE64 } from './dto/example-image.js';
 import { ExpandTaskDetailEnvelopeDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
@@ -52,6 +53,15 @@ export class ExpandController {
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListExpandTasksQueryDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskListEnvelopeDto> {
     return this.expand.listTasks(principal, query, base);
+  }
+
+  @Get(':id/callbacks')
+  @ApiOperation({ summary: "A task's callback notifications", description: 'Each status notification sent to callback_url (its webhook-id, state) with every attempt: time, HTTP status, duration, error.' })
+  @ApiParam({ name: 'id', description: 'task_id or external_task_id' })
+  @ApiOkResponse({ type: CallbackListEnvelopeDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND'])
+  callbacks(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<CallbackListEnvelopeDto> {
+    return this.expand.listCallbacks(principal, id);
   }
 
   @Get(':id')

@@ -1,10 +1,12 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { type StepOutcome, TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
 import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
+import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { MediaService } from '../media/media.service.js';
+import { ExpandService } from './expand.service.js';
 import { type ExpandTaskRow, ExpandRepository } from './expand.repository.js';
 import { IMAGE_RULES, ImageRuleError, inspectImage } from './image-rules.js';
 import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandResultImage, type ExpandSource } from './providers/expand-provider.js';
@@ -14,7 +16,7 @@ import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandR
  * provider chosen by EXPAND_PROVIDER; stores the result images and ends the task succeed or failed.
  */
 @Injectable()
-export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
+export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap, Sweepable {
   readonly kind = 'expand';
 
   private get timeoutReason(): string {
@@ -31,7 +33,14 @@ export class ExpandProcessor implements OnApplicationBootstrap, Sweepable {
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
     @Inject(EXPAND_PROVIDERS) private readonly providers: Record<ProviderName, ExpandProvider>,
+    private readonly expand: ExpandService,
+    private readonly callbacks: CallbacksService,
   ) {}
+
+  /** Every status change writes its notification (callback_url) in the same transaction. */
+  onModuleInit(): void {
+    this.tasks.onChange = this.callbacks.onStatusChange('expand', (tx, ids) => this.expand.callbackSubjects(tx, ids));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.sweeper.register(this);

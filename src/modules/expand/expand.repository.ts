@@ -79,6 +79,11 @@ export class ExpandRepository {
     });
   }
 
+  /** Of these tasks, those with a callback_url (read inside the transaction of their status change). */
+  findWithCallback(ids: string[], tx: Prisma.TransactionClient): Promise<ExpandTaskRow[]> {
+    return tx.expandTask.findMany({ where: { id: { in: ids }, callbackUrl: { not: null } } });
+  }
+
   findById(id: string): Promise<ExpandTaskRow | null> {
     return this.prisma.expandTask.findUnique({ where: { id } });
   }

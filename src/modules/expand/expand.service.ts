@@ -3,7 +3,10 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { successEnvelope } from '../../common/http/envelope.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { type CallbackSubject, CallbacksService } from '../callbacks/callbacks.service.js';
+import type { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { MediaRow } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -20,6 +23,7 @@ export class ExpandService {
     private readonly queue: QueueService,
     private readonly media: MediaService,
     private readonly config: AppConfig,
+    private readonly callbacks: CallbacksService,
   ) {}
 
   /** Stores the task and enqueues its job in one transaction: neither exists without the other. */
@@ -66,8 +70,29 @@ export class ExpandService {
     return successEnvelope({ data: await this.withMedia(rows, baseUrl) });
   }
 
-  private async withMedia(rows: ExpandTaskRow[], baseUrl?: string): Promise<ExpandTaskDetailDto[]> {
-    const media = await this.media.listForTasks(rows.filter((r) => r.status === 'succeed').map((r) => r.id));
+  /** The tasks' notifications: the same envelope and record the query endpoint gives, fixed at the status change. */
+  async callbackSubjects(tx: Prisma.TransactionClient, taskIds: string[]): Promise<CallbackSubject[]> {
+    const rows = await this.tasks.findWithCallback(taskIds, tx);
+    const details = await this.withMedia(rows, undefined, tx);
+    return rows.map((row, i) => ({
+      taskId: row.id,
+      owner: row.owner,
+      url: row.callbackUrl!,
+      body: (deliveryId: string) => ({ code: 0, message: 'SUCCEED', request_id: deliveryId, data: details[i] }),
+    }));
+  }
+
+  /** The notifications sent for one of the caller's tasks, with every attempt. */
+  async listCallbacks(principal: Principal, idOrExternalId: string): Promise<CallbackListEnvelopeDto> {
+    const row = await this.tasks.findForOwner(principal.owner, idOrExternalId);
+    if (!row) {
+      throw new AppError('NOT_FOUND', `No expand task ${idOrExternalId} (by task_id or external_task_id) among yours`);
+    }
+    return successEnvelope({ data: await this.callbacks.listForTask(row.id) });
+  }
+
+  private async withMedia(rows: ExpandTaskRow[], baseUrl?: string, tx?: Prisma.TransactionClient): Promise<ExpandTaskDetailDto[]> {
+    const media = await this.media.listForTasks(rows.filter((r) => r.status === 'succeed').map((r) => r.id), tx);
     const base = this.media.baseUrl(baseUrl);
     return rows.map((row) => toTaskDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base)));
   }

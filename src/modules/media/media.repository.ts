@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Media } from '../../generated/prisma/client.js';
+import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 
 export type MediaRow = Media;
@@ -24,8 +24,8 @@ export class MediaRepository {
     return this.prisma.media.findUnique({ where: { id } });
   }
 
-  listForTasks(taskIds: string[]): Promise<MediaRow[]> {
-    return this.prisma.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
+  listForTasks(taskIds: string[], tx: Prisma.TransactionClient = this.prisma): Promise<MediaRow[]> {
+    return tx.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
   }
 
   /** Deletes the rows and returns them, so their bytes can be deleted too. */

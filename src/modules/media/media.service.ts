@@ -1,6 +1,8 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit, StreamableFile } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { StorageService } from '../../infra/storage/storage.service.js';
@@ -37,6 +39,7 @@ export class MediaService implements OnModuleInit {
     private readonly storage: StorageService,
     private readonly config: AppConfig,
     private readonly queue: QueueService,
+    private readonly http: HttpAdapterHost,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -80,8 +83,9 @@ export class MediaService implements OnModuleInit {
     });
   }
 
-  listForTasks(taskIds: string[]): Promise<MediaRow[]> {
-    return taskIds.length ? this.media.listForTasks(taskIds) : Promise.resolve([]);
+  /** `tx`: read inside a transaction (a status change building its notification). */
+  listForTasks(taskIds: string[], tx?: Prisma.TransactionClient): Promise<MediaRow[]> {
+    return taskIds.length ? this.media.listForTasks(taskIds, tx) : Promise.resolve([]);
   }
 
   /** Removes the files of these tasks (deleted tasks, expired media). */
@@ -97,9 +101,11 @@ export class MediaService implements OnModuleInit {
     return this.storage.driver(row.driver).get(row.storageKey);
   }
 
-  /** The base of absolute links: PUBLIC_BASE_URL, else the host the caller used, else localhost. */
+  /** The base of absolute links: PUBLIC_BASE_URL, else the host the caller used, else localhost and the port listened on. */
   baseUrl(requestBase?: string): string {
-    return this.config.publicBaseUrl ?? requestBase ?? `http://localhost:${this.config.port}`;
+    if (this.config.publicBaseUrl ?? requestBase) return (this.config.publicBaseUrl ?? requestBase)!;
+    const address = this.http.httpAdapter?.getHttpServer()?.address() as { port?: number } | null | undefined;
+    return `http://localhost:${address?.port ?? this.config.port}`;
   }
 
   signedUrl(row: MediaRow, base: string): string {

@@ -4,6 +4,7 @@ import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { CreateGenerationDto } from './dto/create-generation.dto.js';
 import { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
@@ -43,6 +44,15 @@ export class VideoController {
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListGenerationsQueryDto, @RequestBaseUrl() base?: string): Promise<GenerationListDto> {
     return this.video.listGenerations(principal, query, base);
+  }
+
+  @Get(':id/callbacks')
+  @ApiOperation({ summary: "A generation's callback notifications", description: 'Each state notification sent to callback_url (its webhook-id, state) with every attempt: time, HTTP status, duration, error.' })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: CallbackListDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND'])
+  callbacks(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<CallbackListDto> {
+    return this.video.listCallbacks(principal, id);
   }
 
   @Get(':id')

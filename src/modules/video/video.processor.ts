@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import sharp from 'sharp';
 import { TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
 import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
@@ -6,14 +6,16 @@ import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { IMAGE_RULES } from '../expand/image-rules.js';
+import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { MediaService } from '../media/media.service.js';
+import { VideoService } from './video.service.js';
 import { lastFrame } from './providers/clip-renderer.js';
 import { type KeyframePositionName, VIDEO_PROVIDERS, type VideoContext, type VideoProvider, type VideoResult } from './providers/video-provider.js';
 import { type GenerationRow, VideoRepository } from './video.repository.js';
 
 /** Runs `video.run` jobs under a lease through VIDEO_PROVIDER; stores the MP4 and its thumbnail. */
 @Injectable()
-export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
+export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap, Sweepable {
   readonly kind = 'video';
 
   private get timeoutReason(): string {
@@ -30,7 +32,14 @@ export class VideoProcessor implements OnApplicationBootstrap, Sweepable {
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
     @Inject(VIDEO_PROVIDERS) private readonly providers: Record<ProviderName, VideoProvider>,
+    private readonly video: VideoService,
+    private readonly callbacks: CallbacksService,
   ) {}
+
+  /** Every state change writes its notification (callback_url) in the same transaction. */
+  onModuleInit(): void {
+    this.generations.onChange = this.callbacks.onStatusChange('video', (tx, ids) => this.video.callbackSubjects(tx, ids));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.sweeper.register(this);

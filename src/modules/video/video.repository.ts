@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
-import type { VideoGeneration, VideoKeyframe } from '../../generated/prisma/client.js';
+import type { Prisma, VideoGeneration, VideoKeyframe } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
@@ -41,6 +41,11 @@ export class VideoRepository {
   async findOwnedIds(owner: string, ids: string[]): Promise<Set<string>> {
     const rows = await this.prisma.videoGeneration.findMany({ where: { owner, id: { in: ids } }, select: { id: true } });
     return new Set(rows.map((r) => r.id));
+  }
+
+  /** Of these generations, those with a callback_url (read inside the transaction of their state change). */
+  findWithCallback(ids: string[], tx: Prisma.TransactionClient): Promise<GenerationRow[]> {
+    return tx.videoGeneration.findMany({ where: { id: { in: ids }, callbackUrl: { not: null } }, include: WITH_KEYFRAMES });
   }
 
   findById(id: string): Promise<GenerationRow | null> {

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { type CallbackSubject, CallbacksService } from '../callbacks/callbacks.service.js';
+import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { MediaRow } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -20,6 +23,7 @@ export class VideoService {
     private readonly queue: QueueService,
     private readonly media: MediaService,
     private readonly config: AppConfig,
+    private readonly callbacks: CallbacksService,
   ) {}
 
   async createGeneration(principal: Principal, dto: CreateGenerationDto): Promise<GenerationDto> {
@@ -72,8 +76,22 @@ export class VideoService {
     await this.media.deleteForTasks([id]);
   }
 
-  private async withMedia(rows: GenerationRow[], baseUrl?: string): Promise<GenerationDetailDto[]> {
-    const media = await this.media.listForTasks(rows.filter((r) => r.state === 'completed').map((r) => r.id));
+  /** The generations' notifications: the record GET gives, fixed at the state change. */
+  async callbackSubjects(tx: Prisma.TransactionClient, ids: string[]): Promise<CallbackSubject[]> {
+    const rows = await this.generations.findWithCallback(ids, tx);
+    const details = await this.withMedia(rows, undefined, tx);
+    return rows.map((row, i) => ({ taskId: row.id, owner: row.owner, url: row.callbackUrl!, body: () => details[i] }));
+  }
+
+  /** The notifications sent for one of the caller's generations, with every attempt. */
+  async listCallbacks(principal: Principal, id: string): Promise<CallbackListDto> {
+    const row = isUuid(id) ? await this.generations.findForOwner(principal.owner, id) : null;
+    if (!row) throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
+    return { deliveries: await this.callbacks.listForTask(row.id) };
+  }
+
+  private async withMedia(rows: GenerationRow[], baseUrl?: string, tx?: Prisma.TransactionClient): Promise<GenerationDetailDto[]> {
+    const media = await this.media.listForTasks(rows.filter((r) => r.state === 'completed').map((r) => r.id), tx);
     const base = this.media.baseUrl(baseUrl);
     return rows.map((row) => toGenerationDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base)));
   }

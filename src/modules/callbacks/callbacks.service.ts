@@ -1,0 +1,95 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../../common/errors/app-error.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import type { InTransaction } from '../../infra/prisma/task-table.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import { type DeliveryWithAttempts, CallbacksRepository, type WebhookSecretRow } from './callbacks.repository.js';
+import type { CallbackDeliveryDto, WebhookSecretDto } from './dto/callback.dto.js';
+
+export type TaskKind = 'expand' | 'video';
+
+/** A task that changed status and has a callback_url, with the body a receiver gets (given the delivery id). */
+export interface CallbackSubject {
+  taskId: string;
+  owner: string;
+  url: string;
+  body(deliveryId: string): unknown;
+}
+
+/** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+/**
+ * The notification outbox. A task module hands its repository the hook `onStatusChange(...)`; in the
+ * transaction of every status change, the hook writes one delivery row per task with a callback_url,
+ * with the exact body fixed now, and queues its job; CallbackSender does the rest.
+ */
+@Injectable()
+export class CallbacksService {
+  constructor(
+    private readonly deliveries: CallbacksRepository,
+    private readonly queue: QueueService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onStatusChange(kind: TaskKind, subjects: (tx: Prisma.TransactionClient, taskIds: string[]) => Promise<CallbackSubject[]>): InTransaction {
+    return async (db, tx, taskIds, status) => {
+      const rows = (await subjects(tx, taskIds)).map((s) => {
+        const id = randomUUID();
+        return { id, owner: s.owner, taskKind: kind, taskId: s.taskId, status, url: s.url, payload: JSON.stringify(s.body(id)) };
+      });
+      if (rows.length === 0) return;
+      await this.deliveries.createDeliveries(tx, rows);
+      for (const row of rows) await this.queue.send('callback.deliver', { deliveryId: row.id }, { db });
+    };
+  }
+
+  async listForTask(taskId: string): Promise<CallbackDeliveryDto[]> {
+    return (await this.deliveries.listForTask(taskId)).map(toDeliveryDto);
+  }
+
+  /** A new cycle of attempts for one notification, with the same webhook-id and body. */
+  async redeliver(id: string): Promise<CallbackDeliveryDto> {
+    const row = /^[0-9a-f-]{36}$/i.test(id) ? await this.deliveries.restart(id, async (db) => void (await this.queue.send('callback.deliver', { deliveryId: id }, { db }))) : null;
+    if (!row) throw new AppError('NOT_FOUND', `No callback delivery ${id}`);
+    return toDeliveryDto(row);
+  }
+
+  async secretOf(owner: string): Promise<WebhookSecretDto> {
+    return toSecretDto(await this.deliveries.findOrCreateSecret(owner, newWebhookSecret));
+  }
+
+  async rotateSecret(owner: string): Promise<WebhookSecretDto> {
+    const until = new Date(Date.now() + this.config.callbacks.rotationOverlapS * 1000);
+    return toSecretDto(await this.deliveries.rotateSecret(owner, newWebhookSecret, until));
+  }
+}
+
+function toDeliveryDto(row: DeliveryWithAttempts): CallbackDeliveryDto {
+  return {
+    id: row.id,
+    status: row.status,
+    url: row.url,
+    state: row.state,
+    attempts: row.attempts,
+    created_at: row.createdAt.toISOString(),
+    finished_at: row.finishedAt?.toISOString() ?? null,
+    last_error: row.lastError,
+    attempt_log: row.attemptLog.map((a) => ({ attempted_at: a.attemptedAt.toISOString(), status_code: a.statusCode, duration_ms: a.durationMs, error: a.error })),
+  };
+}
+
+function toSecretDto(row: WebhookSecretRow): WebhookSecretDto {
+  const overlapping = row.previousExpiresAt && row.previousExpiresAt > new Date();
+  return {
+    owner: row.owner,
+    secret: row.secret,
+    previous_secret: overlapping ? row.previousSecret : null,
+    previous_expires_at: overlapping ? row.previousExpiresAt!.toISOString() : null,
+    rotated_at: row.rotatedAt?.toISOString() ?? null,
+  };
+}
