@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
@@ -26,7 +27,7 @@ export class AudioService {
   }
 
   async getUpload(principal: Principal, id: string): Promise<AudioUploadDetailResultDto> {
-    const row = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id) ? await this.uploads.findForOwner(principal.owner, id) : null;
+    const row = isUUID(id) ? await this.uploads.findForOwner(principal.owner, id) : null;
     if (!row) throw new AppError('NOT_FOUND', `No upload ${id} among yours`);
     return { code: 'success', message: '', data: toDetail(row) };
   }

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
@@ -54,7 +55,7 @@ export class CallbacksService {
 
   /** A new cycle of attempts for one notification, with the same webhook-id and body. */
   async redeliver(id: string): Promise<CallbackDeliveryDto> {
-    const row = /^[0-9a-f-]{36}$/i.test(id) ? await this.deliveries.restart(id, async (db) => void (await this.queue.send('callback.deliver', { deliveryId: id }, { db }))) : null;
+    const row = isUUID(id) ? await this.deliveries.restart(id, async (db) => void (await this.queue.send('callback.deliver', { deliveryId: id }, { db }))) : null;
     if (!row) throw new AppError('NOT_FOUND', `No callback delivery ${id}`);
     return toDeliveryDto(row);
   }

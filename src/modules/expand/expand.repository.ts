@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { AppError } from '../../common/errors/app-error.js';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
 import { Prisma, type ExpandTask } from '../../generated/prisma/client.js';
@@ -27,8 +28,6 @@ export interface NewExpandTask {
   createdAt: Date;
   deadlineAt: Date;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class ExpandRepository {
@@ -65,7 +64,7 @@ export class ExpandRepository {
 
   /** By task_id or, as in Kling, by the owner's external_task_id. */
   findForOwner(owner: string, idOrExternalId: string): Promise<ExpandTaskRow | null> {
-    const byId = UUID.test(idOrExternalId) ? [{ id: idOrExternalId }] : [];
+    const byId = isUUID(idOrExternalId) ? [{ id: idOrExternalId }] : [];
     return this.prisma.expandTask.findFirst({ where: { owner, OR: [...byId, { externalTaskId: idOrExternalId }] }, orderBy: { createdAt: 'asc' } });
   }
 

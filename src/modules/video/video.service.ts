@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -58,7 +59,7 @@ export class VideoService {
   }
 
   async getGeneration(principal: Principal, id: string, baseUrl?: string): Promise<GenerationDetailDto> {
-    const row = isUuid(id) ? await this.generations.findForOwner(principal.owner, id) : null;
+    const row = isUUID(id) ? await this.generations.findForOwner(principal.owner, id) : null;
     if (!row) throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
     return (await this.withMedia([row], baseUrl))[0];
   }
@@ -70,7 +71,7 @@ export class VideoService {
 
   /** Removes the generation and its media. */
   async deleteGeneration(principal: Principal, id: string): Promise<void> {
-    if (!isUuid(id) || !(await this.generations.deleteForOwner(principal.owner, id))) {
+    if (!isUUID(id) || !(await this.generations.deleteForOwner(principal.owner, id))) {
       throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
     }
     await this.media.deleteForTasks([id]);
@@ -85,7 +86,7 @@ export class VideoService {
 
   /** The notifications sent for one of the caller's generations, with every attempt. */
   async listCallbacks(principal: Principal, id: string): Promise<CallbackListDto> {
-    const row = isUuid(id) ? await this.generations.findForOwner(principal.owner, id) : null;
+    const row = isUUID(id) ? await this.generations.findForOwner(principal.owner, id) : null;
     if (!row) throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
     return { deliveries: await this.callbacks.listForTask(row.id) };
   }
@@ -113,10 +114,6 @@ function mediaRef(frame: GenerationRow['keyframes'][number] | undefined): MediaR
   return frame.kind === 'image'
     ? { id: frame.id, media_type: null, thumbnail: null, type: 'upload' }
     : { id: frame.sourceGenerationId!, media_type: null, thumbnail: null, type: 'generation' };
-}
-
-function isUuid(id: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }
 
 function toGenerationDetailDto(row: GenerationRow, media: MediaRow[], urlOf: (m: MediaRow) => string): GenerationDetailDto {

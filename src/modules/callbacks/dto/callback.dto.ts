@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto.js';
 
 export class CallbackAttemptDto {
   @ApiProperty({ format: 'date-time' })
@@ -48,16 +49,7 @@ export class CallbackListDto {
   deliveries!: CallbackDeliveryDto[];
 }
 
-export class CallbackListEnvelopeDto {
-  @ApiProperty({ example: 0 })
-  code!: number;
-
-  @ApiProperty({ example: 'SUCCEED' })
-  message!: string;
-
-  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
-  request_id!: string;
-
+export class CallbackListEnvelopeDto extends SuccessEnvelopeDto {
   @ApiProperty({ type: CallbackDeliveryDto, isArray: true })
   data!: CallbackDeliveryDto[];
 }

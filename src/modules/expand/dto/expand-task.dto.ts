@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto.js';
 
 export const EXPAND_TASK_STATUSES = ['submitted', 'processing', 'succeed', 'failed'] as const;
 export type ExpandTaskStatusValue = (typeof EXPAND_TASK_STATUSES)[number];
@@ -25,16 +26,7 @@ export class ExpandTaskDto {
   updated_at!: number;
 }
 
-export class ExpandTaskEnvelopeDto {
-  @ApiProperty({ description: '0 on success.', example: 0 })
-  code!: number;
-
-  @ApiProperty({ example: 'SUCCEED' })
-  message!: string;
-
-  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
-  request_id!: string;
-
+export class ExpandTaskEnvelopeDto extends SuccessEnvelopeDto {
   @ApiProperty({ type: ExpandTaskDto })
   data!: ExpandTaskDto;
 
@@ -67,30 +59,12 @@ export class ExpandTaskDetailDto extends ExpandTaskDto {
   task_result!: ExpandTaskResultDto;
 }
 
-export class ExpandTaskDetailEnvelopeDto {
-  @ApiProperty({ example: 0 })
-  code!: number;
-
-  @ApiProperty({ example: 'SUCCEED' })
-  message!: string;
-
-  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
-  request_id!: string;
-
+export class ExpandTaskDetailEnvelopeDto extends SuccessEnvelopeDto {
   @ApiProperty({ type: ExpandTaskDetailDto })
   data!: ExpandTaskDetailDto;
 }
 
-export class ExpandTaskListEnvelopeDto {
-  @ApiProperty({ example: 0 })
-  code!: number;
-
-  @ApiProperty({ example: 'SUCCEED' })
-  message!: string;
-
-  @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
-  request_id!: string;
-
+export class ExpandTaskListEnvelopeDto extends SuccessEnvelopeDto {
   @ApiProperty({ type: ExpandTaskDetailDto, isArray: true, description: "The owner's tasks, newest first." })
   data!: ExpandTaskDetailDto[];
 }
