@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     const first = await app.get(KeysService).createFirstKeyIfNone();
     if (first) {
       lines.push(`First API key (owner "${first.owner}"), shown only once: ${first.key}`);
-      lines.push(`Try: curl -H "Authorization: Bearer ${first.key}" ${base}/health/ready`);
+      lines.push(`Try: curl -H "Authorization: Bearer ${first.key}" ${base}/video-b/v1/generations`);
     } else {
       lines.push('Create more keys with: npm run key:create -- --owner OWNER --name NAME');
     }
