@@ -22,7 +22,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Queue');
   private readonly boss: PgBoss;
 
-  constructor(private readonly config: AppConfig) {
+  constructor(config: AppConfig) {
     this.boss = new PgBoss({
       connectionString: config.databaseUrl,
       schema: 'pgboss',

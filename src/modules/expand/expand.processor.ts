@@ -8,7 +8,7 @@ import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { MediaService } from '../media/media.service.js';
 import { ExpandService } from './expand.service.js';
 import { type ExpandTaskRow, ExpandRepository } from './expand.repository.js';
-import { IMAGE_RULES, ImageRuleError, inspectImage } from './image-rules.js';
+import { IMAGE_RULES, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
 import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandResultImage, type ExpandSource } from './providers/expand-provider.js';
 
 /**
@@ -71,24 +71,33 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap, Sw
     };
   }
 
-  /** The input image: stored bytes, or fetched from its URL now; either way checked against the spec's rules. */
+  /**
+   * The input image. Base64 was decoded and checked at submission, and its facts are on the row;
+   * a URL is fetched now and checked against the same rules.
+   */
   private async loadSource(task: ExpandTaskRow): Promise<ExpandSource> {
-    let bytes: Buffer | null;
-    if (task.imageUrl) {
-      try {
-        bytes = (await this.fetcher.fetchBytes(task.imageUrl, IMAGE_RULES.maxBytes)).body;
-      } catch (err) {
-        if (err instanceof OutboundError) {
-          throw new TaskFailure(err.kind === 'too_large' ? 'image at the URL is larger than 10 MB' : `could not fetch the image URL: ${err.message}`);
-        }
-        throw err;
-      }
-    } else {
-      bytes = await this.tasks.findInputBytes(task.id);
+    if (!task.imageUrl) {
+      const bytes = await this.tasks.findInputBytes(task.id);
       if (!bytes) throw new TaskFailure('the input image is missing');
+      const { imageFormat: format, imageWidth: width, imageHeight: height } = task;
+      if ((format === 'png' || format === 'jpeg') && width && height) return { bytes, facts: { format, width, height, bytes: bytes.length } };
+      return { bytes, facts: await this.inspect(bytes, task) };
     }
+    let bytes: Buffer;
     try {
-      return { bytes, facts: await inspectImage(bytes) };
+      bytes = (await this.fetcher.fetchBytes(task.imageUrl, IMAGE_RULES.maxBytes)).body;
+    } catch (err) {
+      if (err instanceof OutboundError) {
+        throw new TaskFailure(err.kind === 'too_large' ? 'image at the URL is larger than 10 MB' : `could not fetch the image URL: ${err.message}`);
+      }
+      throw err;
+    }
+    return { bytes, facts: await this.inspect(bytes, task) };
+  }
+
+  private async inspect(bytes: Buffer, task: ExpandTaskRow): Promise<ImageFacts> {
+    try {
+      return await inspectImage(bytes);
     } catch (err) {
       if (err instanceof ImageRuleError) throw new TaskFailure(`the image ${task.imageUrl ? 'at the URL ' : ''}breaks a rule: ${err.message}`);
       throw err;
