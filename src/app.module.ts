@@ -7,6 +7,7 @@ import { BODY_LIMIT_RULES, type BodyLimitRule, JsonBodyMiddleware } from './comm
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ConfigModule } from './infra/config/config.module.js';
+import { DatabaseModule } from './infra/database/database.module.js';
 import { OutboundModule } from './infra/outbound/outbound.module.js';
 import { PrismaModule } from './infra/prisma/prisma.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
@@ -32,6 +33,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        DatabaseModule,
         PrismaModule,
         QueueModule,
         OutboundModule,

@@ -3,6 +3,7 @@ import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './infra/config/app-config.js';
 import { openDatabase } from './infra/database/database.js';
 import { AppLogger, createRootLogger } from './infra/logger/app-logger.js';
+import { installLastResortHandlers } from './infra/process/last-resort.js';
 import { KeysService } from './modules/keys/keys.service.js';
 
 async function main(): Promise<void> {
@@ -13,16 +14,18 @@ async function main(): Promise<void> {
   await app.listen(config.port);
 
   let closing = false;
-  const shutdown = async (signal: string): Promise<void> => {
+  const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
     if (closing) return;
     closing = true;
     root.info(`${signal} received: closing`);
+    setTimeout(() => process.exit(exitCode), 30_000).unref(); // never hang on the way out
     await app.close().catch((err: unknown) => root.error({ err }, 'error while closing the application'));
     await db.close().catch((err: unknown) => root.error({ err }, 'error while stopping the embedded database'));
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  installLastResortHandlers(root, (reason, exitCode) => void shutdown(reason, exitCode));
 
   const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
   const lines = [`Media gateway listening on ${base}`, `Swagger UI: ${base}/docs   OpenAPI: ${base}/docs-json   Health: ${base}/health/ready`];

@@ -1,26 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { TaskRunner } from '../../src/common/tasks/task-runner.js';
 import { png } from '../support/images.js';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createTestDatabase, startTestApp, type TestDatabase } from '../support/test-app.js';
+import { api, createTestDatabase, queryDb as query, startTestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const body = async (n = 1) => ({ image: (await png(320, 320)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1, n });
-
-async function query<T extends pg.QueryResultRow>(db: TestDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('a worker killed mid-task', () => {
   it('leaves the task to be finished, exactly once, after a restart (kill -9)', async () => {

@@ -33,6 +33,17 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+/** Runs one query on a test database and returns its rows. */
+export async function queryDb<T extends pg.QueryResultRow>(db: TestDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 /** A fresh, empty database of its own for a test file, dropped at the end. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;

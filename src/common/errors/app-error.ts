@@ -26,6 +26,8 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** For refusals that may succeed later (limits, overload, outages): when to try again. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = 'AppError';

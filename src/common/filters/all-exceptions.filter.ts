@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { AppError, type ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
@@ -7,6 +8,9 @@ import { requestPath } from '../http/request-path.js';
 
 /** Routes whose success reply carries `code` as a string; their errors use string codes too. */
 const STRING_CODE_PREFIXES = ['/music-a/'];
+
+/** Seconds a client should wait before retrying while the database is unavailable. */
+export const DATABASE_RETRY_AFTER_S = 5;
 
 /**
  * The one place where errors become HTTP answers: every error, from any route, for any cause,
@@ -17,32 +21,37 @@ const STRING_CODE_PREFIXES = ['/music-a/'];
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionsFilter');
 
+  constructor(private readonly database: DatabaseStatus) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const { code, message } = this.classify(exception, req);
+    const { code, message, retryAfterS } = this.classify(exception, req);
     const wire = describeError(code);
-    if (wire.status >= 500) {
+    if (code === 'INTERNAL') {
       this.logger.error({ msg: 'request failed', err: exception instanceof Error ? exception : new Error(String(exception)) });
     }
     if (res.headersSent) {
       res.end();
       return;
     }
+    if (retryAfterS !== undefined || wire.status === 429 || wire.status === 503) {
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterS ?? DATABASE_RETRY_AFTER_S))));
+    }
     const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => requestPath(req).startsWith(prefix));
     res.status(wire.status).json({ code: usesStringCode ? wire.name : wire.code, message, request_id: requestIdOf(req) });
   }
 
-  private classify(exception: unknown, req: Request): { code: ErrorCode; message: string } {
+  private classify(exception: unknown, req: Request): { code: ErrorCode; message: string; retryAfterS?: number } {
     if (exception instanceof AppError) {
-      return { code: exception.code, message: exception.message };
+      return { code: exception.code, message: exception.message, retryAfterS: exception.retryAfterS };
     }
     if (exception instanceof HttpException) {
       return fromHttpException(exception, req);
     }
-    if (isDatabaseUnavailable(exception)) {
-      return { code: 'UNAVAILABLE', message: 'The database is unavailable; retry later' };
+    if (this.database.report(exception)) {
+      return { code: 'UNAVAILABLE', message: 'The database is unavailable; retry later', retryAfterS: DATABASE_RETRY_AFTER_S };
     }
     return { code: 'INTERNAL', message: 'Internal server error; quote the request_id when reporting it' };
   }
@@ -82,18 +91,4 @@ function fromHttpException(exception: HttpException, req: Request): { code: Erro
         ? { code: 'INVALID_REQUEST', message: text }
         : { code: 'INTERNAL', message: 'Internal server error; quote the request_id when reporting it' };
   }
-}
-
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P03', 'P1001', 'P1002', 'P1017']);
-
-function isDatabaseUnavailable(exception: unknown): boolean {
-  let current: unknown = exception;
-  for (let depth = 0; current && depth < 4; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) {
-      return true;
-    }
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 
 /** The outcome of one step of work on a task. */
 export type StepOutcome<R> =
@@ -45,6 +46,10 @@ export const MAX_ATTEMPTS = 5;
  * can share the work: each task is held by one worker at a time, its lease is renewed by a heartbeat,
  * and a worker that dies (kill -9) simply stops renewing, so the sweeper hands the task to another.
  * Every state change is guarded by the lease, so a late or duplicate worker never moves a finished task.
+ *
+ * A database outage is weather: the claim and every state change wait for the database to answer again
+ * (a finished result is not thrown away), and a step that failed only because the database went away
+ * is put back to run again, not counted as a failure.
  */
 @Injectable()
 export class TaskRunner {
@@ -52,48 +57,66 @@ export class TaskRunner {
   /** This instance's worker identity (lease owner). */
   readonly worker = `${process.pid}-${randomUUID().slice(0, 8)}`;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly database: DatabaseStatus,
+  ) {}
 
   async run<T, R>(id: string, spec: TaskStep<T, R>): Promise<void> {
     const leaseS = this.config.workerLeaseS;
-    const task = await spec.lease.claim(id, this.worker, leaseS);
+    const durably = <V>(work: () => Promise<V>) => this.database.retryWhileUnavailable(work);
+    const task = await durably(() => spec.lease.claim(id, this.worker, leaseS));
     if (!task) return; // finished, deleted, or held by a live worker: nothing to do
     if (spec.deadlineOf(task).getTime() <= Date.now()) {
-      await spec.lease.fail(id, this.worker, spec.timeoutReason);
+      await durably(() => spec.lease.fail(id, this.worker, spec.timeoutReason));
       return;
     }
     const beat = setInterval(() => {
-      spec.lease.heartbeat(id, this.worker, leaseS).catch((err: unknown) => this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`));
+      spec.lease.heartbeat(id, this.worker, leaseS).catch((err: unknown) => {
+        if (!this.database.report(err)) this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`);
+      });
     }, (leaseS * 1000) / 3);
     try {
-      const outcome = await spec.step(task);
+      let outcome: StepOutcome<R>;
+      try {
+        outcome = await spec.step(task);
+      } catch (err) {
+        if (!(err instanceof TaskFailure) && (await this.database.confirm(err))) {
+          // The step needed the database and it went away: not the task's fault. Put it back to run again.
+          this.logger.warn(`task ${id} interrupted by a database outage; it will run again when the database answers`);
+          await durably(() => spec.lease.release(id, this.worker, 0));
+          await durably(() => spec.next(0));
+          return;
+        }
+        throw err;
+      }
       switch (outcome.kind) {
         case 'done':
-          if (!(await spec.complete(task, this.worker, outcome.result))) {
+          if (!(await durably(() => spec.complete(task, this.worker, outcome.result)))) {
             // Too late (the deadline passed: fail it, if it is still ours) or taken over by another worker.
-            const failed = await spec.lease.fail(id, this.worker, spec.timeoutReason);
+            const failed = await durably(() => spec.lease.fail(id, this.worker, spec.timeoutReason));
             this.logger.warn(`task ${id} finished too late; ${failed ? 'it failed on its deadline' : 'another worker or the sweeper had already ended it'}; result dropped`);
           }
           return;
         case 'failed':
-          await spec.lease.fail(id, this.worker, outcome.reason);
+          await durably(() => spec.lease.fail(id, this.worker, outcome.reason));
           return;
         case 'wait':
-          await spec.lease.release(id, this.worker, outcome.seconds + leaseS);
-          await spec.next(outcome.seconds);
+          await durably(() => spec.lease.release(id, this.worker, outcome.seconds + leaseS));
+          await durably(() => spec.next(outcome.seconds));
           return;
       }
     } catch (err) {
       if (err instanceof TaskFailure) {
-        await spec.lease.fail(id, this.worker, err.message);
+        await durably(() => spec.lease.fail(id, this.worker, err.message));
         return;
       }
       if (spec.attemptsOf(task) >= MAX_ATTEMPTS) {
         this.logger.error({ msg: `task ${id} failed ${MAX_ATTEMPTS} times; giving up`, err });
-        await spec.lease.fail(id, this.worker, 'internal error while processing the task');
+        await durably(() => spec.lease.fail(id, this.worker, 'internal error while processing the task'));
         return;
       }
-      await spec.lease.release(id, this.worker, 0, true);
+      await durably(() => spec.lease.release(id, this.worker, 0, true));
       throw err; // the queue retries the job with backoff
     } finally {
       clearInterval(beat);

@@ -31,6 +31,12 @@ class EnvironmentVariables {
   @IsOptional() @IsString() @MinLength(1)
   DATA_DIR: string = './.data';
 
+  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  DATABASE_POOL_SIZE: number = 10;
+
+  @IsOptional() @IsInt() @Min(100) @Max(120_000)
+  DATABASE_POOL_TIMEOUT_MS: number = 5000;
+
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_API_KEY must be at least 16 characters long' }) @MaxLength(512)
   ADMIN_API_KEY?: string;
 
@@ -176,6 +182,11 @@ export class AppConfig {
   readonly dataDir!: string;
   readonly adminApiKey?: string;
   readonly logLevel!: LogLevel;
+  /** Connections in the pool that serves requests and workers. */
+  readonly databasePoolSize!: number;
+  /** How long a query waits for a pooled connection (or a transaction to start) before answering 503. */
+  readonly databasePoolTimeoutMs!: number;
+
   readonly embeddedPgPort!: number;
   /** How long a key lookup may be served from memory; a revoked key stops working within this time. */
   readonly authCacheTtlMs!: number;
@@ -257,10 +268,14 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   }
 
   const timeout = (own: number | undefined, op: Operation) => own ?? vars.TASK_TIMEOUT_S ?? DEFAULT_TIMEOUT_S[op];
+  const dataDir = path.resolve(cwd, vars.DATA_DIR);
   return new AppConfig({
     port: vars.PORT,
     databaseUrl: vars.DATABASE_URL,
-    dataDir: path.resolve(cwd, vars.DATA_DIR),
+    dataDir,
+    databasePoolSize: vars.DATABASE_POOL_SIZE,
+    databasePoolTimeoutMs: vars.DATABASE_POOL_TIMEOUT_MS,
+
     adminApiKey: vars.ADMIN_API_KEY,
     logLevel: vars.LOG_LEVEL,
     embeddedPgPort: vars.EMBEDDED_PG_PORT,

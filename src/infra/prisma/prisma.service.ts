@@ -14,7 +14,11 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   private readonly logger = new Logger(PrismaService.name);
 
   constructor(private readonly config: AppConfig) {
-    super({ adapter: new PrismaPg({ connectionString: requireUrl(config), max: 10 }) });
+    super({
+      adapter: new PrismaPg({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs }),
+      // A transaction that cannot get a connection in time fails (P2028: 503 with Retry-After) instead of waiting for ever.
+      transactionOptions: { maxWait: config.databasePoolTimeoutMs, timeout: Math.max(15_000, config.databasePoolTimeoutMs * 3) },
+    });
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { JobName } from '../queue/jobs.js';
+import { QueueService } from '../queue/queue.service.js';
 import type { PrismaService } from './prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from './sql-executor.js';
 
@@ -17,6 +20,9 @@ export interface TaskTableSpec {
 
 /** Runs inside the transaction of a state change (to `status`): enqueues jobs, writes notifications. */
 export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[], status: string) => Promise<void>;
+
+/** Sends the job that runs task `id`, with the job id `jobId`, inside the transaction `db`. */
+export type EnqueueTask = (db: SqlExecutor, id: string, jobId: string) => Promise<void>;
 
 /** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
 const ABANDONED = '~abandoned';
@@ -148,7 +154,7 @@ export class TaskTable {
    * Processing tasks whose lease ran out (their worker died) get a new job, in the same transaction.
    * The lease is pushed out so that one sweeper, once, re-queues each.
    */
-  async requeueAbandoned(leaseS: number, enqueue: InTransaction): Promise<string[]> {
+  async requeueAbandoned(leaseS: number, enqueue: EnqueueTask): Promise<string[]> {
     const { table, status, processing } = this.spec;
     return this.prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
@@ -157,10 +163,40 @@ export class TaskTable {
          RETURNING id`,
         leaseS,
       );
-      const ids = rows.map((r) => r.id);
-      if (ids.length > 0) await enqueue(sqlExecutorOf(tx), tx, ids, processing);
-      return ids;
+      await this.enqueueEach(tx, rows.map((r) => r.id), enqueue);
+      return rows.map((r) => r.id);
     });
+  }
+
+  /**
+   * Waiting tasks nobody has claimed whose last job can no longer run them: a worker took the job and
+   * died before claiming the task (the job stays "active" until pg-boss's expiry, an hour away), or the
+   * job ended without the task starting (it failed while the database was down). Each gets a new job,
+   * in the same transaction; a task whose job is merely queued is left alone.
+   */
+  async requeueOrphaned(queue: JobName, graceS: number, enqueue: EnqueueTask): Promise<string[]> {
+    const { table, status, waiting } = this.spec;
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        `SELECT t.id FROM "${table}" t
+         WHERE t."${status}" = '${waiting}' AND t.lease_until IS NULL AND t.created_at < now() - make_interval(secs => $1)
+           AND ${QueueService.deadJobCondition('t.job_id', queue, graceS)}
+         ORDER BY t.created_at LIMIT 200 FOR UPDATE OF t SKIP LOCKED`,
+        graceS,
+      );
+      await this.enqueueEach(tx, rows.map((r) => r.id), enqueue);
+      return rows.map((r) => r.id);
+    });
+  }
+
+  /** Sends a job for each task and records its id on the task, in the transaction `tx`. */
+  private async enqueueEach(tx: Prisma.TransactionClient, ids: string[], enqueue: EnqueueTask): Promise<void> {
+    const db = sqlExecutorOf(tx);
+    for (const id of ids) {
+      const jobId = randomUUID();
+      await tx.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET job_id = $2::uuid WHERE id = $1::uuid`, id, jobId);
+      await enqueue(db, id, jobId);
+    }
   }
 
   /** Voids every live lease (the previous run of a sole instance died holding them), so the sweeper re-queues at once. */

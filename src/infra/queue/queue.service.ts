@@ -1,38 +1,82 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
+import { DatabaseStatus } from '../database/database-status.service.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
 import { type JobName, type JobPayloads, QUEUES } from './jobs.js';
 
 export interface SendOptions {
   /** Run inside this transaction (see sqlExecutorOf), so the job exists exactly when the row does. */
   db?: SqlExecutor;
+  /** The job's id, chosen by the caller so the row it works on can record it (see deadJobCondition). */
+  id?: string;
   /** Not before this many seconds from now. */
   startAfterSeconds?: number;
   /** At most one queued job with this key (a scheduling tick, a redelivery). */
   singletonKey?: string;
 }
 
+type Handler<N extends JobName> = (payload: JobPayloads[N], job: { id: string; retryCount: number }) => Promise<void>;
+
+/** One queue consumed on this instance: at most `concurrency` jobs run at once. */
+interface Consumer {
+  name: JobName;
+  concurrency: number;
+  handler: Handler<JobName>;
+  running: number;
+  /** Ends the consumer's current wait early (a slot freed, the database came back, shutdown). */
+  wake?: () => void;
+  loop?: Promise<void>;
+}
+
+/** An empty queue is asked again after this long. */
+const POLL_MS = 500;
+/** How long shutdown waits for running jobs before it lets go of them (another instance takes them over). */
+const DRAIN_MS = 10_000;
+/** A queue error is logged once per this many ms per message; the rest are counted into the next line. */
+const ERROR_LOG_INTERVAL_MS = 30_000;
+
 /**
- * The job queue: pg-boss 10 in the same PostgreSQL (schema `pgboss`). Every instance can send;
- * instances whose ROLE runs workers also poll, supervise (expiry, archiving) and run schedules.
+ * How long a job may be active without its work being claimed before it counts as dead: a live worker
+ * claims within moments of taking a job, and a claim (or an attempt lock) still stops a second run,
+ * so a job judged dead too early only costs a spare job. The lease bounds it when it is shorter.
+ */
+export function orphanGraceS(leaseS: number): number {
+  return Math.min(leaseS, 5);
+}
+
+/**
+ * The job queue: pg-boss 10 in the same PostgreSQL (schema `pgboss`), which stores the jobs, retries
+ * them, expires and archives them and runs the cron schedules. Every instance can send; instances
+ * whose ROLE runs workers consume: one loop per queue fetches as many jobs as it has free slots, runs
+ * them, and completes or fails each, awaited (pg-boss's own `work()` leaves those calls unawaited, and
+ * their rejection during a database outage ends the process). While the database is unavailable the
+ * loops pause, and the bookkeeping of a job that finished waits for it; they resume when it answers.
  */
 @Injectable()
 export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Queue');
   private readonly boss: PgBoss;
+  private readonly consumers: Consumer[] = [];
+  private paused = false;
+  private stopping = false;
+  private readonly errorLog = new Map<string, { at: number; suppressed: number }>();
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly database: DatabaseStatus,
+  ) {
     this.boss = new PgBoss({
       connectionString: config.databaseUrl,
       schema: 'pgboss',
       max: 4,
+      connectionTimeoutMillis: config.databasePoolTimeoutMs,
       supervise: config.runsWorkers,
       schedule: config.runsWorkers,
       maintenanceIntervalSeconds: 30,
       application_name: 'media-gateway-queue',
     } as PgBoss.ConstructorOptions);
-    this.boss.on('error', (err: unknown) => this.logger.error({ msg: 'queue error', err }));
+    this.boss.on('error', (err: unknown) => this.onError(err));
   }
 
   async onModuleInit(): Promise<void> {
@@ -40,32 +84,131 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     for (const [name, settings] of Object.entries(QUEUES)) {
       await this.boss.createQueue(name, { name, ...settings });
     }
+    this.database.onChange((available) => {
+      if (this.paused === !available) return;
+      this.paused = !available;
+      if (this.consumers.length) this.logger.log(available ? 'workers resumed' : 'workers paused until the database answers again');
+      if (available) for (const c of this.consumers) c.wake?.();
+    });
   }
 
-  /** First at shutdown: stop fetching, let running jobs finish (up to 10 s), while the database is still open. */
+  /** First at shutdown: stop fetching, let running jobs finish (up to 10 s) while the database is still open. */
   async onModuleDestroy(): Promise<void> {
-    await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+    this.stopping = true;
+    for (const c of this.consumers) c.wake?.();
+    await Promise.all(this.consumers.map((c) => c.loop));
+    const deadline = Date.now() + DRAIN_MS;
+    while (this.consumers.some((c) => c.running > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await this.boss.stop({ graceful: true, wait: true, timeout: 2000 });
   }
 
   async send<N extends JobName>(name: N, payload: JobPayloads[N], options: SendOptions = {}): Promise<string | null> {
     return this.boss.send(name, payload, {
       db: options.db,
+      id: options.id,
       startAfter: options.startAfterSeconds ? new Date(Date.now() + options.startAfterSeconds * 1000) : undefined,
       singletonKey: options.singletonKey,
     } as PgBoss.SendOptions);
   }
 
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
-  async work<N extends JobName>(name: N, concurrency: number, handler: (payload: JobPayloads[N], job: { id: string; retryCount: number }) => Promise<void>): Promise<void> {
-    for (let i = 0; i < concurrency; i++) {
-      await this.boss.work<JobPayloads[N]>(name, { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true }, async ([job]) => {
-        await handler(job.data, { id: job.id, retryCount: job.retryCount });
-      });
-    }
+  async work<N extends JobName>(name: N, concurrency: number, handler: Handler<N>): Promise<void> {
+    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0 };
+    this.consumers.push(consumer);
+    consumer.loop = this.consume(consumer);
   }
 
   /** A cron schedule (minute resolution); one instance sends each tick. */
   async schedule(name: JobName, cron: string): Promise<void> {
     await this.boss.schedule(name, cron, {}, { tz: 'UTC' });
+  }
+
+  /**
+   * SQL condition, over a row whose column `jobIdColumn` holds the id of the last job sent for it, that
+   * holds when that job can no longer run it: the job is gone, finished, or active for longer than
+   * `graceS` (a live worker claims its row within moments of taking the job, so one that has held a job
+   * that long without claiming died between the two). Queued and retrying jobs are alive.
+   */
+  static deadJobCondition(jobIdColumn: string, queue: JobName, graceS: number): string {
+    const job = `SELECT 1 FROM pgboss.job j WHERE j.name = '${queue}' AND j.id = ${jobIdColumn}
+      AND (j.state IN ('created', 'retry') OR (j.state = 'active' AND j.started_on > now() - interval '${Math.round(graceS)} seconds'))`;
+    return `(${jobIdColumn} IS NULL OR NOT EXISTS (${job}))`;
+  }
+
+  private async consume(c: Consumer): Promise<void> {
+    while (!this.stopping) {
+      if (this.paused || c.running >= c.concurrency) {
+        await this.wait(c, POLL_MS);
+        continue;
+      }
+      let jobs: PgBoss.JobWithMetadata<JobPayloads[JobName]>[] = [];
+      try {
+        jobs = (await this.boss.fetch<JobPayloads[JobName]>(c.name, { batchSize: c.concurrency - c.running, includeMetadata: true })) ?? [];
+      } catch (err) {
+        this.onError(err);
+      }
+      for (const job of jobs) void this.run(c, job);
+      if (jobs.length === 0) await this.wait(c, POLL_MS);
+    }
+  }
+
+  private async run(c: Consumer, job: PgBoss.JobWithMetadata<JobPayloads[JobName]>): Promise<void> {
+    c.running++;
+    try {
+      try {
+        await c.handler(job.data, { id: job.id, retryCount: job.retryCount });
+      } catch (err) {
+        // pg-boss retries the job with its queue's settings (or fails it for good)
+        await this.settle(() => this.boss.fail(c.name, job.id, { message: (err as Error)?.message ?? String(err) }));
+        return;
+      }
+      await this.settle(() => this.boss.complete(c.name, job.id));
+    } finally {
+      c.running--;
+      c.wake?.();
+    }
+  }
+
+  /**
+   * A job's bookkeeping waits out a database outage. If it still cannot be written (shutdown), the job
+   * stays active until pg-boss's expiry; the work itself is guarded by leases and locks, and the sweeper
+   * hands waiting work whose job died to a new job.
+   */
+  private async settle(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await this.database.retryWhileUnavailable(write);
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  /** Resolves after `ms`, or earlier when the consumer is woken. */
+  private wait(c: Consumer, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (c.wake === done) c.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      c.wake = done;
+    });
+  }
+
+  /** pg-boss reports maintenance and schedule failures here; an outage is reported once, not per poll. */
+  private onError(err: unknown): void {
+    if (this.database.report(err) && !this.database.isAvailable) return;
+    const message = (err as { message?: string }).message?.replace(/ \(Queue: .*\)$/, '') ?? String(err);
+    const now = Date.now();
+    const seen = this.errorLog.get(message);
+    if (seen && now - seen.at < ERROR_LOG_INTERVAL_MS) {
+      seen.suppressed++;
+      return;
+    }
+    if (this.errorLog.size > 100) this.errorLog.clear();
+    this.errorLog.set(message, { at: now, suppressed: 0 });
+    this.logger.error({ msg: 'queue error', err, ...(seen?.suppressed ? { repeated: seen.suppressed } : {}) });
   }
 }

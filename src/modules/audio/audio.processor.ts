@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { TaskRunner } from '../../common/tasks/task-runner.js';
-import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { AudioRepository, type AudioUploadRow } from './audio.repository.js';
@@ -8,9 +9,7 @@ import { AUDIO_PROVIDERS, type AudioFacts, type AudioProvider } from './provider
 
 /** Runs `audio.run` jobs under a lease through AUDIO_PROVIDER: pending → processing → ready | failed. */
 @Injectable()
-export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
-  readonly kind = 'audio';
-
+export class AudioProcessor implements OnApplicationBootstrap {
   private get timeoutReason(): string {
     return `timed out: the upload did not finish within ${this.config.taskTimeoutS.audio} s`;
   }
@@ -25,7 +24,18 @@ export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sweeper.register(this);
+    this.sweeper.register(
+      new TaskTableSweep({
+        kind: 'audio',
+        states: this.uploads.states,
+        queue: this.queue,
+        job: 'audio.run',
+        payload: (uploadId) => ({ uploadId }),
+        leaseS: this.config.workerLeaseS,
+        timeoutReason: () => this.timeoutReason,
+        onChange: () => this.uploads.onChange,
+      }),
+    );
     if (this.config.runsWorkers) {
       await this.queue.work('audio.run', this.config.workerConcurrency, ({ uploadId }) => this.run(uploadId));
     }
@@ -46,20 +56,5 @@ export class AudioProcessor implements OnApplicationBootstrap, Sweepable {
       complete: (u, worker, facts) => this.uploads.markReady(u.id, worker, facts),
       next: async (seconds) => void (await this.queue.send('audio.run', { uploadId }, { startAfterSeconds: seconds })),
     });
-  }
-
-  async failOverdue(): Promise<number> {
-    return (await this.uploads.states.failOverdue(this.timeoutReason, this.uploads.onChange)).length;
-  }
-
-  expireLeases(): Promise<number> {
-    return this.uploads.states.expireLeases();
-  }
-
-  async requeueAbandoned(): Promise<number> {
-    const ids = await this.uploads.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, ids) => {
-      for (const uploadId of ids) await this.queue.send('audio.run', { uploadId }, { db });
-    });
-    return ids.length;
   }
 }

@@ -19,9 +19,10 @@ export class AudioService {
   /** Registers the clip (status pending) and enqueues the job that fetches and checks it. */
   async createUpload(principal: Principal, dto: CreateAudioUploadDto): Promise<AudioUploadResultDto> {
     const createdAt = new Date();
+    const jobId = randomUUID();
     const row = await this.uploads.createUpload(
-      { id: randomUUID(), owner: principal.owner, url: dto.url, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
-      async (db, uploadId) => void (await this.queue.send('audio.run', { uploadId }, { db })),
+      { id: randomUUID(), jobId, owner: principal.owner, url: dto.url, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
+      async (db, uploadId) => void (await this.queue.send('audio.run', { uploadId }, { db, id: jobId })),
     );
     return { code: 'success', message: '', data: row.id };
   }

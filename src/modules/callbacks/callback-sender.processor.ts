@@ -1,12 +1,13 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
+import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
-import type { SqlExecutor } from '../../infra/prisma/sql-executor.js';
-import { QueueService } from '../../infra/queue/queue.service.js';
+import { orphanGraceS, QueueService } from '../../infra/queue/queue.service.js';
 import { type DeliveryRow, CallbacksRepository } from './callbacks.repository.js';
-import { newWebhookSecret } from './callbacks.service.js';
+import { CallbacksService, newWebhookSecret } from './callbacks.service.js';
 
 const RESPONSE_CAP = 64 * 1024;
 
@@ -15,33 +16,55 @@ const RESPONSE_CAP = 64 * 1024;
  * secret (and, during a rotation, the previous one too), through the outbound rules, never following
  * redirects. Any 2xx counts; 410 stops; anything else is retried on CALLBACK_RETRY_SCHEDULE_S with
  * jitter (Retry-After honoured) until CALLBACK_GIVE_UP_AFTER_S. A task's later status waits for the
- * earlier ones.
+ * earlier ones. Its reads and writes wait out a database outage; a delivery whose job died with its
+ * worker is sent again by the sweeper.
  */
 @Injectable()
-export class CallbackSender implements OnApplicationBootstrap {
+export class CallbackSender implements OnApplicationBootstrap, Sweepable {
+  readonly kind = 'callback';
   private readonly logger = new Logger('Callbacks');
 
   constructor(
     private readonly deliveries: CallbacksRepository,
+    private readonly callbacks: CallbacksService,
     private readonly queue: QueueService,
     private readonly fetcher: SafeFetchService,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
+    private readonly database: DatabaseStatus,
+    private readonly sweeper: TaskSweeper,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    this.sweeper.register(this);
     if (this.config.runsWorkers) {
       await this.queue.work('callback.deliver', 4, ({ deliveryId }) => this.deliver(deliveryId));
     }
   }
 
-  async deliver(id: string): Promise<void> {
-    const pending = await this.deliveries.findDelivery(id);
-    if (!pending || pending.state !== 'pending') return;
-    if (await this.deliveries.hasPendingPredecessor(pending)) return; // the earlier one's end queues this one
-    const delivery = await this.deliveries.claimAttempt(id, this.config.callbacks.timeoutMs / 1000 + 30);
-    if (!delivery) return; // not due yet, or another sender has it
+  /** Deliveries fail by giving up (see decide), never on a deadline. */
+  async failOverdue(): Promise<number> {
+    return 0;
+  }
 
+  /** A sender killed mid-attempt leaves a lock that expires; requeueOrphaned then sends it again. */
+  async requeueAbandoned(): Promise<number> {
+    return 0;
+  }
+
+  async requeueOrphaned(): Promise<number> {
+    return (await this.deliveries.requeueOrphaned(orphanGraceS(this.config.workerLeaseS), this.callbacks.enqueueDelivery)).length;
+  }
+
+  expireLeases(): Promise<number> {
+    return this.deliveries.releaseLocks();
+  }
+
+  async deliver(id: string): Promise<void> {
+    const delivery = await this.database.retryWhileUnavailable(() => this.claim(id));
+    if (!delivery) return;
+
+    const headers = await this.database.retryWhileUnavailable(() => this.headers(delivery));
     const started = Date.now();
     let status: number | null = null;
     let retryAfterS: number | undefined;
@@ -50,7 +73,7 @@ export class CallbackSender implements OnApplicationBootstrap {
     try {
       const res = await this.fetcher.request(delivery.url, {
         method: 'POST',
-        headers: await this.headers(delivery),
+        headers,
         body: delivery.payload,
         maxBytes: RESPONSE_CAP,
         followRedirects: false,
@@ -66,12 +89,26 @@ export class CallbackSender implements OnApplicationBootstrap {
       refused = err.kind === 'refused';
       error = err.message;
     }
-    await this.deliveries.recordAttempt(id, { statusCode: status, durationMs: Date.now() - started, error });
-    await this.decide(delivery, status, error, refused, retryAfterS);
+    const attempt = { statusCode: status, durationMs: Date.now() - started, error };
+    await this.database.retryWhileUnavailable(() => this.deliveries.recordAttempt(id, attempt));
+    await this.database.retryWhileUnavailable(() => this.decide(delivery, status, error, refused, retryAfterS));
+  }
+
+  /**
+   * Takes the next attempt of a delivery: null when it is done, waits for an earlier notification of
+   * its task (whose end queues this one), is not due, or another sender holds it. The lock lasts the
+   * attempt's time limit and 5 s more; then, if the attempt never ended (its sender died), the sweeper
+   * sends it again.
+   */
+  private async claim(id: string): Promise<DeliveryRow | null> {
+    const pending = await this.deliveries.findDelivery(id);
+    if (!pending || pending.state !== 'pending') return null;
+    if (await this.deliveries.hasPendingPredecessor(pending)) return null;
+    return this.deliveries.claimAttempt(id, this.config.callbacks.timeoutMs / 1000 + 5);
   }
 
   private async decide(delivery: DeliveryRow, status: number | null, error: string | null, refused: boolean, retryAfterS?: number): Promise<void> {
-    const enqueueNext = async (db: SqlExecutor, deliveryId: string) => void (await this.queue.send('callback.deliver', { deliveryId }, { db }));
+    const enqueueNext = this.callbacks.enqueueDelivery;
     const where = { delivery_id: delivery.id, task_id: delivery.taskId, status: delivery.status, url: delivery.url };
     if (error === null) {
       this.metrics.callbackAttempts.inc({ outcome: 'delivered' });
@@ -97,7 +134,7 @@ export class CallbackSender implements OnApplicationBootstrap {
     }
     this.metrics.callbackAttempts.inc({ outcome: 'retry' });
     this.logger.warn({ msg: 'callback attempt failed; will retry', ...where, error, attempt: delivery.attempts, retry_in_s: Math.round(delayS * 10) / 10 });
-    await this.deliveries.reschedule(delivery.id, next, error, async (db) => void (await this.queue.send('callback.deliver', { deliveryId: delivery.id }, { db, startAfterSeconds: delayS })));
+    await this.deliveries.reschedule(delivery.id, next, error, this.callbacks.enqueueDelivery);
   }
 
   /** Standard Webhooks headers; during a rotation both secrets sign, space-separated. */

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { CallbackAttempt, CallbackDelivery, Prisma, WebhookSecret } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
 
 export type DeliveryRow = CallbackDelivery;
 export type DeliveryWithAttempts = CallbackDelivery & { attemptLog: CallbackAttempt[] };
@@ -10,6 +11,8 @@ export type WebhookSecretRow = WebhookSecret;
 
 export interface NewDelivery {
   id: string;
+  /** The job sent with it. */
+  jobId: string;
   owner: string;
   taskKind: string;
   taskId: string;
@@ -24,8 +27,8 @@ export interface AttemptRecord {
   error: string | null;
 }
 
-/** Runs in the transaction that ends a delivery: enqueues the task's next notification, if one waits. */
-export type EnqueueNext = (db: SqlExecutor, deliveryId: string) => Promise<void>;
+/** Sends the job of delivery `deliveryId` with the job id `jobId`, inside the transaction `db`. */
+export type EnqueueDelivery = (db: SqlExecutor, deliveryId: string, jobId: string, startAfterSeconds?: number) => Promise<void>;
 
 @Injectable()
 export class CallbacksRepository {
@@ -77,26 +80,26 @@ export class CallbacksRepository {
   }
 
   /** pending → delivered or failed; in the same transaction, the task's next notification is queued. */
-  async finish(id: string, state: 'delivered' | 'failed', lastError: string | null, enqueueNext: EnqueueNext): Promise<void> {
+  async finish(id: string, state: 'delivered' | 'failed', lastError: string | null, enqueue: EnqueueDelivery): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       const { count } = await tx.callbackDelivery.updateMany({ where: { id, state: 'pending' }, data: { state, lastError, finishedAt: new Date(), lockedUntil: null } });
       if (count !== 1) return;
       const delivery = await tx.callbackDelivery.findUniqueOrThrow({ where: { id } });
       const next = await tx.callbackDelivery.findFirst({ where: { taskId: delivery.taskId, sequence: { gt: delivery.sequence }, state: 'pending' }, orderBy: { sequence: 'asc' } });
-      if (next) await enqueueNext(sqlExecutorOf(tx), next.id);
+      if (next) await this.enqueue(tx, next.id, enqueue);
     });
   }
 
   /** Another attempt later: the job for it is queued in the same transaction. */
-  async reschedule(id: string, at: Date, lastError: string, enqueue: (db: SqlExecutor) => Promise<void>): Promise<void> {
+  async reschedule(id: string, at: Date, lastError: string, enqueue: EnqueueDelivery): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       const { count } = await tx.callbackDelivery.updateMany({ where: { id, state: 'pending' }, data: { nextAttemptAt: at, lastError, lockedUntil: null } });
-      if (count === 1) await enqueue(sqlExecutorOf(tx));
+      if (count === 1) await this.enqueue(tx, id, enqueue, Math.max(0, (at.getTime() - Date.now()) / 1000));
     });
   }
 
   /** Starts a new cycle of attempts for a delivery (same webhook-id); its job is queued in the same transaction. */
-  async restart(id: string, enqueue: (db: SqlExecutor) => Promise<void>): Promise<DeliveryWithAttempts | null> {
+  async restart(id: string, enqueue: EnqueueDelivery): Promise<DeliveryWithAttempts | null> {
     return this.prisma.$transaction(async (tx) => {
       const now = new Date();
       const { count } = await tx.callbackDelivery.updateMany({
@@ -104,9 +107,43 @@ export class CallbacksRepository {
         data: { state: 'pending', attempts: 0, nextAttemptAt: now, cycleStartedAt: now, finishedAt: null, lockedUntil: null },
       });
       if (count !== 1) return null;
-      await enqueue(sqlExecutorOf(tx));
+      await this.enqueue(tx, id, enqueue);
       return tx.callbackDelivery.findUnique({ where: { id }, include: { attemptLog: { orderBy: { attemptedAt: 'asc' } } } });
     });
+  }
+
+  /**
+   * Pending, due, unlocked deliveries that are next in their task's order and whose last job can no
+   * longer send them (a worker took it and died, or it failed while the database was down) get a new
+   * job, in the same transaction.
+   */
+  async requeueOrphaned(graceS: number, enqueue: EnqueueDelivery): Promise<string[]> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        `SELECT d.id FROM callback_deliveries d
+         WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
+           AND d.created_at < now() - make_interval(secs => $1)
+           AND NOT EXISTS (SELECT 1 FROM callback_deliveries p WHERE p.task_id = d.task_id AND p.sequence < d.sequence AND p.state = 'pending')
+           AND ${QueueService.deadJobCondition('d.job_id', 'callback.deliver', graceS)}
+         ORDER BY d.next_attempt_at LIMIT 200 FOR UPDATE OF d SKIP LOCKED`,
+        graceS,
+      );
+      for (const { id } of rows) await this.enqueue(tx, id, enqueue);
+      return rows.map((r) => r.id);
+    });
+  }
+
+  /** Releases every attempt lock (a previous run of this sole instance died mid-send). */
+  async releaseLocks(): Promise<number> {
+    const { count } = await this.prisma.callbackDelivery.updateMany({ where: { state: 'pending', lockedUntil: { not: null } }, data: { lockedUntil: null } });
+    return count;
+  }
+
+  /** Sends the delivery's job and records its id, in the transaction `tx`. */
+  private async enqueue(tx: Prisma.TransactionClient, deliveryId: string, enqueue: EnqueueDelivery, startAfterSeconds?: number): Promise<void> {
+    const jobId = randomUUID();
+    await tx.callbackDelivery.update({ where: { id: deliveryId }, data: { jobId } });
+    await enqueue(sqlExecutorOf(tx), deliveryId, jobId, startAfterSeconds);
   }
 
   /** The owner's signing secret, made on first use. */

@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { InTransaction } from '../../infra/prisma/task-table.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
-import { type DeliveryWithAttempts, CallbacksRepository, type WebhookSecretRow } from './callbacks.repository.js';
+import { type DeliveryWithAttempts, CallbacksRepository, type EnqueueDelivery, type WebhookSecretRow } from './callbacks.repository.js';
 import type { CallbackDeliveryDto, WebhookSecretDto } from './dto/callback.dto.js';
 
 export type TaskKind = 'expand' | 'video';
@@ -41,13 +41,18 @@ export class CallbacksService {
     return async (db, tx, taskIds, status) => {
       const rows = (await subjects(tx, taskIds)).map((s) => {
         const id = randomUUID();
-        return { id, owner: s.owner, taskKind: kind, taskId: s.taskId, status, url: s.url, payload: JSON.stringify(s.body(id)) };
+        return { id, jobId: randomUUID(), owner: s.owner, taskKind: kind, taskId: s.taskId, status, url: s.url, payload: JSON.stringify(s.body(id)) };
       });
       if (rows.length === 0) return;
       await this.deliveries.createDeliveries(tx, rows);
-      for (const row of rows) await this.queue.send('callback.deliver', { deliveryId: row.id }, { db });
+      for (const row of rows) await this.enqueueDelivery(db, row.id, row.jobId);
     };
   }
+
+  /** Sends a delivery's job (inside the caller's transaction `db`). */
+  readonly enqueueDelivery: EnqueueDelivery = async (db, deliveryId, jobId, startAfterSeconds) => {
+    await this.queue.send('callback.deliver', { deliveryId }, { db, id: jobId, startAfterSeconds });
+  };
 
   async listForTask(taskId: string): Promise<CallbackDeliveryDto[]> {
     return (await this.deliveries.listForTask(taskId)).map(toDeliveryDto);
@@ -55,7 +60,7 @@ export class CallbacksService {
 
   /** A new cycle of attempts for one notification, with the same webhook-id and body. */
   async redeliver(id: string): Promise<CallbackDeliveryDto> {
-    const row = isUUID(id) ? await this.deliveries.restart(id, async (db) => void (await this.queue.send('callback.deliver', { deliveryId: id }, { db }))) : null;
+    const row = isUUID(id) ? await this.deliveries.restart(id, this.enqueueDelivery) : null;
     if (!row) throw new AppError('NOT_FOUND', `No callback delivery ${id}`);
     return toDeliveryDto(row);
   }

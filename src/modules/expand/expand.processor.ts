@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { type StepOutcome, TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
-import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
@@ -16,9 +17,7 @@ import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandR
  * provider chosen by EXPAND_PROVIDER; stores the result images and ends the task succeed or failed.
  */
 @Injectable()
-export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap, Sweepable {
-  readonly kind = 'expand';
-
+export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
   private get timeoutReason(): string {
     return `timed out: the task did not finish within ${this.config.taskTimeoutS.expand} s`;
   }
@@ -43,7 +42,18 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap, Sw
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sweeper.register(this);
+    this.sweeper.register(
+      new TaskTableSweep({
+        kind: 'expand',
+        states: this.tasks.states,
+        queue: this.queue,
+        job: 'expand.run',
+        payload: (taskId) => ({ taskId }),
+        leaseS: this.config.workerLeaseS,
+        timeoutReason: () => this.timeoutReason,
+        onChange: () => this.tasks.onChange,
+      }),
+    );
     this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
     if (this.config.runsWorkers) {
       await this.queue.work('expand.run', this.config.workerConcurrency, ({ taskId }) => this.run(taskId));
@@ -115,22 +125,6 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap, Sw
     // Someone else ended the task first (the deadline, or another worker): keep only a winner's files.
     if ((await this.tasks.findById(task.id))?.status !== 'succeed') await this.media.deleteForTasks([task.id]);
     return false;
-  }
-
-  async failOverdue(): Promise<number> {
-    const failed = await this.tasks.states.failOverdue(this.timeoutReason, this.tasks.onChange);
-    return failed.length;
-  }
-
-  expireLeases(): Promise<number> {
-    return this.tasks.states.expireLeases();
-  }
-
-  async requeueAbandoned(): Promise<number> {
-    const ids = await this.tasks.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, taskIds) => {
-      for (const taskId of taskIds) await this.queue.send('expand.run', { taskId }, { db });
-    });
-    return ids.length;
   }
 
   private async expireMedia(cutoff: Date): Promise<number> {

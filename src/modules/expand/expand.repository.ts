@@ -11,6 +11,8 @@ export type ExpandTaskRow = ExpandTask;
 
 export interface NewExpandTask {
   id: string;
+  /** The id of the job sent with it (see TaskTable.requeueOrphaned). */
+  jobId: string;
   owner: string;
   externalTaskId: string | null;
   imageUrl: string | null;

@@ -31,9 +31,11 @@ export class ExpandService {
     const image = dto.image;
     const facts = image.kind === 'base64' ? image.facts : undefined;
     const createdAt = new Date();
+    const jobId = randomUUID();
     const row = await this.tasks.createTask(
       {
         id: randomUUID(),
+        jobId,
         owner: principal.owner,
         externalTaskId: dto.external_task_id ?? null,
         imageUrl: image.kind === 'url' ? image.url : null,
@@ -51,7 +53,7 @@ export class ExpandService {
         createdAt,
         deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
       },
-      async (db, taskId) => void (await this.queue.send('expand.run', { taskId }, { db })),
+      async (db, taskId) => void (await this.queue.send('expand.run', { taskId }, { db, id: jobId })),
     );
     return successEnvelope({ data: toTaskDto(row), image: image.original });
   }

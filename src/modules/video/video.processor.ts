@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import sharp from 'sharp';
 import { TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
-import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
@@ -15,9 +16,7 @@ import { type GenerationRow, VideoRepository } from './video.repository.js';
 
 /** Runs `video.run` jobs under a lease through VIDEO_PROVIDER; stores the MP4 and its thumbnail. */
 @Injectable()
-export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap, Sweepable {
-  readonly kind = 'video';
-
+export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
   private get timeoutReason(): string {
     return `timed out: the generation did not finish within ${this.config.taskTimeoutS.video} s`;
   }
@@ -42,7 +41,18 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap, Swe
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sweeper.register(this);
+    this.sweeper.register(
+      new TaskTableSweep({
+        kind: 'video',
+        states: this.generations.states,
+        queue: this.queue,
+        job: 'video.run',
+        payload: (generationId) => ({ generationId }),
+        leaseS: this.config.workerLeaseS,
+        timeoutReason: () => this.timeoutReason,
+        onChange: () => this.generations.onChange,
+      }),
+    );
     this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
     if (this.config.runsWorkers) {
       await this.queue.work('video.run', this.config.workerConcurrency, ({ generationId }) => this.run(generationId));
@@ -103,21 +113,6 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap, Swe
     }
     if ((await this.generations.findById(generation.id))?.state !== 'completed') await this.media.deleteForTasks([generation.id]);
     return false;
-  }
-
-  async failOverdue(): Promise<number> {
-    return (await this.generations.states.failOverdue(this.timeoutReason, this.generations.onChange)).length;
-  }
-
-  expireLeases(): Promise<number> {
-    return this.generations.states.expireLeases();
-  }
-
-  async requeueAbandoned(): Promise<number> {
-    const ids = await this.generations.states.requeueAbandoned(this.config.workerLeaseS, async (db, _tx, ids) => {
-      for (const generationId of ids) await this.queue.send('video.run', { generationId }, { db });
-    });
-    return ids.length;
   }
 
   private async expireMedia(cutoff: Date): Promise<number> {

@@ -7,7 +7,7 @@ import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js'
 
 export type GenerationRow = VideoGeneration & { keyframes: VideoKeyframe[] };
 export type NewKeyframe = Pick<VideoKeyframe, 'id' | 'position' | 'kind' | 'url' | 'sourceGenerationId'>;
-export type NewGeneration = Pick<VideoGeneration, 'id' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'callbackUrl' | 'createdAt' | 'deadlineAt'>;
+export type NewGeneration = Pick<VideoGeneration, 'id' | 'jobId' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'callbackUrl' | 'createdAt' | 'deadlineAt'>;
 
 const WITH_KEYFRAMES = { keyframes: true } as const;
 

@@ -40,9 +40,11 @@ export class VideoService {
       sourceGenerationId: frame.type === 'generation' ? frame.id! : null,
     }));
     const createdAt = new Date();
+    const jobId = randomUUID();
     const row = await this.generations.createGeneration(
       {
         id: randomUUID(),
+        jobId,
         owner: principal.owner,
         prompt: dto.prompt,
         aspectRatio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
@@ -53,7 +55,7 @@ export class VideoService {
         deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.video * 1000),
       },
       keyframes,
-      async (db, generationId) => void (await this.queue.send('video.run', { generationId }, { db })),
+      async (db, generationId) => void (await this.queue.send('video.run', { generationId }, { db, id: jobId })),
     );
     return toGenerationDto(row);
   }

@@ -1,0 +1,57 @@
+/** Socket and driver codes that mean "the database cannot be reached or is going away", not "the query is wrong". */
+const UNAVAILABLE_CODES = new Set([
+  // sockets
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  // PostgreSQL: shutting down, starting up, too many connections, connection failures
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  // Prisma: unreachable, timed out, closed, a transaction that could not start in time (pool exhausted)
+  'P1001',
+  'P1002',
+  'P1017',
+  'P2028',
+]);
+
+/** Kinds of Prisma's driver-adapter errors that mean the same. */
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+
+/** Errors that node-postgres and pg-pool raise without a code. */
+const UNAVAILABLE_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated|connection error|Connection ended unexpectedly|the database system is (starting up|shutting down|in recovery mode)|Can't reach database server|Unable to start a transaction in the given time|Client was closed and is not queryable/i;
+
+/**
+ * True when an error means the database is unavailable for now (down, restarting, unreachable, out of
+ * connections), so the right answer is "retry later" (503) rather than a failure. Looks through causes,
+ * Prisma's driver-adapter details and aggregated connect errors.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && seen.size < 16) {
+    const current = queue.shift();
+    if (!current || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    const e = current as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; errors?: unknown; meta?: { driverAdapterError?: unknown } };
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.originalCode === 'string' && UNAVAILABLE_CODES.has(e.originalCode)) return true;
+    if (typeof e.kind === 'string' && UNAVAILABLE_KINDS.has(e.kind)) return true;
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    queue.push(e.cause, e.meta?.driverAdapterError);
+    if (Array.isArray(e.errors)) queue.push(...e.errors);
+  }
+  return false;
+}

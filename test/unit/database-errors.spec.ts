@@ -1,0 +1,32 @@
+import { isDatabaseUnavailable } from '../../src/infra/database/database-errors.js';
+
+const prisma = (code: string, cause?: Record<string, unknown>) => Object.assign(new Error(`prisma ${code}`), { code, meta: cause ? { driverAdapterError: { name: 'DriverAdapterError', cause } } : {} });
+
+describe('isDatabaseUnavailable', () => {
+  it.each([
+    ['Prisma: server unreachable (P1001)', prisma('P1001', { kind: 'DatabaseNotReachable' })],
+    ['Prisma raw query: server unreachable (P2010 + DatabaseNotReachable)', prisma('P2010', { kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5432 })],
+    ['Prisma raw query: connection closed', prisma('P2010', { kind: 'ConnectionClosed' })],
+    ['Prisma raw query: terminated by a shutdown (57P01)', prisma('P2010', { kind: 'postgres', code: '57P01', originalCode: '57P01' })],
+    ['Prisma: a transaction could not start in time (P2028, pool exhausted)', prisma('P2028')],
+    ['pg: connection refused', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+    ['pg: refused on every address', new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })], 'x')],
+    ['pg: the database is starting up', Object.assign(new Error('the database system is starting up'), { code: '57P03' })],
+    ['pg-pool: no connection in time', new Error('timeout exceeded when trying to connect')],
+    ['pg: connection terminated', new Error('Connection terminated unexpectedly')],
+    ['wrapped in a cause', new Error('outer', { cause: Object.assign(new Error('inner'), { code: '08006' }) })],
+  ])('%s: yes', (_, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it.each([
+    ['a unique violation (P2002)', prisma('P2002')],
+    ['a bad value in a raw query (22P02)', prisma('P2010', { kind: 'postgres', code: '22P02' })],
+    ['an HTTP fetch that failed', Object.assign(new Error('the connection failed: ETIMEDOUT'), { kind: 'network' })],
+    ['a plain error', new Error('boom')],
+    ['not an error at all', 'ECONNREFUSED'],
+    ['nothing', undefined],
+  ])('%s: no', (_, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
