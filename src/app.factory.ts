@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
+import { answerClientErrors } from './common/http/client-errors.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { setupSwagger } from './infra/http/openapi.js';
@@ -8,7 +9,7 @@ import type { AppLogger } from './infra/logger/app-logger.js';
 
 /**
  * Builds the whole application (the same for `npm start`, the tests and the OpenAPI export):
- * request ids first, then Nest's routes, Swagger UI at /docs.
+ * request ids first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
  * Nest's own body parser is off: JsonBodyMiddleware parses with per-route limits.
  */
 export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean } = {}): Promise<NestExpressApplication> {
@@ -19,6 +20,12 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
     preview: options.preview ?? false,
   });
   app.disable('x-powered-by');
+  const server = app.getHttpServer();
+  // Idle keep-alive connections outlive a load balancer's own (60 s on the common ones), so the service never
+  // closes one that a client or proxy is about to reuse (a reset request). Node's default is 5 s.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  answerClientErrors(server);
   app.use(requestIdMiddleware);
   setupSwagger(app);
   await app.init();

@@ -1,9 +1,14 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { AppError } from '../errors/app-error.js';
 
+/** Path and query values longer than this are refused before any handler or query sees them. */
+export const MAX_PARAM_CHARS = 2048;
+
 /**
  * class-validator on every DTO, with every fault of a request named in one message
- * ("prompt must be at most 2500 characters; n must be one of 1..9").
+ * ("prompt must be at most 2500 characters; n must be one of 1..9"). Before that, every body, path
+ * parameter and query value is checked for U+0000 (PostgreSQL text cannot hold it, and no field of ours
+ * has a use for it), and path and query values for length.
  */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
@@ -18,6 +23,9 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'param' || metadata.type === 'query') {
+      assertPlainValues(value, metadata.data);
+    }
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata)) {
       if (value === undefined) {
         value = {};
@@ -32,6 +40,23 @@ export class AppValidationPipe extends ValidationPipe {
     }
     return super.transform(value, metadata);
   }
+}
+
+/** Refuses U+0000 and over-long strings in path parameters and query values (400 naming the parameter). */
+function assertPlainValues(value: unknown, name?: string): void {
+  const problems: string[] = [];
+  const visit = (v: unknown, path: string): void => {
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) problems.push(`${path} must not contain the NUL character (\\u0000)`);
+      else if (v.length > MAX_PARAM_CHARS) problems.push(`${path} must be at most ${MAX_PARAM_CHARS} characters long`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item) => visit(item, path));
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, item] of Object.entries(v)) visit(item, path ? `${path}.${k}` : k);
+    }
+  };
+  visit(value, name ?? '');
+  if (problems.length > 0) throw new AppError('INVALID_PARAMETER', [...new Set(problems)].join('; '));
 }
 
 function pathsWithNul(value: unknown, path = '', found: string[] = []): string[] {

@@ -37,6 +37,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(100) @Max(120_000)
   DATABASE_POOL_TIMEOUT_MS: number = 5000;
 
+  @IsOptional() @IsInt() @Min(1024 * 1024) @Max(2 ** 40)
+  BODY_INFLIGHT_MAX_BYTES: number = 128 * 1024 * 1024;
+
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_API_KEY must be at least 16 characters long' }) @MaxLength(512)
   ADMIN_API_KEY?: string;
 
@@ -186,7 +189,8 @@ export class AppConfig {
   readonly databasePoolSize!: number;
   /** How long a query waits for a pooled connection (or a transaction to start) before answering 503. */
   readonly databasePoolTimeoutMs!: number;
-
+  /** Total bytes of large request bodies (over the default limit) read at once; past it, new ones get 503. */
+  readonly bodyInflightMaxBytes!: number;
   readonly embeddedPgPort!: number;
   /** How long a key lookup may be served from memory; a revoked key stops working within this time. */
   readonly authCacheTtlMs!: number;
@@ -275,7 +279,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     dataDir,
     databasePoolSize: vars.DATABASE_POOL_SIZE,
     databasePoolTimeoutMs: vars.DATABASE_POOL_TIMEOUT_MS,
-
+    bodyInflightMaxBytes: vars.BODY_INFLIGHT_MAX_BYTES,
     adminApiKey: vars.ADMIN_API_KEY,
     logLevel: vars.LOG_LEVEL,
     embeddedPgPort: vars.EMBEDDED_PG_PORT,

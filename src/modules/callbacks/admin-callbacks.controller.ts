@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../../common/decorators/auth.decorators.js';
+import { OwnerParamDto } from '../../common/validation/owner.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { CallbacksService } from './callbacks.service.js';
 import { CallbackDeliveryDto, WebhookSecretDto } from './dto/callback.dto.js';
@@ -15,18 +16,18 @@ export class AdminCallbacksController {
 
   @Get('owners/:owner/webhook-secret')
   @ApiOperation({ summary: "Read an owner's webhook signing secret", description: 'Made on first use. During a rotation the previous secret is shown too: deliveries carry both signatures until it expires.' })
-  @ApiParam({ name: 'owner' })
   @ApiOkResponse({ type: WebhookSecretDto })
-  secret(@Param('owner') owner: string): Promise<WebhookSecretDto> {
+  @ApiErrors(['INVALID_PARAMETER'])
+  secret(@Param() { owner }: OwnerParamDto): Promise<WebhookSecretDto> {
     return this.callbacks.secretOf(owner);
   }
 
   @Post('owners/:owner/webhook-secret/rotate')
   @HttpCode(200)
   @ApiOperation({ summary: "Rotate an owner's webhook signing secret", description: 'The previous secret keeps signing (beside the new one) for WEBHOOK_ROTATION_OVERLAP_S (24 h).' })
-  @ApiParam({ name: 'owner' })
   @ApiOkResponse({ type: WebhookSecretDto })
-  rotate(@Param('owner') owner: string): Promise<WebhookSecretDto> {
+  @ApiErrors(['INVALID_PARAMETER'])
+  rotate(@Param() { owner }: OwnerParamDto): Promise<WebhookSecretDto> {
     return this.callbacks.rotateSecret(owner);
   }
 

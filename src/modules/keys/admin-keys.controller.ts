@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../../common/decorators/auth.decorators.js';
+import { OwnerQueryDto } from '../../common/validation/owner.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { CreateKeyDto } from './dto/create-key.dto.js';
 import { CreatedKeyDto, KeyDto } from './dto/key.dto.js';
@@ -24,10 +25,10 @@ export class AdminKeysController {
 
   @Get()
   @ApiOperation({ summary: 'List API keys (without secrets), newest first' })
-  @ApiQuery({ name: 'owner', required: false, description: 'Only the keys of this owner.' })
   @ApiOkResponse({ type: KeyDto, isArray: true })
-  list(@Query('owner') owner?: string): Promise<KeyDto[]> {
-    return this.keys.listKeys(typeof owner === 'string' && owner !== '' ? owner : undefined);
+  @ApiErrors(['INVALID_PARAMETER'])
+  list(@Query() query: OwnerQueryDto): Promise<KeyDto[]> {
+    return this.keys.listKeys(query.owner);
   }
 
   @Delete(':id')

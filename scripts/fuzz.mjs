@@ -1,0 +1,13 @@
+// `npm run fuzz -- --count 20000 [--seed N]`: the fuzz test (test/e2e/fuzz.e2e.spec.ts) with more requests.
+import { spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { count: { type: 'string', default: '20000' }, seed: { type: 'string' } }, strict: true });
+if (!/^\d+$/.test(values.count)) {
+  process.stderr.write('--count must be a whole number\n');
+  process.exit(1);
+}
+const env = { ...process.env, FUZZ_COUNT: values.count, ...(values.seed ? { FUZZ_SEED: values.seed } : {}) };
+const jest = ['--disable-warning=ExperimentalWarning', '--experimental-vm-modules', 'node_modules/jest/bin/jest.js', 'test/e2e/fuzz.e2e.spec.ts'];
+const { status } = spawnSync(process.execPath, jest, { stdio: 'inherit', env });
+process.exit(status ?? 1);

@@ -1,0 +1,30 @@
+import { runFuzz } from '../support/fuzz.js';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+
+/** CI runs a bounded count; `npm run fuzz -- --count 20000 [--seed N]` runs more through this same test. */
+const COUNT = Number(process.env.FUZZ_COUNT ?? 2500);
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+/** Replay part of a seeded run: FUZZ_FROM and FUZZ_TO are positions in its sample. */
+const SLICE: [number, number] | undefined = process.env.FUZZ_FROM ? [Number(process.env.FUZZ_FROM), Number(process.env.FUZZ_TO ?? COUNT)] : undefined;
+const ADMIN = 'admin-secret-0123456789';
+
+describe('fuzzing every route from the OpenAPI document', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // ROLE=api: the accepted tasks are not run, so no fuzzed URL is ever fetched.
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'fatal' });
+  });
+  afterAll(() => t.close());
+
+  it(`answers ${COUNT} hostile requests below 500, every error with the envelope and its X-Request-Id`, async () => {
+    const doc = (await api(t.url, 'GET', '/docs-json')).body;
+    const report = await runFuzz({ base: t.url, doc, keys: { api: await t.createKey('fuzz'), admin: ADMIN }, count: COUNT, seed: SEED, slice: SLICE });
+    const summary = `seed ${report.seed}: ${JSON.stringify(report.statuses)}`;
+    expect([summary, report.violations.slice(0, 8)]).toEqual([summary, []]);
+    if (SLICE) return;
+    expect(report.sent).toBe(COUNT);
+    // the fuzzer reached past the door: accepted, refused, unknown, too large, wrong type and framing answers
+    for (const status of ['200', '201', '400', '401', '404', '413', '415']) expect([status, report.statuses[status] ?? 0]).toEqual([status, expect.any(Number)]);
+    expect(Object.keys(report.statuses).filter((s) => /^2/.test(s)).length).toBeGreaterThan(0);
+  }, 600_000);
+});
