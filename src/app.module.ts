@@ -13,6 +13,7 @@ import { PrismaModule } from './infra/prisma/prisma.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
 import { RelayModule } from './infra/relay/relay.module.js';
 import { StorageModule } from './infra/storage/storage.module.js';
+import { WorkDirModule } from './infra/workdir/work-dir.module.js';
 import { TasksModule } from './common/tasks/tasks.module.js';
 import { MediaModule } from './modules/media/media.module.js';
 import { CallbacksModule } from './modules/callbacks/callbacks.module.js';
@@ -39,6 +40,7 @@ export class AppModule implements NestModule {
         OutboundModule,
         RelayModule,
         StorageModule,
+        WorkDirModule,
         TasksModule,
         KeysModule,
         HealthModule,

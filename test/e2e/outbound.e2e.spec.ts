@@ -94,6 +94,14 @@ describe('SafeFetchService', () => {
     expect(server.requests.length).toBe(before);
   });
 
+  it('says which rule refused a host name, never the address it resolves to', async () => {
+    const err = await failure(fetcher().fetchBytes(`http://localhost:${server.port}/ok`, 1024));
+    expect(err.message).toBe('the host localhost resolves to a loopback address: only public addresses are fetched (private targets are refused)');
+    expect(err.message).not.toMatch(/127\.0\.0\.1|::1/);
+    const literal = await failure(fetcher().fetchBytes('http://169.254.169.254/latest/meta-data/', 1024));
+    expect(literal.message).toBe('169.254.169.254 is a link-local address: only public addresses are fetched (private targets are refused)');
+  });
+
   it('fetches only http and https', async () => {
     for (const url of ['file:///etc/passwd', 'ftp://example.com/x', 'gopher://x/']) {
       expect((await failure(fetcher().fetchBytes(url, 1024))).kind).toBe('refused');
@@ -110,7 +118,7 @@ describe('SafeFetchService', () => {
   it('checks every redirect target again', async () => {
     const allowed = fetcher({ OUTBOUND_ALLOW_HOSTS: 'localhost' });
     const err = await failure(allowed.fetchBytes(`http://localhost:${server.port}/to-ip`, 1024));
-    expect([err.kind, err.message]).toEqual(['refused', expect.stringMatching(/127\.0\.0\.1 is not a public address/)]);
+    expect([err.kind, err.message]).toEqual(['refused', expect.stringMatching(/127\.0\.0\.1 is a loopback address/)]);
   });
 
   it('follows at most 3 redirects', async () => {

@@ -37,6 +37,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(100) @Max(120_000)
   DATABASE_POOL_TIMEOUT_MS: number = 5000;
 
+  @IsOptional() @IsString() @MinLength(1)
+  WORK_DIR?: string;
+
   @IsOptional() @IsInt() @Min(1024 * 1024) @Max(2 ** 40)
   BODY_INFLIGHT_MAX_BYTES: number = 128 * 1024 * 1024;
 
@@ -189,6 +192,8 @@ export class AppConfig {
   readonly databasePoolSize!: number;
   /** How long a query waits for a pooled connection (or a transaction to start) before answering 503. */
   readonly databasePoolTimeoutMs!: number;
+  /** Absolute path of the service's own scratch directory (video renders); cleared of dead runs at start. */
+  readonly workDir!: string;
   /** Total bytes of large request bodies (over the default limit) read at once; past it, new ones get 503. */
   readonly bodyInflightMaxBytes!: number;
   readonly embeddedPgPort!: number;
@@ -279,6 +284,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     dataDir,
     databasePoolSize: vars.DATABASE_POOL_SIZE,
     databasePoolTimeoutMs: vars.DATABASE_POOL_TIMEOUT_MS,
+    workDir: vars.WORK_DIR ? path.resolve(cwd, vars.WORK_DIR) : path.join(dataDir, 'work'),
     bodyInflightMaxBytes: vars.BODY_INFLIGHT_MAX_BYTES,
     adminApiKey: vars.ADMIN_API_KEY,
     logLevel: vars.LOG_LEVEL,

@@ -5,7 +5,7 @@ import type { LookupFunction } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import ipaddr from 'ipaddr.js';
 import { AppConfig } from '../config/app-config.js';
-import { nonPublicReason } from './address-policy.js';
+import { describeRange, nonPublicReason } from './address-policy.js';
 
 export type OutboundFailure = 'refused' | 'status' | 'timeout' | 'too_large' | 'network' | 'redirects';
 
@@ -103,8 +103,11 @@ export class SafeFetchService {
     }
     if (!trusted) {
       for (const { address } of addresses) {
-        const reason = nonPublicReason(address);
-        if (reason) throw new OutboundError('refused', `${host} is not a public address (${reason}); private targets are refused`);
+        const range = nonPublicReason(address);
+        if (!range) continue;
+        // Say which rule refused it; for a host name, never what it resolves to (that is internal knowledge).
+        const what = ipaddr.isValid(host) ? `${host} is ${describeRange(range)}` : `the host ${host} resolves to ${describeRange(range)}`;
+        throw new OutboundError('refused', `${what}: only public addresses are fetched (private targets are refused)`);
       }
     }
     if (addresses.length === 0) throw new OutboundError('network', `the host ${host} has no address`);

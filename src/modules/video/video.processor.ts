@@ -6,6 +6,7 @@ import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
+import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { IMAGE_RULES } from '../expand/image-rules.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { MediaService } from '../media/media.service.js';
@@ -33,6 +34,7 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
     @Inject(VIDEO_PROVIDERS) private readonly providers: Record<ProviderName, VideoProvider>,
     private readonly video: VideoService,
     private readonly callbacks: CallbacksService,
+    private readonly workDir: WorkDirService,
   ) {}
 
   /** Every state change writes its notification (callback_url) in the same transaction. */
@@ -89,7 +91,7 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
       const video = source?.state === 'completed' ? (await this.media.listForTasks([source.id])).find((m) => m.role === 'video') : undefined;
       const bytes = video ? await this.media.readBytes(video) : null;
       if (!bytes) throw new TaskFailure(`keyframes.${position} names generation ${frame.sourceGenerationId}, which has no completed video to continue from`);
-      return lastFrame(bytes);
+      return lastFrame(bytes, this.workDir);
     }
     let bytes: Buffer;
     try {

@@ -1,8 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
@@ -20,6 +17,11 @@ export interface ClipSpec {
   end?: Buffer;
   /** Shown on the gradient of a text-only clip. */
   title: string;
+}
+
+/** Where a render may put its files: a fresh path per call, removed when `work` ends. */
+export interface WorkFiles {
+  withFile<T>(prefix: string, ext: string, work: (file: string) => Promise<T>): Promise<T>;
 }
 
 export interface Clip {
@@ -42,13 +44,12 @@ export function frameSize(aspectRatio: string): { width: number; height: number 
  * or a titled, moving gradient for a text prompt. With `loop`, the motion goes there and back, so the
  * last frame is the first. Frames are drawn here and piped to the shipped ffmpeg.
  */
-export async function renderClip(spec: ClipSpec): Promise<Clip> {
+export async function renderClip(spec: ClipSpec, files: WorkFiles): Promise<Clip> {
   const { width, height } = frameSize(spec.aspectRatio);
   const count = CLIP_FPS * CLIP_SECONDS;
   const frames = await frameSource(spec, width, height);
-  const file = path.join(tmpdir(), `mgw-clip-${randomUUID()}.mp4`);
   let first: Buffer | undefined;
-  try {
+  return files.withFile('clip', 'mp4', async (file) => {
     await runFfmpeg(
       ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
       {
@@ -64,9 +65,7 @@ export async function renderClip(spec: ClipSpec): Promise<Clip> {
     const video = await readFile(file);
     const thumbnail = await sharp(first!, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
     return { video, thumbnail, width, height, durationS: count / CLIP_FPS };
-  } finally {
-    await rm(file, { force: true });
-  }
+  });
 }
 
 /** Returns a function from time (0..1) to one raw RGB frame. */
@@ -151,12 +150,9 @@ async function titleLayer(text: string, width: number, height: number): Promise<
 }
 
 /** The last frame of a video, as PNG (to continue from an earlier generation). */
-export async function lastFrame(video: Buffer): Promise<Buffer> {
-  const file = path.join(tmpdir(), `mgw-src-${randomUUID()}.mp4`);
-  await writeFile(file, video);
-  try {
-    return await runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
-  } finally {
-    await rm(file, { force: true });
-  }
+export async function lastFrame(video: Buffer, files: WorkFiles): Promise<Buffer> {
+  return files.withFile('source', 'mp4', async (file) => {
+    await writeFile(file, video);
+    return runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
+  });
 }

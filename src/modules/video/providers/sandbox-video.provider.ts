@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { WorkDirService } from '../../../infra/workdir/work-dir.service.js';
 import type { GenerationRow } from '../video.repository.js';
 import { renderClip } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
@@ -9,13 +10,16 @@ import type { VideoContext, VideoProvider, VideoResult } from './video-provider.
 /** Works offline: renders a real H.264 MP4 (2–5 s) from the keyframes or, for a text prompt, a titled gradient. */
 @Injectable()
 export class SandboxVideoProvider implements VideoProvider {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly workDir: WorkDirService,
+  ) {}
 
   async step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     const start = await ctx.keyframeImage('frame0');
     const end = await ctx.keyframeImage('frame1');
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
-    const clip = await renderClip({ aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt });
+    const clip = await renderClip({ aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt }, this.workDir);
     return { kind: 'done', result: { video: clip.video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
   }
 }
