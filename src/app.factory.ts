@@ -27,7 +27,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   server.headersTimeout = 66_000;
   answerClientErrors(server);
   app.use(requestIdMiddleware);
-  setupSwagger(app);
+  setupSwagger(app, config);
   await app.init();
   return app;
 }

@@ -16,6 +16,7 @@ import { StorageModule } from './infra/storage/storage.module.js';
 import { WorkDirModule } from './infra/workdir/work-dir.module.js';
 import { TasksModule } from './common/tasks/tasks.module.js';
 import { MediaModule } from './modules/media/media.module.js';
+import { SamplesModule } from './modules/samples/samples.module.js';
 import { CallbacksModule } from './modules/callbacks/callbacks.module.js';
 import { MetricsModule } from './infra/metrics/metrics.module.js';
 import { HealthModule } from './modules/health/health.module.js';
@@ -46,6 +47,7 @@ export class AppModule implements NestModule {
         HealthModule,
         MetricsModule,
         MediaModule,
+        SamplesModule,
         CallbacksModule,
         ExpandModule,
         VideoModule,

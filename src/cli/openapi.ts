@@ -15,7 +15,7 @@ runCli(async () => {
   const out = path.resolve(process.argv[2] ?? 'openapi.json');
   const config = loadConfig({ ...process.env, DATABASE_URL: 'postgresql://unused/openapi' });
   const app = await createApp(config, new AppLogger(createRootLogger('error')), { preview: true });
-  await writeFile(out, `${JSON.stringify(buildOpenApiDocument(app), null, 2)}\n`);
+  await writeFile(out, `${JSON.stringify(buildOpenApiDocument(app, config), null, 2)}\n`);
   await app.close();
   process.stdout.write(`wrote ${out}\n`);
 });

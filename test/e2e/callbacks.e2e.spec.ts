@@ -50,7 +50,7 @@ describe('callbacks', () => {
   });
   const at = (p: string) => receiver.received.filter((r) => r.path === p);
 
-  it('sends one signed POST per expand status, processing then succeed, each the body the query endpoint gives', async () => {
+  it("sends one signed POST per expand status, processing then succeed, each Kling's bare task record: the query answer's data", async () => {
     const created = await api(t.url, 'POST', EXPAND, { key, body: expandBody(`${receiver.url}/expand-ok`, { external_task_id: 'cb-1' }) });
     const id = created.body.data.task_id;
     const deliveries = await settled(t, key, `${EXPAND}/${id}/callbacks`, 2);
@@ -59,19 +59,20 @@ describe('callbacks', () => {
       ['succeed', 'delivered', 1],
     ]);
     const got = at('/expand-ok');
-    expect(got.map((r) => r.json.data.task_status)).toEqual(['processing', 'succeed']);
+    expect(got.map((r) => r.json.task_status)).toEqual(['processing', 'succeed']);
     const secret = await secretOf(t, 'hooks');
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
     for (const r of got) {
       expect(() => verify(secret, r)).not.toThrow();
       expect(r.headers['content-type']).toBe('application/json');
-      expect(r.json.code).toBe(0);
-      expect(r.json.request_id).toBe(r.headers['webhook-id']);
+      // a Kling receiver reads the record at the top: no envelope around it
+      expect(Object.keys(r.json).sort()).toEqual(['created_at', 'task_id', 'task_info', 'task_result', 'task_status', 'task_status_msg', 'updated_at', 'watermark_info']);
+      expect(r.json.task_id).toBe(id);
     }
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(2);
     expect(got.map((r) => r.headers['webhook-id'])).toEqual(deliveries.map((d) => d.id));
     const query = (await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data;
-    const final = got[1].json.data;
+    const final = got[1].json;
     expect(Object.keys(final).sort()).toEqual(Object.keys(query).sort());
     expect({ ...final, task_result: null }).toEqual({ ...query, task_result: null });
     expect(final.task_result.images).toHaveLength(1);
@@ -92,7 +93,7 @@ describe('callbacks', () => {
     const got = at('/flaky');
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([deliveries[0].id, deliveries[0].id, deliveries[0].id, deliveries[1].id]);
     // order: the later status only after the earlier one was delivered
-    expect(got.map((r) => r.json.data.task_status)).toEqual(['processing', 'processing', 'processing', 'succeed']);
+    expect(got.map((r) => r.json.task_status)).toEqual(['processing', 'processing', 'processing', 'succeed']);
   });
 
   it('keeps retrying a receiver that is down for a while', async () => {
@@ -104,7 +105,7 @@ describe('callbacks', () => {
       const deliveries = await settled(t, key, `${EXPAND}/${id}/callbacks`, 2);
       expect(deliveries.map((d) => d.state)).toEqual(['delivered', 'delivered']);
       expect(deliveries[0].attempt_log[0]).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/ECONNREFUSED/) }));
-      expect(late.received.map((r) => r.json.data.task_status)).toEqual(['processing', 'succeed']);
+      expect(late.received.map((r) => r.json.task_status)).toEqual(['processing', 'succeed']);
     } finally {
       await late.close();
     }
@@ -155,16 +156,20 @@ describe('callbacks', () => {
     }
   });
 
-  it('notifies a video generation of processing and completed', async () => {
+  it('notifies a video generation of dreaming and completed, as Luma does', async () => {
     const created = await api(t.url, 'POST', GEN, { key, body: { prompt: 'hooked', callback_url: `${receiver.url}/video` } });
     const deliveries = await settled(t, key, `${GEN}/${created.body.id}/callbacks`, 2);
     expect(deliveries.map((d) => [d.status, d.state])).toEqual([
-      ['processing', 'delivered'],
+      ['dreaming', 'delivered'],
       ['completed', 'delivered'],
     ]);
     const got = at('/video');
-    expect(got.map((r) => r.json.state)).toEqual(['processing', 'completed']);
-    expect(got[1].json).toEqual(expect.objectContaining({ id: created.body.id, assets: { video: expect.any(String), image: expect.any(String) }, request: expect.any(Object), media_request: expect.any(Object) }));
+    expect(got.map((r) => r.json.state)).toEqual(['dreaming', 'completed']);
+    expect(got[1].json).toEqual(expect.objectContaining({ id: created.body.id, generation_type: 'video', assets: { video: expect.any(String), image: expect.any(String) }, request: expect.any(Object), media_request: expect.any(Object) }));
+    // the links in a callback use the same base as those the caller reads
+    const read = await api(t.url, 'GET', `${GEN}/${created.body.id}`, { key });
+    expect(new URL(got[1].json.assets.video).origin).toBe(new URL(read.body.assets.video).origin);
+    expect(new URL(got[1].json.assets.video).origin).toBe(t.url);
     const secret = await secretOf(t, 'hooks');
     for (const r of got) expect(() => verify(secret, r)).not.toThrow();
   });
@@ -291,7 +296,7 @@ describe('a crash after the status change', () => {
       receiver.current = await startReceiver(hookPort);
       second = Child.start('dist/main.js', [], env);
       await pollUntil(async () => receiver.current!.received.length, (n) => n === 2, { timeoutMs: 30_000, what: 'the notifications after the restart' });
-      expect(receiver.current.received.map((r: Received) => r.json.data.task_status)).toEqual(['processing', 'succeed']);
+      expect(receiver.current.received.map((r: Received) => r.json.task_status)).toEqual(['processing', 'succeed']);
     } finally {
       await first.stop('SIGKILL').catch(() => undefined);
       await second?.stop('SIGTERM');

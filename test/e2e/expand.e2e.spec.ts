@@ -199,13 +199,13 @@ describe('POST /video-a/v1/images/editing/expand', () => {
       await refused({ image: image300, ...RATIOS, prompt: 42 }, /prompt must be a string/);
     });
 
-    it.each([['1', 1], ['9', 9], [1, 1], [9, 9], ['5', 5], [null, 1]])('takes n = %p (as %p; null, like absent, means 1)', async (n, stored) => {
+    it.each([['1', 1], ['9', 9], [1, 1], [9, 9], ['5', 5], [null, 1], ['', 1]])('takes n = %p (as %p; null and "", like absent, mean 1)', async (n, stored) => {
       const res = await ok({ image: image300, ...RATIOS, n });
       const { rows } = await db.query('SELECT n FROM expand_tasks WHERE id = $1', [res.body.data.task_id]);
       expect(rows[0].n).toBe(stored);
     });
 
-    it.each([['0'], ['10'], ['two'], [2.5], [0], [10], [''], [' 1'], ['01'], [true], [['1']], [{}]])('refuses n = %p', async (n) => {
+    it.each([['0'], ['10'], ['two'], [2.5], [0], [10], [' 1'], ['01'], [true], [['1']], [{}]])('refuses n = %p', async (n) => {
       await refused({ image: image300, ...RATIOS, n }, /^n must be a whole number from 1 to 9/);
     });
 
@@ -254,10 +254,11 @@ describe('POST /video-a/v1/images/editing/expand', () => {
       expect(rows[0].n).toBe(1);
     });
 
-    it('must be 1 to 256 characters', async () => {
-      await refused({ image: image300, ...RATIOS, external_task_id: '' }, /external_task_id must be 1 to 256 characters/);
+    it('must be at most 256 characters; an empty one means none, as in Kling', async () => {
       await refused({ image: image300, ...RATIOS, external_task_id: 'x'.repeat(257) }, /external_task_id must be 1 to 256 characters/);
       await ok({ image: image300, ...RATIOS, external_task_id: 'y'.repeat(256) });
+      // twice "": two tasks, neither with an external id (no 409)
+      for (let i = 0; i < 2; i++) expect((await ok({ image: image300, ...RATIOS, external_task_id: '' })).body.data.task_info).toEqual({ external_task_id: null });
     });
   });
 

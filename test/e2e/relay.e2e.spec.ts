@@ -120,12 +120,21 @@ describe('relay to Luma (video)', () => {
     return pollUntil(() => api(t.url, 'GET', `${GEN}/${created.body.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { what: 'the relayed generation' });
   };
 
-  it('follows queued → dreaming → completed and copies the video and thumbnail', async () => {
-    const done = await run({ prompt: 'a fox', aspect_ratio: '4:3', loop: true, keyframes: { frame0: { type: 'image', url: 'https://example.com/f.jpg' } } });
+  it("follows queued → dreaming → completed, forwarding Luma's parameters, and copies the video and thumbnail", async () => {
+    const done = await run({ prompt: 'a fox', aspect_ratio: '4:3', loop: true, model: 'ray-flash-2', resolution: '720p', duration: '9s', concepts: [{ key: 'orbit_left' }], keyframes: { frame0: { type: 'image', url: 'https://example.com/f.jpg' } } });
     expect(done.body.state).toBe('completed');
     expect(luma.authFailures).toEqual([]);
     const upstream = [...luma.created.values()].at(-1)!;
-    expect(upstream.body).toEqual({ prompt: 'a fox', aspect_ratio: '4:3', loop: true, keyframes: { frame0: { type: 'image', url: 'https://example.com/f.jpg' } } });
+    expect(upstream.body).toEqual({
+      prompt: 'a fox',
+      aspect_ratio: '4:3',
+      loop: true,
+      model: 'ray-flash-2',
+      resolution: '720p',
+      duration: '9s',
+      concepts: [{ key: 'orbit_left' }],
+      keyframes: { frame0: { type: 'image', url: 'https://example.com/f.jpg' } },
+    });
     const video = await download(done.body.assets.video);
     expect((await probeVideo(video)).codec).toBe('h264');
     expect((await sharp(await download(done.body.assets.image)).metadata()).format).toBe('png');
@@ -142,7 +151,7 @@ describe('relay to Luma (video)', () => {
   it('maps failed and failure_reason', async () => {
     luma.knobs.failWith = 'The prompt was flagged';
     const done = await run({ prompt: 'x' });
-    expect([done.body.state, done.body.failure_reason, done.body.assets]).toEqual(['failed', 'the upstream failed the generation: The prompt was flagged', null]);
+    expect([done.body.state, done.body.failure_reason, done.body.assets]).toEqual(['failed', 'the upstream failed the generation: The prompt was flagged', undefined]);
   });
 
   it('fails rather than risk a second generation when the create answer never arrived', async () => {

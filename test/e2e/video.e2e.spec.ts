@@ -34,9 +34,20 @@ describe('POST /video-b/v1/generations', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(UUID),
+      generation_type: 'video',
       state: 'pending',
+      model: 'ray-2',
       created_at: expect.stringMatching(ISO_MS),
-      request: { prompt: 'A paper boat', aspect_ratio: '16:9', enhance: true, request_type: 'image_to_video' },
+      request: {
+        prompt: 'A paper boat',
+        aspect_ratio: '16:9',
+        enhance: true,
+        request_type: 'image_to_video',
+        generation_type: 'video',
+        model: 'ray-2',
+        loop: false,
+        keyframes: { frame0: { type: 'image', url: 'https://example.com/f0.jpg' } },
+      },
       media_request: {
         end: null,
         loop: false,
@@ -45,7 +56,8 @@ describe('POST /video-b/v1/generations', () => {
         text: 'A paper boat',
       },
     });
-    expect(Object.keys(res.body)).toEqual(['id', 'state', 'created_at', 'request', 'media_request']);
+    // the spec's fields, in its order, with Luma's generation_type and model beside them
+    expect(Object.keys(res.body)).toEqual(['id', 'generation_type', 'state', 'model', 'created_at', 'request', 'media_request']);
     expect(Math.abs(Date.parse(res.body.created_at) - Date.now())).toBeLessThan(60_000);
     // start.id is the registered keyframe media
     const { rows } = await db.query('SELECT * FROM video_keyframes WHERE generation_id = $1', [res.body.id]);
@@ -55,8 +67,59 @@ describe('POST /video-b/v1/generations', () => {
   it('is text_to_video with prompt_type text and no media for a prompt alone; echoes loop and aspect_ratio', async () => {
     const res = await create({ prompt: 'Clouds', aspect_ratio: '9:16', loop: true });
     expect(res.status).toBe(201);
-    expect(res.body.request).toEqual({ prompt: 'Clouds', aspect_ratio: '9:16', enhance: true, request_type: 'text_to_video' });
+    expect(res.body.request).toEqual({ prompt: 'Clouds', aspect_ratio: '9:16', enhance: true, request_type: 'text_to_video', generation_type: 'video', model: 'ray-2', loop: true });
     expect(res.body.media_request).toEqual({ end: null, loop: true, prompt_type: 'text', start: null, text: 'Clouds' });
+  });
+
+  it("takes Luma's model, resolution, duration and concepts, and echoes them", async () => {
+    const res = await create({ prompt: 'Waves', model: 'ray-flash-2', resolution: '720p', duration: '9s', generation_type: 'video', concepts: [{ key: 'dolly_zoom' }] });
+    expect(res.status).toBe(201);
+    expect(res.body.model).toBe('ray-flash-2');
+    expect(res.body.request).toEqual(expect.objectContaining({ model: 'ray-flash-2', resolution: '720p', duration: '9s', concepts: [{ key: 'dolly_zoom' }] }));
+    const again = await api(t.url, 'GET', `/video-b/v1/generations/${res.body.id}`, { key });
+    expect(again.body.request).toEqual(res.body.request);
+  });
+
+  it.each([
+    ['model', 'ray-3', /model must be one of ray-2, ray-flash-2, ray-1-6/],
+    ['resolution', '2160p', /resolution must be one of 540p, 720p, 1080p, 4k/],
+    ['resolution', '720', /resolution must be one of/],
+    ['duration', '7s', /duration must be one of 5s, 9s/],
+    ['duration', 5, /duration must be one of/],
+    ['generation_type', 'image', /generation_type must be "video"/],
+    ['concepts', 'dolly', /concepts must be an array/],
+    ['concepts', [{ key: '' }], /concepts\.0\.key must be 1 to 64 characters/],
+  ])("refuses %s = %p (Luma's allowed values)", async (field, value, pattern) => {
+    await refused({ prompt: 'p', [field]: value }, pattern);
+  });
+
+  it('leaves out failure_reason and assets while the generation has none, as Luma does', async () => {
+    const res = await create({ prompt: 'Plain' });
+    const got = await api(t.url, 'GET', `/video-b/v1/generations/${res.body.id}`, { key });
+    expect(got.body).not.toHaveProperty('failure_reason');
+    expect(got.body).not.toHaveProperty('assets');
+  });
+
+  it("answers Luma's ping, and Luma's operations it does not offer with a clear 1207", async () => {
+    expect((await api(t.url, 'GET', '/video-b/v1/ping', { key })).body).toEqual({ message: 'pong' });
+    expect((await api(t.url, 'GET', '/video-b/v1/ping')).status).toBe(401);
+    const id = (await create({ prompt: 'p' })).body.id;
+    for (const [method, path] of [
+      ['POST', '/video-b/v1/generations/image'],
+      ['POST', '/video-b/v1/generations/image/reframe'],
+      ['POST', '/video-b/v1/generations/video/modify'],
+      ['POST', '/video-b/v1/generations/video/reframe'],
+      ['GET', '/video-b/v1/generations/concepts/list'],
+      ['POST', `/video-b/v1/generations/${id}/upscale`],
+      ['POST', `/video-b/v1/generations/${id}/audio`],
+      ['GET', '/video-b/v1/credits'],
+    ]) {
+      const res = await api(t.url, method, path, { key, body: method === 'GET' ? undefined : {} });
+      expect([path, res.status, res.body.code]).toEqual([path, 404, 1207]);
+      expect(res.body.message).toMatch(/^Luma's .* is not supported by this gateway/);
+    }
+    // a typo is still a typo
+    expect((await api(t.url, 'GET', '/video-b/v1/generationz', { key })).body.code).toBe(1203);
   });
 
   it('registers frame1 as the end keyframe', async () => {

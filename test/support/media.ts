@@ -4,26 +4,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { FFMPEG_PATH, probe } from '../../src/infra/ffmpeg/ffmpeg.js';
+import { pcm16Wav } from '../../src/modules/samples/wav.js';
 
-/** A PCM WAV of a sine tone, built by hand (no tool needed). */
+/** A PCM WAV of a sine tone (no tool needed). */
 export function wav(seconds: number, sampleRate = 8000): Buffer {
   const samples = Math.round(seconds * sampleRate);
   const data = Buffer.alloc(samples * 2);
   for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / sampleRate)), i * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  return pcm16Wav(data, sampleRate);
 }
 
 export function solid(width: number, height: number, rgb: [number, number, number]): Promise<Buffer> {

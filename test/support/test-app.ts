@@ -9,6 +9,7 @@ import { createApp } from '../../src/app.factory.js';
 import { type AppConfig, loadConfig } from '../../src/infra/config/app-config.js';
 import { AppLogger, createRootLogger } from '../../src/infra/logger/app-logger.js';
 import { KeysService } from '../../src/modules/keys/keys.service.js';
+import { validatorFor } from './openapi-validator.js';
 
 export interface TestDatabase {
   url: string;
@@ -107,12 +108,16 @@ export interface ApiResponse<T = any> {
   text: string;
 }
 
-/** A small fetch wrapper: JSON in, JSON (or text) out. */
+/**
+ * A small fetch wrapper: JSON in, JSON (or text) out. Every answer is checked against the service's own
+ * OpenAPI document (its status must be documented for the route, its JSON body must match the schema);
+ * a mismatch fails the test. `unchecked` skips that, for answers the test means to be odd.
+ */
 export async function api<T = any>(
   base: string,
   method: string,
   path: string,
-  options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+  options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; unchecked?: boolean } = {},
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
@@ -128,6 +133,10 @@ export async function api<T = any>(
     parsed = JSON.parse(text);
   } catch {
     // not JSON; tests that care look at `text`
+  }
+  if (!options.unchecked) {
+    const problem = (await validatorFor(base))?.check(method, path, res.status, res.headers.get('content-type'), parsed);
+    if (problem) throw new Error(`the answer does not match the OpenAPI document: ${problem}\nbody: ${text.slice(0, 600)}`);
   }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }

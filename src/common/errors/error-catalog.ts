@@ -30,6 +30,8 @@ export function describeError(code: ErrorCode): WireError {
       return { status: 400, code: 1201, name: 'invalid_parameter', meaning: 'A parameter is missing or breaks a rule; the message names the field and the rule.' };
     case 'NOT_FOUND':
       return { status: 404, code: 1203, name: 'not_found', meaning: 'The route or the resource does not exist (or belongs to another owner).' };
+    case 'NOT_SUPPORTED':
+      return { status: 404, code: 1207, name: 'not_supported', meaning: "The operation is in the provider's API (Luma's image generation, say), but this gateway does not offer it." };
     case 'CONFLICT':
       return { status: 409, code: 1204, name: 'conflict', meaning: 'The request conflicts with an existing resource, e.g. a duplicate external_task_id.' };
     case 'PAYLOAD_TOO_LARGE':

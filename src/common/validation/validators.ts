@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
 
 export const MAX_URL_LENGTH = 2048;
@@ -49,4 +50,9 @@ export function MaxChars(max: number, options?: ValidationOptions): PropertyDeco
             : `${args?.property} must be a string`,
       },
     });
+}
+
+/** An empty string means the field is absent, as in Kling's documented bodies (`"callback_url": ""`). */
+export function EmptyAsAbsent(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value));
 }

@@ -1,13 +1,21 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { ERROR_CODES } from '../../common/errors/app-error.js';
 import { describeError } from '../../common/errors/error-catalog.js';
+import { EXAMPLE_BASE } from '../../common/swagger/samples.js';
+import { ADMIN_KEY_SCHEME, API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
+import type { AppConfig } from '../config/app-config.js';
 
 const DESCRIPTION = `
 An HTTP/JSON gateway for generative media: image expansion (outpainting), video generation and audio clip upload.
 
 **Authentication.** Every operation needs \`Authorization: Bearer <API_KEY>\`. Use **Authorize** above with your key.
 The admin routes take the admin key (ADMIN_API_KEY) instead.
+
+**Try it out.** The examples are ready to run as they are: the image and audio URLs in them point at sample files this
+service serves itself, which a task reads without a network fetch. Examples leave out \`callback_url\` and
+\`external_task_id\`: the first needs a receiver you run, the second a value unique among your tasks.
 
 **Errors.** Every error answer has the body \`{ "code", "message", "request_id" }\`; \`request_id\` is also in the
 \`X-Request-Id\` header of every answer. On the audio route (\`/music-a/…\`), whose success reply carries a string
@@ -20,23 +28,112 @@ ${ERROR_CODES.map((c) => describeError(c))
   .join('\n')}
 `;
 
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Tags in the order Swagger UI shows them: the spec's operations first, the operator's routes last. */
+const TAGS: [string, string][] = [
+  ['image expand', 'Kling-style image expansion (outpainting).'],
+  ['video generation', 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.'],
+  ['audio', 'Suno-style audio clip upload by URL.'],
+  ['samples', 'Sample files to try the API with, read by tasks without a network fetch.'],
+  ['media', 'Result files, by signed link.'],
+  ['health', 'Liveness, readiness and metrics.'],
+  ['admin', 'Keys, webhook secrets and redelivery, with the admin key.'],
+];
+
+/**
+ * In Swagger UI's Authorize dialog every key field asks for the focus, so the last one (the admin key)
+ * gets it, and a user who pastes an API key and presses Enter authorizes as admin. This gives the focus
+ * to the first field, the API key's, whenever the dialog opens.
+ */
+const FOCUS_API_KEY_FIELD = `new MutationObserver(function () {
+  var modal = document.querySelector('.modal-ux');
+  if (modal && !modal.getAttribute('data-focused')) {
+    var field = modal.querySelector('input');
+    if (field) { modal.setAttribute('data-focused', '1'); field.focus(); }
+  }
+}).observe(document.documentElement, { childList: true, subtree: true });`;
+
 /** The OpenAPI document served at /docs-json and written by `npm run openapi`. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+export function buildOpenApiDocument(app: INestApplication, config?: AppConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
     .setTitle('Media Generation Gateway')
     .setDescription(DESCRIPTION)
     .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (mgw_…)' }, 'api-key')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The admin key (ADMIN_API_KEY)' }, 'admin-key')
-    .build();
-  return SwaggerModule.createDocument(app, config);
+    // Relative: the service that serves the document, whatever its address.
+    .addServer(config?.publicBaseUrl ?? '/', 'This service')
+    // Swagger UI's Authorize dialog lists schemes by name: the API key's comes first.
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key: mgw_ and 48 letters and digits', description: 'An API key (mgw_…)' }, API_KEY_SCHEME)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the ADMIN_API_KEY value', description: 'The admin key (ADMIN_API_KEY), for the /admin routes only' }, ADMIN_KEY_SCHEME);
+  for (const [name, description] of TAGS) builder.addTag(name, description);
+  const document = SwaggerModule.createDocument(app, builder.build());
+  document.info.license = { name: 'Proprietary: internal use within the company', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  markPublicOperations(document);
+  toOpenApi31Nullables(document);
+  return document;
 }
 
-export function setupSwagger(app: INestApplication): void {
-  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+/** Operations without a security requirement need no key; say so explicitly (`security: []`). */
+function markPublicOperations(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = (item as Record<string, { security?: unknown[] } | undefined>)[method];
+      if (operation && !operation.security) operation.security = [];
+    }
+  }
+}
+
+/**
+ * @nestjs/swagger writes nullable fields in OpenAPI 3.0's way (`nullable: true`, and for a reference
+ * `{nullable, type: object, allOf: [$ref]}`, which validators reject for null). In 3.1 they are
+ * `type: [X, 'null']` and `anyOf: [{$ref}, {type: 'null'}]`.
+ */
+function toOpenApi31Nullables(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) toOpenApi31Nullables(item);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const schema = node as Record<string, unknown>;
+  if (schema.nullable === true) {
+    delete schema.nullable;
+    const allOf = schema.allOf as Record<string, unknown>[] | undefined;
+    if (allOf?.length === 1 && allOf[0].$ref) {
+      delete schema.allOf;
+      delete schema.type;
+      schema.anyOf = [{ $ref: allOf[0].$ref }, { type: 'null' }];
+    } else if (typeof schema.type === 'string') {
+      schema.type = [schema.type, 'null'];
+      if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
+    }
+  }
+  for (const value of Object.values(schema)) toOpenApi31Nullables(value);
+}
+
+/** The base a request reached (PUBLIC_BASE_URL when set), for the document it is served. */
+function requestBase(req: Request, config?: AppConfig): string {
+  if (config?.publicBaseUrl) return config.publicBaseUrl;
+  const host = req.get('host');
+  return host && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${req.protocol}://${host}` : EXAMPLE_BASE;
+}
+
+/** The document as one request gets it: its server and the sample URLs in its examples are this service, as the caller reached it. */
+function forRequest(document: OpenAPIObject, base: string, cache: { json?: string }): OpenAPIObject {
+  if (base === EXAMPLE_BASE) return document;
+  cache.json ??= JSON.stringify(document);
+  return JSON.parse(cache.json.replaceAll(EXAMPLE_BASE, base)) as OpenAPIObject;
+}
+
+export function setupSwagger(app: INestApplication, config?: AppConfig): void {
+  const cache: { json?: string } = {};
+  const patch = (req: Request, document: OpenAPIObject) => forRequest(document, requestBase(req, config), cache);
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     customSiteTitle: 'Media Generation Gateway — API',
+    customJsStr: FOCUS_API_KEY_FIELD,
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+    patchDocumentOnRequest: <TRequest>(req: TRequest, _res: unknown, document: OpenAPIObject) => patch(req as unknown as Request, document),
   });
 }

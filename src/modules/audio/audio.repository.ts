@@ -22,7 +22,7 @@ export class AudioRepository {
   }
 
   /** The upload and its job, in one transaction. */
-  createUpload(upload: Pick<AudioUpload, 'id' | 'jobId' | 'owner' | 'url' | 'createdAt' | 'deadlineAt'>, enqueue: (db: SqlExecutor, id: string) => Promise<void>): Promise<AudioUploadRow> {
+  createUpload(upload: Pick<AudioUpload, 'id' | 'jobId' | 'owner' | 'baseUrl' | 'url' | 'createdAt' | 'deadlineAt'>, enqueue: (db: SqlExecutor, id: string) => Promise<void>): Promise<AudioUploadRow> {
     return this.prisma.$transaction(async (tx) => {
       const row = await tx.audioUpload.create({ data: { ...upload, updatedAt: upload.createdAt } });
       await enqueue(sqlExecutorOf(tx), row.id);

@@ -17,11 +17,11 @@ export class AudioService {
   ) {}
 
   /** Registers the clip (status pending) and enqueues the job that fetches and checks it. */
-  async createUpload(principal: Principal, dto: CreateAudioUploadDto): Promise<AudioUploadResultDto> {
+  async createUpload(principal: Principal, dto: CreateAudioUploadDto, requestBase?: string): Promise<AudioUploadResultDto> {
     const createdAt = new Date();
     const jobId = randomUUID();
     const row = await this.uploads.createUpload(
-      { id: randomUUID(), jobId, owner: principal.owner, url: dto.url, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
+      { id: randomUUID(), jobId, owner: principal.owner, url: dto.url, baseUrl: requestBase ?? null, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
       async (db, uploadId) => void (await this.queue.send('audio.run', { uploadId }, { db, id: jobId })),
     );
     return { code: 'success', message: '', data: row.id };

@@ -7,6 +7,7 @@ import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { MediaService } from '../media/media.service.js';
+import { SamplesService } from '../samples/samples.service.js';
 import { ExpandService } from './expand.service.js';
 import { type ExpandTaskRow, ExpandRepository } from './expand.repository.js';
 import { IMAGE_RULES, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
@@ -34,6 +35,7 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     @Inject(EXPAND_PROVIDERS) private readonly providers: Record<ProviderName, ExpandProvider>,
     private readonly expand: ExpandService,
     private readonly callbacks: CallbacksService,
+    private readonly samples: SamplesService,
   ) {}
 
   /** Every status change writes its notification (callback_url) in the same transaction. */
@@ -93,9 +95,9 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
       if ((format === 'png' || format === 'jpeg') && width && height) return { bytes, facts: { format, width, height, bytes: bytes.length } };
       return { bytes, facts: await this.inspect(bytes, task) };
     }
-    let bytes: Buffer;
+    let bytes = this.samples.resolve(task.imageUrl, task.baseUrl);
     try {
-      bytes = (await this.fetcher.fetchBytes(task.imageUrl, IMAGE_RULES.maxBytes)).body;
+      bytes ??= (await this.fetcher.fetchBytes(task.imageUrl, IMAGE_RULES.maxBytes)).body;
     } catch (err) {
       if (err instanceof OutboundError) {
         throw new TaskFailure(err.kind === 'too_large' ? 'image at the URL is larger than 10 MB' : `could not fetch the image URL: ${err.message}`);
@@ -116,7 +118,9 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
 
   private async complete(task: ExpandTaskRow, worker: string, images: ExpandResultImage[]): Promise<boolean> {
     for (const [index, image] of images.entries()) {
-      await this.media.store({ owner: task.owner, taskId: task.id, role: 'image', index, bytes: image.bytes, contentType: image.contentType, width: image.width, height: image.height });
+      const common = { owner: task.owner, taskId: task.id, index, contentType: image.contentType, width: image.width, height: image.height };
+      await this.media.store({ ...common, role: 'image', bytes: image.bytes });
+      if (image.watermark) await this.media.store({ ...common, role: 'watermark', bytes: image.watermark });
     }
     if (await this.tasks.markSucceeded(task.id, worker)) {
       this.logger.log({ msg: 'expand task succeeded', task_id: task.id, images: images.length });

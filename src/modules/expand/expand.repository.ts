@@ -27,6 +27,8 @@ export interface NewExpandTask {
   prompt: string | null;
   n: number;
   callbackUrl: string | null;
+  watermark: boolean;
+  baseUrl: string | null;
   createdAt: Date;
   deadlineAt: Date;
 }

@@ -27,7 +27,7 @@ export class ExpandService {
   ) {}
 
   /** Stores the task and enqueues its job in one transaction: neither exists without the other. */
-  async createTask(principal: Principal, dto: CreateExpandTaskDto): Promise<ExpandTaskEnvelopeDto> {
+  async createTask(principal: Principal, dto: CreateExpandTaskDto, requestBase?: string): Promise<ExpandTaskEnvelopeDto> {
     const image = dto.image;
     const facts = image.kind === 'base64' ? image.facts : undefined;
     const createdAt = new Date();
@@ -50,6 +50,8 @@ export class ExpandService {
         prompt: dto.prompt ?? null,
         n: parseImageCount(dto.n)!,
         callbackUrl: dto.callback_url ?? null,
+        watermark: dto.watermark_info?.enabled ?? false,
+        baseUrl: requestBase ?? null,
         createdAt,
         deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
       },
@@ -58,30 +60,25 @@ export class ExpandService {
     return successEnvelope({ data: toTaskDto(row), image: image.original });
   }
 
-  async getTask(principal: Principal, idOrExternalId: string, baseUrl?: string): Promise<ExpandTaskDetailEnvelopeDto> {
+  async getTask(principal: Principal, idOrExternalId: string): Promise<ExpandTaskDetailEnvelopeDto> {
     const row = await this.tasks.findForOwner(principal.owner, idOrExternalId);
     if (!row) {
       throw new AppError('NOT_FOUND', `No expand task ${idOrExternalId} (by task_id or external_task_id) among yours`);
     }
-    const [detail] = await this.withMedia([row], baseUrl);
+    const [detail] = await this.withMedia([row]);
     return successEnvelope({ data: detail });
   }
 
-  async listTasks(principal: Principal, query: ListExpandTasksQueryDto, baseUrl?: string): Promise<ExpandTaskListEnvelopeDto> {
+  async listTasks(principal: Principal, query: ListExpandTasksQueryDto): Promise<ExpandTaskListEnvelopeDto> {
     const rows = await this.tasks.listForOwner(principal.owner, { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize }, query.external_task_id);
-    return successEnvelope({ data: await this.withMedia(rows, baseUrl) });
+    return successEnvelope({ data: await this.withMedia(rows) });
   }
 
-  /** The tasks' notifications: the same envelope and record the query endpoint gives, fixed at the status change. */
+  /** The tasks' notifications: as Kling's callbacks, the bare task record (the query answer's `data`), fixed at the status change. */
   async callbackSubjects(tx: Prisma.TransactionClient, taskIds: string[]): Promise<CallbackSubject[]> {
     const rows = await this.tasks.findWithCallback(taskIds, tx);
-    const details = await this.withMedia(rows, undefined, tx);
-    return rows.map((row, i) => ({
-      taskId: row.id,
-      owner: row.owner,
-      url: row.callbackUrl!,
-      body: (deliveryId: string) => ({ code: 0, message: 'SUCCEED', request_id: deliveryId, data: details[i] }),
-    }));
+    const details = await this.withMedia(rows, tx);
+    return rows.map((row, i) => ({ taskId: row.id, owner: row.owner, url: row.callbackUrl!, body: () => details[i] }));
   }
 
   /** The notifications sent for one of the caller's tasks, with every attempt. */
@@ -93,10 +90,12 @@ export class ExpandService {
     return successEnvelope({ data: await this.callbacks.listForTask(row.id) });
   }
 
-  private async withMedia(rows: ExpandTaskRow[], baseUrl?: string, tx?: Prisma.TransactionClient): Promise<ExpandTaskDetailDto[]> {
+  private async withMedia(rows: ExpandTaskRow[], tx?: Prisma.TransactionClient): Promise<ExpandTaskDetailDto[]> {
     const media = await this.media.listForTasks(rows.filter((r) => r.status === 'succeed').map((r) => r.id), tx);
-    const base = this.media.baseUrl(baseUrl);
-    return rows.map((row) => toTaskDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base)));
+    return rows.map((row) => {
+      const base = this.media.linkBase(row.baseUrl);
+      return toTaskDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base));
+    });
   }
 }
 
@@ -110,14 +109,23 @@ export function toTaskDto(row: ExpandTaskRow): ExpandTaskDto {
   };
 }
 
+/** Kling's task record: what the query answer carries as `data`, and each callback as its whole body. */
 function toTaskDetailDto(row: ExpandTaskRow, media: MediaRow[], urlOf: (m: MediaRow) => string): ExpandTaskDetailDto {
   const { task_id, task_status, task_info, created_at, updated_at } = toTaskDto(row);
+  const watermarks = new Map(media.filter((m) => m.role === 'watermark').map((m) => [m.index, m]));
+  const images = media
+    .filter((m) => m.role === 'image')
+    .map((m) => {
+      const watermark = watermarks.get(m.index);
+      return { index: m.index, url: urlOf(m), ...(watermark ? { watermark_url: urlOf(watermark) } : {}) };
+    });
   return {
     task_id,
     task_status,
     task_status_msg: row.statusMessage ?? '',
     task_info,
-    task_result: { images: media.filter((m) => m.role === 'image').map((m) => ({ index: m.index, url: urlOf(m) })), media_expired: row.mediaExpiredAt !== null },
+    watermark_info: { enabled: row.watermark },
+    task_result: { images, media_expired: row.mediaExpiredAt !== null },
     created_at,
     updated_at,
   };

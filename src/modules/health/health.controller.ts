@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult, HealthIndicatorService } from '@nestjs/terminus';
 import { Public } from '../../common/decorators/auth.decorators.js';
 import { AppError } from '../../common/errors/app-error.js';
@@ -7,7 +7,20 @@ import { DATABASE_RETRY_AFTER_S } from '../../common/filters/all-exceptions.filt
 import { ApiErrors } from '../../common/swagger/api-errors.decorator.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 
-const HEALTH_EXAMPLE = { status: 'ok', info: { database: { status: 'up' } }, error: {}, details: { database: { status: 'up' } } };
+/** Terminus's health report. */
+class HealthDto {
+  @ApiProperty({ enum: ['ok', 'error', 'shutting_down'], example: 'ok' })
+  status!: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { database: { status: 'up' } } })
+  info?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: {} })
+  error?: Record<string, unknown>;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { database: { status: 'up' } } })
+  details!: Record<string, unknown>;
+}
 
 @ApiTags('health')
 @Public()
@@ -21,8 +34,9 @@ export class HealthController {
 
   @Get()
   @HealthCheck({ swaggerDocumentation: false })
-  @ApiOperation({ summary: 'Liveness: the process is up', description: 'Stays 200 during a database outage: the process waits it out.' })
-  @ApiOkResponse({ schema: { example: { status: 'ok', info: {}, error: {}, details: {} } } })
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process is up', description: 'Stays 200 during a database outage: the process waits it out.' })
+  @ApiOkResponse({ type: HealthDto })
+  @ApiErrors(['INVALID_REQUEST'])
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
@@ -30,11 +44,12 @@ export class HealthController {
   @Get('ready')
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({
+    operationId: 'getReadiness',
     summary: 'Readiness: the database answers',
     description: 'A short check (one second at most) on a connection of its own, so it never waits behind request traffic.',
   })
-  @ApiOkResponse({ schema: { example: HEALTH_EXAMPLE } })
-  @ApiErrors(['UNAVAILABLE'])
+  @ApiOkResponse({ type: HealthDto })
+  @ApiErrors(['INVALID_REQUEST', 'UNAVAILABLE'])
   async ready(): Promise<HealthCheckResult> {
     if (!(await this.database.ready())) {
       throw new AppError('UNAVAILABLE', 'Not ready: the database does not answer', DATABASE_RETRY_AFTER_S);

@@ -6,9 +6,10 @@ import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.d
 import { CreateKeyDto } from './dto/create-key.dto.js';
 import { CreatedKeyDto, KeyDto } from './dto/key.dto.js';
 import { KeysService } from './keys.service.js';
+import { ADMIN_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 
 @ApiTags('admin')
-@ApiBearerAuth('admin-key')
+@ApiBearerAuth(ADMIN_KEY_SCHEME)
 @AdminOnly()
 @ApiErrors([...KEYED_ROUTE_ERRORS, 'FORBIDDEN', 'NOT_FOUND'])
 @Controller('admin/keys')
@@ -16,7 +17,7 @@ export class AdminKeysController {
   constructor(private readonly keys: KeysService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an API key', description: 'Needs ADMIN_API_KEY. The answer is the only time the plaintext key is shown. Without ADMIN_API_KEY configured, every /admin route answers 404.' })
+  @ApiOperation({ operationId: 'createApiKey', summary: 'Create an API key', description: 'Needs ADMIN_API_KEY. The answer is the only time the plaintext key is shown. Without ADMIN_API_KEY configured, every /admin route answers 404.' })
   @ApiCreatedResponse({ type: CreatedKeyDto })
   @ApiErrors(['INVALID_PARAMETER'])
   create(@Body() body: CreateKeyDto): Promise<CreatedKeyDto> {
@@ -24,7 +25,7 @@ export class AdminKeysController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List API keys (without secrets), newest first' })
+  @ApiOperation({ operationId: 'listApiKeys', summary: 'List API keys (without secrets), newest first' })
   @ApiOkResponse({ type: KeyDto, isArray: true })
   @ApiErrors(['INVALID_PARAMETER'])
   list(@Query() query: OwnerQueryDto): Promise<KeyDto[]> {
@@ -33,7 +34,7 @@ export class AdminKeysController {
 
   @Delete(':id')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Revoke an API key', description: 'The key stops working within AUTH_CACHE_TTL_MS (2 s by default) on every instance. Revoking twice keeps the first time.' })
+  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke an API key', description: 'The key stops working within AUTH_CACHE_TTL_MS (2 s by default) on every instance. Revoking twice keeps the first time.' })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: KeyDto, description: 'The revoked key.' })
   revoke(@Param('id') id: string): Promise<KeyDto> {

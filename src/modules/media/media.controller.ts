@@ -11,9 +11,9 @@ export class MediaController {
   constructor(private readonly media: MediaService) {}
 
   @Get(':id')
-  @ApiOperation({ summary: 'Download a result file', description: 'The links in task results are signed and expire (RESULT_URL_TTL_S); they need no API key.' })
+  @ApiOperation({ operationId: 'getMedia', summary: 'Download a result file', description: 'The links in task results are signed and expire (RESULT_URL_TTL_S); they need no API key.' })
   @ApiParam({ name: 'id', format: 'uuid' })
-  @ApiQuery({ name: 'expires', description: 'Unix seconds after which the link stops working.' })
+  @ApiQuery({ name: 'expires', type: 'integer', description: 'Unix seconds after which the link stops working.' })
   @ApiQuery({ name: 'signature', description: 'HMAC of the id and expiry.' })
   @ApiProduces('image/png', 'image/jpeg', 'video/mp4')
   @ApiOkResponse({ description: 'The file.', schema: { type: 'string', format: 'binary' } })

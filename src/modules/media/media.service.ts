@@ -14,7 +14,7 @@ export type RetentionHandler = (cutoff: Date) => Promise<number>;
 export interface StoreMedia {
   owner: string;
   taskId: string;
-  role: 'image' | 'video' | 'thumbnail';
+  role: 'image' | 'watermark' | 'video' | 'thumbnail';
   index: number;
   bytes: Buffer;
   contentType: string;
@@ -101,9 +101,13 @@ export class MediaService implements OnModuleInit {
     return this.storage.driver(row.driver).get(row.storageKey);
   }
 
-  /** The base of absolute links: PUBLIC_BASE_URL, else the host the caller used, else localhost and the port listened on. */
-  baseUrl(requestBase?: string): string {
-    if (this.config.publicBaseUrl ?? requestBase) return (this.config.publicBaseUrl ?? requestBase)!;
+  /**
+   * The base of a task's result links, the same in every answer and callback: PUBLIC_BASE_URL when set,
+   * else the base of the request that created the task (stored with it). Only a task created without a
+   * Host header has neither; its links use the address this process listens on.
+   */
+  linkBase(taskBase: string | null): string {
+    if (this.config.publicBaseUrl ?? taskBase) return (this.config.publicBaseUrl ?? taskBase)!;
     const address = this.http.httpAdapter?.getHttpServer()?.address() as { port?: number } | null | undefined;
     return `http://localhost:${address?.port ?? this.config.port}`;
   }

@@ -3,13 +3,14 @@ import type { ProviderName } from '../../infra/config/app-config.js';
 import { RelayVideoProvider } from './providers/relay-video.provider.js';
 import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
 import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
+import { LumaUnsupportedController } from './luma-unsupported.controller.js';
 import { VideoController } from './video.controller.js';
 import { VideoProcessor } from './video.processor.js';
 import { VideoRepository } from './video.repository.js';
 import { VideoService } from './video.service.js';
 
 @Module({
-  controllers: [VideoController],
+  controllers: [VideoController, LumaUnsupportedController],
   providers: [
     VideoRepository,
     VideoService,

@@ -10,6 +10,7 @@ import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { IMAGE_RULES } from '../expand/image-rules.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { MediaService } from '../media/media.service.js';
+import { SamplesService } from '../samples/samples.service.js';
 import { VideoService } from './video.service.js';
 import { lastFrame } from './providers/clip-renderer.js';
 import { type KeyframePositionName, VIDEO_PROVIDERS, type VideoContext, type VideoProvider, type VideoResult } from './providers/video-provider.js';
@@ -35,6 +36,7 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
     private readonly video: VideoService,
     private readonly callbacks: CallbacksService,
     private readonly workDir: WorkDirService,
+    private readonly samples: SamplesService,
   ) {}
 
   /** Every state change writes its notification (callback_url) in the same transaction. */
@@ -93,9 +95,9 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
       if (!bytes) throw new TaskFailure(`keyframes.${position} names generation ${frame.sourceGenerationId}, which has no completed video to continue from`);
       return lastFrame(bytes, this.workDir);
     }
-    let bytes: Buffer;
+    let bytes = this.samples.resolve(frame.url!, generation.baseUrl);
     try {
-      bytes = (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
+      bytes ??= (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
     } catch (err) {
       if (err instanceof OutboundError) throw new TaskFailure(`could not fetch keyframes.${position}.url: ${err.message}`);
       throw err;

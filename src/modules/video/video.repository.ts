@@ -1,13 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
-import type { Prisma, VideoGeneration, VideoKeyframe } from '../../generated/prisma/client.js';
+import { Prisma, type VideoGeneration, type VideoKeyframe } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type GenerationRow = VideoGeneration & { keyframes: VideoKeyframe[] };
 export type NewKeyframe = Pick<VideoKeyframe, 'id' | 'position' | 'kind' | 'url' | 'sourceGenerationId'>;
-export type NewGeneration = Pick<VideoGeneration, 'id' | 'jobId' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'callbackUrl' | 'createdAt' | 'deadlineAt'>;
+export type NewGeneration = Pick<
+  VideoGeneration,
+  'id' | 'jobId' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'model' | 'resolution' | 'duration' | 'callbackUrl' | 'baseUrl' | 'createdAt' | 'deadlineAt'
+> & { concepts: { key: string }[] | null };
 
 const WITH_KEYFRAMES = { keyframes: true } as const;
 
@@ -21,7 +24,7 @@ export class VideoRepository {
   onChange?: InTransaction;
 
   constructor(private readonly prisma: PrismaService) {
-    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'processing', done: 'completed', message: 'failure_reason' });
+    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'dreaming', done: 'completed', message: 'failure_reason' });
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
@@ -29,7 +32,7 @@ export class VideoRepository {
   createGeneration(generation: NewGeneration, keyframes: NewKeyframe[], enqueue: (db: SqlExecutor, id: string) => Promise<void>): Promise<GenerationRow> {
     return this.prisma.$transaction(async (tx) => {
       const row = await tx.videoGeneration.create({
-        data: { ...generation, updatedAt: generation.createdAt, keyframes: { create: keyframes } },
+        data: { ...generation, concepts: generation.concepts ?? Prisma.DbNull, updatedAt: generation.createdAt, keyframes: { create: keyframes } },
         include: WITH_KEYFRAMES,
       });
       await enqueue(sqlExecutorOf(tx), row.id);

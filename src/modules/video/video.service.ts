@@ -10,8 +10,8 @@ import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { MediaRow } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
-import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, type KeyframeDto } from './dto/create-generation.dto.js';
-import type { GenerationDetailDto, GenerationDto, GenerationListDto, MediaRefDto } from './dto/generation.dto.js';
+import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
+import type { ConceptRefDto, GenerationDetailDto, GenerationDto, GenerationListDto, KeyframeRefDto, KeyframesRefDto, MediaRefDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
 import { type GenerationRow, type NewKeyframe, VideoRepository } from './video.repository.js';
 
@@ -27,7 +27,7 @@ export class VideoService {
     private readonly callbacks: CallbacksService,
   ) {}
 
-  async createGeneration(principal: Principal, dto: CreateGenerationDto): Promise<GenerationDto> {
+  async createGeneration(principal: Principal, dto: CreateGenerationDto, requestBase?: string): Promise<GenerationDto> {
     const frames = (['frame0', 'frame1'] as const)
       .map((position) => [position, dto.keyframes?.[position]] as const)
       .filter((f): f is readonly [Position, KeyframeDto] => f[1] != null); // null, like absent, means no keyframe
@@ -50,7 +50,12 @@ export class VideoService {
         aspectRatio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
         loop: dto.loop ?? false,
         enhance: true,
+        model: dto.model ?? DEFAULT_VIDEO_MODEL,
+        resolution: dto.resolution ?? null,
+        duration: dto.duration ?? null,
+        concepts: dto.concepts?.length ? dto.concepts.map((c) => ({ key: c.key })) : null,
         callbackUrl: dto.callback_url ?? null,
+        baseUrl: requestBase ?? null,
         createdAt,
         deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.video * 1000),
       },
@@ -60,15 +65,15 @@ export class VideoService {
     return toGenerationDto(row);
   }
 
-  async getGeneration(principal: Principal, id: string, baseUrl?: string): Promise<GenerationDetailDto> {
+  async getGeneration(principal: Principal, id: string): Promise<GenerationDetailDto> {
     const row = isUUID(id) ? await this.generations.findForOwner(principal.owner, id) : null;
     if (!row) throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
-    return (await this.withMedia([row], baseUrl))[0];
+    return (await this.withMedia([row]))[0];
   }
 
-  async listGenerations(principal: Principal, query: ListGenerationsQueryDto, baseUrl?: string): Promise<GenerationListDto> {
+  async listGenerations(principal: Principal, query: ListGenerationsQueryDto): Promise<GenerationListDto> {
     const { rows, total } = await this.generations.listForOwner(principal.owner, query.limit, query.offset);
-    return { generations: await this.withMedia(rows, baseUrl), count: total, has_more: query.offset + rows.length < total, limit: query.limit, offset: query.offset };
+    return { generations: await this.withMedia(rows), count: total, has_more: query.offset + rows.length < total, limit: query.limit, offset: query.offset };
   }
 
   /** Removes the generation and its media. */
@@ -82,7 +87,7 @@ export class VideoService {
   /** The generations' notifications: the record GET gives, fixed at the state change. */
   async callbackSubjects(tx: Prisma.TransactionClient, ids: string[]): Promise<CallbackSubject[]> {
     const rows = await this.generations.findWithCallback(ids, tx);
-    const details = await this.withMedia(rows, undefined, tx);
+    const details = await this.withMedia(rows, tx);
     return rows.map((row, i) => ({ taskId: row.id, owner: row.owner, url: row.callbackUrl!, body: () => details[i] }));
   }
 
@@ -93,10 +98,12 @@ export class VideoService {
     return { deliveries: await this.callbacks.listForTask(row.id) };
   }
 
-  private async withMedia(rows: GenerationRow[], baseUrl?: string, tx?: Prisma.TransactionClient): Promise<GenerationDetailDto[]> {
+  private async withMedia(rows: GenerationRow[], tx?: Prisma.TransactionClient): Promise<GenerationDetailDto[]> {
     const media = await this.media.listForTasks(rows.filter((r) => r.state === 'completed').map((r) => r.id), tx);
-    const base = this.media.baseUrl(baseUrl);
-    return rows.map((row) => toGenerationDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base)));
+    return rows.map((row) => {
+      const base = this.media.linkBase(row.baseUrl);
+      return toGenerationDetailDto(row, media.filter((m) => m.taskId === row.id), (m) => this.media.signedUrl(m, base));
+    });
   }
 
   /** A "generation" keyframe must name one of the caller's own generations. */
@@ -118,27 +125,51 @@ function mediaRef(frame: GenerationRow['keyframes'][number] | undefined): MediaR
     : { id: frame.sourceGenerationId!, media_type: null, thumbnail: null, type: 'generation' };
 }
 
+/** The keyframes as they were given (Luma echoes them in `request`). */
+function keyframesAsGiven(row: GenerationRow): KeyframesRefDto | undefined {
+  if (row.keyframes.length === 0) return undefined;
+  const ref = (k: GenerationRow['keyframes'][number]): KeyframeRefDto => (k.kind === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', id: k.sourceGenerationId! });
+  return Object.fromEntries(row.keyframes.map((k) => [k.position, ref(k)]));
+}
+
+/** As Luma, what a generation does not have is left out: failure_reason unless it failed, assets unless it completed. */
 function toGenerationDetailDto(row: GenerationRow, media: MediaRow[], urlOf: (m: MediaRow) => string): GenerationDetailDto {
   const video = media.find((m) => m.role === 'video');
   const image = media.find((m) => m.role === 'thumbnail');
   return {
     ...toGenerationDto(row),
-    failure_reason: row.failureReason,
-    assets: row.state === 'completed' && video ? { video: urlOf(video), image: image ? urlOf(image) : null } : null,
+    ...(row.state === 'failed' && row.failureReason ? { failure_reason: row.failureReason } : {}),
+    ...(row.state === 'completed' && video ? { assets: { video: urlOf(video), ...(image ? { image: urlOf(image) } : {}) } } : {}),
     media_expired: row.mediaExpiredAt !== null,
   };
 }
 
-/** The generation record exactly as the spec shows it. */
+/** The generation record: the spec's fields, and Luma's generation_type, model and request parameters. */
 export function toGenerationDto(row: GenerationRow): GenerationDto {
   const start = row.keyframes.find((k) => k.position === 'frame0');
   const end = row.keyframes.find((k) => k.position === 'frame1');
   const withKeyframes = row.keyframes.length > 0;
+  const keyframes = keyframesAsGiven(row);
   return {
     id: row.id,
+    generation_type: 'video',
     state: row.state,
+    model: row.model,
     created_at: row.createdAt.toISOString(),
-    request: { prompt: row.prompt, aspect_ratio: row.aspectRatio, enhance: row.enhance, request_type: withKeyframes ? 'image_to_video' : 'text_to_video' },
+    request: {
+      prompt: row.prompt,
+      aspect_ratio: row.aspectRatio,
+      enhance: row.enhance,
+      request_type: withKeyframes ? 'image_to_video' : 'text_to_video',
+      generation_type: 'video',
+      model: row.model,
+      loop: row.loop,
+      ...(row.resolution ? { resolution: row.resolution } : {}),
+      ...(row.duration ? { duration: row.duration } : {}),
+      ...(keyframes ? { keyframes } : {}),
+      ...(row.concepts ? { concepts: row.concepts as unknown as ConceptRefDto[] } : {}),
+      ...(row.callbackUrl ? { callback_url: row.callbackUrl } : {}),
+    },
     media_request: { end: mediaRef(end), loop: row.loop, prompt_type: withKeyframes ? 'keyframe' : 'text', start: mediaRef(start), text: row.prompt },
   };
 }

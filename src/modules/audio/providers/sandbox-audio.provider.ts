@@ -5,6 +5,7 @@ import { type IFormat, parseBuffer } from 'music-metadata';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
+import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioUploadRow } from '../audio.repository.js';
 import type { AudioFacts, AudioProvider } from './audio-provider.js';
 
@@ -29,12 +30,13 @@ export class SandboxAudioProvider implements AudioProvider {
   constructor(
     private readonly fetcher: SafeFetchService,
     private readonly config: AppConfig,
+    private readonly samples: SamplesService,
   ) {}
 
   async step(upload: AudioUploadRow): Promise<StepOutcome<AudioFacts>> {
-    let bytes: Buffer;
+    let bytes = this.samples.resolve(upload.url, upload.baseUrl);
     try {
-      bytes = (await this.fetcher.fetchBytes(upload.url, this.config.audioMaxBytes)).body;
+      bytes ??= (await this.fetcher.fetchBytes(upload.url, this.config.audioMaxBytes)).body;
     } catch (err) {
       if (err instanceof OutboundError) {
         return { kind: 'failed', reason: err.kind === 'too_large' ? `the file is larger than AUDIO_MAX_BYTES (${this.config.audioMaxBytes} bytes)` : `could not fetch url: ${err.message}` };

@@ -1,12 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Length } from 'class-validator';
-import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsObject, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import type { ImageInput } from '../image-input.js';
 import { EXAMPLE_IMAGE_BASE64 } from './example-image.js';
 import { ExpandedAreaAtMost3, IsExpandImage, IsExpansionRatio, IsImageCount, toImageField } from './expand-validators.js';
 
 const RATIO_DOC = { type: Number, minimum: 0, maximum: 2 } as const;
+
+/** Kling's watermark_info. */
+export class WatermarkInfoDto {
+  @ApiPropertyOptional({ description: 'Also make a watermarked copy of each result (watermark_url beside url).', default: false, example: true })
+  @EmptyAsAbsent()
+  @IsOptional()
+  @IsBoolean({ message: 'watermark_info.enabled must be a boolean (true or false)' })
+  enabled?: boolean;
+}
 
 export class CreateExpandTaskDto {
   @ApiProperty({
@@ -25,7 +34,7 @@ export class CreateExpandTaskDto {
   @ExpandedAreaAtMost3()
   up_expansion_ratio!: number;
 
-  @ApiProperty({ ...RATIO_DOC, description: 'Added below, as a multiple of the original height. `down_expansion_ratio` is accepted as another name.', example: 0.25 })
+  @ApiPropertyOptional({ ...RATIO_DOC, description: 'Added below, as a multiple of the original height. Required, under this name or as `down_expansion_ratio` (Kling\'s name for it).', example: 0.25 })
   @IsExpansionRatio({ alias: 'down_expansion_ratio' })
   bottom_expansion_ratio?: number;
 
@@ -41,7 +50,8 @@ export class CreateExpandTaskDto {
   @IsExpansionRatio()
   right_expansion_ratio!: number;
 
-  @ApiPropertyOptional({ description: 'What to paint in the new area.', maxLength: 2500, example: 'a wide sunny meadow' })
+  @ApiPropertyOptional({ description: 'What to paint in the new area. An empty string means none.', maxLength: 2500, example: 'a wide sunny meadow' })
+  @EmptyAsAbsent()
   @IsOptional()
   @IsString({ message: 'prompt must be a string' })
   @MaxChars(2500)
@@ -53,18 +63,34 @@ export class CreateExpandTaskDto {
     default: '1',
     example: '2',
   })
+  @EmptyAsAbsent()
   @IsOptional()
   @IsImageCount()
   n?: string | number;
 
-  @ApiPropertyOptional({ description: 'http(s) URL notified when the task status changes.', example: 'https://example.com/hooks/expand', maxLength: 2048 })
+  @ApiPropertyOptional({
+    description: 'http(s) URL notified (POST, the task record, signed per Standard Webhooks) each time the task status changes. Needs a receiver you run; an empty string means none.',
+    maxLength: 2048,
+  })
+  @EmptyAsAbsent()
   @IsOptional()
   @IsHttpUrl()
   callback_url?: string;
 
-  @ApiPropertyOptional({ description: 'Your own id for the task, unique among your tasks; the task can be queried by it.', minLength: 1, maxLength: 256, example: 'order-1234-expand' })
+  @ApiPropertyOptional({
+    description: 'Your own id for the task, unique among your tasks (a second task with it is refused with 409); the task can be queried by it. At most 256 characters; an empty string means none.',
+    maxLength: 256,
+  })
+  @EmptyAsAbsent()
   @IsOptional()
   @IsString({ message: 'external_task_id must be a string' })
   @Length(1, 256, { message: 'external_task_id must be 1 to 256 characters long' })
   external_task_id?: string;
+
+  @ApiPropertyOptional({ type: WatermarkInfoDto, description: 'Kling\'s watermark_info: `{"enabled": true}` also makes a watermarked copy of each result.' })
+  @IsOptional()
+  @IsObject({ message: 'watermark_info must be an object such as {"enabled": true}' })
+  @ValidateNested({ message: 'watermark_info must be an object such as {"enabled": true}' })
+  @Type(() => WatermarkInfoDto)
+  watermark_info?: WatermarkInfoDto;
 }

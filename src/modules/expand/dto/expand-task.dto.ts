@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto.js';
 
 export const EXPAND_TASK_STATUSES = ['submitted', 'processing', 'succeed', 'failed'] as const;
@@ -40,6 +40,9 @@ export class ExpandResultImageDto {
 
   @ApiProperty({ description: 'Absolute, signed link to the PNG; works without the API key until it expires (RESULT_URL_TTL_S).', example: 'http://localhost:3000/media/1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9?expires=1796000000&signature=…' })
   url!: string;
+
+  @ApiPropertyOptional({ description: 'The watermarked copy, when the task asked for watermark_info.enabled.', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
+  watermark_url?: string;
 }
 
 export class ExpandTaskResultDto {
@@ -50,8 +53,16 @@ export class ExpandTaskResultDto {
   media_expired!: boolean;
 }
 
-/** The task as the query and list endpoints show it (Kling's task record). */
+export class WatermarkInfoRecordDto {
+  @ApiProperty({ example: false })
+  enabled!: boolean;
+}
+
+/** The task as the query and list endpoints show it, and as its callbacks carry it (Kling's task record). */
 export class ExpandTaskDetailDto extends ExpandTaskDto {
+  @ApiProperty({ type: WatermarkInfoRecordDto })
+  watermark_info!: WatermarkInfoRecordDto;
+
   @ApiProperty({ description: 'Why the task failed; empty otherwise.', example: '' })
   task_status_msg!: string;
 

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 
 export class ListExpandTasksQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 1, description: 'Page number, from 1.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 1, description: 'Page number, from 1.' })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'pageNum must be a whole number from 1 to 1000' })
@@ -11,7 +11,7 @@ export class ListExpandTasksQueryDto {
   @Max(1000, { message: 'pageNum must be a whole number from 1 to 1000' })
   pageNum: number = 1;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 30, description: 'Tasks per page.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 30, description: 'Tasks per page.' })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'pageSize must be a whole number from 1 to 500' })

@@ -12,6 +12,8 @@ export interface ExpandResultImage {
   contentType: 'image/png' | 'image/jpeg';
   width: number;
   height: number;
+  /** A watermarked copy (same type and size), when the task asked for watermark_info.enabled. */
+  watermark?: Buffer;
 }
 
 /** What a provider may ask of the processor while it works on a task. */

@@ -13,7 +13,7 @@ interface UpstreamTask {
   task_id?: unknown;
   task_status?: unknown;
   task_status_msg?: unknown;
-  task_result?: { images?: { index?: number; url?: string }[] };
+  task_result?: { images?: { index?: number; url?: string; watermark_url?: string }[] };
 }
 
 /**
@@ -62,6 +62,7 @@ export class RelayExpandProvider implements ExpandProvider {
       right_expansion_ratio: task.rightRatio,
       n: task.n,
       external_task_id: task.id,
+      ...(task.watermark ? { watermark_info: { enabled: true } } : {}),
       ...(task.prompt ? { prompt: task.prompt } : {}),
     };
     await ctx.markSubmitting();
@@ -121,7 +122,8 @@ export class RelayExpandProvider implements ExpandProvider {
           if ((format !== 'png' && format !== 'jpeg') || !meta?.width || !meta.height) {
             return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} is not a PNG or JPEG` };
           }
-          results.push({ bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height });
+          const watermark = task.watermark && typeof image.watermark_url === 'string' ? await this.client.download(image.watermark_url, RESULT_MAX_BYTES) : undefined;
+          results.push({ bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height, ...(watermark ? { watermark } : {}) });
         }
         return { kind: 'done', result: results };
       }

@@ -58,10 +58,22 @@ export class SandboxExpandProvider implements ExpandProvider {
     const height = source.facts.height + margins.top + margins.bottom;
     const images: ExpandResultImage[] = [];
     for (let i = 0; i < task.n; i++) {
-      images.push({ bytes: await render(source.bytes, margins, FILLS[i % FILLS.length]), contentType: 'image/png', width, height });
+      const bytes = await render(source.bytes, margins, FILLS[i % FILLS.length]);
+      images.push({ bytes, contentType: 'image/png', width, height, ...(task.watermark ? { watermark: await stampWatermark(bytes, width, height) } : {}) });
     }
     return { kind: 'done', result: images };
   }
+}
+
+/** A visible mark on a copy: a translucent band across the bottom with the service's name. */
+export async function stampWatermark(image: Buffer, width: number, height: number): Promise<Buffer> {
+  const band = Math.max(24, Math.round(height / 10));
+  const size = Math.round(band * 0.55);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+    <rect x="0" y="${height - band}" width="${width}" height="${band}" fill="black" fill-opacity="0.45"/>
+    <text x="${width - size / 2}" y="${height - band / 2}" text-anchor="end" dominant-baseline="middle" font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="white" fill-opacity="0.9">media-gateway · sandbox</text>
+  </svg>`;
+  return sharp(image).composite([{ input: Buffer.from(svg), left: 0, top: 0 }]).png({ compressionLevel: 6 }).toBuffer();
 }
 
 async function render(input: Buffer, margins: Margins, fill: Fill): Promise<Buffer> {

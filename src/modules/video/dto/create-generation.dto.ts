@@ -1,12 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Matches, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
 export const PROMPT_MAX_CHARS = 5000;
 export const DEFAULT_ASPECT_RATIO = '16:9';
+/** Luma's video models; ray-2 when none is given. */
+export const VIDEO_MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'] as const;
+export const DEFAULT_VIDEO_MODEL = 'ray-2';
+/** Luma's resolutions: the video's height (540, 720, 1080 or 2160 px). */
+export const VIDEO_RESOLUTIONS = ['540p', '720p', '1080p', '4k'] as const;
+/** Luma's durations. */
+export const VIDEO_DURATIONS = ['5s', '9s'] as const;
 
 export class KeyframeDto {
   @ApiProperty({ enum: KEYFRAME_TYPES, description: '"image": an image by URL; "generation": one of your earlier generations (its last frame).', example: 'image' })
@@ -40,6 +47,14 @@ export class KeyframesDto {
   frame1?: KeyframeDto;
 }
 
+/** One of Luma's camera-motion concepts, by key. */
+export class ConceptDto {
+  @ApiProperty({ description: 'The concept key, as Luma lists them (e.g. "dolly_zoom").', example: 'dolly_zoom' })
+  @IsString({ message: 'key must be a string' })
+  @Length(1, 64, { message: 'key must be 1 to 64 characters long' })
+  key!: string;
+}
+
 export class CreateGenerationDto {
   @ApiProperty({ description: 'What the video shows.', minLength: 1, maxLength: PROMPT_MAX_CHARS, example: 'A paper boat drifting down a rainy street, cinematic' })
   @IsString({ message: 'prompt must be a string' })
@@ -65,8 +80,36 @@ export class CreateGenerationDto {
   @Type(() => KeyframesDto)
   keyframes?: KeyframesDto;
 
-  @ApiPropertyOptional({ description: 'http(s) URL notified when the generation changes state.', example: 'https://example.com/hooks/video' })
+  @ApiPropertyOptional({ description: 'http(s) URL notified (POST, the generation record) when the generation is dreaming, completed or failed. Needs a receiver you run.', maxLength: 2048 })
   @IsOptional()
   @IsHttpUrl()
   callback_url?: string;
+
+  @ApiPropertyOptional({ enum: VIDEO_MODELS, default: DEFAULT_VIDEO_MODEL, description: "Luma's video model." })
+  @IsOptional()
+  @IsIn(VIDEO_MODELS, { message: `model must be one of ${VIDEO_MODELS.join(', ')}` })
+  model?: (typeof VIDEO_MODELS)[number];
+
+  @ApiPropertyOptional({ enum: VIDEO_RESOLUTIONS, description: "The video's height: 540p, 720p, 1080p or 4k (2160 px). Without it the sandbox renders about 640x360." })
+  @IsOptional()
+  @IsIn(VIDEO_RESOLUTIONS, { message: `resolution must be one of ${VIDEO_RESOLUTIONS.join(', ')}` })
+  resolution?: (typeof VIDEO_RESOLUTIONS)[number];
+
+  @ApiPropertyOptional({ enum: VIDEO_DURATIONS, description: 'Length of the video. Without it the sandbox renders 3 s.' })
+  @IsOptional()
+  @IsIn(VIDEO_DURATIONS, { message: `duration must be one of ${VIDEO_DURATIONS.join(', ')}` })
+  duration?: (typeof VIDEO_DURATIONS)[number];
+
+  @ApiPropertyOptional({ enum: ['video'], description: 'As the Luma SDK sends it; only "video" is offered here.' })
+  @IsOptional()
+  @IsIn(['video'], { message: 'generation_type must be "video" (this gateway makes video generations only)' })
+  generation_type?: 'video';
+
+  @ApiPropertyOptional({ type: ConceptDto, isArray: true, maxItems: 8, description: "Luma's camera-motion concepts; forwarded by the relay provider, recorded (not rendered) by the sandbox." })
+  @IsOptional()
+  @IsArray({ message: 'concepts must be an array such as [{"key": "dolly_zoom"}]' })
+  @ArrayMaxSize(8, { message: 'concepts may hold at most 8 concepts' })
+  @ValidateNested({ each: true })
+  @Type(() => ConceptDto)
+  concepts?: ConceptDto[];
 }

@@ -1,5 +1,34 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
+/** Luma's states, with the spec's `pending` at creation (Luma says `queued`). */
+export const GENERATION_STATES = ['pending', 'dreaming', 'completed', 'failed'] as const;
+export type GenerationStateValue = (typeof GENERATION_STATES)[number];
+
+export class KeyframeRefDto {
+  @ApiProperty({ enum: ['image', 'generation'], example: 'image' })
+  type!: string;
+
+  @ApiPropertyOptional({ description: 'For type "image".', example: 'https://example.com/first-frame.jpg' })
+  url?: string;
+
+  @ApiPropertyOptional({ description: 'For type "generation".', format: 'uuid' })
+  id?: string;
+}
+
+export class KeyframesRefDto {
+  @ApiPropertyOptional({ type: KeyframeRefDto })
+  frame0?: KeyframeRefDto;
+
+  @ApiPropertyOptional({ type: KeyframeRefDto })
+  frame1?: KeyframeRefDto;
+}
+
+export class ConceptRefDto {
+  @ApiProperty({ example: 'dolly_zoom' })
+  key!: string;
+}
+
+/** The request as it was made (the spec's four fields, and Luma's when given). */
 export class GenerationRequestDto {
   @ApiProperty({ example: 'A paper boat drifting down a rainy street, cinematic' })
   prompt!: string;
@@ -12,6 +41,30 @@ export class GenerationRequestDto {
 
   @ApiProperty({ enum: ['text_to_video', 'image_to_video'], example: 'image_to_video' })
   request_type!: string;
+
+  @ApiProperty({ enum: ['video'], example: 'video' })
+  generation_type!: 'video';
+
+  @ApiProperty({ description: 'The model used.', example: 'ray-2' })
+  model!: string;
+
+  @ApiProperty({ example: false })
+  loop!: boolean;
+
+  @ApiPropertyOptional({ example: '720p' })
+  resolution?: string;
+
+  @ApiPropertyOptional({ example: '5s' })
+  duration?: string;
+
+  @ApiPropertyOptional({ type: KeyframesRefDto })
+  keyframes?: KeyframesRefDto;
+
+  @ApiPropertyOptional({ type: ConceptRefDto, isArray: true })
+  concepts?: ConceptRefDto[];
+
+  @ApiPropertyOptional({ example: 'https://example.com/hooks/video' })
+  callback_url?: string;
 }
 
 export class MediaRefDto {
@@ -49,8 +102,14 @@ export class GenerationDto {
   @ApiProperty({ format: 'uuid', example: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d' })
   id!: string;
 
-  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'failed'], example: 'pending' })
-  state!: string;
+  @ApiProperty({ enum: ['video'], example: 'video' })
+  generation_type!: 'video';
+
+  @ApiProperty({ enum: GENERATION_STATES, description: 'pending → dreaming → completed | failed.', example: 'pending' })
+  state!: GenerationStateValue;
+
+  @ApiProperty({ description: 'The model used.', example: 'ray-2' })
+  model!: string;
 
   @ApiProperty({ description: 'ISO 8601 UTC with fractional seconds.', example: '2026-11-21T10:00:00.000Z' })
   created_at!: string;
@@ -63,20 +122,20 @@ export class GenerationDto {
 }
 
 export class GenerationAssetsDto {
-  @ApiProperty({ type: String, nullable: true, description: 'Signed link to the MP4 (no key needed until it expires).', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
-  video!: string | null;
+  @ApiProperty({ description: 'Signed link to the MP4 (no key needed until it expires).', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
+  video!: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Signed link to a thumbnail image.', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
-  image!: string | null;
+  @ApiPropertyOptional({ description: 'Signed link to a thumbnail image.', example: 'http://localhost:3000/media/…?expires=…&signature=…' })
+  image?: string;
 }
 
-/** The generation as GET shows it: the created record plus its outcome. */
+/** The generation as GET shows it: the created record plus its outcome. As in Luma, what is not there is left out. */
 export class GenerationDetailDto extends GenerationDto {
-  @ApiProperty({ type: String, nullable: true, description: 'Why the generation failed; null otherwise.', example: null })
-  failure_reason!: string | null;
+  @ApiPropertyOptional({ description: 'Why the generation failed; only on a failed generation.', example: 'the upstream failed the generation: content moderation' })
+  failure_reason?: string;
 
-  @ApiProperty({ type: GenerationAssetsDto, nullable: true, description: 'The results, once completed.' })
-  assets!: GenerationAssetsDto | null;
+  @ApiPropertyOptional({ type: GenerationAssetsDto, description: 'The results; only on a completed generation.' })
+  assets?: GenerationAssetsDto;
 
   @ApiProperty({ description: 'True when the result files were deleted after RESULT_RETENTION_DAYS.', example: false })
   media_expired!: boolean;
@@ -86,15 +145,21 @@ export class GenerationListDto {
   @ApiProperty({ type: GenerationDetailDto, isArray: true })
   generations!: GenerationDetailDto[];
 
-  @ApiProperty({ description: 'How many generations you have in all.', example: 42 })
+  @ApiProperty({ type: 'integer', description: 'How many generations you have in all.', example: 42 })
   count!: number;
 
   @ApiProperty({ description: 'Whether more follow this page.', example: true })
   has_more!: boolean;
 
-  @ApiProperty({ example: 10 })
+  @ApiProperty({ type: 'integer', example: 10 })
   limit!: number;
 
-  @ApiProperty({ example: 0 })
+  @ApiProperty({ type: 'integer', example: 0 })
   offset!: number;
+}
+
+/** GET /ping, as Luma answers it. */
+export class PingDto {
+  @ApiProperty({ example: 'pong' })
+  message!: string;
 }

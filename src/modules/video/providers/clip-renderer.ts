@@ -4,14 +4,33 @@ import sharp from 'sharp';
 import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
 export const CLIP_FPS = 24;
+/** Length of a clip when none is asked for. */
 export const CLIP_SECONDS = 3;
-/** About 640x360 worth of pixels, whatever the aspect ratio. */
+/** About 640x360 worth of pixels, whatever the aspect ratio, when no resolution is asked for. */
 const TARGET_AREA = 640 * 360;
 const ZOOM = 1.25;
+
+/** Luma's resolutions as frame heights. */
+const RESOLUTION_HEIGHTS: Record<string, number> = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 };
+
+/** Seconds of a Luma duration ("5s", "9s"); the sandbox's default when none is given. */
+export function durationSeconds(duration: string | null): number {
+  const seconds = Number(/^(\d+)s$/.exec(duration ?? '')?.[1]);
+  return Number.isInteger(seconds) && seconds > 0 ? seconds : CLIP_SECONDS;
+}
+
+/** Frame height of a Luma resolution, or undefined for the default size. */
+export function resolutionHeight(resolution: string | null): number | undefined {
+  return resolution ? RESOLUTION_HEIGHTS[resolution] : undefined;
+}
 
 export interface ClipSpec {
   aspectRatio: string;
   loop: boolean;
+  /** Length in seconds (CLIP_SECONDS when absent). */
+  seconds?: number;
+  /** Frame height in pixels (about 640x360 worth of pixels when absent). */
+  height?: number;
   /** frame0 (start) and frame1 (end) as image files, if given. */
   start?: Buffer;
   end?: Buffer;
@@ -32,26 +51,35 @@ export interface Clip {
   durationS: number;
 }
 
-/** Frame size for `<w>:<h>`: about TARGET_AREA pixels, even sides (H.264 with 4:2:0 needs them), 16 to 1280. */
-export function frameSize(aspectRatio: string): { width: number; height: number } {
+/**
+ * Frame size for `<w>:<h>`: `height` pixels high when given (Luma's resolution), else about TARGET_AREA
+ * pixels; even sides (H.264 with 4:2:0 needs them), 16 to 1280 by default, up to 8192 for a resolution.
+ */
+export function frameSize(aspectRatio: string, height?: number): { width: number; height: number } {
   const [w, h] = aspectRatio.split(':').map(Number);
+  if (height) {
+    const even = (v: number) => Math.min(8192, Math.max(16, Math.round(v / 2) * 2));
+    return { width: even(height * (w / h)), height: even(height) };
+  }
   const even = (v: number) => Math.min(1280, Math.max(16, Math.round(v / 2) * 2));
   return { width: even(Math.sqrt(TARGET_AREA * (w / h))), height: even(Math.sqrt(TARGET_AREA / (w / h))) };
 }
 
 /**
- * A real H.264 MP4 of CLIP_SECONDS: frame0 → frame1 as a cross-fade, a slow zoom on a single keyframe,
+ * A real H.264 MP4 of `seconds` (CLIP_SECONDS by default): frame0 → frame1 as a cross-fade, a slow zoom on a single keyframe,
  * or a titled, moving gradient for a text prompt. With `loop`, the motion goes there and back, so the
  * last frame is the first. Frames are drawn here and piped to the shipped ffmpeg.
  */
 export async function renderClip(spec: ClipSpec, files: WorkFiles): Promise<Clip> {
-  const { width, height } = frameSize(spec.aspectRatio);
-  const count = CLIP_FPS * CLIP_SECONDS;
+  const { width, height } = frameSize(spec.aspectRatio, spec.height);
+  const count = Math.round(CLIP_FPS * (spec.seconds ?? CLIP_SECONDS));
+  // big frames encode with the fastest preset, so a 4k clip takes tens of seconds, not minutes
+  const preset = width * height > 1280 * 720 ? 'ultrafast' : 'veryfast';
   const frames = await frameSource(spec, width, height);
   let first: Buffer | undefined;
   return files.withFile('clip', 'mp4', async (file) => {
     await runFfmpeg(
-      ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
+      ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
       {
         feed: async (stdin) => {
           for (let i = 0; i < count; i++) {

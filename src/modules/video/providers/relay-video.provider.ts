@@ -62,7 +62,16 @@ export class RelayVideoProvider implements VideoProvider {
         keyframes[frame.position] = { type: 'generation', id: upstreamId };
       }
     }
-    const body = { prompt: generation.prompt, aspect_ratio: generation.aspectRatio, loop: generation.loop, ...(Object.keys(keyframes).length ? { keyframes } : {}) };
+    const body = {
+      prompt: generation.prompt,
+      aspect_ratio: generation.aspectRatio,
+      loop: generation.loop,
+      model: generation.model,
+      ...(generation.resolution ? { resolution: generation.resolution } : {}),
+      ...(generation.duration ? { duration: generation.duration } : {}),
+      ...(generation.concepts ? { concepts: generation.concepts } : {}),
+      ...(Object.keys(keyframes).length ? { keyframes } : {}),
+    };
     await ctx.markSubmitting();
     const answer = await this.client.call('POST', this.endpoint, { body });
     const created = answer.json as UpstreamGeneration;

@@ -4,10 +4,13 @@ import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { WorkDirService } from '../../../infra/workdir/work-dir.service.js';
 import type { GenerationRow } from '../video.repository.js';
-import { renderClip } from './clip-renderer.js';
+import { durationSeconds, renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
-/** Works offline: renders a real H.264 MP4 (2–5 s) from the keyframes or, for a text prompt, a titled gradient. */
+/**
+ * Works offline: renders a real H.264 MP4 from the keyframes or, for a text prompt, a titled gradient,
+ * as long as `duration` (3 s without it) and as high as `resolution` (about 640x360 without it).
+ */
 @Injectable()
 export class SandboxVideoProvider implements VideoProvider {
   constructor(
@@ -19,7 +22,10 @@ export class SandboxVideoProvider implements VideoProvider {
     const start = await ctx.keyframeImage('frame0');
     const end = await ctx.keyframeImage('frame1');
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
-    const clip = await renderClip({ aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt }, this.workDir);
+    const clip = await renderClip(
+      { aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt, seconds: durationSeconds(generation.duration), height: resolutionHeight(generation.resolution) },
+      this.workDir,
+    );
     return { kind: 'done', result: { video: clip.video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
   }
 }

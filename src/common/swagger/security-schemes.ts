@@ -1,0 +1,3 @@
+/** Names of the OpenAPI security schemes (Swagger UI's Authorize dialog lists the API key's first). */
+export const API_KEY_SCHEME = 'api-key';
+export const ADMIN_KEY_SCHEME = 'operator-admin-key';

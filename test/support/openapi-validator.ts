@@ -1,0 +1,73 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS: its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+
+interface Route {
+  method: string;
+  template: string;
+  pattern: RegExp;
+}
+
+/**
+ * Checks answers against the service's own OpenAPI document (served at /docs-json): the JSON body of
+ * each answer to a documented operation must match the schema the document gives for that status, and
+ * the status must be documented. Answers to undocumented routes (unknown paths, /docs) are not judged.
+ */
+export class OpenApiValidator {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  private readonly routes: Route[];
+  private readonly compiled = new Map<string, ValidateFunction | null>();
+
+  constructor(private readonly doc: any) {
+    addFormats(this.ajv);
+    this.ajv.addFormat('binary', true);
+    this.ajv.addSchema({ ...doc, $id: 'openapi.json' });
+    this.routes = Object.entries(doc.paths).flatMap(([template, ops]: [string, any]) =>
+      Object.keys(ops).map((method) => ({
+        method: method.toUpperCase(),
+        template,
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+      })),
+    );
+  }
+
+  /** The problem with an answer, or null when it matches the document (or the route is not in it). */
+  check(method: string, path: string, status: number, contentType: string | null, body: unknown): string | null {
+    const pathname = path.split('?')[0];
+    const route = this.routes.find((r) => r.method === method.toUpperCase() && r.pattern.test(pathname));
+    if (!route) return null;
+    const responses = this.doc.paths[route.template][method.toLowerCase()].responses;
+    const documented = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
+    if (!documented) return `${method} ${route.template} answered ${status}, which the document does not list (it lists ${Object.keys(responses).join(', ')})`;
+    if (!contentType?.includes('json') || !documented.content?.['application/json']) return null;
+    const key = `${route.template} ${method.toLowerCase()} ${status}`;
+    if (!this.compiled.has(key)) {
+      const pointer = ['paths', route.template, method.toLowerCase(), 'responses', responses[String(status)] ? String(status) : 'default', 'content', 'application/json', 'schema']
+        .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
+        .join('/');
+      this.compiled.set(key, this.ajv.compile({ $ref: `openapi.json#/${pointer}` }));
+    }
+    const validate = this.compiled.get(key)!;
+    if (validate && !validate(body)) {
+      const errors = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message}`);
+      return `${method} ${route.template} ${status}: the body does not match the document's schema: ${errors.join('; ')}`;
+    }
+    return null;
+  }
+}
+
+const validators = new Map<string, Promise<OpenApiValidator | null>>();
+
+/** The validator of the service at `base`, from its own /docs-json (null if it serves none). */
+export function validatorFor(base: string): Promise<OpenApiValidator | null> {
+  let validator = validators.get(base);
+  if (!validator) {
+    validator = fetch(`${base}/docs-json`)
+      .then(async (res) => (res.ok ? new OpenApiValidator(await res.json()) : null))
+      .catch(() => null);
+    validators.set(base, validator);
+  }
+  return validator;
+}
