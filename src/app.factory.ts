@@ -10,7 +10,7 @@ import type { AppLogger } from './infra/logger/app-logger.js';
 /**
  * Builds the whole application (the same for `npm start`, the tests and the OpenAPI export):
  * request ids first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
- * Nest's own body parser is off: JsonBodyMiddleware parses with per-route limits.
+ * Nest's own body parser is off: JsonBodyInterceptor parses, after the guards, with per-route limits.
  */
 export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean } = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {

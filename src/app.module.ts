@@ -1,9 +1,7 @@
-import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
-import { ApiKeyGuard } from './common/guards/api-key.guard.js';
-import { CredentialsMiddleware } from './common/middleware/credentials.middleware.js';
-import { BODY_LIMIT_RULES, type BodyLimitRule, JsonBodyMiddleware } from './common/middleware/json-body.middleware.js';
+import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ConfigModule } from './infra/config/config.module.js';
@@ -21,15 +19,14 @@ import { CallbacksModule } from './modules/callbacks/callbacks.module.js';
 import { MetricsModule } from './infra/metrics/metrics.module.js';
 import { HealthModule } from './modules/health/health.module.js';
 import { AudioModule } from './modules/audio/audio.module.js';
-import { EXPAND_BODY_LIMIT, ExpandModule } from './modules/expand/expand.module.js';
+import { ExpandModule } from './modules/expand/expand.module.js';
+import { ApiKeyGuard } from './modules/keys/api-key.guard.js';
 import { KeysModule } from './modules/keys/keys.module.js';
+import { LimitsModule } from './modules/limits/limits.module.js';
 import { VideoModule } from './modules/video/video.module.js';
 
-/** Routes that accept a body bigger than the default 100 kB. */
-const BODY_LIMITS: BodyLimitRule[] = [EXPAND_BODY_LIMIT];
-
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
@@ -43,6 +40,7 @@ export class AppModule implements NestModule {
         StorageModule,
         WorkDirModule,
         TasksModule,
+        LimitsModule,
         KeysModule,
         HealthModule,
         MetricsModule,
@@ -56,14 +54,10 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        // Guards (the key, the route's access rule) run first; the body is read after them, before the pipes.
+        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
         { provide: APP_PIPE, useClass: AppValidationPipe },
-        { provide: BODY_LIMIT_RULES, useValue: BODY_LIMITS },
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    // Credentials first: the body parser reads a body only for a caller with a valid key.
-    consumer.apply(CredentialsMiddleware, JsonBodyMiddleware).forRoutes('*');
   }
 }

@@ -12,6 +12,8 @@ export interface LumaRun {
   listed: GenerationListResponse;
   deletedThenMissing: boolean;
   pong: string | undefined;
+  /** credits.get() before and after the two generations. */
+  credits: [number, number];
   unsupported: string;
 }
 
@@ -28,6 +30,7 @@ async function pollUntilDone(client: LumaAI, id: string, deadlineMs: number, onS
 
 export async function runLumaSdk(baseURL: string, authToken: string, keyframeUrl: string): Promise<LumaRun> {
   const client = new LumaAI({ authToken, baseURL, maxRetries: 0 });
+  const creditsBefore = (await client.credits.get()).credit_balance;
   const promptOnly: GenerationCreateParams = { model: 'ray-2', prompt: 'A lighthouse at dusk, waves breaking', aspect_ratio: '16:9', duration: '5s', resolution: '540p' };
   const withKeyframes: GenerationCreateParams = { model: 'ray-flash-2', prompt: 'The hills at sunset, slowly', keyframes: { frame0: { type: 'image', url: keyframeUrl } }, loop: false };
   const created = [await client.generations.create(promptOnly), await client.generations.create(withKeyframes)];
@@ -50,11 +53,12 @@ export async function runLumaSdk(baseURL: string, authToken: string, keyframeUrl
   }
 
   const pong = (await client.ping.check()).message;
+  const creditsAfter = (await client.credits.get()).credit_balance;
   let unsupported = '';
   try {
     await client.generations.image.create({ model: 'photon-1', prompt: 'a cat' });
   } catch (err) {
     unsupported = err instanceof NotFoundError ? err.message : `unexpected: ${String(err)}`;
   }
-  return { created, sawDreaming, completed, listed, deletedThenMissing, pong, unsupported };
+  return { created, sawDreaming, completed, listed, deletedThenMissing, pong, credits: [creditsBefore, creditsAfter], unsupported };
 }

@@ -66,7 +66,8 @@ describe('callbacks', () => {
       expect(() => verify(secret, r)).not.toThrow();
       expect(r.headers['content-type']).toBe('application/json');
       // a Kling receiver reads the record at the top: no envelope around it
-      expect(Object.keys(r.json).sort()).toEqual(['created_at', 'task_id', 'task_info', 'task_result', 'task_status', 'task_status_msg', 'updated_at', 'watermark_info']);
+      const finalKeys = r.json.task_status === 'succeed' ? ['final_unit_deduction'] : [];
+      expect(Object.keys(r.json).sort()).toEqual(['created_at', ...finalKeys, 'task_id', 'task_info', 'task_result', 'task_status', 'task_status_msg', 'updated_at', 'watermark_info']);
       expect(r.json.task_id).toBe(id);
     }
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(2);

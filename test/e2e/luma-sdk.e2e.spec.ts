@@ -7,11 +7,11 @@ describe('the official lumaai SDK', () => {
   let t: TestApp;
   beforeAll(async () => {
     // a little upstream-like latency, so a poll loop sees "dreaming"
-    t = await startTestApp({ SANDBOX_DELAY_MS: '1500' });
+    t = await startTestApp({ SANDBOX_DELAY_MS: '1500', DEFAULT_MONTHLY_CREDITS: '100' });
   });
   afterAll(() => t.close());
 
-  it('creates (prompt only, and with a keyframe), polls through dreaming to completed, lists, deletes, pings', async () => {
+  it('creates (prompt only, and with a keyframe), polls through dreaming to completed, lists, deletes, pings, reads credits', async () => {
     const key = await t.createKey('luma-team');
     const run = await runLumaSdk(`${t.url}/video-b/v1`, key, `${t.url}/samples/keyframe.jpg`);
 
@@ -35,6 +35,8 @@ describe('the official lumaai SDK', () => {
     expect(run.listed).toEqual(expect.objectContaining({ count: 2, has_more: false, limit: 10, offset: 0 }));
     expect(run.deletedThenMissing).toBe(true);
     expect(run.pong).toBe('pong');
+    // credits.get(): 1 credit per second of video, 5 s each (the second generation's default duration)
+    expect(run.credits).toEqual([100, 90]);
     expect(run.unsupported).toMatch(/image generation .* is not supported by this gateway/);
   }, 120_000);
 });

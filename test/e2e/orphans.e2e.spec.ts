@@ -96,8 +96,8 @@ describe('work whose job died before any worker claimed it', () => {
       expect(Date.now() - orphanedAt).toBeLessThan(3 * LEASE_S * 1000);
       const again = receiver.received[receiver.received.length - 1];
       expect(again.headers['webhook-id']).toBe(delivery.id);
-      const [row] = await sql<{ state: string }>(t.db, 'SELECT state FROM callback_deliveries WHERE id = $1', [delivery.id]);
-      expect(row.state).toBe('delivered');
+      // the receiver has the request before the sender has written down its answer
+      await pollUntil(() => sql<{ state: string }>(t.db, 'SELECT state FROM callback_deliveries WHERE id = $1', [delivery.id]), (rows) => rows[0].state === 'delivered', { timeoutMs: 5000, what: 'the delivery to be recorded' });
     } finally {
       await t.close();
       await receiver.close();

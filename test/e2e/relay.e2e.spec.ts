@@ -3,7 +3,7 @@ import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { type FakeUpstream, startFakeAudioAggregator, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const GEN = '/video-b/v1/generations';
@@ -31,7 +31,7 @@ describe('relay to Kling (expand)', () => {
     await t.close();
     await kling.close();
   });
-  beforeEach(() => Object.assign(kling.knobs, { createBusy: 0, createHangMs: 0, createRefusal: undefined, queryErrors: 0, failWith: undefined, pollsUntilDone: 2 }));
+  beforeEach(() => Object.assign(kling.knobs, { createBusy: 0, busyAnswer: undefined, createHangMs: 0, createRefusal: undefined, queryErrors: 0, failWith: undefined, pollsUntilDone: 2 }));
 
   const run = async (body: Record<string, unknown>) => {
     const created = await api(t.url, 'POST', EXPAND, { key, body });
@@ -62,6 +62,32 @@ describe('relay to Kling (expand)', () => {
     const { data } = await run({ image, ...RATIOS });
     expect(data.task_status).toBe('succeed');
     expect(kling.created.size).toBe(before + 1);
+  });
+
+  it('waits while Kling is at capacity (1303, even under HTTP 200): not failed, sent once, charged once', async () => {
+    kling.knobs.createBusy = 5; // more than one step's retries
+    kling.knobs.busyAnswer = { status: 200, code: 1303 };
+    const before = kling.created.size;
+    const usage = async () => (await api(t.url, 'GET', '/usage', { key })).body.operations.expand;
+    const charged = (await usage()).credits_charged;
+    const { id, data } = await run({ image, ...RATIOS, n: 2 });
+    expect([data.task_status, data.task_status_msg, data.final_unit_deduction]).toEqual(['succeed', '', '2']);
+    expect(kling.knobs.createBusy).toBe(0);
+    expect(kling.created.size).toBe(before + 1);
+    expect((await usage()).credits_charged).toBe(charged + 2);
+    // the wait was recorded as such: the task went upstream on its second step at the earliest
+    const [row] = await queryDb<{ attempts: number; submit_started_at: Date | null }>(t.db, 'SELECT attempts, submit_started_at FROM expand_tasks WHERE id = $1', [id]);
+    expect(row.attempts).toBe(1);
+    expect(row.submit_started_at).not.toBeNull();
+  });
+
+  it('fails the task at once when Kling says the account is out of credit (1102 under HTTP 429)', async () => {
+    kling.knobs.createBusy = 1;
+    kling.knobs.busyAnswer = { status: 429, code: 1102 };
+    const { data } = await run({ image, ...RATIOS });
+    expect(data.task_status).toBe('failed');
+    expect(data.task_status_msg).toBe('the upstream refused the task: Account exception: resource pack exhausted');
+    expect(data.final_unit_deduction).toBe('0');
   });
 
   it("fails the task with the upstream's message on a 4xx", async () => {
@@ -113,7 +139,7 @@ describe('relay to Luma (video)', () => {
     await t.close();
     await luma.close();
   });
-  beforeEach(() => Object.assign(luma.knobs, { createHangMs: 0, createRefusal: undefined, failWith: undefined, pollsUntilDone: 2 }));
+  beforeEach(() => Object.assign(luma.knobs, { createBusy: 0, createHangMs: 0, createRefusal: undefined, failWith: undefined, pollsUntilDone: 2 }));
 
   const run = async (body: Record<string, unknown>) => {
     const created = await api(t.url, 'POST', GEN, { key, body });
@@ -154,6 +180,15 @@ describe('relay to Luma (video)', () => {
     expect([done.body.state, done.body.failure_reason, done.body.assets]).toEqual(['failed', 'the upstream failed the generation: The prompt was flagged', undefined]);
   });
 
+  it('waits while Luma answers 429 to the create, then sends it once', async () => {
+    luma.knobs.createBusy = 4;
+    const before = luma.created.size;
+    const done = await run({ prompt: 'busy' });
+    expect(done.body.state).toBe('completed');
+    expect(luma.knobs.createBusy).toBe(0);
+    expect(luma.created.size).toBe(before + 1);
+  });
+
   it('fails rather than risk a second generation when the create answer never arrived', async () => {
     luma.knobs.createHangMs = 4000;
     const before = luma.created.size;
@@ -174,6 +209,13 @@ describe('relay to an audio aggregator', () => {
       const done = await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${created.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
       expect(done.body.data).toEqual(expect.objectContaining({ status: 'ready', format: 'mp3', duration: 12.5, size_bytes: 204800, sha256: 'ab'.repeat(32) }));
       expect([...agg.created.values()][0].body).toEqual({ url: 'https://example.com/song.mp3' });
+
+      // an aggregator that says "429" under HTTP 200 is waited for, and the clip is registered once
+      agg.knobs.createBusy = 4;
+      const busy = await api(t.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: 'https://example.com/busy.mp3' } });
+      const ready = await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${busy.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
+      expect(ready.body.data.status).toBe('ready');
+      expect([...agg.created.values()].filter((c) => c.body.url === 'https://example.com/busy.mp3')).toHaveLength(1);
     } finally {
       await t.close();
       await agg.close();

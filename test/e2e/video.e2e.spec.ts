@@ -112,7 +112,6 @@ describe('POST /video-b/v1/generations', () => {
       ['GET', '/video-b/v1/generations/concepts/list'],
       ['POST', `/video-b/v1/generations/${id}/upscale`],
       ['POST', `/video-b/v1/generations/${id}/audio`],
-      ['GET', '/video-b/v1/credits'],
     ]) {
       const res = await api(t.url, method, path, { key, body: method === 'GET' ? undefined : {} });
       expect([path, res.status, res.body.code]).toEqual([path, 404, 1207]);

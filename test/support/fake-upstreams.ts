@@ -6,8 +6,10 @@ import { sendBytes, sendJson, startServer, type TestServer } from './http-server
 
 /** Knobs a test turns to make a fake upstream misbehave. */
 export interface Misbehaviour {
-  /** Answer the next N create requests with 429 (Retry-After: 0), creating nothing. */
+  /** Answer the next N create requests "busy" (HTTP 429, Retry-After: 0, or busyAnswer), creating nothing. */
   createBusy: number;
+  /** How a busy Kling answers: HTTP status and envelope code (429 and 1302 unless set; Kling also sends 1303 under 200). */
+  busyAnswer?: { status: number; code: number };
   /** Create the task, then hold the answer this long (longer than the client waits: an ambiguous create). */
   createHangMs: number;
   /** Refuse creates with this HTTP status and body. */
@@ -68,8 +70,10 @@ export async function startFakeKling(accessKey: string, secretKey: string): Prom
     if (req.method === 'POST' && url.pathname === '/v1/images/editing/expand') {
       if (knobs.createBusy > 0) {
         knobs.createBusy--;
-        res.setHeader('retry-after', '0');
-        return sendJson(res, 429, envelope(null, 1302, 'API request too fast'));
+        const busy = knobs.busyAnswer ?? { status: 429, code: 1302 };
+        if (busy.status === 429) res.setHeader('retry-after', '0');
+        const messages: Record<number, string> = { 1102: 'Account exception: resource pack exhausted', 1302: 'API request too fast', 1303: 'Concurrent tasks exceed the limit of the resource pack' };
+        return sendJson(res, busy.status, envelope(null, busy.code, messages[busy.code] ?? 'busy'));
       }
       if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
       const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
@@ -133,6 +137,11 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
       request: created.get(id)?.body,
     });
     if (req.method === 'POST' && url.pathname === '/generations') {
+      if (knobs.createBusy > 0) {
+        knobs.createBusy--;
+        res.setHeader('retry-after', '0');
+        return sendJson(res, 429, { detail: 'Too many concurrent generations' });
+      }
       if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
       const id = `luma-${created.size + 1}`;
       created.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
@@ -163,6 +172,10 @@ export async function startFakeAudioAggregator(apiKey: string): Promise<FakeUpst
     }
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'POST' && url.pathname === '/uploads/audio-url') {
+      if (knobs.createBusy > 0) {
+        knobs.createBusy--;
+        return sendJson(res, 200, { code: 429, msg: 'too many requests, try again later' });
+      }
       const id = `clip-${created.size + 1}`;
       created.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
       return sendJson(res, 200, { code: 'success', message: '', data: id });

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, nestingDepthExceeds } from '../../src/common/middleware/json-body.middleware.js';
+import { MAX_JSON_DEPTH, nestingDepthExceeds } from '../../src/common/http/json-body.interceptor.js';
 
 const deep = (levels: number) => Buffer.from(`${'['.repeat(levels)}${']'.repeat(levels)}`);
 

@@ -1,18 +1,23 @@
 import type { Request } from 'express';
+import type { OwnerLimitValues } from '../../infra/config/app-config.js';
 import type { AppError } from '../errors/app-error.js';
 
-/** Who is calling: the owner of the key. Every key of one owner sees the same records. */
-export interface Principal {
+/** Whose key it is. Every key of one owner sees the same records. */
+export interface KeyIdentity {
   owner: string;
   keyId: string;
 }
 
-/** What the Authorization header of a request turned out to be; resolved once, before the body is read. */
-export type Credential =
-  | { kind: 'none'; error: AppError }
-  | { kind: 'rejected'; error: Error }
-  | { kind: 'admin' }
-  | { kind: 'key'; principal: Principal };
+/** Who is calling: the owner of the key, with the owner's limits as read when the request was counted. */
+export interface Principal extends KeyIdentity {
+  limits: OwnerLimitValues;
+}
+
+/** What the Authorization header turned out to be. */
+export type KeyCheck = { kind: 'none'; error: AppError } | { kind: 'rejected'; error: Error } | { kind: 'admin' } | { kind: 'key'; identity: KeyIdentity };
+
+/** The credential of a request, resolved by the guard before the body is read. */
+export type Credential = Exclude<KeyCheck, { kind: 'key' }> | { kind: 'key'; principal: Principal };
 
 export type AuthenticatedRequest = Request & { credential?: Credential };
 

@@ -39,9 +39,11 @@ export function describeError(code: ErrorCode): WireError {
     case 'UNSUPPORTED_MEDIA_TYPE':
       return { status: 415, code: 1206, name: 'unsupported_media_type', meaning: 'The Content-Type is not application/json.' };
     case 'RATE_LIMITED':
-      return { status: 429, code: 1302, name: 'rate_limited', meaning: 'Too many requests in a short time.' };
+      return { status: 429, code: 1302, name: 'rate_limited', meaning: "Too many requests: over the owner's requests per minute; Retry-After says when the window ends." };
     case 'CONCURRENCY_LIMITED':
-      return { status: 429, code: 1303, name: 'concurrency_limited', meaning: 'Too many tasks running at once for this owner.' };
+      return { status: 429, code: 1303, name: 'concurrency_limited', meaning: "Too many unfinished tasks: their slots would pass the owner's max_concurrent_tasks (an expand task holds n)." };
+    case 'CREDITS_EXHAUSTED':
+      return { status: 429, code: 1102, name: 'resource_pack_exhausted', meaning: "The owner's monthly credits cannot cover this task (resource pack exhausted); Retry-After says when the next month begins." };
     case 'INTERNAL':
       return { status: 500, code: 5000, name: 'internal_error', meaning: 'An internal error; it is logged with the request id.' };
     case 'UNAVAILABLE':

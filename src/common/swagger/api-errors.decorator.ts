@@ -13,9 +13,13 @@ export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
   'INVALID_REQUEST',
   'UNSUPPORTED_MEDIA_TYPE',
   'PAYLOAD_TOO_LARGE',
+  'RATE_LIMITED',
   'INTERNAL',
   'UNAVAILABLE',
 ];
+
+/** What a route that creates a task adds: the owner's concurrency and credit limits. */
+export const ADMISSION_ERRORS: readonly ErrorCode[] = ['CONCURRENCY_LIMITED', 'CREDITS_EXHAUSTED'];
 
 /** Documents the error replies of an operation: one response per status, an example per code. */
 export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean } = {}): MethodDecorator & ClassDecorator {

@@ -2,31 +2,45 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
+import { MetricsService } from '../../infra/metrics/metrics.service.js';
+import type { JobResult } from '../../infra/queue/queue.service.js';
 
 /** The outcome of one step of work on a task. */
 export type StepOutcome<R> =
   | { kind: 'done'; result: R }
   | { kind: 'failed'; reason: string }
   /** Not finished (an upstream is still working): run the next step after this many seconds. */
-  | { kind: 'wait'; seconds: number };
+  | { kind: 'wait'; seconds: number }
+  /** The upstream is at capacity and did not take the task: try again after this many seconds, off the deadline's clock. */
+  | { kind: 'busy'; seconds: number };
 
 /** Thrown by a step (or what it calls) to end the task failed with a reason meant for the caller. */
 export class TaskFailure extends Error {}
 
+/** A claimed task; `firstStart` when it had never started, after waiting `waitedS` since acceptance. */
+export type Claimed<T> = { kind: 'claimed'; task: T; firstStart: boolean; waitedS: number };
+
 /** The guarded state changes a task table offers the runner. Each changes exactly one row, or none. */
 export interface TaskLease<T> {
-  /** Takes the task (waiting → processing, or processing with no live lease). Null when finished or held. */
-  claim(id: string, worker: string, leaseS: number): Promise<T | null>;
+  /**
+   * Takes the task (waiting → processing, or processing with no live lease). Null when finished or held;
+   * deferred when it has not started and the upstream cap is reached.
+   */
+  claim(id: string, worker: string, leaseS: number): Promise<Claimed<T> | { kind: 'deferred' } | null>;
   /** Extends the lease; false when the worker no longer holds it. */
   heartbeat(id: string, worker: string, leaseS: number): Promise<boolean>;
   /** Lets go while waiting for an upstream (the sweeper takes it back if no step comes by then), or after an unexpected error. */
   release(id: string, worker: string, untilS: number, failed?: boolean): Promise<void>;
+  /** Lets go until `seconds` from now, moving the task's start (and deadline) there: the upstream did not take it. */
+  postpone(id: string, worker: string, seconds: number, leaseS: number): Promise<void>;
   /** processing → failed, only while this worker holds the lease. */
   fail(id: string, worker: string, reason: string): Promise<boolean>;
 }
 
 export interface TaskStep<T, R> {
   lease: TaskLease<T>;
+  /** Metric labels of the task. */
+  labels(task: T): { owner: string; operation: string };
   deadlineOf(task: T): Date;
   /** The failure reason when the deadline passes. */
   timeoutReason: string;
@@ -36,7 +50,12 @@ export interface TaskStep<T, R> {
   complete(task: T, worker: string, result: R): Promise<boolean>;
   /** Enqueues the next step. */
   next(seconds: number): Promise<void>;
+  /** Sends the task's job again, to start when the upstream cap leaves room. */
+  defer(): Promise<void>;
 }
+
+/** How long a consumer fetches no more work after a task had to wait for the upstream cap. */
+export const DEFER_BACKOFF_MS = 1000;
 
 /** A task whose handler keeps failing unexpectedly ends failed instead of retrying forever. */
 export const MAX_ATTEMPTS = 5;
@@ -60,13 +79,34 @@ export class TaskRunner {
   constructor(
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
+    private readonly metrics: MetricsService,
   ) {}
 
-  async run<T, R>(id: string, spec: TaskStep<T, R>): Promise<void> {
-    const leaseS = this.config.workerLeaseS;
+  /**
+   * Runs one step of the task. A task that cannot start yet (the upstream cap is reached) is sent back
+   * to the queue, and the consumer is asked to back off for a moment.
+   */
+  async run<T, R>(id: string, spec: TaskStep<T, R>): Promise<JobResult> {
     const durably = <V>(work: () => Promise<V>) => this.database.retryWhileUnavailable(work);
-    const task = await durably(() => spec.lease.claim(id, this.worker, leaseS));
-    if (!task) return; // finished, deleted, or held by a live worker: nothing to do
+    const claim = await durably(() => spec.lease.claim(id, this.worker, this.config.workerLeaseS));
+    if (!claim) return; // finished, deleted, or held by a live worker: nothing to do
+    if (claim.kind === 'deferred') {
+      await durably(() => spec.defer());
+      return { backOffMs: DEFER_BACKOFF_MS };
+    }
+    const { task } = claim;
+    const labels = spec.labels(task);
+    if (claim.firstStart) this.metrics.queueWait.observe(labels, claim.waitedS);
+    this.metrics.tasksRunning.inc(labels);
+    try {
+      await this.runClaimed(id, task, spec, durably);
+    } finally {
+      this.metrics.tasksRunning.dec(labels);
+    }
+  }
+
+  private async runClaimed<T, R>(id: string, task: T, spec: TaskStep<T, R>, durably: <V>(work: () => Promise<V>) => Promise<V>): Promise<void> {
+    const leaseS = this.config.workerLeaseS;
     if (spec.deadlineOf(task).getTime() <= Date.now()) {
       await durably(() => spec.lease.fail(id, this.worker, spec.timeoutReason));
       return;
@@ -103,6 +143,10 @@ export class TaskRunner {
           return;
         case 'wait':
           await durably(() => spec.lease.release(id, this.worker, outcome.seconds + leaseS));
+          await durably(() => spec.next(outcome.seconds));
+          return;
+        case 'busy':
+          await durably(() => spec.lease.postpone(id, this.worker, outcome.seconds, leaseS));
           await durably(() => spec.next(outcome.seconds));
           return;
       }

@@ -25,9 +25,9 @@ export class TaskTableSweep<N extends TaskJobName> implements Sweepable {
     this.kind = options.kind;
   }
 
-  /** Sends the job of one task inside a transaction, with the id recorded on the task. */
-  readonly enqueue: EnqueueTask = async (db, id, jobId) => {
-    await this.options.queue.send(this.options.job, this.options.payload(id), { db, id: jobId });
+  /** Sends the job of one task inside a transaction, with the id recorded on the task (and a queue priority). */
+  readonly enqueue: EnqueueTask = async (db, id, jobId, priority) => {
+    await this.options.queue.send(this.options.job, this.options.payload(id), { db, id: jobId, priority });
   };
 
   async failOverdue(): Promise<number> {

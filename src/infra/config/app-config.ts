@@ -43,6 +43,33 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1024 * 1024) @Max(2 ** 40)
   BODY_INFLIGHT_MAX_BYTES: number = 128 * 1024 * 1024;
 
+  @IsOptional() @IsInt() @Min(0) @Max(10_000_000)
+  DEFAULT_REQUESTS_PER_MINUTE?: number;
+
+  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
+  DEFAULT_MAX_CONCURRENT_TASKS?: number;
+
+  @IsOptional() @IsInt() @Min(0) @Max(2_000_000_000)
+  DEFAULT_MONTHLY_CREDITS?: number;
+
+  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
+  PRICE_EXPAND_IMAGE: number = 1;
+
+  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
+  PRICE_VIDEO_SECOND: number = 1;
+
+  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
+  PRICE_AUDIO_UPLOAD: number = 1;
+
+  @IsOptional() @IsInt() @Min(1) @Max(100_000)
+  EXPAND_MAX_RUNNING?: number;
+
+  @IsOptional() @IsInt() @Min(1) @Max(100_000)
+  VIDEO_MAX_RUNNING?: number;
+
+  @IsOptional() @IsInt() @Min(1) @Max(100_000)
+  AUDIO_MAX_RUNNING?: number;
+
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_API_KEY must be at least 16 characters long' }) @MaxLength(512)
   ADMIN_API_KEY?: string;
 
@@ -172,6 +199,20 @@ export interface RelayConfig {
   pollMs: number;
 }
 
+/** A limit per owner; null is unlimited. */
+export interface OwnerLimitValues {
+  requestsPerMinute: number | null;
+  maxConcurrentTasks: number | null;
+  monthlyCredits: number | null;
+}
+
+/** Credits each operation costs. */
+export interface PriceConfig {
+  expandImage: number;
+  videoSecond: number;
+  audioUpload: number;
+}
+
 export interface OutboundConfig {
   allowPrivate: boolean;
   allowHosts: string[];
@@ -196,6 +237,11 @@ export class AppConfig {
   readonly workDir!: string;
   /** Total bytes of large request bodies (over the default limit) read at once; past it, new ones get 503. */
   readonly bodyInflightMaxBytes!: number;
+  /** The limits of an owner no admin has set them for (DEFAULT_*; unset is unlimited). */
+  readonly defaultLimits!: OwnerLimitValues;
+  readonly prices!: PriceConfig;
+  /** Tasks of each operation running at once across every instance (an upstream's concurrency); undefined is no cap. */
+  readonly maxRunning!: Record<Operation, number | undefined>;
   readonly embeddedPgPort!: number;
   /** How long a key lookup may be served from memory; a revoked key stops working within this time. */
   readonly authCacheTtlMs!: number;
@@ -286,6 +332,13 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     databasePoolTimeoutMs: vars.DATABASE_POOL_TIMEOUT_MS,
     workDir: vars.WORK_DIR ? path.resolve(cwd, vars.WORK_DIR) : path.join(dataDir, 'work'),
     bodyInflightMaxBytes: vars.BODY_INFLIGHT_MAX_BYTES,
+    defaultLimits: {
+      requestsPerMinute: vars.DEFAULT_REQUESTS_PER_MINUTE ?? null,
+      maxConcurrentTasks: vars.DEFAULT_MAX_CONCURRENT_TASKS ?? null,
+      monthlyCredits: vars.DEFAULT_MONTHLY_CREDITS ?? null,
+    },
+    prices: { expandImage: vars.PRICE_EXPAND_IMAGE, videoSecond: vars.PRICE_VIDEO_SECOND, audioUpload: vars.PRICE_AUDIO_UPLOAD },
+    maxRunning: { expand: vars.EXPAND_MAX_RUNNING, video: vars.VIDEO_MAX_RUNNING, audio: vars.AUDIO_MAX_RUNNING },
     adminApiKey: vars.ADMIN_API_KEY,
     logLevel: vars.LOG_LEVEL,
     embeddedPgPort: vars.EMBEDDED_PG_PORT,

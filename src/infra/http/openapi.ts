@@ -35,6 +35,7 @@ const TAGS: [string, string][] = [
   ['image expand', 'Kling-style image expansion (outpainting).'],
   ['video generation', 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.'],
   ['audio', 'Suno-style audio clip upload by URL.'],
+  ['usage', 'Your usage and credits.'],
   ['samples', 'Sample files to try the API with, read by tasks without a network fetch.'],
   ['media', 'Result files, by signed link.'],
   ['health', 'Liveness, readiness and metrics.'],

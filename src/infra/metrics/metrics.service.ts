@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Prometheus metrics of this process, served at /metrics. */
+/** Prometheus metrics of this process, served at /metrics. Owner and operation labels: one series per team and operation. */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
@@ -19,6 +19,56 @@ export class MetricsService {
     name: 'mgw_callback_deliveries_failed_total',
     help: 'Callback notifications given up on',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly tasksAccepted = new Counter({
+    name: 'mgw_tasks_accepted_total',
+    help: 'Tasks accepted, by owner and operation',
+    labelNames: ['owner', 'operation'] as const,
+    registers: [this.registry],
+  });
+
+  readonly tasksFinished = new Counter({
+    name: 'mgw_tasks_finished_total',
+    help: 'Tasks that reached a final state, by owner, operation and state (succeeded or failed)',
+    labelNames: ['owner', 'operation', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly limitRefusals = new Counter({
+    name: 'mgw_limit_refusals_total',
+    help: 'Requests refused by a per-owner limit, by owner and code (1302 rate, 1303 concurrency, 1102 credits)',
+    labelNames: ['owner', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly queueWait = new Histogram({
+    name: 'mgw_task_queue_wait_seconds',
+    help: 'Time from acceptance until a worker first starts the task, by owner and operation',
+    labelNames: ['owner', 'operation'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+
+  readonly tasksRunning = new Gauge({
+    name: 'mgw_tasks_running',
+    help: "Tasks this instance's workers are running now, by owner and operation (sum over instances)",
+    labelNames: ['owner', 'operation'] as const,
+    registers: [this.registry],
+  });
+
+  readonly creditsCharged = new Counter({
+    name: 'mgw_credits_charged_total',
+    help: 'Credits charged at acceptance, by owner and operation (refunds: mgw_credits_refunded_total)',
+    labelNames: ['owner', 'operation'] as const,
+    registers: [this.registry],
+  });
+
+  readonly creditsRefunded = new Counter({
+    name: 'mgw_credits_refunded_total',
+    help: 'Credits given back for failed tasks, by owner and operation',
+    labelNames: ['owner', 'operation'] as const,
     registers: [this.registry],
   });
 

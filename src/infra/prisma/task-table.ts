@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import type { JobName } from '../queue/jobs.js';
+import { type JobName, RESUME_PRIORITY } from '../queue/jobs.js';
 import { QueueService } from '../queue/queue.service.js';
+import type { SubmitMarks } from '../relay/upstream-client.js';
 import type { PrismaService } from './prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from './sql-executor.js';
 
@@ -16,13 +17,39 @@ export interface TaskTableSpec {
   done: string;
   /** Column that holds the failure reason. */
   message: 'status_message' | 'failure_reason' | 'error';
+  /**
+   * At most this many tasks of the table (all instances) may have started and not ended: the upstream's
+   * capacity (EXPAND_MAX_RUNNING…). A task that has not started waits while the table is full.
+   */
+  maxRunning?: number;
 }
+
+/** What a claim got: the task (and, the first time, how long it waited since acceptance), or nothing. */
+export type ClaimOutcome =
+  | { kind: 'claimed'; firstStart: boolean; waitedS: number }
+  /** The task has not started and the table's maxRunning tasks are running: try again later. */
+  | { kind: 'deferred' }
+  /** Finished, deleted, or held by a live worker. */
+  | null;
 
 /** Runs inside the transaction of a state change (to `status`): enqueues jobs, writes notifications. */
 export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[], status: string) => Promise<void>;
 
-/** Sends the job that runs task `id`, with the job id `jobId`, inside the transaction `db`. */
-export type EnqueueTask = (db: SqlExecutor, id: string, jobId: string) => Promise<void>;
+/**
+ * Admits a new task in the transaction that creates it (per-owner limits; throws when it is refused) and
+ * answers the queue priority of its job.
+ */
+export type AdmitTask = (tx: Prisma.TransactionClient) => Promise<{ priority: number }>;
+
+/** Sends the job that runs task `id`, with the job id `jobId` (and a queue priority), inside the transaction `db`. */
+export type EnqueueTask = (db: SqlExecutor, id: string, jobId: string, priority?: number) => Promise<void>;
+
+/** Runs every hook, in order, in the same transaction. */
+export function allInTransaction(...hooks: (InTransaction | undefined)[]): InTransaction {
+  return async (db, tx, ids, status) => {
+    for (const hook of hooks) if (hook) await hook(db, tx, ids, status);
+  };
+}
 
 /** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
 const ABANDONED = '~abandoned';
@@ -42,26 +69,42 @@ export class TaskTable {
   /**
    * waiting → processing, or processing → processing when nobody holds a live lease. `attempts` counts
    * the first start and take-overs (dead worker, unexpected error), not resumptions after a planned wait.
+   * The first start records started_at and moves the deadline to start now: time spent waiting in the
+   * queue (behind other owners' work, or the upstream cap) does not count against it. Under maxRunning,
+   * a first start takes a table-wide lock and counts the running tasks, so instances cannot both take
+   * the last place; its start is the time of the update (statement_timestamp), after the count.
    */
-  async claim(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<boolean> {
-    const { table, status, waiting, processing } = this.spec;
+  async claim(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<ClaimOutcome> {
+    const { table, status, waiting, processing, maxRunning } = this.spec;
     return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ previous: string }[]>(
+      const [old] = await tx.$queryRawUnsafe<{ previous: string; fresh: boolean; claimable: boolean; waited_s: number }[]>(
+        `SELECT "${status}"::text AS previous, started_at IS NULL AS fresh, extract(epoch FROM now() - created_at)::float8 AS waited_s,
+           ("${status}" IN ('${waiting}', '${processing}') AND (lease_owner IS NULL OR lease_owner = '${ABANDONED}' OR lease_until < now())) AS claimable
+         FROM "${table}" WHERE id = $1::uuid FOR UPDATE`,
+        id,
+      );
+      if (!old?.claimable) return null;
+      if (maxRunning !== undefined && old.fresh) {
+        await tx.$queryRawUnsafe('SELECT 1 FROM pg_advisory_xact_lock(hashtext($1))', `mgw-running:${table}`);
+        const [{ running }] = await tx.$queryRawUnsafe<{ running: number }[]>(
+          `SELECT count(*)::int AS running FROM "${table}" WHERE "${status}" = '${processing}' AND started_at IS NOT NULL`,
+        );
+        if (running >= maxRunning) return { kind: 'deferred' } as const;
+      }
+      await tx.$executeRawUnsafe(
         `UPDATE "${table}" t SET "${status}" = '${processing}',
            attempts = t.attempts + CASE WHEN t.attempts = 0 OR t.lease_owner IS NOT NULL THEN 1 ELSE 0 END,
            updated_at = CASE WHEN t."${status}" <> '${processing}' THEN now() ELSE t.updated_at END,
+           started_at = COALESCE(t.started_at, statement_timestamp()),
+           deadline_at = CASE WHEN t.started_at IS NULL THEN statement_timestamp() + (t.deadline_at - t.created_at) ELSE t.deadline_at END,
            lease_owner = $2, lease_until = now() + make_interval(secs => $3)
-         FROM (SELECT id, "${status}"::text AS previous FROM "${table}" WHERE id = $1::uuid FOR UPDATE) old
-         WHERE t.id = old.id AND t."${status}" IN ('${waiting}', '${processing}')
-           AND (t.lease_owner IS NULL OR t.lease_owner = '${ABANDONED}' OR t.lease_until < now())
-         RETURNING old.previous`,
+         WHERE t.id = $1::uuid`,
         id,
         worker,
         leaseS,
       );
-      if (rows.length !== 1) return false;
-      if (inTx && rows[0].previous !== processing) await inTx(sqlExecutorOf(tx), tx, [id], processing);
-      return true;
+      if (inTx && old.previous !== processing) await inTx(sqlExecutorOf(tx), tx, [id], processing);
+      return { kind: 'claimed', firstStart: old.fresh, waitedS: old.waited_s } as const;
     });
   }
 
@@ -71,9 +114,15 @@ export class TaskTable {
    */
   lease<T>(find: (id: string) => Promise<T | null>, onChange: () => InTransaction | undefined): TaskLease<T> {
     return {
-      claim: async (id, worker, leaseS) => ((await this.claim(id, worker, leaseS, onChange())) ? find(id) : null),
+      claim: async (id, worker, leaseS) => {
+        const outcome = await this.claim(id, worker, leaseS, onChange());
+        if (outcome?.kind !== 'claimed') return outcome;
+        const task = await find(id);
+        return task ? { ...outcome, task } : null;
+      },
       heartbeat: (id, worker, leaseS) => this.heartbeat(id, worker, leaseS),
       release: (id, worker, untilS, failed) => this.release(id, worker, untilS, failed),
+      postpone: (id, worker, seconds, leaseS) => this.postpone(id, worker, seconds, leaseS),
       fail: (id, worker, reason) => this.fail(id, worker, reason, onChange()),
     };
   }
@@ -134,13 +183,16 @@ export class TaskTable {
     });
   }
 
-  /** Unfinished tasks past their deadline end failed, whoever holds them. */
+  /**
+   * Started tasks past their deadline end failed, whoever holds them. A task that has not started yet
+   * waits in the queue without a deadline: it was accepted, and runs when its turn comes.
+   */
   async failOverdue(reason: string, inTx?: InTransaction): Promise<string[]> {
     const { table, status, waiting, processing, message } = this.spec;
     return this.prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
         `UPDATE "${table}" SET "${status}" = 'failed', "${message}" = $1, finished_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
-         WHERE id IN (SELECT id FROM "${table}" WHERE "${status}" IN ('${waiting}', '${processing}') AND deadline_at < now() LIMIT 500 FOR UPDATE SKIP LOCKED)
+         WHERE id IN (SELECT id FROM "${table}" WHERE "${status}" IN ('${waiting}', '${processing}') AND started_at IS NOT NULL AND deadline_at < now() LIMIT 500 FOR UPDATE SKIP LOCKED)
          RETURNING id`,
         reason,
       );
@@ -163,7 +215,7 @@ export class TaskTable {
          RETURNING id`,
         leaseS,
       );
-      await this.enqueueEach(tx, rows.map((r) => r.id), enqueue);
+      await this.enqueueEach(tx, rows.map((r) => r.id), enqueue, RESUME_PRIORITY);
       return rows.map((r) => r.id);
     });
   }
@@ -189,13 +241,21 @@ export class TaskTable {
     });
   }
 
+  /**
+   * A task that could not start (see claim: deferred) gets a new job with the same priority, recorded on
+   * the task in the same transaction, so it keeps its place among the waiting work.
+   */
+  async defer(id: string, enqueue: EnqueueTask, priority: number): Promise<void> {
+    await this.prisma.$transaction((tx) => this.enqueueEach(tx, [id], enqueue, priority));
+  }
+
   /** Sends a job for each task and records its id on the task, in the transaction `tx`. */
-  private async enqueueEach(tx: Prisma.TransactionClient, ids: string[], enqueue: EnqueueTask): Promise<void> {
+  private async enqueueEach(tx: Prisma.TransactionClient, ids: string[], enqueue: EnqueueTask, priority?: number): Promise<void> {
     const db = sqlExecutorOf(tx);
     for (const id of ids) {
       const jobId = randomUUID();
       await tx.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET job_id = $2::uuid WHERE id = $1::uuid`, id, jobId);
-      await enqueue(db, id, jobId);
+      await enqueue(db, id, jobId, priority);
     }
   }
 
@@ -207,13 +267,31 @@ export class TaskTable {
     );
   }
 
-  /** Before a create request goes upstream: if its answer never arrives, the next step knows to look before resending. */
-  async markSubmitStarted(id: string, worker: string): Promise<void> {
-    await this.prisma.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET submit_started_at = now() WHERE id = $1::uuid AND lease_owner = $2`, id, worker);
+  /** How task `id`, held by `worker`, records its create request upstream (see submitOnce). */
+  submitMarks(id: string, worker: string): SubmitMarks {
+    const { table } = this.spec;
+    return {
+      markSubmitting: async () => void (await this.prisma.$executeRawUnsafe(`UPDATE "${table}" SET submit_started_at = now() WHERE id = $1::uuid AND lease_owner = $2`, id, worker)),
+      clearSubmitting: async () => void (await this.prisma.$executeRawUnsafe(`UPDATE "${table}" SET submit_started_at = NULL WHERE id = $1::uuid AND lease_owner = $2`, id, worker)),
+      saveUpstreamId: async (upstreamId) => void (await this.prisma.$executeRawUnsafe(`UPDATE "${table}" SET upstream_id = $3 WHERE id = $1::uuid AND lease_owner = $2`, id, worker, upstreamId)),
+    };
   }
 
-  async saveUpstreamId(id: string, worker: string, upstreamId: string): Promise<void> {
-    await this.prisma.$executeRawUnsafe(`UPDATE "${this.spec.table}" SET upstream_id = $3 WHERE id = $1::uuid AND lease_owner = $2`, id, worker, upstreamId);
+  /**
+   * Lets go of a task the upstream did not take (it is busy) until `seconds` from now, and moves its
+   * start there too: the time spent waiting for the upstream does not count against the deadline.
+   */
+  async postpone(id: string, worker: string, seconds: number, leaseS: number): Promise<void> {
+    const { table, status, processing } = this.spec;
+    await this.prisma.$executeRawUnsafe(
+      `UPDATE "${table}" SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::float8 + $4::float8),
+         deadline_at = now() + make_interval(secs => $3::float8) + (deadline_at - started_at), started_at = now() + make_interval(secs => $3::float8)
+       WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2`,
+      id,
+      worker,
+      seconds,
+      leaseS,
+    );
   }
 
   /** Finished tasks older than the cutoff are marked as having lost their media; returns their ids. */

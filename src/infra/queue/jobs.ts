@@ -12,6 +12,15 @@ export interface JobPayloads {
 
 export type JobName = keyof JobPayloads;
 
+/**
+ * Queue priorities (higher runs first). A new task's job gets minus the slots its owner already held when
+ * it was accepted, so an owner with a backlog waits behind another owner's first task: fair share between
+ * owners. The next step of a task that has started (polling an upstream, a take-over) comes before any
+ * new work: it holds upstream capacity, and finishing it frees a slot.
+ */
+export const NEW_TASK_PRIORITY = 0;
+export const RESUME_PRIORITY = 1_000_000;
+
 export interface QueueSettings {
   /** pg-boss retries a handler that throws (an unexpected error), with backoff. */
   retryLimit: number;

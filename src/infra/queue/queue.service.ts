@@ -14,9 +14,20 @@ export interface SendOptions {
   startAfterSeconds?: number;
   /** At most one queued job with this key (a scheduling tick, a redelivery). */
   singletonKey?: string;
+  /** Higher runs first (see jobs.ts); 0 by default. */
+  priority?: number;
 }
 
-type Handler<N extends JobName> = (payload: JobPayloads[N], job: { id: string; retryCount: number }) => Promise<void>;
+export interface JobInfo {
+  id: string;
+  retryCount: number;
+  priority: number;
+}
+
+/** A handler may ask its consumer to fetch nothing more for a while (the work it got cannot start yet). */
+export type JobResult = void | { backOffMs: number };
+
+type Handler<N extends JobName> = (payload: JobPayloads[N], job: JobInfo) => Promise<JobResult>;
 
 /** One queue consumed on this instance: at most `concurrency` jobs run at once. */
 interface Consumer {
@@ -24,6 +35,8 @@ interface Consumer {
   concurrency: number;
   handler: Handler<JobName>;
   running: number;
+  /** Fetch nothing before this time (a handler asked to back off). */
+  idleUntil: number;
   /** Ends the consumer's current wait early (a slot freed, the database came back, shutdown). */
   wake?: () => void;
   loop?: Promise<void>;
@@ -110,12 +123,14 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
       id: options.id,
       startAfter: options.startAfterSeconds ? new Date(Date.now() + options.startAfterSeconds * 1000) : undefined,
       singletonKey: options.singletonKey,
+      // pg-boss checks a priority key that is present, even when undefined
+      ...(options.priority !== undefined ? { priority: options.priority } : {}),
     } as PgBoss.SendOptions);
   }
 
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
   async work<N extends JobName>(name: N, concurrency: number, handler: Handler<N>): Promise<void> {
-    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0 };
+    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0 };
     this.consumers.push(consumer);
     consumer.loop = this.consume(consumer);
   }
@@ -143,6 +158,11 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
         await this.wait(c, POLL_MS);
         continue;
       }
+      const idleMs = c.idleUntil - Date.now();
+      if (idleMs > 0) {
+        await this.wait(c, idleMs);
+        continue;
+      }
       let jobs: PgBoss.JobWithMetadata<JobPayloads[JobName]>[] = [];
       try {
         jobs = (await this.boss.fetch<JobPayloads[JobName]>(c.name, { batchSize: c.concurrency - c.running, includeMetadata: true })) ?? [];
@@ -158,7 +178,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     c.running++;
     try {
       try {
-        await c.handler(job.data, { id: job.id, retryCount: job.retryCount });
+        const result = await c.handler(job.data, { id: job.id, retryCount: job.retryCount, priority: job.priority });
+        if (result) c.idleUntil = Math.max(c.idleUntil, Date.now() + result.backOffMs);
       } catch (err) {
         // pg-boss retries the job with its queue's settings (or fails it for good)
         await this.settle(() => this.boss.fail(c.name, job.id, { message: (err as Error)?.message ?? String(err) }));

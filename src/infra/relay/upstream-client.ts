@@ -15,6 +15,43 @@ export class UpstreamUnavailable extends Error {
   }
 }
 
+/**
+ * The upstream is at capacity (429, Kling's 1302/1303, 503) and did not take a create request: the task
+ * waits and tries again later, without the wait counting against its deadline.
+ */
+export class UpstreamBusy extends UpstreamUnavailable {
+  constructor(message: string) {
+    super(message, false);
+  }
+}
+
+/** How a task records the create request it sends upstream (TaskTable.submitMarks). */
+export interface SubmitMarks {
+  /** Before sending: if no answer comes, the next step knows the upstream may have the task. */
+  markSubmitting(): Promise<void>;
+  /** The upstream surely did not act on it: the next step may send it again. */
+  clearSubmitting(): Promise<void>;
+  saveUpstreamId(upstreamId: string): Promise<void>;
+}
+
+/**
+ * Sends a create request between the marks: when the upstream surely did not act on it (busy, or the
+ * connection was refused before sending), the mark is cleared and UpstreamBusy thrown, so that the task
+ * waits and sends it again later, once, without risking a second (billed) task upstream.
+ */
+export async function submitOnce<T>(marks: SubmitMarks, send: () => Promise<T>): Promise<T> {
+  await marks.markSubmitting();
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof UpstreamUnavailable && !err.ambiguous) {
+      await marks.clearSubmitting();
+      throw err instanceof UpstreamBusy ? err : new UpstreamBusy(err.message);
+    }
+    throw err;
+  }
+}
+
 /** The upstream refused the request (4xx other than 429): retrying the same request will not help. */
 export class UpstreamRefused extends Error {
   constructor(
@@ -31,6 +68,8 @@ export interface UpstreamAnswer {
 }
 
 const MAX_BODY = 1024 * 1024;
+/** Kling's account codes (exception, arrears, resource pack exhausted or expired): refusals even under HTTP 429. */
+const ACCOUNT_CODES = new Set([1100, 1101, 1102]);
 const TRIES = 3;
 
 /**
@@ -86,6 +125,10 @@ export class UpstreamClient {
         const json = parseJson(res.body);
         if (res.status >= 200 && res.status < 300) return { status: res.status, json };
         const message = upstreamMessage(json) ?? `HTTP ${res.status}`;
+        if (res.status === 429 && ACCOUNT_CODES.has(json.code as number)) {
+          // Kling's 1100s under 429: the account is out of credit or in arrears; waiting will not help.
+          throw new UpstreamRefused(message, res.status);
+        }
         if (res.status === 429 || res.status === 503) {
           last = new UpstreamUnavailable(`the upstream is busy (HTTP ${res.status}): ${message}`, false);
           const wait = Number(res.headers['retry-after']);

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags 
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
-import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { AudioUploadDetailResultDto, AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
 import { AudioService } from './audio.service.js';
@@ -26,7 +26,7 @@ export class AudioController {
   })
   @ApiBody({ type: CreateAudioUploadDto, examples: { sample: { summary: 'A sample clip this service serves', value: { url: sampleUrl('clip.wav') } } } })
   @ApiOkResponse({ type: AudioUploadResultDto })
-  @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'], { stringCodes: true })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER'], { stringCodes: true })
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateAudioUploadDto, @RequestBaseUrl() base?: string): Promise<AudioUploadResultDto> {
     return this.audio.createUpload(principal, body, base);
   }

@@ -5,6 +5,7 @@ import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
+import { LimitsService } from '../limits/limits.service.js';
 import { AudioRepository, type AudioUploadRow } from './audio.repository.js';
 import type { AudioUploadDetailDto, AudioUploadDetailResultDto, AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
 
@@ -14,16 +15,20 @@ export class AudioService {
     private readonly uploads: AudioRepository,
     private readonly queue: QueueService,
     private readonly config: AppConfig,
+    private readonly limits: LimitsService,
   ) {}
 
   /** Registers the clip (status pending) and enqueues the job that fetches and checks it. */
   async createUpload(principal: Principal, dto: CreateAudioUploadDto, requestBase?: string): Promise<AudioUploadResultDto> {
     const createdAt = new Date();
     const jobId = randomUUID();
+    const price = this.limits.price('audio', {});
     const row = await this.uploads.createUpload(
-      { id: randomUUID(), jobId, owner: principal.owner, url: dto.url, baseUrl: requestBase ?? null, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
-      async (db, uploadId) => void (await this.queue.send('audio.run', { uploadId }, { db, id: jobId })),
+      { id: randomUUID(), jobId, owner: principal.owner, ...price, url: dto.url, baseUrl: requestBase ?? null, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
+      this.limits.admission(principal, 'audio', price),
+      async (db, uploadId, id, priority) => void (await this.queue.send('audio.run', { uploadId }, { db, id, priority })),
     );
+    this.limits.accepted(principal.owner, 'audio', price);
     return { code: 'success', message: '', data: row.id };
   }
 

@@ -3,7 +3,8 @@ import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags 
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
-import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { BodyLimit } from '../../common/http/json-body.interceptor.js';
+import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
 import { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
@@ -15,6 +16,9 @@ import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 
 export const EXPAND_PATH = 'video-a/v1/images/editing/expand';
 
+/** A 10 MB image is about 13.4 MB as Base64; 20 MB leaves room, so an image just over 10 MB gets the 10 MB message, not 413. */
+export const EXPAND_BODY_LIMIT_BYTES = 20 * 1024 * 1024;
+
 @ApiTags('image expand')
 @ApiBearerAuth(API_KEY_SCHEME)
 @Controller(EXPAND_PATH)
@@ -23,6 +27,7 @@ export class ExpandController {
 
   @Post()
   @HttpCode(200)
+  @BodyLimit(EXPAND_BODY_LIMIT_BYTES)
   @ApiOperation({
     operationId: 'createExpandTask',
     summary: 'Expand an image (outpainting)',
@@ -51,7 +56,7 @@ export class ExpandController {
     },
   })
   @ApiOkResponse({ type: ExpandTaskEnvelopeDto, description: 'The task, created with task_status "submitted".' })
-  @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'])
+  @ApiErrors([...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'])
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExpandTaskDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskEnvelopeDto> {
     return this.expand.createTask(principal, body, base);
   }

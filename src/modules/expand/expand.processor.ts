@@ -4,8 +4,11 @@ import { TaskSweeper } from '../../common/tasks/task-sweeper.js';
 import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
-import { QueueService } from '../../infra/queue/queue.service.js';
+import { allInTransaction } from '../../infra/prisma/task-table.js';
+import { NEW_TASK_PRIORITY, RESUME_PRIORITY } from '../../infra/queue/jobs.js';
+import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
+import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
 import { SamplesService } from '../samples/samples.service.js';
 import { ExpandService } from './expand.service.js';
@@ -19,6 +22,7 @@ import { EXPAND_PROVIDERS, type ExpandContext, type ExpandProvider, type ExpandR
  */
 @Injectable()
 export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
+  private sweep!: TaskTableSweep<'expand.run'>;
   private get timeoutReason(): string {
     return `timed out: the task did not finish within ${this.config.taskTimeoutS.expand} s`;
   }
@@ -36,50 +40,52 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     private readonly expand: ExpandService,
     private readonly callbacks: CallbacksService,
     private readonly samples: SamplesService,
+    private readonly limits: LimitsService,
   ) {}
 
-  /** Every status change writes its notification (callback_url) in the same transaction. */
+  /** Every status change writes its notification (callback_url), and a final one gives back slots (and credits of a failure), in the same transaction. */
   onModuleInit(): void {
-    this.tasks.onChange = this.callbacks.onStatusChange('expand', (tx, ids) => this.expand.callbackSubjects(tx, ids));
+    this.tasks.onChange = allInTransaction(this.callbacks.onStatusChange('expand', (tx, ids) => this.expand.callbackSubjects(tx, ids)), this.limits.onStatusChange('expand'));
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sweeper.register(
-      new TaskTableSweep({
-        kind: 'expand',
-        states: this.tasks.states,
-        queue: this.queue,
-        job: 'expand.run',
-        payload: (taskId) => ({ taskId }),
-        leaseS: this.config.workerLeaseS,
-        timeoutReason: () => this.timeoutReason,
-        onChange: () => this.tasks.onChange,
-      }),
-    );
+    this.sweep = new TaskTableSweep({
+      kind: 'expand',
+      states: this.tasks.states,
+      queue: this.queue,
+      job: 'expand.run',
+      payload: (taskId) => ({ taskId }),
+      leaseS: this.config.workerLeaseS,
+      timeoutReason: () => this.timeoutReason,
+      onChange: () => this.tasks.onChange,
+    });
+    this.sweeper.register(this.sweep);
     this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
     if (this.config.runsWorkers) {
-      await this.queue.work('expand.run', this.config.workerConcurrency, ({ taskId }) => this.run(taskId));
+      await this.queue.work('expand.run', this.config.workerConcurrency, ({ taskId }, job) => this.run(taskId, job.priority));
     }
   }
 
-  run(taskId: string): Promise<void> {
+  /** One step of the task; a job's priority is kept when the task must wait for the upstream cap. */
+  run(taskId: string, priority = NEW_TASK_PRIORITY): Promise<JobResult> {
     const provider = this.providers[this.config.providers.expand];
     return this.runner.run<ExpandTaskRow, ExpandResultImage[]>(taskId, {
       lease: this.tasks.lease,
+      labels: (task) => ({ owner: task.owner, operation: 'expand' }),
       deadlineOf: (task) => task.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (task) => task.attempts,
       step: (task): Promise<StepOutcome<ExpandResultImage[]>> => provider.step(task, this.contextFor(task)),
       complete: (task, worker, images) => this.complete(task, worker, images),
-      next: async (seconds) => void (await this.queue.send('expand.run', { taskId }, { startAfterSeconds: seconds })),
+      next: async (seconds) => void (await this.queue.send('expand.run', { taskId }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY })),
+      defer: () => this.tasks.states.defer(taskId, this.sweep.enqueue, priority),
     });
   }
 
   private contextFor(task: ExpandTaskRow): ExpandContext {
     return {
       source: () => this.loadSource(task),
-      markSubmitting: () => this.tasks.states.markSubmitStarted(task.id, this.runner.worker),
-      saveUpstreamId: (upstreamId) => this.tasks.states.saveUpstreamId(task.id, this.runner.worker, upstreamId),
+      ...this.tasks.states.submitMarks(task.id, this.runner.worker),
     };
   }
 

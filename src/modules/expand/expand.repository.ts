@@ -3,9 +3,10 @@ import { isUUID } from 'class-validator';
 import { AppError } from '../../common/errors/app-error.js';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
 import { Prisma, type ExpandTask } from '../../generated/prisma/client.js';
+import { AppConfig } from '../../infra/config/app-config.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
+import { type AdmitTask, type EnqueueTask, type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type ExpandTaskRow = ExpandTask;
 
@@ -14,6 +15,9 @@ export interface NewExpandTask {
   /** The id of the job sent with it (see TaskTable.requeueOrphaned). */
   jobId: string;
   owner: string;
+  /** Slots it holds until it ends (n) and credits charged. */
+  slots: number;
+  credits: number;
   externalTaskId: string | null;
   imageUrl: string | null;
   imageBytes: Buffer | null;
@@ -42,20 +46,27 @@ export class ExpandRepository {
   /** Set by the module to act inside each state change's transaction (notifications). */
   onChange?: InTransaction;
 
-  constructor(private readonly prisma: PrismaService) {
-    this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message' });
+  constructor(
+    private readonly prisma: PrismaService,
+    config: AppConfig,
+  ) {
+    this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message', maxRunning: config.maxRunning.expand });
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
-  /** Inserts the task, its decoded image and its job in one transaction; a duplicate external_task_id of the owner is a CONFLICT. */
-  async createTask(task: NewExpandTask, enqueue: (db: SqlExecutor, taskId: string) => Promise<void>): Promise<ExpandTaskRow> {
+  /**
+   * Admits the task, inserts it with its decoded image, and sends its job, in one transaction; a duplicate
+   * external_task_id of the owner is a CONFLICT.
+   */
+  async createTask(task: NewExpandTask, admit: AdmitTask, enqueue: EnqueueTask): Promise<ExpandTaskRow> {
     const { imageBytes, ...columns } = task;
     try {
       return await this.prisma.$transaction(async (tx) => {
+        const { priority } = await admit(tx);
         const row = await tx.expandTask.create({
           data: { ...columns, updatedAt: task.createdAt, ...(imageBytes ? { input: { create: { bytes: imageBytes as Uint8Array<ArrayBuffer> } } } : {}) },
         });
-        await enqueue(sqlExecutorOf(tx), row.id);
+        await enqueue(sqlExecutorOf(tx), row.id, task.jobId, priority);
         return row;
       });
     } catch (err) {

@@ -9,6 +9,7 @@ import { type CallbackSubject, CallbacksService } from '../callbacks/callbacks.s
 import type { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { MediaRow } from '../media/media.repository.js';
+import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
 import type { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { parseImageCount } from './dto/expand-validators.js';
@@ -24,6 +25,7 @@ export class ExpandService {
     private readonly media: MediaService,
     private readonly config: AppConfig,
     private readonly callbacks: CallbacksService,
+    private readonly limits: LimitsService,
   ) {}
 
   /** Stores the task and enqueues its job in one transaction: neither exists without the other. */
@@ -31,12 +33,14 @@ export class ExpandService {
     const image = dto.image;
     const facts = image.kind === 'base64' ? image.facts : undefined;
     const createdAt = new Date();
-    const jobId = randomUUID();
+    const n = parseImageCount(dto.n)!;
+    const price = this.limits.price('expand', { images: n });
     const row = await this.tasks.createTask(
       {
         id: randomUUID(),
-        jobId,
+        jobId: randomUUID(),
         owner: principal.owner,
+        ...price,
         externalTaskId: dto.external_task_id ?? null,
         imageUrl: image.kind === 'url' ? image.url : null,
         imageBytes: image.kind === 'base64' ? image.bytes : null,
@@ -48,15 +52,17 @@ export class ExpandService {
         leftRatio: dto.left_expansion_ratio,
         rightRatio: dto.right_expansion_ratio,
         prompt: dto.prompt ?? null,
-        n: parseImageCount(dto.n)!,
+        n,
         callbackUrl: dto.callback_url ?? null,
         watermark: dto.watermark_info?.enabled ?? false,
         baseUrl: requestBase ?? null,
         createdAt,
         deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
       },
-      async (db, taskId) => void (await this.queue.send('expand.run', { taskId }, { db, id: jobId })),
+      this.limits.admission(principal, 'expand', price),
+      async (db, taskId, id, priority) => void (await this.queue.send('expand.run', { taskId }, { db, id, priority })),
     );
+    this.limits.accepted(principal.owner, 'expand', price);
     return successEnvelope({ data: toTaskDto(row), image: image.original });
   }
 
@@ -128,5 +134,6 @@ function toTaskDetailDto(row: ExpandTaskRow, media: MediaRow[], urlOf: (m: Media
     task_result: { images, media_expired: row.mediaExpiredAt !== null },
     created_at,
     updated_at,
+    ...(row.status === 'succeed' || row.status === 'failed' ? { final_unit_deduction: String(row.status === 'succeed' ? row.credits : 0) } : {}),
   };
 }

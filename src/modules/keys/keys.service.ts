@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import type { Credential } from '../../common/auth/credential.js';
+import type { KeyCheck } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { CreateKeyDto } from './dto/create-key.dto.js';
@@ -54,7 +54,7 @@ export class KeysService {
   }
 
   /** Reads the Authorization header. Never throws for a bad credential: the guard decides per route. */
-  async resolveCredential(header: string | undefined): Promise<Credential> {
+  async resolveCredential(header: string | undefined): Promise<KeyCheck> {
     if (header === undefined || header.trim() === '') {
       return { kind: 'none', error: new AppError('AUTH_MISSING', 'Authorization header is required: send "Authorization: Bearer <API_KEY>"') };
     }
@@ -77,7 +77,7 @@ export class KeysService {
       return { kind: 'rejected', error: new AppError('AUTH_REVOKED', `API key ${row.prefix}… was revoked at ${row.revokedAt.toISOString()}`) };
     }
     this.touch(row.id);
-    return { kind: 'key', principal: { owner: row.owner, keyId: row.id } };
+    return { kind: 'key', identity: { owner: row.owner, keyId: row.id } };
   }
 
   /** Known keys are cached for AUTH_CACHE_TTL_MS, so a revocation reaches every instance within that time. */

@@ -11,7 +11,6 @@ export const LUMA_UNSUPPORTED: { method: 'GET' | 'POST'; path: string; operation
   { method: 'GET', path: 'generations/concepts/list', operation: 'the list of concepts (client.generations.concepts.list)' },
   { method: 'POST', path: 'generations/:id/upscale', operation: 'upscale (client.generations.upscale)' },
   { method: 'POST', path: 'generations/:id/audio', operation: 'adding audio (client.generations.audio)' },
-  { method: 'GET', path: 'credits', operation: 'credits (client.credits.get)' },
 ];
 
 /**
@@ -27,7 +26,7 @@ export class LumaUnsupportedController {}
 for (const [index, route] of LUMA_UNSUPPORTED.entries()) {
   const name = `unsupported${index}`;
   const handler = (): never => {
-    throw new AppError('NOT_SUPPORTED', `Luma's ${route.operation} is not supported by this gateway: it offers video generations (create, get, list, delete) and ping`);
+    throw new AppError('NOT_SUPPORTED', `Luma's ${route.operation} is not supported by this gateway: it offers video generations (create, get, list, delete), ping and credits`);
   };
   Object.defineProperty(LumaUnsupportedController.prototype, name, { value: handler, writable: true, configurable: true });
   const decorate = route.method === 'GET' ? Get(route.path) : Post(route.path);

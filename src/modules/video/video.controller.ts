@@ -3,12 +3,14 @@ import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOk
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
-import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { CreateGenerationDto } from './dto/create-generation.dto.js';
 import { GenerationDetailDto, GenerationDto, GenerationListDto, PingDto } from './dto/generation.dto.js';
 import { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
+import { CreditBalanceDto } from '../limits/dto/usage.dto.js';
+import { UsageService } from '../limits/usage.service.js';
 import { VideoService } from './video.service.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 
@@ -23,13 +25,16 @@ const CREATE_EXAMPLES = {
   text: { summary: 'Prompt only', value: { prompt: 'A time-lapse of clouds over mountains', aspect_ratio: '9:16', loop: true } },
   luma: { summary: "Luma's parameters: model, resolution, duration", value: { prompt: 'Waves rolling onto a beach at dusk', model: 'ray-2', resolution: '540p', duration: '5s' } },
 };
-const CREATE_ERRORS = [...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'] as const;
+const CREATE_ERRORS = [...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER'] as const;
 
 @ApiTags('video generation')
 @ApiBearerAuth(API_KEY_SCHEME)
 @Controller('video-b/v1')
 export class VideoController {
-  constructor(private readonly video: VideoService) {}
+  constructor(
+    private readonly video: VideoService,
+    private readonly usage: UsageService,
+  ) {}
 
   @Post('generations')
   @HttpCode(201)
@@ -86,6 +91,14 @@ export class VideoController {
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND', 'INVALID_PARAMETER'])
   remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
     return this.video.deleteGeneration(principal, id);
+  }
+
+  @Get('credits')
+  @ApiOperation({ operationId: 'getCredits', summary: 'Your credits left this month', description: "As Luma's GET /credits: credit_balance is what is left of your monthly credits (see GET /usage)." })
+  @ApiOkResponse({ type: CreditBalanceDto })
+  @ApiErrors(KEYED_ROUTE_ERRORS)
+  credits(@CurrentPrincipal() principal: Principal): Promise<CreditBalanceDto> {
+    return this.usage.creditBalance(principal.owner, principal.limits);
   }
 
   @Get('ping')

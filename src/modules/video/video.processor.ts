@@ -5,10 +5,13 @@ import { TaskSweeper } from '../../common/tasks/task-sweeper.js';
 import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
-import { QueueService } from '../../infra/queue/queue.service.js';
+import { allInTransaction } from '../../infra/prisma/task-table.js';
+import { NEW_TASK_PRIORITY, RESUME_PRIORITY } from '../../infra/queue/jobs.js';
+import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { IMAGE_RULES } from '../expand/image-rules.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
+import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
 import { SamplesService } from '../samples/samples.service.js';
 import { VideoService } from './video.service.js';
@@ -19,6 +22,7 @@ import { type GenerationRow, VideoRepository } from './video.repository.js';
 /** Runs `video.run` jobs under a lease through VIDEO_PROVIDER; stores the MP4 and its thumbnail. */
 @Injectable()
 export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
+  private sweep!: TaskTableSweep<'video.run'>;
   private get timeoutReason(): string {
     return `timed out: the generation did not finish within ${this.config.taskTimeoutS.video} s`;
   }
@@ -37,42 +41,45 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
     private readonly callbacks: CallbacksService,
     private readonly workDir: WorkDirService,
     private readonly samples: SamplesService,
+    private readonly limits: LimitsService,
   ) {}
 
-  /** Every state change writes its notification (callback_url) in the same transaction. */
+  /** Every state change writes its notification (callback_url), and a final one gives back slots (and credits of a failure), in the same transaction. */
   onModuleInit(): void {
-    this.generations.onChange = this.callbacks.onStatusChange('video', (tx, ids) => this.video.callbackSubjects(tx, ids));
+    this.generations.onChange = allInTransaction(this.callbacks.onStatusChange('video', (tx, ids) => this.video.callbackSubjects(tx, ids)), this.limits.onStatusChange('video'));
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sweeper.register(
-      new TaskTableSweep({
-        kind: 'video',
-        states: this.generations.states,
-        queue: this.queue,
-        job: 'video.run',
-        payload: (generationId) => ({ generationId }),
-        leaseS: this.config.workerLeaseS,
-        timeoutReason: () => this.timeoutReason,
-        onChange: () => this.generations.onChange,
-      }),
-    );
+    this.sweep = new TaskTableSweep({
+      kind: 'video',
+      states: this.generations.states,
+      queue: this.queue,
+      job: 'video.run',
+      payload: (generationId) => ({ generationId }),
+      leaseS: this.config.workerLeaseS,
+      timeoutReason: () => this.timeoutReason,
+      onChange: () => this.generations.onChange,
+    });
+    this.sweeper.register(this.sweep);
     this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
     if (this.config.runsWorkers) {
-      await this.queue.work('video.run', this.config.workerConcurrency, ({ generationId }) => this.run(generationId));
+      await this.queue.work('video.run', this.config.workerConcurrency, ({ generationId }, job) => this.run(generationId, job.priority));
     }
   }
 
-  run(generationId: string): Promise<void> {
+  /** One step of the task; a job's priority is kept when the task must wait for the upstream cap. */
+  run(generationId: string, priority = NEW_TASK_PRIORITY): Promise<JobResult> {
     const provider = this.providers[this.config.providers.video];
     return this.runner.run<GenerationRow, VideoResult>(generationId, {
       lease: this.generations.lease,
+      labels: (task) => ({ owner: task.owner, operation: 'video' }),
       deadlineOf: (g) => g.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (g) => g.attempts,
       step: (g) => provider.step(g, this.contextFor(g)),
       complete: (g, worker, result) => this.complete(g, worker, result),
-      next: async (seconds) => void (await this.queue.send('video.run', { generationId }, { startAfterSeconds: seconds })),
+      next: async (seconds) => void (await this.queue.send('video.run', { generationId }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY })),
+      defer: () => this.generations.states.defer(generationId, this.sweep.enqueue, priority),
     });
   }
 
@@ -80,8 +87,7 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
     return {
       keyframeImage: (position) => this.keyframeImage(generation, position),
       upstreamIdOf: async (id) => (await this.generations.findById(id))?.upstreamId ?? undefined,
-      markSubmitting: () => this.generations.states.markSubmitStarted(generation.id, this.runner.worker),
-      saveUpstreamId: (upstreamId) => this.generations.states.saveUpstreamId(generation.id, this.runner.worker, upstreamId),
+      ...this.generations.states.submitMarks(generation.id, this.runner.worker),
     };
   }
 

@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
 import { Prisma, type VideoGeneration, type VideoKeyframe } from '../../generated/prisma/client.js';
+import { AppConfig } from '../../infra/config/app-config.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
+import { type AdmitTask, type EnqueueTask, type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type GenerationRow = VideoGeneration & { keyframes: VideoKeyframe[] };
 export type NewKeyframe = Pick<VideoKeyframe, 'id' | 'position' | 'kind' | 'url' | 'sourceGenerationId'>;
 export type NewGeneration = Pick<
   VideoGeneration,
-  'id' | 'jobId' | 'owner' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'model' | 'resolution' | 'duration' | 'callbackUrl' | 'baseUrl' | 'createdAt' | 'deadlineAt'
+  'id' | 'jobId' | 'owner' | 'slots' | 'credits' | 'prompt' | 'aspectRatio' | 'loop' | 'enhance' | 'model' | 'resolution' | 'duration' | 'callbackUrl' | 'baseUrl' | 'createdAt' | 'deadlineAt'
 > & { concepts: { key: string }[] | null };
 
 const WITH_KEYFRAMES = { keyframes: true } as const;
@@ -23,26 +24,30 @@ export class VideoRepository {
   /** Set by the module to act inside each state change's transaction (notifications). */
   onChange?: InTransaction;
 
-  constructor(private readonly prisma: PrismaService) {
-    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'dreaming', done: 'completed', message: 'failure_reason' });
+  constructor(
+    private readonly prisma: PrismaService,
+    config: AppConfig,
+  ) {
+    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'dreaming', done: 'completed', message: 'failure_reason', maxRunning: config.maxRunning.video });
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
-  /** The generation, its keyframe media and its job, in one transaction. */
-  createGeneration(generation: NewGeneration, keyframes: NewKeyframe[], enqueue: (db: SqlExecutor, id: string) => Promise<void>): Promise<GenerationRow> {
+  /** Admits the generation, inserts it with its keyframes, and sends its job, in one transaction. */
+  createGeneration(generation: NewGeneration, keyframes: NewKeyframe[], admit: AdmitTask, enqueue: EnqueueTask): Promise<GenerationRow> {
     return this.prisma.$transaction(async (tx) => {
+      const { priority } = await admit(tx);
       const row = await tx.videoGeneration.create({
         data: { ...generation, concepts: generation.concepts ?? Prisma.DbNull, updatedAt: generation.createdAt, keyframes: { create: keyframes } },
         include: WITH_KEYFRAMES,
       });
-      await enqueue(sqlExecutorOf(tx), row.id);
+      await enqueue(sqlExecutorOf(tx), row.id, generation.jobId!, priority);
       return row;
     });
   }
 
   /** Which of these ids are generations of this owner. */
   async findOwnedIds(owner: string, ids: string[]): Promise<Set<string>> {
-    const rows = await this.prisma.videoGeneration.findMany({ where: { owner, id: { in: ids } }, select: { id: true } });
+    const rows = await this.prisma.videoGeneration.findMany({ where: { owner, id: { in: ids }, deletedAt: null }, select: { id: true } });
     return new Set(rows.map((r) => r.id));
   }
 
@@ -56,22 +61,41 @@ export class VideoRepository {
   }
 
   findForOwner(owner: string, id: string): Promise<GenerationRow | null> {
-    return this.prisma.videoGeneration.findFirst({ where: { id, owner }, include: WITH_KEYFRAMES });
+    return this.prisma.videoGeneration.findFirst({ where: { id, owner, deletedAt: null }, include: WITH_KEYFRAMES });
   }
 
   /** A page of the owner's generations, newest first, and how many there are in all. */
   async listForOwner(owner: string, limit: number, offset: number): Promise<{ rows: GenerationRow[]; total: number }> {
     const [rows, total] = await this.prisma.$transaction([
-      this.prisma.videoGeneration.findMany({ where: { owner }, include: WITH_KEYFRAMES, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
-      this.prisma.videoGeneration.count({ where: { owner } }),
+      this.prisma.videoGeneration.findMany({ where: { owner, deletedAt: null }, include: WITH_KEYFRAMES, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
+      this.prisma.videoGeneration.count({ where: { owner, deletedAt: null } }),
     ]);
     return { rows, total };
   }
 
-  /** Deletes the owner's generation (and its keyframes); false when there is none. */
-  async deleteForOwner(owner: string, id: string): Promise<boolean> {
-    const { count } = await this.prisma.videoGeneration.deleteMany({ where: { id, owner } });
-    return count === 1;
+  /**
+   * Deletes the owner's generation: it leaves the API, and stays for usage and credits. One that has not
+   * finished ends failed, and `whenUnfinished` runs in the same transaction (giving back its slot and
+   * credits). False when there is no such generation.
+   */
+  async deleteForOwner(owner: string, id: string, whenUnfinished: InTransaction): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ unfinished: boolean }[]>(
+        `UPDATE video_generations t SET deleted_at = now(), updated_at = now(),
+           state = CASE WHEN old.unfinished THEN 'failed' ELSE t.state END,
+           failure_reason = CASE WHEN old.unfinished THEN 'deleted by its owner before it finished' ELSE t.failure_reason END,
+           finished_at = COALESCE(t.finished_at, now()),
+           lease_owner = CASE WHEN old.unfinished THEN NULL ELSE t.lease_owner END,
+           lease_until = CASE WHEN old.unfinished THEN NULL ELSE t.lease_until END
+         FROM (SELECT id, state IN ('pending', 'dreaming') AS unfinished FROM video_generations WHERE id = $1::uuid AND owner = $2 AND deleted_at IS NULL FOR UPDATE) old
+         WHERE t.id = old.id RETURNING old.unfinished`,
+        id,
+        owner,
+      );
+      if (rows.length === 0) return false;
+      if (rows[0].unfinished) await whenUnfinished(sqlExecutorOf(tx), tx, [id], 'failed');
+      return true;
+    });
   }
 
   markCompleted(id: string, worker: string): Promise<boolean> {

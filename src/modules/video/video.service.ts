@@ -9,10 +9,12 @@ import { type CallbackSubject, CallbacksService } from '../callbacks/callbacks.s
 import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { MediaRow } from '../media/media.repository.js';
+import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
 import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { ConceptRefDto, GenerationDetailDto, GenerationDto, GenerationListDto, KeyframeRefDto, KeyframesRefDto, MediaRefDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
+import { durationSeconds } from './providers/clip-renderer.js';
 import { type GenerationRow, type NewKeyframe, VideoRepository } from './video.repository.js';
 
 type Position = 'frame0' | 'frame1';
@@ -25,6 +27,7 @@ export class VideoService {
     private readonly media: MediaService,
     private readonly config: AppConfig,
     private readonly callbacks: CallbacksService,
+    private readonly limits: LimitsService,
   ) {}
 
   async createGeneration(principal: Principal, dto: CreateGenerationDto, requestBase?: string): Promise<GenerationDto> {
@@ -40,12 +43,13 @@ export class VideoService {
       sourceGenerationId: frame.type === 'generation' ? frame.id! : null,
     }));
     const createdAt = new Date();
-    const jobId = randomUUID();
+    const price = this.limits.price('video', { videoSeconds: durationSeconds(dto.duration ?? null) });
     const row = await this.generations.createGeneration(
       {
         id: randomUUID(),
-        jobId,
+        jobId: randomUUID(),
         owner: principal.owner,
+        ...price,
         prompt: dto.prompt,
         aspectRatio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
         loop: dto.loop ?? false,
@@ -60,8 +64,10 @@ export class VideoService {
         deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.video * 1000),
       },
       keyframes,
-      async (db, generationId) => void (await this.queue.send('video.run', { generationId }, { db, id: jobId })),
+      this.limits.admission(principal, 'video', price),
+      async (db, generationId, id, priority) => void (await this.queue.send('video.run', { generationId }, { db, id, priority })),
     );
+    this.limits.accepted(principal.owner, 'video', price);
     return toGenerationDto(row);
   }
 
@@ -76,9 +82,9 @@ export class VideoService {
     return { generations: await this.withMedia(rows), count: total, has_more: query.offset + rows.length < total, limit: query.limit, offset: query.offset };
   }
 
-  /** Removes the generation and its media. */
+  /** Removes the generation and its media; one that has not finished gives back its slot and credits. */
   async deleteGeneration(principal: Principal, id: string): Promise<void> {
-    if (!isUUID(id) || !(await this.generations.deleteForOwner(principal.owner, id))) {
+    if (!isUUID(id) || !(await this.generations.deleteForOwner(principal.owner, id, this.limits.onStatusChange('video')))) {
       throw new AppError('NOT_FOUND', `No generation ${id} among yours`);
     }
     await this.media.deleteForTasks([id]);

@@ -1,4 +1,5 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { AudioUploadRow } from '../audio.repository.js';
 
 /** What the clip turned out to be. */
@@ -9,10 +10,7 @@ export interface AudioFacts {
   sha256: string;
 }
 
-export interface AudioContext {
-  markSubmitting(): Promise<void>;
-  saveUpstreamId(upstreamId: string): Promise<void>;
-}
+export type AudioContext = SubmitMarks;
 
 export interface AudioProvider {
   step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { pollDelaySeconds, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import type { AudioUploadRow } from '../audio.repository.js';
 import type { AudioContext, AudioFacts, AudioProvider } from './audio-provider.js';
 
@@ -35,8 +35,12 @@ export class RelayAudioProvider implements AudioProvider {
         if (upload.submitStartedAt) {
           return { kind: 'failed', reason: 'the upstream never answered the upload request; it was not sent again, to avoid a duplicate' };
         }
-        await ctx.markSubmitting();
-        const created = await this.client.call('POST', `${this.base}/audio-url`, { body: { url: upload.url } });
+        const created = await submitOnce(ctx, async () => {
+          const answer = await this.client.call('POST', `${this.base}/audio-url`, { body: { url: upload.url } });
+          // Aggregators answer "too many requests" under HTTP 200 too: { code: 429, msg }.
+          if (answer.json.code === 429) throw new UpstreamBusy(`the upstream is busy: ${String(answer.json.msg ?? answer.json.message ?? 'code 429')}`);
+          return answer;
+        });
         if (created.json.code !== 'success' || typeof created.json.data !== 'string') {
           return { kind: 'failed', reason: `the upstream refused the upload: ${String(created.json.message || created.json.code || 'no task id returned')}` };
         }
@@ -58,6 +62,7 @@ export class RelayAudioProvider implements AudioProvider {
       }
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the upload: ${err.message}` };
+      if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       throw err;
     }

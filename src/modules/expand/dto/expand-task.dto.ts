@@ -68,6 +68,12 @@ export class ExpandTaskDetailDto extends ExpandTaskDto {
 
   @ApiProperty({ type: ExpandTaskResultDto })
   task_result!: ExpandTaskResultDto;
+
+  @ApiPropertyOptional({
+    description: "As Kling: the credits the task finally cost, once it is final (its price when it succeeded, `0` when it failed: a failure's credits are given back). Absent while it runs.",
+    example: '1',
+  })
+  final_unit_deduction?: string;
 }
 
 export class ExpandTaskDetailEnvelopeDto extends SuccessEnvelopeDto {

@@ -1,4 +1,5 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { ExpandTaskRow } from '../expand.repository.js';
 import type { ImageFacts } from '../image-rules.js';
 
@@ -17,12 +18,9 @@ export interface ExpandResultImage {
 }
 
 /** What a provider may ask of the processor while it works on a task. */
-export interface ExpandContext {
+export interface ExpandContext extends SubmitMarks {
   /** The input image, decoded and checked against the spec's rules (fetched first when given as a URL). */
   source(): Promise<ExpandSource>;
-  /** Records the upstream's id; `submitting` marks the create request as sent-but-unanswered. */
-  markSubmitting(): Promise<void>;
-  saveUpstreamId(upstreamId: string): Promise<void>;
 }
 
 /** One small interface per operation: the sandbox does the work itself, a relay forwards it. */

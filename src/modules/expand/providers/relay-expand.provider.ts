@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { pollDelaySeconds, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import type { ExpandTaskRow } from '../expand.repository.js';
 import { sniffFormat } from '../image-rules.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
@@ -46,6 +46,7 @@ export class RelayExpandProvider implements ExpandProvider {
       return await this.submit(task, ctx);
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
+      if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       throw err;
     }
@@ -65,10 +66,9 @@ export class RelayExpandProvider implements ExpandProvider {
       ...(task.watermark ? { watermark_info: { enabled: true } } : {}),
       ...(task.prompt ? { prompt: task.prompt } : {}),
     };
-    await ctx.markSubmitting();
-    let answer;
+    let data;
     try {
-      answer = await this.client.call('POST', this.endpoint, { body, kling: true });
+      data = await submitOnce(ctx, async () => envelopeData((await this.client.call('POST', this.endpoint, { body, kling: true })).json));
     } catch (err) {
       // A refusal may be the upstream recognising our external_task_id from a create that did go through.
       if (err instanceof UpstreamRefused) {
@@ -77,7 +77,6 @@ export class RelayExpandProvider implements ExpandProvider {
       }
       throw err;
     }
-    const data = envelopeData(answer.json);
     if (typeof data?.task_id !== 'string' || !data.task_id) {
       return { kind: 'failed', reason: 'the upstream answered the create request without a task_id' };
     }
@@ -135,10 +134,19 @@ export class RelayExpandProvider implements ExpandProvider {
   }
 }
 
-/** Kling's envelope: `{ code, message, request_id, data }`; a non-zero code is a refusal even under HTTP 200. */
+/** Kling's codes that mean "busy, not taken": 1302 rate, 1303 concurrency (resource pack), 5001 temporarily unavailable. */
+const KLING_BUSY_CODES = new Set([1302, 1303, 5001]);
+
+/**
+ * Kling's envelope: `{ code, message, request_id, data }`; a non-zero code is a refusal even under HTTP 200,
+ * except the busy codes (wait and retry) and 5000/5002 (a server error: it may have acted).
+ */
 function envelopeData(json: Record<string, unknown>): UpstreamTask | null {
   if (typeof json.code === 'number' && json.code !== 0) {
-    throw new UpstreamRefused(typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`, 400);
+    const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
+    if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`);
+    if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true);
+    throw new UpstreamRefused(message, 400);
   }
   return typeof json.data === 'object' && json.data !== null ? (json.data as UpstreamTask) : null;
 }

@@ -5,7 +5,7 @@ import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
 export const CLIP_FPS = 24;
 /** Length of a clip when none is asked for. */
-export const CLIP_SECONDS = 3;
+export const CLIP_SECONDS = 5;
 /** About 640x360 worth of pixels, whatever the aspect ratio, when no resolution is asked for. */
 const TARGET_AREA = 640 * 360;
 const ZOOM = 1.25;

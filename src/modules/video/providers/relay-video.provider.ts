@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { pollDelaySeconds, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import type { GenerationRow } from '../video.repository.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -46,6 +46,7 @@ export class RelayVideoProvider implements VideoProvider {
       return await this.submit(generation, ctx);
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the generation: ${err.message}` };
+      if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
       throw err;
     }
@@ -72,8 +73,7 @@ export class RelayVideoProvider implements VideoProvider {
       ...(generation.concepts ? { concepts: generation.concepts } : {}),
       ...(Object.keys(keyframes).length ? { keyframes } : {}),
     };
-    await ctx.markSubmitting();
-    const answer = await this.client.call('POST', this.endpoint, { body });
+    const answer = await submitOnce(ctx, () => this.client.call('POST', this.endpoint, { body }));
     const created = answer.json as UpstreamGeneration;
     if (typeof created.id !== 'string' || !created.id) return { kind: 'failed', reason: 'the upstream answered the create request without an id' };
     await ctx.saveUpstreamId(created.id);

@@ -1,4 +1,5 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { GenerationRow } from '../video.repository.js';
 
 export interface VideoResult {
@@ -12,13 +13,11 @@ export interface VideoResult {
 
 export type KeyframePositionName = 'frame0' | 'frame1';
 
-export interface VideoContext {
+export interface VideoContext extends SubmitMarks {
   /** The keyframe as an image file: fetched from its URL, or the last frame of the named generation. */
   keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
   /** The upstream id of a generation named as a keyframe (relay); undefined if it never went upstream. */
   upstreamIdOf(generationId: string): Promise<string | undefined>;
-  markSubmitting(): Promise<void>;
-  saveUpstreamId(upstreamId: string): Promise<void>;
 }
 
 export interface VideoProvider {

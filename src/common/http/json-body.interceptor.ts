@@ -1,19 +1,12 @@
-import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
-import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { Observable } from 'rxjs';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { credentialOf } from '../auth/credential.js';
 import { AppError } from '../errors/app-error.js';
-import { requestPath } from '../http/request-path.js';
 
-/** Routes that take a bigger body than the default; matched on method and exact path. */
-export interface BodyLimitRule {
-  method: string;
-  path: string;
-  bytes: number;
-}
-
+/** The body limit of every route that does not say otherwise (BodyLimit). */
 export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
 
 /** Objects and arrays nested deeper than this are refused before the body is parsed (validation recurses). */
@@ -22,61 +15,59 @@ export const MAX_JSON_DEPTH = 64;
 /** Seconds a client refused for overload should wait. */
 const OVERLOAD_RETRY_AFTER_S = 2;
 
-/** Injection token for the list of BodyLimitRule that AppModule gathers from the feature modules. */
-export const BODY_LIMIT_RULES = Symbol('BODY_LIMIT_RULES');
+const BODY_LIMIT = Symbol('body-limit');
+
+/** A route that takes a bigger JSON body than DEFAULT_BODY_LIMIT_BYTES. */
+export const BodyLimit = (bytes: number) => SetMetadata(BODY_LIMIT, bytes);
 
 function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : `${Math.round(bytes / 1024)} kB`;
 }
 
 /**
- * Parses JSON bodies, for callers with a valid credential only, with a per-route size limit, and turns every parser failure into an AppError
- * so it reaches the global filter: 413 for an oversized body, 415 for a non-JSON Content-Type,
- * 400 for malformed JSON or JSON nested deeper than MAX_JSON_DEPTH. A missing Content-Type is read as JSON, since the spec marks it optional,
- * and so is a JSON object sent as application/x-www-form-urlencoded (what `curl -d` sends by default).
+ * Reads JSON bodies, after the guard (so a caller without a valid key, or over its rate limit, never
+ * makes the service read a body) and before the pipes, with the route's limit (BodyLimit), and turns
+ * every failure into an AppError: 413 for an oversized body, 415 for a non-JSON Content-Type, 400 for
+ * malformed JSON or JSON nested deeper than MAX_JSON_DEPTH. A missing Content-Type is read as JSON,
+ * since the spec marks it optional, and so is a JSON object sent as application/x-www-form-urlencoded
+ * (what `curl -d` sends by default).
  *
  * Large bodies (on routes whose limit is above the default) are admitted under BODY_INFLIGHT_MAX_BYTES:
  * the declared size is reserved before a byte is read and given back when the answer is sent, so a
  * burst of big images is answered 503 with Retry-After instead of exhausting memory or the database pool.
  */
 @Injectable()
-export class JsonBodyMiddleware implements NestMiddleware {
+export class JsonBodyInterceptor implements NestInterceptor {
   private readonly parsers = new Map<number, RequestHandler>();
   private inflightBytes = 0;
 
   constructor(
-    @Inject(BODY_LIMIT_RULES) private readonly rules: BodyLimitRule[],
+    private readonly reflector: Reflector,
     private readonly config: AppConfig,
   ) {}
 
-  async use(req: Request, res: Response, next: NextFunction): Promise<void> {
-    // Keep the request context (and its request id) across the parser's stream callbacks.
-    const done = AsyncResource.bind(next);
-    if (!hasBody(req)) {
-      return done();
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    if (context.getType() === 'http') {
+      const req = context.switchToHttp().getRequest<Request>();
+      if (hasBody(req)) await this.read(req, context.switchToHttp().getResponse<Response>(), this.reflector.get<number>(BODY_LIMIT, context.getHandler()) ?? DEFAULT_BODY_LIMIT_BYTES);
     }
-    const credential = credentialOf(req)?.kind;
-    if (credential !== 'key' && credential !== 'admin') {
-      // Without a valid credential the body is discarded unparsed (so the client can finish sending
-      // and read the answer); the guard answers 401, or 404 on a disabled route.
-      req.resume();
-      return done();
-    }
+    return next.handle();
+  }
+
+  private async read(req: Request, res: Response, limit: number): Promise<void> {
     const contentType = req.headers['content-type'];
     // curl -d sends form-urlencoded by default; a JSON body under that type is read as JSON.
     const formType = contentType !== undefined && req.is('application/x-www-form-urlencoded') !== false;
     if (contentType !== undefined && !formType && !req.is(['application/json', 'application/*+json'])) {
       throw unsupportedType(contentType);
     }
-    const limit = this.limitFor(req);
     if (limit > DEFAULT_BODY_LIMIT_BYTES) this.admit(req, res, limit);
     await new Promise<void>((resolve, reject) => {
       this.parserFor(limit)(req, res, (err?: unknown) => {
         if (!err) return resolve();
-        reject(formType && (err as { type?: string }).type === 'entity.parse.failed' ? unsupportedType(contentType) : toAppError(err, limit));
+        reject(formType && (err as { type?: string }).type === 'entity.parse.failed' ? unsupportedType(contentType!) : toAppError(err, limit));
       });
     });
-    done();
   }
 
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
@@ -90,12 +81,6 @@ export class JsonBodyMiddleware implements NestMiddleware {
     }
     this.inflightBytes += bytes;
     res.once('close', () => (this.inflightBytes -= bytes));
-  }
-
-  private limitFor(req: Request): number {
-    const path = requestPath(req).toLowerCase().replace(/\/+$/, ''); // Express routes ignore case and a trailing slash
-    const rule = this.rules.find((r) => r.method === req.method && r.path === path);
-    return rule?.bytes ?? DEFAULT_BODY_LIMIT_BYTES;
   }
 
   private parserFor(limit: number): RequestHandler {

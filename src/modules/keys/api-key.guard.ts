@@ -1,0 +1,58 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import type { AuthenticatedRequest, Credential } from '../../common/auth/credential.js';
+import { ROUTE_ACCESS, type RouteAccess } from '../../common/decorators/auth.decorators.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { requestPath } from '../../common/http/request-path.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { LimitsService } from '../limits/limits.service.js';
+import { KeysService } from './keys.service.js';
+
+/**
+ * Resolves the Authorization header and enforces each route's access rule, before any body is read
+ * (bodies are read by JsonBodyInterceptor, after the guards): keyed routes need a valid, unrevoked key;
+ * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); public routes
+ * need nothing, and do not look the key up at all. A keyed request is then counted against its owner's
+ * rate limit (1302 over it), which also reads the owner's limits for the rest of the request.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly config: AppConfig,
+    private readonly keys: KeysService,
+    private readonly limits: LimitsService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ROUTE_ACCESS, [context.getHandler(), context.getClass()]);
+    if (access === 'public') {
+      return true;
+    }
+    const req = context.switchToHttp().getRequest<Request>();
+    if (!this.config.runsApi) {
+      // ROLE=worker serves only the health checks (public routes)
+      throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}: this instance runs workers only (ROLE=worker)`);
+    }
+    if (access === 'admin' && !this.config.adminApiKey) {
+      throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`);
+    }
+    const check = await this.keys.resolveCredential(req.headers.authorization);
+    switch (check.kind) {
+      case 'none':
+      case 'rejected':
+        throw check.error;
+      case 'admin':
+        (req as AuthenticatedRequest).credential = check;
+        if (access === 'admin') return true;
+        throw new AppError('AUTH_FAILED', 'The admin key is only accepted on /admin routes; use an API key here');
+      case 'key': {
+        if (access === 'admin') throw new AppError('FORBIDDEN', 'This route needs the admin key; an API key may not use it');
+        const limits = await this.limits.countRequest(check.identity.owner, context.switchToHttp().getResponse<Response>());
+        (req as AuthenticatedRequest).credential = { kind: 'key', principal: { ...check.identity, limits } } satisfies Credential;
+        return true;
+      }
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, Matches } from 'class-validator';
+import { OwnerQueryDto } from '../../../common/validation/owner.js';
+
+export class OperationUsageDto {
+  @ApiProperty({ type: 'integer', description: 'Tasks accepted.', example: 12 })
+  accepted!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Of those, finished successfully.', example: 10 })
+  succeeded!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Of those, failed.', example: 1 })
+  failed!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Credits charged at acceptance.', example: 24 })
+  credits_charged!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Credits given back for failed tasks.', example: 2 })
+  credits_refunded!: number;
+}
+
+export class UsageByOperationDto {
+  @ApiProperty({ type: OperationUsageDto })
+  expand!: OperationUsageDto;
+
+  @ApiProperty({ type: OperationUsageDto })
+  video!: OperationUsageDto;
+
+  @ApiProperty({ type: OperationUsageDto })
+  audio!: OperationUsageDto;
+}
+
+export class CreditsDto {
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The monthly allowance; null when unlimited.', example: 1000 })
+  monthly_credits!: number | null;
+
+  @ApiProperty({ type: 'integer', description: 'Charged this month, refunds deducted.', example: 22 })
+  used!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Left this month; null when unlimited.', example: 978 })
+  remaining!: number | null;
+}
+
+/** GET /usage: the caller's own usage in the current month. */
+export class UsageDto {
+  @ApiProperty({ example: 'team-video' })
+  owner!: string;
+
+  @ApiProperty({ description: 'Calendar month (UTC).', example: '2026-11' })
+  month!: string;
+
+  @ApiProperty({ type: UsageByOperationDto, description: 'Tasks created this month, by operation, with their outcome so far.' })
+  operations!: UsageByOperationDto;
+
+  @ApiProperty({ type: CreditsDto })
+  credits!: CreditsDto;
+}
+
+/** GET /video-b/v1/credits, as Luma's. */
+export class CreditBalanceDto {
+  @ApiProperty({ type: 'integer', description: `Credits left this month (Luma counts USD cents; here, the gateway's credits). ${Number.MAX_SAFE_INTEGER} when unlimited.`, example: 978 })
+  credit_balance!: number;
+
+  @ApiProperty({ description: 'True when the owner has no monthly credit limit.', example: false })
+  unlimited!: boolean;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export class AdminUsageQueryDto extends OwnerQueryDto {
+  @ApiPropertyOptional({ format: 'date', description: 'First day (UTC), YYYY-MM-DD; the first of this month when left out.', example: '2026-11-01' })
+  @IsOptional()
+  @Matches(DAY, { message: 'from must be a day: YYYY-MM-DD' })
+  from?: string;
+
+  @ApiPropertyOptional({ format: 'date', description: 'Last day (UTC, inclusive), YYYY-MM-DD; today when left out. At most 366 days after from.', example: '2026-11-30' })
+  @IsOptional()
+  @Matches(DAY, { message: 'to must be a day: YYYY-MM-DD' })
+  to?: string;
+}
+
+export class DailyUsageDto extends OperationUsageDto {
+  @ApiProperty({ format: 'date', example: '2026-11-21' })
+  day!: string;
+
+  @ApiProperty({ example: 'team-video' })
+  owner!: string;
+
+  @ApiProperty({ enum: ['expand', 'video', 'audio'], example: 'expand' })
+  operation!: string;
+}
+
+export class AdminUsageDto {
+  @ApiProperty({ format: 'date', example: '2026-11-01' })
+  from!: string;
+
+  @ApiProperty({ format: 'date', example: '2026-11-30' })
+  to!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: null })
+  owner!: string | null;
+
+  @ApiProperty({ type: DailyUsageDto, isArray: true, description: 'One row per day, owner and operation with any task; days without tasks are left out.' })
+  days!: DailyUsageDto[];
+}

@@ -1,0 +1,186 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../infra/prisma/prisma.service.js';
+
+/** The limits an admin set: the keys given, each an integer or null (unlimited); an absent key is the default. */
+export type StoredLimits = Partial<Record<'requests_per_minute' | 'max_concurrent_tasks' | 'monthly_credits', number | null>>;
+
+export interface RateCount {
+  /** Requests in the current window, this one included. */
+  count: number;
+  /** Seconds until the window ends. */
+  resetS: number;
+  /** The owner's stored limits, read in the same statement (every instance sees a change at once). */
+  limits: StoredLimits | null;
+}
+
+export interface Admission {
+  admitted: boolean;
+  refusal: 'concurrency' | 'credits' | null;
+  slotsBefore: number;
+  creditsBefore: number;
+}
+
+export interface OperationUsage {
+  operation: 'expand' | 'video' | 'audio';
+  accepted: number;
+  succeeded: number;
+  failed: number;
+  creditsCharged: number;
+  creditsRefunded: number;
+}
+
+export interface DailyUsage extends OperationUsage {
+  day: string;
+  owner: string;
+}
+
+export interface Released {
+  owner: string;
+  /** Tasks of the owner that ended. */
+  tasks: number;
+  /** Credits given back (tasks that failed, charged in the current month). */
+  refunded: number;
+}
+
+/** Each task table's operation, and the states that mean succeeded and failed. */
+const TASK_TABLES = [
+  { operation: 'expand', table: 'expand_tasks', status: 'status', done: 'succeed' },
+  { operation: 'video', table: 'video_generations', status: 'state', done: 'completed' },
+  { operation: 'audio', table: 'audio_uploads', status: 'status', done: 'ready' },
+] as const;
+
+const TABLE_OF = Object.fromEntries(TASK_TABLES.map((t) => [t.operation, t])) as Record<OperationUsage['operation'], (typeof TASK_TABLES)[number]>;
+
+/** The state in which a task of the operation succeeded (every operation's failure is `failed`). */
+export function succeededState(operation: OperationUsage['operation']): string {
+  return TABLE_OF[operation].done;
+}
+
+/** Per-owner limits, request windows, admission counters, and usage read from the task tables. */
+@Injectable()
+export class LimitsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /**
+   * Counts one request in the owner's current window of `windowS` seconds (a new window starts with the
+   * first request after the last one ended) and reads the owner's limits, in one statement on the
+   * database's clock, so every instance counts against the same window.
+   */
+  async countRequest(owner: string, windowS: number): Promise<RateCount> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ count: number; reset_s: number; limits: StoredLimits | null }[]>(
+      `WITH counted AS (
+         INSERT INTO rate_windows AS w (owner, window_start, count) VALUES ($1, now(), 1)
+         ON CONFLICT (owner) DO UPDATE SET
+           window_start = CASE WHEN w.window_start <= now() - make_interval(secs => $2) THEN now() ELSE w.window_start END,
+           count = CASE WHEN w.window_start <= now() - make_interval(secs => $2) THEN 1 ELSE w.count + 1 END
+         RETURNING count, window_start)
+       SELECT counted.count, ceil(extract(epoch FROM counted.window_start + make_interval(secs => $2) - now()))::int AS reset_s,
+              (SELECT l.limits FROM owner_limits l WHERE l.owner = $1) AS limits
+       FROM counted`,
+      owner,
+      windowS,
+    );
+    return { count: row.count, resetS: Math.max(1, row.reset_s), limits: row.limits };
+  }
+
+  /** The owner's request window as it stands (without counting). */
+  async findWindow(owner: string, windowS: number): Promise<{ count: number; resetS: number } | null> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ count: number; reset_s: number }[]>(
+      `SELECT count, ceil(extract(epoch FROM window_start + make_interval(secs => $2) - now()))::int AS reset_s
+       FROM rate_windows WHERE owner = $1 AND window_start > now() - make_interval(secs => $2)`,
+      owner,
+      windowS,
+    );
+    return row ? { count: row.count, resetS: Math.max(1, row.reset_s) } : null;
+  }
+
+  /** Admits a task in the transaction that creates it (see mgw_admit): the owner's counter row stays locked until it commits. */
+  async admit(tx: Prisma.TransactionClient, owner: string, slots: number, credits: number, maxSlots: number | null, maxCredits: number | null, month: string, monthStart: Date): Promise<Admission> {
+    const [row] = await tx.$queryRawUnsafe<{ admitted: boolean; refusal: 'concurrency' | 'credits' | null; slots_before: number; credits_before: number }[]>(
+      'SELECT * FROM mgw_admit($1, $2, $3, $4, $5, $6, $7)',
+      owner,
+      slots,
+      credits,
+      maxSlots,
+      maxCredits,
+      month,
+      monthStart,
+    );
+    return { admitted: row.admitted, refusal: row.refusal, slotsBefore: row.slots_before, creditsBefore: row.credits_before };
+  }
+
+  /**
+   * In the transaction where these tasks reached a final state (each exactly once: the change is guarded):
+   * their owners' counters give back the slots and, when they failed (`refund`), the credits charged in
+   * the current `month`. Answers per owner what was released.
+   */
+  async release(tx: Prisma.TransactionClient, operation: OperationUsage['operation'], ids: string[], refund: boolean, month: string): Promise<Released[]> {
+    return tx.$queryRawUnsafe<Released[]>(
+      `WITH ended AS (
+         SELECT owner, count(*)::int AS tasks, SUM(slots)::int AS slots,
+                COALESCE(SUM(credits) FILTER (WHERE $2 AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = $3), 0)::int AS credits
+         FROM "${TABLE_OF[operation].table}" WHERE id = ANY($1::uuid[]) GROUP BY owner),
+       counters AS (
+         UPDATE owner_counters c SET active_slots = GREATEST(0, c.active_slots - e.slots),
+           credits_used = CASE WHEN c.credits_month = $3 THEN GREATEST(0, c.credits_used - e.credits) ELSE c.credits_used END
+         FROM ended e WHERE c.owner = e.owner
+         RETURNING c.owner, c.credits_month)
+       SELECT e.owner, e.tasks, CASE WHEN c.credits_month IS NULL OR c.credits_month = $3 THEN e.credits ELSE 0 END AS refunded
+       FROM ended e LEFT JOIN counters c ON c.owner = e.owner`,
+      ids,
+      refund,
+      month,
+    );
+  }
+
+  async findLimits(owner: string): Promise<StoredLimits | null> {
+    const row = await this.prisma.ownerLimit.findUnique({ where: { owner } });
+    return row ? (row.limits as StoredLimits) : null;
+  }
+
+  async saveLimits(owner: string, limits: StoredLimits): Promise<void> {
+    await this.prisma.ownerLimit.upsert({ where: { owner }, create: { owner, limits }, update: { limits, updatedAt: new Date() } });
+  }
+
+  /** Slots the owner's unfinished tasks hold and credits used in `month`, from the counters (rebuilt from the tasks when missing). */
+  async findCounters(owner: string, month: string, monthStart: Date): Promise<{ activeSlots: number; creditsUsed: number }> {
+    // Admitting nothing creates a missing row, and reads it, under the same rules as a real admission.
+    return this.prisma.$transaction(async (tx) => {
+      const admission = await this.admit(tx, owner, 0, 0, null, null, month, monthStart);
+      return { activeSlots: admission.slotsBefore, creditsUsed: admission.creditsBefore };
+    });
+  }
+
+  /** Tasks created in [from, to) per operation (all owners, or one), with their outcome and credits. */
+  async usageByOperation(owner: string, from: Date, to: Date): Promise<OperationUsage[]> {
+    const rows = await this.prisma.$queryRawUnsafe<{ operation: OperationUsage['operation']; accepted: number; succeeded: number; failed: number; charged: number; refunded: number }[]>(
+      TASK_TABLES.map(
+        (t) => `SELECT '${t.operation}' AS operation, count(*)::int AS accepted,
+           count(*) FILTER (WHERE "${t.status}" = '${t.done}')::int AS succeeded, count(*) FILTER (WHERE "${t.status}" = 'failed')::int AS failed,
+           COALESCE(SUM(credits), 0)::int AS charged, COALESCE(SUM(credits) FILTER (WHERE "${t.status}" = 'failed'), 0)::int AS refunded
+         FROM ${t.table} WHERE owner = $1 AND created_at >= $2 AND created_at < $3`,
+      ).join(' UNION ALL '),
+      owner,
+      from,
+      to,
+    );
+    return rows.map((r) => ({ operation: r.operation, accepted: r.accepted, succeeded: r.succeeded, failed: r.failed, creditsCharged: r.charged, creditsRefunded: r.refunded }));
+  }
+
+  /** The same figures per owner (or for one) and UTC day, for days in [from, to). */
+  async usageByDay(from: Date, to: Date, owner?: string): Promise<DailyUsage[]> {
+    const rows = await this.prisma.$queryRawUnsafe<{ day: string; owner: string; operation: OperationUsage['operation']; accepted: number; succeeded: number; failed: number; charged: number; refunded: number }[]>(
+      `SELECT * FROM (${TASK_TABLES.map(
+        (t) => `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, owner, '${t.operation}' AS operation, count(*)::int AS accepted,
+           count(*) FILTER (WHERE "${t.status}" = '${t.done}')::int AS succeeded, count(*) FILTER (WHERE "${t.status}" = 'failed')::int AS failed,
+           COALESCE(SUM(credits), 0)::int AS charged, COALESCE(SUM(credits) FILTER (WHERE "${t.status}" = 'failed'), 0)::int AS refunded
+         FROM ${t.table} WHERE created_at >= $1 AND created_at < $2 AND ($3::varchar IS NULL OR owner = $3) GROUP BY 1, 2`,
+      ).join(' UNION ALL ')}) u ORDER BY day, owner, operation`,
+      from,
+      to,
+      owner ?? null,
+    );
+    return rows.map((r) => ({ day: r.day, owner: r.owner, operation: r.operation, accepted: r.accepted, succeeded: r.succeeded, failed: r.failed, creditsCharged: r.charged, creditsRefunded: r.refunded }));
+  }
+}

@@ -1,0 +1,196 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { AppError } from '../../common/errors/app-error.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { AppConfig, type Operation, type OwnerLimitValues } from '../../infra/config/app-config.js';
+import { MetricsService } from '../../infra/metrics/metrics.service.js';
+import type { AdmitTask, InTransaction } from '../../infra/prisma/task-table.js';
+import type { Principal } from '../../common/auth/credential.js';
+import { type DailyUsage, LimitsRepository, type OperationUsage, type StoredLimits, succeededState } from './limits.repository.js';
+
+/** Requests are counted per owner in windows of this many seconds. */
+export const RATE_WINDOW_S = 60;
+/** The name of the rate-limit policy in the RateLimit-Policy and RateLimit headers. */
+const POLICY = 'per-owner';
+/** Seconds to wait after a refusal for concurrency: about as long as a short task takes. */
+const CONCURRENCY_RETRY_AFTER_S = 5;
+const LIMIT_KEYS = { requestsPerMinute: 'requests_per_minute', maxConcurrentTasks: 'max_concurrent_tasks', monthlyCredits: 'monthly_credits' } as const;
+
+/** What a task holds while it runs, and what it is charged. */
+export interface Price {
+  slots: number;
+  credits: number;
+}
+
+export interface OwnerLimitsReport {
+  limits: OwnerLimitValues;
+  /** Which of the limits are the defaults (no admin set them). */
+  fromDefaults: (keyof OwnerLimitValues)[];
+}
+
+/** The calendar month (UTC) of `at`: its key (`YYYY-MM`) and its first instant. */
+export function monthOf(at = new Date()): { key: string; start: Date; next: Date } {
+  const start = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  const next = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+  return { key: start.toISOString().slice(0, 7), start, next };
+}
+
+/**
+ * Per-owner limits shared by every instance through PostgreSQL: requests per minute (1302), slots held
+ * by unfinished tasks (1303, Kling's rule: an expand task holds n) and monthly credits (1102). Limits an
+ * admin has not set are the DEFAULT_* settings; null is unlimited.
+ */
+@Injectable()
+export class LimitsService {
+  private readonly logger = new Logger('Limits');
+
+  constructor(
+    private readonly repository: LimitsRepository,
+    private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /** The owner's limits: what an admin stored, and the defaults for the rest. */
+  effective(stored: StoredLimits | null): OwnerLimitsReport {
+    const limits = { ...this.config.defaultLimits };
+    const fromDefaults: (keyof OwnerLimitValues)[] = [];
+    for (const [field, key] of Object.entries(LIMIT_KEYS) as [keyof OwnerLimitValues, string][]) {
+      if (stored && key in stored) limits[field] = (stored as Record<string, number | null>)[key];
+      else fromDefaults.push(field);
+    }
+    return { limits, fromDefaults };
+  }
+
+  /**
+   * Counts a keyed request against its owner and answers with the owner's limits. Sets the IETF draft's
+   * RateLimit-Policy and RateLimit headers when the owner has a rate limit; over it, refuses with 1302 and
+   * Retry-After (the seconds until the window ends).
+   */
+  async countRequest(owner: string, res: Response): Promise<OwnerLimitValues> {
+    const { count, resetS, limits: stored } = await this.repository.countRequest(owner, RATE_WINDOW_S);
+    const { limits } = this.effective(stored);
+    const quota = limits.requestsPerMinute;
+    if (quota !== null) {
+      res.setHeader('RateLimit-Policy', `"${POLICY}";q=${quota};w=${RATE_WINDOW_S}`);
+      res.setHeader('RateLimit', `"${POLICY}";r=${Math.max(0, quota - count)};t=${resetS}`);
+      if (count > quota) {
+        this.metrics.limitRefusals.inc({ owner, code: '1302' });
+        throw new AppError('RATE_LIMITED', `Too many requests: your limit is ${quota} per minute; the window ends in ${resetS} s`, resetS);
+      }
+    }
+    return limits;
+  }
+
+  /** What an operation holds and costs, by the documented prices (PRICE_*). */
+  price(operation: Operation, params: { images?: number; videoSeconds?: number }): Price {
+    const { prices } = this.config;
+    switch (operation) {
+      case 'expand':
+        return { slots: params.images ?? 1, credits: (params.images ?? 1) * prices.expandImage };
+      case 'video':
+        return { slots: 1, credits: (params.videoSeconds ?? 5) * prices.videoSecond };
+      case 'audio':
+        return { slots: 1, credits: prices.audioUpload };
+    }
+  }
+
+  /**
+   * Admits a task in the transaction that creates it, atomically across instances: refused with 1303
+   * when its slots would pass the owner's max_concurrent_tasks, with 1102 when its price would pass this
+   * month's credits. Returns the job priority that makes scheduling fair: the fewer slots the owner holds
+   * already, the sooner its task runs, so one owner's backlog does not hold back another's task.
+   */
+  admission(principal: Principal, operation: Operation, price: Price): AdmitTask {
+    return (tx) => this.admit(tx, principal, operation, price);
+  }
+
+  private async admit(tx: Prisma.TransactionClient, { owner, limits }: Principal, operation: Operation, price: Price): Promise<{ priority: number }> {
+    const month = monthOf();
+    if (limits.maxConcurrentTasks !== null && price.slots > limits.maxConcurrentTasks) {
+      this.refused(owner, '1303');
+      throw new AppError('CONCURRENCY_LIMITED', `This task needs ${price.slots} slots (one per image); your limit is ${limits.maxConcurrentTasks} tasks at once`, CONCURRENCY_RETRY_AFTER_S);
+    }
+    const admission = await this.repository.admit(tx, owner, price.slots, price.credits, limits.maxConcurrentTasks, limits.monthlyCredits, month.key, month.start);
+    if (admission.refusal === 'concurrency') {
+      this.refused(owner, '1303');
+      throw new AppError(
+        'CONCURRENCY_LIMITED',
+        `Too many tasks at once: your limit is ${limits.maxConcurrentTasks} slots, ${admission.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`,
+        CONCURRENCY_RETRY_AFTER_S,
+      );
+    }
+    if (admission.refusal === 'credits') {
+      this.refused(owner, '1102');
+      const untilNextMonth = Math.ceil((month.next.getTime() - Date.now()) / 1000);
+      throw new AppError(
+        'CREDITS_EXHAUSTED',
+        `Resource pack exhausted: this task costs ${price.credits} credits and ${Math.max(0, (limits.monthlyCredits ?? 0) - admission.creditsBefore)} of your ${limits.monthlyCredits} for ${month.key} are left`,
+        untilNextMonth,
+      );
+    }
+    return { priority: -admission.slotsBefore };
+  }
+
+  /** Counts a task whose creating transaction committed. */
+  accepted(owner: string, operation: Operation, price: Price): void {
+    this.metrics.tasksAccepted.inc({ owner, operation });
+    this.metrics.creditsCharged.inc({ owner, operation }, price.credits);
+  }
+
+  /**
+   * The hook each task table runs in the transaction of its state changes (with callbacks): a task that
+   * reaches a final state gives back its slots, and its credits if it failed. The state change is guarded
+   * (only one worker or sweeper ends a task), so this happens exactly once per task.
+   */
+  onStatusChange(operation: Operation): InTransaction {
+    const done = succeededState(operation);
+    return async (_db, tx, ids, status) => {
+      if (status !== done && status !== 'failed') return;
+      const failed = status === 'failed';
+      for (const released of await this.repository.release(tx, operation, ids, failed, monthOf().key)) {
+        this.metrics.tasksFinished.inc({ owner: released.owner, operation, state: failed ? 'failed' : 'succeeded' }, released.tasks);
+        if (released.refunded > 0) this.metrics.creditsRefunded.inc({ owner: released.owner, operation }, released.refunded);
+      }
+    };
+  }
+
+  async report(owner: string): Promise<OwnerLimitsReport> {
+    return this.effective(await this.repository.findLimits(owner));
+  }
+
+  async setLimits(owner: string, stored: StoredLimits): Promise<OwnerLimitsReport> {
+    await this.repository.saveLimits(owner, stored);
+    this.logger.log({ msg: 'owner limits set', owner, limits: stored });
+    return this.effective(stored);
+  }
+
+  /** Slots held, credits used and left this month, and the current request window. */
+  async currentUsage(owner: string, limits: OwnerLimitValues): Promise<{ month: string; activeSlots: number; creditsUsed: number; creditsRemaining: number | null; requestsThisWindow: number; windowResetsInS: number | null }> {
+    const month = monthOf();
+    const counters = await this.repository.findCounters(owner, month.key, month.start);
+    const window = await this.repository.findWindow(owner, RATE_WINDOW_S);
+    return {
+      month: month.key,
+      activeSlots: counters.activeSlots,
+      creditsUsed: counters.creditsUsed,
+      creditsRemaining: limits.monthlyCredits === null ? null : Math.max(0, limits.monthlyCredits - counters.creditsUsed),
+      requestsThisWindow: window?.count ?? 0,
+      windowResetsInS: window?.resetS ?? null,
+    };
+  }
+
+  /** The owner's usage per operation in the current month. */
+  async monthUsage(owner: string): Promise<{ month: string; operations: OperationUsage[] }> {
+    const month = monthOf();
+    return { month: month.key, operations: await this.repository.usageByOperation(owner, month.start, month.next) };
+  }
+
+  /** Usage per owner and day, for days from..to (inclusive). */
+  dailyUsage(from: Date, to: Date, owner?: string): Promise<DailyUsage[]> {
+    return this.repository.usageByDay(from, new Date(to.getTime() + 24 * 3600 * 1000), owner);
+  }
+
+  private refused(owner: string, code: '1303' | '1102'): void {
+    this.metrics.limitRefusals.inc({ owner, code });
+  }
+}
