@@ -10,7 +10,7 @@ import type { AppLogger } from './infra/logger/app-logger.js';
 /**
  * Builds the whole application (the same for `npm start`, the tests and the OpenAPI export):
  * request ids first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
- * Nest's own body parser is off: JsonBodyInterceptor parses, after the guards, with per-route limits.
+ * Nest's own body parser is off: JsonBodyGuard parses, after the key guard, with per-route limits.
  */
 export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean } = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
@@ -20,6 +20,8 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
     preview: options.preview ?? false,
   });
   app.disable('x-powered-by');
+  // No ETag on every answer: task records change under the client, and hashing each body costs CPU.
+  app.set('etag', false);
   const server = app.getHttpServer();
   // Idle keep-alive connections outlive a load balancer's own (60 s on the common ones), so the service never
   // closes one that a client or proxy is about to reuse (a reset request). Node's default is 5 s.

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
-import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
+import { JsonBodyGuard } from './common/http/json-body.guard.js';
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ConfigModule } from './infra/config/config.module.js';
@@ -53,9 +53,9 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // Guards run in this order: the key and the route's access rule first, then the body is read.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        // Guards (the key, the route's access rule) run first; the body is read after them, before the pipes.
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+        { provide: APP_GUARD, useClass: JsonBodyGuard },
         { provide: APP_PIPE, useClass: AppValidationPipe },
       ],
     };

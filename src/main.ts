@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { pino } from 'pino';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './infra/config/app-config.js';
 import { openDatabase } from './infra/database/database.js';
@@ -8,7 +9,9 @@ import { KeysService } from './modules/keys/keys.service.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const root = createRootLogger(config.logLevel);
+  // Asynchronous writes: lines written while one write is in flight go out together (one syscall per
+  // burst rather than per line); pino flushes what is pending when the process exits.
+  const root = createRootLogger(config.logLevel, pino.destination({ dest: 1, sync: false }));
   const db = await openDatabase(config, root);
   const app = await createApp(db.config, new AppLogger(root));
   await app.listen(config.port);
@@ -21,6 +24,7 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(exitCode), 30_000).unref(); // never hang on the way out
     await app.close().catch((err: unknown) => root.error({ err }, 'error while closing the application'));
     await db.close().catch((err: unknown) => root.error({ err }, 'error while stopping the embedded database'));
+    root.flush();
     process.exit(exitCode);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import sharp from 'sharp';
 import { EXAMPLE_IMAGE_BASE64 } from '../../src/modules/expand/dto/example-image.js';
@@ -152,6 +153,27 @@ describe('POST /video-a/v1/images/editing/expand', () => {
       const res = await ok({ image: big.toString('base64'), ...RATIOS });
       expect(res.body.image).toHaveLength(big.toString('base64').length);
       await refused({ image: padPng(base, Math.round(10.5 * MB)).toString('base64'), ...RATIOS }, /at most 10 MB/);
+    });
+
+    it('reads a large image while it streams in, as any JSON encoder writes it (\\/, \\u002B, gzip), and echoes it back whole', async () => {
+      const big = padPng(await png(600, 400), 3 * MB);
+      const base64 = big.toString('base64');
+      // PHP escapes "/", .NET escapes "+": the same image either way
+      for (const spelled of [base64.replace(/\//g, '\\/'), base64.replace(/\+/g, '\\u002B')]) {
+        const text = `{"image":"${spelled}","up_expansion_ratio":0.1,"bottom_expansion_ratio":0.1,"left_expansion_ratio":0,"right_expansion_ratio":0}`;
+        const res = await api(t.url, 'POST', PATH, { key, rawBody: text, headers: { 'content-type': 'application/json' } });
+        expect([res.status, res.body.code, res.body.image]).toEqual([200, 0, base64]);
+        expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
+        expect(JSON.parse(res.text)).toEqual(res.body);
+      }
+      const gzipped = gzipSync(JSON.stringify({ image: base64, ...RATIOS }));
+      const zipped = await api(t.url, 'POST', PATH, { key, rawBody: gzipped, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+      expect([zipped.status, zipped.body.image]).toEqual([200, base64]);
+      const stored = await api(t.url, 'GET', `${PATH}/${zipped.body.data.task_id}`, { key });
+      expect(stored.body.data.task_status).toMatch(/submitted|processing|succeed/);
+      // and what is not Base64 is still named
+      const broken = await refused({ image: `${base64.slice(0, 500_000)}%${base64.slice(500_000)}`, ...RATIOS }, /URL or Base64/);
+      expect(broken.status).toBe(400);
     });
 
     it('answers 413 with the envelope for a body over the route limit (20 MB)', async () => {

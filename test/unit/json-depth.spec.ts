@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, nestingDepthExceeds } from '../../src/common/http/json-body.interceptor.js';
+import { MAX_JSON_DEPTH, nestingDepthExceeds } from '../../src/common/http/json-body.guard.js';
 
 const deep = (levels: number) => Buffer.from(`${'['.repeat(levels)}${']'.repeat(levels)}`);
 

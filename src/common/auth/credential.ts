@@ -1,5 +1,4 @@
 import type { Request } from 'express';
-import type { OwnerLimitValues } from '../../infra/config/app-config.js';
 import type { AppError } from '../errors/app-error.js';
 
 /** Whose key it is. Every key of one owner sees the same records. */
@@ -8,10 +7,8 @@ export interface KeyIdentity {
   keyId: string;
 }
 
-/** Who is calling: the owner of the key, with the owner's limits as read when the request was counted. */
-export interface Principal extends KeyIdentity {
-  limits: OwnerLimitValues;
-}
+/** Who is calling: the owner of the key. */
+export type Principal = KeyIdentity;
 
 /** What the Authorization header turned out to be. */
 export type KeyCheck = { kind: 'none'; error: AppError } | { kind: 'rejected'; error: Error } | { kind: 'admin' } | { kind: 'key'; identity: KeyIdentity };

@@ -1,4 +1,3 @@
-import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from '@nestjs/common';
@@ -24,14 +23,10 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   (req as Request & { id?: string }).id = id;
   res.setHeader('X-Request-Id', id);
   const started = process.hrtime.bigint();
-  requestContext.run({ requestId: id }, () => {
-    res.on(
-      'finish',
-      AsyncResource.bind(() => {
-        const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-        logger.log({ msg: 'request completed', method: req.method, path: requestPath(req), status: res.statusCode, duration_ms: Math.round(durationMs * 10) / 10 });
-      }),
-    );
-    next();
+  // The access line names its request itself: binding the listener to the request's context costs more.
+  res.on('finish', () => {
+    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+    logger.log({ msg: 'request completed', request_id: id, method: req.method, path: requestPath(req), status: res.statusCode, duration_ms: Math.round(durationMs * 10) / 10 });
   });
+  requestContext.run({ requestId: id }, next);
 }

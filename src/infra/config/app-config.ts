@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
@@ -41,7 +42,7 @@ class EnvironmentVariables {
   WORK_DIR?: string;
 
   @IsOptional() @IsInt() @Min(1024 * 1024) @Max(2 ** 40)
-  BODY_INFLIGHT_MAX_BYTES: number = 128 * 1024 * 1024;
+  BODY_INFLIGHT_MAX_BYTES: number = 256 * 1024 * 1024;
 
   @IsOptional() @IsInt() @Min(0) @Max(10_000_000)
   DEFAULT_REQUESTS_PER_MINUTE?: number;
@@ -86,7 +87,7 @@ class EnvironmentVariables {
   ROLE: Role = 'all';
 
   @IsOptional() @IsInt() @Min(1) @Max(64)
-  WORKER_CONCURRENCY: number = 2;
+  WORKER_CONCURRENCY?: number;
 
   @IsOptional() @IsInt() @Min(2) @Max(3600)
   WORKER_LEASE_S: number = 30;
@@ -344,7 +345,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     embeddedPgPort: vars.EMBEDDED_PG_PORT,
     authCacheTtlMs: vars.AUTH_CACHE_TTL_MS,
     role: vars.ROLE,
-    workerConcurrency: vars.WORKER_CONCURRENCY,
+    // one more job than cores: while one task waits on the database or the disk, the cores keep rendering
+    workerConcurrency: vars.WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1),
     workerLeaseS: vars.WORKER_LEASE_S,
     providers,
     sandboxDelayMs: vars.SANDBOX_DELAY_MS,

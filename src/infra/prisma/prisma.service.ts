@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
 import { applyMigrations } from '../database/migrator.js';
@@ -13,12 +14,22 @@ import { applyMigrations } from '../database/migrator.js';
 export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(PrismaService.name);
 
+  /**
+   * The node-postgres pool under the client, for the few statements on the request path that repositories
+   * write as one round trip of SQL (see insertAdmittedTask); Prisma runs on the same connections.
+   */
+  readonly pool: pg.Pool;
+
   constructor(private readonly config: AppConfig) {
+    const pool = new pg.Pool({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs });
     super({
-      adapter: new PrismaPg({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs }),
+      adapter: new PrismaPg(pool),
       // A transaction that cannot get a connection in time fails (P2028: 503 with Retry-After) instead of waiting for ever.
       transactionOptions: { maxWait: config.databasePoolTimeoutMs, timeout: Math.max(15_000, config.databasePoolTimeoutMs * 3) },
     });
+    this.pool = pool;
+    // an idle connection that breaks (the database restarts) is reported here; queries then reconnect
+    pool.on('error', (err) => this.logger.warn(`an idle database connection failed: ${err.message}`));
   }
 
   async onModuleInit(): Promise<void> {
@@ -29,6 +40,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   /** Last of all at shutdown: workers (stopped in onModuleDestroy) may still finish their step first. */
   async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
+    await this.pool.end().catch(() => undefined);
   }
 }
 

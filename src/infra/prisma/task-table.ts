@@ -35,12 +35,6 @@ export type ClaimOutcome =
 /** Runs inside the transaction of a state change (to `status`): enqueues jobs, writes notifications. */
 export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[], status: string) => Promise<void>;
 
-/**
- * Admits a new task in the transaction that creates it (per-owner limits; throws when it is refused) and
- * answers the queue priority of its job.
- */
-export type AdmitTask = (tx: Prisma.TransactionClient) => Promise<{ priority: number }>;
-
 /** Sends the job that runs task `id`, with the job id `jobId` (and a queue priority), inside the transaction `db`. */
 export type EnqueueTask = (db: SqlExecutor, id: string, jobId: string, priority?: number) => Promise<void>;
 

@@ -3,6 +3,7 @@ import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
+import type { JobSql } from '../prisma/task-insert.js';
 import { type JobName, type JobPayloads, QUEUES } from './jobs.js';
 
 export interface SendOptions {
@@ -128,6 +129,14 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     } as PgBoss.SendOptions);
   }
 
+  /**
+   * Jobs of `name` were just written (and committed) by this instance: its consumer, if it waits for
+   * the next poll, fetches at once. Other instances find them at their next poll (POLL_MS).
+   */
+  jobsAdded(name: JobName): void {
+    for (const c of this.consumers) if (c.name === name && c.running < c.concurrency && c.idleUntil <= Date.now()) c.wake?.();
+  }
+
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
   async work<N extends JobName>(name: N, concurrency: number, handler: Handler<N>): Promise<void> {
     const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0 };
@@ -138,6 +147,19 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   /** A cron schedule (minute resolution); one instance sends each tick. */
   async schedule(name: JobName, cron: string): Promise<void> {
     await this.boss.schedule(name, cron, {}, { tz: 'UTC' });
+  }
+
+  /**
+   * The job as pg-boss's own send() writes it (its queue's expiry, retention, retries and policy; start
+   * now), rendered into a larger statement: a task and its job in one round trip (see insertAdmittedTask).
+   */
+  static jobSql<N extends JobName>(name: N, id: string, payload: JobPayloads[N]): JobSql {
+    return (s, priority) => `INSERT INTO pgboss.job (id, name, data, priority, expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy, dead_letter)
+      SELECT ${s.param(id)}::uuid, q.name, ${s.param(JSON.stringify(payload))}::jsonb, ${priority},
+        COALESCE(q.expire_seconds * interval '1s', interval '15 minutes'), now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'),
+        COALESCE(q.retry_limit, 2), CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
+        COALESCE(q.retry_backoff, false), q.policy, q.dead_letter
+      FROM pgboss.queue q WHERE q.name = ${s.param(name)}`;
   }
 
   /**

@@ -3,8 +3,8 @@ import type { TaskLease } from '../../common/tasks/task-runner.js';
 import type { AudioUpload } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { type AdmitTask, type EnqueueTask, type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
+import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 import type { AudioFacts } from './providers/audio-provider.js';
 
 export type AudioUploadRow = AudioUpload;
@@ -25,14 +25,13 @@ export class AudioRepository {
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
-  /** Admits the upload, inserts it, and sends its job, in one transaction. */
-  createUpload(upload: Pick<AudioUpload, 'id' | 'jobId' | 'owner' | 'slots' | 'credits' | 'baseUrl' | 'url' | 'createdAt' | 'deadlineAt'>, admit: AdmitTask, enqueue: EnqueueTask): Promise<AudioUploadRow> {
-    return this.prisma.$transaction(async (tx) => {
-      const { priority } = await admit(tx);
-      const row = await tx.audioUpload.create({ data: { ...upload, updatedAt: upload.createdAt } });
-      await enqueue(sqlExecutorOf(tx), row.id, upload.jobId!, priority);
-      return row;
-    });
+  /** Admits the upload, inserts it, and sends its job, in one statement. */
+  async createUpload(
+    upload: Pick<AudioUpload, 'id' | 'jobId' | 'owner' | 'slots' | 'credits' | 'baseUrl' | 'url' | 'createdAt' | 'deadlineAt'>,
+    admission: AdmissionSql,
+    job: JobSql,
+  ): Promise<Pick<AudioUpload, 'id'>> {
+    return insertAdmittedTask(this.prisma.pool, { table: 'audio_uploads', id: upload.id, columns: snakeColumns({ ...upload, updatedAt: upload.createdAt }), returning: 'id' }, admission, job);
   }
 
   findForOwner(owner: string, id: string): Promise<AudioUploadRow | null> {

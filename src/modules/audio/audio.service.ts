@@ -13,8 +13,8 @@ import type { AudioUploadDetailDto, AudioUploadDetailResultDto, AudioUploadResul
 export class AudioService {
   constructor(
     private readonly uploads: AudioRepository,
-    private readonly queue: QueueService,
     private readonly config: AppConfig,
+    private readonly queue: QueueService,
     private readonly limits: LimitsService,
   ) {}
 
@@ -23,12 +23,10 @@ export class AudioService {
     const createdAt = new Date();
     const jobId = randomUUID();
     const price = this.limits.price('audio', {});
-    const row = await this.uploads.createUpload(
-      { id: randomUUID(), jobId, owner: principal.owner, ...price, url: dto.url, baseUrl: requestBase ?? null, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) },
-      this.limits.admission(principal, 'audio', price),
-      async (db, uploadId, id, priority) => void (await this.queue.send('audio.run', { uploadId }, { db, id, priority })),
-    );
-    this.limits.accepted(principal.owner, 'audio', price);
+    const id = randomUUID();
+    const upload = { id, jobId, owner: principal.owner, ...price, url: dto.url, baseUrl: requestBase ?? null, createdAt, deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.audio * 1000) };
+    const row = await this.limits.admit(principal.owner, 'audio', price, (admission) => this.uploads.createUpload(upload, admission, QueueService.jobSql('audio.run', jobId, { uploadId: id })));
+    this.queue.jobsAdded('audio.run');
     return { code: 'success', message: '', data: row.id };
   }
 

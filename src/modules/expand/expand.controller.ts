@@ -3,7 +3,9 @@ import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags 
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
-import { BodyLimit } from '../../common/http/json-body.interceptor.js';
+import { Base64Json } from '../../common/http/base64-json.js';
+import { IMAGE_RULES } from './image-rules.js';
+import { BodyLimit, StreamedBase64Field } from '../../common/http/json-body.guard.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
@@ -28,6 +30,7 @@ export class ExpandController {
   @Post()
   @HttpCode(200)
   @BodyLimit(EXPAND_BODY_LIMIT_BYTES)
+  @StreamedBase64Field('image', IMAGE_RULES.maxBytes)
   @ApiOperation({
     operationId: 'createExpandTask',
     summary: 'Expand an image (outpainting)',
@@ -57,7 +60,7 @@ export class ExpandController {
   })
   @ApiOkResponse({ type: ExpandTaskEnvelopeDto, description: 'The task, created with task_status "submitted".' })
   @ApiErrors([...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'])
-  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExpandTaskDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskEnvelopeDto> {
+  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExpandTaskDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
     return this.expand.createTask(principal, body, base);
   }
 

@@ -115,7 +115,7 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
 
   private async inspect(bytes: Buffer, task: ExpandTaskRow): Promise<ImageFacts> {
     try {
-      return await inspectImage(bytes);
+      return inspectImage(bytes);
     } catch (err) {
       if (err instanceof ImageRuleError) throw new TaskFailure(`the image ${task.imageUrl ? 'at the URL ' : ''}breaks a rule: ${err.message}`);
       throw err;

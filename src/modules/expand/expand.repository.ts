@@ -2,13 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { AppError } from '../../common/errors/app-error.js';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
-import { Prisma, type ExpandTask } from '../../generated/prisma/client.js';
+import type { ExpandTask, Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { readByteaByUuid } from '../../infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { type AdmitTask, type EnqueueTask, type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
+import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type ExpandTaskRow = ExpandTask;
+/** What the short task record (the create answer) is made of. */
+export type ExpandTaskRecordRow = Pick<ExpandTaskRow, 'id' | 'status' | 'externalTaskId' | 'createdAt' | 'updatedAt'>;
 
 export interface NewExpandTask {
   id: string;
@@ -55,22 +58,27 @@ export class ExpandRepository {
   }
 
   /**
-   * Admits the task, inserts it with its decoded image, and sends its job, in one transaction; a duplicate
+   * Admits the task, inserts it with its decoded image, and sends its job, in one statement; a duplicate
    * external_task_id of the owner is a CONFLICT.
    */
-  async createTask(task: NewExpandTask, admit: AdmitTask, enqueue: EnqueueTask): Promise<ExpandTaskRow> {
-    const { imageBytes, ...columns } = task;
+  async createTask(task: NewExpandTask, admission: AdmissionSql, job: JobSql): Promise<ExpandTaskRecordRow> {
+    const { imageBytes, ...fields } = task;
     try {
-      return await this.prisma.$transaction(async (tx) => {
-        const { priority } = await admit(tx);
-        const row = await tx.expandTask.create({
-          data: { ...columns, updatedAt: task.createdAt, ...(imageBytes ? { input: { create: { bytes: imageBytes as Uint8Array<ArrayBuffer> } } } : {}) },
-        });
-        await enqueue(sqlExecutorOf(tx), row.id, task.jobId, priority);
-        return row;
-      });
+      const row = await insertAdmittedTask<{ status: ExpandTaskRow['status'] }>(
+        this.prisma.pool,
+        {
+          table: 'expand_tasks',
+          id: task.id,
+          columns: snakeColumns({ ...fields, updatedAt: task.createdAt }),
+          children: [{ table: 'expand_inputs', rows: imageBytes ? [{ task_id: task.id, bytes: imageBytes }] : [] }],
+          returning: 'status',
+        },
+        admission,
+        job,
+      );
+      return { id: task.id, status: row.status, externalTaskId: task.externalTaskId, createdAt: task.createdAt, updatedAt: task.createdAt };
     } catch (err) {
-      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+      if ((err as { code?: string }).code === '23505') {
         throw new AppError('CONFLICT', `external_task_id "${task.externalTaskId}" is already used by another of your tasks`);
       }
       throw err;
@@ -102,9 +110,11 @@ export class ExpandRepository {
     return this.prisma.expandTask.findUnique({ where: { id } });
   }
 
+  /**
+   * The submitted image, as stored (see readByteaByUuid: not encoded as text by the server and decoded here).
+   */
   async findInputBytes(taskId: string): Promise<Buffer | null> {
-    const input = await this.prisma.expandInput.findUnique({ where: { taskId } });
-    return input ? Buffer.from(input.bytes) : null;
+    return readByteaByUuid(this.prisma.pool, { table: 'expand_inputs', column: 'bytes', key: 'task_id' }, taskId);
   }
 
   markSucceeded(id: string, worker: string): Promise<boolean> {

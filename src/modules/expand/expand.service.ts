@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
+import { Base64Json } from '../../common/http/base64-json.js';
 import { successEnvelope } from '../../common/http/envelope.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
@@ -15,55 +16,58 @@ import type { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { parseImageCount } from './dto/expand-validators.js';
 import type { ExpandTaskDetailDto, ExpandTaskDetailEnvelopeDto, ExpandTaskDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
 import type { ListExpandTasksQueryDto } from './dto/list-expand-tasks.dto.js';
-import { ExpandRepository, type ExpandTaskRow } from './expand.repository.js';
+import { ExpandRepository, type ExpandTaskRecordRow, type ExpandTaskRow, type NewExpandTask } from './expand.repository.js';
 
 @Injectable()
 export class ExpandService {
   constructor(
     private readonly tasks: ExpandRepository,
-    private readonly queue: QueueService,
     private readonly media: MediaService,
     private readonly config: AppConfig,
+    private readonly queue: QueueService,
     private readonly callbacks: CallbacksService,
     private readonly limits: LimitsService,
   ) {}
 
-  /** Stores the task and enqueues its job in one transaction: neither exists without the other. */
-  async createTask(principal: Principal, dto: CreateExpandTaskDto, requestBase?: string): Promise<ExpandTaskEnvelopeDto> {
+  /**
+   * Stores the task and enqueues its job in one statement: neither exists without the other. The reply
+   * echoes the image; one that was decoded while it streamed in is encoded back as the reply streams out.
+   */
+  async createTask(principal: Principal, dto: CreateExpandTaskDto, requestBase?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
     const image = dto.image;
     const facts = image.kind === 'base64' ? image.facts : undefined;
     const createdAt = new Date();
     const n = parseImageCount(dto.n)!;
     const price = this.limits.price('expand', { images: n });
-    const row = await this.tasks.createTask(
-      {
-        id: randomUUID(),
-        jobId: randomUUID(),
-        owner: principal.owner,
-        ...price,
-        externalTaskId: dto.external_task_id ?? null,
-        imageUrl: image.kind === 'url' ? image.url : null,
-        imageBytes: image.kind === 'base64' ? image.bytes : null,
-        imageFormat: facts?.format ?? null,
-        imageWidth: facts?.width ?? null,
-        imageHeight: facts?.height ?? null,
-        upRatio: dto.up_expansion_ratio,
-        bottomRatio: (dto.bottom_expansion_ratio ?? dto.down_expansion_ratio)!,
-        leftRatio: dto.left_expansion_ratio,
-        rightRatio: dto.right_expansion_ratio,
-        prompt: dto.prompt ?? null,
-        n,
-        callbackUrl: dto.callback_url ?? null,
-        watermark: dto.watermark_info?.enabled ?? false,
-        baseUrl: requestBase ?? null,
-        createdAt,
-        deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
-      },
-      this.limits.admission(principal, 'expand', price),
-      async (db, taskId, id, priority) => void (await this.queue.send('expand.run', { taskId }, { db, id, priority })),
-    );
-    this.limits.accepted(principal.owner, 'expand', price);
-    return successEnvelope({ data: toTaskDto(row), image: image.original });
+    const [id, jobId] = [randomUUID(), randomUUID()];
+    const task: NewExpandTask = {
+      id,
+      jobId,
+      owner: principal.owner,
+      ...price,
+      externalTaskId: dto.external_task_id ?? null,
+      imageUrl: image.kind === 'url' ? image.url : null,
+      imageBytes: image.kind === 'base64' ? image.bytes : null,
+      imageFormat: facts?.format ?? null,
+      imageWidth: facts?.width ?? null,
+      imageHeight: facts?.height ?? null,
+      upRatio: dto.up_expansion_ratio,
+      bottomRatio: (dto.bottom_expansion_ratio ?? dto.down_expansion_ratio)!,
+      leftRatio: dto.left_expansion_ratio,
+      rightRatio: dto.right_expansion_ratio,
+      prompt: dto.prompt ?? null,
+      n,
+      callbackUrl: dto.callback_url ?? null,
+      watermark: dto.watermark_info?.enabled ?? false,
+      baseUrl: requestBase ?? null,
+      createdAt,
+      deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
+    };
+    const row = await this.limits.admit(principal.owner, 'expand', price, (admission) => this.tasks.createTask(task, admission, QueueService.jobSql('expand.run', jobId, { taskId: id })));
+    this.queue.jobsAdded('expand.run');
+    const original = image.original;
+    if (original === undefined) return new Base64Json(successEnvelope({ data: toTaskDto(row) }), 'image', (image as { bytes: Buffer }).bytes);
+    return successEnvelope({ data: toTaskDto(row), image: original });
   }
 
   async getTask(principal: Principal, idOrExternalId: string): Promise<ExpandTaskDetailEnvelopeDto> {
@@ -105,7 +109,7 @@ export class ExpandService {
   }
 }
 
-export function toTaskDto(row: ExpandTaskRow): ExpandTaskDto {
+export function toTaskDto(row: ExpandTaskRecordRow): ExpandTaskDto {
   return {
     task_id: row.id,
     task_status: row.status,

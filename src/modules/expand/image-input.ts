@@ -1,13 +1,15 @@
+import type { DecodedBase64 } from '../../common/http/base64-field-reader.js';
 import { isHttpUrl } from '../../common/validation/validators.js';
 import { assertSize, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
 
 /**
  * The `image` field after parsing: a URL (checked for form only; fetched when the task runs) or Base64
- * decoded once into bytes. `original` is the string as sent, echoed in the reply without a copy.
+ * decoded once into bytes. `original` is the string as sent, echoed in the reply without a copy; a
+ * large body's image was decoded while it streamed in, and has no `original` (the reply encodes the bytes).
  */
 export type ImageInput =
   | { kind: 'url'; original: string; url: string }
-  | { kind: 'base64'; original: string; bytes: Buffer; facts?: ImageFacts };
+  | { kind: 'base64'; original?: string; bytes: Buffer; facts?: ImageFacts };
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -38,9 +40,16 @@ export function parseImageField(value: unknown): ImageInput {
   return { kind: 'base64', original: value, bytes: Buffer.from(compact, 'base64') };
 }
 
+/** The image of a body whose Base64 was decoded while it streamed in (see Base64FieldReader). */
+export function imageFromDecoded(decoded: DecodedBase64): ImageInput {
+  if (decoded.problem) throw new ImageRuleError(decoded.problem);
+  assertSize(decoded.decodedLength);
+  return { kind: 'base64', bytes: decoded.bytes };
+}
+
 /** Applies the image rules to decoded bytes and records what was read. */
 export async function checkImageInput(input: ImageInput): Promise<void> {
   if (input.kind === 'base64') {
-    input.facts = await inspectImage(input.bytes);
+    input.facts = inspectImage(input.bytes);
   }
 }

@@ -11,10 +11,10 @@ import { KeysService } from './keys.service.js';
 
 /**
  * Resolves the Authorization header and enforces each route's access rule, before any body is read
- * (bodies are read by JsonBodyInterceptor, after the guards): keyed routes need a valid, unrevoked key;
+ * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
  * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); public routes
  * need nothing, and do not look the key up at all. A keyed request is then counted against its owner's
- * rate limit (1302 over it), which also reads the owner's limits for the rest of the request.
+ * rate limit (1302 over it).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -49,8 +49,8 @@ export class ApiKeyGuard implements CanActivate {
         throw new AppError('AUTH_FAILED', 'The admin key is only accepted on /admin routes; use an API key here');
       case 'key': {
         if (access === 'admin') throw new AppError('FORBIDDEN', 'This route needs the admin key; an API key may not use it');
-        const limits = await this.limits.countRequest(check.identity.owner, context.switchToHttp().getResponse<Response>());
-        (req as AuthenticatedRequest).credential = { kind: 'key', principal: { ...check.identity, limits } } satisfies Credential;
+        await this.limits.countRequest(check.identity.owner, context.switchToHttp().getResponse<Response>());
+        (req as AuthenticatedRequest).credential = { kind: 'key', principal: check.identity } satisfies Credential;
         return true;
       }
     }

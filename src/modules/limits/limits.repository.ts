@@ -1,24 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { type AdmissionSql, prepared } from '../../infra/prisma/task-insert.js';
+import type { RateGrant } from './rate-limiter.js';
 
 /** The limits an admin set: the keys given, each an integer or null (unlimited); an absent key is the default. */
 export type StoredLimits = Partial<Record<'requests_per_minute' | 'max_concurrent_tasks' | 'monthly_credits', number | null>>;
-
-export interface RateCount {
-  /** Requests in the current window, this one included. */
-  count: number;
-  /** Seconds until the window ends. */
-  resetS: number;
-  /** The owner's stored limits, read in the same statement (every instance sees a change at once). */
-  limits: StoredLimits | null;
-}
 
 export interface Admission {
   admitted: boolean;
   refusal: 'concurrency' | 'credits' | null;
   slotsBefore: number;
   creditsBefore: number;
+}
+
+/** Why a task was refused, with the owner's counters and limits at that moment. */
+export interface Refusal {
+  refusal: 'concurrency' | 'credits';
+  slotsBefore: number;
+  creditsBefore: number;
+  maxSlots: number;
+  maxCredits: number;
 }
 
 export interface OperationUsage {
@@ -43,6 +45,9 @@ export interface Released {
   refunded: number;
 }
 
+/** The notification channel on which a change of an owner's limits is announced (payload: the owner). */
+export const LIMITS_CHANNEL = 'mgw_limits';
+
 /** Each task table's operation, and the states that mean succeeded and failed. */
 const TASK_TABLES = [
   { operation: 'expand', table: 'expand_tasks', status: 'status', done: 'succeed' },
@@ -62,26 +67,14 @@ export function succeededState(operation: OperationUsage['operation']): string {
 export class LimitsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /**
-   * Counts one request in the owner's current window of `windowS` seconds (a new window starts with the
-   * first request after the last one ended) and reads the owner's limits, in one statement on the
-   * database's clock, so every instance counts against the same window.
-   */
-  async countRequest(owner: string, windowS: number): Promise<RateCount> {
-    const [row] = await this.prisma.$queryRawUnsafe<{ count: number; reset_s: number; limits: StoredLimits | null }[]>(
-      `WITH counted AS (
-         INSERT INTO rate_windows AS w (owner, window_start, count) VALUES ($1, now(), 1)
-         ON CONFLICT (owner) DO UPDATE SET
-           window_start = CASE WHEN w.window_start <= now() - make_interval(secs => $2) THEN now() ELSE w.window_start END,
-           count = CASE WHEN w.window_start <= now() - make_interval(secs => $2) THEN 1 ELSE w.count + 1 END
-         RETURNING count, window_start)
-       SELECT counted.count, ceil(extract(epoch FROM counted.window_start + make_interval(secs => $2) - now()))::int AS reset_s,
-              (SELECT l.limits FROM owner_limits l WHERE l.owner = $1) AS limits
-       FROM counted`,
-      owner,
-      windowS,
+  /** A grant of requests from the owner's window (see mgw_rate_take and RateLimiter). One round trip. */
+  async takeRequests(owner: string, defaultRpm: number | null, want: number, giveBack: number, giveBackWindow: Date | null, windowS: number): Promise<RateGrant> {
+    const {
+      rows: [row],
+    } = await this.prisma.pool.query<{ rpm: number | null; granted: number; counted: number; window_start: Date | null; reset_ms: number | null }>(
+      prepared('SELECT * FROM mgw_rate_take($1, $2::int, $3::int, $4::int, $5::timestamptz, $6::int)', [owner, defaultRpm, want, giveBack, giveBackWindow, windowS]),
     );
-    return { count: row.count, resetS: Math.max(1, row.reset_s), limits: row.limits };
+    return { rpm: row.rpm, granted: row.granted, counted: row.counted, windowStart: row.window_start, resetMs: row.reset_ms };
   }
 
   /** The owner's request window as it stands (without counting). */
@@ -95,8 +88,25 @@ export class LimitsRepository {
     return row ? { count: row.count, resetS: Math.max(1, row.reset_s) } : null;
   }
 
-  /** Admits a task in the transaction that creates it (see mgw_admit): the owner's counter row stays locked until it commits. */
-  async admit(tx: Prisma.TransactionClient, owner: string, slots: number, credits: number, maxSlots: number | null, maxCredits: number | null, month: string, monthStart: Date): Promise<Admission> {
+  /**
+   * The admission of a new task as part of the statement that inserts it (see mgw_admit_task): the
+   * owner's counter row stays locked until that statement commits; a refusal raises (refusalOf).
+   */
+  static admissionSql(owner: string, slots: number, credits: number, defaultMaxSlots: number | null, defaultMaxCredits: number | null, month: string, monthStart: Date): AdmissionSql {
+    return (s, taskId) =>
+      `SELECT slots_before FROM mgw_admit_task(${s.param(owner)}, ${s.param(taskId)}::uuid, ${s.param(slots)}::int, ${s.param(credits)}::int, ${s.param(defaultMaxSlots)}::int, ${s.param(defaultMaxCredits)}::int, ${s.param(month)}, ${s.param(monthStart)}::timestamptz)`;
+  }
+
+  /** The refusal a failed admission raised (SQLSTATE MGW01), or undefined for any other error. */
+  static refusalOf(err: unknown): Refusal | undefined {
+    const e = err as { code?: unknown; detail?: unknown };
+    if (e?.code !== 'MGW01' || typeof e.detail !== 'string') return undefined;
+    const detail = JSON.parse(e.detail) as { refusal: 'concurrency' | 'credits'; slots_before: number; credits_before: number; max_slots: number; max_credits: number };
+    return { refusal: detail.refusal, slotsBefore: detail.slots_before, creditsBefore: detail.credits_before, maxSlots: detail.max_slots, maxCredits: detail.max_credits };
+  }
+
+  /** Reads (and, when missing, rebuilds) the owner's counters under the rules of an admission of nothing. */
+  private async admit(tx: Prisma.TransactionClient, owner: string, slots: number, credits: number, maxSlots: number | null, maxCredits: number | null, month: string, monthStart: Date): Promise<Admission> {
     const [row] = await tx.$queryRawUnsafe<{ admitted: boolean; refusal: 'concurrency' | 'credits' | null; slots_before: number; credits_before: number }[]>(
       'SELECT * FROM mgw_admit($1, $2, $3, $4, $5, $6, $7)',
       owner,
@@ -139,8 +149,15 @@ export class LimitsRepository {
     return row ? (row.limits as StoredLimits) : null;
   }
 
+  /** Stores the owner's limits and, in the same statement, tells every instance (LIMITS_CHANNEL) to drop what it cached. */
   async saveLimits(owner: string, limits: StoredLimits): Promise<void> {
-    await this.prisma.ownerLimit.upsert({ where: { owner }, create: { owner, limits }, update: { limits, updatedAt: new Date() } });
+    await this.prisma.pool.query(
+      `WITH saved AS (
+         INSERT INTO owner_limits (owner, limits, updated_at) VALUES ($1, $2::jsonb, now())
+         ON CONFLICT (owner) DO UPDATE SET limits = EXCLUDED.limits, updated_at = now() RETURNING owner)
+       SELECT pg_notify('${LIMITS_CHANNEL}', owner) FROM saved`,
+      [owner, JSON.stringify(limits)],
+    );
   }
 
   /** Slots the owner's unfinished tasks hold and credits used in `month`, from the counters (rebuilt from the tasks when missing). */

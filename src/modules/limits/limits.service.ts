@@ -1,12 +1,13 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError } from '../../common/errors/app-error.js';
-import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig, type Operation, type OwnerLimitValues } from '../../infra/config/app-config.js';
+import { NotificationsService } from '../../infra/database/notifications.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import type { AdmitTask, InTransaction } from '../../infra/prisma/task-table.js';
-import type { Principal } from '../../common/auth/credential.js';
-import { type DailyUsage, LimitsRepository, type OperationUsage, type StoredLimits, succeededState } from './limits.repository.js';
+import type { AdmissionSql } from '../../infra/prisma/task-insert.js';
+import type { InTransaction } from '../../infra/prisma/task-table.js';
+import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type StoredLimits, succeededState } from './limits.repository.js';
+import { RateLimiter } from './rate-limiter.js';
 
 /** Requests are counted per owner in windows of this many seconds. */
 export const RATE_WINDOW_S = 60;
@@ -41,14 +42,26 @@ export function monthOf(at = new Date()): { key: string; start: Date; next: Date
  * admin has not set are the DEFAULT_* settings; null is unlimited.
  */
 @Injectable()
-export class LimitsService {
+export class LimitsService implements OnModuleInit {
   private readonly logger = new Logger('Limits');
+
+  private readonly rateLimiter: RateLimiter;
 
   constructor(
     private readonly repository: LimitsRepository,
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
-  ) {}
+    private readonly notifications: NotificationsService,
+  ) {
+    this.rateLimiter = new RateLimiter((owner, want, giveBack, giveBackWindow) =>
+      this.repository.takeRequests(owner, this.config.defaultLimits.requestsPerMinute, want, giveBack, giveBackWindow, RATE_WINDOW_S),
+    );
+  }
+
+  /** A change of an owner's limits on any instance drops what this one cached of them. */
+  async onModuleInit(): Promise<void> {
+    if (this.config.runsApi) await this.notifications.listen(LIMITS_CHANNEL, (owner) => this.rateLimiter.forget(owner));
+  }
 
   /** The owner's limits: what an admin stored, and the defaults for the rest. */
   effective(stored: StoredLimits | null): OwnerLimitsReport {
@@ -62,23 +75,19 @@ export class LimitsService {
   }
 
   /**
-   * Counts a keyed request against its owner and answers with the owner's limits. Sets the IETF draft's
-   * RateLimit-Policy and RateLimit headers when the owner has a rate limit; over it, refuses with 1302 and
-   * Retry-After (the seconds until the window ends).
+   * Counts a keyed request against its owner's rate limit (RateLimiter: shared by every instance, without
+   * a database write per request). Sets the IETF draft's RateLimit-Policy and RateLimit headers when the
+   * owner has a rate limit; over it, refuses with 1302 and Retry-After (the seconds until the window ends).
    */
-  async countRequest(owner: string, res: Response): Promise<OwnerLimitValues> {
-    const { count, resetS, limits: stored } = await this.repository.countRequest(owner, RATE_WINDOW_S);
-    const { limits } = this.effective(stored);
-    const quota = limits.requestsPerMinute;
-    if (quota !== null) {
-      res.setHeader('RateLimit-Policy', `"${POLICY}";q=${quota};w=${RATE_WINDOW_S}`);
-      res.setHeader('RateLimit', `"${POLICY}";r=${Math.max(0, quota - count)};t=${resetS}`);
-      if (count > quota) {
-        this.metrics.limitRefusals.inc({ owner, code: '1302' });
-        throw new AppError('RATE_LIMITED', `Too many requests: your limit is ${quota} per minute; the window ends in ${resetS} s`, resetS);
-      }
+  async countRequest(owner: string, res: Response): Promise<void> {
+    const decision = await this.rateLimiter.count(owner);
+    if (!decision.limited) return;
+    res.setHeader('RateLimit-Policy', `"${POLICY}";q=${decision.rpm};w=${RATE_WINDOW_S}`);
+    res.setHeader('RateLimit', `"${POLICY}";r=${decision.remaining};t=${decision.resetS}`);
+    if (!decision.allowed) {
+      this.metrics.limitRefusals.inc({ owner, code: '1302' });
+      throw new AppError('RATE_LIMITED', `Too many requests: your limit is ${decision.rpm} per minute; the window ends in ${decision.resetS} s`, decision.resetS);
     }
-    return limits;
   }
 
   /** What an operation holds and costs, by the documented prices (PRICE_*). */
@@ -95,46 +104,40 @@ export class LimitsService {
   }
 
   /**
-   * Admits a task in the transaction that creates it, atomically across instances: refused with 1303
-   * when its slots would pass the owner's max_concurrent_tasks, with 1102 when its price would pass this
-   * month's credits. Returns the job priority that makes scheduling fair: the fewer slots the owner holds
-   * already, the sooner its task runs, so one owner's backlog does not hold back another's task.
+   * Admits a task in the one statement that creates it (`insert` runs insertAdmittedTask with the
+   * admission query), atomically across instances: refused with 1303 when its slots would pass the
+   * owner's max_concurrent_tasks, with 1102 when its price would pass this month's credits. The job's
+   * priority makes scheduling fair: the fewer slots the owner holds already, the sooner its task runs.
    */
-  admission(principal: Principal, operation: Operation, price: Price): AdmitTask {
-    return (tx) => this.admit(tx, principal, operation, price);
-  }
-
-  private async admit(tx: Prisma.TransactionClient, { owner, limits }: Principal, operation: Operation, price: Price): Promise<{ priority: number }> {
+  async admit<R>(owner: string, operation: Operation, price: Price, insert: (admission: AdmissionSql) => Promise<R>): Promise<R> {
     const month = monthOf();
-    if (limits.maxConcurrentTasks !== null && price.slots > limits.maxConcurrentTasks) {
-      this.refused(owner, '1303');
-      throw new AppError('CONCURRENCY_LIMITED', `This task needs ${price.slots} slots (one per image); your limit is ${limits.maxConcurrentTasks} tasks at once`, CONCURRENCY_RETRY_AFTER_S);
-    }
-    const admission = await this.repository.admit(tx, owner, price.slots, price.credits, limits.maxConcurrentTasks, limits.monthlyCredits, month.key, month.start);
-    if (admission.refusal === 'concurrency') {
-      this.refused(owner, '1303');
-      throw new AppError(
-        'CONCURRENCY_LIMITED',
-        `Too many tasks at once: your limit is ${limits.maxConcurrentTasks} slots, ${admission.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`,
-        CONCURRENCY_RETRY_AFTER_S,
-      );
-    }
-    if (admission.refusal === 'credits') {
+    const defaults = this.config.defaultLimits;
+    let row: R;
+    try {
+      row = await insert(LimitsRepository.admissionSql(owner, price.slots, price.credits, defaults.maxConcurrentTasks, defaults.monthlyCredits, month.key, month.start));
+    } catch (err) {
+      const refusal = LimitsRepository.refusalOf(err);
+      if (!refusal) throw err;
+      if (refusal.refusal === 'concurrency') {
+        this.refused(owner, '1303');
+        throw new AppError(
+          'CONCURRENCY_LIMITED',
+          price.slots > refusal.maxSlots
+            ? `This task needs ${price.slots} slots (one per image); your limit is ${refusal.maxSlots} tasks at once`
+            : `Too many tasks at once: your limit is ${refusal.maxSlots} slots, ${refusal.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`,
+          CONCURRENCY_RETRY_AFTER_S,
+        );
+      }
       this.refused(owner, '1102');
-      const untilNextMonth = Math.ceil((month.next.getTime() - Date.now()) / 1000);
       throw new AppError(
         'CREDITS_EXHAUSTED',
-        `Resource pack exhausted: this task costs ${price.credits} credits and ${Math.max(0, (limits.monthlyCredits ?? 0) - admission.creditsBefore)} of your ${limits.monthlyCredits} for ${month.key} are left`,
-        untilNextMonth,
+        `Resource pack exhausted: this task costs ${price.credits} credits and ${Math.max(0, refusal.maxCredits - refusal.creditsBefore)} of your ${refusal.maxCredits} for ${month.key} are left`,
+        Math.ceil((month.next.getTime() - Date.now()) / 1000),
       );
     }
-    return { priority: -admission.slotsBefore };
-  }
-
-  /** Counts a task whose creating transaction committed. */
-  accepted(owner: string, operation: Operation, price: Price): void {
     this.metrics.tasksAccepted.inc({ owner, operation });
     this.metrics.creditsCharged.inc({ owner, operation }, price.credits);
+    return row;
   }
 
   /**

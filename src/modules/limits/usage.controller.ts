@@ -18,6 +18,6 @@ export class UsageController {
   @ApiOkResponse({ type: UsageDto })
   @ApiErrors(KEYED_ROUTE_ERRORS)
   get(@CurrentPrincipal() principal: Principal): Promise<UsageDto> {
-    return this.usage.ownUsage(principal.owner, principal.limits);
+    return this.usage.ownUsage(principal.owner);
   }
 }

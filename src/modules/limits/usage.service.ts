@@ -28,13 +28,15 @@ export class UsageService {
     return this.toLimitsDto(owner, report.limits, report.fromDefaults);
   }
 
-  async ownUsage(owner: string, limits: OwnerLimitValues): Promise<UsageDto> {
+  async ownUsage(owner: string): Promise<UsageDto> {
+    const { limits } = await this.limits.report(owner);
     const [{ month, operations }, current] = await Promise.all([this.limits.monthUsage(owner), this.limits.currentUsage(owner, limits)]);
     const byOperation = Object.fromEntries(operations.map((o) => [o.operation, toOperationDto(o)])) as unknown as UsageDto['operations'];
     return { owner, month, operations: byOperation, credits: { monthly_credits: limits.monthlyCredits, used: current.creditsUsed, remaining: current.creditsRemaining } };
   }
 
-  async creditBalance(owner: string, limits: OwnerLimitValues): Promise<CreditBalanceDto> {
+  async creditBalance(owner: string): Promise<CreditBalanceDto> {
+    const { limits } = await this.limits.report(owner);
     const current = await this.limits.currentUsage(owner, limits);
     return current.creditsRemaining === null ? { credit_balance: Number.MAX_SAFE_INTEGER, unlimited: true } : { credit_balance: current.creditsRemaining, unlimited: false };
   }

@@ -98,7 +98,7 @@ export class VideoController {
   @ApiOkResponse({ type: CreditBalanceDto })
   @ApiErrors(KEYED_ROUTE_ERRORS)
   credits(@CurrentPrincipal() principal: Principal): Promise<CreditBalanceDto> {
-    return this.usage.creditBalance(principal.owner, principal.limits);
+    return this.usage.creditBalance(principal.owner);
   }
 
   @Get('ping')

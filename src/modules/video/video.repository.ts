@@ -1,12 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
-import { Prisma, type VideoGeneration, type VideoKeyframe } from '../../generated/prisma/client.js';
+import type { Prisma, VideoGeneration, VideoKeyframe } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { type AdmitTask, type EnqueueTask, type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
+import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
 
 export type GenerationRow = VideoGeneration & { keyframes: VideoKeyframe[] };
+/** What a generation record (GET, the create answer) is made of. */
+export type GenerationRecordRow = Pick<GenerationRow, 'id' | 'state' | 'model' | 'createdAt' | 'prompt' | 'aspectRatio' | 'enhance' | 'loop' | 'resolution' | 'duration' | 'concepts' | 'callbackUrl' | 'keyframes'>;
 export type NewKeyframe = Pick<VideoKeyframe, 'id' | 'position' | 'kind' | 'url' | 'sourceGenerationId'>;
 export type NewGeneration = Pick<
   VideoGeneration,
@@ -32,17 +35,21 @@ export class VideoRepository {
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
-  /** Admits the generation, inserts it with its keyframes, and sends its job, in one transaction. */
-  createGeneration(generation: NewGeneration, keyframes: NewKeyframe[], admit: AdmitTask, enqueue: EnqueueTask): Promise<GenerationRow> {
-    return this.prisma.$transaction(async (tx) => {
-      const { priority } = await admit(tx);
-      const row = await tx.videoGeneration.create({
-        data: { ...generation, concepts: generation.concepts ?? Prisma.DbNull, updatedAt: generation.createdAt, keyframes: { create: keyframes } },
-        include: WITH_KEYFRAMES,
-      });
-      await enqueue(sqlExecutorOf(tx), row.id, generation.jobId!, priority);
-      return row;
-    });
+  /** Admits the generation, inserts it with its keyframes, and sends its job, in one statement. */
+  async createGeneration(generation: NewGeneration, keyframes: NewKeyframe[], admission: AdmissionSql, job: JobSql): Promise<GenerationRecordRow> {
+    const row = await insertAdmittedTask<{ state: GenerationRow['state'] }>(
+      this.prisma.pool,
+      {
+        table: 'video_generations',
+        id: generation.id,
+        columns: snakeColumns({ ...generation, concepts: generation.concepts ? JSON.stringify(generation.concepts) : null, updatedAt: generation.createdAt }),
+        children: [{ table: 'video_keyframes', rows: keyframes.map((k) => snakeColumns({ ...k, generationId: generation.id })) }],
+        returning: 'state',
+      },
+      admission,
+      job,
+    );
+    return { ...generation, concepts: generation.concepts as GenerationRow['concepts'], state: row.state, keyframes: keyframes.map((k) => ({ ...k, generationId: generation.id })) };
   }
 
   /** Which of these ids are generations of this owner. */
@@ -64,13 +71,13 @@ export class VideoRepository {
     return this.prisma.videoGeneration.findFirst({ where: { id, owner, deletedAt: null }, include: WITH_KEYFRAMES });
   }
 
-  /** A page of the owner's generations, newest first, and how many there are in all. */
-  async listForOwner(owner: string, limit: number, offset: number): Promise<{ rows: GenerationRow[]; total: number }> {
-    const [rows, total] = await this.prisma.$transaction([
-      this.prisma.videoGeneration.findMany({ where: { owner, deletedAt: null }, include: WITH_KEYFRAMES, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit, skip: offset }),
-      this.prisma.videoGeneration.count({ where: { owner, deletedAt: null } }),
-    ]);
-    return { rows, total };
+  /**
+   * A page of the owner's generations, newest first, and whether more follow (one more is read to know:
+   * no count of all of them, which would grow with the owner's history).
+   */
+  async listForOwner(owner: string, limit: number, offset: number): Promise<{ rows: GenerationRow[]; hasMore: boolean }> {
+    const rows = await this.prisma.videoGeneration.findMany({ where: { owner, deletedAt: null }, include: WITH_KEYFRAMES, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit + 1, skip: offset });
+    return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 
   /**

@@ -15,7 +15,7 @@ import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, ty
 import type { ConceptRefDto, GenerationDetailDto, GenerationDto, GenerationListDto, KeyframeRefDto, KeyframesRefDto, MediaRefDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
 import { durationSeconds } from './providers/clip-renderer.js';
-import { type GenerationRow, type NewKeyframe, VideoRepository } from './video.repository.js';
+import { type GenerationRecordRow, type GenerationRow, type NewGeneration, type NewKeyframe, VideoRepository } from './video.repository.js';
 
 type Position = 'frame0' | 'frame1';
 
@@ -23,9 +23,9 @@ type Position = 'frame0' | 'frame1';
 export class VideoService {
   constructor(
     private readonly generations: VideoRepository,
-    private readonly queue: QueueService,
     private readonly media: MediaService,
     private readonly config: AppConfig,
+    private readonly queue: QueueService,
     private readonly callbacks: CallbacksService,
     private readonly limits: LimitsService,
   ) {}
@@ -44,30 +44,29 @@ export class VideoService {
     }));
     const createdAt = new Date();
     const price = this.limits.price('video', { videoSeconds: durationSeconds(dto.duration ?? null) });
-    const row = await this.generations.createGeneration(
-      {
-        id: randomUUID(),
-        jobId: randomUUID(),
-        owner: principal.owner,
-        ...price,
-        prompt: dto.prompt,
-        aspectRatio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
-        loop: dto.loop ?? false,
-        enhance: true,
-        model: dto.model ?? DEFAULT_VIDEO_MODEL,
-        resolution: dto.resolution ?? null,
-        duration: dto.duration ?? null,
-        concepts: dto.concepts?.length ? dto.concepts.map((c) => ({ key: c.key })) : null,
-        callbackUrl: dto.callback_url ?? null,
-        baseUrl: requestBase ?? null,
-        createdAt,
-        deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.video * 1000),
-      },
-      keyframes,
-      this.limits.admission(principal, 'video', price),
-      async (db, generationId, id, priority) => void (await this.queue.send('video.run', { generationId }, { db, id, priority })),
+    const [id, jobId] = [randomUUID(), randomUUID()];
+    const generation: NewGeneration = {
+      id,
+      jobId,
+      owner: principal.owner,
+      ...price,
+      prompt: dto.prompt,
+      aspectRatio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
+      loop: dto.loop ?? false,
+      enhance: true,
+      model: dto.model ?? DEFAULT_VIDEO_MODEL,
+      resolution: dto.resolution ?? null,
+      duration: dto.duration ?? null,
+      concepts: dto.concepts?.length ? dto.concepts.map((c) => ({ key: c.key })) : null,
+      callbackUrl: dto.callback_url ?? null,
+      baseUrl: requestBase ?? null,
+      createdAt,
+      deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.video * 1000),
+    };
+    const row = await this.limits.admit(principal.owner, 'video', price, (admission) =>
+      this.generations.createGeneration(generation, keyframes, admission, QueueService.jobSql('video.run', jobId, { generationId: id })),
     );
-    this.limits.accepted(principal.owner, 'video', price);
+    this.queue.jobsAdded('video.run');
     return toGenerationDto(row);
   }
 
@@ -78,8 +77,8 @@ export class VideoService {
   }
 
   async listGenerations(principal: Principal, query: ListGenerationsQueryDto): Promise<GenerationListDto> {
-    const { rows, total } = await this.generations.listForOwner(principal.owner, query.limit, query.offset);
-    return { generations: await this.withMedia(rows), count: total, has_more: query.offset + rows.length < total, limit: query.limit, offset: query.offset };
+    const { rows, hasMore } = await this.generations.listForOwner(principal.owner, query.limit, query.offset);
+    return { generations: await this.withMedia(rows), count: rows.length, has_more: hasMore, limit: query.limit, offset: query.offset };
   }
 
   /** Removes the generation and its media; one that has not finished gives back its slot and credits. */
@@ -132,7 +131,7 @@ function mediaRef(frame: GenerationRow['keyframes'][number] | undefined): MediaR
 }
 
 /** The keyframes as they were given (Luma echoes them in `request`). */
-function keyframesAsGiven(row: GenerationRow): KeyframesRefDto | undefined {
+function keyframesAsGiven(row: GenerationRecordRow): KeyframesRefDto | undefined {
   if (row.keyframes.length === 0) return undefined;
   const ref = (k: GenerationRow['keyframes'][number]): KeyframeRefDto => (k.kind === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', id: k.sourceGenerationId! });
   return Object.fromEntries(row.keyframes.map((k) => [k.position, ref(k)]));
@@ -151,7 +150,7 @@ function toGenerationDetailDto(row: GenerationRow, media: MediaRow[], urlOf: (m:
 }
 
 /** The generation record: the spec's fields, and Luma's generation_type, model and request parameters. */
-export function toGenerationDto(row: GenerationRow): GenerationDto {
+export function toGenerationDto(row: GenerationRecordRow): GenerationDto {
   const start = row.keyframes.find((k) => k.position === 'frame0');
   const end = row.keyframes.find((k) => k.position === 'frame1');
   const withKeyframes = row.keyframes.length > 0;

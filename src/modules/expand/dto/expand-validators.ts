@@ -1,5 +1,6 @@
 import { registerDecorator, type ValidationArguments } from 'class-validator';
-import { checkImageInput, type ImageInput, parseImageField } from '../image-input.js';
+import { checkImageInput, imageFromDecoded, type ImageInput, parseImageField } from '../image-input.js';
+import { type BodyWithDecoded, DECODED, DECODED_MARKER } from '../../../common/http/base64-field-reader.js';
 import { ImageRuleError } from '../image-rules.js';
 
 /** What the `image` field holds after class-transformer: the parsed input, or the rule it broke. */
@@ -10,9 +11,11 @@ export class InvalidImage {
 }
 
 /** class-transformer step for `image`: parse (and decode Base64) once. */
-export function toImageField({ value }: { value: unknown }): ImageField {
+export function toImageField({ value, obj }: { value: unknown; obj: BodyWithDecoded }): ImageField {
   try {
-    return parseImageField(value);
+    // a large body was read with its Base64 decoded as it streamed in (StreamedBase64Field)
+    const decoded = value === DECODED_MARKER ? obj[DECODED] : undefined;
+    return decoded ? imageFromDecoded(decoded) : parseImageField(value);
   } catch (err) {
     if (err instanceof ImageRuleError) return new InvalidImage(err.message);
     throw err;

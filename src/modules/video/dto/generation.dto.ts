@@ -145,7 +145,7 @@ export class GenerationListDto {
   @ApiProperty({ type: GenerationDetailDto, isArray: true })
   generations!: GenerationDetailDto[];
 
-  @ApiProperty({ type: 'integer', description: 'How many generations you have in all.', example: 42 })
+  @ApiProperty({ type: 'integer', description: "As Luma: the number of generations returned (this page's), not a total.", example: 10 })
   count!: number;
 
   @ApiProperty({ description: 'Whether more follow this page.', example: true })

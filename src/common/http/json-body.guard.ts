@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
-import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor, SetMetadata } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import type { Observable } from 'rxjs';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AppError } from '../errors/app-error.js';
+import { Base64FieldReader } from './base64-field-reader.js';
 
 /** The body limit of every route that does not say otherwise (BodyLimit). */
 export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
@@ -20,13 +22,26 @@ const BODY_LIMIT = Symbol('body-limit');
 /** A route that takes a bigger JSON body than DEFAULT_BODY_LIMIT_BYTES. */
 export const BodyLimit = (bytes: number) => SetMetadata(BODY_LIMIT, bytes);
 
+const STREAMED_FIELD = Symbol('streamed-base64-field');
+interface StreamedField {
+  field: string;
+  maxDecodedBytes: number;
+}
+
+/**
+ * A route whose body may carry a large Base64 file in the top-level string `field`: a body bigger than
+ * DEFAULT_BODY_LIMIT_BYTES is read with Base64FieldReader, which decodes the field as it streams in (the
+ * parsed body holds DECODED_MARKER there, and the bytes under DECODED), so the text is never held whole.
+ */
+export const StreamedBase64Field = (field: string, maxDecodedBytes: number) => SetMetadata(STREAMED_FIELD, { field, maxDecodedBytes } satisfies StreamedField);
+
 function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : `${Math.round(bytes / 1024)} kB`;
 }
 
 /**
- * Reads JSON bodies, after the guard (so a caller without a valid key, or over its rate limit, never
- * makes the service read a body) and before the pipes, with the route's limit (BodyLimit), and turns
+ * Reads JSON bodies: a guard registered after ApiKeyGuard (so a caller without a valid key, or over its
+ * rate limit, never makes the service read a body), before the pipes, with the route's limit (BodyLimit), and turns
  * every failure into an AppError: 413 for an oversized body, 415 for a non-JSON Content-Type, 400 for
  * malformed JSON or JSON nested deeper than MAX_JSON_DEPTH. A missing Content-Type is read as JSON,
  * since the spec marks it optional, and so is a JSON object sent as application/x-www-form-urlencoded
@@ -37,7 +52,7 @@ function formatBytes(bytes: number): string {
  * burst of big images is answered 503 with Retry-After instead of exhausting memory or the database pool.
  */
 @Injectable()
-export class JsonBodyInterceptor implements NestInterceptor {
+export class JsonBodyGuard implements CanActivate {
   private readonly parsers = new Map<number, RequestHandler>();
   private inflightBytes = 0;
 
@@ -46,15 +61,19 @@ export class JsonBodyInterceptor implements NestInterceptor {
     private readonly config: AppConfig,
   ) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  /** A guard rather than an interceptor: no observable pipeline per request. It never refuses; a bad body throws. */
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() === 'http') {
       const req = context.switchToHttp().getRequest<Request>();
-      if (hasBody(req)) await this.read(req, context.switchToHttp().getResponse<Response>(), this.reflector.get<number>(BODY_LIMIT, context.getHandler()) ?? DEFAULT_BODY_LIMIT_BYTES);
+      if (hasBody(req)) {
+        const handler = context.getHandler();
+        await this.read(req, context.switchToHttp().getResponse<Response>(), this.reflector.get<number>(BODY_LIMIT, handler) ?? DEFAULT_BODY_LIMIT_BYTES, this.reflector.get<StreamedField>(STREAMED_FIELD, handler));
+      }
     }
-    return next.handle();
+    return true;
   }
 
-  private async read(req: Request, res: Response, limit: number): Promise<void> {
+  private async read(req: Request, res: Response, limit: number, streamed?: StreamedField): Promise<void> {
     const contentType = req.headers['content-type'];
     // curl -d sends form-urlencoded by default; a JSON body under that type is read as JSON.
     const formType = contentType !== undefined && req.is('application/x-www-form-urlencoded') !== false;
@@ -62,6 +81,11 @@ export class JsonBodyInterceptor implements NestInterceptor {
       throw unsupportedType(contentType);
     }
     if (limit > DEFAULT_BODY_LIMIT_BYTES) this.admit(req, res, limit);
+    const declared = Number(req.headers['content-length']);
+    if (streamed && !(declared <= DEFAULT_BODY_LIMIT_BYTES)) {
+      await readStreamed(req, limit, streamed, formType ? contentType : undefined);
+      return;
+    }
     await new Promise<void>((resolve, reject) => {
       this.parserFor(limit)(req, res, (err?: unknown) => {
         if (!err) return resolve();
@@ -91,6 +115,71 @@ export class JsonBodyInterceptor implements NestInterceptor {
     }
     return parser;
   }
+}
+
+/**
+ * The streamed counterpart of body-parser's json parser (same limits, charsets, encodings and errors):
+ * reads `req` through Base64FieldReader. On an error the rest of the body is read and dropped first, as
+ * body-parser does, so the client gets the answer once it has sent its request.
+ */
+async function readStreamed(req: Request, limit: number, { field, maxDecodedBytes }: StreamedField, formType?: string): Promise<void> {
+  const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
+  if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}"`), { type: 'charset.unsupported' }), limit);
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const declared = encoding === 'identity' ? Number(req.headers['content-length']) : NaN;
+  let stream: Readable = req;
+  switch (encoding) {
+    case 'identity':
+      break;
+    case 'gzip':
+    case 'x-gzip':
+      stream = req.pipe(createGunzip());
+      break;
+    case 'deflate':
+      stream = req.pipe(createInflate());
+      break;
+    case 'br':
+      stream = req.pipe(createBrotliDecompress());
+      break;
+    default:
+      await dump(req);
+      throw toAppError(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported' }), limit);
+  }
+  const reader = new Base64FieldReader(field, maxDecodedBytes, Number.isFinite(declared) ? declared : undefined);
+  try {
+    if (declared > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
+    let received = 0;
+    for await (const chunk of stream) {
+      received += (chunk as Buffer).length;
+      if (received > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
+      reader.write(chunk as Buffer);
+    }
+  } catch (err) {
+    if (stream !== req) {
+      req.unpipe();
+      stream.destroy();
+    }
+    await dump(req);
+    throw toAppError(err, limit);
+  }
+  if (nestingDepthExceeds(reader.restBytes(), MAX_JSON_DEPTH)) {
+    throw new AppError('INVALID_REQUEST', `Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
+  }
+  try {
+    req.body = reader.finish();
+  } catch (err) {
+    if (formType) throw unsupportedType(formType);
+    throw new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Reads what is left of the request and drops it. */
+function dump(req: Request): Promise<void> {
+  if (req.complete || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    req.on('end', resolve).on('close', resolve).on('error', () => resolve());
+    req.resume();
+  });
 }
 
 /** body-parser's verify hook: throws before JSON.parse (and the recursive validation after it) sees a too-deep body. */

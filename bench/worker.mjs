@@ -1,0 +1,122 @@
+// worker: sandbox expands of a 1-megapixel image (n = 1) through the queue (claim, read the input, render,
+// store the result, finish), in tasks per second, against raw sharp doing the same extend + PNG encode with
+// the same concurrency, in the same run. The tasks are queued first by a ROLE=api instance (the accept
+// path is the accept scenario's), then run by a ROLE=worker instance.
+import pg from 'pg';
+import sharp from 'sharp';
+import { availableParallelism } from 'node:os';
+import { benchKey, cleanUpAfter, startGateway, table } from './support.mjs';
+
+const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0.25, right_expansion_ratio: 0.25 };
+
+/** A 1000 × 1000 picture with gradients and texture, so PNG has real work to do. */
+export async function photo() {
+  const width = 1000;
+  const height = 1000;
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      const n = (Math.sin(x / 7) * Math.cos(y / 11) + 1) * 40;
+      raw[i] = (x / 4 + n) & 255;
+      raw[i + 1] = (y / 4 + n) & 255;
+      raw[i + 2] = ((x + y) / 8 + ((x * 31 + y * 17) % 23)) & 255;
+    }
+  }
+  const picture = sharp(raw, { raw: { width, height, channels: 3 } });
+  return process.env.BENCH_WORKER_FORMAT === 'jpeg' ? picture.jpeg({ quality: 90 }).toBuffer() : picture.png().toBuffer();
+}
+
+/** What the sandbox does for n = 1: extend by the margins with a mirrored fill, encode as PNG. */
+async function rawSharp(image, tasks, concurrency) {
+  // a fresh copy per task, as each task's input is its own buffer in the gateway
+  const margins = { top: 250, bottom: 250, left: 250, right: 250 };
+  let next = 0;
+  const finished = [];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < tasks) {
+        await sharp(Buffer.from(image)).extend({ ...margins, extendWith: 'mirror' }).png({ compressionLevel: 6 }).toBuffer();
+        finished.push(performance.now());
+      }
+    }),
+  );
+  return steadyRate(finished.map((ms) => ms / 1000));
+}
+
+/**
+ * Tasks per second in the steady state, the same on both sides: from the first finish to the last,
+ * (finishes - 1) / elapsed. The ramp to full concurrency (and, for the gateway, its own start, which
+ * overlaps its first tasks) stays out of the figure.
+ */
+function steadyRate(finishedS) {
+  const first = Math.min(...finishedS);
+  const last = Math.max(...finishedS);
+  return (finishedS.length - 1) / (last - first);
+}
+
+/** Queues `tasks` expands through a ROLE=api instance (not timed: that is the accept scenario). */
+export async function queueTasks(dbUrl, image, tasks, owner) {
+  const api = await startGateway(dbUrl, { ROLE: 'api' });
+  try {
+    const key = await benchKey(api, owner);
+    const body = JSON.stringify({ image: image.toString('base64'), ...RATIOS, n: 1 });
+    for (let i = 0; i < tasks; i += 8) {
+      const statuses = await Promise.all(
+        Array.from({ length: Math.min(8, tasks - i) }, async () => {
+          const res = await fetch(`${api.url}/video-a/v1/images/editing/expand`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      if (statuses.some((st) => st !== 200)) throw new Error(`submissions answered ${statuses.join(', ')}`);
+    }
+  } finally {
+    await api.stop();
+  }
+}
+
+/**
+ * Runs the queued tasks on a ROLE=worker instance (claim, read the input, render, store the result,
+ * finish) and answers tasks per second in the steady state, from finish times as the database saw them.
+ */
+async function runQueued(dbUrl, db, tasks, owner) {
+  const worker = await startGateway(dbUrl, { ROLE: 'worker', PROVIDER: 'sandbox', SANDBOX_DELAY_MS: '0', ...(process.env.BENCH_WORKER_ENV ? JSON.parse(process.env.BENCH_WORKER_ENV) : {}) });
+  try {
+    for (;;) {
+      const { rows } = await db.query("SELECT count(*) FILTER (WHERE status = 'succeed')::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM expand_tasks WHERE owner = $1", [owner]);
+      if (rows[0].failed > 0) throw new Error(`${rows[0].failed} task(s) failed`);
+      if (rows[0].done >= tasks) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const { rows } = await db.query('SELECT extract(epoch FROM finished_at)::float8 AS s FROM expand_tasks WHERE owner = $1', [owner]);
+    return steadyRate(rows.map((r) => r.s));
+  } finally {
+    await worker.stop();
+  }
+}
+
+export async function run(dbUrl) {
+  const tasks = Number(process.env.BENCH_WORKER_TASKS ?? 48);
+  // the gateway's default WORKER_CONCURRENCY, and the same for raw sharp
+  const concurrency = Math.max(2, availableParallelism() + 1);
+  const db = new pg.Client({ connectionString: dbUrl });
+  await db.connect();
+  try {
+    const image = await photo();
+    const rows = [];
+    await rawSharp(image, 4, concurrency); // warm up
+    for (let round = 1; round <= 2; round++) {
+      const owner = `bench-worker-${round}`;
+      await queueTasks(dbUrl, image, tasks, owner);
+      const floor = await rawSharp(image, tasks, concurrency);
+      const ours = await runQueued(dbUrl, db, tasks, owner);
+      rows.push({ round, 'raw sharp tasks/s': floor.toFixed(2), 'gateway tasks/s': ours.toFixed(2), 'ratio (≥ 0.8)': (ours / floor).toFixed(2) });
+      await cleanUpAfter(dbUrl, owner);
+    }
+    console.log(`1000×1000 PNG (${(image.length / 2 ** 20).toFixed(1)} MB), margins 25 % on each side, n = 1, ${tasks} tasks, ${concurrency} at a time on both sides\n`);
+    console.log(table(rows, ['round', 'raw sharp tasks/s', 'gateway tasks/s', 'ratio (≥ 0.8)']));
+  } finally {
+    await db.end();
+  }
+}

@@ -1,0 +1,83 @@
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import pg from 'pg';
+import { AppConfig } from '../config/app-config.js';
+
+type Handler = (payload: string) => void;
+
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * PostgreSQL LISTEN on one dedicated connection: what one instance changes (an owner's limits), every
+ * instance hears at once, and drops what it cached. A lost connection is re-opened with backoff; while
+ * it is down, `listening` is false and callers rely on their caches' short lifetimes instead.
+ */
+@Injectable()
+export class NotificationsService implements OnApplicationShutdown {
+  private readonly logger = new Logger('Notifications');
+  private readonly handlers = new Map<string, Handler[]>();
+  private client?: pg.Client;
+  private connecting?: Promise<void>;
+  private retryMs = RETRY_MIN_MS;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  listening = false;
+
+  constructor(private readonly config: AppConfig) {}
+
+  /** Calls `handler` with the payload of every notification on `channel`, from now on. */
+  async listen(channel: string, handler: Handler): Promise<void> {
+    const first = !this.handlers.has(channel);
+    this.handlers.set(channel, [...(this.handlers.get(channel) ?? []), handler]);
+    if (this.client && first) await this.client.query(`LISTEN "${channel}"`).catch(() => this.reconnectSoon());
+    if (!this.client) await this.connect();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.connecting?.catch(() => undefined);
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private connect(): Promise<void> {
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.config.databaseUrl, connectionTimeoutMillis: this.config.databasePoolTimeoutMs, application_name: 'media-gateway-listen' });
+      client.on('notification', (n) => {
+        for (const handler of this.handlers.get(n.channel) ?? []) handler(n.payload ?? '');
+      });
+      client.on('error', () => this.reconnectSoon());
+      client.on('end', () => this.reconnectSoon());
+      try {
+        await client.connect();
+        for (const channel of this.handlers.keys()) await client.query(`LISTEN "${channel}"`);
+        this.client = client;
+        this.listening = true;
+        this.retryMs = RETRY_MIN_MS;
+      } catch (err) {
+        await client.end().catch(() => undefined);
+        this.logger.warn(`cannot listen for notifications (${(err as Error).message}); retrying in ${this.retryMs / 1000} s`);
+        this.scheduleRetry();
+      }
+    })().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private reconnectSoon(): void {
+    if (!this.listening && !this.client) return;
+    this.listening = false;
+    const client = this.client;
+    this.client = undefined;
+    client?.removeAllListeners('end');
+    client?.end().catch(() => undefined);
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.connect(), this.retryMs);
+    this.timer.unref();
+    this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+  }
+}
