@@ -80,8 +80,8 @@ export async function queueTasks(dbUrl, image, tasks, owner) {
  * Runs the queued tasks on a ROLE=worker instance (claim, read the input, render, store the result,
  * finish) and answers tasks per second in the steady state, from finish times as the database saw them.
  */
-async function runQueued(dbUrl, db, tasks, owner) {
-  const worker = await startGateway(dbUrl, { ROLE: 'worker', PROVIDER: 'sandbox', SANDBOX_DELAY_MS: '0', ...(process.env.BENCH_WORKER_ENV ? JSON.parse(process.env.BENCH_WORKER_ENV) : {}) });
+async function runQueued(dbUrl, db, tasks, owner, concurrency) {
+  const worker = await startGateway(dbUrl, { ROLE: 'worker', PROVIDER: 'sandbox', SANDBOX_DELAY_MS: '0', WORKER_CONCURRENCY: String(concurrency), ...(process.env.BENCH_WORKER_ENV ? JSON.parse(process.env.BENCH_WORKER_ENV) : {}) });
   try {
     for (;;) {
       const { rows } = await db.query("SELECT count(*) FILTER (WHERE status = 'succeed')::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM expand_tasks WHERE owner = $1", [owner]);
@@ -98,8 +98,8 @@ async function runQueued(dbUrl, db, tasks, owner) {
 
 export async function run(dbUrl) {
   const tasks = Number(process.env.BENCH_WORKER_TASKS ?? 48);
-  // the gateway's default WORKER_CONCURRENCY, and the same for raw sharp
-  const concurrency = Math.max(2, availableParallelism() + 1);
+  // the gateway's default WORKER_CONCURRENCY (or BENCH_WORKER_CONCURRENCY), and the same for raw sharp
+  const concurrency = Number(process.env.BENCH_WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1));
   const db = new pg.Client({ connectionString: dbUrl });
   await db.connect();
   try {
@@ -110,7 +110,7 @@ export async function run(dbUrl) {
       const owner = `bench-worker-${round}`;
       await queueTasks(dbUrl, image, tasks, owner);
       const floor = await rawSharp(image, tasks, concurrency);
-      const ours = await runQueued(dbUrl, db, tasks, owner);
+      const ours = await runQueued(dbUrl, db, tasks, owner, concurrency);
       rows.push({ round, 'raw sharp tasks/s': floor.toFixed(2), 'gateway tasks/s': ours.toFixed(2), 'ratio (≥ 0.8)': (ours / floor).toFixed(2) });
       await cleanUpAfter(dbUrl, owner);
     }

@@ -22,6 +22,11 @@ export interface TaskTableSpec {
    * capacity (EXPAND_MAX_RUNNING…). A task that has not started waits while the table is full.
    */
   maxRunning?: number;
+  /**
+   * The column naming where a row's status changes are notified (callback_url). Starting a task is the
+   * one change that concerns nothing else, so a start of a row without one takes a single statement.
+   */
+  notifyColumn?: 'callback_url';
 }
 
 /** What a claim got: the task (and, the first time, how long it waited since acceptance), or nothing. */
@@ -32,16 +37,30 @@ export type ClaimOutcome =
   /** Finished, deleted, or held by a live worker. */
   | null;
 
-/** Runs inside the transaction of a state change (to `status`): enqueues jobs, writes notifications. */
-export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[], status: string) => Promise<void>;
+/** A task's row as a claim reads it. */
+interface ClaimState {
+  previous: string;
+  fresh: boolean;
+  claimable: boolean;
+  waited_s: number;
+  /** Whether the row's notifyColumn is set (when the table has one). */
+  notifies?: boolean;
+}
+
+/**
+ * Runs inside the transaction of a state change (to `status`): enqueues jobs, writes notifications.
+ * `notified`, when the caller knows it, is the subset of `ids` whose rows name where to notify (the
+ * table's notifyColumn is set), so a hook need not read the others to find out.
+ */
+export type InTransaction = (db: SqlExecutor, tx: Prisma.TransactionClient, ids: string[], status: string, notified?: string[]) => Promise<void>;
 
 /** Sends the job that runs task `id`, with the job id `jobId` (and a queue priority), inside the transaction `db`. */
 export type EnqueueTask = (db: SqlExecutor, id: string, jobId: string, priority?: number) => Promise<void>;
 
 /** Runs every hook, in order, in the same transaction. */
 export function allInTransaction(...hooks: (InTransaction | undefined)[]): InTransaction {
-  return async (db, tx, ids, status) => {
-    for (const hook of hooks) if (hook) await hook(db, tx, ids, status);
+  return async (db, tx, ids, status, notified) => {
+    for (const hook of hooks) if (hook) await hook(db, tx, ids, status, notified);
   };
 }
 
@@ -69,14 +88,59 @@ export class TaskTable {
    * the last place; its start is the time of the update (statement_timestamp), after the count.
    */
   async claim(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<ClaimOutcome> {
-    const { table, status, waiting, processing, maxRunning } = this.spec;
-    return this.prisma.$transaction(async (tx) => {
-      const [old] = await tx.$queryRawUnsafe<{ previous: string; fresh: boolean; claimable: boolean; waited_s: number }[]>(
-        `SELECT "${status}"::text AS previous, started_at IS NULL AS fresh, extract(epoch FROM now() - created_at)::float8 AS waited_s,
+    const { table, status, processing, maxRunning, notifyColumn } = this.spec;
+    // The usual case in one statement: nothing else has to happen in the start's transaction (no cap to
+    // count under a lock, nobody to notify). Otherwise nothing is changed here and the transaction below decides.
+    const quiet = [maxRunning === undefined ? '' : 'NOT old.fresh', `(old.previous = '${processing}'${notifyColumn ? ` OR NOT old.notifies` : ''})`].filter(Boolean).join(' AND ');
+    const [fast] = await this.prisma.$queryRawUnsafe<(ClaimState & { started: boolean })[]>(
+      `WITH old AS (${this.claimStateSql(true)}),
+         started AS (${this.startSql('FROM old WHERE t.id = old.id AND old.claimable AND ' + quiet)} RETURNING t.id)
+       SELECT old.*, EXISTS (SELECT 1 FROM started) AS started FROM old`,
+      id,
+      worker,
+      leaseS,
+    );
+    if (!fast?.claimable) return null;
+    if (fast.started) return { kind: 'claimed', firstStart: fast.fresh, waitedS: fast.waited_s };
+    return this.claimInTransaction(id, worker, leaseS, inTx);
+  }
+
+  /** What a state change returns of each row it changed: its id, and whether it names where to notify. */
+  private get returning(): string {
+    return this.spec.notifyColumn ? `id, "${this.spec.notifyColumn}" IS NOT NULL AS notifies` : 'id';
+  }
+
+  /** Of these changed rows, those to notify; undefined when the table has no notify column. */
+  private notified(rows: { id: string; notifies?: boolean }[]): string[] | undefined {
+    return this.spec.notifyColumn ? rows.filter((r) => r.notifies).map((r) => r.id) : undefined;
+  }
+
+  /** The row's state as a claim sees it, locked (`FOR UPDATE`) for the rest of the claim. */
+  private claimStateSql(withNotify = false): string {
+    const { table, status, waiting, processing, notifyColumn } = this.spec;
+    return `SELECT id, "${status}"::text AS previous, started_at IS NULL AS fresh, extract(epoch FROM now() - created_at)::float8 AS waited_s,
            ("${status}" IN ('${waiting}', '${processing}') AND (lease_owner IS NULL OR lease_owner = '${ABANDONED}' OR lease_until < now())) AS claimable
-         FROM "${table}" WHERE id = $1::uuid FOR UPDATE`,
-        id,
-      );
+           ${withNotify && notifyColumn ? `, "${notifyColumn}" IS NOT NULL AS notifies` : ''}
+         FROM "${table}" WHERE id = $1::uuid FOR UPDATE`;
+  }
+
+  /** The start (or take-over) of a claim: `where` picks the row; $2 is the worker, $3 the lease in seconds. */
+  private startSql(where: string): string {
+    const { table, status, processing } = this.spec;
+    return `UPDATE "${table}" t SET "${status}" = '${processing}',
+           attempts = t.attempts + CASE WHEN t.attempts = 0 OR t.lease_owner IS NOT NULL THEN 1 ELSE 0 END,
+           updated_at = CASE WHEN t."${status}" <> '${processing}' THEN now() ELSE t.updated_at END,
+           started_at = COALESCE(t.started_at, statement_timestamp()),
+           deadline_at = CASE WHEN t.started_at IS NULL THEN statement_timestamp() + (t.deadline_at - t.created_at) ELSE t.deadline_at END,
+           lease_owner = $2, lease_until = now() + make_interval(secs => $3)
+         ${where}`;
+  }
+
+  /** A claim that counts the running tasks under the cap, or notifies the start, in one transaction. */
+  private claimInTransaction(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<ClaimOutcome> {
+    const { table, status, processing, maxRunning } = this.spec;
+    return this.prisma.$transaction(async (tx) => {
+      const [old] = await tx.$queryRawUnsafe<ClaimState[]>(this.claimStateSql(true), id);
       if (!old?.claimable) return null;
       if (maxRunning !== undefined && old.fresh) {
         await tx.$queryRawUnsafe('SELECT 1 FROM pg_advisory_xact_lock(hashtext($1))', `mgw-running:${table}`);
@@ -86,18 +150,12 @@ export class TaskTable {
         if (running >= maxRunning) return { kind: 'deferred' } as const;
       }
       await tx.$executeRawUnsafe(
-        `UPDATE "${table}" t SET "${status}" = '${processing}',
-           attempts = t.attempts + CASE WHEN t.attempts = 0 OR t.lease_owner IS NOT NULL THEN 1 ELSE 0 END,
-           updated_at = CASE WHEN t."${status}" <> '${processing}' THEN now() ELSE t.updated_at END,
-           started_at = COALESCE(t.started_at, statement_timestamp()),
-           deadline_at = CASE WHEN t.started_at IS NULL THEN statement_timestamp() + (t.deadline_at - t.created_at) ELSE t.deadline_at END,
-           lease_owner = $2, lease_until = now() + make_interval(secs => $3)
-         WHERE t.id = $1::uuid`,
+        this.startSql('WHERE t.id = $1::uuid'),
         id,
         worker,
         leaseS,
       );
-      if (inTx && old.previous !== processing) await inTx(sqlExecutorOf(tx), tx, [id], processing);
+      if (inTx && old.previous !== processing) await inTx(sqlExecutorOf(tx), tx, [id], processing, this.notified([{ id, notifies: old.notifies }]));
       return { kind: 'claimed', firstStart: old.fresh, waitedS: old.waited_s } as const;
     });
   }
@@ -165,14 +223,14 @@ export class TaskTable {
     const assignments: Record<string, unknown> = { lease_owner: null, ...columns };
     const sets = Object.keys(assignments).map((name, i) => `"${name}" = $${i + 3}`).join(', ');
     return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+      const rows = await tx.$queryRawUnsafe<{ id: string; notifies?: boolean }[]>(
         `UPDATE "${table}" SET "${status}" = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
-         WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2 ${guard} RETURNING id`,
+         WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2 ${guard} RETURNING ${this.returning}`,
         id,
         worker,
         ...Object.values(assignments),
       );
-      if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id], to);
+      if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id], to, this.notified(rows));
       return rows.length === 1;
     });
   }
@@ -184,14 +242,14 @@ export class TaskTable {
   async failOverdue(reason: string, inTx?: InTransaction): Promise<string[]> {
     const { table, status, waiting, processing, message } = this.spec;
     return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+      const rows = await tx.$queryRawUnsafe<{ id: string; notifies?: boolean }[]>(
         `UPDATE "${table}" SET "${status}" = 'failed', "${message}" = $1, finished_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
          WHERE id IN (SELECT id FROM "${table}" WHERE "${status}" IN ('${waiting}', '${processing}') AND started_at IS NOT NULL AND deadline_at < now() LIMIT 500 FOR UPDATE SKIP LOCKED)
-         RETURNING id`,
+         RETURNING ${this.returning}`,
         reason,
       );
       const ids = rows.map((r) => r.id);
-      if (ids.length > 0 && inTx) await inTx(sqlExecutorOf(tx), tx, ids, 'failed');
+      if (ids.length > 0 && inTx) await inTx(sqlExecutorOf(tx), tx, ids, 'failed', this.notified(rows));
       return ids;
     });
   }

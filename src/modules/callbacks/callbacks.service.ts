@@ -38,8 +38,10 @@ export class CallbacksService {
   ) {}
 
   onStatusChange(kind: TaskKind, subjects: (tx: Prisma.TransactionClient, taskIds: string[]) => Promise<CallbackSubject[]>): InTransaction {
-    return async (db, tx, taskIds, status) => {
-      const rows = (await subjects(tx, taskIds)).map((s) => {
+    return async (db, tx, taskIds, status, notified) => {
+      const candidates = notified ?? taskIds;
+      if (candidates.length === 0) return;
+      const rows = (await subjects(tx, candidates)).map((s) => {
         const id = randomUUID();
         return { id, jobId: randomUUID(), owner: s.owner, taskKind: kind, taskId: s.taskId, status, url: s.url, payload: JSON.stringify(s.body(id)) };
       });

@@ -53,7 +53,7 @@ export class ExpandRepository {
     private readonly prisma: PrismaService,
     config: AppConfig,
   ) {
-    this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message', maxRunning: config.maxRunning.expand });
+    this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message', maxRunning: config.maxRunning.expand, notifyColumn: 'callback_url' });
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 

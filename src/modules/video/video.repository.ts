@@ -31,7 +31,7 @@ export class VideoRepository {
     private readonly prisma: PrismaService,
     config: AppConfig,
   ) {
-    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'dreaming', done: 'completed', message: 'failure_reason', maxRunning: config.maxRunning.video });
+    this.states = new TaskTable(prisma, { table: 'video_generations', status: 'state', waiting: 'pending', processing: 'dreaming', done: 'completed', message: 'failure_reason', maxRunning: config.maxRunning.video, notifyColumn: 'callback_url' });
     this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
   }
 
