@@ -4,6 +4,7 @@ import { AppModule } from './app.module.js';
 import { answerClientErrors } from './common/http/client-errors.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
 import type { AppConfig } from './infra/config/app-config.js';
+import { ShutdownState } from './infra/process/shutdown-state.js';
 import { setupSwagger } from './infra/http/openapi.js';
 import type { AppLogger } from './infra/logger/app-logger.js';
 
@@ -29,6 +30,12 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   server.headersTimeout = 66_000;
   answerClientErrors(server);
   app.use(requestIdMiddleware);
+  const shutdown = app.get(ShutdownState);
+  // while draining, each answer closes its connection, so clients reconnect to another instance
+  app.use((_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {
+    if (shutdown.draining) res.setHeader('connection', 'close');
+    next();
+  });
   setupSwagger(app, config);
   await app.init();
   return app;

@@ -6,6 +6,7 @@ import { openDatabase } from './infra/database/database.js';
 import { AppLogger, createRootLogger } from './infra/logger/app-logger.js';
 import { installLastResortHandlers } from './infra/process/last-resort.js';
 import { KeysService } from './modules/keys/keys.service.js';
+import { GracefulShutdown } from './common/tasks/graceful-shutdown.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -20,8 +21,12 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
     if (closing) return;
     closing = true;
-    root.info(`${signal} received: closing`);
-    setTimeout(() => process.exit(exitCode), 30_000).unref(); // never hang on the way out
+    root.info(`${signal} received: draining, then closing (within ${config.shutdownTimeoutS} s)`);
+    setTimeout(() => process.exit(exitCode), config.shutdownTimeoutS * 1000).unref(); // never hang on the way out
+    await app
+      .get(GracefulShutdown)
+      .drain(exitCode === 0 ? config.shutdownTimeoutS : 1)
+      .catch((err: unknown) => root.error({ err }, 'error while draining'));
     await app.close().catch((err: unknown) => root.error({ err }, 'error while closing the application'));
     await db.close().catch((err: unknown) => root.error({ err }, 'error while stopping the embedded database'));
     root.flush();

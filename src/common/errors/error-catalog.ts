@@ -36,6 +36,8 @@ export function describeError(code: ErrorCode): WireError {
       return { status: 409, code: 1204, name: 'conflict', meaning: 'The request conflicts with an existing resource, e.g. a duplicate external_task_id.' };
     case 'PAYLOAD_TOO_LARGE':
       return { status: 413, code: 1205, name: 'payload_too_large', meaning: "The body is larger than the route's limit." };
+    case 'RANGE_NOT_SATISFIABLE':
+      return { status: 416, code: 1208, name: 'range_not_satisfiable', meaning: 'The Range of a media download lies outside the file; Content-Range gives its size.' };
     case 'UNSUPPORTED_MEDIA_TYPE':
       return { status: 415, code: 1206, name: 'unsupported_media_type', meaning: 'The Content-Type is not application/json.' };
     case 'RATE_LIMITED':

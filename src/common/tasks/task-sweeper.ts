@@ -13,6 +13,8 @@ export interface Sweepable {
   requeueOrphaned(): Promise<number>;
   /** Voids every lease (only when this instance is the only one: see AppConfig.soleInstance). */
   expireLeases(): Promise<number>;
+  /** Re-queues at once the work `worker` still holds (its instance is shutting down); returns how many. */
+  handBack?(worker: string): Promise<number>;
 }
 
 /** Sweeps come every half lease (0.5 to 5 s), so work of a dead worker waits at most about 2 × WORKER_LEASE_S. */
@@ -64,6 +66,17 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
+  }
+
+  /** At shutdown: what this instance's worker still holds goes to the other instances now. */
+  async handBack(worker: string): Promise<number> {
+    let total = 0;
+    for (const kind of this.kinds) {
+      const count = (await kind.handBack?.(worker).catch((err: unknown) => (this.logger.warn(`could not hand back ${kind.kind} tasks: ${String(err)}`), 0))) ?? 0;
+      if (count) this.logger.log(`${count} running ${kind.kind} task(s) handed back to the queue for another instance`);
+      total += count;
+    }
+    return total;
   }
 
   /** A previous run of this very instance (killed mid-task) held these leases; nobody else can. */

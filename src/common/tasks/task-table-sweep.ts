@@ -45,4 +45,8 @@ export class TaskTableSweep<N extends TaskJobName> implements Sweepable {
   expireLeases(): Promise<number> {
     return this.options.states.expireLeases();
   }
+
+  async handBack(worker: string): Promise<number> {
+    return (await this.options.states.handBack(worker, this.options.leaseS, this.enqueue)).length;
+  }
 }

@@ -10,7 +10,9 @@ export const ROLES = ['api', 'worker', 'all'] as const;
 export type Role = (typeof ROLES)[number];
 export const PROVIDERS = ['sandbox', 'relay'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
-export const STORAGE_DRIVERS = ['local', 'postgres'] as const;
+export const STORAGE_DRIVERS = ['local', 'postgres', 's3'] as const;
+export const MEDIA_DELIVERIES = ['proxy', 'redirect'] as const;
+export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
 export type StorageDriverName = (typeof STORAGE_DRIVERS)[number];
 export type Operation = 'expand' | 'video' | 'audio';
 
@@ -164,6 +166,36 @@ class EnvironmentVariables {
   @IsOptional() @IsIn(STORAGE_DRIVERS)
   STORAGE_DRIVER: StorageDriverName = 'local';
 
+  @IsOptional() @IsString() @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'S3_BUCKET must be a bucket name (3-63 lower-case letters, digits, dots and hyphens)' })
+  S3_BUCKET?: string;
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'S3_ENDPOINT must be an http(s) URL such as http://minio:9000 (leave it unset for AWS S3)' })
+  S3_ENDPOINT?: string;
+
+  @IsOptional() @IsString() @MinLength(1)
+  S3_REGION: string = 'us-east-1';
+
+  @IsOptional() @IsString() @MinLength(1)
+  S3_ACCESS_KEY_ID?: string;
+
+  @IsOptional() @IsString() @MinLength(1)
+  S3_SECRET_ACCESS_KEY?: string;
+
+  @IsOptional() @IsIn(BOOLEAN, { message: 'S3_FORCE_PATH_STYLE must be true or false' })
+  S3_FORCE_PATH_STYLE?: string;
+
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9][A-Za-z0-9/_.-]*$/, { message: 'S3_PREFIX must be letters, digits and / _ . - (a key prefix such as media-gateway/)' })
+  S3_PREFIX?: string;
+
+  @IsOptional() @IsIn(MEDIA_DELIVERIES)
+  MEDIA_DELIVERY: MediaDelivery = 'proxy';
+
+  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
+  MEDIA_REDIRECT_TTL_S: number = 300;
+
+  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  SHUTDOWN_TIMEOUT_S: number = 25;
+
   @IsOptional() @Matches(HTTP_URL, { message: 'PUBLIC_BASE_URL must be an http(s) URL such as https://media.example.com' })
   PUBLIC_BASE_URL?: string;
 
@@ -260,6 +292,13 @@ export class AppConfig {
   readonly resultUrlTtlS!: number;
   readonly resultRetentionDays!: number;
   readonly storageDriver!: StorageDriverName;
+  /** The bucket of STORAGE_DRIVER=s3 (set exactly when it is chosen). */
+  readonly s3?: S3Config;
+  /** proxy: /media streams the bytes; redirect (s3 only): 302 to a presigned URL living MEDIA_REDIRECT_TTL_S at most. */
+  readonly mediaDelivery!: MediaDelivery;
+  readonly mediaRedirectTtlS!: number;
+  /** On SIGTERM the instance drains (requests, jobs) and exits within this many seconds. */
+  readonly shutdownTimeoutS!: number;
   /** Base of the absolute result URLs; when unset, the request's own host (or http://localhost:PORT). */
   readonly publicBaseUrl?: string;
   /**
@@ -285,6 +324,17 @@ export class AppConfig {
   get runsWorkers(): boolean {
     return this.role !== 'api';
   }
+}
+
+export interface S3Config {
+  bucket: string;
+  endpoint?: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+  /** Put before every key (with a trailing slash when it has none). */
+  prefix: string;
 }
 
 export type AppConfigValues = Omit<AppConfig, 'with' | 'runsApi' | 'runsWorkers'>;
@@ -319,6 +369,9 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
     problems.push('RELAY_KLING_ACCESS_KEY and RELAY_KLING_SECRET_KEY must be set together');
   }
+  if (vars.STORAGE_DRIVER === 's3' && !vars.S3_BUCKET) problems.push('S3_BUCKET must be set when STORAGE_DRIVER=s3');
+  if (vars.STORAGE_DRIVER !== 's3' && vars.MEDIA_DELIVERY === 'redirect') problems.push('MEDIA_DELIVERY=redirect needs STORAGE_DRIVER=s3 (only a bucket can hand out presigned URLs)');
+  if ((vars.S3_ACCESS_KEY_ID === undefined) !== (vars.S3_SECRET_ACCESS_KEY === undefined)) problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or both left unset to use the AWS default credentials)');
   if (problems.length > 0) {
     throw new ConfigError(problems);
   }
@@ -368,6 +421,22 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     resultUrlTtlS: vars.RESULT_URL_TTL_S,
     resultRetentionDays: vars.RESULT_RETENTION_DAYS,
     storageDriver: vars.STORAGE_DRIVER,
+    s3:
+      vars.STORAGE_DRIVER === 's3'
+        ? {
+            bucket: vars.S3_BUCKET!,
+            endpoint: vars.S3_ENDPOINT?.replace(/\/+$/, ''),
+            region: vars.S3_REGION,
+            accessKeyId: vars.S3_ACCESS_KEY_ID,
+            secretAccessKey: vars.S3_SECRET_ACCESS_KEY,
+            // a custom endpoint (MinIO, a local fake) usually serves buckets by path, not by host name
+            forcePathStyle: vars.S3_FORCE_PATH_STYLE === undefined ? vars.S3_ENDPOINT !== undefined : vars.S3_FORCE_PATH_STYLE === 'true' || vars.S3_FORCE_PATH_STYLE === '1',
+            prefix: vars.S3_PREFIX && !vars.S3_PREFIX.endsWith('/') ? `${vars.S3_PREFIX}/` : (vars.S3_PREFIX ?? ''),
+          }
+        : undefined,
+    mediaDelivery: vars.MEDIA_DELIVERY,
+    mediaRedirectTtlS: vars.MEDIA_REDIRECT_TTL_S,
+    shutdownTimeoutS: vars.SHUTDOWN_TIMEOUT_S,
     publicBaseUrl: vars.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     soleInstance: false,
     callbacks: {

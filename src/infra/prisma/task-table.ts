@@ -311,6 +311,25 @@ export class TaskTable {
     }
   }
 
+  /**
+   * The tasks `worker` still holds (its instance is shutting down) go back to the queue at once, each
+   * with a new job in the same transaction, so another instance takes them without waiting for the
+   * lease to run out. A late write of the old worker changes nothing: every write is guarded by the lease.
+   */
+  async handBack(worker: string, leaseS: number, enqueue: EnqueueTask): Promise<string[]> {
+    const { table, status, processing } = this.spec;
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+        `UPDATE "${table}" SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $2)
+         WHERE "${status}" = '${processing}' AND lease_owner = $1 AND lease_until IS NOT NULL RETURNING id`,
+        worker,
+        leaseS,
+      );
+      await this.enqueueEach(tx, rows.map((r) => r.id), enqueue, RESUME_PRIORITY);
+      return rows.map((r) => r.id);
+    });
+  }
+
   /** Voids every live lease (the previous run of a sole instance died holding them), so the sweeper re-queues at once. */
   async expireLeases(): Promise<number> {
     const { table, status, processing } = this.spec;

@@ -74,6 +74,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly consumers: Consumer[] = [];
   private paused = false;
   private stopping = false;
+  private drainDeadline?: number;
   private readonly errorLog = new Map<string, { at: number; suppressed: number }>();
 
   constructor(
@@ -106,16 +107,27 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** First at shutdown: stop fetching, let running jobs finish (up to 10 s) while the database is still open. */
+  /** First at shutdown: stop fetching, let running jobs finish (up to 10 s, or the drain's deadline) while the database is still open. */
   async onModuleDestroy(): Promise<void> {
+    await this.drain(this.drainDeadline ?? Date.now() + DRAIN_MS);
+    await this.boss.stop({ graceful: true, wait: true, timeout: 2000 });
+  }
+
+  /** Fetches no more jobs; resolves when the running ones have ended or at `deadline` (epoch ms); answers how many still run. */
+  async drain(deadline: number): Promise<number> {
+    this.drainDeadline = Math.min(this.drainDeadline ?? deadline, deadline);
     this.stopping = true;
     for (const c of this.consumers) c.wake?.();
     await Promise.all(this.consumers.map((c) => c.loop));
-    const deadline = Date.now() + DRAIN_MS;
-    while (this.consumers.some((c) => c.running > 0) && Date.now() < deadline) {
+    while (this.running > 0 && Date.now() < this.drainDeadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await this.boss.stop({ graceful: true, wait: true, timeout: 2000 });
+    return this.running;
+  }
+
+  /** Jobs running on this instance now. */
+  get running(): number {
+    return this.consumers.reduce((sum, c) => sum + c.running, 0);
   }
 
   async send<N extends JobName>(name: N, payload: JobPayloads[N], options: SendOptions = {}): Promise<string | null> {

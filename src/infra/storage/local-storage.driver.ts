@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { StorageDriver } from './storage.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ByteRange, StorageDriver } from './storage.js';
 
 /** Files under DATA_DIR/media. Only instances that share that directory see them. */
 export class LocalStorageDriver implements StorageDriver {
@@ -9,21 +12,29 @@ export class LocalStorageDriver implements StorageDriver {
 
   constructor(private readonly root: string) {}
 
-  async put(key: string, bytes: Buffer): Promise<void> {
+  async put(key: string, body: Buffer | Readable): Promise<number> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });
     const temp = `${file}.${randomUUID()}.tmp`;
-    await writeFile(temp, bytes);
-    await rename(temp, file); // readers never see a half-written file
-  }
-
-  async get(key: string): Promise<Buffer | null> {
     try {
-      return await readFile(this.pathOf(key));
+      await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temp));
+      const { size } = await stat(temp);
+      await rename(temp, file); // readers never see a half-written file
+      return size;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      await rm(temp, { force: true });
       throw err;
     }
+  }
+
+  async open(key: string, range?: ByteRange): Promise<Readable | null> {
+    const file = this.pathOf(key);
+    const stream = createReadStream(file, range ? { start: range.start, end: range.end } : {});
+    // wait for the open, so a missing file is a null here rather than an error mid-answer
+    return new Promise((resolve, reject) => {
+      stream.once('open', () => resolve(stream));
+      stream.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? resolve(null) : reject(err)));
+    });
   }
 
   async delete(key: string): Promise<void> {

@@ -1,22 +1,31 @@
+import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../prisma/prisma.service.js';
-import type { StorageDriver } from './storage.js';
+import { type ByteRange, collect, type StorageDriver } from './storage.js';
 
-/** Bytes in the media_blobs table: every instance that shares the database sees them. */
+/**
+ * Bytes in the media_blobs table: every instance that shares the database sees them. Made for a
+ * laptop or a small deployment: a bytea is written whole, so a stream is gathered first.
+ */
 @Injectable()
 export class PostgresStorageDriver implements StorageDriver {
   readonly name = 'postgres' as const;
 
   constructor(private readonly prisma: PrismaService) {}
 
-  async put(key: string, bytes: Buffer): Promise<void> {
+  async put(key: string, body: Buffer | Readable): Promise<number> {
+    const bytes = Buffer.isBuffer(body) ? body : await collect(body);
     const data = bytes as Uint8Array<ArrayBuffer>;
     await this.prisma.mediaBlob.upsert({ where: { key }, create: { key, bytes: data }, update: { bytes: data } });
+    return bytes.length;
   }
 
-  async get(key: string): Promise<Buffer | null> {
-    const row = await this.prisma.mediaBlob.findUnique({ where: { key } });
-    return row ? Buffer.from(row.bytes) : null;
+  async open(key: string, range?: ByteRange): Promise<Readable | null> {
+    // substring() of a bytea reads only the slice (the value is stored uncompressed: see the migration)
+    const [row] = range
+      ? await this.prisma.$queryRawUnsafe<{ bytes: Uint8Array }[]>('SELECT substring(bytes FROM $2::int FOR $3::int) AS bytes FROM media_blobs WHERE key = $1', key, range.start + 1, range.end - range.start + 1)
+      : await this.prisma.$queryRawUnsafe<{ bytes: Uint8Array }[]>('SELECT bytes FROM media_blobs WHERE key = $1', key);
+    return row ? Readable.from([Buffer.from(row.bytes)]) : null;
   }
 
   async delete(key: string): Promise<void> {

@@ -1,29 +1,43 @@
 import path from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppConfig, type StorageDriverName } from '../config/app-config.js';
 import { LocalStorageDriver } from './local-storage.driver.js';
 import { PostgresStorageDriver } from './postgres-storage.driver.js';
+import { S3StorageDriver } from './s3-storage.driver.js';
 import type { StorageDriver } from './storage.js';
 
-/** The storage drivers: new files go to STORAGE_DRIVER; each file is read back from the driver that wrote it. */
+/**
+ * The storage drivers: new objects go to STORAGE_DRIVER, checked at start; each object is read back
+ * from the driver that wrote it (so switching drivers keeps older media readable where it is).
+ */
 @Injectable()
-export class StorageService {
-  private readonly drivers: Record<StorageDriverName, StorageDriver>;
+export class StorageService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(StorageService.name);
+  private readonly drivers: Partial<Record<StorageDriverName, StorageDriver>>;
 
   constructor(
     private readonly config: AppConfig,
     postgres: PostgresStorageDriver,
   ) {
-    this.drivers = { local: new LocalStorageDriver(path.join(config.dataDir, 'media')), postgres };
+    this.drivers = { local: new LocalStorageDriver(path.join(config.dataDir, 'media')), postgres, ...(config.s3 ? { s3: new S3StorageDriver(config.s3) } : {}) };
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.current.check?.();
+    if (this.config.s3) this.logger.log(`media in bucket ${this.config.s3.bucket}${this.config.s3.prefix ? ` under ${this.config.s3.prefix}` : ''}`);
+  }
+
+  onApplicationShutdown(): void {
+    (this.drivers.s3 as S3StorageDriver | undefined)?.close();
   }
 
   get current(): StorageDriver {
-    return this.drivers[this.config.storageDriver];
+    return this.drivers[this.config.storageDriver]!;
   }
 
   driver(name: string): StorageDriver {
     const driver = this.drivers[name as StorageDriverName];
-    if (!driver) throw new Error(`unknown storage driver ${name}`);
+    if (!driver) throw new Error(`media stored with the ${name} driver, which is not configured here (STORAGE_DRIVER=${name} and its settings)`);
     return driver;
   }
 }

@@ -6,6 +6,7 @@ import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { NEW_TASK_PRIORITY, RESUME_PRIORITY } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
 import { LimitsService } from '../limits/limits.service.js';
+import { MediaService } from '../media/media.service.js';
 import { AudioRepository, type AudioUploadRow } from './audio.repository.js';
 import { AUDIO_PROVIDERS, type AudioFacts, type AudioProvider } from './providers/audio-provider.js';
 
@@ -25,6 +26,7 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
     private readonly uploads: AudioRepository,
     @Inject(AUDIO_PROVIDERS) private readonly providers: Record<ProviderName, AudioProvider>,
     private readonly limits: LimitsService,
+    private readonly media: MediaService,
   ) {}
 
   /** A final state change gives back the upload's slot (and its credits if it failed) in the same transaction. */
@@ -44,6 +46,7 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
       onChange: () => this.uploads.onChange,
     });
     this.sweeper.register(this.sweep);
+    this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
     if (this.config.runsWorkers) {
       await this.queue.work('audio.run', this.config.workerConcurrency, ({ uploadId }, job) => this.run(uploadId, job.priority));
     }
@@ -59,9 +62,23 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
       timeoutReason: this.timeoutReason,
       attemptsOf: (u) => u.attempts,
       step: (u) => provider.step(u, this.uploads.states.submitMarks(u.id, this.runner.worker)),
-      complete: (u, worker, facts) => this.uploads.markReady(u.id, worker, facts),
+      complete: (u, worker, facts) => this.complete(u, worker, facts),
       next: async (seconds) => void (await this.queue.send('audio.run', { uploadId }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY })),
       defer: () => this.uploads.states.defer(uploadId, this.sweep.enqueue, priority),
     });
+  }
+
+  /** Keeps the clip (so later music can start from it), then records its facts; a loser's copy is deleted. */
+  private async complete(upload: AudioUploadRow, worker: string, facts: AudioFacts): Promise<boolean> {
+    if (facts.clip) await this.media.store({ owner: upload.owner, taskId: upload.id, role: 'clip', index: 0, body: facts.clip.bytes, contentType: facts.clip.contentType });
+    if (await this.uploads.markReady(upload.id, worker, facts)) return true;
+    if (facts.clip && (await this.uploads.findById(upload.id))?.status !== 'ready') await this.media.deleteForTasks([upload.id]);
+    return false;
+  }
+
+  private async expireMedia(cutoff: Date): Promise<number> {
+    const ids = await this.uploads.states.markMediaExpired(cutoff);
+    await this.media.deleteForTasks(ids);
+    return ids.length;
   }
 }

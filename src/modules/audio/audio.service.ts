@@ -6,6 +6,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { LimitsService } from '../limits/limits.service.js';
+import { MediaService } from '../media/media.service.js';
 import { AudioRepository, type AudioUploadRow } from './audio.repository.js';
 import type { AudioUploadDetailDto, AudioUploadDetailResultDto, AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
 
@@ -16,6 +17,7 @@ export class AudioService {
     private readonly config: AppConfig,
     private readonly queue: QueueService,
     private readonly limits: LimitsService,
+    private readonly media: MediaService,
   ) {}
 
   /** Registers the clip (status pending) and enqueues the job that fetches and checks it. */
@@ -33,11 +35,12 @@ export class AudioService {
   async getUpload(principal: Principal, id: string): Promise<AudioUploadDetailResultDto> {
     const row = isUUID(id) ? await this.uploads.findForOwner(principal.owner, id) : null;
     if (!row) throw new AppError('NOT_FOUND', `No upload ${id} among yours`);
-    return { code: 'success', message: '', data: toDetail(row) };
+    const clip = row.status === 'ready' && !row.mediaExpiredAt ? await this.media.findForTask(row.id, 'clip') : null;
+    return { code: 'success', message: '', data: toDetail(row, clip ? this.media.signedUrl(clip, this.media.linkBase(row.baseUrl)) : null) };
   }
 }
 
-function toDetail(row: AudioUploadRow): AudioUploadDetailDto {
+function toDetail(row: AudioUploadRow, clipUrl: string | null): AudioUploadDetailDto {
   return {
     id: row.id,
     url: row.url,
@@ -46,6 +49,7 @@ function toDetail(row: AudioUploadRow): AudioUploadDetailDto {
     duration: row.duration,
     size_bytes: row.sizeBytes === null ? null : Number(row.sizeBytes),
     sha256: row.sha256,
+    clip_url: clipUrl,
     error: row.error,
     created_at: row.createdAt.toISOString(),
   };

@@ -95,7 +95,7 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
    */
   private async loadSource(task: ExpandTaskRow): Promise<ExpandSource> {
     if (!task.imageUrl) {
-      const bytes = await this.tasks.findInputBytes(task.id);
+      const bytes = await this.inputBytes(task.id);
       if (!bytes) throw new TaskFailure('the input image is missing');
       const { imageFormat: format, imageWidth: width, imageHeight: height } = task;
       if ((format === 'png' || format === 'jpeg') && width && height) return { bytes, facts: { format, width, height, bytes: bytes.length } };
@@ -113,6 +113,19 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     return { bytes, facts: await this.inspect(bytes, task) };
   }
 
+  /** The submitted image: an object of the media store (s3), or bytes beside the task in the database. */
+  private async inputBytes(taskId: string): Promise<Buffer | null> {
+    const object = this.media.storesInputs ? await this.media.findForTask(taskId, 'input') : null;
+    if (object) return this.media.readBytes(object);
+    return (await this.tasks.findInputBytes(taskId)) ?? (this.media.storesInputs ? null : await this.fromMediaStore(taskId));
+  }
+
+  /** An input written as an object before STORAGE_DRIVER changed away from s3. */
+  private async fromMediaStore(taskId: string): Promise<Buffer | null> {
+    const object = await this.media.findForTask(taskId, 'input');
+    return object ? this.media.readBytes(object) : null;
+  }
+
   private async inspect(bytes: Buffer, task: ExpandTaskRow): Promise<ImageFacts> {
     try {
       return inspectImage(bytes);
@@ -125,8 +138,8 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
   private async complete(task: ExpandTaskRow, worker: string, images: ExpandResultImage[]): Promise<boolean> {
     for (const [index, image] of images.entries()) {
       const common = { owner: task.owner, taskId: task.id, index, contentType: image.contentType, width: image.width, height: image.height };
-      await this.media.store({ ...common, role: 'image', bytes: image.bytes });
-      if (image.watermark) await this.media.store({ ...common, role: 'watermark', bytes: image.watermark });
+      await this.media.store({ ...common, role: 'image', body: image.bytes });
+      if (image.watermark) await this.media.store({ ...common, role: 'watermark', body: image.watermark });
     }
     if (await this.tasks.markSucceeded(task.id, worker)) {
       this.logger.log({ msg: 'expand task succeeded', task_id: task.id, images: images.length });

@@ -8,6 +8,7 @@ import { readByteaByUuid } from '../../infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import type { NewMedia } from '../media/media.repository.js';
 
 export type ExpandTaskRow = ExpandTask;
 /** What the short task record (the create answer) is made of. */
@@ -24,6 +25,8 @@ export interface NewExpandTask {
   externalTaskId: string | null;
   imageUrl: string | null;
   imageBytes: Buffer | null;
+  /** The input image as an object of the media store (STORAGE_DRIVER=s3) instead of bytes in the database. */
+  imageObject?: NewMedia;
   imageFormat: string | null;
   imageWidth: number | null;
   imageHeight: number | null;
@@ -62,7 +65,7 @@ export class ExpandRepository {
    * external_task_id of the owner is a CONFLICT.
    */
   async createTask(task: NewExpandTask, admission: AdmissionSql, job: JobSql): Promise<ExpandTaskRecordRow> {
-    const { imageBytes, ...fields } = task;
+    const { imageBytes, imageObject, ...fields } = task;
     try {
       const row = await insertAdmittedTask<{ status: ExpandTaskRow['status'] }>(
         this.prisma.pool,
@@ -70,7 +73,10 @@ export class ExpandRepository {
           table: 'expand_tasks',
           id: task.id,
           columns: snakeColumns({ ...fields, updatedAt: task.createdAt }),
-          children: [{ table: 'expand_inputs', rows: imageBytes ? [{ task_id: task.id, bytes: imageBytes }] : [] }],
+          children: [
+            { table: 'expand_inputs', rows: imageBytes ? [{ task_id: task.id, bytes: imageBytes }] : [] },
+            { table: 'media', rows: imageObject ? [snakeColumns(imageObject)] : [] },
+          ],
           returning: 'status',
         },
         admission,

@@ -63,7 +63,18 @@ export class ExpandService {
       createdAt,
       deadlineAt: new Date(createdAt.getTime() + this.config.taskTimeoutS.expand * 1000),
     };
-    const row = await this.limits.admit(principal.owner, 'expand', price, (admission) => this.tasks.createTask(task, admission, QueueService.jobSql('expand.run', jobId, { taskId: id })));
+    if (task.imageBytes && facts && this.media.storesInputs) {
+      // an object store holds the input; the task row then holds only its key and facts
+      task.imageObject = await this.media.putObject({ owner: principal.owner, taskId: id, role: 'input', index: 0, body: task.imageBytes, contentType: `image/${facts.format}`, width: facts.width, height: facts.height });
+      task.imageBytes = null;
+    }
+    let row: ExpandTaskRecordRow;
+    try {
+      row = await this.limits.admit(principal.owner, 'expand', price, (admission) => this.tasks.createTask(task, admission, QueueService.jobSql('expand.run', jobId, { taskId: id })));
+    } catch (err) {
+      if (task.imageObject) await this.media.discardObject(task.imageObject);
+      throw err;
+    }
     this.queue.jobsAdded('expand.run');
     const original = image.original;
     if (original === undefined) return new Base64Json(successEnvelope({ data: toTaskDto(row) }), 'image', (image as { bytes: Buffer }).bytes);

@@ -5,6 +5,7 @@ import { Public } from '../../common/decorators/auth.decorators.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { DATABASE_RETRY_AFTER_S } from '../../common/filters/all-exceptions.filter.js';
 import { ApiErrors } from '../../common/swagger/api-errors.decorator.js';
+import { ShutdownState } from '../../infra/process/shutdown-state.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 
 /** Terminus's health report. */
@@ -30,6 +31,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly database: DatabaseStatus,
+    private readonly shutdown: ShutdownState,
   ) {}
 
   @Get()
@@ -45,12 +47,13 @@ export class HealthController {
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({
     operationId: 'getReadiness',
-    summary: 'Readiness: the database answers',
-    description: 'A short check (one second at most) on a connection of its own, so it never waits behind request traffic.',
+    summary: 'Readiness: the database answers and the instance is not draining',
+    description: 'A short check (one second at most) on a connection of its own, so it never waits behind request traffic. 503 from the moment the instance receives SIGTERM, so a load balancer drains it.',
   })
   @ApiOkResponse({ type: HealthDto })
   @ApiErrors(['INVALID_REQUEST', 'UNAVAILABLE'])
   async ready(): Promise<HealthCheckResult> {
+    if (this.shutdown.draining) throw new AppError('UNAVAILABLE', 'Not ready: this instance is shutting down (draining); send new work to another instance', 1);
     if (!(await this.database.ready())) {
       throw new AppError('UNAVAILABLE', 'Not ready: the database does not answer', DATABASE_RETRY_AFTER_S);
     }

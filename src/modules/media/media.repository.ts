@@ -24,6 +24,10 @@ export class MediaRepository {
     return this.prisma.media.findUnique({ where: { id } });
   }
 
+  findForTask(taskId: string, role: string, index: number): Promise<MediaRow | null> {
+    return this.prisma.media.findUnique({ where: { taskId_role_index: { taskId, role, index } } });
+  }
+
   listForTasks(taskIds: string[], tx: Prisma.TransactionClient = this.prisma): Promise<MediaRow[]> {
     return tx.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
   }

@@ -1,12 +1,15 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { Injectable, Logger, type OnModuleInit, StreamableFile } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
+import { readAll } from '../../infra/storage/storage.js';
 import { StorageService } from '../../infra/storage/storage.service.js';
-import { type MediaRow, MediaRepository } from './media.repository.js';
+import { type MediaAnswer, type MediaRequest, answerFor, dispositionOf } from './media-delivery.js';
+import { type MediaRow, MediaRepository, type NewMedia } from './media.repository.js';
 
 /** Deletes the media of finished tasks older than the cutoff and marks them expired; returns how many tasks. */
 export type RetentionHandler = (cutoff: Date) => Promise<number>;
@@ -14,15 +17,23 @@ export type RetentionHandler = (cutoff: Date) => Promise<number>;
 export interface StoreMedia {
   owner: string;
   taskId: string;
-  role: 'image' | 'watermark' | 'video' | 'thumbnail';
+  role: MediaRole;
   index: number;
-  bytes: Buffer;
+  /** The bytes, or a stream of them (a video is never held whole). */
+  body: Buffer | Readable;
   contentType: string;
   width?: number | null;
   height?: number | null;
 }
 
-const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'video/mp4': 'mp4' };
+/** What a stored object is to its task: results, an expand's input image, an uploaded audio clip. */
+export type MediaRole = 'image' | 'watermark' | 'video' | 'thumbnail' | 'input' | 'clip';
+
+const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac' };
+
+export function extensionOf(contentType: string): string {
+  return EXTENSIONS[contentType] ?? 'bin';
+}
 
 /**
  * Result files: stored through the storage driver, served at /media/{id} by URLs signed with an
@@ -65,22 +76,43 @@ export class MediaService implements OnModuleInit {
   }
 
   async store(input: StoreMedia): Promise<MediaRow> {
+    return this.media.saveMedia(await this.putObject(input));
+  }
+
+  /**
+   * Whether a task's input (an expand image) goes to the media store as an object. Only an object store
+   * (s3) takes them; with local or postgres the input stays in the task's database, written with the task.
+   */
+  get storesInputs(): boolean {
+    return this.storage.current.name === 's3';
+  }
+
+  /** Writes the object and answers the media row that records it, for the caller to insert (with its task). */
+  async putObject(input: StoreMedia): Promise<NewMedia> {
     const driver = this.storage.current;
-    const storageKey = `${input.taskId}/${input.role}-${input.index}.${EXTENSIONS[input.contentType] ?? 'bin'}`;
-    await driver.put(storageKey, input.bytes);
-    return this.media.saveMedia({
+    const storageKey = `${input.taskId}/${input.role}-${input.index}.${extensionOf(input.contentType)}`;
+    const sizeBytes = await driver.put(storageKey, input.body, input.contentType);
+    return {
       id: randomUUID(),
       owner: input.owner,
       taskId: input.taskId,
       role: input.role,
       index: input.index,
       contentType: input.contentType,
-      sizeBytes: input.bytes.length,
+      sizeBytes,
       width: input.width ?? null,
       height: input.height ?? null,
       driver: driver.name,
       storageKey,
-    });
+    };
+  }
+
+  /** Deletes an object whose row was never written (its task was refused). */
+  async discardObject(media: NewMedia): Promise<void> {
+    await this.storage
+      .driver(media.driver)
+      .delete(media.storageKey)
+      .catch((err: unknown) => this.logger.warn(`could not delete ${media.storageKey}: ${String(err)}`));
   }
 
   /** `tx`: read inside a transaction (a status change building its notification). */
@@ -98,7 +130,12 @@ export class MediaService implements OnModuleInit {
 
   /** Reads a stored file (for the service's own use, such as continuing from a generation). */
   async readBytes(row: MediaRow): Promise<Buffer | null> {
-    return this.storage.driver(row.driver).get(row.storageKey);
+    return readAll(this.storage.driver(row.driver), row.storageKey);
+  }
+
+  /** A task's stored object of this role (its input image, its clip), if there is one. */
+  findForTask(taskId: string, role: MediaRole, index = 0): Promise<MediaRow | null> {
+    return this.media.findForTask(taskId, role, index);
   }
 
   /**
@@ -117,8 +154,30 @@ export class MediaService implements OnModuleInit {
     return `${base}/media/${row.id}?expires=${expires}&signature=${this.sign(row.id, expires)}`;
   }
 
-  /** Checks the link's signature and expiry, then reads the file. */
-  async open(id: string, expires: string | undefined, signature: string | undefined): Promise<{ row: MediaRow; bytes: Buffer }> {
+  /**
+   * A signed link's answer, as a CDN would give it: the whole file or a Range of it (206), 304 when the
+   * client's copy is current (If-None-Match), Cache-Control for the link's remaining life, and a file
+   * name. With MEDIA_DELIVERY=redirect (s3), a 302 to a presigned URL of the bucket instead.
+   */
+  async answer(id: string, expires: string | undefined, signature: string | undefined, request: MediaRequest): Promise<MediaAnswer> {
+    const exp = this.verify(id, expires, signature);
+    const row = await this.media.findById(id);
+    if (!row) throw gone();
+    const driver = this.storage.driver(row.driver);
+    const remainingS = Math.max(0, exp - Math.floor(Date.now() / 1000));
+    if (this.config.mediaDelivery === 'redirect' && driver.presign) {
+      const location = await driver.presign(row.storageKey, Math.min(this.config.mediaRedirectTtlS, Math.max(1, remainingS)), { contentType: row.contentType, disposition: dispositionOf(row) });
+      return { status: 302, headers: { location, 'cache-control': 'private, no-store' } };
+    }
+    return answerFor(row, remainingS, request, async (range) => {
+      const body = await driver.open(row.storageKey, range);
+      if (!body) throw gone();
+      return body;
+    });
+  }
+
+  /** The expiry of a link whose signature is this service's and which has not expired yet. */
+  private verify(id: string, expires: string | undefined, signature: string | undefined): number {
     const exp = Number(expires);
     const expected = Number.isInteger(exp) ? Buffer.from(this.sign(id, exp)) : Buffer.alloc(0);
     const given = Buffer.from(String(signature ?? ''));
@@ -128,21 +187,14 @@ export class MediaService implements OnModuleInit {
     if (exp * 1000 < Date.now()) {
       throw new AppError('FORBIDDEN', 'This media link has expired; read the task again for a fresh link');
     }
-    const row = await this.media.findById(id);
-    const bytes = row ? await this.readBytes(row) : null;
-    if (!row || !bytes) {
-      throw new AppError('NOT_FOUND', 'This file is no longer available: it was deleted or has expired (RESULT_RETENTION_DAYS)');
-    }
-    return { row, bytes };
-  }
-
-  async download(id: string, expires: string | undefined, signature: string | undefined): Promise<StreamableFile> {
-    const { row, bytes } = await this.open(id, expires, signature);
-    const name = row.storageKey.split('/').pop();
-    return new StreamableFile(bytes, { type: row.contentType, length: bytes.length, disposition: `inline; filename="${name}"` });
+    return exp;
   }
 
   private sign(id: string, expires: number): string {
     return createHmac('sha256', this.signingKey!).update(`${id}.${expires}`).digest('base64url');
   }
+}
+
+function gone(): AppError {
+  return new AppError('NOT_FOUND', 'This file is no longer available: it was deleted or has expired (RESULT_RETENTION_DAYS)');
 }

@@ -115,8 +115,8 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
 
   private async complete(generation: GenerationRow, worker: string, result: VideoResult): Promise<boolean> {
     const common = { owner: generation.owner, taskId: generation.id, index: 0, width: result.width || null, height: result.height || null };
-    await this.media.store({ ...common, role: 'video', bytes: result.video, contentType: 'video/mp4' });
-    if (result.thumbnail.length > 0) await this.media.store({ ...common, role: 'thumbnail', bytes: result.thumbnail, contentType: result.thumbnailType });
+    await this.media.store({ ...common, role: 'video', body: result.video, contentType: 'video/mp4' });
+    if (result.thumbnail.length > 0) await this.media.store({ ...common, role: 'thumbnail', body: result.thumbnail, contentType: result.thumbnailType });
     if (await this.generations.markCompleted(generation.id, worker)) {
       this.logger.log({ msg: 'video generation completed', generation_id: generation.id, bytes: result.video.length });
       return true;

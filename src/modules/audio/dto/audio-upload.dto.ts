@@ -40,6 +40,15 @@ export class AudioUploadDetailDto {
   @ApiProperty({ type: String, nullable: true, description: 'SHA-256 of the file, hex.', example: null })
   sha256!: string | null;
 
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uri',
+    description: 'Signed link to the kept clip (expires after RESULT_URL_TTL_S; read the upload again for a fresh one), for later music to start from. Null until ready, when the provider keeps the clip upstream, and after retention.',
+    example: 'http://localhost:3000/media/7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a?expires=1795000000&signature=abc',
+  })
+  clip_url!: string | null;
+
   @ApiProperty({ type: String, nullable: true, description: 'Why the upload failed.', example: null })
   error!: string | null;
 

@@ -8,6 +8,8 @@ export interface AudioFacts {
   duration: number;
   sizeBytes: number;
   sha256: string;
+  /** The clip itself, to keep in the media store (a provider that fetched it); its Content-Type. */
+  clip?: { bytes: Buffer; contentType: string };
 }
 
 export type AudioContext = SubmitMarks;

@@ -10,6 +10,9 @@ import type { AudioUploadRow } from '../audio.repository.js';
 import type { AudioFacts, AudioProvider } from './audio-provider.js';
 
 /** A short name for the file's format: mp3, wav, flac, ogg, opus, m4a, aiff, webm… */
+/** The Content-Type a kept clip is served with, by format name. */
+const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg', m4a: 'audio/mp4', webm: 'audio/webm', flac: 'audio/flac', aac: 'audio/aac' };
+
 export function formatName(format: IFormat): string {
   const container = (format.container ?? '').toLowerCase();
   const codec = (format.codec ?? '').toLowerCase();
@@ -55,7 +58,13 @@ export class SandboxAudioProvider implements AudioProvider {
     }
     return {
       kind: 'done',
-      result: { format: formatName(format), duration: Math.round(format.duration * 1000) / 1000, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
+      result: {
+        format: formatName(format),
+        duration: Math.round(format.duration * 1000) / 1000,
+        sizeBytes: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        clip: { bytes, contentType: CONTENT_TYPES[formatName(format)] ?? 'application/octet-stream' },
+      },
     };
   }
 }

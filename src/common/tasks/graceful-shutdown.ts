@@ -1,0 +1,67 @@
+import type { Server } from 'node:http';
+import { Injectable, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import { ShutdownState } from '../../infra/process/shutdown-state.js';
+import { TaskRunner } from './task-runner.js';
+import { TaskSweeper } from './task-sweeper.js';
+
+/** What is kept of the shutdown budget for closing the application and the database after the drain. */
+const CLOSE_RESERVE_MS = 3000;
+/**
+ * How long idle keep-alive connections stay open after SIGTERM: a request (or a load balancer's health
+ * check) already on its way over one is answered (readiness 503, `Connection: close`), not reset.
+ */
+const IDLE_GRACE_MS = 1500;
+
+/**
+ * A rolling restart that loses nothing. From the first moment readiness answers 503 (a load balancer
+ * stops routing here) and the listener closes (no new connections); requests in flight finish, each
+ * answer closing its connection. Workers fetch no more jobs; running ones may finish until the drain's
+ * deadline, and the tasks still running then are handed back to the queue for another instance to take
+ * at once. All of it within SHUTDOWN_TIMEOUT_S, less a moment to close the rest.
+ */
+@Injectable()
+export class GracefulShutdown {
+  private readonly logger = new Logger(GracefulShutdown.name);
+
+  constructor(
+    private readonly state: ShutdownState,
+    private readonly http: HttpAdapterHost,
+    private readonly queue: QueueService,
+    private readonly sweeper: TaskSweeper,
+    private readonly runner: TaskRunner,
+  ) {}
+
+  async drain(timeoutS: number): Promise<void> {
+    this.state.begin();
+    const deadline = Date.now() + Math.max(500, timeoutS * 1000 - CLOSE_RESERVE_MS);
+    const requests = this.closeListener(deadline);
+    const stillRunning = await this.queue.drain(deadline - Math.min(2000, (timeoutS * 1000) / 4));
+    if (stillRunning > 0) await this.sweeper.handBack(this.runner.worker);
+    await requests;
+  }
+
+  /** Stops accepting connections; resolves when the open ones have ended, or at the deadline (then closes them). */
+  private closeListener(deadline: number): Promise<void> {
+    const server = this.http.httpAdapter?.getHttpServer() as Server | undefined;
+    if (!server?.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.logger.warn('requests still open at the shutdown deadline; closing their connections');
+        server.closeAllConnections();
+        resolve();
+      }, deadline - Date.now());
+      // http.Server#close also closes idle connections at once; they get IDLE_GRACE_MS first
+      const closeIdle = server.closeIdleConnections;
+      server.closeIdleConnections = () => undefined;
+      server.close(() => {
+        clearTimeout(timer);
+        clearTimeout(idle);
+        resolve();
+      });
+      server.closeIdleConnections = closeIdle;
+      const idle = setTimeout(() => server.closeIdleConnections(), Math.min(IDLE_GRACE_MS, Math.max(0, deadline - Date.now() - 100)));
+    });
+  }
+}
