@@ -7,9 +7,8 @@ COPY scripts ./scripts
 COPY prisma ./prisma
 # Install scripts are skipped (npm 10 here would run all of them, some download from outside); the two
 # things they do that the image needs are done by hand: mark ffmpeg executable, generate the Prisma client.
-# `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional packages out of the lock
-# file, which `npm ci` then refuses; the lock file still pins every version.
-RUN npm install --ignore-scripts --no-audit --no-fund \
+# `npm ci`: exactly the committed lock file (a test checks that `npm ci` accepts it).
+RUN npm ci --ignore-scripts --no-audit --no-fund \
   && chmod +x node_modules/@ffmpeg-installer/*/ffmpeg \
   && npm run prisma:generate
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./

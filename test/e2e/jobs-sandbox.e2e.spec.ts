@@ -237,10 +237,14 @@ describe('tasks run to the end on the sandbox provider', () => {
           duration: 2.5,
           size_bytes: bytes.length,
           sha256: createHash('sha256').update(bytes).digest('hex'),
+          clip_url: expect.stringMatching(/\/media\/[0-9a-f-]{36}\?expires=\d+&signature=/),
           error: null,
           created_at: expect.any(String),
         },
       });
+      // the clip is kept: its link serves the very bytes that were uploaded
+      const clip = await download(done.body.data.clip_url);
+      expect([clip.status, clip.type, clip.bytes.equals(bytes)]).toEqual([200, 'audio/wav', true]);
     });
 
     it('fails with a reason for a 404, an HTML page and a file over AUDIO_MAX_BYTES', async () => {
