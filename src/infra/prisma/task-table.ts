@@ -74,10 +74,24 @@ const ABANDONED = '~abandoned';
  * never from a request.
  */
 export class TaskTable {
+  /**
+   * The usual claim in one statement: when nothing else has to happen in the start's transaction (no cap
+   * to count under a lock, nobody to notify of the start), the row is started; otherwise it is only read,
+   * and the transaction of claimInTransaction decides. $1 id, $2 worker, $3 lease in seconds.
+   */
+  private readonly quietClaimSql: string;
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly spec: TaskTableSpec,
-  ) {}
+  ) {
+    const { processing, maxRunning, notifyColumn } = spec;
+    const quiet = ['old.claimable', `(old.previous = '${processing}'${notifyColumn ? ' OR NOT old.notifies' : ''})`];
+    if (maxRunning !== undefined) quiet.push('NOT old.fresh');
+    this.quietClaimSql = `WITH old AS (${this.claimStateSql(true)}),
+         started AS (${this.startSql(`FROM old WHERE t.id = old.id AND ${quiet.join(' AND ')}`)} RETURNING t.id)
+       SELECT old.*, EXISTS (SELECT 1 FROM started) AS started FROM old`;
+  }
 
   /**
    * waiting → processing, or processing → processing when nobody holds a live lease. `attempts` counts
@@ -88,18 +102,7 @@ export class TaskTable {
    * the last place; its start is the time of the update (statement_timestamp), after the count.
    */
   async claim(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<ClaimOutcome> {
-    const { table, status, processing, maxRunning, notifyColumn } = this.spec;
-    // The usual case in one statement: nothing else has to happen in the start's transaction (no cap to
-    // count under a lock, nobody to notify). Otherwise nothing is changed here and the transaction below decides.
-    const quiet = [maxRunning === undefined ? '' : 'NOT old.fresh', `(old.previous = '${processing}'${notifyColumn ? ` OR NOT old.notifies` : ''})`].filter(Boolean).join(' AND ');
-    const [fast] = await this.prisma.$queryRawUnsafe<(ClaimState & { started: boolean })[]>(
-      `WITH old AS (${this.claimStateSql(true)}),
-         started AS (${this.startSql('FROM old WHERE t.id = old.id AND old.claimable AND ' + quiet)} RETURNING t.id)
-       SELECT old.*, EXISTS (SELECT 1 FROM started) AS started FROM old`,
-      id,
-      worker,
-      leaseS,
-    );
+    const [fast] = await this.prisma.$queryRawUnsafe<(ClaimState & { started: boolean })[]>(this.quietClaimSql, id, worker, leaseS);
     if (!fast?.claimable) return null;
     if (fast.started) return { kind: 'claimed', firstStart: fast.fresh, waitedS: fast.waited_s };
     return this.claimInTransaction(id, worker, leaseS, inTx);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -34,9 +35,15 @@ export class S3StorageDriver implements StorageDriver {
       return body.length;
     }
     let size = 0;
-    body.on('data', (chunk: Buffer) => (size += chunk.length));
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
     // parts of 8 MiB, two in flight: at most ~16 MiB of a video in memory however long it is
-    await new Upload({ client: this.client, params: { Bucket: this.config.bucket, Key: this.keyOf(key), Body: body, ContentType: contentType }, partSize: 8 * 1024 * 1024, queueSize: 2 }).done();
+    const upload = new Upload({ client: this.client, params: { Bucket: this.config.bucket, Key: this.keyOf(key), Body: counted, ContentType: contentType }, partSize: 8 * 1024 * 1024, queueSize: 2 });
+    await Promise.all([pipeline(body, counted), upload.done()]);
     return size;
   }
 

@@ -28,7 +28,7 @@ export class StorageService implements OnModuleInit, OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
-    (this.drivers.s3 as S3StorageDriver | undefined)?.close();
+    for (const driver of Object.values(this.drivers)) driver.close?.();
   }
 
   get current(): StorageDriver {

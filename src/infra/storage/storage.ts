@@ -29,6 +29,8 @@ export interface StorageDriver {
   presign?(key: string, expiresInS: number, presentation: Presentation): Promise<string>;
   /** At start: the store is reachable and writable, or this throws with a message saying what is wrong. */
   check?(): Promise<void>;
+  /** At shutdown: lets go of connections. */
+  close?(): void;
 }
 
 /** Reads a whole stored object (for the service's own use: images it renders from, never a video). */

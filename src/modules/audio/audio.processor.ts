@@ -46,7 +46,7 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
       onChange: () => this.uploads.onChange,
     });
     this.sweeper.register(this.sweep);
-    this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
+    this.media.registerRetention((cutoff) => this.uploads.states.markMediaExpired(cutoff));
     if (this.config.runsWorkers) {
       await this.queue.work('audio.run', this.config.workerConcurrency, ({ uploadId }, job) => this.run(uploadId, job.priority));
     }
@@ -74,11 +74,5 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
     if (await this.uploads.markReady(upload.id, worker, facts)) return true;
     if (facts.clip && (await this.uploads.findById(upload.id))?.status !== 'ready') await this.media.deleteForTasks([upload.id]);
     return false;
-  }
-
-  private async expireMedia(cutoff: Date): Promise<number> {
-    const ids = await this.uploads.states.markMediaExpired(cutoff);
-    await this.media.deleteForTasks(ids);
-    return ids.length;
   }
 }

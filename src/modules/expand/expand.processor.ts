@@ -60,7 +60,7 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
       onChange: () => this.tasks.onChange,
     });
     this.sweeper.register(this.sweep);
-    this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
+    this.media.registerRetention((cutoff) => this.tasks.states.markMediaExpired(cutoff));
     if (this.config.runsWorkers) {
       await this.queue.work('expand.run', this.config.workerConcurrency, ({ taskId }, job) => this.run(taskId, job.priority));
     }
@@ -113,17 +113,18 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     return { bytes, facts: await this.inspect(bytes, task) };
   }
 
-  /** The submitted image: an object of the media store (s3), or bytes beside the task in the database. */
+  /**
+   * The submitted image: an object of the media store (s3), or bytes beside the task in the database.
+   * The configured driver's place is read first; the other holds inputs accepted before a driver change.
+   */
   private async inputBytes(taskId: string): Promise<Buffer | null> {
-    const object = this.media.storesInputs ? await this.media.findForTask(taskId, 'input') : null;
-    if (object) return this.media.readBytes(object);
-    return (await this.tasks.findInputBytes(taskId)) ?? (this.media.storesInputs ? null : await this.fromMediaStore(taskId));
-  }
-
-  /** An input written as an object before STORAGE_DRIVER changed away from s3. */
-  private async fromMediaStore(taskId: string): Promise<Buffer | null> {
-    const object = await this.media.findForTask(taskId, 'input');
-    return object ? this.media.readBytes(object) : null;
+    const fromDatabase = () => this.tasks.findInputBytes(taskId);
+    const fromStore = async () => {
+      const object = await this.media.findForTask(taskId, 'input');
+      return object ? this.media.readBytes(object) : null;
+    };
+    const [first, second] = this.media.storesInputs ? [fromStore, fromDatabase] : [fromDatabase, fromStore];
+    return (await first()) ?? second();
   }
 
   private async inspect(bytes: Buffer, task: ExpandTaskRow): Promise<ImageFacts> {
@@ -148,11 +149,5 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     // Someone else ended the task first (the deadline, or another worker): keep only a winner's files.
     if ((await this.tasks.findById(task.id))?.status !== 'succeed') await this.media.deleteForTasks([task.id]);
     return false;
-  }
-
-  private async expireMedia(cutoff: Date): Promise<number> {
-    const ids = await this.tasks.states.markMediaExpired(cutoff);
-    await this.media.deleteForTasks(ids);
-    return ids.length;
   }
 }

@@ -11,8 +11,8 @@ import { StorageService } from '../../infra/storage/storage.service.js';
 import { type MediaAnswer, type MediaRequest, answerFor, dispositionOf } from './media-delivery.js';
 import { type MediaRow, MediaRepository, type NewMedia } from './media.repository.js';
 
-/** Deletes the media of finished tasks older than the cutoff and marks them expired; returns how many tasks. */
-export type RetentionHandler = (cutoff: Date) => Promise<number>;
+/** Marks the tasks finished before the cutoff as having lost their media; answers their ids (their media is then deleted). */
+export type RetentionHandler = (cutoff: Date) => Promise<string[]>;
 
 export interface StoreMedia {
   owner: string;
@@ -31,7 +31,7 @@ export type MediaRole = 'image' | 'watermark' | 'video' | 'thumbnail' | 'input' 
 
 const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac' };
 
-export function extensionOf(contentType: string): string {
+function extensionOf(contentType: string): string {
   return EXTENSIONS[contentType] ?? 'bin';
 }
 
@@ -70,7 +70,11 @@ export class MediaService implements OnModuleInit {
   async runRetention(now = new Date()): Promise<number> {
     const cutoff = new Date(now.getTime() - this.config.resultRetentionDays * 24 * 3600 * 1000);
     let expired = 0;
-    for (const handler of this.retention) expired += await handler(cutoff);
+    for (const handler of this.retention) {
+      const ids = await handler(cutoff);
+      await this.deleteForTasks(ids);
+      expired += ids.length;
+    }
     if (expired) this.logger.log(`media of ${expired} task(s) expired (older than ${this.config.resultRetentionDays} days)`);
     return expired;
   }

@@ -61,7 +61,7 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
       onChange: () => this.generations.onChange,
     });
     this.sweeper.register(this.sweep);
-    this.media.registerRetention((cutoff) => this.expireMedia(cutoff));
+    this.media.registerRetention((cutoff) => this.generations.states.markMediaExpired(cutoff));
     if (this.config.runsWorkers) {
       await this.queue.work('video.run', this.config.workerConcurrency, ({ generationId }, job) => this.run(generationId, job.priority));
     }
@@ -123,11 +123,5 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
     }
     if ((await this.generations.findById(generation.id))?.state !== 'completed') await this.media.deleteForTasks([generation.id]);
     return false;
-  }
-
-  private async expireMedia(cutoff: Date): Promise<number> {
-    const ids = await this.generations.states.markMediaExpired(cutoff);
-    await this.media.deleteForTasks(ids);
-    return ids.length;
   }
 }
