@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ByteRange, StorageDriver } from './storage.js';
 
@@ -17,8 +17,14 @@ export class LocalStorageDriver implements StorageDriver {
     await mkdir(path.dirname(file), { recursive: true });
     const temp = `${file}.${randomUUID()}.tmp`;
     try {
-      await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temp));
-      const { size } = await stat(temp);
+      let size: number;
+      if (Buffer.isBuffer(body)) {
+        await writeFile(temp, body);
+        size = body.length;
+      } else {
+        await pipeline(body, createWriteStream(temp));
+        size = (await stat(temp)).size;
+      }
       await rename(temp, file); // readers never see a half-written file
       return size;
     } catch (err) {

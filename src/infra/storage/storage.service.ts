@@ -3,7 +3,6 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { AppConfig, type StorageDriverName } from '../config/app-config.js';
 import { LocalStorageDriver } from './local-storage.driver.js';
 import { PostgresStorageDriver } from './postgres-storage.driver.js';
-import { S3StorageDriver } from './s3-storage.driver.js';
 import type { StorageDriver } from './storage.js';
 
 /**
@@ -19,10 +18,15 @@ export class StorageService implements OnModuleInit, OnApplicationShutdown {
     private readonly config: AppConfig,
     postgres: PostgresStorageDriver,
   ) {
-    this.drivers = { local: new LocalStorageDriver(path.join(config.dataDir, 'media')), postgres, ...(config.s3 ? { s3: new S3StorageDriver(config.s3) } : {}) };
+    this.drivers = { local: new LocalStorageDriver(path.join(config.dataDir, 'media')), postgres };
   }
 
   async onModuleInit(): Promise<void> {
+    if (this.config.s3) {
+      // the AWS SDK is loaded only where a bucket is configured (it adds start-up time and heap)
+      const { S3StorageDriver } = await import('./s3-storage.driver.js');
+      this.drivers.s3 = new S3StorageDriver(this.config.s3);
+    }
     await this.current.check?.();
     if (this.config.s3) this.logger.log(`media in bucket ${this.config.s3.bucket}${this.config.s3.prefix ? ` under ${this.config.s3.prefix}` : ''}`);
   }
