@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '../../src/infra/config/app-config.js';
 import { nonPublicReason } from '../../src/infra/outbound/address-policy.js';
 import { OutboundError, SafeFetchService } from '../../src/infra/outbound/safe-fetch.service.js';
@@ -135,6 +138,21 @@ describe('SafeFetchService', () => {
     expect((await failure(f.fetchBytes(`${server.url}/big-declared`, 1024 * 1024))).kind).toBe('too_large');
     expect((await failure(f.fetchBytes(`${server.url}/big-stream`, 1024 * 1024))).kind).toBe('too_large');
     expect((await f.fetchBytes(`${server.url}/big-stream`, 4 * 1024 * 1024)).body.length).toBe(40 * 64 * 1024);
+  });
+
+  it('writes a download to a file as it streams, with the same cap, redirects and status checks', async () => {
+    const f = fetcher({ ALLOW_PRIVATE_URLS: 'true' });
+    const dir = mkdtempSync(path.join(tmpdir(), 'mgw-fetch-'));
+    try {
+      const file = path.join(dir, 'body');
+      expect(await f.fetchToFile(`${server.url}/big-stream`, 4 * 1024 * 1024, file)).toBe(40 * 64 * 1024);
+      expect(statSync(file).size).toBe(40 * 64 * 1024);
+      expect(await f.fetchToFile(`${server.url}/redirect?n=1`, 1024, path.join(dir, 'redirected'))).toBeGreaterThan(0);
+      expect((await failure(f.fetchToFile(`${server.url}/big-stream`, 1024 * 1024, path.join(dir, 'capped')))).kind).toBe('too_large');
+      expect((await failure(f.fetchToFile(`${server.url}/missing`, 1024, path.join(dir, 'missing')))).status).toBe(404);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives up on a server that never answers, within the total timeout', async () => {

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import { once } from 'node:events';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
 import { png } from './images.js';
 import { testMp4 } from './media.js';
@@ -20,6 +21,8 @@ export interface Misbehaviour {
   failWith?: string;
   /** Queries before a task is done. */
   pollsUntilDone: number;
+  /** Luma: serve a result video this many bytes long (the test clip, then zeros), streamed from one small buffer. */
+  videoBytes?: number;
 }
 
 export interface FakeUpstream {
@@ -122,7 +125,7 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
   const thumb = await png(320, 240);
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/files/video.mp4') return sendBytes(res, 'video/mp4', video);
+    if (url.pathname === '/files/video.mp4') return knobs.videoBytes ? sendLong(res, 'video/mp4', video, knobs.videoBytes) : sendBytes(res, 'video/mp4', video);
     if (url.pathname === '/files/thumb.png') return sendBytes(res, 'image/png', thumb);
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       authFailures.push(req.headers.authorization ?? 'none');
@@ -194,4 +197,17 @@ export async function startFakeAudioAggregator(apiKey: string): Promise<FakeUpst
     sendJson(res, 404, { code: 'not_found', message: 'no such upload' });
   });
   return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+}
+
+/** `head`, then zeros up to `size` bytes, written as the client reads them: the server never holds the whole body. */
+async function sendLong(res: ServerResponse, contentType: string, head: Buffer, size: number): Promise<void> {
+  res.writeHead(200, { 'content-type': contentType, 'content-length': size });
+  const zeros = Buffer.alloc(1024 * 1024);
+  let sent = 0;
+  while (sent < size) {
+    const chunk = sent === 0 ? head.subarray(0, size) : zeros.subarray(0, Math.min(zeros.length, size - sent));
+    sent += chunk.length;
+    if (!res.write(chunk)) await once(res, 'drain');
+  }
+  res.end();
 }

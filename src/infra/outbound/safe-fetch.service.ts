@@ -1,4 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -33,12 +34,16 @@ export interface OutboundRequest {
   timeoutMs?: number;
   /** Answer any status instead of throwing for non-2xx (used by relays and callbacks to read error bodies). */
   acceptAnyStatus?: boolean;
+  /** Write a 2xx body to this file as it streams (the answer's `body` is then empty): a video is never held whole. */
+  toFile?: string;
 }
 
 export interface OutboundResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** The body's length (also when it went to a file). */
+  size: number;
   url: string;
 }
 
@@ -82,6 +87,11 @@ export class SafeFetchService {
   /** GET a file, following redirects, failing on any non-2xx answer. */
   async fetchBytes(url: string, maxBytes: number): Promise<OutboundResponse> {
     return this.request(url, { maxBytes, followRedirects: true });
+  }
+
+  /** The same, written to `file` as it arrives; answers how many bytes were written. */
+  async fetchToFile(url: string, maxBytes: number, file: string): Promise<number> {
+    return (await this.request(url, { maxBytes, followRedirects: true, toFile: file })).size;
   }
 
   /** Resolves the host and checks every address; returns the one to connect to. */
@@ -132,12 +142,14 @@ export class SafeFetchService {
 
     return new Promise<OutboundResponse>((resolve, reject) => {
       let settled = false;
+      let sink: WriteStream | undefined;
       const fail = (err: OutboundError) => {
         if (settled) return;
         settled = true;
         clearTimeout(total);
         clearTimeout(connect);
         req.destroy();
+        sink?.destroy();
         reject(err);
       };
       const req = client.request(
@@ -154,18 +166,31 @@ export class SafeFetchService {
           if (declared > options.maxBytes) {
             return fail(new OutboundError('too_large', `the response is larger than the limit of ${options.maxBytes} bytes (Content-Length ${declared})`));
           }
+          const status = res.statusCode ?? 0;
+          if (options.toFile && status >= 200 && status < 300) {
+            sink = createWriteStream(options.toFile);
+            sink.on('error', (err) => fail(new OutboundError('network', `could not write the download: ${err.message}`)));
+          }
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (chunk: Buffer) => {
             size += chunk.length;
             if (size > options.maxBytes) return fail(new OutboundError('too_large', `the response is larger than the limit of ${options.maxBytes} bytes`));
-            chunks.push(chunk);
+            if (!sink) chunks.push(chunk);
+            else if (!sink.write(chunk)) {
+              res.pause();
+              sink.once('drain', () => res.resume());
+            }
           });
           res.on('end', () => {
-            if (settled) return;
-            settled = true;
-            clearTimeout(total);
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks, size), url });
+            const done = () => {
+              if (settled) return;
+              settled = true;
+              clearTimeout(total);
+              resolve({ status, headers: res.headers, body: sink ? Buffer.alloc(0) : Buffer.concat(chunks, size), size, url });
+            };
+            if (sink && !settled) sink.end(done);
+            else done();
           });
           res.on('error', (err) => fail(new OutboundError('network', `the connection failed: ${err.message}`)));
         },

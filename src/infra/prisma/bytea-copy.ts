@@ -1,5 +1,7 @@
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 
@@ -7,62 +9,76 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * One bytea value, read with `COPY … TO STDOUT (FORMAT binary)`: PostgreSQL sends the stored bytes as
- * they are. A plain SELECT sends bytea as text (hex, or Base64 through encode()), which the server
- * encodes and this process decodes: for a 2.8 MB image that was ~30 ms of CPU on both sides against ~10.
- * (node-postgres' binary results pass through a UTF-8 string, which would corrupt the bytes.)
+ * One bytea value, written to `file` as it arrives, read with `COPY … TO STDOUT (FORMAT binary)`:
+ * PostgreSQL sends the stored bytes as they are. A plain SELECT sends bytea as text (hex, or Base64
+ * through encode()), which the server encodes and this process decodes: for a 2.8 MB image that was
+ * ~30 ms of CPU on both sides against ~10. (node-postgres' binary results pass through a UTF-8 string,
+ * which would corrupt the bytes.) The value passes through in the socket's chunks, so no buffer of the
+ * whole of it is held: a multi-megabyte buffer that outlives a few young-generation collections is what
+ * makes V8 run full collections of the whole heap, one every couple of tasks.
  * COPY takes no parameters, so the key must be a UUID, checked here; table and columns are constants.
+ * Answers the value's size, or null when there is no row or the value is NULL (the file is then absent).
  */
-export async function readByteaByUuid(pool: pg.Pool, source: { table: string; column: string; key: string }, id: string): Promise<Buffer | null> {
+export async function copyByteaToFile(pool: pg.Pool, source: { table: string; column: string; key: string }, id: string, file: string): Promise<number | null> {
   if (!UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id).slice(0, 60)}`);
   const sql = `COPY (SELECT "${source.column}" FROM "${source.table}" WHERE "${source.key}" = '${id}'::uuid LIMIT 1) TO STDOUT (FORMAT binary)`;
   const client = await pool.connect();
-  const chunks: Buffer[] = [];
+  const value = new FirstFieldStream();
   try {
-    await pipeline(
-      client.query(copyTo(sql)),
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          chunks.push(chunk);
-          done();
-        },
-      }),
-    );
+    await pipeline(client.query(copyTo(sql)), value, createWriteStream(file));
     client.release();
   } catch (err) {
     client.release(err as Error);
+    await rm(file, { force: true });
     throw err;
   }
-  return firstField(chunks);
+  if (value.size === null) await rm(file, { force: true });
+  return value.size;
 }
 
-/**
- * The first field of the first row of a binary COPY, or null when there is no row (or the value is
- * NULL): the header and the field's length come first, then the value is copied once into its own buffer.
- */
-function firstField(chunks: Buffer[]): Buffer | null {
-  const first = chunks[0] ?? Buffer.alloc(0);
-  const head = first.length >= 64 ? first : Buffer.concat(chunks).subarray(0, 64);
-  if (head.length < SIGNATURE.length + 8 || !head.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY');
-  let at = SIGNATURE.length + 4; // flags
-  at += 4 + head.readUInt32BE(at); // the header extension
-  if (head.length < at + 2) throw new Error('a binary COPY with a header extension longer than supported');
-  if (head.readInt16BE(at) === -1) return null; // the trailer: no row
-  if (head.length < at + 6) throw new Error('a binary COPY with a header extension longer than supported');
-  const length = head.readInt32BE(at + 2);
-  if (length < 0) return null;
-  const value = Buffer.allocUnsafe(length);
-  let skip = at + 6;
-  let filled = 0;
-  for (const chunk of chunks) {
-    if (skip >= chunk.length) {
-      skip -= chunk.length;
-      continue;
+/** Passes on the bytes of the first field of the first row of a binary COPY, and nothing else. */
+export class FirstFieldStream extends Transform {
+  /** The value's length once the header is read; null for no row or NULL. */
+  size: number | null = null;
+  /** The start of the stream, until the value's length is known (a few dozen bytes). */
+  private head: Buffer | null = Buffer.alloc(0);
+  private remaining = 0;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    try {
+      if (this.head) {
+        this.head = Buffer.concat([this.head, chunk]);
+        const start = valueStart(this.head);
+        if (start === 'more') return done();
+        chunk = start ? this.head.subarray(start.at) : Buffer.alloc(0);
+        this.size = start?.length ?? null;
+        this.remaining = start?.length ?? 0;
+        this.head = null;
+      }
+      if (this.remaining > 0 && chunk.length > 0) {
+        const part = chunk.length <= this.remaining ? chunk : chunk.subarray(0, this.remaining);
+        this.remaining -= part.length;
+        this.push(part);
+      }
+      done();
+    } catch (err) {
+      done(err as Error);
     }
-    filled += chunk.copy(value, filled, skip, Math.min(chunk.length, skip + length - filled));
-    skip = 0;
-    if (filled === length) break;
   }
-  if (filled !== length) throw new Error('a binary COPY ended inside its value');
-  return value;
+
+  override _flush(done: (err?: Error | null) => void): void {
+    done(this.head || this.remaining > 0 ? new Error('a binary COPY ended inside its value') : null);
+  }
+}
+
+/** Where the first field's bytes start and how many there are; null for no row or NULL; 'more' to wait for more bytes. */
+function valueStart(head: Buffer): { at: number; length: number } | null | 'more' {
+  if (head.length < SIGNATURE.length + 8) return 'more';
+  if (!head.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY');
+  const at = SIGNATURE.length + 8 + head.readUInt32BE(SIGNATURE.length + 4); // flags, then the header extension
+  if (head.length < at + 2) return 'more';
+  if (head.readInt16BE(at) === -1) return null; // the trailer: no row
+  if (head.length < at + 6) return 'more';
+  const length = head.readInt32BE(at + 2);
+  return length < 0 ? null : { at: at + 6, length };
 }

@@ -155,8 +155,18 @@ export class UpstreamClient {
 
   /** Downloads a result file the upstream produced (its URLs expire, so it is copied to our storage). */
   async download(url: string, maxBytes: number): Promise<Buffer> {
+    return this.downloading(async () => (await this.fetcher.fetchBytes(url, maxBytes)).body);
+  }
+
+  /** The same, written to `file` as it arrives (a video); answers its size. */
+  async downloadToFile(url: string, maxBytes: number, file: string): Promise<number> {
+    return this.downloading(() => this.fetcher.fetchToFile(url, maxBytes, file));
+  }
+
+  /** A download's failures as the relays understand them: worth another try later, or not. */
+  private async downloading<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return (await this.fetcher.fetchBytes(url, maxBytes)).body;
+      return await work();
     } catch (err) {
       if (err instanceof OutboundError && err.kind !== 'refused' && err.kind !== 'too_large' && !(err.kind === 'status' && (err.status ?? 0) < 500)) {
         throw new UpstreamUnavailable(`could not download the upstream's result: ${err.message}`, false);

@@ -4,7 +4,7 @@ import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ByteRange, StorageDriver } from './storage.js';
+import { type ByteRange, type MediaBody, MediaFile, type StorageDriver, streamOf } from './storage.js';
 
 /** Files under DATA_DIR/media. Only instances that share that directory see them. */
 export class LocalStorageDriver implements StorageDriver {
@@ -12,9 +12,20 @@ export class LocalStorageDriver implements StorageDriver {
 
   constructor(private readonly root: string) {}
 
-  async put(key: string, body: Buffer | Readable): Promise<number> {
+  async put(key: string, body: MediaBody): Promise<number> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });
+    if (body instanceof MediaFile) {
+      // the work directory is on the same file system by default (DATA_DIR/work): the file just moves
+      const moved = await rename(body.path, file).then(
+        () => true,
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'EXDEV') return false;
+          throw err;
+        },
+      );
+      if (moved) return (await stat(file)).size;
+    }
     const temp = `${file}.${randomUUID()}.tmp`;
     try {
       let size: number;
@@ -22,7 +33,7 @@ export class LocalStorageDriver implements StorageDriver {
         await writeFile(temp, body);
         size = body.length;
       } else {
-        await pipeline(body, createWriteStream(temp));
+        await pipeline(streamOf(body), createWriteStream(temp));
         size = (await stat(temp)).size;
       }
       await rename(temp, file); // readers never see a half-written file

@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../prisma/prisma.service.js';
-import { type ByteRange, collect, type StorageDriver } from './storage.js';
+import { type ByteRange, bytesOf, type MediaBody, type StorageDriver } from './storage.js';
 
 /**
  * Bytes in the media_blobs table: every instance that shares the database sees them. Made for a
- * laptop or a small deployment: a bytea is written whole, so a stream is gathered first.
+ * laptop or a small deployment: a bytea is written whole, so a stream (or a file) is gathered first.
  */
 @Injectable()
 export class PostgresStorageDriver implements StorageDriver {
@@ -13,8 +13,8 @@ export class PostgresStorageDriver implements StorageDriver {
 
   constructor(private readonly prisma: PrismaService) {}
 
-  async put(key: string, body: Buffer | Readable): Promise<number> {
-    const bytes = Buffer.isBuffer(body) ? body : await collect(body);
+  async put(key: string, body: MediaBody): Promise<number> {
+    const bytes = await bytesOf(body);
     const data = bytes as Uint8Array<ArrayBuffer>;
     await this.prisma.mediaBlob.upsert({ where: { key }, create: { key, bytes: data }, update: { bytes: data } });
     return bytes.length;

@@ -5,7 +5,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectComm
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { ConfigError, type S3Config } from '../config/app-config.js';
-import type { ByteRange, Presentation, StorageDriver } from './storage.js';
+import { type ByteRange, type MediaBody, type Presentation, type StorageDriver, streamOf } from './storage.js';
 
 /**
  * Objects in an S3-compatible bucket (AWS S3, MinIO, R2, GCS interop), under S3_PREFIX. Writes stream
@@ -29,7 +29,7 @@ export class S3StorageDriver implements StorageDriver {
     });
   }
 
-  async put(key: string, body: Buffer | Readable, contentType: string): Promise<number> {
+  async put(key: string, body: MediaBody, contentType: string): Promise<number> {
     if (Buffer.isBuffer(body)) {
       await this.client.send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key), Body: body, ContentType: contentType, ContentLength: body.length }));
       return body.length;
@@ -43,7 +43,7 @@ export class S3StorageDriver implements StorageDriver {
     });
     // parts of 8 MiB, two in flight: at most ~16 MiB of a video in memory however long it is
     const upload = new Upload({ client: this.client, params: { Bucket: this.config.bucket, Key: this.keyOf(key), Body: counted, ContentType: contentType }, partSize: 8 * 1024 * 1024, queueSize: 2 });
-    await Promise.all([pipeline(body, counted), upload.done()]);
+    await Promise.all([pipeline(streamOf(body), counted), upload.done()]);
     return size;
   }
 

@@ -8,9 +8,9 @@ const RUN_PREFIX = 'run-';
 
 /**
  * The service's own scratch space (WORK_DIR, default DATA_DIR/work) for files a step needs on disk
- * (video renders). Each process works in `run-<pid>-<id>/`, removed when the process stops; at start,
+ * (renders, downloads, inputs on their way to a renderer). Each process works in `run-<pid>-<id>/`, removed when the process stops; at start,
  * what a run that died left behind (its process is gone, or it was an earlier life of this very pid, as
- * in a restarted container) is removed. Each file is removed when the step that made it ends.
+ * in a restarted container) is removed. Each file is removed when the step that made it ends (WorkScope).
  */
 @Injectable()
 export class WorkDirService implements OnModuleInit, OnModuleDestroy {
@@ -36,19 +36,35 @@ export class WorkDirService implements OnModuleInit, OnModuleDestroy {
     await rm(this.runDir, { recursive: true, force: true });
   }
 
-  /** A fresh file name in this run's directory (nothing is created). */
+  /** Runs `work` with a scope of fresh file names, and removes its files afterwards, whatever happens. */
+  async inScope<T>(work: (files: WorkScope) => Promise<T>): Promise<T> {
+    const files = new WorkScope(this.runDir);
+    try {
+      return await work(files);
+    } finally {
+      await files.clear();
+    }
+  }
+}
+
+/**
+ * The files of one piece of work (a task's step): fresh names in the run's directory, all removed
+ * together when the work ends, so a render's output or a download can stay on disk until it is stored.
+ */
+export class WorkScope {
+  private readonly files: string[] = [];
+
+  constructor(private readonly dir: string) {}
+
+  /** A fresh file name (nothing is created), removed with the scope. */
   file(prefix: string, ext: string): string {
-    return path.join(this.runDir, `${prefix}-${randomUUID()}.${ext}`);
+    const file = path.join(this.dir, `${prefix}-${randomUUID()}.${ext}`);
+    this.files.push(file);
+    return file;
   }
 
-  /** Runs `work` with a fresh file name, and removes the file afterwards, whatever happens. */
-  async withFile<T>(prefix: string, ext: string, work: (file: string) => Promise<T>): Promise<T> {
-    const file = this.file(prefix, ext);
-    try {
-      return await work(file);
-    } finally {
-      await rm(file, { force: true });
-    }
+  async clear(): Promise<void> {
+    await Promise.all(this.files.splice(0).map((file) => rm(file, { force: true })));
   }
 }
 

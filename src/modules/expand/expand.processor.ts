@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { type StepOutcome, TaskFailure, TaskRunner } from '../../common/tasks/task-runner.js';
 import { TaskSweeper } from '../../common/tasks/task-sweeper.js';
@@ -10,6 +11,8 @@ import { type JobResult, QueueService } from '../../infra/queue/queue.service.js
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
+import { MediaFile } from '../../infra/storage/storage.js';
+import { WorkDirService, type WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { SamplesService } from '../samples/samples.service.js';
 import { ExpandService } from './expand.service.js';
 import { type ExpandTaskRow, ExpandRepository } from './expand.repository.js';
@@ -41,6 +44,7 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     private readonly callbacks: CallbacksService,
     private readonly samples: SamplesService,
     private readonly limits: LimitsService,
+    private readonly workDir: WorkDirService,
   ) {}
 
   /** Every status change writes its notification (callback_url), and a final one gives back slots (and credits of a failure), in the same transaction. */
@@ -69,37 +73,40 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
   /** One step of the task; a job's priority is kept when the task must wait for the upstream cap. */
   run(taskId: string, priority = NEW_TASK_PRIORITY): Promise<JobResult> {
     const provider = this.providers[this.config.providers.expand];
-    return this.runner.run<ExpandTaskRow, ExpandResultImage[]>(taskId, {
+    return this.workDir.inScope((files) => this.runner.run<ExpandTaskRow, ExpandResultImage[]>(taskId, {
       lease: this.tasks.lease,
       labels: (task) => ({ owner: task.owner, operation: 'expand' }),
       deadlineOf: (task) => task.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (task) => task.attempts,
-      step: (task): Promise<StepOutcome<ExpandResultImage[]>> => provider.step(task, this.contextFor(task)),
+      step: (task): Promise<StepOutcome<ExpandResultImage[]>> => provider.step(task, this.contextFor(task, files)),
       complete: (task, worker, images) => this.complete(task, worker, images),
       next: async (seconds) => void (await this.queue.send('expand.run', { taskId }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY })),
       defer: () => this.tasks.states.defer(taskId, this.sweep.enqueue, priority),
-    });
+    }));
   }
 
-  private contextFor(task: ExpandTaskRow): ExpandContext {
+  private contextFor(task: ExpandTaskRow, files: WorkScope): ExpandContext {
     return {
-      source: () => this.loadSource(task),
+      source: () => this.loadSource(task, files),
+      file: (prefix, ext) => files.file(prefix, ext),
       ...this.tasks.states.submitMarks(task.id, this.runner.worker),
     };
   }
 
   /**
-   * The input image. Base64 was decoded and checked at submission, and its facts are on the row;
-   * a URL is fetched now and checked against the same rules.
+   * The input image. Base64 was decoded and checked at submission, and its facts are on the row; it is
+   * copied into a work file (the renderer reads it from there; no buffer of it outlives the copy's chunks).
+   * A URL is fetched now and checked against the same rules.
    */
-  private async loadSource(task: ExpandTaskRow): Promise<ExpandSource> {
+  private async loadSource(task: ExpandTaskRow, files: WorkScope): Promise<ExpandSource> {
     if (!task.imageUrl) {
-      const bytes = await this.inputBytes(task.id);
-      if (!bytes) throw new TaskFailure('the input image is missing');
+      const image = new MediaFile(files.file('input', 'img'));
+      const size = await this.copyInput(task.id, image.path);
+      if (size === null) throw new TaskFailure('the input image is missing');
       const { imageFormat: format, imageWidth: width, imageHeight: height } = task;
-      if ((format === 'png' || format === 'jpeg') && width && height) return { bytes, facts: { format, width, height, bytes: bytes.length } };
-      return { bytes, facts: await this.inspect(bytes, task) };
+      if ((format === 'png' || format === 'jpeg') && width && height) return { image, facts: { format, width, height, bytes: size } };
+      return { image, facts: await this.inspect(await readFile(image.path), task) };
     }
     let bytes = this.samples.resolve(task.imageUrl, task.baseUrl);
     try {
@@ -110,18 +117,19 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
       }
       throw err;
     }
-    return { bytes, facts: await this.inspect(bytes, task) };
+    return { image: bytes, facts: await this.inspect(bytes, task) };
   }
 
   /**
-   * The submitted image: an object of the media store (s3), or bytes beside the task in the database.
-   * The configured driver's place is read first; the other holds inputs accepted before a driver change.
+   * The submitted image into `file`: from an object of the media store (s3), or from the bytes beside the
+   * task in the database; its size, or null. The configured driver's place is read first; the other holds
+   * inputs accepted before a driver change.
    */
-  private async inputBytes(taskId: string): Promise<Buffer | null> {
-    const fromDatabase = () => this.tasks.findInputBytes(taskId);
+  private async copyInput(taskId: string, file: string): Promise<number | null> {
+    const fromDatabase = () => this.tasks.copyInputToFile(taskId, file);
     const fromStore = async () => {
       const object = await this.media.findForTask(taskId, 'input');
-      return object ? this.media.readBytes(object) : null;
+      return object ? this.media.copyToFile(object, file) : null;
     };
     const [first, second] = this.media.storesInputs ? [fromStore, fromDatabase] : [fromDatabase, fromStore];
     return (await first()) ?? second();
@@ -139,7 +147,7 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
   private async complete(task: ExpandTaskRow, worker: string, images: ExpandResultImage[]): Promise<boolean> {
     for (const [index, image] of images.entries()) {
       const common = { owner: task.owner, taskId: task.id, index, contentType: image.contentType, width: image.width, height: image.height };
-      await this.media.store({ ...common, role: 'image', body: image.bytes });
+      await this.media.store({ ...common, role: 'image', body: image.body });
       if (image.watermark) await this.media.store({ ...common, role: 'watermark', body: image.watermark });
     }
     if (await this.tasks.markSucceeded(task.id, worker)) {

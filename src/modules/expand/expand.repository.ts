@@ -4,7 +4,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import type { TaskLease } from '../../common/tasks/task-runner.js';
 import type { ExpandTask, Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { readByteaByUuid } from '../../infra/prisma/bytea-copy.js';
+import { copyByteaToFile } from '../../infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
@@ -116,11 +116,9 @@ export class ExpandRepository {
     return this.prisma.expandTask.findUnique({ where: { id } });
   }
 
-  /**
-   * The submitted image, as stored (see readByteaByUuid: not encoded as text by the server and decoded here).
-   */
-  async findInputBytes(taskId: string): Promise<Buffer | null> {
-    return readByteaByUuid(this.prisma.pool, { table: 'expand_inputs', column: 'bytes', key: 'task_id' }, taskId);
+  /** The submitted image, as stored, into `file` (see copyByteaToFile); its size, or null when there is none. */
+  copyInputToFile(taskId: string, file: string): Promise<number | null> {
+    return copyByteaToFile(this.prisma.pool, { table: 'expand_inputs', column: 'bytes', key: 'task_id' }, taskId, file);
   }
 
   markSucceeded(id: string, worker: string): Promise<boolean> {

@@ -1,12 +1,13 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
-import { readAll } from '../../infra/storage/storage.js';
+import type { MediaBody } from '../../infra/storage/storage.js';
 import { StorageService } from '../../infra/storage/storage.service.js';
 import { type MediaAnswer, type MediaRequest, answerFor, dispositionOf } from './media-delivery.js';
 import { type MediaRow, MediaRepository, type NewMedia } from './media.repository.js';
@@ -19,8 +20,8 @@ export interface StoreMedia {
   taskId: string;
   role: MediaRole;
   index: number;
-  /** The bytes, or a stream of them (a video is never held whole). */
-  body: Buffer | Readable;
+  /** The bytes (small images), a stream, or a file of the work directory (a video is never held whole). */
+  body: MediaBody;
   contentType: string;
   width?: number | null;
   height?: number | null;
@@ -132,9 +133,16 @@ export class MediaService implements OnModuleInit {
     }
   }
 
-  /** Reads a stored file (for the service's own use, such as continuing from a generation). */
-  async readBytes(row: MediaRow): Promise<Buffer | null> {
-    return readAll(this.storage.driver(row.driver), row.storageKey);
+  /**
+   * Copies a stored object into `file` as a stream (for the service's own use: an expand's input on its way
+   * to the renderer, a video to continue from); its size, or null when the object is gone.
+   */
+  async copyToFile(row: MediaRow, file: string): Promise<number | null> {
+    const stream = await this.storage.driver(row.driver).open(row.storageKey);
+    if (!stream) return null;
+    const sink = createWriteStream(file);
+    await pipeline(stream, sink);
+    return sink.bytesWritten;
   }
 
   /** A task's stored object of this role (its input image, its clip), if there is one. */

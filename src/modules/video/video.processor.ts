@@ -8,7 +8,7 @@ import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch
 import { allInTransaction } from '../../infra/prisma/task-table.js';
 import { NEW_TASK_PRIORITY, RESUME_PRIORITY } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
-import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
+import { WorkDirService, type WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { IMAGE_RULES } from '../expand/image-rules.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { LimitsService } from '../limits/limits.service.js';
@@ -70,36 +70,40 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
   /** One step of the task; a job's priority is kept when the task must wait for the upstream cap. */
   run(generationId: string, priority = NEW_TASK_PRIORITY): Promise<JobResult> {
     const provider = this.providers[this.config.providers.video];
-    return this.runner.run<GenerationRow, VideoResult>(generationId, {
+    return this.workDir.inScope((files) => this.runner.run<GenerationRow, VideoResult>(generationId, {
       lease: this.generations.lease,
       labels: (task) => ({ owner: task.owner, operation: 'video' }),
       deadlineOf: (g) => g.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (g) => g.attempts,
-      step: (g) => provider.step(g, this.contextFor(g)),
+      step: (g) => provider.step(g, this.contextFor(g, files)),
       complete: (g, worker, result) => this.complete(g, worker, result),
       next: async (seconds) => void (await this.queue.send('video.run', { generationId }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY })),
       defer: () => this.generations.states.defer(generationId, this.sweep.enqueue, priority),
-    });
+    }));
   }
 
-  private contextFor(generation: GenerationRow): VideoContext {
+  private contextFor(generation: GenerationRow, files: WorkScope): VideoContext {
     return {
-      keyframeImage: (position) => this.keyframeImage(generation, position),
+      keyframeImage: (position) => this.keyframeImage(generation, position, files),
+      file: (prefix, ext) => files.file(prefix, ext),
       upstreamIdOf: async (id) => (await this.generations.findById(id))?.upstreamId ?? undefined,
       ...this.generations.states.submitMarks(generation.id, this.runner.worker),
     };
   }
 
-  private async keyframeImage(generation: GenerationRow, position: KeyframePositionName): Promise<Buffer | undefined> {
+  private async keyframeImage(generation: GenerationRow, position: KeyframePositionName, files: WorkScope): Promise<Buffer | undefined> {
     const frame = generation.keyframes.find((k) => k.position === position);
     if (!frame) return undefined;
     if (frame.kind === 'generation') {
       const source = await this.generations.findById(frame.sourceGenerationId!);
       const video = source?.state === 'completed' ? (await this.media.listForTasks([source.id])).find((m) => m.role === 'video') : undefined;
-      const bytes = video ? await this.media.readBytes(video) : null;
-      if (!bytes) throw new TaskFailure(`keyframes.${position} names generation ${frame.sourceGenerationId}, which has no completed video to continue from`);
-      return lastFrame(bytes, this.workDir);
+      // the stored video is copied into a work file as a stream, never held whole, and ffmpeg reads it there
+      const file = files.file('source', 'mp4');
+      if (!video || (await this.media.copyToFile(video, file)) === null) {
+        throw new TaskFailure(`keyframes.${position} names generation ${frame.sourceGenerationId}, which has no completed video to continue from`);
+      }
+      return lastFrame(file);
     }
     let bytes = this.samples.resolve(frame.url!, generation.baseUrl);
     try {
@@ -115,10 +119,10 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
 
   private async complete(generation: GenerationRow, worker: string, result: VideoResult): Promise<boolean> {
     const common = { owner: generation.owner, taskId: generation.id, index: 0, width: result.width || null, height: result.height || null };
-    await this.media.store({ ...common, role: 'video', body: result.video, contentType: 'video/mp4' });
+    const video = await this.media.store({ ...common, role: 'video', body: result.video, contentType: 'video/mp4' });
     if (result.thumbnail.length > 0) await this.media.store({ ...common, role: 'thumbnail', body: result.thumbnail, contentType: result.thumbnailType });
     if (await this.generations.markCompleted(generation.id, worker)) {
-      this.logger.log({ msg: 'video generation completed', generation_id: generation.id, bytes: result.video.length });
+      this.logger.log({ msg: 'video generation completed', generation_id: generation.id, bytes: video.sizeBytes });
       return true;
     }
     if ((await this.generations.findById(generation.id))?.state !== 'completed') await this.media.deleteForTasks([generation.id]);

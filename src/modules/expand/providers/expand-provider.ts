@@ -1,26 +1,31 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
+import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { ExpandTaskRow } from '../expand.repository.js';
 import type { ImageFacts } from '../image-rules.js';
 
 export interface ExpandSource {
-  bytes: Buffer;
+  /** A submitted image, copied into the step's work files; or the bytes fetched from the image URL. */
+  image: Buffer | MediaFile;
   facts: ImageFacts;
 }
 
 export interface ExpandResultImage {
-  bytes: Buffer;
+  /** A render in the step's work files (sandbox), or the bytes downloaded from the upstream (relay). */
+  body: Buffer | MediaFile;
   contentType: 'image/png' | 'image/jpeg';
   width: number;
   height: number;
   /** A watermarked copy (same type and size), when the task asked for watermark_info.enabled. */
-  watermark?: Buffer;
+  watermark?: Buffer | MediaFile;
 }
 
 /** What a provider may ask of the processor while it works on a task. */
 export interface ExpandContext extends SubmitMarks {
   /** The input image, decoded and checked against the spec's rules (fetched first when given as a URL). */
   source(): Promise<ExpandSource>;
+  /** A fresh file name in the step's work files, removed when the step ends (after its results are stored). */
+  file(prefix: string, ext: string): string;
 }
 
 /** One small interface per operation: the sandbox does the work itself, a relay forwards it. */

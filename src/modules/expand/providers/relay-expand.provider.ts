@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { bytesOf } from '../../../infra/storage/storage.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import type { ExpandTaskRow } from '../expand.repository.js';
 import { sniffFormat } from '../image-rules.js';
@@ -53,7 +54,7 @@ export class RelayExpandProvider implements ExpandProvider {
   }
 
   private async submit(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
-    const image = task.imageUrl ?? (await ctx.source()).bytes.toString('base64');
+    const image = task.imageUrl ?? (await bytesOf((await ctx.source()).image)).toString('base64');
     const body = {
       image,
       up_expansion_ratio: task.upRatio,
@@ -122,7 +123,7 @@ export class RelayExpandProvider implements ExpandProvider {
             return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} is not a PNG or JPEG` };
           }
           const watermark = task.watermark && typeof image.watermark_url === 'string' ? await this.client.download(image.watermark_url, RESULT_MAX_BYTES) : undefined;
-          results.push({ bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height, ...(watermark ? { watermark } : {}) });
+          results.push({ body: bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height, ...(watermark ? { watermark } : {}) });
         }
         return { kind: 'done', result: results };
       }

@@ -1,10 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
-import sharp, { type ExtendWith } from 'sharp';
+import sharp, { type ExtendWith, type Sharp } from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
 import type { ExpandTaskRow } from '../expand.repository.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
+
+// Inputs are read from work files that are removed when their step ends: libvips must not keep them open
+// in its operation cache (the default keeps 20), or the disk space of removed inputs would stay in use.
+sharp.cache({ files: 0 });
 
 interface Fill {
   extendWith: ExtendWith;
@@ -56,34 +61,45 @@ export class SandboxExpandProvider implements ExpandProvider {
     const margins = marginsOf(task, source.facts.width, source.facts.height);
     const width = source.facts.width + margins.left + margins.right;
     const height = source.facts.height + margins.top + margins.bottom;
+    const input = sharpInput(source.image);
     const images: ExpandResultImage[] = [];
     for (let i = 0; i < task.n; i++) {
-      const bytes = await render(source.bytes, margins, FILLS[i % FILLS.length]);
-      images.push({ bytes, contentType: 'image/png', width, height, ...(task.watermark ? { watermark: await stampWatermark(bytes, width, height) } : {}) });
+      // rendered straight into work files: libvips writes them, and no result buffer reaches the JS heap
+      const body = new MediaFile(ctx.file(`result-${i}`, 'png'));
+      await render(input, margins, FILLS[i % FILLS.length]).then((image) => image.toFile(body.path));
+      let watermark: MediaFile | undefined;
+      if (task.watermark) {
+        watermark = new MediaFile(ctx.file(`watermark-${i}`, 'png'));
+        await stampWatermark(body.path, width, height).toFile(watermark.path);
+      }
+      images.push({ body, contentType: 'image/png', width, height, ...(watermark ? { watermark } : {}) });
     }
     return { kind: 'done', result: images };
   }
 }
 
+/** What sharp reads: a file by its path, or bytes. */
+export function sharpInput(image: Buffer | MediaFile): Buffer | string {
+  return image instanceof MediaFile ? image.path : image;
+}
+
 /** A visible mark on a copy: a translucent band across the bottom with the service's name. */
-export async function stampWatermark(image: Buffer, width: number, height: number): Promise<Buffer> {
+export function stampWatermark(image: Buffer | string, width: number, height: number): Sharp {
   const band = Math.max(24, Math.round(height / 10));
   const size = Math.round(band * 0.55);
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
     <rect x="0" y="${height - band}" width="${width}" height="${band}" fill="black" fill-opacity="0.45"/>
     <text x="${width - size / 2}" y="${height - band / 2}" text-anchor="end" dominant-baseline="middle" font-family="DejaVu Sans, sans-serif" font-size="${size}" fill="white" fill-opacity="0.9">media-gateway · sandbox</text>
   </svg>`;
-  return sharp(image).composite([{ input: Buffer.from(svg), left: 0, top: 0 }]).png({ compressionLevel: 6 }).toBuffer();
+  return sharp(image).composite([{ input: Buffer.from(svg), left: 0, top: 0 }]).png({ compressionLevel: 6 });
 }
 
-async function render(input: Buffer, margins: Margins, fill: Fill): Promise<Buffer> {
+/** The pipeline of one result, ready to be written (as PNG). */
+async function render(input: Buffer | string, margins: Margins, fill: Fill): Promise<Sharp> {
   const extended = sharp(input).extend({ ...margins, extendWith: fill.extendWith });
-  if (fill.blur === 0) {
-    return extended.png({ compressionLevel: 6 }).toBuffer();
-  }
+  if (fill.blur === 0) return extended.png({ compressionLevel: 6 });
   const blurred = await extended.blur(fill.blur).png({ compressionLevel: 1 }).toBuffer();
   return sharp(blurred)
     .composite([{ input, left: margins.left, top: margins.top }])
-    .png({ compressionLevel: 6 })
-    .toBuffer();
+    .png({ compressionLevel: 6 });
 }

@@ -1,5 +1,4 @@
 import { once } from 'node:events';
-import { readFile, writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
@@ -38,13 +37,8 @@ export interface ClipSpec {
   title: string;
 }
 
-/** Where a render may put its files: a fresh path per call, removed when `work` ends. */
-export interface WorkFiles {
-  withFile<T>(prefix: string, ext: string, work: (file: string) => Promise<T>): Promise<T>;
-}
-
+/** The clip written to its file: its first frame as a JPEG, and its size and length. */
 export interface Clip {
-  video: Buffer;
   thumbnail: Buffer;
   width: number;
   height: number;
@@ -68,32 +62,29 @@ export function frameSize(aspectRatio: string, height?: number): { width: number
 /**
  * A real H.264 MP4 of `seconds` (CLIP_SECONDS by default): frame0 → frame1 as a cross-fade, a slow zoom on a single keyframe,
  * or a titled, moving gradient for a text prompt. With `loop`, the motion goes there and back, so the
- * last frame is the first. Frames are drawn here and piped to the shipped ffmpeg.
+ * last frame is the first. Frames are drawn here and piped to the shipped ffmpeg, which writes `file`.
  */
-export async function renderClip(spec: ClipSpec, files: WorkFiles): Promise<Clip> {
+export async function renderClip(spec: ClipSpec, file: string): Promise<Clip> {
   const { width, height } = frameSize(spec.aspectRatio, spec.height);
   const count = Math.round(CLIP_FPS * (spec.seconds ?? CLIP_SECONDS));
   // big frames encode with the fastest preset, so a 4k clip takes tens of seconds, not minutes
   const preset = width * height > 1280 * 720 ? 'ultrafast' : 'veryfast';
   const frames = await frameSource(spec, width, height);
   let first: Buffer | undefined;
-  return files.withFile('clip', 'mp4', async (file) => {
-    await runFfmpeg(
-      ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
-      {
-        feed: async (stdin) => {
-          for (let i = 0; i < count; i++) {
-            const frame = await frames(count === 1 ? 0 : i / (count - 1));
-            if (i === 0) first = frame;
-            if (!stdin.write(frame)) await once(stdin, 'drain');
-          }
-        },
+  await runFfmpeg(
+    ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
+    {
+      feed: async (stdin) => {
+        for (let i = 0; i < count; i++) {
+          const frame = await frames(count === 1 ? 0 : i / (count - 1));
+          if (i === 0) first = frame;
+          if (!stdin.write(frame)) await once(stdin, 'drain');
+        }
       },
-    );
-    const video = await readFile(file);
-    const thumbnail = await sharp(first!, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
-    return { video, thumbnail, width, height, durationS: count / CLIP_FPS };
-  });
+    },
+  );
+  const thumbnail = await sharp(first!, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+  return { thumbnail, width, height, durationS: count / CLIP_FPS };
 }
 
 /** Returns a function from time (0..1) to one raw RGB frame. */
@@ -177,10 +168,7 @@ async function titleLayer(text: string, width: number, height: number): Promise<
   }
 }
 
-/** The last frame of a video, as PNG (to continue from an earlier generation). */
-export async function lastFrame(video: Buffer, files: WorkFiles): Promise<Buffer> {
-  return files.withFile('source', 'mp4', async (file) => {
-    await writeFile(file, video);
-    return runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
-  });
+/** The last frame of the video in `file`, as PNG (to continue from an earlier generation). */
+export async function lastFrame(file: string): Promise<Buffer> {
+  return runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
 }

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
 import type { GenerationRow } from '../video.repository.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -38,7 +39,7 @@ export class RelayVideoProvider implements VideoProvider {
     try {
       if (generation.upstreamId) {
         const answer = await this.client.call('GET', `${this.endpoint}/${encodeURIComponent(generation.upstreamId)}`, { idempotent: true });
-        return await this.interpret(answer.json as UpstreamGeneration, generation);
+        return await this.interpret(answer.json as UpstreamGeneration, generation, ctx);
       }
       if (generation.submitStartedAt) {
         return { kind: 'failed', reason: 'the upstream never answered the create request; it was not sent again, to avoid a second (billed) generation' };
@@ -77,15 +78,16 @@ export class RelayVideoProvider implements VideoProvider {
     const created = answer.json as UpstreamGeneration;
     if (typeof created.id !== 'string' || !created.id) return { kind: 'failed', reason: 'the upstream answered the create request without an id' };
     await ctx.saveUpstreamId(created.id);
-    return this.interpret(created, generation);
+    return this.interpret(created, generation, ctx);
   }
 
-  private async interpret(upstream: UpstreamGeneration, generation: GenerationRow): Promise<StepOutcome<VideoResult>> {
+  private async interpret(upstream: UpstreamGeneration, generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     switch (upstream.state) {
       case 'completed': {
         const videoUrl = upstream.assets?.video;
         if (typeof videoUrl !== 'string') return { kind: 'failed', reason: 'the upstream completed without a video' };
-        const video = await this.client.download(videoUrl, VIDEO_MAX_BYTES);
+        const video = new MediaFile(ctx.file('video', 'mp4'));
+        await this.client.downloadToFile(videoUrl, VIDEO_MAX_BYTES, video.path);
         const imageUrl = upstream.assets?.image;
         const thumbnail = typeof imageUrl === 'string' ? await this.client.download(imageUrl, IMAGE_MAX_BYTES) : undefined;
         const meta = thumbnail ? await sharp(thumbnail).metadata().catch(() => null) : null;

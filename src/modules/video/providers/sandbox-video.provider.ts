@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { WorkDirService } from '../../../infra/workdir/work-dir.service.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
 import type { GenerationRow } from '../video.repository.js';
 import { durationSeconds, renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
@@ -13,19 +13,17 @@ import type { VideoContext, VideoProvider, VideoResult } from './video-provider.
  */
 @Injectable()
 export class SandboxVideoProvider implements VideoProvider {
-  constructor(
-    private readonly config: AppConfig,
-    private readonly workDir: WorkDirService,
-  ) {}
+  constructor(private readonly config: AppConfig) {}
 
   async step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     const start = await ctx.keyframeImage('frame0');
     const end = await ctx.keyframeImage('frame1');
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
       { aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt, seconds: durationSeconds(generation.duration), height: resolutionHeight(generation.resolution) },
-      this.workDir,
+      video.path,
     );
-    return { kind: 'done', result: { video: clip.video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
+    return { kind: 'done', result: { video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
   }
 }

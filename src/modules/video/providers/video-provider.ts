@@ -1,9 +1,11 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
+import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { GenerationRow } from '../video.repository.js';
 
 export interface VideoResult {
-  video: Buffer;
+  /** The MP4, in the step's work files: rendered or downloaded there, stored from there as a stream. */
+  video: MediaFile;
   /** A JPEG or PNG still of the video. */
   thumbnail: Buffer;
   thumbnailType: 'image/jpeg' | 'image/png';
@@ -18,6 +20,8 @@ export interface VideoContext extends SubmitMarks {
   keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
   /** The upstream id of a generation named as a keyframe (relay); undefined if it never went upstream. */
   upstreamIdOf(generationId: string): Promise<string | undefined>;
+  /** A fresh file name in the step's work files, removed when the step ends (after its results are stored). */
+  file(prefix: string, ext: string): string;
 }
 
 export interface VideoProvider {
