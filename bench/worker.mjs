@@ -1,7 +1,11 @@
 // worker: sandbox expands of a 1-megapixel image (n = 1) through the queue (claim, read the input, render,
 // store the result, finish), in tasks per second, against raw sharp doing the same extend + PNG encode with
 // the same concurrency, in the same run. The tasks are queued first by a ROLE=api instance (the accept
-// path is the accept scenario's), then run by a ROLE=worker instance.
+// path is the accept scenario's) and held back, then run by a ROLE=worker instance in segments that
+// alternate with raw sharp's (see run).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import sharp from 'sharp';
 import { availableParallelism } from 'node:os';
@@ -55,49 +59,70 @@ function steadyRate(finishedS) {
   return (finishedS.length - 1) / (last - first);
 }
 
-/** Queues `tasks` expands through a ROLE=api instance (not timed: that is the accept scenario). */
-export async function queueTasks(dbUrl, image, tasks, owner) {
-  const api = await startGateway(dbUrl, { ROLE: 'api' });
+/** Queues `tasks` expands for each of `owners` through a ROLE=api instance (not timed: that is the accept scenario). */
+export async function queueTasks(dbUrl, image, tasks, owners) {
+  const api = await startGateway(dbUrl, { ROLE: 'api', ...sharedDir() });
   try {
-    const key = await benchKey(api, owner);
     const body = JSON.stringify({ image: image.toString('base64'), ...RATIOS, n: 1 });
-    for (let i = 0; i < tasks; i += 8) {
-      const statuses = await Promise.all(
-        Array.from({ length: Math.min(8, tasks - i) }, async () => {
-          const res = await fetch(`${api.url}/video-a/v1/images/editing/expand`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
-          await res.arrayBuffer();
-          return res.status;
-        }),
-      );
-      if (statuses.some((st) => st !== 200)) throw new Error(`submissions answered ${statuses.join(', ')}`);
+    for (const owner of [owners].flat()) {
+      const key = await benchKey(api, owner);
+      for (let i = 0; i < tasks; i += 8) {
+        const statuses = await Promise.all(
+          Array.from({ length: Math.min(8, tasks - i) }, async () => {
+            const res = await fetch(`${api.url}/video-a/v1/images/editing/expand`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+            await res.arrayBuffer();
+            return res.status;
+          }),
+        );
+        if (statuses.some((st) => st !== 200)) throw new Error(`submissions answered ${statuses.join(', ')}`);
+      }
     }
   } finally {
     await api.stop();
   }
 }
 
-/**
- * Runs the queued tasks on a ROLE=worker instance (claim, read the input, render, store the result,
- * finish) and answers tasks per second in the steady state, from finish times as the database saw them.
- */
-async function runQueued(dbUrl, db, tasks, owner, concurrency) {
-  const worker = await startGateway(dbUrl, { ROLE: 'worker', PROVIDER: 'sandbox', SANDBOX_DELAY_MS: '0', WORKER_CONCURRENCY: String(concurrency), ...(process.env.BENCH_WORKER_ENV ? JSON.parse(process.env.BENCH_WORKER_ENV) : {}) });
-  try {
-    for (;;) {
-      const { rows } = await db.query("SELECT count(*) FILTER (WHERE status = 'succeed')::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM expand_tasks WHERE owner = $1", [owner]);
-      if (rows[0].failed > 0) throw new Error(`${rows[0].failed} task(s) failed`);
-      if (rows[0].done >= tasks) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const { rows } = await db.query('SELECT extract(epoch FROM finished_at)::float8 AS s FROM expand_tasks WHERE owner = $1', [owner]);
-    return steadyRate(rows.map((r) => r.s));
-  } finally {
-    await worker.stop();
-  }
+/** Holds the queued jobs of these owners' tasks back (their start a day ahead), or lets them start now. */
+async function holdJobs(db, owners, hold) {
+  await db.query(
+    `UPDATE pgboss.job SET start_after = ${hold ? "now() + interval '1 day'" : 'now()'}
+     WHERE name = 'expand.run' AND state = 'created' AND (data->>'taskId')::uuid IN (SELECT id FROM expand_tasks WHERE owner = ANY($1))`,
+    [owners],
+  );
 }
 
+/**
+ * Lets one owner's queued tasks go to the running worker (claim, read the input, render, store the
+ * result, finish) and answers tasks per second in the steady state, from finish times as the database saw them.
+ */
+async function runQueued(db, owner, tasks) {
+  await holdJobs(db, [owner], false);
+  for (;;) {
+    const { rows } = await db.query("SELECT count(*) FILTER (WHERE status = 'succeed')::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM expand_tasks WHERE owner = $1", [owner]);
+    if (rows[0].failed > 0) throw new Error(`${rows[0].failed} task(s) failed`);
+    if (rows[0].done >= tasks) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const { rows } = await db.query('SELECT extract(epoch FROM finished_at)::float8 AS s FROM expand_tasks WHERE owner = $1', [owner]);
+  return steadyRate(rows.map((r) => r.s));
+}
+
+let shared;
+/** One DATA_DIR for the API and the worker, as a deployment with the local driver has. */
+function sharedDir() {
+  shared ??= { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mgw-bench-data-')) };
+  return shared;
+}
+
+/**
+ * Each round queues its tasks first (held back), starts a worker, then alternates short segments: raw
+ * sharp runs a segment's tasks, then the worker runs as many. Adjacent segments see the same machine, so
+ * the drift of a shared host (raw sharp alone moves by ±15 % between minutes here) cancels in each pair.
+ */
 export async function run(dbUrl) {
-  const tasks = Number(process.env.BENCH_WORKER_TASKS ?? 48);
+  const tasks = Number(process.env.BENCH_WORKER_TASKS ?? 64);
+  const segments = Number(process.env.BENCH_WORKER_SEGMENTS ?? 4);
+  const perSegment = Math.max(4, Math.round(tasks / segments));
   // the gateway's default WORKER_CONCURRENCY (or BENCH_WORKER_CONCURRENCY), and the same for raw sharp
   const concurrency = Number(process.env.BENCH_WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1));
   const db = new pg.Client({ connectionString: dbUrl });
@@ -107,14 +132,25 @@ export async function run(dbUrl) {
     const rows = [];
     await rawSharp(image, 4, concurrency); // warm up
     for (let round = 1; round <= 2; round++) {
-      const owner = `bench-worker-${round}`;
-      await queueTasks(dbUrl, image, tasks, owner);
-      const floor = await rawSharp(image, tasks, concurrency);
-      const ours = await runQueued(dbUrl, db, tasks, owner, concurrency);
-      rows.push({ round, 'raw sharp tasks/s': floor.toFixed(2), 'gateway tasks/s': ours.toFixed(2), 'ratio (≥ 0.8)': (ours / floor).toFixed(2) });
-      await cleanUpAfter(dbUrl, owner);
+      const warm = `bench-worker-${round}-warm`;
+      const owners = Array.from({ length: segments }, (_, s) => `bench-worker-${round}-${s + 1}`);
+      await queueTasks(dbUrl, image, perSegment, owners);
+      await queueTasks(dbUrl, image, 4, warm);
+      await holdJobs(db, [warm, ...owners], true);
+      const worker = await startGateway(dbUrl, { ROLE: 'worker', ...sharedDir(), PROVIDER: 'sandbox', SANDBOX_DELAY_MS: '0', WORKER_CONCURRENCY: String(concurrency), ...(process.env.BENCH_WORKER_ENV ? JSON.parse(process.env.BENCH_WORKER_ENV) : {}) });
+      const pairs = [];
+      try {
+        await runQueued(db, warm, 4); // warm up, as raw sharp was
+        for (const owner of owners) pairs.push({ floor: await rawSharp(image, perSegment, concurrency), ours: await runQueued(db, owner, perSegment) });
+      } finally {
+        await worker.stop();
+      }
+      for (const [s, { floor, ours }] of pairs.entries()) rows.push({ round: `${round}.${s + 1}`, 'raw sharp tasks/s': floor.toFixed(2), 'gateway tasks/s': ours.toFixed(2), 'ratio (≥ 0.8)': (ours / floor).toFixed(2) });
+      const mean = (key) => pairs.reduce((sum, p) => sum + p[key], 0) / pairs.length;
+      rows.push({ round: `${round}, all`, 'raw sharp tasks/s': mean('floor').toFixed(2), 'gateway tasks/s': mean('ours').toFixed(2), 'ratio (≥ 0.8)': `**${(mean('ours') / mean('floor')).toFixed(2)}**` });
+      for (const owner of [warm, ...owners]) await cleanUpAfter(dbUrl, owner);
     }
-    console.log(`1000×1000 PNG (${(image.length / 2 ** 20).toFixed(1)} MB), margins 25 % on each side, n = 1, ${tasks} tasks, ${concurrency} at a time on both sides\n`);
+    console.log(`1000×1000 PNG (${(image.length / 2 ** 20).toFixed(1)} MB), margins 25 % on each side, n = 1, ${segments} segments of ${perSegment} tasks per side and round, ${concurrency} at a time on both sides\n`);
     console.log(table(rows, ['round', 'raw sharp tasks/s', 'gateway tasks/s', 'ratio (≥ 0.8)']));
   } finally {
     await db.end();

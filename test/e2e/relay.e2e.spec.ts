@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { png } from '../support/images.js';
-import { probeVideo } from '../support/media.js';
+import { probeVideo, wav } from '../support/media.js';
+import { sendBytes, startServer } from '../support/http-server.js';
 import { pollUntil } from '../support/poll.js';
 import { type FakeUpstream, startFakeAudioAggregator, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
@@ -241,6 +242,20 @@ describe('relay to an audio aggregator', () => {
       const done = await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${created.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
       expect(done.body.data).toEqual(expect.objectContaining({ status: 'ready', format: 'mp3', duration: 12.5, size_bytes: 204800, sha256: 'ab'.repeat(32) }));
       expect([...agg.created.values()][0].body).toEqual({ url: 'https://example.com/song.mp3' });
+      // the gateway could not fetch that URL itself (no network here), so it keeps no copy
+      expect(done.body.data.clip_url).toBeNull();
+
+      // a URL the gateway can reach: it keeps its own copy of the clip, as the sandbox does
+      const clip = wav(1);
+      const files = await startServer((_req, res) => sendBytes(res, 'audio/wav', clip));
+      try {
+        const reachable = await api(t.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: `${files.url}/clip.wav` } });
+        const kept = await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${reachable.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
+        expect(kept.body.data.status).toBe('ready');
+        expect((await download(kept.body.data.clip_url)).equals(clip)).toBe(true);
+      } finally {
+        await files.close();
+      }
 
       // an aggregator that says "429" under HTTP 200 is waited for, and the clip is registered once
       agg.knobs.createBusy = 4;

@@ -5,6 +5,8 @@ import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { AppConfig } from '../config/app-config.js';
 
 const RUN_PREFIX = 'run-';
+/** Run directories of this process's live applications (tests start several in one process). */
+const LIVE_RUNS = new Set<string>();
 
 /**
  * The service's own scratch space (WORK_DIR, default DATA_DIR/work) for files a step needs on disk
@@ -25,14 +27,16 @@ export class WorkDirService implements OnModuleInit, OnModuleDestroy {
     await mkdir(this.config.workDir, { recursive: true });
     const stale = (await readdir(this.config.workDir)).filter((name) => {
       const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
-      return Number.isInteger(pid) && (pid === process.pid || !isAlive(pid));
+      return Number.isInteger(pid) && (pid === process.pid ? !LIVE_RUNS.has(name) : !isAlive(pid));
     });
     for (const name of stale) await rm(path.join(this.config.workDir, name), { recursive: true, force: true });
     if (stale.length) this.logger.warn(`removed the work files of ${stale.length} earlier run(s) that did not stop cleanly`);
     await mkdir(this.runDir, { recursive: true });
+    LIVE_RUNS.add(path.basename(this.runDir));
   }
 
   async onModuleDestroy(): Promise<void> {
+    LIVE_RUNS.delete(path.basename(this.runDir));
     await rm(this.runDir, { recursive: true, force: true });
   }
 

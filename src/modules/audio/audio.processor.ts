@@ -5,6 +5,7 @@ import { TaskTableSweep } from '../../common/tasks/task-table-sweep.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { NEW_TASK_PRIORITY, RESUME_PRIORITY } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
+import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
 import { AudioRepository, type AudioUploadRow } from './audio.repository.js';
@@ -27,6 +28,7 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
     @Inject(AUDIO_PROVIDERS) private readonly providers: Record<ProviderName, AudioProvider>,
     private readonly limits: LimitsService,
     private readonly media: MediaService,
+    private readonly workDir: WorkDirService,
   ) {}
 
   /** A final state change gives back the upload's slot (and its credits if it failed) in the same transaction. */
@@ -55,22 +57,22 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
   /** One step of the task; a job's priority is kept when the task must wait for the upstream cap. */
   run(uploadId: string, priority = NEW_TASK_PRIORITY): Promise<JobResult> {
     const provider = this.providers[this.config.providers.audio];
-    return this.runner.run<AudioUploadRow, AudioFacts>(uploadId, {
+    return this.workDir.inScope((files) => this.runner.run<AudioUploadRow, AudioFacts>(uploadId, {
       lease: this.uploads.lease,
       labels: (task) => ({ owner: task.owner, operation: 'audio' }),
       deadlineOf: (u) => u.deadlineAt,
       timeoutReason: this.timeoutReason,
       attemptsOf: (u) => u.attempts,
-      step: (u) => provider.step(u, this.uploads.states.submitMarks(u.id, this.runner.worker)),
+      step: (u) => provider.step(u, { ...this.uploads.states.submitMarks(u.id, this.runner.worker), file: (prefix, ext) => files.file(prefix, ext) }),
       complete: (u, worker, facts) => this.complete(u, worker, facts),
       next: async (seconds) => void (await this.queue.send('audio.run', { uploadId }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY })),
       defer: () => this.uploads.states.defer(uploadId, this.sweep.enqueue, priority),
-    });
+    }));
   }
 
   /** Keeps the clip (so later music can start from it), then records its facts; a loser's copy is deleted. */
   private async complete(upload: AudioUploadRow, worker: string, facts: AudioFacts): Promise<boolean> {
-    if (facts.clip) await this.media.store({ owner: upload.owner, taskId: upload.id, role: 'clip', index: 0, body: facts.clip.bytes, contentType: facts.clip.contentType });
+    if (facts.clip) await this.media.store({ owner: upload.owner, taskId: upload.id, role: 'clip', index: 0, body: facts.clip.body, contentType: facts.clip.contentType });
     if (await this.uploads.markReady(upload.id, worker, facts)) return true;
     if (facts.clip && (await this.uploads.findById(upload.id))?.status !== 'ready') await this.media.deleteForTasks([upload.id]);
     return false;

@@ -1,5 +1,6 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
+import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { AudioUploadRow } from '../audio.repository.js';
 
 /** What the clip turned out to be. */
@@ -9,10 +10,20 @@ export interface AudioFacts {
   sizeBytes: number;
   sha256: string;
   /** The clip itself, to keep in the media store (a provider that fetched it); its Content-Type. */
-  clip?: { bytes: Buffer; contentType: string };
+  clip?: { body: Buffer | MediaFile; contentType: string };
 }
 
-export type AudioContext = SubmitMarks;
+export interface AudioContext extends SubmitMarks {
+  /** A fresh file name in the step's work files, removed when the step ends (after the clip is stored). */
+  file(prefix: string, ext: string): string;
+}
+
+/** The Content-Type a kept clip is served with, by format name. */
+const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg', m4a: 'audio/mp4', webm: 'audio/webm', flac: 'audio/flac', aac: 'audio/aac' };
+
+export function clipContentType(format: string): string {
+  return CONTENT_TYPES[format] ?? 'application/octet-stream';
+}
 
 export interface AudioProvider {
   step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;

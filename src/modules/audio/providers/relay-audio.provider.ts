@@ -1,9 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
 import type { AudioUploadRow } from '../audio.repository.js';
-import type { AudioContext, AudioFacts, AudioProvider } from './audio-provider.js';
+import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
 
 interface UpstreamUpload {
   status?: unknown;
@@ -20,9 +22,12 @@ interface UpstreamUpload {
  */
 @Injectable()
 export class RelayAudioProvider implements AudioProvider {
+  private readonly logger = new Logger(RelayAudioProvider.name);
+
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
+    private readonly fetcher: SafeFetchService,
   ) {}
 
   private get base(): string {
@@ -50,11 +55,13 @@ export class RelayAudioProvider implements AudioProvider {
       const answer = await this.client.call('GET', `${this.base}/${encodeURIComponent(upload.upstreamId)}`, { idempotent: true });
       const data = (answer.json.data ?? {}) as UpstreamUpload;
       switch (data.status) {
-        case 'ready':
+        case 'ready': {
+          const format = String(data.format ?? 'audio');
           return {
             kind: 'done',
-            result: { format: String(data.format ?? 'audio'), duration: Number(data.duration ?? 0), sizeBytes: Number(data.size_bytes ?? 0), sha256: String(data.sha256 ?? '') },
+            result: { format, duration: Number(data.duration ?? 0), sizeBytes: Number(data.size_bytes ?? 0), sha256: String(data.sha256 ?? ''), ...(await this.keepClip(upload, ctx, format)) },
           };
+        }
         case 'failed':
           return { kind: 'failed', reason: `the upstream could not use the file: ${typeof data.error === 'string' && data.error ? data.error : 'no reason given'}` };
         default:
@@ -65,6 +72,24 @@ export class RelayAudioProvider implements AudioProvider {
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       throw err;
+    }
+  }
+
+  /**
+   * Our own copy of the clip, so clip_url works as with the sandbox (the upstream keeps its own): fetched
+   * from the URL the upload named, into a work file, within AUDIO_MAX_BYTES. Best effort: the upload is
+   * ready upstream whether or not this copy can be made (the URL may have expired, or be one only the
+   * upstream may reach); then clip_url stays null.
+   */
+  private async keepClip(upload: AudioUploadRow, ctx: AudioContext, format: string): Promise<Pick<AudioFacts, 'clip'>> {
+    const clip = new MediaFile(ctx.file('clip', 'audio'));
+    try {
+      await this.fetcher.fetchToFile(upload.url, this.config.audioMaxBytes, clip.path);
+      return { clip: { body: clip, contentType: clipContentType(format) } };
+    } catch (err) {
+      if (!(err instanceof OutboundError)) throw err;
+      this.logger.warn({ msg: 'could not keep a copy of the relayed clip; clip_url stays null', upload_id: upload.id, reason: err.message });
+      return {};
     }
   }
 }

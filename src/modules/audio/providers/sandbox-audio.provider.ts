@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
-import { type IFormat, parseBuffer } from 'music-metadata';
+import { type IFormat, parseBuffer, parseFile } from 'music-metadata';
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
 import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioUploadRow } from '../audio.repository.js';
-import type { AudioFacts, AudioProvider } from './audio-provider.js';
+import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
 
 /** A short name for the file's format: mp3, wav, flac, ogg, opus, m4a, aiff, webm… */
-/** The Content-Type a kept clip is served with, by format name. */
-const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg', m4a: 'audio/mp4', webm: 'audio/webm', flac: 'audio/flac', aac: 'audio/aac' };
-
 export function formatName(format: IFormat): string {
   const container = (format.container ?? '').toLowerCase();
   const codec = (format.codec ?? '').toLowerCase();
@@ -25,8 +25,9 @@ export function formatName(format: IFormat): string {
 }
 
 /**
- * Works offline (for URLs it may reach): fetches the file within AUDIO_MAX_BYTES, proves it is audio
- * from its content (music-metadata), and records format, duration, size and SHA-256.
+ * Works offline (for URLs it may reach): fetches the file within AUDIO_MAX_BYTES into a work file (never
+ * whole in memory), proves it is audio from its content (music-metadata), and records format, duration,
+ * size and SHA-256; the file is the clip that is kept.
  */
 @Injectable()
 export class SandboxAudioProvider implements AudioProvider {
@@ -36,10 +37,12 @@ export class SandboxAudioProvider implements AudioProvider {
     private readonly samples: SamplesService,
   ) {}
 
-  async step(upload: AudioUploadRow): Promise<StepOutcome<AudioFacts>> {
-    let bytes = this.samples.resolve(upload.url, upload.baseUrl);
+  async step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
+    const sample = this.samples.resolve(upload.url, upload.baseUrl);
+    const clip: Buffer | MediaFile = sample ?? new MediaFile(ctx.file('clip', 'audio'));
+    let size = sample?.length ?? 0;
     try {
-      bytes ??= (await this.fetcher.fetchBytes(upload.url, this.config.audioMaxBytes)).body;
+      if (clip instanceof MediaFile) size = await this.fetcher.fetchToFile(upload.url, this.config.audioMaxBytes, clip.path);
     } catch (err) {
       if (err instanceof OutboundError) {
         return { kind: 'failed', reason: err.kind === 'too_large' ? `the file is larger than AUDIO_MAX_BYTES (${this.config.audioMaxBytes} bytes)` : `could not fetch url: ${err.message}` };
@@ -49,7 +52,8 @@ export class SandboxAudioProvider implements AudioProvider {
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
     let format: IFormat;
     try {
-      ({ format } = await parseBuffer(bytes, undefined, { duration: true, skipCovers: true }));
+      const options = { duration: true, skipCovers: true };
+      ({ format } = clip instanceof MediaFile ? await parseFile(clip.path, options) : await parseBuffer(clip, undefined, options));
     } catch (err) {
       return { kind: 'failed', reason: `the file at url is not audio: ${(err as Error).message}` };
     }
@@ -61,10 +65,17 @@ export class SandboxAudioProvider implements AudioProvider {
       result: {
         format: formatName(format),
         duration: Math.round(format.duration * 1000) / 1000,
-        sizeBytes: bytes.length,
-        sha256: createHash('sha256').update(bytes).digest('hex'),
-        clip: { bytes, contentType: CONTENT_TYPES[formatName(format)] ?? 'application/octet-stream' },
+        sizeBytes: size,
+        sha256: await sha256Of(clip),
+        clip: { body: clip, contentType: clipContentType(formatName(format)) },
       },
     };
   }
+}
+
+async function sha256Of(clip: Buffer | MediaFile): Promise<string> {
+  const hash = createHash('sha256');
+  if (clip instanceof MediaFile) await pipeline(createReadStream(clip.path), hash);
+  else hash.update(clip);
+  return hash.digest('hex');
 }
