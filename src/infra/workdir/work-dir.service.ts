@@ -51,11 +51,16 @@ export class WorkDirService implements OnModuleInit, OnModuleDestroy {
   }
 }
 
+/** What a task's step may ask for: a fresh file name in its work files, removed when the step ends (after its results are stored). */
+export interface WorkFiles {
+  file(prefix: string, ext: string): string;
+}
+
 /**
  * The files of one piece of work (a task's step): fresh names in the run's directory, all removed
  * together when the work ends, so a render's output or a download can stay on disk until it is stored.
  */
-export class WorkScope {
+export class WorkScope implements WorkFiles {
   private readonly files: string[] = [];
 
   constructor(private readonly dir: string) {}

@@ -8,11 +8,11 @@ import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch
 import { allInTransaction } from '../../infra/prisma/task-table.js';
 import { NEW_TASK_PRIORITY, RESUME_PRIORITY } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
+import { MediaFile } from '../../infra/storage/storage.js';
+import { WorkDirService, type WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import { LimitsService } from '../limits/limits.service.js';
 import { MediaService } from '../media/media.service.js';
-import { MediaFile } from '../../infra/storage/storage.js';
-import { WorkDirService, type WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { SamplesService } from '../samples/samples.service.js';
 import { ExpandService } from './expand.service.js';
 import { type ExpandTaskRow, ExpandRepository } from './expand.repository.js';

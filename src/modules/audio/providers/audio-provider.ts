@@ -1,6 +1,7 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
+import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
 import type { AudioUploadRow } from '../audio.repository.js';
 
 /** What the clip turned out to be. */
@@ -13,10 +14,7 @@ export interface AudioFacts {
   clip?: { body: Buffer | MediaFile; contentType: string };
 }
 
-export interface AudioContext extends SubmitMarks {
-  /** A fresh file name in the step's work files, removed when the step ends (after the clip is stored). */
-  file(prefix: string, ext: string): string;
-}
+export interface AudioContext extends SubmitMarks, WorkFiles {}
 
 /** The Content-Type a kept clip is served with, by format name. */
 const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg', m4a: 'audio/mp4', webm: 'audio/webm', flac: 'audio/flac', aac: 'audio/aac' };

@@ -1,6 +1,7 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
+import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
 import type { ExpandTaskRow } from '../expand.repository.js';
 import type { ImageFacts } from '../image-rules.js';
 
@@ -21,11 +22,9 @@ export interface ExpandResultImage {
 }
 
 /** What a provider may ask of the processor while it works on a task. */
-export interface ExpandContext extends SubmitMarks {
+export interface ExpandContext extends SubmitMarks, WorkFiles {
   /** The input image, decoded and checked against the spec's rules (fetched first when given as a URL). */
   source(): Promise<ExpandSource>;
-  /** A fresh file name in the step's work files, removed when the step ends (after its results are stored). */
-  file(prefix: string, ext: string): string;
 }
 
 /** One small interface per operation: the sandbox does the work itself, a relay forwards it. */

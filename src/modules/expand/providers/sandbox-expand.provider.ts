@@ -89,7 +89,7 @@ async function writeOut(image: Sharp, file: string): Promise<void> {
 }
 
 /** What sharp reads: a file by its path, or bytes. */
-export function sharpInput(image: Buffer | MediaFile): Buffer | string {
+function sharpInput(image: Buffer | MediaFile): Buffer | string {
   return image instanceof MediaFile ? image.path : image;
 }
 

@@ -1,6 +1,7 @@
 import type { StepOutcome } from '../../../common/tasks/task-runner.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
+import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
 import type { GenerationRow } from '../video.repository.js';
 
 export interface VideoResult {
@@ -15,13 +16,11 @@ export interface VideoResult {
 
 export type KeyframePositionName = 'frame0' | 'frame1';
 
-export interface VideoContext extends SubmitMarks {
+export interface VideoContext extends SubmitMarks, WorkFiles {
   /** The keyframe as an image file: fetched from its URL, or the last frame of the named generation. */
   keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
   /** The upstream id of a generation named as a keyframe (relay); undefined if it never went upstream. */
   upstreamIdOf(generationId: string): Promise<string | undefined>;
-  /** A fresh file name in the step's work files, removed when the step ends (after its results are stored). */
-  file(prefix: string, ext: string): string;
 }
 
 export interface VideoProvider {
