@@ -18,7 +18,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
   let db: pg.Client;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ ROLE: 'api' }); // no worker: stored rows are read as the request left them
     key = await t.createKey('team-a');
     sameOwnerKey = await t.createKey('team-a');
     otherKey = await t.createKey('team-b');
