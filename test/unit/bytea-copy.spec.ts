@@ -1,5 +1,4 @@
-import { Readable } from 'node:stream';
-import { FirstFieldStream } from '../../src/infra/prisma/bytea-copy.js';
+import { FirstFieldParser } from '../../src/infra/prisma/bytea-copy.js';
 
 // PostgreSQL's binary COPY of one bytea column: signature, flags, header extension, rows, trailer.
 function binaryCopy(value: Buffer | null | 'no row', extension = Buffer.alloc(0)): Buffer {
@@ -17,14 +16,13 @@ function u32(n: number): Buffer {
 }
 
 async function run(chunks: Buffer[]): Promise<{ size: number | null; out: Buffer }> {
-  const stream = new FirstFieldStream();
-  const parts: Buffer[] = [];
-  stream.on('data', (c: Buffer) => parts.push(c));
-  await new Promise<void>((resolve, reject) => Readable.from(chunks).pipe(stream).on('finish', resolve).on('error', reject));
-  return { size: stream.size, out: Buffer.concat(parts) };
+  const parser = new FirstFieldParser();
+  const parts = chunks.map((chunk) => parser.feed(chunk));
+  parser.end();
+  return { size: parser.size, out: Buffer.concat(parts) };
 }
 
-describe('FirstFieldStream (a binary COPY, parsed as it streams)', () => {
+describe('FirstFieldParser (a binary COPY, parsed as it streams)', () => {
   const value = Buffer.from('the bytes of an image, and nothing around them');
 
   it('passes on exactly the value, wherever the chunks split the stream (header, length, value, trailer)', async () => {

@@ -1,12 +1,12 @@
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The value's bytes gathered before one write: a few dozen of the socket's 64 kB chunks. */
+const WRITE_BATCH_BYTES = 1 << 20;
 
 /**
  * One bytea value, written to `file` as it arrives, read with `COPY … TO STDOUT (FORMAT binary)`:
@@ -16,6 +16,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * which would corrupt the bytes.) The value passes through in the socket's chunks, so no buffer of the
  * whole of it is held: a multi-megabyte buffer that outlives a few young-generation collections is what
  * makes V8 run full collections of the whole heap, one every couple of tasks.
+ * The chunks are gathered up to WRITE_BATCH_BYTES and written with one writev: piping them through a
+ * Transform into a WriteStream (one write per chunk) cost twice the CPU (measured on a 2.7 MB value:
+ * 6-8 ms of the event loop and 4-6 ms of the thread pool, against 3-3.5 and 1.5-2).
  * COPY takes no parameters, so the key must be a UUID, checked here; table and columns are constants.
  * Answers the value's size, or null when there is no row or the value is NULL (the file is then absent).
  */
@@ -23,12 +26,29 @@ export async function copyByteaToFile(pool: pg.Pool, source: { table: string; co
   if (!UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id).slice(0, 60)}`);
   const sql = `COPY (SELECT "${source.column}" FROM "${source.table}" WHERE "${source.key}" = '${id}'::uuid LIMIT 1) TO STDOUT (FORMAT binary)`;
   const client = await pool.connect();
-  const value = new FirstFieldStream();
+  const value = new FirstFieldParser();
+  let handle: FileHandle | undefined;
   try {
-    await pipeline(client.query(copyTo(sql)), value, createWriteStream(file));
+    handle = await open(file, 'w');
+    let batch: Buffer[] = [];
+    let batched = 0;
+    for await (const chunk of client.query(copyTo(sql)) as AsyncIterable<Buffer>) {
+      const part = value.feed(chunk);
+      if (part.length === 0) continue;
+      batch.push(part);
+      batched += part.length;
+      if (batched >= WRITE_BATCH_BYTES) {
+        await handle.writev(batch);
+        [batch, batched] = [[], 0];
+      }
+    }
+    value.end();
+    if (batch.length > 0) await handle.writev(batch);
+    await handle.close();
     client.release();
   } catch (err) {
     client.release(err as Error);
+    await handle?.close().catch(() => undefined);
     await rm(file, { force: true });
     throw err;
   }
@@ -36,40 +56,38 @@ export async function copyByteaToFile(pool: pg.Pool, source: { table: string; co
   return value.size;
 }
 
-/** Passes on the bytes of the first field of the first row of a binary COPY, and nothing else. */
-export class FirstFieldStream extends Transform {
+/** Picks the bytes of the first field of the first row out of a binary COPY, fed chunk by chunk. */
+export class FirstFieldParser {
   /** The value's length once the header is read; null for no row or NULL. */
   size: number | null = null;
   /** The start of the stream, until the value's length is known (a few dozen bytes). */
   private head: Buffer | null = Buffer.alloc(0);
   private remaining = 0;
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
-    try {
-      if (this.head) {
-        this.head = Buffer.concat([this.head, chunk]);
-        const start = valueStart(this.head);
-        if (start === 'more') return done();
-        chunk = start ? this.head.subarray(start.at) : Buffer.alloc(0);
-        this.size = start?.length ?? null;
-        this.remaining = start?.length ?? 0;
-        this.head = null;
-      }
-      if (this.remaining > 0 && chunk.length > 0) {
-        const part = chunk.length <= this.remaining ? chunk : chunk.subarray(0, this.remaining);
-        this.remaining -= part.length;
-        this.push(part);
-      }
-      done();
-    } catch (err) {
-      done(err as Error);
+  /** The part of `chunk` that belongs to the value (often empty, often all of it). */
+  feed(chunk: Buffer): Buffer {
+    if (this.head) {
+      this.head = Buffer.concat([this.head, chunk]);
+      const start = valueStart(this.head);
+      if (start === 'more') return EMPTY;
+      chunk = start ? this.head.subarray(start.at) : EMPTY;
+      this.size = start?.length ?? null;
+      this.remaining = start?.length ?? 0;
+      this.head = null;
     }
+    if (this.remaining === 0 || chunk.length === 0) return EMPTY;
+    const part = chunk.length <= this.remaining ? chunk : chunk.subarray(0, this.remaining);
+    this.remaining -= part.length;
+    return part;
   }
 
-  override _flush(done: (err?: Error | null) => void): void {
-    done(this.head || this.remaining > 0 ? new Error('a binary COPY ended inside its value') : null);
+  /** Fails when the stream ended before the value did. */
+  end(): void {
+    if (this.head || this.remaining > 0) throw new Error('a binary COPY ended inside its value');
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Where the first field's bytes start and how many there are; null for no row or NULL; 'more' to wait for more bytes. */
 function valueStart(head: Buffer): { at: number; length: number } | null | 'more' {
