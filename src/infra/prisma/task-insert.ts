@@ -88,3 +88,12 @@ export function snakeColumns(fields: Record<string, unknown>): Record<string, un
   }
   return out;
 }
+
+const camelNames = new Map<string, string>();
+
+/** A row read by raw SQL (snake_case columns) with Prisma's camelCase field names, as a model read has them. */
+export function camelRow(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in row) out[memo(camelNames, key, (k) => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()))] = row[key];
+  return out;
+}

@@ -6,6 +6,7 @@ import { QueueService } from '../queue/queue.service.js';
 import type { SubmitMarks } from '../relay/upstream-client.js';
 import type { PrismaService } from './prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from './sql-executor.js';
+import { camelRow, prepared, Statement } from './task-insert.js';
 
 /** How one task table names its state: all three follow waiting → processing → done | failed. */
 export interface TaskTableSpec {
@@ -31,7 +32,8 @@ export interface TaskTableSpec {
 
 /** What a claim got: the task (and, the first time, how long it waited since acceptance), or nothing. */
 export type ClaimOutcome =
-  | { kind: 'claimed'; firstStart: boolean; waitedS: number }
+  /** `row`: the started row (camelCase fields, as Prisma reads them), when the claim read it. */
+  | { kind: 'claimed'; firstStart: boolean; waitedS: number; row?: Record<string, unknown> }
   /** The task has not started and the table's maxRunning tasks are running: try again later. */
   | { kind: 'deferred' }
   /** Finished, deleted, or held by a live worker. */
@@ -64,6 +66,26 @@ export function allInTransaction(...hooks: (InTransaction | undefined)[]): InTra
   };
 }
 
+/**
+ * The bookkeeping of a final state as SQL (slots and credits given back), for an end that takes one
+ * statement: a task nobody is notified of (see TaskTable.end). The CTEs read `changed` (the rows that
+ * changed: id, owner, slots, credits, created_at) and the last is named `settled`; its rows go to
+ * `record` once the statement committed. Must do what the table's InTransaction hooks do for such a task.
+ */
+export interface EndSql {
+  ctes(s: Statement, to: string): string[];
+  record(rows: Record<string, unknown>[], to: string): void;
+}
+
+/** Rows of another table written with a task's final state, only when the state changed (its result's media). */
+export interface EndChildRows {
+  table: string;
+  /** snake_case columns; each row has the same. */
+  rows: Record<string, unknown>[];
+  /** An ON CONFLICT clause, when a row may already be there. */
+  onConflict?: string;
+}
+
 /** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
 const ABANDONED = '~abandoned';
 
@@ -77,9 +99,12 @@ export class TaskTable {
   /**
    * The usual claim in one statement: when nothing else has to happen in the start's transaction (no cap
    * to count under a lock, nobody to notify of the start), the row is started; otherwise it is only read,
-   * and the transaction of claimInTransaction decides. $1 id, $2 worker, $3 lease in seconds.
+   * and the transaction of claimInTransaction decides. Answers the started row with it (the runner needs
+   * it), so a claim is one round trip. $1 id, $2 worker, $3 lease in seconds.
    */
   private readonly quietClaimSql: string;
+  /** Set by the module: the final states' bookkeeping as SQL, so an end nobody is notified of takes one statement. */
+  endSql?: EndSql;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -89,8 +114,8 @@ export class TaskTable {
     const quiet = ['old.claimable', `(old.previous = '${processing}'${notifyColumn ? ' OR NOT old.notifies' : ''})`];
     if (maxRunning !== undefined) quiet.push('NOT old.fresh');
     this.quietClaimSql = `WITH old AS (${this.claimStateSql(true)}),
-         started AS (${this.startSql(`FROM old WHERE t.id = old.id AND ${quiet.join(' AND ')}`)} RETURNING t.id)
-       SELECT old.*, EXISTS (SELECT 1 FROM started) AS started FROM old`;
+         started AS (${this.startSql(`FROM old WHERE t.id = old.id AND ${quiet.join(' AND ')}`)} RETURNING t.*)
+       SELECT old.previous, old.fresh, old.claimable, old.waited_s, started.* FROM old LEFT JOIN started ON true`;
   }
 
   /**
@@ -102,9 +127,12 @@ export class TaskTable {
    * the last place; its start is the time of the update (statement_timestamp), after the count.
    */
   async claim(id: string, worker: string, leaseS: number, inTx?: InTransaction): Promise<ClaimOutcome> {
-    const [fast] = await this.prisma.$queryRawUnsafe<(ClaimState & { started: boolean })[]>(this.quietClaimSql, id, worker, leaseS);
+    const [fast] = await this.prisma.$queryRawUnsafe<(Omit<ClaimState, 'notifies'> & { id: string | null })[]>(this.quietClaimSql, id, worker, leaseS);
     if (!fast?.claimable) return null;
-    if (fast.started) return { kind: 'claimed', firstStart: fast.fresh, waitedS: fast.waited_s };
+    if (fast.id !== null) {
+      const { previous: _p, fresh, claimable: _c, waited_s: waitedS, ...row } = fast;
+      return { kind: 'claimed', firstStart: fresh, waitedS, row: camelRow(row) };
+    }
     return this.claimInTransaction(id, worker, leaseS, inTx);
   }
 
@@ -164,16 +192,18 @@ export class TaskTable {
   }
 
   /**
-   * The lease operations the task runner needs, reading the claimed row with `find`. Starting and
-   * failing run `onChange()` in the same transaction (notifications).
+   * The lease operations the task runner needs. The task is the started row when the claim read it and
+   * `model` is given (the table's Prisma model is its columns alone); otherwise `find` reads it. Starting
+   * and failing run `onChange()` in the same transaction (notifications).
    */
-  lease<T>(find: (id: string) => Promise<T | null>, onChange: () => InTransaction | undefined): TaskLease<T> {
+  lease<T>(find: (id: string) => Promise<T | null>, onChange: () => InTransaction | undefined, model?: (row: Record<string, unknown>) => T): TaskLease<T> {
     return {
       claim: async (id, worker, leaseS) => {
         const outcome = await this.claim(id, worker, leaseS, onChange());
         if (outcome?.kind !== 'claimed') return outcome;
-        const task = await find(id);
-        return task ? { ...outcome, task } : null;
+        const { row, ...claimed } = outcome;
+        const task = row && model ? model(row) : await find(id);
+        return task ? { ...claimed, task } : null;
       },
       heartbeat: (id, worker, leaseS) => this.heartbeat(id, worker, leaseS),
       release: (id, worker, untilS, failed) => this.release(id, worker, untilS, failed),
@@ -215,27 +245,65 @@ export class TaskTable {
   /**
    * processing → done, while this worker holds the lease and the deadline has not passed (a result that
    * comes too late does not count); `columns` are set in the same update. The finishing worker stays
-   * recorded in lease_owner (with no lease_until), to tell which instance ran the task.
+   * recorded in lease_owner (with no lease_until), to tell which instance ran the task. `children` (the
+   * result's media rows) are written in the same statement, only when the task did change.
    */
-  async finish(id: string, worker: string, columns: Record<string, unknown> = {}, inTx?: InTransaction): Promise<boolean> {
-    return this.end(id, worker, this.spec.done, { [this.spec.message]: null, lease_owner: worker, ...columns }, inTx, 'AND deadline_at > now()');
+  async finish(id: string, worker: string, columns: Record<string, unknown> = {}, inTx?: InTransaction, children: EndChildRows[] = []): Promise<boolean> {
+    return this.end(id, worker, this.spec.done, { [this.spec.message]: null, lease_owner: worker, ...columns }, inTx, 'AND deadline_at > now()', children);
   }
 
-  private async end(id: string, worker: string, to: string, columns: Record<string, unknown>, inTx?: InTransaction, guard = ''): Promise<boolean> {
-    const { table, status, processing } = this.spec;
-    const assignments: Record<string, unknown> = { lease_owner: null, ...columns };
-    const sets = Object.keys(assignments).map((name, i) => `"${name}" = $${i + 3}`).join(', ');
+  /**
+   * The guarded change to a final state `to`. A task nobody is notified of (its notifyColumn is NULL)
+   * ends in one statement, its bookkeeping included (endSql); otherwise, or when that changed nothing,
+   * in a transaction that runs `inTx` after the change (which changes nothing when the lease is gone).
+   */
+  private async end(id: string, worker: string, to: string, columns: Record<string, unknown>, inTx?: InTransaction, guard = '', children: EndChildRows[] = []): Promise<boolean> {
+    if (this.endSql && (await this.endQuietly(this.endSql, id, worker, to, columns, guard, children))) return true;
     return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ id: string; notifies?: boolean }[]>(
-        `UPDATE "${table}" SET "${status}" = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
-         WHERE id = $1::uuid AND "${status}" = '${processing}' AND lease_owner = $2 ${guard} RETURNING ${this.returning}`,
-        id,
-        worker,
-        ...Object.values(assignments),
-      );
+      const s = new Statement();
+      const text = this.endStatement(s, id, worker, to, columns, guard, children, []);
+      const rows = await tx.$queryRawUnsafe<{ id: string; notifies?: boolean }[]>(`${text} SELECT id${this.spec.notifyColumn ? ', notifies' : ''} FROM changed`, ...s.values);
       if (rows.length === 1 && inTx) await inTx(sqlExecutorOf(tx), tx, [id], to, this.notified(rows));
       return rows.length === 1;
     });
+  }
+
+  /** The end of a task nobody is notified of, with its bookkeeping, in one statement; false when nothing changed. */
+  private async endQuietly(endSql: EndSql, id: string, worker: string, to: string, columns: Record<string, unknown>, guard: string, children: EndChildRows[]): Promise<boolean> {
+    const s = new Statement();
+    const quiet = this.spec.notifyColumn ? `${guard} AND "${this.spec.notifyColumn}" IS NULL` : guard;
+    const text = this.endStatement(s, id, worker, to, columns, quiet, children, endSql.ctes(s, to));
+    const { rows } = await this.prisma.pool.query<{ changed: number; settled: Record<string, unknown>[] }>(
+      prepared(`${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled`, s.values),
+    );
+    if (rows[0].changed !== 1) return false;
+    endSql.record(rows[0].settled, to);
+    return true;
+  }
+
+  /**
+   * `WITH changed AS (the guarded UPDATE), the children's INSERTs, then \`more\` CTEs` (without the final
+   * SELECT). The children are inserted only when the task changed.
+   */
+  private endStatement(s: Statement, id: string, worker: string, to: string, columns: Record<string, unknown>, guard: string, children: EndChildRows[], more: string[]): string {
+    const { table, status, processing, notifyColumn } = this.spec;
+    const assignments: Record<string, unknown> = { lease_owner: null, ...columns };
+    const sets = Object.entries(assignments).map(([name, value]) => `"${name}" = ${s.param(value)}`).join(', ');
+    const notifies = notifyColumn ? `, "${notifyColumn}" IS NOT NULL AS notifies` : '';
+    const parts = [
+      `changed AS (UPDATE "${table}" SET "${status}" = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
+         WHERE id = ${s.param(id)}::uuid AND "${status}" = '${processing}' AND lease_owner = ${s.param(worker)} ${guard}
+         RETURNING id, owner, slots, credits, created_at${notifies})`,
+      ...children
+        .filter((c) => c.rows.length > 0)
+        .map((c, i) => {
+          const names = Object.keys(c.rows[0]).map((n) => `"${n}"`).join(', ');
+          // typed by the table's own row type, so no value needs a cast
+          return `child${i} AS (INSERT INTO "${c.table}" (${names}) SELECT ${names} FROM jsonb_populate_recordset(NULL::"${c.table}", ${s.param(JSON.stringify(c.rows))}::jsonb) WHERE EXISTS (SELECT 1 FROM changed) ${c.onConflict ?? ''})`;
+        }),
+      ...more,
+    ];
+    return `WITH ${parts.join(',\n')}`;
   }
 
   /**

@@ -34,6 +34,7 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
   /** A final state change gives back the upload's slot (and its credits if it failed) in the same transaction. */
   onModuleInit(): void {
     this.uploads.onChange = this.limits.onStatusChange('audio');
+    this.uploads.states.endSql = this.limits.endSql('audio');
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -72,9 +73,9 @@ export class AudioProcessor implements OnModuleInit, OnApplicationBootstrap {
 
   /** Keeps the clip (so later music can start from it), then records its facts; a loser's copy is deleted. */
   private async complete(upload: AudioUploadRow, worker: string, facts: AudioFacts): Promise<boolean> {
-    if (facts.clip) await this.media.store({ owner: upload.owner, taskId: upload.id, role: 'clip', index: 0, body: facts.clip.body, contentType: facts.clip.contentType });
-    if (await this.uploads.markReady(upload.id, worker, facts)) return true;
-    if (facts.clip && (await this.uploads.findById(upload.id))?.status !== 'ready') await this.media.deleteForTasks([upload.id]);
+    const stored = facts.clip ? await this.media.putResult([{ owner: upload.owner, taskId: upload.id, role: 'clip', index: 0, body: facts.clip.body, contentType: facts.clip.contentType }]) : [];
+    if (await this.uploads.markReady(upload.id, worker, facts, stored)) return true;
+    if (stored.length > 0 && (await this.uploads.findById(upload.id))?.status !== 'ready') await this.media.discardObjects(stored);
     return false;
   }
 }

@@ -5,6 +5,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { mediaEndRows, type NewMedia } from '../media/media.repository.js';
 import type { AudioFacts } from './providers/audio-provider.js';
 
 export type AudioUploadRow = AudioUpload;
@@ -22,7 +23,7 @@ export class AudioRepository {
     config: AppConfig,
   ) {
     this.states = new TaskTable(prisma, { table: 'audio_uploads', status: 'status', waiting: 'pending', processing: 'pending', done: 'ready', message: 'error', maxRunning: config.maxRunning.audio });
-    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
+    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange, (row) => row as AudioUploadRow);
   }
 
   /** Admits the upload, inserts it, and sends its job, in one statement. */
@@ -42,7 +43,8 @@ export class AudioRepository {
     return this.prisma.audioUpload.findUnique({ where: { id } });
   }
 
-  markReady(id: string, worker: string, facts: AudioFacts): Promise<boolean> {
-    return this.states.finish(id, worker, { format: facts.format, duration: facts.duration, size_bytes: facts.sizeBytes, sha256: facts.sha256 }, this.onChange);
+  /** pending → ready, with the facts and the kept clip's media row (written only when the upload did change). */
+  markReady(id: string, worker: string, facts: AudioFacts, media: NewMedia[]): Promise<boolean> {
+    return this.states.finish(id, worker, { format: facts.format, duration: facts.duration, size_bytes: facts.sizeBytes, sha256: facts.sha256 }, this.onChange, [mediaEndRows(media)]);
   }
 }

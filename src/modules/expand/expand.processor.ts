@@ -47,9 +47,10 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
     private readonly workDir: WorkDirService,
   ) {}
 
-  /** Every status change writes its notification (callback_url), and a final one gives back slots (and credits of a failure), in the same transaction. */
+  /** Every status change writes its notification (callback_url), and a final one gives back slots (and credits of a failure), in the same transaction (or statement, see TaskTable.end). */
   onModuleInit(): void {
     this.tasks.onChange = allInTransaction(this.callbacks.onStatusChange('expand', (tx, ids) => this.expand.callbackSubjects(tx, ids)), this.limits.onStatusChange('expand'));
+    this.tasks.states.endSql = this.limits.endSql('expand');
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -145,17 +146,18 @@ export class ExpandProcessor implements OnModuleInit, OnApplicationBootstrap {
   }
 
   private async complete(task: ExpandTaskRow, worker: string, images: ExpandResultImage[]): Promise<boolean> {
-    for (const [index, image] of images.entries()) {
-      const common = { owner: task.owner, taskId: task.id, index, contentType: image.contentType, width: image.width, height: image.height };
-      await this.media.store({ ...common, role: 'image', body: image.body });
-      if (image.watermark) await this.media.store({ ...common, role: 'watermark', body: image.watermark });
-    }
-    if (await this.tasks.markSucceeded(task.id, worker)) {
+    const stored = await this.media.putResult(
+      images.flatMap((image, index) => {
+        const common = { owner: task.owner, taskId: task.id, index, contentType: image.contentType, width: image.width, height: image.height };
+        return [{ ...common, role: 'image' as const, body: image.body }, ...(image.watermark ? [{ ...common, role: 'watermark' as const, body: image.watermark }] : [])];
+      }),
+    );
+    if (await this.tasks.markSucceeded(task.id, worker, stored)) {
       this.logger.log({ msg: 'expand task succeeded', task_id: task.id, images: images.length });
       return true;
     }
     // Someone else ended the task first (the deadline, or another worker): keep only a winner's files.
-    if ((await this.tasks.findById(task.id))?.status !== 'succeed') await this.media.deleteForTasks([task.id]);
+    if ((await this.tasks.findById(task.id))?.status !== 'succeed') await this.media.discardObjects(stored);
     return false;
   }
 }

@@ -8,7 +8,7 @@ import { copyByteaToFile } from '../../infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
-import type { NewMedia } from '../media/media.repository.js';
+import { mediaEndRows, type NewMedia } from '../media/media.repository.js';
 
 export type ExpandTaskRow = ExpandTask;
 /** What the short task record (the create answer) is made of. */
@@ -57,7 +57,7 @@ export class ExpandRepository {
     config: AppConfig,
   ) {
     this.states = new TaskTable(prisma, { table: 'expand_tasks', status: 'status', waiting: 'submitted', processing: 'processing', done: 'succeed', message: 'status_message', maxRunning: config.maxRunning.expand, notifyColumn: 'callback_url' });
-    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange);
+    this.lease = this.states.lease((id) => this.findById(id), () => this.onChange, (row) => row as ExpandTaskRow);
   }
 
   /**
@@ -121,7 +121,8 @@ export class ExpandRepository {
     return copyByteaToFile(this.prisma.pool, { table: 'expand_inputs', column: 'bytes', key: 'task_id' }, taskId, file);
   }
 
-  markSucceeded(id: string, worker: string): Promise<boolean> {
-    return this.states.finish(id, worker, {}, this.onChange);
+  /** processing → succeed, with the result's media rows (written only when the task did change). */
+  markSucceeded(id: string, worker: string, media: NewMedia[]): Promise<boolean> {
+    return this.states.finish(id, worker, {}, this.onChange, [mediaEndRows(media)]);
   }
 }

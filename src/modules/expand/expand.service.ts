@@ -72,7 +72,7 @@ export class ExpandService {
     try {
       row = await this.limits.admit(principal.owner, 'expand', price, (admission) => this.tasks.createTask(task, admission, QueueService.jobSql('expand.run', jobId, { taskId: id })));
     } catch (err) {
-      if (task.imageObject) await this.media.discardObject(task.imageObject);
+      if (task.imageObject) await this.media.discardObjects([task.imageObject]);
       throw err;
     }
     this.queue.jobsAdded('expand.run');

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type AdmissionSql, prepared } from '../../infra/prisma/task-insert.js';
+import { type AdmissionSql, prepared, Statement } from '../../infra/prisma/task-insert.js';
 import type { RateGrant } from './rate-limiter.js';
 
 /** The limits an admin set: the keys given, each an integer or null (unlimited); an absent key is the default. */
@@ -126,22 +126,31 @@ export class LimitsRepository {
    * the current `month`. Answers per owner what was released.
    */
   async release(tx: Prisma.TransactionClient, operation: OperationUsage['operation'], ids: string[], refund: boolean, month: string): Promise<Released[]> {
-    return tx.$queryRawUnsafe<Released[]>(
-      `WITH ended AS (
+    const s = new Statement();
+    const ended = `SELECT owner, slots, credits, created_at FROM "${TABLE_OF[operation].table}" WHERE id = ANY(${s.param(ids)}::uuid[])`;
+    return tx.$queryRawUnsafe<Released[]>(`WITH ${LimitsRepository.releaseCtes(s, ended, refund, month).join(',\n')} SELECT * FROM settled`, ...s.values);
+  }
+
+  /**
+   * The release as CTEs (see release), the last named `settled` (owner, tasks, refunded): `ended` is a
+   * query of the tasks that ended (owner, slots, credits, created_at), a CTE's name or a SELECT.
+   */
+  static releaseCtes(s: Statement, ended: string, refund: boolean, month: string): string[] {
+    const [refunds, inMonth] = [s.param(refund, 'boolean'), s.param(month, 'text')];
+    return [
+      `ended_owners AS (
          SELECT owner, count(*)::int AS tasks, SUM(slots)::int AS slots,
-                COALESCE(SUM(credits) FILTER (WHERE $2 AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = $3), 0)::int AS credits
-         FROM "${TABLE_OF[operation].table}" WHERE id = ANY($1::uuid[]) GROUP BY owner),
-       counters AS (
+                COALESCE(SUM(credits) FILTER (WHERE ${refunds} AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${inMonth}), 0)::int AS credits
+         FROM (${ended}) e GROUP BY owner)`,
+      `counters AS (
          UPDATE owner_counters c SET active_slots = GREATEST(0, c.active_slots - e.slots),
-           credits_used = CASE WHEN c.credits_month = $3 THEN GREATEST(0, c.credits_used - e.credits) ELSE c.credits_used END
-         FROM ended e WHERE c.owner = e.owner
-         RETURNING c.owner, c.credits_month)
-       SELECT e.owner, e.tasks, CASE WHEN c.credits_month IS NULL OR c.credits_month = $3 THEN e.credits ELSE 0 END AS refunded
-       FROM ended e LEFT JOIN counters c ON c.owner = e.owner`,
-      ids,
-      refund,
-      month,
-    );
+           credits_used = CASE WHEN c.credits_month = ${inMonth} THEN GREATEST(0, c.credits_used - e.credits) ELSE c.credits_used END
+         FROM ended_owners e WHERE c.owner = e.owner
+         RETURNING c.owner, c.credits_month)`,
+      `settled AS (
+         SELECT e.owner, e.tasks, CASE WHEN c.credits_month IS NULL OR c.credits_month = ${inMonth} THEN e.credits ELSE 0 END AS refunded
+         FROM ended_owners e LEFT JOIN counters c ON c.owner = e.owner)`,
+    ];
   }
 
   async findLimits(owner: string): Promise<StoredLimits | null> {

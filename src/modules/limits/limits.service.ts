@@ -5,8 +5,8 @@ import { AppConfig, type Operation, type OwnerLimitValues } from '../../infra/co
 import { NotificationsService } from '../../infra/database/notifications.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import type { AdmissionSql } from '../../infra/prisma/task-insert.js';
-import type { InTransaction } from '../../infra/prisma/task-table.js';
-import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type StoredLimits, succeededState } from './limits.repository.js';
+import type { EndSql, InTransaction } from '../../infra/prisma/task-table.js';
+import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type Released, type StoredLimits, succeededState } from './limits.repository.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** Requests are counted per owner in windows of this many seconds. */
@@ -149,12 +149,25 @@ export class LimitsService implements OnModuleInit {
     const done = succeededState(operation);
     return async (_db, tx, ids, status) => {
       if (status !== done && status !== 'failed') return;
-      const failed = status === 'failed';
-      for (const released of await this.repository.release(tx, operation, ids, failed, monthOf().key)) {
-        this.metrics.tasksFinished.inc({ owner: released.owner, operation, state: failed ? 'failed' : 'succeeded' }, released.tasks);
-        if (released.refunded > 0) this.metrics.creditsRefunded.inc({ owner: released.owner, operation }, released.refunded);
-      }
+      this.recordReleased(operation, await this.repository.release(tx, operation, ids, status === 'failed', monthOf().key), status);
     };
+  }
+
+  /** The same as SQL, for a task table's one-statement end of a task nobody is notified of (TaskTable.endSql). */
+  endSql(operation: Operation): EndSql {
+    const done = succeededState(operation);
+    return {
+      ctes: (s, status) => (status === done || status === 'failed' ? LimitsRepository.releaseCtes(s, 'SELECT owner, slots, credits, created_at FROM changed', status === 'failed', monthOf().key) : ['settled AS (SELECT NULL WHERE false)']),
+      record: (rows, status) => this.recordReleased(operation, rows as unknown as Released[], status),
+    };
+  }
+
+  private recordReleased(operation: Operation, released: Released[], status: string): void {
+    const failed = status === 'failed';
+    for (const r of released) {
+      this.metrics.tasksFinished.inc({ owner: r.owner, operation, state: failed ? 'failed' : 'succeeded' }, r.tasks);
+      if (r.refunded > 0) this.metrics.creditsRefunded.inc({ owner: r.owner, operation }, r.refunded);
+    }
   }
 
   async report(owner: string): Promise<OwnerLimitsReport> {

@@ -2,23 +2,28 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { snakeColumns } from '../../infra/prisma/task-insert.js';
+import type { EndChildRows } from '../../infra/prisma/task-table.js';
 
 export type MediaRow = Media;
 export type NewMedia = Omit<Media, 'createdAt'>;
 
+/**
+ * A result's media rows, written in the statement that ends their task (TaskTable.finish), so only a task
+ * that did end with them has them. One row per (task, role, index): a row already there is replaced.
+ */
+export function mediaEndRows(media: NewMedia[]): EndChildRows {
+  return {
+    table: 'media',
+    rows: media.map((m) => snakeColumns(m)),
+    onConflict: `ON CONFLICT (task_id, role, index) DO UPDATE SET id = EXCLUDED.id, owner = EXCLUDED.owner, content_type = EXCLUDED.content_type, size_bytes = EXCLUDED.size_bytes,
+      width = EXCLUDED.width, height = EXCLUDED.height, driver = EXCLUDED.driver, storage_key = EXCLUDED.storage_key`,
+  };
+}
+
 @Injectable()
 export class MediaRepository {
   constructor(private readonly prisma: PrismaService) {}
-
-  /** One row per (task, role, index): storing the same result twice (a re-run) replaces it. */
-  saveMedia(media: NewMedia): Promise<MediaRow> {
-    const { id, ...rest } = media;
-    return this.prisma.media.upsert({
-      where: { taskId_role_index: { taskId: media.taskId, role: media.role, index: media.index } },
-      create: media,
-      update: rest,
-    });
-  }
 
   findById(id: string): Promise<MediaRow | null> {
     return this.prisma.media.findUnique({ where: { id } });

@@ -80,8 +80,15 @@ export class MediaService implements OnModuleInit {
     return expired;
   }
 
-  async store(input: StoreMedia): Promise<MediaRow> {
-    return this.media.saveMedia(await this.putObject(input));
+  /**
+   * Writes the objects of a task's result and answers their rows, which the task's repository writes in
+   * the statement that ends the task (mediaEndRows). When the task ended otherwise (its deadline, another
+   * worker), the caller discards them (discardObjects).
+   */
+  async putResult(inputs: StoreMedia[]): Promise<NewMedia[]> {
+    const media: NewMedia[] = [];
+    for (const input of inputs) media.push(await this.putObject(input));
+    return media;
   }
 
   /**
@@ -112,12 +119,14 @@ export class MediaService implements OnModuleInit {
     };
   }
 
-  /** Deletes an object whose row was never written (its task was refused). */
-  async discardObject(media: NewMedia): Promise<void> {
-    await this.storage
-      .driver(media.driver)
-      .delete(media.storageKey)
-      .catch((err: unknown) => this.logger.warn(`could not delete ${media.storageKey}: ${String(err)}`));
+  /** Deletes objects whose rows were never written (their task was refused, or ended without them). */
+  async discardObjects(media: NewMedia[]): Promise<void> {
+    for (const m of media) {
+      await this.storage
+        .driver(m.driver)
+        .delete(m.storageKey)
+        .catch((err: unknown) => this.logger.warn(`could not delete ${m.storageKey}: ${String(err)}`));
+    }
   }
 
   /** `tx`: read inside a transaction (a status change building its notification). */

@@ -47,6 +47,7 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
   /** Every state change writes its notification (callback_url), and a final one gives back slots (and credits of a failure), in the same transaction. */
   onModuleInit(): void {
     this.generations.onChange = allInTransaction(this.callbacks.onStatusChange('video', (tx, ids) => this.video.callbackSubjects(tx, ids)), this.limits.onStatusChange('video'));
+    this.generations.states.endSql = this.limits.endSql('video');
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -119,13 +120,15 @@ export class VideoProcessor implements OnModuleInit, OnApplicationBootstrap {
 
   private async complete(generation: GenerationRow, worker: string, result: VideoResult): Promise<boolean> {
     const common = { owner: generation.owner, taskId: generation.id, index: 0, width: result.width || null, height: result.height || null };
-    const video = await this.media.store({ ...common, role: 'video', body: result.video, contentType: 'video/mp4' });
-    if (result.thumbnail.length > 0) await this.media.store({ ...common, role: 'thumbnail', body: result.thumbnail, contentType: result.thumbnailType });
-    if (await this.generations.markCompleted(generation.id, worker)) {
-      this.logger.log({ msg: 'video generation completed', generation_id: generation.id, bytes: video.sizeBytes });
+    const stored = await this.media.putResult([
+      { ...common, role: 'video', body: result.video, contentType: 'video/mp4' },
+      ...(result.thumbnail.length > 0 ? [{ ...common, role: 'thumbnail' as const, body: result.thumbnail, contentType: result.thumbnailType }] : []),
+    ]);
+    if (await this.generations.markCompleted(generation.id, worker, stored)) {
+      this.logger.log({ msg: 'video generation completed', generation_id: generation.id, bytes: stored[0].sizeBytes });
       return true;
     }
-    if ((await this.generations.findById(generation.id))?.state !== 'completed') await this.media.deleteForTasks([generation.id]);
+    if ((await this.generations.findById(generation.id))?.state !== 'completed') await this.media.discardObjects(stored);
     return false;
   }
 }

@@ -6,6 +6,7 @@ import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
 import { type AdmissionSql, insertAdmittedTask, type JobSql, snakeColumns } from '../../infra/prisma/task-insert.js';
 import { type InTransaction, TaskTable } from '../../infra/prisma/task-table.js';
+import { mediaEndRows, type NewMedia } from '../media/media.repository.js';
 
 export type GenerationRow = VideoGeneration & { keyframes: VideoKeyframe[] };
 /** What a generation record (GET, the create answer) is made of. */
@@ -105,7 +106,8 @@ export class VideoRepository {
     });
   }
 
-  markCompleted(id: string, worker: string): Promise<boolean> {
-    return this.states.finish(id, worker, {}, this.onChange);
+  /** dreaming → completed, with the result's media rows (written only when the generation did change). */
+  markCompleted(id: string, worker: string, media: NewMedia[]): Promise<boolean> {
+    return this.states.finish(id, worker, {}, this.onChange, [mediaEndRows(media)]);
   }
 }

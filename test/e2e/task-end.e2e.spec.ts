@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { AudioRepository } from '../../src/modules/audio/audio.repository.js';
+import { ExpandRepository } from '../../src/modules/expand/expand.repository.js';
+import type { NewMedia } from '../../src/modules/media/media.repository.js';
+import { png } from '../support/images.js';
+import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
+
+const EXPAND = '/video-a/v1/images/editing/expand';
+
+/**
+ * The worker's hot path in SQL: a claim answers the started row itself (no second read), and a task
+ * nobody is notified of ends in one statement with its media rows and its owner's slots. Checked here
+ * against what Prisma reads, and at the guard: a worker that lost the lease writes nothing.
+ */
+describe('claiming and ending a task', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestApp({ ROLE: 'api' }); // this test is the only worker
+    key = await t.createKey('team-end');
+  });
+  afterAll(() => t.close());
+
+  const submit = async (extra: Record<string, unknown> = {}) => {
+    const body = { image: (await png(320, 320)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.2, left_expansion_ratio: 0.3, right_expansion_ratio: 0.1, ...extra };
+    const res = await api(t.url, 'POST', EXPAND, { key, body });
+    expect([res.status, res.body.message]).toEqual([200, 'SUCCEED']);
+    return res.body.data.task_id as string;
+  };
+  const mediaOf = (taskId: string): NewMedia => ({ id: randomUUID(), owner: 'team-end', taskId, role: 'image', index: 0, contentType: 'image/png', sizeBytes: 123, width: 90, height: 62, driver: 'local', storageKey: `${taskId}/image-0.png` });
+  const slots = async () => (await sql<{ n: number }>(t.db, "SELECT active_slots AS n FROM owner_counters WHERE owner = 'team-end'"))[0].n;
+
+  it('answers the claimed expand task exactly as Prisma reads it, every field set', async () => {
+    const repo = t.app.get(ExpandRepository);
+    const id = await submit({ prompt: 'p', n: 2, external_task_id: 'ext-claim', callback_url: 'https://example.com/hook', watermark_info: { enabled: true } });
+    const claimed = await repo.lease.claim(id, 'w-claim', 30);
+    expect(claimed).toEqual({ kind: 'claimed', firstStart: true, waitedS: expect.any(Number), task: await repo.findById(id) });
+  });
+
+  it('answers the claimed audio upload exactly as Prisma reads it, a BigInt size included', async () => {
+    const repo = t.app.get(AudioRepository);
+    const res = await api(t.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: 'https://example.com/clip.mp3' } });
+    const id = res.body.data as string;
+    await sql(t.db, "UPDATE audio_uploads SET size_bytes = 5000000000, duration = 1.5, format = 'mp3' WHERE id = $1", [id]);
+    const claimed = await repo.lease.claim(id, 'w-claim', 30);
+    const read = await repo.findById(id);
+    expect(read?.sizeBytes).toBe(5_000_000_000n);
+    expect(claimed).toEqual({ kind: 'claimed', firstStart: true, waitedS: expect.any(Number), task: read });
+  });
+
+  it('ends a task nobody is notified of with its media and slot given back; a worker that lost the lease writes nothing', async () => {
+    const repo = t.app.get(ExpandRepository);
+    const id = await submit();
+    expect(await repo.lease.claim(id, 'w-one', 30)).toEqual(expect.objectContaining({ kind: 'claimed' }));
+    const held = await slots();
+
+    // another worker took the task over: the first one's result must leave no trace
+    await sql(t.db, "UPDATE expand_tasks SET lease_owner = 'w-two' WHERE id = $1", [id]);
+    expect(await repo.markSucceeded(id, 'w-one', [mediaOf(id)])).toBe(false);
+    expect(await sql(t.db, 'SELECT id FROM media WHERE task_id = $1', [id])).toEqual([]);
+    expect(await slots()).toBe(held);
+
+    const media = mediaOf(id);
+    expect(await repo.markSucceeded(id, 'w-two', [media])).toBe(true);
+    expect(await sql(t.db, 'SELECT id, size_bytes, width, height, storage_key FROM media WHERE task_id = $1', [id])).toEqual([{ id: media.id, size_bytes: 123, width: 90, height: 62, storage_key: media.storageKey }]);
+    expect(await slots()).toBe(held - 1);
+    expect((await repo.findById(id))?.status).toBe('succeed');
+
+    // a second end (a duplicate job) changes nothing and gives back nothing more
+    expect(await repo.markSucceeded(id, 'w-two', [mediaOf(id)])).toBe(false);
+    expect(await sql(t.db, 'SELECT id FROM media WHERE task_id = $1', [id])).toEqual([{ id: media.id }]);
+    expect(await slots()).toBe(held - 1);
+  });
+
+  it('ends a task with a callback_url in a transaction that writes its notification, with its media', async () => {
+    const repo = t.app.get(ExpandRepository);
+    const id = await submit({ callback_url: 'https://example.com/hook' });
+    await repo.lease.claim(id, 'w-cb', 30);
+    const held = await slots();
+    expect(await repo.markSucceeded(id, 'w-cb', [mediaOf(id)])).toBe(true);
+    expect(await sql(t.db, "SELECT status FROM callback_deliveries WHERE task_id = $1 AND status = 'succeed'", [id])).toEqual([{ status: 'succeed' }]);
+    expect((await sql(t.db, 'SELECT count(*)::int AS n FROM media WHERE task_id = $1', [id]))[0].n).toBe(1);
+    expect(await slots()).toBe(held - 1);
+  });
+});
