@@ -69,6 +69,33 @@ export async function database() {
   return { url: db.url, kind: 'embedded' };
 }
 
+/**
+ * Another database on the server of `dbUrl` for this run (dropped at the end), named after it with
+ * `suffix`. Fails with the server's words when the role may not create databases.
+ */
+export async function siblingDatabase(dbUrl, suffix) {
+  const url = new URL(dbUrl);
+  const name = `${url.pathname.slice(1)}_${suffix}`.slice(0, 63);
+  const admin = new pg.Client({ connectionString: dbUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } catch (err) {
+    throw new Error(`the scale scenario needs a second database on the server and could not create it: ${err.message}`);
+  } finally {
+    await admin.end();
+  }
+  onExit(async () => {
+    const c = new pg.Client({ connectionString: dbUrl });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.end();
+  });
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** Starts `node <script>` with `env`; resolves once `ready()` holds. Its output goes to a log in the temp dir. */
 export async function startChild(name, script, env, ready, nodeArgs = []) {
   const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
