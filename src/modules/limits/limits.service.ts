@@ -155,9 +155,9 @@ export class LimitsService implements OnModuleInit {
 
   /** The same as SQL, for a task table's one-statement end of a task nobody is notified of (TaskTable.endSql). */
   endSql(operation: Operation): EndSql {
-    const done = succeededState(operation);
     return {
-      ctes: (s, status) => (status === done || status === 'failed' ? LimitsRepository.releaseCtes(s, 'SELECT owner, slots, credits, created_at FROM changed', status === 'failed', monthOf().key) : ['settled AS (SELECT NULL WHERE false)']),
+      // only final states end a task: every one gives back its slots
+      ctes: (s, status) => LimitsRepository.releaseCtes(s, 'SELECT owner, slots, credits, created_at FROM changed', status === 'failed', monthOf().key),
       record: (rows, status) => this.recordReleased(operation, rows as unknown as Released[], status),
     };
   }
