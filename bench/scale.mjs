@@ -12,16 +12,16 @@ async function seed(db, from, to) {
   for (let start = from; start < to; start += 200_000) {
     const end = Math.min(to, start + 200_000);
     await db.query(
-      `INSERT INTO expand_tasks (id, owner, external_task_id, status, up_ratio, bottom_ratio, left_ratio, right_ratio, n, slots, credits,
-                                 created_at, updated_at, deadline_at, started_at, finished_at, attempts, image_url)
-       SELECT gen_random_uuid(), $1, 'ext-' || i, CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'succeed' END::expand_task_status, 0.1, 0.1, 0.1, 0.1, 1, 1, 1,
-              now() - make_interval(secs => ($3 - i)), now() - make_interval(secs => ($3 - i)), now(), now() - make_interval(secs => ($3 - i)), now() - make_interval(secs => ($3 - i)), 1,
-              'https://example.com/' || i || '.png'
+      `INSERT INTO tasks (id, kind, owner, external_id, state, params, slots, credits,
+                         created_at, updated_at, deadline_at, started_at, finished_at, attempts)
+       SELECT gen_random_uuid(), 'expand', $1, 'ext-' || i, CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'succeeded' END::task_state,
+              jsonb_build_object('image_url', 'https://example.com/' || i || '.png', 'up_ratio', 0.1, 'bottom_ratio', 0.1, 'left_ratio', 0.1, 'right_ratio', 0.1, 'n', 1, 'watermark', false), 1, 1,
+              now() - make_interval(secs => ($3 - i)), now() - make_interval(secs => ($3 - i)), now(), now() - make_interval(secs => ($3 - i)), now() - make_interval(secs => ($3 - i)), 1
        FROM generate_series($2::int, $4::int - 1) AS i`,
       [OWNER, start, to, end],
     );
   }
-  await db.query('VACUUM ANALYZE expand_tasks');
+  await db.query('VACUUM ANALYZE tasks');
   // the seed's writes reach the data files now, not in a checkpoint in the middle of the measurement
   await db.query('CHECKPOINT').catch(() => undefined); // (needs the pg_checkpoint role or a superuser)
 }
@@ -64,7 +64,7 @@ async function side(dbUrl, stored, image) {
   try {
     const key = await benchKey(gateway, OWNER);
     await seed(db, 0, stored);
-    const { rows } = await db.query('SELECT id FROM expand_tasks WHERE owner = $1 ORDER BY random() LIMIT 500', [OWNER]);
+    const { rows } = await db.query('SELECT id FROM tasks WHERE owner = $1 ORDER BY random() LIMIT 500', [OWNER]);
     return { gateway, operations: operationsOf(gateway, key, image, stored, rows.map((r) => r.id)) };
   } finally {
     await db.end();

@@ -184,8 +184,8 @@ export async function cleanUpAfter(dbUrl, owner) {
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
   try {
-    await c.query("DELETE FROM pgboss.job WHERE name IN ('expand.run', 'video.run', 'audio.run') AND state = 'created'");
-    for (const table of ['expand_tasks', 'video_generations', 'audio_uploads']) await c.query(`DELETE FROM ${table} WHERE owner = $1`, [owner]);
+    await c.query("DELETE FROM pgboss.job WHERE name LIKE '%.run' AND state = 'created'");
+    await c.query('DELETE FROM tasks WHERE owner = $1', [owner]);
     await c.query('DELETE FROM owner_counters WHERE owner = $1', [owner]);
     await c.query('VACUUM ANALYZE');
   } finally {

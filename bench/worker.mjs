@@ -86,7 +86,7 @@ export async function queueTasks(dbUrl, image, tasks, owners) {
 async function holdJobs(db, owners, hold) {
   await db.query(
     `UPDATE pgboss.job SET start_after = ${hold ? "now() + interval '1 day'" : 'now()'}
-     WHERE name = 'expand.run' AND state = 'created' AND (data->>'taskId')::uuid IN (SELECT id FROM expand_tasks WHERE owner = ANY($1))`,
+     WHERE name = 'expand.run' AND state = 'created' AND (data->>'taskId')::uuid IN (SELECT id FROM tasks WHERE owner = ANY($1))`,
     [owners],
   );
 }
@@ -98,12 +98,12 @@ async function holdJobs(db, owners, hold) {
 async function runQueued(db, owner, tasks) {
   await holdJobs(db, [owner], false);
   for (;;) {
-    const { rows } = await db.query("SELECT count(*) FILTER (WHERE status = 'succeed')::int AS done, count(*) FILTER (WHERE status = 'failed')::int AS failed FROM expand_tasks WHERE owner = $1", [owner]);
+    const { rows } = await db.query("SELECT count(*) FILTER (WHERE state = 'succeeded')::int AS done, count(*) FILTER (WHERE state = 'failed')::int AS failed FROM tasks WHERE owner = $1", [owner]);
     if (rows[0].failed > 0) throw new Error(`${rows[0].failed} task(s) failed`);
     if (rows[0].done >= tasks) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  const { rows } = await db.query('SELECT extract(epoch FROM finished_at)::float8 AS s FROM expand_tasks WHERE owner = $1', [owner]);
+  const { rows } = await db.query('SELECT extract(epoch FROM finished_at)::float8 AS s FROM tasks WHERE owner = $1', [owner]);
   return steadyRate(rows.map((r) => r.s));
 }
 

@@ -5,7 +5,9 @@ import { answerClientErrors } from './common/http/client-errors.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ShutdownState } from './infra/process/shutdown-state.js';
-import { setupSwagger } from './infra/http/openapi.js';
+import { setupSwagger } from './common/swagger/openapi.js';
+import type { KindModule } from './common/tasks/task-kind.js';
+import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import type { AppLogger } from './infra/logger/app-logger.js';
 
 /**
@@ -13,8 +15,9 @@ import type { AppLogger } from './infra/logger/app-logger.js';
  * request ids first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
  * Nest's own body parser is off: JsonBodyGuard parses, after the key guard, with per-route limits.
  */
-export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean } = {}): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean; kinds?: readonly KindModule[] } = {}): Promise<NestExpressApplication> {
+  const kinds = options.kinds ?? TASK_KIND_MODULES;
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, kinds), {
     bodyParser: false,
     logger,
     abortOnError: false,
@@ -36,7 +39,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
     if (shutdown.draining) res.setHeader('connection', 'close');
     next();
   });
-  setupSwagger(app, config);
+  setupSwagger(app, kinds.map((m) => m.kind.definition), config);
   await app.init();
   return app;
 }

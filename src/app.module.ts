@@ -19,16 +19,17 @@ import { SamplesModule } from './modules/samples/samples.module.js';
 import { CallbacksModule } from './modules/callbacks/callbacks.module.js';
 import { MetricsModule } from './infra/metrics/metrics.module.js';
 import { HealthModule } from './modules/health/health.module.js';
-import { AudioModule } from './modules/audio/audio.module.js';
-import { ExpandModule } from './modules/expand/expand.module.js';
 import { ApiKeyGuard } from './modules/keys/api-key.guard.js';
 import { KeysModule } from './modules/keys/keys.module.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
-import { VideoModule } from './modules/video/video.module.js';
+import { TASK_KIND_MODULES } from './modules/task-kinds.js';
+import { TaskKindsModule } from './modules/task-kinds.module.js';
+import type { KindModule } from './common/tasks/task-kind.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `kinds`: the task kinds to run (the registry's; a test adds its own). */
+  static forRoot(config: AppConfig, kinds: readonly KindModule[] = TASK_KIND_MODULES): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -49,9 +50,7 @@ export class AppModule {
         MediaModule,
         SamplesModule,
         CallbacksModule,
-        ExpandModule,
-        VideoModule,
-        AudioModule,
+        TaskKindsModule.forRoot(kinds),
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

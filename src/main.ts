@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { pino } from 'pino';
 import { createApp } from './app.factory.js';
-import { ConfigError, loadConfig } from './infra/config/app-config.js';
+import { ConfigError } from './infra/config/app-config.js';
+import { loadAppConfig } from './config.js';
 import { openDatabase } from './infra/database/database.js';
 import { AppLogger, createRootLogger } from './infra/logger/app-logger.js';
 import { installLastResortHandlers } from './infra/process/last-resort.js';
@@ -9,7 +10,7 @@ import { KeysService } from './modules/keys/keys.service.js';
 import { GracefulShutdown } from './common/tasks/graceful-shutdown.js';
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadAppConfig(process.env);
   // Asynchronous writes: lines written while one write is in flight go out together (one syscall per
   // burst rather than per line); pino flushes what is pending when the process exits.
   const root = createRootLogger(config.logLevel, pino.destination({ dest: 1, sync: false }));

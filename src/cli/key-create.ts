@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module.js';
 import { AppValidationPipe } from '../common/validation/app-validation.pipe.js';
-import { loadConfig } from '../infra/config/app-config.js';
+import { loadAppConfig } from '../config.js';
 import { openDatabase } from '../infra/database/database.js';
 import { AppLogger, createRootLogger } from '../infra/logger/app-logger.js';
 import { CreateKeyDto } from '../modules/keys/dto/create-key.dto.js';
@@ -14,7 +14,7 @@ import { runCli } from './run-cli.js';
 runCli(async () => {
   const { values } = parseArgs({ options: { owner: { type: 'string' }, name: { type: 'string' } }, strict: true });
   const input = (await new AppValidationPipe().transform(values, { type: 'body', metatype: CreateKeyDto })) as CreateKeyDto;
-  const config = loadConfig(process.env);
+  const config = loadAppConfig(process.env);
   const root = createRootLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const db = await openDatabase(config, root);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(db.config), { logger: new AppLogger(root) });

@@ -1,4 +1,4 @@
-import { loadConfig } from '../infra/config/app-config.js';
+import { loadAppConfig } from '../config.js';
 import { openDatabase } from '../infra/database/database.js';
 import { applyMigrations } from '../infra/database/migrator.js';
 import { createRootLogger } from '../infra/logger/app-logger.js';
@@ -6,7 +6,7 @@ import { runCli } from './run-cli.js';
 
 /** `npm run db:migrate`: applies pending migrations from prisma/migrations, without the Prisma CLI. */
 runCli(async () => {
-  const config = loadConfig(process.env);
+  const config = loadAppConfig(process.env);
   const root = createRootLogger(config.logLevel);
   const db = await openDatabase(config, root);
   try {

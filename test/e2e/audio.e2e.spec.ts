@@ -16,9 +16,9 @@ describe('POST /music-a/uploads/audio-url', () => {
     expect(res.body).toEqual({ code: 'success', message: '', data: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     const client = new pg.Client({ connectionString: t.db.url });
     await client.connect();
-    const { rows } = await client.query('SELECT owner, url, status, created_at FROM audio_uploads WHERE id = $1', [res.body.data]);
+    const { rows } = await client.query("SELECT kind, owner, params->>'url' AS url, state, created_at FROM tasks WHERE id = $1", [res.body.data]);
     await client.end();
-    expect(rows[0]).toEqual({ owner: 'team-audio', url: 'https://example.com/clip.mp3', status: 'pending', created_at: expect.any(Date) });
+    expect(rows[0]).toEqual({ kind: 'audio', owner: 'team-audio', url: 'https://example.com/clip.mp3', state: 'queued', created_at: expect.any(Date) });
   });
 
   it.each([[undefined], ['ftp://example.com/a.mp3'], ['not a url'], [''], [42], [null], [['https://example.com/a.mp3']], ['http://']])('refuses url = %p with a string code naming url', async (url) => {

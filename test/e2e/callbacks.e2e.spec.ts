@@ -290,7 +290,7 @@ describe('a crash after the status change', () => {
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();
       await pollUntil(async () => (await client.query("SELECT count(*)::int AS n FROM callback_deliveries WHERE task_id = $1 AND state = 'pending'", [id])).rows[0].n, (n) => n === 2, { what: 'two pending notifications' });
-      await pollUntil(async () => (await client.query('SELECT status FROM expand_tasks WHERE id = $1', [id])).rows[0].status, (s) => s === 'succeed');
+      await pollUntil(async () => (await client.query('SELECT state FROM tasks WHERE id = $1', [id])).rows[0].state, (s) => s === 'succeeded');
       await client.end();
       await first.stop('SIGKILL');
 

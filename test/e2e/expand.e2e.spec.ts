@@ -69,23 +69,15 @@ describe('POST /video-a/v1/images/editing/expand', () => {
 
     it('stores the decoded image and every parameter for the worker, under the owner', async () => {
       const res = await ok({ image: image300, up_expansion_ratio: 0.1, down_expansion_ratio: 0.2, left_expansion_ratio: 0.3, right_expansion_ratio: 0.4, prompt: 'p', n: 3, callback_url: 'https://example.com/h' });
-      const { rows } = await db.query('SELECT t.*, i.bytes FROM expand_tasks t LEFT JOIN expand_inputs i ON i.task_id = t.id WHERE t.id = $1', [res.body.data.task_id]);
+      const { rows } = await db.query('SELECT t.*, i.bytes FROM tasks t LEFT JOIN expand_inputs i ON i.task_id = t.id WHERE t.id = $1', [res.body.data.task_id]);
       expect(rows[0]).toEqual(
         expect.objectContaining({
+          kind: 'expand',
           owner: 'team-a',
-          status: 'submitted',
-          image_url: null,
-          image_format: 'png',
-          image_width: 300,
-          image_height: 300,
-          up_ratio: 0.1,
-          bottom_ratio: 0.2,
-          left_ratio: 0.3,
-          right_ratio: 0.4,
-          prompt: 'p',
-          n: 3,
+          state: 'queued',
+          params: { image_format: 'png', image_width: 300, image_height: 300, up_ratio: 0.1, bottom_ratio: 0.2, left_ratio: 0.3, right_ratio: 0.4, prompt: 'p', n: 3, watermark: false },
           callback_url: 'https://example.com/h',
-          external_task_id: null,
+          external_id: null,
         }),
       );
       expect(Buffer.compare(rows[0].bytes, Buffer.from(image300, 'base64'))).toBe(0);
@@ -94,7 +86,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
     it('takes an image URL, checking its form only, and stores it', async () => {
       const res = await ok({ image: 'https://example.com/photo.jpg', ...RATIOS });
       expect(res.body.image).toBe('https://example.com/photo.jpg');
-      const { rows } = await db.query('SELECT image_url, (SELECT count(*) FROM expand_inputs WHERE task_id = $1)::int AS inputs FROM expand_tasks WHERE id = $1', [res.body.data.task_id]);
+      const { rows } = await db.query("SELECT params->>'image_url' AS image_url, (SELECT count(*) FROM expand_inputs WHERE task_id = $1)::int AS inputs FROM tasks WHERE id = $1", [res.body.data.task_id]);
       expect(rows[0]).toEqual({ image_url: 'https://example.com/photo.jpg', inputs: 0 });
       await refused({ image: 'ftp://example.com/photo.jpg', ...RATIOS }, /image must be an http or https URL/);
     });
@@ -102,7 +94,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
     it('gives task_info.external_task_id null when none is given, and n defaults to 1', async () => {
       const res = await ok({ image: image300, ...RATIOS });
       expect(res.body.data.task_info).toEqual({ external_task_id: null });
-      const { rows } = await db.query('SELECT n FROM expand_tasks WHERE id = $1', [res.body.data.task_id]);
+      const { rows } = await db.query("SELECT (params->'n')::int AS n FROM tasks WHERE id = $1", [res.body.data.task_id]);
       expect(rows[0].n).toBe(1);
     });
   });
@@ -197,7 +189,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
     it('takes down_expansion_ratio as another name for bottom_expansion_ratio, and refuses two different values', async () => {
       const { bottom_expansion_ratio: _, ...rest } = RATIOS;
       const res = await ok({ image: image300, ...rest, down_expansion_ratio: 0.5 });
-      const { rows } = await db.query('SELECT bottom_ratio FROM expand_tasks WHERE id = $1', [res.body.data.task_id]);
+      const { rows } = await db.query("SELECT (params->'bottom_ratio')::float8 AS bottom_ratio FROM tasks WHERE id = $1", [res.body.data.task_id]);
       expect(rows[0].bottom_ratio).toBe(0.5);
       await ok({ image: image300, ...RATIOS, down_expansion_ratio: 0.25 });
       await refused({ image: image300, ...RATIOS, down_expansion_ratio: 0.3 }, /bottom_expansion_ratio and down_expansion_ratio name the same ratio but differ/);
@@ -223,7 +215,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
 
     it.each([['1', 1], ['9', 9], [1, 1], [9, 9], ['5', 5], [null, 1], ['', 1]])('takes n = %p (as %p; null and "", like absent, mean 1)', async (n, stored) => {
       const res = await ok({ image: image300, ...RATIOS, n });
-      const { rows } = await db.query('SELECT n FROM expand_tasks WHERE id = $1', [res.body.data.task_id]);
+      const { rows } = await db.query("SELECT (params->'n')::int AS n FROM tasks WHERE id = $1", [res.body.data.task_id]);
       expect(rows[0].n).toBe(stored);
     });
 
@@ -262,7 +254,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
       const mine = await ok({ image: image300, ...RATIOS, external_task_id: 'shared-1' });
       const theirs = await expand({ image: image300, ...RATIOS, external_task_id: 'shared-1' }, otherKey);
       expect(theirs.status).toBe(200);
-      const { rows } = await db.query('SELECT id, owner FROM expand_tasks WHERE external_task_id = $1 ORDER BY owner', ['shared-1']);
+      const { rows } = await db.query('SELECT id, owner FROM tasks WHERE external_id = $1 ORDER BY owner', ['shared-1']);
       expect(rows).toEqual([
         { id: mine.body.data.task_id, owner: 'team-a' },
         { id: theirs.body.data.task_id, owner: 'team-b' },
@@ -272,7 +264,7 @@ describe('POST /video-a/v1/images/editing/expand', () => {
     it('holds when eight identical requests arrive at once: one 200, seven 409', async () => {
       const results = await Promise.all(Array.from({ length: 8 }, () => expand({ image: image300, ...RATIOS, external_task_id: 'race-1' })));
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
-      const { rows } = await db.query("SELECT count(*)::int AS n FROM expand_tasks WHERE external_task_id = 'race-1'");
+      const { rows } = await db.query("SELECT count(*)::int AS n FROM tasks WHERE external_id = 'race-1'");
       expect(rows[0].n).toBe(1);
     });
 

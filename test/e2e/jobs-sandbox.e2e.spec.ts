@@ -281,7 +281,7 @@ describe('tasks run to the end on the sandbox provider', () => {
     it('stop working after RESULT_RETENTION_DAYS: the media is deleted and the task says so', async () => {
       const list = await get(`${EXPAND}?external_task_id=geo-1`);
       const task = list.body.data[0];
-      await db.query("UPDATE expand_tasks SET finished_at = now() - interval '31 days' WHERE id = $1", [task.task_id]);
+      await db.query("UPDATE tasks SET finished_at = now() - interval '31 days' WHERE id = $1", [task.task_id]);
       expect(await t.app.get(MediaService).runRetention()).toBeGreaterThanOrEqual(1);
       const after = await get(`${EXPAND}/${task.task_id}`);
       expect(after.body.data).toEqual(expect.objectContaining({ task_status: 'succeed', task_result: { images: [], media_expired: true } }));
@@ -302,9 +302,9 @@ describe('deadlines', () => {
       await pollUntil(async () => t.logs.lines.some((l) => String(l.msg).includes('finished too late')), Boolean, { timeoutMs: 20_000, what: 'the late worker' });
       const c = new pg.Client({ connectionString: t.db.url });
       await c.connect();
-      const { rows } = await c.query('SELECT status, (SELECT count(*)::int FROM media WHERE task_id = $1) AS files FROM expand_tasks WHERE id = $1', [created.body.data.task_id]);
+      const { rows } = await c.query('SELECT state, (SELECT count(*)::int FROM media WHERE task_id = $1) AS files FROM tasks WHERE id = $1', [created.body.data.task_id]);
       await c.end();
-      expect(rows[0]).toEqual({ status: 'failed', files: 0 });
+      expect(rows[0]).toEqual({ state: 'failed', files: 0 });
     } finally {
       await t.close();
     }

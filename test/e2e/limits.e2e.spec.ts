@@ -220,7 +220,7 @@ describe('refunds under racing workers and sweepers', () => {
       await pollUntil(
         async () => {
           await Promise.all([sweep(a), sweep(b), sweep(a), sweep(b)]);
-          return queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM expand_tasks WHERE status = 'failed'");
+          return queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE state = 'failed'");
         },
         (rows) => rows[0].n === 6,
         { timeoutMs: 30_000, what: 'the six tasks to time out' },
@@ -251,14 +251,14 @@ describe('fair scheduling', () => {
       const submittedAt = new Date();
       const taskB = (await expandTask(a, keyB, 1)).body.data.task_id as string;
       await finished(b, keyB, taskB);
-      const [{ finished_at: doneB }] = await queryDb<{ finished_at: Date }>(db, 'SELECT finished_at FROM expand_tasks WHERE id = $1', [taskB]);
-      const [{ n: aAfterB }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM expand_tasks WHERE owner = 'fair-a' AND finished_at > $1 AND finished_at <= $2", [submittedAt, doneB]);
+      const [{ finished_at: doneB }] = await queryDb<{ finished_at: Date }>(db, 'SELECT finished_at FROM tasks WHERE id = $1', [taskB]);
+      const [{ n: aAfterB }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND finished_at > $1 AND finished_at <= $2", [submittedAt, doneB]);
       const [{ n: aStartedBetween }] = await queryDb<{ n: number }>(
         db,
-        "SELECT count(*)::int AS n FROM expand_tasks WHERE owner = 'fair-a' AND started_at > $1 AND started_at < (SELECT started_at FROM expand_tasks WHERE id = $2)",
+        "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND started_at > $1 AND started_at < (SELECT started_at FROM tasks WHERE id = $2)",
         [submittedAt, taskB],
       );
-      const [{ n: aLeft }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM expand_tasks WHERE owner = 'fair-a' AND status <> 'succeed'");
+      const [{ n: aLeft }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND state <> 'succeeded'");
       // the backlog was still there, and at most one task per worker slot (2 instances × 2) went ahead of B
       expect(aLeft).toBeGreaterThan(100);
       expect(aAfterB).toBeLessThan(10);
@@ -279,7 +279,7 @@ describe('upstream caps', () => {
       for (let i = 0; i < 8; i++) ids.push((await expandTask([a, b][i % 2], key, 1)).body.data.task_id);
       // 8 tasks of 0.3 s one at a time take longer than the 2 s deadline: waiting in the queue does not count
       for (const id of ids) expect((await finished(a, key, id)).body.data.task_status).toBe('succeed');
-      const spans = await queryDb<{ started_at: Date; finished_at: Date }>(db, 'SELECT started_at, finished_at FROM expand_tasks ORDER BY started_at');
+      const spans = await queryDb<{ started_at: Date; finished_at: Date }>(db, 'SELECT started_at, finished_at FROM tasks ORDER BY started_at');
       for (let i = 1; i < spans.length; i++) expect(spans[i].started_at.getTime()).toBeGreaterThanOrEqual(spans[i - 1].finished_at.getTime());
       // a video is not held back by the expand cap
       const video = await api(b.url, 'POST', GEN, { key, body: { prompt: 'free' } });

@@ -38,7 +38,7 @@ describe('work whose job died before any worker claimed it', () => {
       const done = await pollUntil(() => api(front.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { timeoutMs: 3 * LEASE_S * 1000, what: 'the orphaned task to finish' });
       expect(done.body.data.task_result.images).toHaveLength(1);
       expect(Date.now() - orphanedAt).toBeLessThan(3 * LEASE_S * 1000);
-      const [row] = await sql<{ attempts: number; job_id: string }>(db, 'SELECT attempts, job_id FROM expand_tasks WHERE id = $1', [id]);
+      const [row] = await sql<{ attempts: number; job_id: string }>(db, 'SELECT attempts, job_id FROM tasks WHERE id = $1', [id]);
       expect(row.attempts).toBe(1); // run once
       expect(row.job_id).not.toBe(job.id); // by the new job
       expect(worker.logs.lines.some((l) => /re-queued: their job was taken/.test(String(l.msg)))).toBe(true);
@@ -56,13 +56,13 @@ describe('work whose job died before any worker claimed it', () => {
     try {
       const key = await front.createKey();
       const id = (await api(front.url, 'POST', EXPAND, { key, body: await body() })).body.data.task_id as string;
-      await sql(db, "UPDATE expand_tasks SET created_at = now() - interval '1 hour' WHERE id = $1", [id]);
-      const [task] = await sql<{ job_id: string }>(db, 'SELECT job_id FROM expand_tasks WHERE id = $1', [id]);
+      await sql(db, "UPDATE tasks SET created_at = now() - interval '1 hour' WHERE id = $1", [id]);
+      const [task] = await sql<{ job_id: string }>(db, 'SELECT job_id FROM tasks WHERE id = $1', [id]);
       // a sweeper on another instance (a worker with no free slot would look the same): nothing to re-queue
       const sweeper = await startTestApp({ ROLE: 'worker', WORKER_LEASE_S: '2', WORKER_CONCURRENCY: '1' }, { db });
       try {
         await pollUntil(() => api(front.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: 'the task' });
-        const [after] = await sql<{ job_id: string; attempts: number }>(db, 'SELECT job_id, attempts FROM expand_tasks WHERE id = $1', [id]);
+        const [after] = await sql<{ job_id: string; attempts: number }>(db, 'SELECT job_id, attempts FROM tasks WHERE id = $1', [id]);
         expect(after).toEqual({ job_id: task.job_id, attempts: 1 });
       } finally {
         await sweeper.close();

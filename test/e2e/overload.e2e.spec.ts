@@ -61,7 +61,8 @@ describe('overload is answered, not failed', () => {
     await blocker.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE expand_tasks IN ACCESS EXCLUSIVE MODE');
+      // the admission of a new task locks its owner's counters; reading tasks does not touch them
+      await blocker.query('LOCK TABLE owner_counters IN ACCESS EXCLUSIVE MODE');
       // this insert takes the pool's only connection and waits on the lock
       const stuck = api(t.url, 'POST', EXPAND, { key, rawBody: expandBody(), headers: { 'content-type': 'application/json' } });
       const waiting = await pollUntil(() => api(t.url, 'GET', '/video-b/v1/generations', { key }), (r) => r.status !== 200, { what: 'a request to find no connection' });

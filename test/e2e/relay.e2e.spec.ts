@@ -77,7 +77,7 @@ describe('relay to Kling (expand)', () => {
     expect(kling.created.size).toBe(before + 1);
     expect((await usage()).credits_charged).toBe(charged + 2);
     // the wait was recorded as such: the task went upstream on its second step at the earliest
-    const [row] = await queryDb<{ attempts: number; submit_started_at: Date | null }>(t.db, 'SELECT attempts, submit_started_at FROM expand_tasks WHERE id = $1', [id]);
+    const [row] = await queryDb<{ attempts: number; submit_started_at: Date | null }>(t.db, 'SELECT attempts, submit_started_at FROM tasks WHERE id = $1', [id]);
     expect(row.attempts).toBe(1);
     expect(row.submit_started_at).not.toBeNull();
   });

@@ -79,7 +79,7 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
         }
       });
       await pollUntil(async () => sent.length, (n) => n >= 16, { what: 'the first answers' });
-      await pollUntil(() => query<{ n: number; o: string }>(db, "SELECT count(*) FILTER (WHERE lease_owner LIKE $1)::int AS n, string_agg(DISTINCT status::text || ':' || coalesce(lease_owner, '-'), ' ') AS o FROM expand_tasks WHERE status = 'processing'", [`${a.process.pid}-%`]), (r) => r[0].n > 0, { what: `A (${a.process.pid}) to hold a running task (answers ${JSON.stringify(sent.slice(0, 3))})` });
+      await pollUntil(() => query<{ n: number; o: string }>(db, "SELECT count(*) FILTER (WHERE lease_owner LIKE $1)::int AS n, string_agg(DISTINCT state::text || ':' || coalesce(lease_owner, '-'), ' ') AS o FROM tasks WHERE state = 'running'", [`${a.process.pid}-%`]), (r) => r[0].n > 0, { what: `A (${a.process.pid}) to hold a running task (answers ${JSON.stringify(sent.slice(0, 3))})` });
       const stoppedAt = Date.now();
       a.process.kill('SIGTERM');
       await a.waitFor(/draining/);
@@ -97,16 +97,16 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
       expect(a.output).toMatch(/handed back to the queue/);
       const ids = sent.map((s) => s.taskId!);
       const done = await pollUntil(
-        () => query<{ status: string; n: number }>(db, 'SELECT status::text, count(*)::int AS n FROM expand_tasks WHERE id = ANY($1::uuid[]) GROUP BY status', [ids]),
-        (rows) => rows.length === 1 && rows[0].status === 'succeed',
+        () => query<{ state: string; n: number }>(db, 'SELECT state::text, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) GROUP BY state', [ids]),
+        (rows) => rows.length === 1 && rows[0].state === 'succeeded',
         { timeoutMs: 90_000, what: 'every accepted task to succeed on B' },
       );
-      expect(done).toEqual([{ status: 'succeed', n: 60 }]);
+      expect(done).toEqual([{ state: 'succeeded', n: 60 }]);
       // each finished exactly once, with one stored result
       const [files] = await query<{ n: number }>(db, "SELECT count(*)::int AS n FROM media WHERE task_id = ANY($1::uuid[]) AND role = 'image'", [ids]);
       expect(files.n).toBe(60);
       // and nothing ran that was not answered: a request sent again after a reset was not also run by A
-      const [all] = await query<{ n: number }>(db, 'SELECT count(*)::int AS n FROM expand_tasks');
+      const [all] = await query<{ n: number }>(db, 'SELECT count(*)::int AS n FROM tasks');
       expect(all.n).toBe(60);
     } finally {
       keepAlive.destroy();

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AudioRepository } from '../../src/modules/audio/audio.repository.js';
-import { ExpandRepository } from '../../src/modules/expand/expand.repository.js';
-import type { NewMedia } from '../../src/modules/media/media.repository.js';
+import { TaskLifecycle } from '../../src/common/tasks/task-lifecycle.js';
+import { TaskRepository } from '../../src/common/tasks/task.repository.js';
+import { TaskStatesRepository } from '../../src/common/tasks/task-states.repository.js';
+import { mediaEndRows, type NewMedia } from '../../src/modules/media/media.repository.js';
 import { png } from '../support/images.js';
 import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -28,34 +29,42 @@ describe('claiming and ending a task', () => {
     return res.body.data.task_id as string;
   };
   const mediaOf = (taskId: string): NewMedia => ({ id: randomUUID(), owner: 'team-end', taskId, role: 'image', index: 0, contentType: 'image/png', sizeBytes: 123, width: 90, height: 62, driver: 'local', storageKey: `${taskId}/image-0.png` });
+  /** The engine's own calls: claim (with the kind's rules) and finish (with the hooks), as the runner makes them. */
+  const engine = () => {
+    const states = t.app.get(TaskStatesRepository);
+    const lifecycle = t.app.get(TaskLifecycle);
+    return {
+      find: (id: string) => t.app.get(TaskRepository).findById(id),
+      claim: (id: string, worker: string, kind = 'expand') => states.claim(id, worker, 30, lifecycle.claimRules(lifecycle.kind(kind)), lifecycle.onChange),
+      markSucceeded: (id: string, worker: string, media: NewMedia[]) => states.finish(id, worker, undefined, [mediaEndRows(media)], lifecycle.onChange, lifecycle.settle),
+    };
+  };
   const slots = async () => (await sql<{ n: number }>(t.db, "SELECT active_slots AS n FROM owner_counters WHERE owner = 'team-end'"))[0].n;
 
   it('answers the claimed expand task exactly as Prisma reads it, every field set', async () => {
-    const repo = t.app.get(ExpandRepository);
     const id = await submit({ prompt: 'p', n: 2, external_task_id: 'ext-claim', callback_url: 'https://example.com/hook', watermark_info: { enabled: true } });
-    const claimed = await repo.lease.claim(id, 'w-claim', 30);
-    expect(claimed).toEqual({ kind: 'claimed', firstStart: true, waitedS: expect.any(Number), task: await repo.findById(id) });
+    const claimed = await engine().claim(id, 'w-claim');
+    expect(claimed).toEqual({ kind: 'claimed', firstStart: true, waitedS: expect.any(Number), task: await engine().find(id) });
   });
 
-  it('answers the claimed audio upload exactly as Prisma reads it, a BigInt size included', async () => {
-    const repo = t.app.get(AudioRepository);
+  it('answers the claimed audio upload exactly as Prisma reads it, its result document included', async () => {
     const res = await api(t.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: 'https://example.com/clip.mp3' } });
     const id = res.body.data as string;
-    await sql(t.db, "UPDATE audio_uploads SET size_bytes = 5000000000, duration = 1.5, format = 'mp3' WHERE id = $1", [id]);
-    const claimed = await repo.lease.claim(id, 'w-claim', 30);
-    const read = await repo.findById(id);
-    expect(read?.sizeBytes).toBe(5_000_000_000n);
+    await sql(t.db, `UPDATE tasks SET result = '{"size_bytes": 5000000000, "duration": 1.5, "format": "mp3"}' WHERE id = $1`, [id]);
+    const claimed = await engine().claim(id, 'w-claim', 'audio');
+    const read = await engine().find(id);
+    expect(read?.result).toEqual({ size_bytes: 5_000_000_000, duration: 1.5, format: 'mp3' });
     expect(claimed).toEqual({ kind: 'claimed', firstStart: true, waitedS: expect.any(Number), task: read });
   });
 
   it('ends a task nobody is notified of with its media and slot given back; a worker that lost the lease writes nothing', async () => {
-    const repo = t.app.get(ExpandRepository);
+    const repo = engine();
     const id = await submit();
-    expect(await repo.lease.claim(id, 'w-one', 30)).toEqual(expect.objectContaining({ kind: 'claimed' }));
+    expect(await repo.claim(id, 'w-one')).toEqual(expect.objectContaining({ kind: 'claimed' }));
     const held = await slots();
 
     // another worker took the task over: the first one's result must leave no trace
-    await sql(t.db, "UPDATE expand_tasks SET lease_owner = 'w-two' WHERE id = $1", [id]);
+    await sql(t.db, "UPDATE tasks SET lease_owner = 'w-two' WHERE id = $1", [id]);
     expect(await repo.markSucceeded(id, 'w-one', [mediaOf(id)])).toBe(false);
     expect(await sql(t.db, 'SELECT id FROM media WHERE task_id = $1', [id])).toEqual([]);
     expect(await slots()).toBe(held);
@@ -64,7 +73,7 @@ describe('claiming and ending a task', () => {
     expect(await repo.markSucceeded(id, 'w-two', [media])).toBe(true);
     expect(await sql(t.db, 'SELECT id, size_bytes, width, height, storage_key FROM media WHERE task_id = $1', [id])).toEqual([{ id: media.id, size_bytes: 123, width: 90, height: 62, storage_key: media.storageKey }]);
     expect(await slots()).toBe(held - 1);
-    expect((await repo.findById(id))?.status).toBe('succeed');
+    expect((await repo.find(id))?.state).toBe('succeeded');
 
     // a second end (a duplicate job) changes nothing and gives back nothing more
     expect(await repo.markSucceeded(id, 'w-two', [mediaOf(id)])).toBe(false);
@@ -73,9 +82,9 @@ describe('claiming and ending a task', () => {
   });
 
   it('ends a task with a callback_url in a transaction that writes its notification, with its media', async () => {
-    const repo = t.app.get(ExpandRepository);
+    const repo = engine();
     const id = await submit({ callback_url: 'https://example.com/hook' });
-    await repo.lease.claim(id, 'w-cb', 30);
+    await repo.claim(id, 'w-cb');
     const held = await slots();
     expect(await repo.markSucceeded(id, 'w-cb', [mediaOf(id)])).toBe(true);
     expect(await sql(t.db, "SELECT status FROM callback_deliveries WHERE task_id = $1 AND status = 'succeed'", [id])).toEqual([{ status: 'succeed' }]);

@@ -27,7 +27,7 @@ describe('a worker killed mid-task', () => {
       await first.waitFor(/listening/);
       const created = await api(base, 'POST', EXPAND, { key, body: await body(2) });
       const id = created.body.data.task_id as string;
-      await pollUntil(() => query<{ status: string }>(db, 'SELECT status FROM expand_tasks WHERE id = $1', [id]), (rows) => rows[0]?.status === 'processing', { what: 'the task to start' });
+      await pollUntil(() => query<{ state: string }>(db, 'SELECT state FROM tasks WHERE id = $1', [id]), (rows) => rows[0]?.state === 'running', { what: 'the task to start' });
       await first.stop('SIGKILL');
 
       second = Child.start('dist/main.js', [], env);
@@ -36,7 +36,7 @@ describe('a worker killed mid-task', () => {
       expect(done.body.data.task_status).toBe('succeed');
       expect(done.body.data.task_result.images).toHaveLength(2);
 
-      const [row] = await query<{ attempts: number; files: number }>(db, 'SELECT attempts, (SELECT count(*)::int FROM media WHERE task_id = $1) AS files FROM expand_tasks WHERE id = $1', [id]);
+      const [row] = await query<{ attempts: number; files: number }>(db, 'SELECT attempts, (SELECT count(*)::int FROM media WHERE task_id = $1) AS files FROM tasks WHERE id = $1', [id]);
       expect(row).toEqual({ attempts: 2, files: 2 });
       const finishes = (out: string) => out.split('\n').filter((l) => l.includes('"expand task succeeded"') && l.includes(id)).length;
       expect([finishes(first.output), finishes(second.output)]).toEqual([0, 1]);
@@ -59,11 +59,11 @@ describe('two instances on one database', () => {
       const key = await a.createKey();
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) ids.push((await api(i % 2 ? b.url : a.url, 'POST', EXPAND, { key, body: await body() })).body.data.task_id);
-      await pollUntil(() => query<{ n: number }>(db, "SELECT count(*)::int AS n FROM expand_tasks WHERE status = 'succeed'"), (rows) => rows[0].n === 12, { timeoutMs: 60_000, what: 'all tasks' });
-      const attempts = await query<{ attempts: number }>(db, 'SELECT attempts FROM expand_tasks');
+      await pollUntil(() => query<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE state = 'succeeded'"), (rows) => rows[0].n === 12, { timeoutMs: 60_000, what: 'all tasks' });
+      const attempts = await query<{ attempts: number }>(db, 'SELECT attempts FROM tasks');
       expect(attempts.map((r) => r.attempts)).toEqual(Array(12).fill(1));
       // the worker that finishes a task stays recorded as its lease owner
-      const finishers = await query<{ id: string; lease_owner: string }>(db, 'SELECT id, lease_owner FROM expand_tasks');
+      const finishers = await query<{ id: string; lease_owner: string }>(db, 'SELECT id, lease_owner FROM tasks');
       const doneBy = (app: typeof a) => new Set(finishers.filter((r) => r.lease_owner === app.app.get(TaskRunner).worker).map((r) => r.id));
       const [byA, byB] = [doneBy(a), doneBy(b)];
       expect(byA.size).toBeGreaterThan(0);

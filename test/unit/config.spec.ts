@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/infra/config/app-config.js';
+import { ConfigError, type KindSettingsSpec, loadConfig } from '../../src/infra/config/app-config.js';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -48,5 +48,48 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
     expect(() => loadConfig({ PORT: '-1' })).toThrow(/PORT/);
     expect(() => loadConfig({ PORT: '3000.5' })).toThrow(/PORT/);
+  });
+});
+
+describe('loadConfig: the settings of each task kind', () => {
+  const kinds: KindSettingsSpec[] = [
+    { name: 'expand', prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } } },
+    { name: 'video', prefix: 'VIDEO', timeoutS: 1800, prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } } },
+  ];
+
+  it("applies each kind's defaults: its deadline, no cap, the PROVIDER, its prices", () => {
+    expect(loadConfig({}, '/srv', kinds).kinds).toEqual({
+      expand: { timeoutS: 600, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { image: 1 } },
+      video: { timeoutS: 1800, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 1 } },
+    });
+  });
+
+  it('reads the variables the kind declares; TASK_TIMEOUT_S is every kind\'s deadline unless its own is set', () => {
+    const config = loadConfig({ TASK_TIMEOUT_S: '90', VIDEO_TIMEOUT_S: '120', EXPAND_MAX_RUNNING: '4', PROVIDER: 'relay', RELAY_EXPAND_URL: 'https://api.example/', VIDEO_PROVIDER: 'sandbox', PRICE_VIDEO_SECOND: '3' }, '/srv', kinds);
+    expect(config.kinds).toEqual({
+      expand: { timeoutS: 90, maxRunning: 4, provider: 'relay', relayUrl: 'https://api.example', prices: { image: 1 } },
+      video: { timeoutS: 120, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 3 } },
+    });
+  });
+
+  it('checks them at their bounds and names each bad one', () => {
+    expect(loadConfig({ EXPAND_TIMEOUT_S: '604800', EXPAND_MAX_RUNNING: '1', PRICE_EXPAND_IMAGE: '0' }, '/srv', kinds).kinds.expand).toEqual(expect.objectContaining({ timeoutS: 604800, maxRunning: 1, prices: { image: 0 } }));
+    let error: unknown;
+    try {
+      loadConfig({ EXPAND_TIMEOUT_S: '604801', VIDEO_MAX_RUNNING: '0', PRICE_VIDEO_SECOND: '-1', EXPAND_PROVIDER: 'magic', VIDEO_PROVIDER: 'relay', RELAY_EXPAND_URL: 'ftp://x' }, '/srv', kinds);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual(
+      expect.arrayContaining([
+        'EXPAND_TIMEOUT_S must be an integer from 1 to 604800 (got "604801")',
+        'VIDEO_MAX_RUNNING must be an integer from 1 to 100000 (got "0")',
+        'PRICE_VIDEO_SECOND must be an integer from 0 to 1000000 (got "-1")',
+        'EXPAND_PROVIDER must be one of the following values: sandbox, relay (got "magic")',
+        'RELAY_EXPAND_URL must be an http(s) URL (got "ftp://x")',
+        'RELAY_VIDEO_URL must be set when the video provider is relay (PROVIDER or VIDEO_PROVIDER)',
+      ]),
+    );
   });
 });

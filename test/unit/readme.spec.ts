@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES } from '../../src/common/errors/app-error.js';
 import { describeError } from '../../src/common/errors/error-catalog.js';
+import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
@@ -18,6 +19,14 @@ describe('README stays true', () => {
     const example = [...read('.env.example').matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]);
     const table = [...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
     expect(table.sort()).toEqual(example.sort());
+  });
+
+  it("documents every variable each registered task kind reads (its deadline, cap, provider, upstream and prices)", () => {
+    const table = new Set([...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]));
+    for (const { kind } of TASK_KIND_MODULES) {
+      const { prefix, prices } = kind.definition.settings;
+      for (const name of [`${prefix}_TIMEOUT_S`, `${prefix}_MAX_RUNNING`, `${prefix}_PROVIDER`, `RELAY_${prefix}_URL`, ...Object.values(prices).map((p) => p.env)]) expect([kind.definition.name, name, table.has(name)]).toEqual([kind.definition.name, name, true]);
+    }
   });
 
   it('gives the two set-up commands', () => {

@@ -14,7 +14,6 @@ export const STORAGE_DRIVERS = ['local', 'postgres', 's3'] as const;
 export const MEDIA_DELIVERIES = ['proxy', 'redirect'] as const;
 export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
 export type StorageDriverName = (typeof STORAGE_DRIVERS)[number];
-export type Operation = 'expand' | 'video' | 'audio';
 
 const BOOLEAN = ['true', 'false', '1', '0'];
 const HTTP_URL = /^https?:\/\/[^\s/]+/;
@@ -55,23 +54,11 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(0) @Max(2_000_000_000)
   DEFAULT_MONTHLY_CREDITS?: number;
 
-  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_EXPAND_IMAGE: number = 1;
 
-  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_VIDEO_SECOND: number = 1;
 
-  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_AUDIO_UPLOAD: number = 1;
 
-  @IsOptional() @IsInt() @Min(1) @Max(100_000)
-  EXPAND_MAX_RUNNING?: number;
 
-  @IsOptional() @IsInt() @Min(1) @Max(100_000)
-  VIDEO_MAX_RUNNING?: number;
 
-  @IsOptional() @IsInt() @Min(1) @Max(100_000)
-  AUDIO_MAX_RUNNING?: number;
 
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_API_KEY must be at least 16 characters long' }) @MaxLength(512)
   ADMIN_API_KEY?: string;
@@ -97,26 +84,14 @@ class EnvironmentVariables {
   @IsOptional() @IsIn(PROVIDERS)
   PROVIDER: ProviderName = 'sandbox';
 
-  @IsOptional() @IsIn(PROVIDERS)
-  EXPAND_PROVIDER?: ProviderName;
 
-  @IsOptional() @IsIn(PROVIDERS)
-  VIDEO_PROVIDER?: ProviderName;
 
-  @IsOptional() @IsIn(PROVIDERS)
-  AUDIO_PROVIDER?: ProviderName;
 
   @IsOptional() @IsInt() @Min(0) @Max(600_000)
   SANDBOX_DELAY_MS: number = 0;
 
-  @IsOptional() @Matches(HTTP_URL, { message: 'RELAY_EXPAND_URL must be an http(s) URL' })
-  RELAY_EXPAND_URL?: string;
 
-  @IsOptional() @Matches(HTTP_URL, { message: 'RELAY_VIDEO_URL must be an http(s) URL' })
-  RELAY_VIDEO_URL?: string;
 
-  @IsOptional() @Matches(HTTP_URL, { message: 'RELAY_AUDIO_URL must be an http(s) URL' })
-  RELAY_AUDIO_URL?: string;
 
   @IsOptional() @IsString()
   RELAY_API_KEY?: string;
@@ -148,14 +123,8 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
   TASK_TIMEOUT_S?: number;
 
-  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
-  EXPAND_TIMEOUT_S?: number;
 
-  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
-  VIDEO_TIMEOUT_S?: number;
 
-  @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
-  AUDIO_TIMEOUT_S?: number;
 
   @IsOptional() @IsInt() @Min(1) @Max(365 * DAY_S)
   RESULT_URL_TTL_S: number = 7 * DAY_S;
@@ -224,7 +193,6 @@ export interface CallbackConfig {
 }
 
 export interface RelayConfig {
-  urls: Record<Operation, string | undefined>;
   apiKey?: string;
   klingAccessKey?: string;
   klingSecretKey?: string;
@@ -239,11 +207,32 @@ export interface OwnerLimitValues {
   monthlyCredits: number | null;
 }
 
-/** Credits each operation costs. */
-export interface PriceConfig {
-  expandImage: number;
-  videoSecond: number;
-  audioUpload: number;
+/**
+ * The settings a task kind declares (see KindDefinition): its variables are <PREFIX>_TIMEOUT_S,
+ * <PREFIX>_MAX_RUNNING, <PREFIX>_PROVIDER and RELAY_<PREFIX>_URL, and its prices' own.
+ */
+export interface KindSettingsSpec {
+  /** The kind's name (expand, video…): the key of AppConfig.kinds. */
+  name: string;
+  /** Upper-case prefix of its variables (EXPAND). */
+  prefix: string;
+  /** Default deadline in seconds, counted from the task's first start (TASK_TIMEOUT_S overrides it for every kind). */
+  timeoutS: number;
+  /** Its prices, by name: the variable and its default, in credits. */
+  prices: Record<string, { env: string; default: number }>;
+}
+
+/** A task kind's settings, validated. */
+export interface KindConfig {
+  /** Deadline of a task, counted from its first start. */
+  timeoutS: number;
+  /** Tasks of the kind running at once across every instance (an upstream's concurrency); undefined is no cap. */
+  maxRunning?: number;
+  provider: ProviderName;
+  /** The upstream (RELAY_<PREFIX>_URL); set when the provider is relay. */
+  relayUrl?: string;
+  /** Credits, by the price's name. */
+  prices: Record<string, number>;
 }
 
 export interface OutboundConfig {
@@ -272,9 +261,8 @@ export class AppConfig {
   readonly bodyInflightMaxBytes!: number;
   /** The limits of an owner no admin has set them for (DEFAULT_*; unset is unlimited). */
   readonly defaultLimits!: OwnerLimitValues;
-  readonly prices!: PriceConfig;
-  /** Tasks of each operation running at once across every instance (an upstream's concurrency); undefined is no cap. */
-  readonly maxRunning!: Record<Operation, number | undefined>;
+  /** Each task kind's settings, by its name (see KindSettingsSpec). */
+  readonly kinds!: Record<string, KindConfig>;
   readonly embeddedPgPort!: number;
   /** How long a key lookup may be served from memory; a revoked key stops working within this time. */
   readonly authCacheTtlMs!: number;
@@ -283,12 +271,10 @@ export class AppConfig {
   readonly workerConcurrency!: number;
   /** A worker holds a task this long between heartbeats; a dead worker's task is picked up after it. */
   readonly workerLeaseS!: number;
-  readonly providers!: Record<Operation, ProviderName>;
   readonly sandboxDelayMs!: number;
   readonly relay!: RelayConfig;
   readonly outbound!: OutboundConfig;
   readonly audioMaxBytes!: number;
-  readonly taskTimeoutS!: Record<Operation, number>;
   readonly resultUrlTtlS!: number;
   readonly resultRetentionDays!: number;
   readonly storageDriver!: StorageDriverName;
@@ -346,26 +332,59 @@ export class ConfigError extends Error {
   }
 }
 
-const DEFAULT_TIMEOUT_S: Record<Operation, number> = { expand: 600, video: 1800, audio: 300 };
+const MAX_TIMEOUT_S = 7 * DAY_S;
 
-/** Validates the environment once; throws a ConfigError naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): AppConfig {
+/** An optional integer variable within [min, max]; a problem is pushed for anything else. */
+function integerVar(present: Record<string, string | undefined>, name: string, min: number, max: number, problems: string[]): number | undefined {
+  const raw = present[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
+    problems.push(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+    return undefined;
+  }
+  return value;
+}
+
+/** The settings of each task kind, from the variables its spec names. */
+function kindSettings(present: Record<string, string | undefined>, specs: KindSettingsSpec[], defaults: { provider: ProviderName; timeoutS?: number }, problems: string[]): Record<string, KindConfig> {
+  const kinds: Record<string, KindConfig> = {};
+  for (const spec of specs) {
+    const name = spec.name;
+    const providerVar = `${spec.prefix}_PROVIDER`;
+    let provider = defaults.provider;
+    if (present[providerVar] !== undefined) {
+      if ((PROVIDERS as readonly string[]).includes(present[providerVar]!)) provider = present[providerVar] as ProviderName;
+      else problems.push(`${providerVar} must be one of the following values: ${PROVIDERS.join(', ')} (got ${JSON.stringify(present[providerVar])})`);
+    }
+    const urlVar = `RELAY_${spec.prefix}_URL`;
+    const relayUrl = present[urlVar];
+    if (relayUrl !== undefined && !HTTP_URL.test(relayUrl)) problems.push(`${urlVar} must be an http(s) URL (got ${JSON.stringify(relayUrl)})`);
+    if (provider === 'relay' && relayUrl === undefined) problems.push(`${urlVar} must be set when the ${name} provider is relay (PROVIDER or ${providerVar})`);
+    const prices: Record<string, number> = {};
+    for (const [price, { env: variable, default: fallback }] of Object.entries(spec.prices)) prices[price] = integerVar(present, variable, 0, 1_000_000, problems) ?? fallback;
+    kinds[name] = {
+      timeoutS: integerVar(present, `${spec.prefix}_TIMEOUT_S`, 1, MAX_TIMEOUT_S, problems) ?? defaults.timeoutS ?? spec.timeoutS,
+      maxRunning: integerVar(present, `${spec.prefix}_MAX_RUNNING`, 1, 100_000, problems),
+      provider,
+      relayUrl: relayUrl?.replace(/\/+$/, ''),
+      prices,
+    };
+  }
+  return kinds;
+}
+
+/**
+ * Validates the environment once; throws a ConfigError naming every bad variable. `kinds` are the
+ * settings the task kinds declare (the registry's: see src/config.ts), validated with the rest.
+ */
+export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd(), kinds: KindSettingsSpec[] = []): AppConfig {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const vars = plainToInstance(EnvironmentVariables, present, { enableImplicitConversion: true, exposeDefaultValues: true });
   const errors = validateSync(vars, { whitelist: false, skipMissingProperties: false });
   const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${msg} (got ${JSON.stringify(present[e.property])})`));
 
-  const providers: Record<Operation, ProviderName> = {
-    expand: vars.EXPAND_PROVIDER ?? vars.PROVIDER,
-    video: vars.VIDEO_PROVIDER ?? vars.PROVIDER,
-    audio: vars.AUDIO_PROVIDER ?? vars.PROVIDER,
-  };
-  const relayUrls: Record<Operation, string | undefined> = { expand: vars.RELAY_EXPAND_URL, video: vars.RELAY_VIDEO_URL, audio: vars.RELAY_AUDIO_URL };
-  for (const op of ['expand', 'video', 'audio'] as const) {
-    if (providers[op] === 'relay' && !relayUrls[op]) {
-      problems.push(`RELAY_${op.toUpperCase()}_URL must be set when the ${op} provider is relay (PROVIDER or ${op.toUpperCase()}_PROVIDER)`);
-    }
-  }
+  const kindConfigs = kindSettings(present, kinds, { provider: vars.PROVIDER, timeoutS: vars.TASK_TIMEOUT_S }, problems);
   if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
     problems.push('RELAY_KLING_ACCESS_KEY and RELAY_KLING_SECRET_KEY must be set together');
   }
@@ -376,7 +395,6 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     throw new ConfigError(problems);
   }
 
-  const timeout = (own: number | undefined, op: Operation) => own ?? vars.TASK_TIMEOUT_S ?? DEFAULT_TIMEOUT_S[op];
   const dataDir = path.resolve(cwd, vars.DATA_DIR);
   return new AppConfig({
     port: vars.PORT,
@@ -391,8 +409,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       maxConcurrentTasks: vars.DEFAULT_MAX_CONCURRENT_TASKS ?? null,
       monthlyCredits: vars.DEFAULT_MONTHLY_CREDITS ?? null,
     },
-    prices: { expandImage: vars.PRICE_EXPAND_IMAGE, videoSecond: vars.PRICE_VIDEO_SECOND, audioUpload: vars.PRICE_AUDIO_UPLOAD },
-    maxRunning: { expand: vars.EXPAND_MAX_RUNNING, video: vars.VIDEO_MAX_RUNNING, audio: vars.AUDIO_MAX_RUNNING },
+    kinds: kindConfigs,
     adminApiKey: vars.ADMIN_API_KEY,
     logLevel: vars.LOG_LEVEL,
     embeddedPgPort: vars.EMBEDDED_PG_PORT,
@@ -401,10 +418,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     // one more job than cores: while one task waits on the database or the disk, the cores keep rendering
     workerConcurrency: vars.WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1),
     workerLeaseS: vars.WORKER_LEASE_S,
-    providers,
     sandboxDelayMs: vars.SANDBOX_DELAY_MS,
     relay: {
-      urls: relayUrls,
       apiKey: vars.RELAY_API_KEY,
       klingAccessKey: vars.RELAY_KLING_ACCESS_KEY,
       klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
@@ -417,7 +432,6 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       timeoutMs: vars.OUTBOUND_TIMEOUT_MS,
     },
     audioMaxBytes: vars.AUDIO_MAX_BYTES,
-    taskTimeoutS: { expand: timeout(vars.EXPAND_TIMEOUT_S, 'expand'), video: timeout(vars.VIDEO_TIMEOUT_S, 'video'), audio: timeout(vars.AUDIO_TIMEOUT_S, 'audio') },
     resultUrlTtlS: vars.RESULT_URL_TTL_S,
     resultRetentionDays: vars.RESULT_RETENTION_DAYS,
     storageDriver: vars.STORAGE_DRIVER,

@@ -21,13 +21,22 @@ export type AdmissionSql = (s: Statement, taskId: string) => string;
 /** The job of a task, rendered as an INSERT … SELECT; `priority` is an SQL expression. See QueueService.jobSql. */
 export type JobSql = (s: Statement, priority: string) => string;
 
+/** Rows of another table that belong to a task (an input image, a result's media), written with it. */
+export interface DetailRows {
+  table: string;
+  /** snake_case columns; each row has the same. */
+  rows: Record<string, unknown>[];
+  /** An ON CONFLICT clause, when a row may already be there. */
+  onConflict?: string;
+}
+
 export interface NewTaskRows {
   /** The task's table and columns (snake_case names; JSON values already serialised). */
   table: string;
   id: string;
   columns: Record<string, unknown>;
-  /** Rows of other tables that belong to the task (keyframes, the input image). */
-  children?: { table: string; rows: Record<string, unknown>[] }[];
+  /** Rows of other tables that belong to the task (the input image). */
+  details?: DetailRows[];
   /** What to return of the inserted task (an SQL RETURNING list). */
   returning: string;
 }
@@ -46,7 +55,7 @@ export async function insertAdmittedTask<R extends pg.QueryResultRow>(pool: pg.P
   const parts = [
     `admitted AS (${admission(s, task.id)})`,
     `task AS (INSERT INTO "${task.table}" (${names(task.columns)}) VALUES ${values(task.columns)} RETURNING ${task.returning})`,
-    ...(task.children ?? []).filter((c) => c.rows.length > 0).map((c, i) => `child${i} AS (INSERT INTO "${c.table}" (${names(c.rows[0])}) VALUES ${c.rows.map(values).join(', ')})`),
+    ...(task.details ?? []).filter((c) => c.rows.length > 0).map((c, i) => `detail${i} AS (INSERT INTO "${c.table}" (${names(c.rows[0])}) VALUES ${c.rows.map(values).join(', ')} ${c.onConflict ?? ''})`),
     `job AS (${job(s, '(SELECT -slots_before FROM admitted)')})`,
   ];
   const { rows } = await pool.query<R>(prepared(`WITH ${parts.join(',\n')}\nSELECT task.* FROM task`, s.values));

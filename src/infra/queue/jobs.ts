@@ -1,16 +1,20 @@
-/** Every job the service runs: its name, and its payload (ids only; handlers re-read the rows). */
-export interface JobPayloads {
-  /** Run (or continue) an expand task: one step of work, safe to run twice. */
-  'expand.run': { taskId: string };
-  'video.run': { generationId: string };
-  'audio.run': { uploadId: string };
+/** The jobs of the service's own machinery, with their payloads (ids only; handlers re-read the rows). */
+export interface FixedJobPayloads {
   /** Send (one attempt of) a status notification to a callback_url. */
   'callback.deliver': { deliveryId: string };
   /** Every hour: delete result media older than RESULT_RETENTION_DAYS. */
   'media.retention': Record<string, never>;
 }
 
-export type JobName = keyof JobPayloads;
+/** The queue of a task kind: one step of one of its tasks per job (see taskJobName). */
+export type TaskJobName = `${string}.run`;
+export type JobName = keyof FixedJobPayloads | TaskJobName;
+export type JobPayload<N extends JobName> = N extends keyof FixedJobPayloads ? FixedJobPayloads[N] : { taskId: string };
+
+/** The queue of a task kind: `<kind>.run`, payload `{ taskId }`. */
+export function taskJobName(kind: string): TaskJobName {
+  return `${kind}.run`;
+}
 
 /**
  * Queue priorities (higher runs first). A new task's job gets minus the slots its owner already held when
@@ -28,13 +32,15 @@ export interface QueueSettings {
   expireInSeconds: number;
 }
 
-const TASK_QUEUE: QueueSettings = { retryLimit: 5, expireInSeconds: 3600 };
-const MAINTENANCE_QUEUE: QueueSettings = { retryLimit: 1, expireInSeconds: 600 };
+/** Every task kind's queue. */
+export const TASK_QUEUE: QueueSettings = { retryLimit: 5, expireInSeconds: 3600 };
 
-export const QUEUES: Record<JobName, QueueSettings> = {
-  'expand.run': TASK_QUEUE,
-  'video.run': TASK_QUEUE,
-  'audio.run': TASK_QUEUE,
+export const FIXED_QUEUES: Record<keyof FixedJobPayloads, QueueSettings> = {
   'callback.deliver': { retryLimit: 3, expireInSeconds: 300 },
-  'media.retention': MAINTENANCE_QUEUE,
+  'media.retention': { retryLimit: 1, expireInSeconds: 600 },
 };
+
+/** taskJobName in SQL, over a column (or expression) holding the kind. */
+export function taskJobNameSql(kindColumn: string): string {
+  return `(${kindColumn} || '.run')`;
+}

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
 import type { JobSql } from '../prisma/task-insert.js';
-import { type JobName, type JobPayloads, QUEUES } from './jobs.js';
+import { FIXED_QUEUES, type JobName, type JobPayload, type QueueSettings } from './jobs.js';
 
 export interface SendOptions {
   /** Run inside this transaction (see sqlExecutorOf), so the job exists exactly when the row does. */
@@ -28,7 +28,7 @@ export interface JobInfo {
 /** A handler may ask its consumer to fetch nothing more for a while (the work it got cannot start yet). */
 export type JobResult = void | { backOffMs: number };
 
-type Handler<N extends JobName> = (payload: JobPayloads[N], job: JobInfo) => Promise<JobResult>;
+type Handler<N extends JobName> = (payload: JobPayload<N>, job: JobInfo) => Promise<JobResult>;
 
 /** One queue consumed on this instance: at most `concurrency` jobs run at once. */
 interface Consumer {
@@ -42,6 +42,12 @@ interface Consumer {
   wake?: () => void;
   loop?: Promise<void>;
 }
+
+/** The columns of a job row as pg-boss's own send() writes them, and its queue's settings for them (start now). */
+const JOB_COLUMNS = '(id, name, data, priority, expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy, dead_letter)';
+const JOB_SETTINGS = `COALESCE(q.expire_seconds * interval '1s', interval '15 minutes'), now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'),
+        COALESCE(q.retry_limit, 2), CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
+        COALESCE(q.retry_backoff, false), q.policy, q.dead_letter`;
 
 /** An empty queue is asked again after this long. */
 const POLL_MS = 500;
@@ -96,9 +102,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await this.boss.start();
-    for (const [name, settings] of Object.entries(QUEUES)) {
-      await this.boss.createQueue(name, { name, ...settings });
-    }
+    for (const [name, settings] of Object.entries(FIXED_QUEUES)) await this.createQueue(name as JobName, settings);
     this.database.onChange((available) => {
       if (this.paused === !available) return;
       this.paused = !available;
@@ -130,7 +134,12 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     return this.consumers.reduce((sum, c) => sum + c.running, 0);
   }
 
-  async send<N extends JobName>(name: N, payload: JobPayloads[N], options: SendOptions = {}): Promise<string | null> {
+  /** Creates (or updates) a queue; the task engine creates each kind's at start, before any job is sent to it. */
+  async createQueue(name: JobName, settings: QueueSettings): Promise<void> {
+    await this.boss.createQueue(name, { name, ...settings });
+  }
+
+  async send<N extends JobName>(name: N, payload: JobPayload<N>, options: SendOptions = {}): Promise<string | null> {
     return this.boss.send(name, payload, {
       db: options.db,
       id: options.id,
@@ -165,23 +174,31 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
    * The job as pg-boss's own send() writes it (its queue's expiry, retention, retries and policy; start
    * now), rendered into a larger statement: a task and its job in one round trip (see insertAdmittedTask).
    */
-  static jobSql<N extends JobName>(name: N, id: string, payload: JobPayloads[N]): JobSql {
-    return (s, priority) => `INSERT INTO pgboss.job (id, name, data, priority, expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy, dead_letter)
-      SELECT ${s.param(id)}::uuid, q.name, ${s.param(JSON.stringify(payload))}::jsonb, ${priority},
-        COALESCE(q.expire_seconds * interval '1s', interval '15 minutes'), now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'),
-        COALESCE(q.retry_limit, 2), CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
-        COALESCE(q.retry_backoff, false), q.policy, q.dead_letter
+  static jobSql<N extends JobName>(name: N, id: string, payload: JobPayload<N>): JobSql {
+    return (s, priority) => `INSERT INTO pgboss.job ${JOB_COLUMNS}
+      SELECT ${s.param(id)}::uuid, q.name, ${s.param(JSON.stringify(payload))}::jsonb, ${priority}, ${JOB_SETTINGS}
       FROM pgboss.queue q WHERE q.name = ${s.param(name)}`;
   }
 
   /**
-   * SQL condition, over a row whose column `jobIdColumn` holds the id of the last job sent for it, that
+   * Jobs for a set of rows, as one INSERT … SELECT (to end a larger statement): `rows` is a query or CTE
+   * name with columns id (the job's uuid), name (its queue), data (jsonb) and priority (integer).
+   */
+  static jobRowsSql(rows: string): string {
+    return `INSERT INTO pgboss.job ${JOB_COLUMNS}
+      SELECT r.id, q.name, r.data, r.priority, ${JOB_SETTINGS}
+      FROM ${rows} r JOIN pgboss.queue q ON q.name = r.name`;
+  }
+
+  /**
+   * SQL condition, over a row whose column `jobIdColumn` holds the id of the last job sent for it to the
+   * queue named by the SQL expression `queue` (a quoted literal, or an expression over the row), that
    * holds when that job can no longer run it: the job is gone, finished, or active for longer than
    * `graceS` (a live worker claims its row within moments of taking the job, so one that has held a job
    * that long without claiming died between the two). Queued and retrying jobs are alive.
    */
-  static deadJobCondition(jobIdColumn: string, queue: JobName, graceS: number): string {
-    const job = `SELECT 1 FROM pgboss.job j WHERE j.name = '${queue}' AND j.id = ${jobIdColumn}
+  static deadJobCondition(jobIdColumn: string, queue: string, graceS: number): string {
+    const job = `SELECT 1 FROM pgboss.job j WHERE j.name = ${queue} AND j.id = ${jobIdColumn}
       AND (j.state IN ('created', 'retry') OR (j.state = 'active' AND j.started_on > now() - interval '${Math.round(graceS)} seconds'))`;
     return `(${jobIdColumn} IS NULL OR NOT EXISTS (${job}))`;
   }
@@ -197,9 +214,9 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
         await this.wait(c, idleMs);
         continue;
       }
-      let jobs: PgBoss.JobWithMetadata<JobPayloads[JobName]>[] = [];
+      let jobs: PgBoss.JobWithMetadata<JobPayload<JobName>>[] = [];
       try {
-        jobs = (await this.boss.fetch<JobPayloads[JobName]>(c.name, { batchSize: c.concurrency - c.running, includeMetadata: true })) ?? [];
+        jobs = (await this.boss.fetch<JobPayload<JobName>>(c.name, { batchSize: c.concurrency - c.running, includeMetadata: true })) ?? [];
       } catch (err) {
         this.onError(err);
       }
@@ -208,7 +225,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private async run(c: Consumer, job: PgBoss.JobWithMetadata<JobPayloads[JobName]>): Promise<void> {
+  private async run(c: Consumer, job: PgBoss.JobWithMetadata<JobPayload<JobName>>): Promise<void> {
     c.running++;
     try {
       try {

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { AudioController } from './audio.controller.js';
-import { AudioProcessor } from './audio.processor.js';
-import { AudioRepository } from './audio.repository.js';
+import { AudioKind } from './audio.kind.js';
+import { AudioRecords } from './audio.records.js';
 import { AudioService } from './audio.service.js';
 import { AUDIO_PROVIDERS, type AudioProvider } from './providers/audio-provider.js';
 import { RelayAudioProvider } from './providers/relay-audio.provider.js';
@@ -11,9 +11,9 @@ import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
 @Module({
   controllers: [AudioController],
   providers: [
-    AudioRepository,
+    AudioKind,
+    AudioRecords,
     AudioService,
-    AudioProcessor,
     SandboxAudioProvider,
     RelayAudioProvider,
     {
@@ -22,5 +22,8 @@ import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
       inject: [SandboxAudioProvider, RelayAudioProvider],
     },
   ],
+  exports: [AudioKind],
 })
-export class AudioModule {}
+export class AudioModule {
+  static readonly kind = AudioKind;
+}

@@ -1,6 +1,6 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { type Sweepable, TaskSweeper } from '../../common/tasks/task-sweeper.js';
+import { SweepLoop } from '../../common/tasks/sweep-loop.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
@@ -20,9 +20,10 @@ const RESPONSE_CAP = 64 * 1024;
  * worker is sent again by the sweeper.
  */
 @Injectable()
-export class CallbackSender implements OnApplicationBootstrap, Sweepable {
-  readonly kind = 'callback';
+export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Callbacks');
+  /** Sends again what a dead sender left (see sweep). */
+  private readonly loop: SweepLoop;
 
   constructor(
     private readonly deliveries: CallbacksRepository,
@@ -32,32 +33,30 @@ export class CallbackSender implements OnApplicationBootstrap, Sweepable {
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
-    private readonly sweeper: TaskSweeper,
-  ) {}
+  ) {
+    this.loop = new SweepLoop('callback deliveries', config, database, this.logger, (first) => this.sweep(first));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sweeper.register(this);
+    this.loop.start();
     if (this.config.runsWorkers) {
       await this.queue.work('callback.deliver', 4, ({ deliveryId }) => this.deliver(deliveryId));
     }
   }
 
-  /** Deliveries fail by giving up (see decide), never on a deadline. */
-  async failOverdue(): Promise<number> {
-    return 0;
+  onModuleDestroy(): Promise<void> {
+    return this.loop.stop();
   }
 
-  /** A sender killed mid-attempt leaves a lock that expires; requeueOrphaned then sends it again. */
-  async requeueAbandoned(): Promise<number> {
-    return 0;
-  }
-
-  async requeueOrphaned(): Promise<number> {
-    return (await this.deliveries.requeueOrphaned(orphanGraceS(this.config.workerLeaseS), this.callbacks.enqueueDelivery)).length;
-  }
-
-  expireLeases(): Promise<number> {
-    return this.deliveries.releaseLocks();
+  /**
+   * Deliveries whose job died with its sender (or failed while the database was down) get a new job; a
+   * sender killed mid-attempt leaves a lock that expires, and then its delivery counts among them. At the
+   * first sweep of a sole instance, the locks its previous run left are released at once.
+   */
+  async sweep(first = false): Promise<void> {
+    if (first && this.config.soleInstance) await this.deliveries.releaseLocks();
+    const orphaned = await this.deliveries.requeueOrphaned(orphanGraceS(this.config.workerLeaseS), this.callbacks.enqueueDelivery);
+    if (orphaned.length) this.logger.warn(`${orphaned.length} callback item(s) re-queued: their job was taken by a worker that stopped before starting them`);
   }
 
   async deliver(id: string): Promise<void> {

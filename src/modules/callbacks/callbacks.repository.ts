@@ -124,7 +124,7 @@ export class CallbacksRepository {
          WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
            AND d.created_at < now() - make_interval(secs => $1)
            AND NOT EXISTS (SELECT 1 FROM callback_deliveries p WHERE p.task_id = d.task_id AND p.sequence < d.sequence AND p.state = 'pending')
-           AND ${QueueService.deadJobCondition('d.job_id', 'callback.deliver', graceS)}
+           AND ${QueueService.deadJobCondition('d.job_id', "'callback.deliver'", graceS)}
          ORDER BY d.next_attempt_at LIMIT 200 FOR UPDATE OF d SKIP LOCKED`,
         graceS,
       );

@@ -2,22 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { AppError } from '../../common/errors/app-error.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import type { TaskNotification, TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import type { InTransaction } from '../../infra/prisma/task-table.js';
+import type { SqlExecutor } from '../../infra/prisma/sql-executor.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { type DeliveryWithAttempts, CallbacksRepository, type EnqueueDelivery, type WebhookSecretRow } from './callbacks.repository.js';
 import type { CallbackDeliveryDto, WebhookSecretDto } from './dto/callback.dto.js';
-
-export type TaskKind = 'expand' | 'video';
-
-/** A task that changed status and has a callback_url, with the body a receiver gets (given the delivery id). */
-export interface CallbackSubject {
-  taskId: string;
-  owner: string;
-  url: string;
-  body(deliveryId: string): unknown;
-}
 
 /** `whsec_` + base64 of 24 random bytes: the Standard Webhooks secret format. */
 export function newWebhookSecret(): string {
@@ -25,9 +15,9 @@ export function newWebhookSecret(): string {
 }
 
 /**
- * The notification outbox. A task module hands its repository the hook `onStatusChange(...)`; in the
- * transaction of every status change, the hook writes one delivery row per task with a callback_url,
- * with the exact body fixed now, and queues its job; CallbackSender does the rest.
+ * The notification outbox. The task engine calls `notify` (its TaskHooks) in the transaction of every
+ * status change of a task with a callback_url: one delivery row per notification, with the exact body
+ * fixed now, and its job queued; CallbackSender does the rest.
  */
 @Injectable()
 export class CallbacksService {
@@ -37,18 +27,11 @@ export class CallbacksService {
     private readonly config: AppConfig,
   ) {}
 
-  onStatusChange(kind: TaskKind, subjects: (tx: Prisma.TransactionClient, taskIds: string[]) => Promise<CallbackSubject[]>): InTransaction {
-    return async (db, tx, taskIds, status, notified) => {
-      const candidates = notified ?? taskIds;
-      if (candidates.length === 0) return;
-      const rows = (await subjects(tx, candidates)).map((s) => {
-        const id = randomUUID();
-        return { id, jobId: randomUUID(), owner: s.owner, taskKind: kind, taskId: s.taskId, status, url: s.url, payload: JSON.stringify(s.body(id)) };
-      });
-      if (rows.length === 0) return;
-      await this.deliveries.createDeliveries(tx, rows);
-      for (const row of rows) await this.enqueueDelivery(db, row.id, row.jobId);
-    };
+  async notify(db: SqlExecutor, tx: TaskTx, notifications: TaskNotification[]): Promise<void> {
+    const rows = notifications.map((n) => ({ id: randomUUID(), jobId: randomUUID(), owner: n.owner, taskKind: n.kind, taskId: n.taskId, status: n.status, url: n.url, payload: JSON.stringify(n.body) }));
+    if (rows.length === 0) return;
+    await this.deliveries.createDeliveries(tx, rows);
+    for (const row of rows) await this.enqueueDelivery(db, row.id, row.jobId);
   }
 
   /** Sends a delivery's job (inside the caller's transaction `db`). */

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ExpandController } from './expand.controller.js';
-import { ExpandProcessor } from './expand.processor.js';
+import { ExpandKind } from './expand.kind.js';
+import { ExpandRecords } from './expand.records.js';
 import { ExpandRepository } from './expand.repository.js';
 import { ExpandService } from './expand.service.js';
 import { EXPAND_PROVIDERS, type ExpandProvider } from './providers/expand-provider.js';
@@ -11,9 +12,10 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
 @Module({
   controllers: [ExpandController],
   providers: [
+    ExpandKind,
+    ExpandRecords,
     ExpandRepository,
     ExpandService,
-    ExpandProcessor,
     SandboxExpandProvider,
     RelayExpandProvider,
     {
@@ -22,5 +24,8 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
       inject: [SandboxExpandProvider, RelayExpandProvider],
     },
   ],
+  exports: [ExpandKind],
 })
-export class ExpandModule {}
+export class ExpandModule {
+  static readonly kind = ExpandKind;
+}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import type { EndedTasks } from '../../common/tasks/task-kind.js';
 import { type AdmissionSql, prepared, Statement } from '../../infra/prisma/task-insert.js';
 import type { RateGrant } from './rate-limiter.js';
 
@@ -24,7 +25,8 @@ export interface Refusal {
 }
 
 export interface OperationUsage {
-  operation: 'expand' | 'video' | 'audio';
+  /** The task kind. */
+  operation: string;
   accepted: number;
   succeeded: number;
   failed: number;
@@ -37,30 +39,8 @@ export interface DailyUsage extends OperationUsage {
   owner: string;
 }
 
-export interface Released {
-  owner: string;
-  /** Tasks of the owner that ended. */
-  tasks: number;
-  /** Credits given back (tasks that failed, charged in the current month). */
-  refunded: number;
-}
-
 /** The notification channel on which a change of an owner's limits is announced (payload: the owner). */
 export const LIMITS_CHANNEL = 'mgw_limits';
-
-/** Each task table's operation, and the states that mean succeeded and failed. */
-const TASK_TABLES = [
-  { operation: 'expand', table: 'expand_tasks', status: 'status', done: 'succeed' },
-  { operation: 'video', table: 'video_generations', status: 'state', done: 'completed' },
-  { operation: 'audio', table: 'audio_uploads', status: 'status', done: 'ready' },
-] as const;
-
-const TABLE_OF = Object.fromEntries(TASK_TABLES.map((t) => [t.operation, t])) as Record<OperationUsage['operation'], (typeof TASK_TABLES)[number]>;
-
-/** The state in which a task of the operation succeeded (every operation's failure is `failed`). */
-export function succeededState(operation: OperationUsage['operation']): string {
-  return TABLE_OF[operation].done;
-}
 
 /** Per-owner limits, request windows, admission counters, and usage read from the task tables. */
 @Injectable()
@@ -123,33 +103,33 @@ export class LimitsRepository {
   /**
    * In the transaction where these tasks reached a final state (each exactly once: the change is guarded):
    * their owners' counters give back the slots and, when they failed (`refund`), the credits charged in
-   * the current `month`. Answers per owner what was released.
+   * the current `month`. Answers per owner and kind what was released.
    */
-  async release(tx: Prisma.TransactionClient, operation: OperationUsage['operation'], ids: string[], refund: boolean, month: string): Promise<Released[]> {
+  async release(tx: Prisma.TransactionClient, ids: string[], refund: boolean, month: string): Promise<EndedTasks[]> {
     const s = new Statement();
-    const ended = `SELECT owner, slots, credits, created_at FROM "${TABLE_OF[operation].table}" WHERE id = ANY(${s.param(ids)}::uuid[])`;
-    return tx.$queryRawUnsafe<Released[]>(`WITH ${LimitsRepository.releaseCtes(s, ended, refund, month).join(',\n')} SELECT * FROM settled`, ...s.values);
+    const ended = `SELECT kind, owner, slots, credits, created_at FROM tasks WHERE id = ANY(${s.param(ids)}::uuid[])`;
+    return tx.$queryRawUnsafe<EndedTasks[]>(`WITH ${LimitsRepository.releaseCtes(s, ended, refund, month).join(',\n')} SELECT * FROM settled`, ...s.values);
   }
 
   /**
-   * The release as CTEs (see release), the last named `settled` (owner, tasks, refunded): `ended` is a
-   * query of the tasks that ended (owner, slots, credits, created_at), a CTE's name or a SELECT.
+   * The release as CTEs (see release), the last named `settled` (owner, kind, tasks, refunded): `ended` is
+   * a query of the tasks that ended (kind, owner, slots, credits, created_at), a CTE's name or a SELECT.
    */
   static releaseCtes(s: Statement, ended: string, refund: boolean, month: string): string[] {
     const [refunds, inMonth] = [s.param(refund, 'boolean'), s.param(month, 'text')];
     return [
-      `ended_owners AS (
-         SELECT owner, count(*)::int AS tasks, SUM(slots)::int AS slots,
+      `ended_kinds AS (
+         SELECT owner, kind, count(*)::int AS tasks, SUM(slots)::int AS slots,
                 COALESCE(SUM(credits) FILTER (WHERE ${refunds} AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${inMonth}), 0)::int AS credits
-         FROM (${ended}) e GROUP BY owner)`,
+         FROM (${ended}) e GROUP BY owner, kind)`,
       `counters AS (
          UPDATE owner_counters c SET active_slots = GREATEST(0, c.active_slots - e.slots),
            credits_used = CASE WHEN c.credits_month = ${inMonth} THEN GREATEST(0, c.credits_used - e.credits) ELSE c.credits_used END
-         FROM ended_owners e WHERE c.owner = e.owner
+         FROM (SELECT owner, SUM(slots)::int AS slots, SUM(credits)::int AS credits FROM ended_kinds GROUP BY owner) e WHERE c.owner = e.owner
          RETURNING c.owner, c.credits_month)`,
       `settled AS (
-         SELECT e.owner, e.tasks, CASE WHEN c.credits_month IS NULL OR c.credits_month = ${inMonth} THEN e.credits ELSE 0 END AS refunded
-         FROM ended_owners e LEFT JOIN counters c ON c.owner = e.owner)`,
+         SELECT e.owner, e.kind, e.tasks, CASE WHEN c.credits_month IS NULL OR c.credits_month = ${inMonth} THEN e.credits ELSE 0 END AS refunded
+         FROM ended_kinds e LEFT JOIN counters c ON c.owner = e.owner)`,
     ];
   }
 
@@ -178,35 +158,43 @@ export class LimitsRepository {
     });
   }
 
-  /** Tasks created in [from, to) per operation (all owners, or one), with their outcome and credits. */
-  async usageByOperation(owner: string, from: Date, to: Date): Promise<OperationUsage[]> {
-    const rows = await this.prisma.$queryRawUnsafe<{ operation: OperationUsage['operation']; accepted: number; succeeded: number; failed: number; charged: number; refunded: number }[]>(
-      TASK_TABLES.map(
-        (t) => `SELECT '${t.operation}' AS operation, count(*)::int AS accepted,
-           count(*) FILTER (WHERE "${t.status}" = '${t.done}')::int AS succeeded, count(*) FILTER (WHERE "${t.status}" = 'failed')::int AS failed,
-           COALESCE(SUM(credits), 0)::int AS charged, COALESCE(SUM(credits) FILTER (WHERE "${t.status}" = 'failed'), 0)::int AS refunded
-         FROM ${t.table} WHERE owner = $1 AND created_at >= $2 AND created_at < $3`,
-      ).join(' UNION ALL '),
+  /** The owner's tasks of these kinds created in [from, to), per kind, with their outcome and credits (a kind without any: zeros). */
+  async usageByOperation(owner: string, kinds: string[], from: Date, to: Date): Promise<OperationUsage[]> {
+    const rows = await this.prisma.$queryRawUnsafe<UsageRow[]>(
+      `SELECT kind AS operation, ${USAGE_FIGURES} FROM tasks WHERE owner = $1 AND kind = ANY($2::varchar[]) AND created_at >= $3 AND created_at < $4 GROUP BY kind`,
       owner,
+      kinds,
       from,
       to,
     );
-    return rows.map((r) => ({ operation: r.operation, accepted: r.accepted, succeeded: r.succeeded, failed: r.failed, creditsCharged: r.charged, creditsRefunded: r.refunded }));
+    return kinds.map((kind) => toUsage(rows.find((r) => r.operation === kind) ?? { operation: kind, accepted: 0, succeeded: 0, failed: 0, charged: 0, refunded: 0 }));
   }
 
-  /** The same figures per owner (or for one) and UTC day, for days in [from, to). */
+  /** The same figures per owner (or for one), UTC day and kind, for days in [from, to). */
   async usageByDay(from: Date, to: Date, owner?: string): Promise<DailyUsage[]> {
-    const rows = await this.prisma.$queryRawUnsafe<{ day: string; owner: string; operation: OperationUsage['operation']; accepted: number; succeeded: number; failed: number; charged: number; refunded: number }[]>(
-      `SELECT * FROM (${TASK_TABLES.map(
-        (t) => `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, owner, '${t.operation}' AS operation, count(*)::int AS accepted,
-           count(*) FILTER (WHERE "${t.status}" = '${t.done}')::int AS succeeded, count(*) FILTER (WHERE "${t.status}" = 'failed')::int AS failed,
-           COALESCE(SUM(credits), 0)::int AS charged, COALESCE(SUM(credits) FILTER (WHERE "${t.status}" = 'failed'), 0)::int AS refunded
-         FROM ${t.table} WHERE created_at >= $1 AND created_at < $2 AND ($3::varchar IS NULL OR owner = $3) GROUP BY 1, 2`,
-      ).join(' UNION ALL ')}) u ORDER BY day, owner, operation`,
+    const rows = await this.prisma.$queryRawUnsafe<(UsageRow & { day: string; owner: string })[]>(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, owner, kind AS operation, ${USAGE_FIGURES}
+       FROM tasks WHERE created_at >= $1 AND created_at < $2 AND ($3::varchar IS NULL OR owner = $3) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
       from,
       to,
       owner ?? null,
     );
-    return rows.map((r) => ({ day: r.day, owner: r.owner, operation: r.operation, accepted: r.accepted, succeeded: r.succeeded, failed: r.failed, creditsCharged: r.charged, creditsRefunded: r.refunded }));
+    return rows.map((r) => ({ day: r.day, owner: r.owner, ...toUsage(r) }));
   }
+}
+
+interface UsageRow {
+  operation: string;
+  accepted: number;
+  succeeded: number;
+  failed: number;
+  charged: number;
+  refunded: number;
+}
+
+const USAGE_FIGURES = `count(*)::int AS accepted, count(*) FILTER (WHERE state = 'succeeded')::int AS succeeded, count(*) FILTER (WHERE state = 'failed')::int AS failed,
+  COALESCE(SUM(credits), 0)::int AS charged, COALESCE(SUM(credits) FILTER (WHERE state = 'failed'), 0)::int AS refunded`;
+
+function toUsage(r: UsageRow): OperationUsage {
+  return { operation: r.operation, accepted: r.accepted, succeeded: r.succeeded, failed: r.failed, creditsCharged: r.charged, creditsRefunded: r.refunded };
 }

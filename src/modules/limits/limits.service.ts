@@ -1,12 +1,13 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError } from '../../common/errors/app-error.js';
-import { AppConfig, type Operation, type OwnerLimitValues } from '../../infra/config/app-config.js';
+import type { EndedTasks, FinalState, Price } from '../../common/tasks/task-kind.js';
+import type { TaskTx } from '../../common/tasks/task-kind.js';
+import { AppConfig, type OwnerLimitValues } from '../../infra/config/app-config.js';
 import { NotificationsService } from '../../infra/database/notifications.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import type { AdmissionSql } from '../../infra/prisma/task-insert.js';
-import type { EndSql, InTransaction } from '../../infra/prisma/task-table.js';
-import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type Released, type StoredLimits, succeededState } from './limits.repository.js';
+import type { AdmissionSql, Statement } from '../../infra/prisma/task-insert.js';
+import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type StoredLimits } from './limits.repository.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** Requests are counted per owner in windows of this many seconds. */
@@ -16,12 +17,6 @@ const POLICY = 'per-owner';
 /** Seconds to wait after a refusal for concurrency: about as long as a short task takes. */
 const CONCURRENCY_RETRY_AFTER_S = 5;
 const LIMIT_KEYS = { requestsPerMinute: 'requests_per_minute', maxConcurrentTasks: 'max_concurrent_tasks', monthlyCredits: 'monthly_credits' } as const;
-
-/** What a task holds while it runs, and what it is charged. */
-export interface Price {
-  slots: number;
-  credits: number;
-}
 
 export interface OwnerLimitsReport {
   limits: OwnerLimitValues;
@@ -90,26 +85,13 @@ export class LimitsService implements OnModuleInit {
     }
   }
 
-  /** What an operation holds and costs, by the documented prices (PRICE_*). */
-  price(operation: Operation, params: { images?: number; videoSeconds?: number }): Price {
-    const { prices } = this.config;
-    switch (operation) {
-      case 'expand':
-        return { slots: params.images ?? 1, credits: (params.images ?? 1) * prices.expandImage };
-      case 'video':
-        return { slots: 1, credits: (params.videoSeconds ?? 5) * prices.videoSecond };
-      case 'audio':
-        return { slots: 1, credits: prices.audioUpload };
-    }
-  }
-
   /**
    * Admits a task in the one statement that creates it (`insert` runs insertAdmittedTask with the
    * admission query), atomically across instances: refused with 1303 when its slots would pass the
    * owner's max_concurrent_tasks, with 1102 when its price would pass this month's credits. The job's
    * priority makes scheduling fair: the fewer slots the owner holds already, the sooner its task runs.
    */
-  async admit<R>(owner: string, operation: Operation, price: Price, insert: (admission: AdmissionSql) => Promise<R>): Promise<R> {
+  async admit<R>(owner: string, operation: string, price: Price, insert: (admission: AdmissionSql) => Promise<R>): Promise<R> {
     const month = monthOf();
     const defaults = this.config.defaultLimits;
     let row: R;
@@ -141,32 +123,24 @@ export class LimitsService implements OnModuleInit {
   }
 
   /**
-   * The hook each task table runs in the transaction of its state changes (with callbacks): a task that
-   * reaches a final state gives back its slots, and its credits if it failed. The state change is guarded
-   * (only one worker or sweeper ends a task), so this happens exactly once per task.
+   * In the transaction where these tasks reached a final state (each exactly once: the change is guarded):
+   * their owners' counters give back the slots and, when they failed, the credits charged this month.
    */
-  onStatusChange(operation: Operation): InTransaction {
-    const done = succeededState(operation);
-    return async (_db, tx, ids, status) => {
-      if (status !== done && status !== 'failed') return;
-      this.recordReleased(operation, await this.repository.release(tx, operation, ids, status === 'failed', monthOf().key), status);
-    };
+  async settle(tx: TaskTx, ids: string[], to: FinalState): Promise<void> {
+    this.recordSettled(await this.repository.release(tx, ids, to === 'failed', monthOf().key), to);
   }
 
-  /** The same as SQL, for a task table's one-statement end of a task nobody is notified of (TaskTable.endSql). */
-  endSql(operation: Operation): EndSql {
-    return {
-      // only final states end a task: every one gives back its slots
-      ctes: (s, status) => LimitsRepository.releaseCtes(s, 'SELECT owner, slots, credits, created_at FROM changed', status === 'failed', monthOf().key),
-      record: (rows, status) => this.recordReleased(operation, rows as unknown as Released[], status),
-    };
+  /** The same as CTEs over `changed`, for the one-statement end of a task nobody is notified of. */
+  settleCtes(s: Statement, to: FinalState): string[] {
+    return LimitsRepository.releaseCtes(s, 'SELECT kind, owner, slots, credits, created_at FROM changed', to === 'failed', monthOf().key);
   }
 
-  private recordReleased(operation: Operation, released: Released[], status: string): void {
-    const failed = status === 'failed';
-    for (const r of released) {
-      this.metrics.tasksFinished.inc({ owner: r.owner, operation, state: failed ? 'failed' : 'succeeded' }, r.tasks);
-      if (r.refunded > 0) this.metrics.creditsRefunded.inc({ owner: r.owner, operation }, r.refunded);
+  /** Counts what ended, and the credits given back, per owner and kind. */
+  recordSettled(settled: EndedTasks[], to: FinalState): void {
+    const state = to === 'failed' ? 'failed' : 'succeeded';
+    for (const r of settled) {
+      this.metrics.tasksFinished.inc({ owner: r.owner, operation: r.kind, state }, r.tasks);
+      if (r.refunded > 0) this.metrics.creditsRefunded.inc({ owner: r.owner, operation: r.kind }, r.refunded);
     }
   }
 
@@ -195,10 +169,10 @@ export class LimitsService implements OnModuleInit {
     };
   }
 
-  /** The owner's usage per operation in the current month. */
-  async monthUsage(owner: string): Promise<{ month: string; operations: OperationUsage[] }> {
+  /** The owner's usage of each of these kinds in the current month. */
+  async monthUsage(owner: string, kinds: string[]): Promise<{ month: string; operations: OperationUsage[] }> {
     const month = monthOf();
-    return { month: month.key, operations: await this.repository.usageByOperation(owner, month.start, month.next) };
+    return { month: month.key, operations: await this.repository.usageByOperation(owner, kinds, month.start, month.next) };
   }
 
   /** Usage per owner and day, for days from..to (inclusive). */

@@ -1,13 +1,14 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
-import { UsageDto } from './dto/usage.dto.js';
+import { OperationUsageDto, UsageDto } from './dto/usage.dto.js';
 import { UsageService } from './usage.service.js';
 
 @ApiTags('usage')
+@ApiExtraModels(OperationUsageDto)
 @ApiBearerAuth(API_KEY_SCHEME)
 @Controller('usage')
 export class UsageController {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { TaskLifecycle } from '../../common/tasks/task-lifecycle.js';
 import { AppError } from '../../common/errors/app-error.js';
 import type { OwnerLimitValues } from '../../infra/config/app-config.js';
 import type { SetLimitsDto, OwnerLimitsDto } from './dto/limits.dto.js';
@@ -13,7 +14,10 @@ const FIELD_OF: Record<keyof OwnerLimitValues, (typeof LIMIT_FIELDS)[number]> = 
 /** What owners and admins read of limits and usage; maps the figures to the API's shapes. */
 @Injectable()
 export class UsageService {
-  constructor(private readonly limits: LimitsService) {}
+  constructor(
+    private readonly limits: LimitsService,
+    private readonly lifecycle: TaskLifecycle,
+  ) {}
 
   async ownerLimits(owner: string): Promise<OwnerLimitsDto> {
     const report = await this.limits.report(owner);
@@ -30,8 +34,8 @@ export class UsageService {
 
   async ownUsage(owner: string): Promise<UsageDto> {
     const { limits } = await this.limits.report(owner);
-    const [{ month, operations }, current] = await Promise.all([this.limits.monthUsage(owner), this.limits.currentUsage(owner, limits)]);
-    const byOperation = Object.fromEntries(operations.map((o) => [o.operation, toOperationDto(o)])) as unknown as UsageDto['operations'];
+    const [{ month, operations }, current] = await Promise.all([this.limits.monthUsage(owner, this.lifecycle.kinds.map((k) => k.definition.name)), this.limits.currentUsage(owner, limits)]);
+    const byOperation = Object.fromEntries(operations.map((o) => [o.operation, toOperationDto(o)]));
     return { owner, month, operations: byOperation, credits: { monthly_credits: limits.monthlyCredits, used: current.creditsUsed, remaining: current.creditsRemaining } };
   }
 

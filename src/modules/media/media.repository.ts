@@ -2,23 +2,27 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { snakeColumns } from '../../infra/prisma/task-insert.js';
-import type { EndChildRows } from '../../infra/prisma/task-table.js';
+import { type DetailRows, snakeColumns } from '../../infra/prisma/task-insert.js';
 
 export type MediaRow = Media;
 export type NewMedia = Omit<Media, 'createdAt'>;
 
 /**
- * A result's media rows, written in the statement that ends their task (TaskTable.finish), so only a task
+ * A result's media rows, written in the statement that ends their task (TaskStatesRepository.finish), so only a task
  * that did end with them has them. One row per (task, role, index): a row already there is replaced.
  */
-export function mediaEndRows(media: NewMedia[]): EndChildRows {
+export function mediaEndRows(media: NewMedia[]): DetailRows {
   return {
     table: 'media',
-    rows: media.map((m) => snakeColumns(m)),
+    rows: media.map(snakeMedia),
     onConflict: `ON CONFLICT (task_id, role, index) DO UPDATE SET id = EXCLUDED.id, owner = EXCLUDED.owner, content_type = EXCLUDED.content_type, size_bytes = EXCLUDED.size_bytes,
       width = EXCLUDED.width, height = EXCLUDED.height, driver = EXCLUDED.driver, storage_key = EXCLUDED.storage_key`,
   };
+}
+
+/** A media row's columns, to insert with its task (an input object) or with its end (mediaEndRows). */
+export function snakeMedia(media: NewMedia): Record<string, unknown> {
+  return snakeColumns(media);
 }
 
 @Injectable()

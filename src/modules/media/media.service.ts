@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
+import { TaskStatesRepository } from '../../common/tasks/task-states.repository.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
@@ -11,9 +12,6 @@ import type { MediaBody } from '../../infra/storage/storage.js';
 import { StorageService } from '../../infra/storage/storage.service.js';
 import { type MediaAnswer, type MediaRequest, answerFor, dispositionOf } from './media-delivery.js';
 import { type MediaRow, MediaRepository, type NewMedia } from './media.repository.js';
-
-/** Marks the tasks finished before the cutoff as having lost their media; answers their ids (their media is then deleted). */
-export type RetentionHandler = (cutoff: Date) => Promise<string[]>;
 
 export interface StoreMedia {
   owner: string;
@@ -27,8 +25,8 @@ export interface StoreMedia {
   height?: number | null;
 }
 
-/** What a stored object is to its task: results, an expand's input image, an uploaded audio clip. */
-export type MediaRole = 'image' | 'watermark' | 'video' | 'thumbnail' | 'input' | 'clip';
+/** What a stored object is to its task, named by its kind: 'image', 'video', 'input', 'clip'… (at most 16 characters). */
+export type MediaRole = string;
 
 const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac' };
 
@@ -44,7 +42,6 @@ function extensionOf(contentType: string): string {
 export class MediaService implements OnModuleInit {
   private readonly logger = new Logger(MediaService.name);
   private signingKey?: Buffer;
-  private readonly retention: RetentionHandler[] = [];
 
   constructor(
     private readonly media: MediaRepository,
@@ -52,6 +49,7 @@ export class MediaService implements OnModuleInit {
     private readonly config: AppConfig,
     private readonly queue: QueueService,
     private readonly http: HttpAdapterHost,
+    private readonly tasks: TaskStatesRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -62,28 +60,22 @@ export class MediaService implements OnModuleInit {
     }
   }
 
-  /** Each task module registers how to expire its media. */
-  registerRetention(handler: RetentionHandler): void {
-    this.retention.push(handler);
-  }
-
-  /** Deletes media of tasks finished more than RESULT_RETENTION_DAYS ago (the hourly `media.retention` job). */
+  /**
+   * Deletes media of tasks (of every kind) finished more than RESULT_RETENTION_DAYS ago (the hourly
+   * `media.retention` job); the tasks stay, marked media_expired.
+   */
   async runRetention(now = new Date()): Promise<number> {
     const cutoff = new Date(now.getTime() - this.config.resultRetentionDays * 24 * 3600 * 1000);
-    let expired = 0;
-    for (const handler of this.retention) {
-      const ids = await handler(cutoff);
-      await this.deleteForTasks(ids);
-      expired += ids.length;
-    }
-    if (expired) this.logger.log(`media of ${expired} task(s) expired (older than ${this.config.resultRetentionDays} days)`);
-    return expired;
+    const ids = await this.tasks.markMediaExpired(cutoff);
+    await this.deleteForTasks(ids);
+    if (ids.length) this.logger.log(`media of ${ids.length} task(s) expired (older than ${this.config.resultRetentionDays} days)`);
+    return ids.length;
   }
 
   /**
-   * Writes the objects of a task's result and answers their rows, which the task's repository writes in
-   * the statement that ends the task (mediaEndRows). When the task ended otherwise (its deadline, another
-   * worker), the caller discards them (discardObjects).
+   * Writes the objects of a task's result and answers their rows, which the engine writes in the statement
+   * that ends the task (mediaEndRows). When the task ended otherwise (its deadline, another worker), they
+   * are discarded (discardObjects).
    */
   async putResult(inputs: StoreMedia[]): Promise<NewMedia[]> {
     const media: NewMedia[] = [];

@@ -5,16 +5,16 @@ import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
 import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
 import { LumaUnsupportedController } from './luma-unsupported.controller.js';
 import { VideoController } from './video.controller.js';
-import { VideoProcessor } from './video.processor.js';
-import { VideoRepository } from './video.repository.js';
+import { VideoKind } from './video.kind.js';
+import { VideoRecords } from './video.records.js';
 import { VideoService } from './video.service.js';
 
 @Module({
   controllers: [VideoController, LumaUnsupportedController],
   providers: [
-    VideoRepository,
+    VideoKind,
+    VideoRecords,
     VideoService,
-    VideoProcessor,
     SandboxVideoProvider,
     RelayVideoProvider,
     {
@@ -23,5 +23,8 @@ import { VideoService } from './video.service.js';
       inject: [SandboxVideoProvider, RelayVideoProvider],
     },
   ],
+  exports: [VideoKind],
 })
-export class VideoModule {}
+export class VideoModule {
+  static readonly kind = VideoKind;
+}

@@ -1,8 +1,8 @@
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
-import type { AudioUploadRow } from '../audio.repository.js';
+import type { AudioTask } from '../audio-task.js';
 
 /** What the clip turned out to be. */
 export interface AudioFacts {
@@ -24,7 +24,7 @@ export function clipContentType(format: string): string {
 }
 
 export interface AudioProvider {
-  step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;
+  step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;
 }
 
 export const AUDIO_PROVIDERS = Symbol('AUDIO_PROVIDERS');

@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import type { AudioUploadRow } from '../audio.repository.js';
+import type { AudioTask } from '../audio-task.js';
 import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
 
 interface UpstreamUpload {
@@ -31,17 +31,17 @@ export class RelayAudioProvider implements AudioProvider {
   ) {}
 
   private get base(): string {
-    return `${this.config.relay.urls.audio!.replace(/\/+$/, '')}/uploads`;
+    return `${this.config.kinds.audio.relayUrl!}/uploads`;
   }
 
-  async step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
+  async step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
     try {
       if (!upload.upstreamId) {
         if (upload.submitStartedAt) {
           return { kind: 'failed', reason: 'the upstream never answered the upload request; it was not sent again, to avoid a duplicate' };
         }
         const created = await submitOnce(ctx, async () => {
-          const answer = await this.client.call('POST', `${this.base}/audio-url`, { body: { url: upload.url } });
+          const answer = await this.client.call('POST', `${this.base}/audio-url`, { body: { url: upload.params.url } });
           // Aggregators answer "too many requests" under HTTP 200 too: { code: 429, msg }.
           if (answer.json.code === 429) throw new UpstreamBusy(`the upstream is busy: ${String(answer.json.msg ?? answer.json.message ?? 'code 429')}`);
           return answer;
@@ -81,10 +81,10 @@ export class RelayAudioProvider implements AudioProvider {
    * ready upstream whether or not this copy can be made (the URL may have expired, or be one only the
    * upstream may reach); then clip_url stays null.
    */
-  private async keepClip(upload: AudioUploadRow, ctx: AudioContext, format: string): Promise<Pick<AudioFacts, 'clip'>> {
+  private async keepClip(upload: AudioTask, ctx: AudioContext, format: string): Promise<Pick<AudioFacts, 'clip'>> {
     const clip = new MediaFile(ctx.file('clip', 'audio'));
     try {
-      await this.fetcher.fetchToFile(upload.url, this.config.audioMaxBytes, clip.path);
+      await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
       return { clip: { body: clip, contentType: clipContentType(format) } };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;

@@ -4,12 +4,12 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { type IFormat, parseBuffer, parseFile } from 'music-metadata';
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { SamplesService } from '../../samples/samples.service.js';
-import type { AudioUploadRow } from '../audio.repository.js';
+import type { AudioTask } from '../audio-task.js';
 import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
 
 /** A short name for the file's format: mp3, wav, flac, ogg, opus, m4a, aiff, webm… */
@@ -37,12 +37,12 @@ export class SandboxAudioProvider implements AudioProvider {
     private readonly samples: SamplesService,
   ) {}
 
-  async step(upload: AudioUploadRow, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
-    const sample = this.samples.resolve(upload.url, upload.baseUrl);
+  async step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
+    const sample = this.samples.resolve(upload.params.url, upload.baseUrl);
     const clip: Buffer | MediaFile = sample ?? new MediaFile(ctx.file('clip', 'audio'));
     let size = sample?.length ?? 0;
     try {
-      if (clip instanceof MediaFile) size = await this.fetcher.fetchToFile(upload.url, this.config.audioMaxBytes, clip.path);
+      if (clip instanceof MediaFile) size = await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
     } catch (err) {
       if (err instanceof OutboundError) {
         return { kind: 'failed', reason: err.kind === 'too_large' ? `the file is larger than AUDIO_MAX_BYTES (${this.config.audioMaxBytes} bytes)` : `could not fetch url: ${err.message}` };

@@ -1,8 +1,8 @@
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
-import type { ExpandTaskRow } from '../expand.repository.js';
+import type { ExpandTask } from '../expand-task.js';
 import type { ImageFacts } from '../image-rules.js';
 
 export interface ExpandSource {
@@ -29,7 +29,7 @@ export interface ExpandContext extends SubmitMarks, WorkFiles {
 
 /** One small interface per operation: the sandbox does the work itself, a relay forwards it. */
 export interface ExpandProvider {
-  step(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>>;
+  step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>>;
 }
 
 export const EXPAND_PROVIDERS = Symbol('EXPAND_PROVIDERS');

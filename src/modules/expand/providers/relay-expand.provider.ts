@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { bytesOf } from '../../../infra/storage/storage.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
-import type { ExpandTaskRow } from '../expand.repository.js';
+import type { ExpandTask } from '../expand-task.js';
 import { sniffFormat } from '../image-rules.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
 
@@ -31,10 +31,10 @@ export class RelayExpandProvider implements ExpandProvider {
   ) {}
 
   private get endpoint(): string {
-    return `${this.config.relay.urls.expand!.replace(/\/+$/, '')}/v1/images/editing/expand`;
+    return `${this.config.kinds.expand.relayUrl!}/v1/images/editing/expand`;
   }
 
-  async step(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+  async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     try {
       if (task.upstreamId) {
         return await this.interpret(await this.query(task.upstreamId), task);
@@ -53,19 +53,19 @@ export class RelayExpandProvider implements ExpandProvider {
     }
   }
 
-  private async submit(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
-    const image = task.imageUrl ?? (await bytesOf((await ctx.source()).image)).toString('base64');
+  private async submit(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+    const image = task.params.image_url ?? (await bytesOf((await ctx.source()).image)).toString('base64');
     const body = {
       image,
-      up_expansion_ratio: task.upRatio,
-      bottom_expansion_ratio: task.bottomRatio,
-      down_expansion_ratio: task.bottomRatio,
-      left_expansion_ratio: task.leftRatio,
-      right_expansion_ratio: task.rightRatio,
-      n: task.n,
+      up_expansion_ratio: task.params.up_ratio,
+      bottom_expansion_ratio: task.params.bottom_ratio,
+      down_expansion_ratio: task.params.bottom_ratio,
+      left_expansion_ratio: task.params.left_ratio,
+      right_expansion_ratio: task.params.right_ratio,
+      n: task.params.n,
       external_task_id: task.id,
-      ...(task.watermark ? { watermark_info: { enabled: true } } : {}),
-      ...(task.prompt ? { prompt: task.prompt } : {}),
+      ...(task.params.watermark ? { watermark_info: { enabled: true } } : {}),
+      ...(task.params.prompt ? { prompt: task.params.prompt } : {}),
     };
     let data;
     try {
@@ -84,7 +84,7 @@ export class RelayExpandProvider implements ExpandProvider {
     return this.adopt(data, task, ctx);
   }
 
-  private async adopt(upstream: UpstreamTask, task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+  private async adopt(upstream: UpstreamTask, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     await ctx.saveUpstreamId(String(upstream.task_id));
     return this.interpret(upstream, task);
   }
@@ -107,7 +107,7 @@ export class RelayExpandProvider implements ExpandProvider {
   }
 
   /** Maps the upstream's states onto ours: submitted/processing → keep polling; succeed → copy the images; failed → its message. */
-  private async interpret(upstream: UpstreamTask, task: ExpandTaskRow): Promise<StepOutcome<ExpandResultImage[]>> {
+  private async interpret(upstream: UpstreamTask, task: ExpandTask): Promise<StepOutcome<ExpandResultImage[]>> {
     switch (upstream.task_status) {
       case 'succeed': {
         const images = [...(upstream.task_result?.images ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
@@ -122,7 +122,7 @@ export class RelayExpandProvider implements ExpandProvider {
           if ((format !== 'png' && format !== 'jpeg') || !meta?.width || !meta.height) {
             return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} is not a PNG or JPEG` };
           }
-          const watermark = task.watermark && typeof image.watermark_url === 'string' ? await this.client.download(image.watermark_url, RESULT_MAX_BYTES) : undefined;
+          const watermark = task.params.watermark && typeof image.watermark_url === 'string' ? await this.client.download(image.watermark_url, RESULT_MAX_BYTES) : undefined;
           results.push({ body: bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height, ...(watermark ? { watermark } : {}) });
         }
         return { kind: 'done', result: results };

@@ -2,10 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import sharp, { type ExtendWith, type Sharp } from 'sharp';
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import type { ExpandTaskRow } from '../expand.repository.js';
+import type { ExpandParams, ExpandTask } from '../expand-task.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
 
 // Inputs are read from work files that are removed when their step ends: libvips must not keep them open
@@ -39,12 +39,12 @@ export interface Margins {
 }
 
 /** round(ratio × original dimension) on each side: height for up and bottom, width for left and right. */
-export function marginsOf(task: Pick<ExpandTaskRow, 'upRatio' | 'bottomRatio' | 'leftRatio' | 'rightRatio'>, width: number, height: number): Margins {
+export function marginsOf(ratios: Pick<ExpandParams, 'up_ratio' | 'bottom_ratio' | 'left_ratio' | 'right_ratio'>, width: number, height: number): Margins {
   return {
-    top: Math.round(task.upRatio * height),
-    bottom: Math.round(task.bottomRatio * height),
-    left: Math.round(task.leftRatio * width),
-    right: Math.round(task.rightRatio * width),
+    top: Math.round(ratios.up_ratio * height),
+    bottom: Math.round(ratios.bottom_ratio * height),
+    left: Math.round(ratios.left_ratio * width),
+    right: Math.round(ratios.right_ratio * width),
   };
 }
 
@@ -56,20 +56,20 @@ export function marginsOf(task: Pick<ExpandTaskRow, 'upRatio' | 'bottomRatio' | 
 export class SandboxExpandProvider implements ExpandProvider {
   constructor(private readonly config: AppConfig) {}
 
-  async step(task: ExpandTaskRow, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+  async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     const source = await ctx.source();
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
-    const margins = marginsOf(task, source.facts.width, source.facts.height);
+    const margins = marginsOf(task.params, source.facts.width, source.facts.height);
     const width = source.facts.width + margins.left + margins.right;
     const height = source.facts.height + margins.top + margins.bottom;
     const input = sharpInput(source.image);
     const images: ExpandResultImage[] = [];
-    for (let i = 0; i < task.n; i++) {
+    for (let i = 0; i < task.params.n; i++) {
       // rendered into work files, from which storage takes them: no result buffer outlives its write
       const body = new MediaFile(ctx.file(`result-${i}`, 'png'));
       await writeOut(await render(input, margins, FILLS[i % FILLS.length]), body.path);
       let watermark: MediaFile | undefined;
-      if (task.watermark) {
+      if (task.params.watermark) {
         watermark = new MediaFile(ctx.file(`watermark-${i}`, 'png'));
         await writeOut(stampWatermark(body.path, width, height), watermark.path);
       }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { OwnerQueryDto } from '../../../common/validation/owner.js';
 
@@ -17,17 +17,6 @@ export class OperationUsageDto {
 
   @ApiProperty({ type: 'integer', description: 'Credits given back for failed tasks.', example: 2 })
   credits_refunded!: number;
-}
-
-export class UsageByOperationDto {
-  @ApiProperty({ type: OperationUsageDto })
-  expand!: OperationUsageDto;
-
-  @ApiProperty({ type: OperationUsageDto })
-  video!: OperationUsageDto;
-
-  @ApiProperty({ type: OperationUsageDto })
-  audio!: OperationUsageDto;
 }
 
 export class CreditsDto {
@@ -49,8 +38,13 @@ export class UsageDto {
   @ApiProperty({ description: 'Calendar month (UTC).', example: '2026-11' })
   month!: string;
 
-  @ApiProperty({ type: UsageByOperationDto, description: 'Tasks created this month, by operation, with their outcome so far.' })
-  operations!: UsageByOperationDto;
+  /** One property per operation (task kind) of the registry, set on the OpenAPI document (see applyKindNames). */
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: getSchemaPath(OperationUsageDto) },
+    description: 'Tasks created this month, by operation (every operation of the service, zeros included), with their outcome so far.',
+  })
+  operations!: Record<string, OperationUsageDto>;
 
   @ApiProperty({ type: CreditsDto })
   credits!: CreditsDto;
@@ -86,7 +80,8 @@ export class DailyUsageDto extends OperationUsageDto {
   @ApiProperty({ example: 'team-video' })
   owner!: string;
 
-  @ApiProperty({ enum: ['expand', 'video', 'audio'], example: 'expand' })
+  /** The operation (task kind); its values are set on the OpenAPI document from the registry (see applyKindNames). */
+  @ApiProperty({ description: 'The operation (task kind).', example: 'expand' })
   operation!: string;
 }
 

@@ -13,13 +13,13 @@ const ZOOM = 1.25;
 const RESOLUTION_HEIGHTS: Record<string, number> = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 };
 
 /** Seconds of a Luma duration ("5s", "9s"); the sandbox's default when none is given. */
-export function durationSeconds(duration: string | null): number {
+export function durationSeconds(duration: string | null | undefined): number {
   const seconds = Number(/^(\d+)s$/.exec(duration ?? '')?.[1]);
   return Number.isInteger(seconds) && seconds > 0 ? seconds : CLIP_SECONDS;
 }
 
 /** Frame height of a Luma resolution, or undefined for the default size. */
-export function resolutionHeight(resolution: string | null): number | undefined {
+export function resolutionHeight(resolution: string | null | undefined): number | undefined {
   return resolution ? RESOLUTION_HEIGHTS[resolution] : undefined;
 }
 

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import type { GenerationRow } from '../video.repository.js';
+import type { VideoTask } from '../video-task.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
 const VIDEO_MAX_BYTES = 512 * 1024 * 1024;
@@ -32,10 +32,10 @@ export class RelayVideoProvider implements VideoProvider {
   ) {}
 
   private get endpoint(): string {
-    return `${this.config.relay.urls.video!.replace(/\/+$/, '')}/generations`;
+    return `${this.config.kinds.video.relayUrl!}/generations`;
   }
 
-  async step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     try {
       if (generation.upstreamId) {
         const answer = await this.client.call('GET', `${this.endpoint}/${encodeURIComponent(generation.upstreamId)}`, { idempotent: true });
@@ -53,25 +53,25 @@ export class RelayVideoProvider implements VideoProvider {
     }
   }
 
-  private async submit(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  private async submit(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     const keyframes: Record<string, unknown> = {};
-    for (const frame of generation.keyframes) {
-      if (frame.kind === 'image') {
+    for (const frame of generation.params.keyframes) {
+      if (frame.type === 'image') {
         keyframes[frame.position] = { type: 'image', url: frame.url };
       } else {
-        const upstreamId = await ctx.upstreamIdOf(frame.sourceGenerationId!);
-        if (!upstreamId) return { kind: 'failed', reason: `keyframes.${frame.position} names generation ${frame.sourceGenerationId}, which the upstream does not know` };
+        const upstreamId = await ctx.upstreamIdOf(frame.generation_id!);
+        if (!upstreamId) return { kind: 'failed', reason: `keyframes.${frame.position} names generation ${frame.generation_id}, which the upstream does not know` };
         keyframes[frame.position] = { type: 'generation', id: upstreamId };
       }
     }
     const body = {
-      prompt: generation.prompt,
-      aspect_ratio: generation.aspectRatio,
-      loop: generation.loop,
-      model: generation.model,
-      ...(generation.resolution ? { resolution: generation.resolution } : {}),
-      ...(generation.duration ? { duration: generation.duration } : {}),
-      ...(generation.concepts ? { concepts: generation.concepts } : {}),
+      prompt: generation.params.prompt,
+      aspect_ratio: generation.params.aspect_ratio,
+      loop: generation.params.loop,
+      model: generation.params.model,
+      ...(generation.params.resolution ? { resolution: generation.params.resolution } : {}),
+      ...(generation.params.duration ? { duration: generation.params.duration } : {}),
+      ...(generation.params.concepts ? { concepts: generation.params.concepts } : {}),
       ...(Object.keys(keyframes).length ? { keyframes } : {}),
     };
     const answer = await submitOnce(ctx, () => this.client.call('POST', this.endpoint, { body }));
@@ -81,7 +81,7 @@ export class RelayVideoProvider implements VideoProvider {
     return this.interpret(created, generation, ctx);
   }
 
-  private async interpret(upstream: UpstreamGeneration, generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  private async interpret(upstream: UpstreamGeneration, generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     switch (upstream.state) {
       case 'completed': {
         const videoUrl = upstream.assets?.video;

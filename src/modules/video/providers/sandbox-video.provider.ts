@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import type { GenerationRow } from '../video.repository.js';
+import type { VideoTask } from '../video-task.js';
 import { durationSeconds, renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -15,13 +15,13 @@ import type { VideoContext, VideoProvider, VideoResult } from './video-provider.
 export class SandboxVideoProvider implements VideoProvider {
   constructor(private readonly config: AppConfig) {}
 
-  async step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     const start = await ctx.keyframeImage('frame0');
     const end = await ctx.keyframeImage('frame1');
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
     const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
-      { aspectRatio: generation.aspectRatio, loop: generation.loop, start, end, title: generation.prompt, seconds: durationSeconds(generation.duration), height: resolutionHeight(generation.resolution) },
+      { aspectRatio: generation.params.aspect_ratio, loop: generation.params.loop, start, end, title: generation.params.prompt, seconds: durationSeconds(generation.params.duration), height: resolutionHeight(generation.params.resolution) },
       video.path,
     );
     return { kind: 'done', result: { video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };

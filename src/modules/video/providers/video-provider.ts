@@ -1,8 +1,8 @@
-import type { StepOutcome } from '../../../common/tasks/task-runner.js';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
-import type { GenerationRow } from '../video.repository.js';
+import type { KeyframePositionName, VideoTask } from '../video-task.js';
 
 export interface VideoResult {
   /** The MP4, in the step's work files: rendered or downloaded there, stored from there as a stream. */
@@ -14,7 +14,6 @@ export interface VideoResult {
   height: number;
 }
 
-export type KeyframePositionName = 'frame0' | 'frame1';
 
 export interface VideoContext extends SubmitMarks, WorkFiles {
   /** The keyframe as an image file: fetched from its URL, or the last frame of the named generation. */
@@ -24,7 +23,7 @@ export interface VideoContext extends SubmitMarks, WorkFiles {
 }
 
 export interface VideoProvider {
-  step(generation: GenerationRow, ctx: VideoContext): Promise<StepOutcome<VideoResult>>;
+  step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>>;
 }
 
 export const VIDEO_PROVIDERS = Symbol('VIDEO_PROVIDERS');

@@ -1,11 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ERROR_CODES } from '../../common/errors/app-error.js';
-import { describeError } from '../../common/errors/error-catalog.js';
-import { EXAMPLE_BASE } from '../../common/swagger/samples.js';
-import { ADMIN_KEY_SCHEME, API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
-import type { AppConfig } from '../config/app-config.js';
+import type { AppConfig } from '../../infra/config/app-config.js';
+import { ERROR_CODES } from '../errors/app-error.js';
+import { describeError } from '../errors/error-catalog.js';
+import type { KindDefinition } from '../tasks/task-kind.js';
+import { EXAMPLE_BASE } from './samples.js';
+import { ADMIN_KEY_SCHEME, API_KEY_SCHEME } from './security-schemes.js';
 
 const DESCRIPTION = `
 An HTTP/JSON gateway for generative media: image expansion (outpainting), video generation and audio clip upload.
@@ -30,11 +31,8 @@ ${ERROR_CODES.map((c) => describeError(c))
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-/** Tags in the order Swagger UI shows them: the spec's operations first, the operator's routes last. */
+/** Tags shown after the operations' own (each kind declares its tag): the operator's routes last. */
 const TAGS: [string, string][] = [
-  ['image expand', 'Kling-style image expansion (outpainting).'],
-  ['video generation', 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.'],
-  ['audio', 'Suno-style audio clip upload by URL.'],
   ['usage', 'Your usage and credits.'],
   ['samples', 'Sample files to try the API with, read by tasks without a network fetch.'],
   ['media', 'Result files, by signed link.'],
@@ -55,8 +53,8 @@ const FOCUS_API_KEY_FIELD = `new MutationObserver(function () {
   }
 }).observe(document.documentElement, { childList: true, subtree: true });`;
 
-/** The OpenAPI document served at /docs-json and written by `npm run openapi`. */
-export function buildOpenApiDocument(app: INestApplication, config?: AppConfig): OpenAPIObject {
+/** The OpenAPI document served at /docs-json and written by `npm run openapi`; `kinds` are the registry's task kinds. */
+export function buildOpenApiDocument(app: INestApplication, kinds: KindDefinition[], config?: AppConfig): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Media Generation Gateway')
@@ -67,12 +65,28 @@ export function buildOpenApiDocument(app: INestApplication, config?: AppConfig):
     // Swagger UI's Authorize dialog lists schemes by name: the API key's comes first.
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key: mgw_ and 48 letters and digits', description: 'An API key (mgw_…)' }, API_KEY_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the ADMIN_API_KEY value', description: 'The admin key (ADMIN_API_KEY), for the /admin routes only' }, ADMIN_KEY_SCHEME);
-  for (const [name, description] of TAGS) builder.addTag(name, description);
+  for (const [name, description] of [...kinds.map((k): [string, string] => [k.openapi.tag, k.openapi.description]), ...TAGS]) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build());
+  applyKindNames(document, kinds.map((k) => k.name));
   document.info.license = { name: 'Proprietary: internal use within the company', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
   markPublicOperations(document);
   toOpenApi31Nullables(document);
   return document;
+}
+
+/**
+ * Schemas keyed by operation take their names from the registry: the usage report has one property per
+ * task kind (all required), and a usage row's `operation` is one of them.
+ */
+function applyKindNames(document: OpenAPIObject, names: string[]): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, { properties?: Record<string, Record<string, unknown>>; required?: string[] }>;
+  const byOperation = schemas.UsageDto?.properties?.operations;
+  if (byOperation) {
+    byOperation.properties = Object.fromEntries(names.map((n) => [n, { $ref: '#/components/schemas/OperationUsageDto' }]));
+    byOperation.required = names;
+  }
+  const operation = schemas.DailyUsageDto?.properties?.operation;
+  if (operation) operation.enum = names;
 }
 
 /** Operations without a security requirement need no key; say so explicitly (`security: []`). */
@@ -126,10 +140,10 @@ function forRequest(document: OpenAPIObject, base: string, cache: { json?: strin
   return JSON.parse(cache.json.replaceAll(EXAMPLE_BASE, base)) as OpenAPIObject;
 }
 
-export function setupSwagger(app: INestApplication, config?: AppConfig): void {
+export function setupSwagger(app: INestApplication, kinds: KindDefinition[], config?: AppConfig): void {
   const cache: { json?: string } = {};
   const patch = (req: Request, document: OpenAPIObject) => forRequest(document, requestBase(req, config), cache);
-  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, kinds, config), {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     customSiteTitle: 'Media Generation Gateway — API',

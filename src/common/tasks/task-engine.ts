@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { isUUID } from 'class-validator';
+import { AppConfig } from '../../infra/config/app-config.js';
+import type { DetailRows } from '../../infra/prisma/task-insert.js';
+import { TASK_QUEUE, taskJobName } from '../../infra/queue/jobs.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import { AppError } from '../errors/app-error.js';
+import { type Task, type TaskHooks, type TaskKind, type TaskState, TASK_HOOKS } from './task-kind.js';
+import { TaskLifecycle } from './task-lifecycle.js';
+import { TaskRunner } from './task-runner.js';
+import { type NewTaskRow, TaskRepository } from './task.repository.js';
+import { TaskStatesRepository } from './task-states.repository.js';
+
+/** A task to accept: what its kind built from the request. */
+export interface Submission<P> {
+  owner: string;
+  params: P;
+  /** The caller's own id for it, unique per owner and kind, and the name its API gives that field (for the conflict's message). */
+  externalId?: { value: string; field: string } | null;
+  callbackUrl?: string | null;
+  baseUrl?: string | null;
+  /** The task or clip it continues or combines. */
+  parentId?: string | null;
+  /** Its id, when the kind needs it before acceptance (the key of an input object). */
+  id?: string;
+  /** Rows of the kind's own tables that belong to it (an input image), written in the same statement. */
+  details?: DetailRows[];
+}
+
+/**
+ * The task engine: accepts a task of any kind (admission, the row, its detail rows and its job in one
+ * statement), deletes one, and runs every kind's queue on instances with workers. What a kind does lives
+ * in its TaskKind; the lifecycle (TaskRunner, TaskSweeper, TaskLifecycle's hooks) is the same for all.
+ */
+@Injectable()
+export class TaskEngine implements OnApplicationBootstrap {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly queue: QueueService,
+    private readonly tasks: TaskRepository,
+    private readonly states: TaskStatesRepository,
+    private readonly lifecycle: TaskLifecycle,
+    private readonly runner: TaskRunner,
+    @Inject(TASK_HOOKS) private readonly hooks: TaskHooks,
+  ) {}
+
+  /** Every kind's queue exists on every instance before the first request; instances with workers consume them. */
+  async onApplicationBootstrap(): Promise<void> {
+    for (const kind of this.lifecycle.kinds) await this.queue.createQueue(taskJobName(kind.definition.name), TASK_QUEUE);
+    if (!this.config.runsWorkers) return;
+    for (const kind of this.lifecycle.kinds) {
+      await this.queue.work(taskJobName(kind.definition.name), this.config.workerConcurrency, ({ taskId }, job) => this.runner.run(kind, taskId, job.priority));
+    }
+  }
+
+  /**
+   * Accepts a task: its owner's limits admit it (its kind prices it), and the row, its detail rows and its
+   * job are written in one statement, so none exists without the others. Its deadline counts from its
+   * first start. A duplicate external id is a CONFLICT.
+   */
+  async submit<P extends object, R>(kind: TaskKind<P, R>, input: Submission<P>): Promise<Task<P, R>> {
+    const name = kind.definition.name;
+    const price = kind.price(input.params);
+    const createdAt = new Date();
+    const row: NewTaskRow = {
+      id: input.id ?? randomUUID(),
+      kind: name,
+      owner: input.owner,
+      externalId: input.externalId?.value ?? null,
+      params: input.params,
+      callbackUrl: input.callbackUrl ?? null,
+      baseUrl: input.baseUrl ?? null,
+      parentId: input.parentId ?? null,
+      ...price,
+      jobId: randomUUID(),
+      createdAt,
+      deadlineAt: new Date(createdAt.getTime() + this.config.kinds[name].timeoutS * 1000),
+    };
+    let state: TaskState;
+    try {
+      state = await this.hooks.admit(input.owner, name, price, (admission) =>
+        this.tasks.insertTask(row, input.details ?? [], admission, QueueService.jobSql(taskJobName(name), row.jobId, { taskId: row.id })),
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505' && input.externalId) {
+        throw new AppError('CONFLICT', `${input.externalId.field} "${input.externalId.value}" is already used by another of your tasks`);
+      }
+      throw err;
+    }
+    this.queue.jobsAdded(taskJobName(name));
+    return {
+      ...row,
+      params: input.params,
+      state,
+      message: null,
+      result: null,
+      channelId: null,
+      attempts: 0,
+      leaseOwner: null,
+      leaseUntil: null,
+      upstreamId: null,
+      submitStartedAt: null,
+      updatedAt: createdAt,
+      startedAt: null,
+      finishedAt: null,
+      mediaExpiredAt: null,
+      deletedAt: null,
+    };
+  }
+
+  /**
+   * Deletes the owner's task of this kind: it leaves the API and stays for usage; one that has not finished
+   * ends failed and gives back its slots and credits. False when there is no such task.
+   */
+  async deleteForOwner(kind: TaskKind, owner: string, id: string): Promise<boolean> {
+    if (!isUUID(id)) return false;
+    return this.states.deleteForOwner(kind.definition.name, owner, id, 'deleted by its owner before it finished', (tx, ids, to) => this.hooks.settle(tx, ids, to));
+  }
+
+  /** The state as the kind's API names it. */
+  publicState(kind: TaskKind, state: TaskState): string {
+    return kind.definition.states[state];
+  }
+}

@@ -1,0 +1,140 @@
+import type { Type } from '@nestjs/common';
+import type { Task as TaskModel, Prisma } from '../../generated/prisma/client.js';
+import type { KindSettingsSpec } from '../../infra/config/app-config.js';
+import type { SqlExecutor } from '../../infra/prisma/sql-executor.js';
+import type { AdmissionSql, DetailRows, Statement } from '../../infra/prisma/task-insert.js';
+import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
+import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
+
+/** The normalized lifecycle every task follows, whatever its kind; each kind names these states in its own API. */
+export const TASK_STATES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+export type FinalState = 'succeeded' | 'failed';
+
+/** A row of the task table, its kind's documents typed: `params` (as accepted) and `result` (what a success stored). */
+export type Task<P = Record<string, unknown>, R = Record<string, unknown>> = Omit<TaskModel, 'params' | 'result'> & { params: P; result: R | null };
+
+/** A transaction of the task table (a state change and what must happen with it). */
+export type TaskTx = Prisma.TransactionClient;
+
+/** The outcome of one step of work on a task. */
+export type StepOutcome<O> =
+  | { kind: 'done'; result: O }
+  | { kind: 'failed'; reason: string }
+  /** Not finished (an upstream is still working): run the next step after this many seconds. */
+  | { kind: 'wait'; seconds: number }
+  /** The upstream is at capacity and did not take the task: try again after this many seconds, off the deadline's clock. */
+  | { kind: 'busy'; seconds: number };
+
+/** Thrown by a step (or what it calls) to end the task failed with a reason meant for the caller. */
+export class TaskFailure extends Error {}
+
+/** What the engine gives a step: work files that live as long as the step, and the task's upstream marks. */
+export interface StepContext {
+  files: WorkScope;
+  /** How the task records the create request it sends upstream (see submitOnce). */
+  marks: SubmitMarks;
+}
+
+/** What a success stores: the result facts (the task's `result`), and detail rows written in the statement that ends it. */
+export interface Success<R> {
+  result?: R;
+  /** Rows of other tables (the result's media), written only when the task did end with them. */
+  details: DetailRows[];
+  /** Undoes what storing wrote outside the database (objects), when the task ended otherwise. */
+  discard(): Promise<void>;
+}
+
+/** What a task holds while it runs (slots), and what it is charged (credits). */
+export interface Price {
+  slots: number;
+  credits: number;
+}
+
+/** What a kind is, statically: enough for config, the job map, usage, metrics and OpenAPI, without a running app. */
+export interface KindDefinition {
+  /** The task's `kind`, its queue (`<name>.run`), its metric label and its key in usage reports. */
+  name: string;
+  /** How its API names each state (Kling's submitted…succeed, Luma's pending…completed). */
+  states: Record<TaskState, string>;
+  /** What its API calls a task, in messages: "the generation did not finish within 1800 s". */
+  noun: string;
+  /** Its settings (deadline, upstream cap, provider, prices), validated with the rest of the config. */
+  settings: Omit<KindSettingsSpec, 'name'>;
+  /** Its Swagger UI tag. */
+  openapi: { tag: string; description: string };
+}
+
+/**
+ * One operation, plugged into the task engine: everything the engine needs to accept, run, end and notify
+ * a task of the kind. P: its parameters document, R: its result document, O: what its step produces.
+ */
+export interface TaskKind<P = any, R = any, O = any> {
+  readonly definition: KindDefinition;
+  /** Slots and credits of a task with these parameters (at acceptance). */
+  price(params: P): Price;
+  /** One step of work, safe to run twice (a worker may die after it, and another runs it again). */
+  step(task: Task<P, R>, ctx: StepContext): Promise<StepOutcome<O>>;
+  /** Stores what a step produced (objects, facts), for the engine to end the task with. */
+  store(task: Task<P, R>, output: O, ctx: StepContext): Promise<Success<R>>;
+  /**
+   * The bodies of the notifications of these tasks (their callback_url), read in the transaction of the
+   * state change they announce: usually the record the kind's GET answers.
+   */
+  notifications(tasks: Task<P, R>[], tx: TaskTx): Promise<unknown[]>;
+}
+
+/** A kind's class: its definition is static, so the registry can be read before anything runs. */
+export interface KindClass extends Type<TaskKind> {
+  readonly definition: KindDefinition;
+}
+
+/** A kind's Nest module (the registry lists these): it provides and exports `kind`. */
+export interface KindModule extends Type<unknown> {
+  readonly kind: KindClass;
+}
+
+/** The kinds the engine drives (provided from the registry). */
+export const TASK_KINDS = Symbol('TASK_KINDS');
+
+/** One notification of a task's state change, for its callback_url. */
+export interface TaskNotification {
+  taskId: string;
+  kind: string;
+  owner: string;
+  /** The state as the kind's API names it. */
+  status: string;
+  url: string;
+  body: unknown;
+}
+
+/** A task that reached a final state, as its owner's bookkeeping needs it. */
+export interface EndedTasks {
+  /** Per owner and kind after commit: how many ended, and the credits given back. */
+  owner: string;
+  kind: string;
+  tasks: number;
+  refunded: number;
+}
+
+/**
+ * What must happen around the engine's writes, declared to it once at construction (TASK_HOOKS):
+ * admission at acceptance, and in the transaction of every state change the notifications (the callback
+ * outbox) and, for a final state, the owner's slots and refund.
+ */
+export interface TaskHooks {
+  /** Admits a task (the owner's limits) inside the one statement that inserts it; refusals throw. */
+  admit<T>(owner: string, kind: string, price: Price, insert: (admission: AdmissionSql) => Promise<T>): Promise<T>;
+  /** Writes the notifications (and queues their delivery) in the transaction `tx` of their state change. */
+  notify(db: SqlExecutor, tx: TaskTx, notifications: TaskNotification[]): Promise<void>;
+  /** Gives back the slots (and, when `to` is failed, the credits) of these tasks that just ended, in `tx`. */
+  settle(tx: TaskTx, ids: string[], to: FinalState): Promise<void>;
+  /**
+   * The same as CTEs for a one-statement end: they read `changed` (id, kind, owner, slots, credits,
+   * created_at) and the last is named `settled`; its rows (EndedTasks) go to `recordSettled` after commit.
+   */
+  settleCtes(s: Statement, to: FinalState): string[];
+  recordSettled(rows: EndedTasks[], to: FinalState): void;
+}
+
+export const TASK_HOOKS = Symbol('TASK_HOOKS');

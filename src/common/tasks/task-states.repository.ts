@@ -1,0 +1,364 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
+import { camelRow, type DetailRows, prepared, Statement } from '../../infra/prisma/task-insert.js';
+import { RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
+import type { EndedTasks, FinalState, Task, TaskState, TaskTx } from './task-kind.js';
+
+/** A row a state change changed: whether it names where to notify (callback_url). */
+export interface ChangedRow {
+  id: string;
+  kind: string;
+  notifies: boolean;
+}
+
+/** Runs in the transaction of a state change to `to` (notifications, the owner's slots): see TaskEngine.onChange. */
+export type OnChange = (db: SqlExecutor, tx: TaskTx, rows: ChangedRow[], to: TaskState) => Promise<void>;
+
+/** The one-statement bookkeeping of an end nobody is notified of (TaskHooks.settleCtes and recordSettled). */
+export interface SettleSql {
+  ctes(s: Statement, to: FinalState): string[];
+  record(rows: EndedTasks[], to: FinalState): void;
+}
+
+/** How a kind's tasks are claimed: its upstream cap, and whether starting changes the state its API shows. */
+export interface ClaimRules {
+  maxRunning?: number;
+  notifiesStart: boolean;
+}
+
+/** What a claim got: the started task (and, the first time, how long it waited since acceptance), or nothing. */
+export type ClaimOutcome =
+  | { kind: 'claimed'; task: Task; firstStart: boolean; waitedS: number }
+  /** The task has not started and its kind's maxRunning tasks are running: try again later. */
+  | { kind: 'deferred' }
+  /** Finished, deleted, or held by a live worker. */
+  | null;
+
+interface ClaimState {
+  previous: TaskState;
+  fresh: boolean;
+  claimable: boolean;
+  waited_s: number;
+  notifies: boolean;
+}
+
+/** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
+const ABANDONED = '~abandoned';
+const UNFINISHED = `state IN ('queued', 'running')`;
+const RETURNING = 'id, kind, callback_url IS NOT NULL AS notifies';
+
+/** The row's state as a claim sees it, locked for the rest of the claim. $1 id. */
+const CLAIM_STATE = `SELECT id, kind, state AS previous, started_at IS NULL AS fresh, extract(epoch FROM now() - created_at)::float8 AS waited_s,
+    (${UNFINISHED} AND (lease_owner IS NULL OR lease_owner = '${ABANDONED}' OR lease_until < now())) AS claimable,
+    callback_url IS NOT NULL AS notifies
+  FROM tasks WHERE id = $1::uuid FOR UPDATE`;
+
+/**
+ * The start (or take-over) of a claim; `where` picks the row, $2 is the worker, $3 the lease in seconds.
+ * `attempts` counts the first start and take-overs, not resumptions after a planned wait. The first start
+ * records started_at and moves the deadline to start now: time spent in the queue does not count against it.
+ */
+const startSql = (where: string) => `UPDATE tasks t SET state = 'running',
+    attempts = t.attempts + CASE WHEN t.attempts = 0 OR t.lease_owner IS NOT NULL THEN 1 ELSE 0 END,
+    updated_at = CASE WHEN t.state <> 'running' THEN now() ELSE t.updated_at END,
+    started_at = COALESCE(t.started_at, statement_timestamp()),
+    deadline_at = CASE WHEN t.started_at IS NULL THEN statement_timestamp() + (t.deadline_at - t.created_at) ELSE t.deadline_at END,
+    lease_owner = $2, lease_until = now() + make_interval(secs => $3)
+  ${where}`;
+
+/**
+ * The claim in one statement when nothing else has to happen in its transaction: no cap to count ($4:
+ * the kind has none, or the task started before) and nobody to notify ($5: starting does not change the
+ * state the kind shows, or the row has no callback_url, or it was running already). Otherwise the row is
+ * only read, and claimInTransaction decides. Answers the started row itself.
+ */
+const QUIET_CLAIM = `WITH old AS (${CLAIM_STATE}),
+    started AS (${startSql(`FROM old WHERE t.id = old.id AND old.claimable AND (old.previous = 'running' OR NOT $5::boolean OR NOT old.notifies) AND ($4::boolean OR NOT old.fresh)`)} RETURNING t.*)
+  SELECT old.previous, old.fresh, old.claimable, old.waited_s, started.* FROM old LEFT JOIN started ON true`;
+
+/**
+ * The guarded state changes of the task table, in SQL on the database's clock. Each changes a row only
+ * from the state it expects, and a worker's only while it holds the lease, so a late or duplicate worker
+ * never moves a finished task. The statements are the same for every kind.
+ */
+@Injectable()
+export class TaskStatesRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** queued → running, or running → running when nobody holds a live lease (see startSql). */
+  async claim(id: string, worker: string, leaseS: number, rules: ClaimRules, onChange: OnChange): Promise<ClaimOutcome> {
+    const { rows } = await this.prisma.pool.query<Omit<ClaimState, 'notifies'> & Record<string, unknown>>(
+      prepared(QUIET_CLAIM, [id, worker, leaseS, rules.maxRunning === undefined, rules.notifiesStart]),
+    );
+    const fast = rows[0];
+    if (!fast?.claimable) return null;
+    if (fast.id !== null) {
+      const { previous: _p, fresh, claimable: _c, waited_s: waitedS, ...row } = fast;
+      return { kind: 'claimed', task: camelRow(row) as unknown as Task, firstStart: fresh, waitedS };
+    }
+    return this.claimInTransaction(id, worker, leaseS, rules, onChange);
+  }
+
+  /**
+   * A claim that counts the running tasks of the kind under its cap (a table-wide lock per kind, so two
+   * instances cannot both take the last place), or notifies the start, in one transaction.
+   */
+  private claimInTransaction(id: string, worker: string, leaseS: number, rules: ClaimRules, onChange: OnChange): Promise<ClaimOutcome> {
+    return this.prisma.$transaction(async (tx) => {
+      const [old] = await tx.$queryRawUnsafe<(ClaimState & { id: string; kind: string })[]>(CLAIM_STATE, id);
+      if (!old?.claimable) return null;
+      const { kind } = old;
+      if (rules.maxRunning !== undefined && old.fresh) {
+        await tx.$queryRawUnsafe('SELECT 1 FROM pg_advisory_xact_lock(hashtext($1))', `mgw-running:${kind}`);
+        const [{ running }] = await tx.$queryRawUnsafe<{ running: number }[]>(
+          `SELECT count(*)::int AS running FROM tasks WHERE kind = $1 AND state = 'running' AND started_at IS NOT NULL`,
+          kind,
+        );
+        if (running >= rules.maxRunning) return { kind: 'deferred' } as const;
+      }
+      const [row] = await tx.$queryRawUnsafe<Record<string, unknown>[]>(`${startSql('WHERE t.id = $1::uuid')} RETURNING t.*`, id, worker, leaseS);
+      if (old.previous !== 'running') await onChange(sqlExecutorOf(tx), tx, [{ id, kind, notifies: old.notifies }], 'running');
+      return { kind: 'claimed', task: camelRow(row) as unknown as Task, firstStart: old.fresh, waitedS: old.waited_s } as const;
+    });
+  }
+
+  async heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
+    const { rowCount } = await this.prisma.pool.query(
+      prepared(`UPDATE tasks SET lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`, [id, worker, leaseS]),
+    );
+    return rowCount === 1;
+  }
+
+  /**
+   * Lets go of the task: another step may take it at once, or the sweeper after `untilS`. After an
+   * unexpected error (`failed`) the next take counts as a new attempt.
+   */
+  async release(id: string, worker: string, untilS: number, failed = false): Promise<void> {
+    await this.prisma.pool.query(
+      prepared(`UPDATE tasks SET lease_owner = ${failed ? `'${ABANDONED}'` : 'NULL'}, lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`, [
+        id,
+        worker,
+        untilS,
+      ]),
+    );
+  }
+
+  /**
+   * Lets go of a task the upstream did not take (it is busy) until `seconds` from now, and moves its
+   * start there too: the time spent waiting for the upstream does not count against the deadline.
+   */
+  async postpone(id: string, worker: string, seconds: number, leaseS: number): Promise<void> {
+    await this.prisma.pool.query(
+      prepared(
+        `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::float8 + $4::float8),
+           deadline_at = now() + make_interval(secs => $3::float8) + (deadline_at - started_at), started_at = now() + make_interval(secs => $3::float8)
+         WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`,
+        [id, worker, seconds, leaseS],
+      ),
+    );
+  }
+
+  /** running → failed, while this worker holds the lease. */
+  fail(id: string, worker: string, reason: string, onChange: OnChange, settle: SettleSql): Promise<boolean> {
+    return this.end(id, worker, 'failed', { message: reason }, onChange, settle);
+  }
+
+  /**
+   * running → succeeded, while this worker holds the lease and the deadline has not passed (a result that
+   * comes too late does not count), with the result document and the detail rows (its media), written
+   * only when the task did change. The finishing worker stays recorded in lease_owner (with no lease_until).
+   */
+  finish(id: string, worker: string, result: unknown, details: DetailRows[], onChange: OnChange, settle: SettleSql): Promise<boolean> {
+    const columns = { message: null, lease_owner: worker, ...(result !== undefined ? { result: JSON.stringify(result) } : {}) };
+    return this.end(id, worker, 'succeeded', columns, onChange, settle, 'AND deadline_at > now()', details);
+  }
+
+  /**
+   * The guarded change to a final state. A task nobody is notified of (no callback_url) ends in one
+   * statement, its bookkeeping included (settle); otherwise, or when that changed nothing, in a transaction
+   * that runs `onChange` after the change.
+   */
+  private async end(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<boolean> {
+    if (await this.endQuietly(id, worker, to, columns, settle, guard, details)) return true;
+    return this.prisma.$transaction(async (tx) => {
+      const s = new Statement();
+      const rows = await tx.$queryRawUnsafe<ChangedRow[]>(`${endStatement(s, id, worker, to, columns, guard, details, [])} SELECT id, kind, notifies FROM changed`, ...s.values);
+      if (rows.length === 1) await onChange(sqlExecutorOf(tx), tx, rows, to);
+      return rows.length === 1;
+    });
+  }
+
+  /** The end of a task nobody is notified of, with its bookkeeping, in one statement; false when nothing changed. */
+  private async endQuietly(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, settle: SettleSql, guard: string, details: DetailRows[]): Promise<boolean> {
+    const s = new Statement();
+    const text = endStatement(s, id, worker, to, columns, `${guard} AND callback_url IS NULL`, details, settle.ctes(s, to));
+    const { rows } = await this.prisma.pool.query<{ changed: number; settled: EndedTasks[] }>(
+      prepared(`${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled`, s.values),
+    );
+    if (rows[0].changed !== 1) return false;
+    settle.record(rows[0].settled, to);
+    return true;
+  }
+
+  /** How task `id`, held by `worker`, records its create request upstream (see submitOnce). */
+  submitMarks(id: string, worker: string): SubmitMarks {
+    const mark = async (set: string, ...values: unknown[]) => void (await this.prisma.pool.query(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2`, [id, worker, ...values]));
+    return {
+      markSubmitting: () => mark('submit_started_at = now()'),
+      clearSubmitting: () => mark('submit_started_at = NULL'),
+      saveUpstreamId: (upstreamId) => mark('upstream_id = $3', upstreamId),
+    };
+  }
+
+  /**
+   * Deletes the owner's task of `kind`: it leaves the API, and stays for usage and credits. One that has
+   * not finished ends failed with `reason`, and `settle` gives back its slots and credits in the same
+   * transaction. False when there is no such task.
+   */
+  async deleteForOwner(kind: string, owner: string, id: string, reason: string, settle: (tx: TaskTx, ids: string[], to: FinalState) => Promise<void>): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ unfinished: boolean }[]>(
+        `UPDATE tasks t SET deleted_at = now(), updated_at = now(),
+           state = CASE WHEN old.unfinished THEN 'failed' ELSE t.state END,
+           message = CASE WHEN old.unfinished THEN $4 ELSE t.message END,
+           finished_at = COALESCE(t.finished_at, now()),
+           lease_owner = CASE WHEN old.unfinished THEN NULL ELSE t.lease_owner END,
+           lease_until = CASE WHEN old.unfinished THEN NULL ELSE t.lease_until END
+         FROM (SELECT id, ${UNFINISHED} AS unfinished FROM tasks WHERE id = $1::uuid AND kind = $2 AND owner = $3 AND deleted_at IS NULL FOR UPDATE) old
+         WHERE t.id = old.id RETURNING old.unfinished`,
+        id,
+        kind,
+        owner,
+        reason,
+      );
+      if (rows.length === 0) return false;
+      if (rows[0].unfinished) await settle(tx, [id], 'failed');
+      return true;
+    });
+  }
+
+  /**
+   * Started tasks past their deadline end failed, whoever holds them, with their kind's reason
+   * (`reasons`: by kind). A task that has not started waits in the queue without a deadline.
+   */
+  async failOverdue(reasons: Record<string, string>, onChange: OnChange): Promise<ChangedRow[]> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<ChangedRow[]>(
+        `UPDATE tasks SET state = 'failed', message = COALESCE($1::jsonb ->> kind, 'timed out'), finished_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
+         WHERE id IN (SELECT id FROM tasks WHERE ${UNFINISHED} AND started_at IS NOT NULL AND deadline_at < now() LIMIT 500 FOR UPDATE SKIP LOCKED)
+         RETURNING ${RETURNING}`,
+        JSON.stringify(reasons),
+      );
+      if (rows.length > 0) await onChange(sqlExecutorOf(tx), tx, rows, 'failed');
+      return rows;
+    });
+  }
+
+  /**
+   * Running tasks whose lease ran out (their worker died) get a new job, in the same statement. The lease
+   * is pushed out so that one sweeper, once, re-queues each.
+   */
+  requeueAbandoned(leaseS: number): Promise<ChangedRow[]> {
+    return this.withNewJobs(
+      `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $1), job_id = gen_random_uuid()
+       WHERE id IN (SELECT id FROM tasks WHERE state = 'running' AND lease_until < now() LIMIT 500 FOR UPDATE SKIP LOCKED)`,
+      [leaseS],
+      RESUME_PRIORITY,
+    );
+  }
+
+  /**
+   * Queued tasks nobody has claimed whose last job can no longer run them: a worker took the job and died
+   * before claiming the task (the job stays "active" until pg-boss's expiry, an hour away), or the job
+   * ended without the task starting (it failed while the database was down). Each gets a new job, in the
+   * same statement; a task whose job is merely queued is left alone.
+   */
+  requeueOrphaned(graceS: number): Promise<ChangedRow[]> {
+    return this.withNewJobs(
+      `UPDATE tasks SET job_id = gen_random_uuid()
+       WHERE id IN (SELECT o.id FROM tasks o
+         WHERE o.state = 'queued' AND o.lease_until IS NULL AND o.created_at < now() - make_interval(secs => $1)
+           AND ${QueueService.deadJobCondition('o.job_id', taskJobNameSql('o.kind'), graceS)}
+         ORDER BY o.created_at LIMIT 200 FOR UPDATE OF o SKIP LOCKED)`,
+      [graceS],
+      0,
+    );
+  }
+
+  /**
+   * A task that could not start (see claim: deferred) gets a new job with the same priority, recorded on
+   * the task in the same statement, so it keeps its place among the waiting work.
+   */
+  async defer(id: string, priority: number): Promise<void> {
+    await this.withNewJobs(`UPDATE tasks SET job_id = gen_random_uuid() WHERE id = $1::uuid AND state = 'queued'`, [id], priority);
+  }
+
+  /**
+   * The tasks `worker` still holds (its instance is shutting down) go back to the queue at once, each with
+   * a new job, so another instance takes them without waiting for the lease to run out. A late write of
+   * the old worker changes nothing: every write is guarded by the lease.
+   */
+  handBack(worker: string, leaseS: number): Promise<ChangedRow[]> {
+    return this.withNewJobs(
+      `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $2), job_id = gen_random_uuid()
+       WHERE state = 'running' AND lease_owner = $1 AND lease_until IS NOT NULL`,
+      [worker, leaseS],
+      RESUME_PRIORITY,
+    );
+  }
+
+  /** Voids every live lease (the previous run of a sole instance died holding them), so the sweeper re-queues at once. */
+  async expireLeases(): Promise<number> {
+    const { rowCount } = await this.prisma.pool.query(
+      `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() - interval '1 second' WHERE state = 'running' AND lease_owner IS NOT NULL`,
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Finished tasks older than the cutoff are marked as having lost their media; returns their ids. */
+  async markMediaExpired(cutoff: Date): Promise<string[]> {
+    const { rows } = await this.prisma.pool.query<{ id: string }>(
+      'UPDATE tasks SET media_expired_at = now() WHERE finished_at < $1 AND finished_at IS NOT NULL AND media_expired_at IS NULL RETURNING id',
+      [cutoff],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** `update` (which sets job_id) and, in the same statement, a job of its kind's queue for each row it changed. */
+  private async withNewJobs(update: string, values: unknown[], priority: number): Promise<ChangedRow[]> {
+    const jobs = `(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, ${Math.trunc(priority)} AS priority FROM picked)`;
+    const { rows } = await this.prisma.pool.query<ChangedRow>(
+      `WITH picked AS (${update} RETURNING id, kind, job_id, callback_url IS NOT NULL AS notifies), jobs AS (${QueueService.jobRowsSql(jobs)}) SELECT id, kind, notifies FROM picked`,
+      values,
+    );
+    return rows;
+  }
+}
+
+/**
+ * `WITH changed AS (the guarded UPDATE), the details' INSERTs, then \`more\` CTEs` (without the final
+ * SELECT). The details are inserted only when the task changed.
+ */
+function endStatement(s: Statement, id: string, worker: string, to: FinalState, columns: Record<string, unknown>, guard: string, details: DetailRows[], more: string[]): string {
+  const assignments: Record<string, unknown> = { lease_owner: null, ...columns };
+  const sets = Object.entries(assignments)
+    .map(([name, value]) => `"${name}" = ${s.param(value)}${name === 'result' ? '::jsonb' : ''}`)
+    .join(', ');
+  const parts = [
+    `changed AS (UPDATE tasks SET state = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
+       WHERE id = ${s.param(id)}::uuid AND state = 'running' AND lease_owner = ${s.param(worker)} ${guard}
+       RETURNING id, kind, owner, slots, credits, created_at, callback_url IS NOT NULL AS notifies)`,
+    ...details
+      .filter((d) => d.rows.length > 0)
+      .map((d, i) => {
+        const names = Object.keys(d.rows[0]).map((n) => `"${n}"`).join(', ');
+        // typed by the table's own row type, so no value needs a cast
+        return `detail${i} AS (INSERT INTO "${d.table}" (${names}) SELECT ${names} FROM jsonb_populate_recordset(NULL::"${d.table}", ${s.param(JSON.stringify(d.rows))}::jsonb) WHERE EXISTS (SELECT 1 FROM changed) ${d.onConflict ?? ''})`;
+      }),
+    ...more,
+  ];
+  return `WITH ${parts.join(',\n')}`;
+}

@@ -1,0 +1,10 @@
+import type { KindDefinition } from '../../common/tasks/task-kind.js';
+
+/** Audio clip upload: pending (waiting, or being fetched and checked) → ready | failed. */
+export const AUDIO_DEFINITION: KindDefinition = {
+  name: 'audio',
+  states: { queued: 'pending', running: 'pending', succeeded: 'ready', failed: 'failed' },
+  noun: 'upload',
+  settings: { prefix: 'AUDIO', timeoutS: 300, prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } } },
+  openapi: { tag: 'audio', description: 'Suno-style audio clip upload by URL.' },
+};

@@ -1,0 +1,49 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx } from '../../common/tasks/task-kind.js';
+import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { mediaEndRows } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
+import { AUDIO_DEFINITION } from './audio.definition.js';
+import { AudioRecords } from './audio.records.js';
+import type { AudioParams, AudioResult, AudioTask } from './audio-task.js';
+import type { AudioUploadDetailDto } from './dto/audio-upload.dto.js';
+import { AUDIO_PROVIDERS, type AudioFacts, type AudioProvider } from './providers/audio-provider.js';
+
+/**
+ * Audio clip upload as a task kind: one slot and PRICE_AUDIO_UPLOAD, run through AUDIO_PROVIDER (the
+ * sandbox fetches and checks the file, a relay registers it with an aggregator); its success keeps the
+ * clip (for later music to start from) and stores what the file turned out to be.
+ */
+@Injectable()
+export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts> {
+  static readonly definition = AUDIO_DEFINITION;
+  readonly definition = AUDIO_DEFINITION;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(AUDIO_PROVIDERS) private readonly providers: Record<ProviderName, AudioProvider>,
+    private readonly records: AudioRecords,
+    private readonly media: MediaService,
+  ) {}
+
+  price(): Price {
+    return { slots: 1, credits: this.config.kinds.audio.prices.upload };
+  }
+
+  step(task: AudioTask, ctx: StepContext): Promise<StepOutcome<AudioFacts>> {
+    return this.providers[this.config.kinds.audio.provider].step(task, { ...ctx.marks, file: (prefix, ext) => ctx.files.file(prefix, ext) });
+  }
+
+  async store(task: AudioTask, facts: AudioFacts): Promise<Success<AudioResult>> {
+    const stored = facts.clip ? await this.media.putResult([{ owner: task.owner, taskId: task.id, role: 'clip', index: 0, body: facts.clip.body, contentType: facts.clip.contentType }]) : [];
+    return {
+      result: { format: facts.format, duration: facts.duration, size_bytes: facts.sizeBytes, sha256: facts.sha256 },
+      details: [mediaEndRows(stored)],
+      discard: () => this.media.discardObjects(stored),
+    };
+  }
+
+  notifications(tasks: AudioTask[], tx: TaskTx): Promise<AudioUploadDetailDto[]> {
+    return this.records.details(tasks, tx);
+  }
+}

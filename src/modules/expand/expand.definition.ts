@@ -1,0 +1,10 @@
+import type { KindDefinition } from '../../common/tasks/task-kind.js';
+
+/** Image expand, as Kling's task: submitted → processing → succeed | failed. */
+export const EXPAND_DEFINITION: KindDefinition = {
+  name: 'expand',
+  states: { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' },
+  noun: 'task',
+  settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } } },
+  openapi: { tag: 'image expand', description: 'Kling-style image expansion (outpainting).' },
+};

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import type { TaskTx } from '../../common/tasks/task-kind.js';
+import type { MediaRow } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
+import type { ExpandTaskDetailDto, ExpandTaskDto, ExpandTaskStatusValue } from './dto/expand-task.dto.js';
+import { EXPAND_DEFINITION } from './expand.definition.js';
+import type { ExpandTask } from './expand-task.js';
+
+/** Kling's task records of expand tasks: the query answer's `data`, and each callback's whole body. */
+@Injectable()
+export class ExpandRecords {
+  constructor(private readonly media: MediaService) {}
+
+  /** The records of these tasks, with fresh signed links to their result images (`tx`: read in a state change's transaction). */
+  async details(tasks: ExpandTask[], tx?: TaskTx): Promise<ExpandTaskDetailDto[]> {
+    const media = await this.media.listForTasks(tasks.filter((t) => t.state === 'succeeded').map((t) => t.id), tx);
+    return tasks.map((task) => {
+      const base = this.media.linkBase(task.baseUrl);
+      return toTaskDetailDto(task, media.filter((m) => m.taskId === task.id), (m) => this.media.signedUrl(m, base));
+    });
+  }
+}
+
+/** The short record (the create answer). */
+export function toTaskDto(task: Pick<ExpandTask, 'id' | 'state' | 'externalId' | 'createdAt' | 'updatedAt'>): ExpandTaskDto {
+  return {
+    task_id: task.id,
+    task_status: EXPAND_DEFINITION.states[task.state] as ExpandTaskStatusValue,
+    task_info: { external_task_id: task.externalId },
+    created_at: task.createdAt.getTime(),
+    updated_at: task.updatedAt.getTime(),
+  };
+}
+
+function toTaskDetailDto(task: ExpandTask, media: MediaRow[], urlOf: (m: MediaRow) => string): ExpandTaskDetailDto {
+  const { task_id, task_status, task_info, created_at, updated_at } = toTaskDto(task);
+  const watermarks = new Map(media.filter((m) => m.role === 'watermark').map((m) => [m.index, m]));
+  const images = media
+    .filter((m) => m.role === 'image')
+    .map((m) => {
+      const watermark = watermarks.get(m.index);
+      return { index: m.index, url: urlOf(m), ...(watermark ? { watermark_url: urlOf(watermark) } : {}) };
+    });
+  const final = task.state === 'succeeded' || task.state === 'failed';
+  return {
+    task_id,
+    task_status,
+    task_status_msg: task.message ?? '',
+    task_info,
+    watermark_info: { enabled: task.params.watermark },
+    task_result: { images, media_expired: task.mediaExpiredAt !== null },
+    created_at,
+    updated_at,
+    ...(final ? { final_unit_deduction: String(task.state === 'succeeded' ? task.credits : 0) } : {}),
+  };
+}

@@ -1,0 +1,10 @@
+import type { KindDefinition } from '../../common/tasks/task-kind.js';
+
+/** Video generation, as Luma's: pending (the spec's sample; Luma's queued) → dreaming → completed | failed. */
+export const VIDEO_DEFINITION: KindDefinition = {
+  name: 'video',
+  states: { queued: 'pending', running: 'dreaming', succeeded: 'completed', failed: 'failed' },
+  noun: 'generation',
+  settings: { prefix: 'VIDEO', timeoutS: 1800, prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } } },
+  openapi: { tag: 'video generation', description: 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.' },
+};

@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import sharp from 'sharp';
+import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx } from '../../common/tasks/task-kind.js';
+import { TaskRepository } from '../../common/tasks/task.repository.js';
+import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
+import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
+import { IMAGE_RULES } from '../expand/image-rules.js';
+import { mediaEndRows } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
+import { SamplesService } from '../samples/samples.service.js';
+import type { GenerationDetailDto } from './dto/generation.dto.js';
+import { durationSeconds, lastFrame } from './providers/clip-renderer.js';
+import { VIDEO_PROVIDERS, type VideoProvider, type VideoResult } from './providers/video-provider.js';
+import { VIDEO_DEFINITION } from './video.definition.js';
+import { VideoRecords } from './video.records.js';
+import type { KeyframePositionName, VideoParams, VideoTask } from './video-task.js';
+
+/**
+ * Video generation as a task kind: priced per second of video, run through VIDEO_PROVIDER (the sandbox
+ * renders an MP4 with ffmpeg, a relay forwards to Luma), its success stores the video and a thumbnail;
+ * its notifications are the generation record GET gives.
+ */
+@Injectable()
+export class VideoKind implements TaskKind<VideoParams, Record<string, never>, VideoResult> {
+  static readonly definition = VIDEO_DEFINITION;
+  readonly definition = VIDEO_DEFINITION;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(VIDEO_PROVIDERS) private readonly providers: Record<ProviderName, VideoProvider>,
+    private readonly records: VideoRecords,
+    private readonly tasks: TaskRepository,
+    private readonly media: MediaService,
+    private readonly fetcher: SafeFetchService,
+    private readonly samples: SamplesService,
+  ) {}
+
+  /** One slot; PRICE_VIDEO_SECOND per second of `duration` (5 s, Luma's default, when not given). */
+  price(params: VideoParams): Price {
+    return { slots: 1, credits: durationSeconds(params.duration) * this.config.kinds.video.prices.second };
+  }
+
+  step(task: VideoTask, ctx: StepContext): Promise<StepOutcome<VideoResult>> {
+    const provider = this.providers[this.config.kinds.video.provider];
+    return provider.step(task, {
+      ...ctx.marks,
+      file: (prefix, ext) => ctx.files.file(prefix, ext),
+      keyframeImage: (position) => this.keyframeImage(task, position, ctx.files),
+      upstreamIdOf: async (id) => (await this.tasks.findById(id))?.upstreamId ?? undefined,
+    });
+  }
+
+  async store(task: VideoTask, result: VideoResult): Promise<Success<Record<string, never>>> {
+    const common = { owner: task.owner, taskId: task.id, index: 0, width: result.width || null, height: result.height || null };
+    const stored = await this.media.putResult([
+      { ...common, role: 'video', body: result.video, contentType: 'video/mp4' },
+      ...(result.thumbnail.length > 0 ? [{ ...common, role: 'thumbnail', body: result.thumbnail, contentType: result.thumbnailType }] : []),
+    ]);
+    return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
+  }
+
+  notifications(tasks: VideoTask[], tx: TaskTx): Promise<GenerationDetailDto[]> {
+    return this.records.details(tasks, tx);
+  }
+
+  /** The keyframe as an image: fetched from its URL, or the last frame of the generation it names. */
+  private async keyframeImage(task: VideoTask, position: KeyframePositionName, files: WorkScope): Promise<Buffer | undefined> {
+    const frame = task.params.keyframes.find((k) => k.position === position);
+    if (!frame) return undefined;
+    if (frame.type === 'generation') {
+      const source = await this.tasks.findById(frame.generation_id!);
+      const video = source?.state === 'succeeded' ? (await this.media.listForTasks([source.id])).find((m) => m.role === 'video') : undefined;
+      // the stored video is copied into a work file as a stream, never held whole, and ffmpeg reads it there
+      const file = files.file('source', 'mp4');
+      if (!video || (await this.media.copyToFile(video, file)) === null) {
+        throw new TaskFailure(`keyframes.${position} names generation ${frame.generation_id}, which has no completed video to continue from`);
+      }
+      return lastFrame(file);
+    }
+    let bytes = this.samples.resolve(frame.url!, task.baseUrl);
+    try {
+      bytes ??= (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
+    } catch (err) {
+      if (err instanceof OutboundError) throw new TaskFailure(`could not fetch keyframes.${position}.url: ${err.message}`);
+      throw err;
+    }
+    const meta = await sharp(bytes).metadata().catch(() => null);
+    if (!meta?.width || !meta.height) throw new TaskFailure(`keyframes.${position}.url is not an image (its bytes are not a format we can read)`);
+    return bytes;
+  }
+}

@@ -1,0 +1,130 @@
+import PgBoss from 'pg-boss';
+import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
+import { EchoModule } from '../support/echo-kind.js';
+import { pollUntil } from '../support/poll.js';
+import { api, createTestDatabase, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+
+const ADMIN = 'admin-secret-0123456789abcdef';
+const KINDS = [...TASK_KIND_MODULES, EchoModule];
+const OWNER = 'team-echo';
+
+/**
+ * A kind is one definition: `echo` is defined under test/ only (test/support/echo-kind.ts) and plugged
+ * into the real engine beside the registry's kinds. Everything the lifecycle does, it gets without a line
+ * of its own: admission, the job, claim, step, the final state, the callback written in the state
+ * change's transaction, slots and credits given back, the sweeper, usage, metrics and OpenAPI.
+ */
+describe('a task kind defined outside src/, through the real engine', () => {
+  let t: TestApp;
+  let key: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ ADMIN_API_KEY: ADMIN, ALLOW_PRIVATE_URLS: 'true', PRICE_ECHO_UNIT: '3' }, { kinds: KINDS });
+    key = await t.createKey(OWNER);
+    await api(t.url, 'PUT', `/admin/owners/${OWNER}/limits`, { key: ADMIN, body: { max_concurrent_tasks: 20, monthly_credits: 1000 } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  const submit = (body: Record<string, unknown>) => api(t.url, 'POST', '/echo/tasks', { key, body });
+  const finished = (id: string) => pollUntil(() => api(t.url, 'GET', `/echo/tasks/${id}`, { key }), (r) => ['done', 'broken'].includes(r.body.state), { what: `echo task ${id} to end` });
+  const counters = async () => (await sql<{ active_slots: number; credits_used: number }>(t.db, 'SELECT active_slots, credits_used FROM owner_counters WHERE owner = $1', [OWNER]))[0];
+  /** The transaction that last wrote each row (PostgreSQL's xmin): rows written by one transaction share it. */
+  const writtenBy = async (query: string, params: unknown[]) => (await sql<{ x: string }>(t.db, `SELECT xmin::text AS x FROM ${query}`, params)).map((r) => r.x);
+
+  it('accepts a task priced by its kind, runs it to its success state and stores its result', async () => {
+    const res = await submit({ outcome: 'succeed', units: 2 });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ id: expect.any(String), state: 'waiting', echoed: null, message: null });
+    const [row] = await sql<{ kind: string; slots: number; credits: number; job: string }>(t.db, 'SELECT kind, slots, credits, (SELECT name FROM pgboss.job WHERE id = job_id) AS job FROM tasks WHERE id = $1', [res.body.id]);
+    expect(row).toEqual({ kind: 'echo', slots: 2, credits: 6, job: 'echo.run' });
+
+    const done = await finished(res.body.id);
+    expect(done.body).toEqual({ id: res.body.id, state: 'done', echoed: 2, message: null });
+    const [ran] = await sql<{ state: string; attempts: number; started: boolean; finished: boolean }>(t.db, 'SELECT state, attempts, started_at IS NOT NULL AS started, finished_at IS NOT NULL AS finished FROM tasks WHERE id = $1', [res.body.id]);
+    expect(ran).toEqual({ state: 'succeeded', attempts: 1, started: true, finished: true });
+  });
+
+  // A receiver that holds each notification a while: the task's next notification waits for it (their order
+  // is kept), so its row stays as the state change wrote it and can be compared with the task's.
+  const HOLD_MS = 4000;
+  beforeAll(() =>
+    receiver.behave('/slow', async (_n, res) => {
+      await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      res.writeHead(200).end();
+    }),
+  );
+
+  it('writes each notification in the transaction of the state change it announces, in its own state names', async () => {
+    const before = await counters();
+    const res = await submit({ outcome: 'succeed', units: 1, callback_url: `${receiver.url}/slow` });
+    await finished(res.body.id);
+    // the final state, its notification and the owner's slot given back: one transaction
+    const [task] = await writtenBy('tasks WHERE id = $1', [res.body.id]);
+    expect(await writtenBy("callback_deliveries WHERE task_id = $1 AND status = 'done'", [res.body.id])).toEqual([task]);
+    expect(await writtenBy('owner_counters WHERE owner = $1', [OWNER])).toEqual([task]);
+    expect(await counters()).toEqual({ active_slots: before.active_slots, credits_used: before.credits_used + 3 });
+
+    const sent = await pollUntil(async () => receiver.received.filter((r) => r.json?.id === res.body.id), (r) => r.length === 2, { timeoutMs: 3 * HOLD_MS, what: 'both notifications' });
+    expect(sent.map((r) => [r.headers['webhook-id'] !== undefined, r.json])).toEqual([
+      [true, { id: res.body.id, state: 'working', echoed: null, message: null }],
+      [true, { id: res.body.id, state: 'done', echoed: 1, message: null }],
+    ]);
+  });
+
+  it('gives back the slots and credits of a task that fails, in the statement or transaction that fails it (without and with a callback)', async () => {
+    for (const callback of [undefined, `${receiver.url}/slow`]) {
+      const before = await counters();
+      const res = await submit({ outcome: 'fail', units: 3, ...(callback ? { callback_url: callback } : {}) });
+      // it held 3 slots and was charged 9 credits (the worker of this instance may already have failed it)
+      expect(await sql(t.db, 'SELECT slots, credits FROM tasks WHERE id = $1', [res.body.id])).toEqual([{ slots: 3, credits: 9 }]);
+      const ended = await finished(res.body.id);
+      expect(ended.body).toEqual({ id: res.body.id, state: 'broken', echoed: null, message: 'asked to fail after 3 unit(s)' });
+      expect(await counters()).toEqual(before);
+      const [task] = await writtenBy('tasks WHERE id = $1', [res.body.id]);
+      expect(await writtenBy('owner_counters WHERE owner = $1', [OWNER])).toEqual([task]);
+      if (callback) expect(await writtenBy("callback_deliveries WHERE task_id = $1 AND status = 'broken'", [res.body.id])).toEqual([task]);
+    }
+  });
+
+  it('counts the kind in usage, metrics and the OpenAPI document, as the registry lists it', async () => {
+    const usage = await api(t.url, 'GET', '/usage', { key });
+    expect(usage.body.operations.echo).toEqual({ accepted: 4, succeeded: 2, failed: 2, credits_charged: 27, credits_refunded: 18 });
+    expect(Object.keys(usage.body.operations)).toEqual(['expand', 'video', 'audio', 'echo']);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/mgw_tasks_finished_total\{owner="team-echo",operation="echo",state="failed"\} 2/);
+    const doc = await api(t.url, 'GET', '/docs-json');
+    expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(['expand', 'video', 'audio', 'echo']);
+    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 4)).toEqual(['image expand', 'video generation', 'audio', 'echo']);
+  });
+
+  it("recovers a task whose job died before any worker claimed it, through the engine's sweeper", async () => {
+    const db = await createTestDatabase();
+    const front = await startTestApp({ ROLE: 'api' }, { db, kinds: KINDS });
+    let worker: TestApp | undefined;
+    try {
+      const frontKey = await front.createKey(OWNER);
+      const res = await api(front.url, 'POST', '/echo/tasks', { key: frontKey, body: { outcome: 'succeed', units: 1 } });
+      const [{ job_id: jobId }] = await sql<{ job_id: string }>(db, 'SELECT job_id FROM tasks WHERE id = $1', [res.body.id]);
+      await sql(db, 'DELETE FROM pgboss.job WHERE id = $1', [jobId]);
+      const boss = new PgBoss({ connectionString: db.url, schema: 'pgboss', supervise: false, schedule: false });
+      await boss.start();
+      expect(await boss.fetch('echo.run')).toEqual([]);
+      await boss.stop({ graceful: false, close: true });
+
+      worker = await startTestApp({ ROLE: 'worker', WORKER_LEASE_S: '3' }, { db, kinds: KINDS });
+      const done = await pollUntil(() => api(front.url, 'GET', `/echo/tasks/${res.body.id}`, { key: frontKey }), (r) => r.body.state === 'done', { timeoutMs: 9000, what: 'the orphaned echo task' });
+      expect(done.body.echoed).toBe(1);
+      expect(worker.logs.lines.some((l) => /1 echo task\(s\) re-queued: their job was taken/.test(String(l.msg)))).toBe(true);
+    } finally {
+      await worker?.close();
+      await front.close();
+      await db.drop();
+    }
+  }, 60_000);
+});
