@@ -1,0 +1,45 @@
+/**
+ * The layers of src/ and what each may import (docs/architecture.md, "Layers"):
+ *   src/*.ts (entry points, app module)  →  src/modules  →  src/common  →  src/infra
+ * Lower layers never import upper ones, and no file takes part in an import cycle. `npm test` runs this
+ * first (npm run lint:deps), so a violation fails the build.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'infra-imports-upward',
+      comment: 'infra holds infrastructure (config, database, queue, storage…): it may not know the common code or the features above it.',
+      severity: 'error',
+      from: { path: '^src/infra/' },
+      to: { path: '^src/(common|modules)/|^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'common-imports-modules',
+      comment: 'common is cross-cutting (the task engine, guards, errors, swagger): features plug into it, it never imports them.',
+      severity: 'error',
+      from: { path: '^src/common/' },
+      to: { path: '^src/modules/|^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'modules-import-entry-points',
+      comment: 'The registry, app module and entry points at the top of src/ assemble the modules; a module never imports them.',
+      severity: 'error',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import cycles, type-only imports included.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/generated/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+  },
+};
