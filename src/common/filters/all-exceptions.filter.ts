@@ -30,7 +30,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { code, message, retryAfterS } = this.classify(exception, req);
     const wire = describeError(code);
     if (code === 'INTERNAL') {
-      this.logger.error({ msg: 'request failed', err: exception instanceof Error ? exception : new Error(String(exception)) });
+      this.logger.error({ msg: 'request failed', request_id: requestIdOf(req), err: exception instanceof Error ? exception : new Error(String(exception)) });
     }
     if (res.headersSent) {
       res.end();

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from '@nestjs/common';
-import { requestContext } from '../../infra/logger/request-context.js';
 import { requestPath } from '../http/request-path.js';
 
 const WELL_FORMED_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -13,8 +12,7 @@ export function requestIdOf(req: Request): string {
 
 /**
  * Gives every request an id (keeping a well-formed incoming X-Request-Id), echoes it in the
- * X-Request-Id header, runs the rest of the request inside a context that puts it on every
- * log line, and logs one line when the response is finished.
+ * X-Request-Id header, and logs one line, with it, when the response is finished.
  * Registered on Express directly, so it runs first, for every route, known or not.
  */
 export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
@@ -28,5 +26,5 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     logger.log({ msg: 'request completed', request_id: id, method: req.method, path: requestPath(req), status: res.statusCode, duration_ms: Math.round(durationMs * 10) / 10 });
   });
-  requestContext.run({ requestId: id }, next);
+  next();
 }

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
-import { RequestBaseUrl } from '../../common/decorators/request-base-url.decorator.js';
+import { RequestBaseUrl, RequestId } from '../../common/decorators/request.decorators.js';
 import { Base64Json } from '../../common/http/base64-json.js';
 import { IMAGE_RULES } from './image-rules.js';
 import { BodyLimit, StreamedBase64Field } from '../../common/http/json-body.guard.js';
@@ -60,16 +60,16 @@ export class ExpandController {
   })
   @ApiOkResponse({ type: ExpandTaskEnvelopeDto, description: 'The task, created with task_status "submitted".' })
   @ApiErrors([...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'])
-  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExpandTaskDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
-    return this.expand.createTask(principal, body, base);
+  create(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Body() body: CreateExpandTaskDto, @RequestBaseUrl() base?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
+    return this.expand.createTask(principal, requestId, body, base);
   }
 
   @Get()
   @ApiOperation({ operationId: 'listExpandTasks', summary: 'List your expand tasks, newest first' })
   @ApiOkResponse({ type: ExpandTaskListEnvelopeDto })
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
-  list(@CurrentPrincipal() principal: Principal, @Query() query: ListExpandTasksQueryDto): Promise<ExpandTaskListEnvelopeDto> {
-    return this.expand.listTasks(principal, query);
+  list(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Query() query: ListExpandTasksQueryDto): Promise<ExpandTaskListEnvelopeDto> {
+    return this.expand.listTasks(principal, requestId, query);
   }
 
   @Get(':id/callbacks')
@@ -81,8 +81,8 @@ export class ExpandController {
   @ApiParam({ name: 'id', description: 'task_id or external_task_id' })
   @ApiOkResponse({ type: CallbackListEnvelopeDto })
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND', 'INVALID_PARAMETER'])
-  callbacks(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<CallbackListEnvelopeDto> {
-    return this.expand.listCallbacks(principal, id);
+  callbacks(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Param('id') id: string): Promise<CallbackListEnvelopeDto> {
+    return this.expand.listCallbacks(principal, requestId, id);
   }
 
   @Get(':id')
@@ -90,7 +90,7 @@ export class ExpandController {
   @ApiParam({ name: 'id', description: 'task_id or external_task_id' })
   @ApiOkResponse({ type: ExpandTaskDetailEnvelopeDto })
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND', 'INVALID_PARAMETER'])
-  get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<ExpandTaskDetailEnvelopeDto> {
-    return this.expand.getTask(principal, id);
+  get(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Param('id') id: string): Promise<ExpandTaskDetailEnvelopeDto> {
+    return this.expand.getTask(principal, requestId, id);
   }
 }

@@ -34,7 +34,7 @@ export class ExpandService {
    * Accepts the task: it, its decoded image and its job are stored in one statement (see TaskEngine.submit).
    * The reply echoes the image; one that was decoded while it streamed in is encoded back as the reply streams out.
    */
-  async createTask(principal: Principal, dto: CreateExpandTaskDto, requestBase?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
+  async createTask(principal: Principal, requestId: string, dto: CreateExpandTaskDto, requestBase?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
     const image = dto.image;
     const facts = image.kind === 'base64' ? image.facts : undefined;
     const params: ExpandParams = {
@@ -70,24 +70,24 @@ export class ExpandService {
       if (input) await this.media.discardObjects([input]);
       throw err;
     }
-    if (image.original === undefined) return new Base64Json(successEnvelope({ data: toTaskDto(task) }), 'image', (image as { bytes: Buffer }).bytes);
-    return successEnvelope({ data: toTaskDto(task), image: image.original });
+    if (image.original === undefined) return new Base64Json(successEnvelope(requestId, { data: toTaskDto(task) }), 'image', (image as { bytes: Buffer }).bytes);
+    return successEnvelope(requestId, { data: toTaskDto(task), image: image.original });
   }
 
-  async getTask(principal: Principal, idOrExternalId: string): Promise<ExpandTaskDetailEnvelopeDto> {
+  async getTask(principal: Principal, requestId: string, idOrExternalId: string): Promise<ExpandTaskDetailEnvelopeDto> {
     const [detail] = await this.records.details([await this.findOwn(principal, idOrExternalId)]);
-    return successEnvelope({ data: detail });
+    return successEnvelope(requestId, { data: detail });
   }
 
-  async listTasks(principal: Principal, query: ListExpandTasksQueryDto): Promise<ExpandTaskListEnvelopeDto> {
+  async listTasks(principal: Principal, requestId: string, query: ListExpandTasksQueryDto): Promise<ExpandTaskListEnvelopeDto> {
     const page = { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize, externalId: query.external_task_id };
     const tasks = await this.tasks.listForOwner<ExpandParams, Record<string, never>>(ExpandKind.definition.name, principal.owner, page);
-    return successEnvelope({ data: await this.records.details(tasks) });
+    return successEnvelope(requestId, { data: await this.records.details(tasks) });
   }
 
   /** The notifications sent for one of the caller's tasks, with every attempt. */
-  async listCallbacks(principal: Principal, idOrExternalId: string): Promise<CallbackListEnvelopeDto> {
-    return successEnvelope({ data: await this.callbacks.listForTask((await this.findOwn(principal, idOrExternalId)).id) });
+  async listCallbacks(principal: Principal, requestId: string, idOrExternalId: string): Promise<CallbackListEnvelopeDto> {
+    return successEnvelope(requestId, { data: await this.callbacks.listForTask((await this.findOwn(principal, idOrExternalId)).id) });
   }
 
   /** By task_id or, as in Kling, by the owner's external_task_id. */
