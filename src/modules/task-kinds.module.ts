@@ -19,7 +19,8 @@ export class TaskKindsModule {
         {
           provide: TASK_HOOKS,
           useFactory: (limits: LimitsService, callbacks: CallbacksService): TaskHooks => ({
-            admit: (owner, kind, price, insert) => limits.admit(owner, kind, price, insert),
+            admissionSql: (owner, tasks) => limits.admissionSql(owner, tasks),
+            admissionOutcome: (owner, kind, price, admission) => limits.admissionOutcome(owner, kind, price, admission),
             settle: (tx, ids, to) => limits.settle(tx, ids, to),
             settleCtes: (s, to) => limits.settleCtes(s, to),
             recordSettled: (rows, to) => limits.recordSettled(rows, to),

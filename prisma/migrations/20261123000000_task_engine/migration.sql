@@ -154,8 +154,17 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION "mgw_admit_task"(p_owner VARCHAR, p_task_id UUID, p_slots INTEGER, p_credits INTEGER, p_default_max_slots INTEGER, p_default_max_credits INTEGER, p_month CHAR(7), p_month_start TIMESTAMPTZ)
-RETURNS TABLE (slots_before INTEGER, credits_before INTEGER)
+-- Admission of an owner's tasks, in order, inside the one statement that inserts them (the engine groups
+-- an owner's concurrent submissions into one statement: the counter row is locked once for all of them).
+-- Each task is admitted when the owner's held slots plus its slots stay within max_concurrent_tasks and
+-- this month's credits plus its price within monthly_credits (the limits an admin stored, else the given
+-- defaults; null: unlimited), counting the tasks admitted before it; a refused task is left out and does
+-- not count. A counter row rebuilt from the task table leaves out p_task_ids (inserted alongside).
+-- Returns, per task (ord: its position, from 1), whether it was admitted, why not, the counters before
+-- it (the job's fair-share priority is minus slots_before) and the limits.
+DROP FUNCTION "mgw_admit_task"(VARCHAR, UUID, INTEGER, INTEGER, INTEGER, INTEGER, CHAR(7), TIMESTAMPTZ);
+CREATE FUNCTION "mgw_admit_tasks"(p_owner VARCHAR, p_task_ids UUID[], p_slots INTEGER[], p_credits INTEGER[], p_default_max_slots INTEGER, p_default_max_credits INTEGER, p_month CHAR(7), p_month_start TIMESTAMPTZ)
+RETURNS TABLE (ord INTEGER, admitted BOOLEAN, refusal TEXT, slots_before INTEGER, credits_before INTEGER, max_slots INTEGER, max_credits INTEGER)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_limits JSONB;
@@ -164,7 +173,7 @@ DECLARE
     v_slots INTEGER;
     v_month CHAR(7);
     v_credits INTEGER;
-    v_refusal TEXT;
+    i INTEGER;
 BEGIN
     SELECT l.limits INTO v_limits FROM "owner_limits" l WHERE l.owner = p_owner;
     v_max_slots := mgw_owner_limit(v_limits, 'max_concurrent_tasks', p_default_max_slots);
@@ -174,9 +183,9 @@ BEGIN
     IF NOT FOUND THEN
         INSERT INTO "owner_counters" (owner, active_slots, credits_month, credits_used) VALUES (
             p_owner,
-            (SELECT COALESCE(SUM(t.slots), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> p_task_id AND t.state IN ('queued', 'running')),
+            (SELECT COALESCE(SUM(t.slots), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> ALL(p_task_ids) AND t.state IN ('queued', 'running')),
             p_month,
-            (SELECT COALESCE(SUM(t.credits), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> p_task_id AND t.created_at >= p_month_start AND t.state <> 'failed'))
+            (SELECT COALESCE(SUM(t.credits), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> ALL(p_task_ids) AND t.created_at >= p_month_start AND t.state <> 'failed'))
         ON CONFLICT (owner) DO NOTHING;
         SELECT c.active_slots, c.credits_month, c.credits_used INTO v_slots, v_month, v_credits
           FROM "owner_counters" c WHERE c.owner = p_owner FOR UPDATE;
@@ -184,16 +193,17 @@ BEGIN
     IF v_month <> p_month THEN
         v_credits := 0; -- a new month
     END IF;
-    IF v_max_slots IS NOT NULL AND v_slots + p_slots > v_max_slots THEN
-        v_refusal := 'concurrency';
-    ELSIF v_max_credits IS NOT NULL AND v_credits + p_credits > v_max_credits THEN
-        v_refusal := 'credits';
-    END IF;
-    IF v_refusal IS NOT NULL THEN
-        RAISE EXCEPTION 'admission refused: %', v_refusal USING ERRCODE = 'MGW01',
-            DETAIL = json_build_object('refusal', v_refusal, 'slots_before', v_slots, 'credits_before', v_credits, 'max_slots', v_max_slots, 'max_credits', v_max_credits)::text;
-    END IF;
-    UPDATE "owner_counters" SET active_slots = v_slots + p_slots, credits_month = p_month, credits_used = v_credits + p_credits WHERE owner = p_owner;
-    RETURN QUERY SELECT v_slots, v_credits;
+    FOR i IN 1 .. COALESCE(array_length(p_task_ids, 1), 0) LOOP
+        IF v_max_slots IS NOT NULL AND v_slots + p_slots[i] > v_max_slots THEN
+            RETURN QUERY SELECT i, false, 'concurrency'::TEXT, v_slots, v_credits, v_max_slots, v_max_credits;
+        ELSIF v_max_credits IS NOT NULL AND v_credits + p_credits[i] > v_max_credits THEN
+            RETURN QUERY SELECT i, false, 'credits'::TEXT, v_slots, v_credits, v_max_slots, v_max_credits;
+        ELSE
+            RETURN QUERY SELECT i, true, NULL::TEXT, v_slots, v_credits, v_max_slots, v_max_credits;
+            v_slots := v_slots + p_slots[i];
+            v_credits := v_credits + p_credits[i];
+        END IF;
+    END LOOP;
+    UPDATE "owner_counters" SET active_slots = v_slots, credits_month = p_month, credits_used = v_credits WHERE owner = p_owner;
 END
 $$;

@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { AppConfig } from '../../infra/config/app-config.js';
-import type { DetailRows } from '../../infra/prisma/task-insert.js';
+import type { DetailRows } from '../../infra/prisma/statement.js';
 import { TASK_QUEUE, taskJobName } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { AppError } from '../errors/app-error.js';
-import { type Task, type TaskHooks, type TaskKind, type TaskState, TASK_HOOKS } from './task-kind.js';
+import { type Admission, type Task, type TaskHooks, type TaskKind, type TaskState, TASK_HOOKS } from './task-kind.js';
+import { TaskIntake } from './task-intake.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunner } from './task-runner.js';
-import { type NewTaskRow, TaskRepository } from './task.repository.js';
+import type { NewTaskRow } from './task.repository.js';
 import { TaskStatesRepository } from './task-states.repository.js';
 
 /** A task to accept: what its kind built from the request. */
@@ -38,7 +39,7 @@ export class TaskEngine implements OnApplicationBootstrap {
   constructor(
     private readonly config: AppConfig,
     private readonly queue: QueueService,
-    private readonly tasks: TaskRepository,
+    private readonly intake: TaskIntake,
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
     private readonly runner: TaskRunner,
@@ -56,8 +57,9 @@ export class TaskEngine implements OnApplicationBootstrap {
 
   /**
    * Accepts a task: its owner's limits admit it (its kind prices it), and the row, its detail rows and its
-   * job are written in one statement, so none exists without the others. Its deadline counts from its
-   * first start. A duplicate external id is a CONFLICT.
+   * job are written in one statement (with the owner's other submissions of the moment: TaskIntake), so
+   * none exists without the others. Its deadline counts from its first start. A refusal throws the error
+   * the hooks give it; a duplicate external id is a CONFLICT.
    */
   async submit<P extends object, R>(kind: TaskKind<P, R>, input: Submission<P>): Promise<Task<P, R>> {
     const name = kind.definition.name;
@@ -77,22 +79,22 @@ export class TaskEngine implements OnApplicationBootstrap {
       createdAt,
       deadlineAt: new Date(createdAt.getTime() + this.config.kinds[name].timeoutS * 1000),
     };
-    let state: TaskState;
+    let admission: Admission;
     try {
-      state = await this.hooks.admit(input.owner, name, price, (admission) =>
-        this.tasks.insertTask(row, input.details ?? [], admission, QueueService.jobSql(taskJobName(name), row.jobId, { taskId: row.id })),
-      );
+      admission = await this.intake.accept(row, input.details ?? [], price);
     } catch (err) {
       if ((err as { code?: string }).code === '23505' && input.externalId) {
         throw new AppError('CONFLICT', `${input.externalId.field} "${input.externalId.value}" is already used by another of your tasks`);
       }
       throw err;
     }
+    const refusal = this.hooks.admissionOutcome(input.owner, name, price, admission);
+    if (refusal) throw refusal;
     this.queue.jobsAdded(taskJobName(name));
     return {
       ...row,
       params: input.params,
-      state,
+      state: 'queued',
       message: null,
       result: null,
       channelId: null,

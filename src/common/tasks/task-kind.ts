@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import type { Task as TaskModel, Prisma } from '../../generated/prisma/client.js';
 import type { KindSettingsSpec } from '../../infra/config/app-config.js';
 import type { SqlExecutor } from '../../infra/prisma/sql-executor.js';
-import type { AdmissionSql, DetailRows, Statement } from '../../infra/prisma/task-insert.js';
+import type { AdmissionSql, DetailRows, Statement } from '../../infra/prisma/statement.js';
 import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
 
@@ -117,14 +117,28 @@ export interface EndedTasks {
   refunded: number;
 }
 
+/** What the admission of one task answered (a row of TaskHooks.admissionSql). */
+export interface Admission {
+  admitted: boolean;
+  refusal: 'concurrency' | 'credits' | null;
+  /** The owner's counters before this task (the job's fair-share priority is minus slotsBefore). */
+  slotsBefore: number;
+  creditsBefore: number;
+  /** The owner's limits (null: unlimited). */
+  maxSlots: number | null;
+  maxCredits: number | null;
+}
+
 /**
  * What must happen around the engine's writes, declared to it once at construction (TASK_HOOKS):
  * admission at acceptance, and in the transaction of every state change the notifications (the callback
  * outbox) and, for a final state, the owner's slots and refund.
  */
 export interface TaskHooks {
-  /** Admits a task (the owner's limits) inside the one statement that inserts it; refusals throw. */
-  admit<T>(owner: string, kind: string, price: Price, insert: (admission: AdmissionSql) => Promise<T>): Promise<T>;
+  /** The admission of these tasks of one owner, in order, as SQL inside the statement that inserts them. */
+  admissionSql(owner: string, tasks: { id: string; price: Price }[]): AdmissionSql;
+  /** Counts a task's admission, and answers the error that refuses it (null: admitted). */
+  admissionOutcome(owner: string, kind: string, price: Price, admission: Admission): Error | null;
   /** Writes the notifications (and queues their delivery) in the transaction `tx` of their state change. */
   notify(db: SqlExecutor, tx: TaskTx, notifications: TaskNotification[]): Promise<void>;
   /** Gives back the slots (and, when `to` is failed, the credits) of these tasks that just ended, in `tx`. */

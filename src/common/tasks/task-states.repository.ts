@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { camelRow, type DetailRows, prepared, Statement } from '../../infra/prisma/task-insert.js';
-import { RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
+import { camelRow, type DetailRows, prepared, Statement } from '../../infra/prisma/statement.js';
+import { NEW_TASK_PRIORITY, RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
 import type { EndedTasks, FinalState, Task, TaskState, TaskTx } from './task-kind.js';
@@ -284,7 +284,7 @@ export class TaskStatesRepository {
            AND ${QueueService.deadJobCondition('o.job_id', taskJobNameSql('o.kind'), graceS)}
          ORDER BY o.created_at LIMIT 200 FOR UPDATE OF o SKIP LOCKED)`,
       [graceS],
-      0,
+      NEW_TASK_PRIORITY,
     );
   }
 

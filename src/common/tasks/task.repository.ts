@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type AdmissionSql, type DetailRows, insertAdmittedTask, type JobSql } from '../../infra/prisma/task-insert.js';
-import type { Task, TaskState, TaskTx } from './task-kind.js';
+import { type AdmissionSql, type DetailRows, prepared, Statement } from '../../infra/prisma/statement.js';
+import { taskJobNameSql } from '../../infra/queue/jobs.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+import type { Admission, Task, TaskTx } from './task-kind.js';
 
 /** A task as accepted: the row's columns that are set at acceptance. */
 export interface NewTaskRow {
@@ -36,38 +38,73 @@ export class TaskRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Admits, inserts and enqueues the task, with its detail rows, in one statement; answers the state it
-   * was stored with. A duplicate external id raises the unique violation (23505).
+   * Admits, inserts and enqueues tasks of one owner, with their detail rows, in ONE statement (one round
+   * trip, one transaction): `admission` decides each in order; only the admitted are inserted, each with
+   * its job, whose priority is minus the slots its owner held before it (fair share). Answers each task's
+   * admission, in order. A duplicate external id fails the whole statement (23505).
    */
-  async insertTask(task: NewTaskRow, details: DetailRows[], admission: AdmissionSql, job: JobSql): Promise<TaskState> {
-    const row = await insertAdmittedTask<{ state: TaskState }>(
-      this.prisma.pool,
-      {
-        table: 'tasks',
-        id: task.id,
-        columns: {
-          id: task.id,
-          kind: task.kind,
-          owner: task.owner,
-          external_id: task.externalId,
-          params: JSON.stringify(task.params),
-          callback_url: task.callbackUrl,
-          base_url: task.baseUrl,
-          parent_id: task.parentId,
-          slots: task.slots,
-          credits: task.credits,
-          job_id: task.jobId,
-          created_at: task.createdAt,
-          updated_at: task.createdAt,
-          deadline_at: task.deadlineAt,
-        },
-        details,
-        returning: 'state',
-      },
-      admission,
-      job,
+  async insertTasks(batch: { task: NewTaskRow; details: DetailRows[] }[], admission: AdmissionSql): Promise<Admission[]> {
+    const s = new Statement();
+    const admitted = `admitted AS (${admission(s)})`;
+    const input = batch
+      .map(({ task: t }, i) =>
+        [i + 1, s.param(t.id, 'uuid'), s.param(t.kind, 'varchar'), s.param(t.externalId, 'varchar'), s.param(JSON.stringify(t.params), 'jsonb'), s.param(t.callbackUrl, 'text'), s.param(t.baseUrl, 'varchar')]
+          .concat([s.param(t.parentId, 'uuid'), s.param(t.slots, 'int'), s.param(t.credits, 'int'), s.param(t.jobId, 'uuid'), s.param(t.createdAt.toISOString(), 'timestamptz'), s.param(t.deadlineAt.toISOString(), 'timestamptz')])
+          .join(', '),
+      )
+      .map((row) => `(${row})`)
+      .join(', ');
+    const parts = [
+      admitted,
+      `input (ord, id, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at) AS (VALUES ${input})`,
+      `ok AS (SELECT i.*, a.slots_before FROM input i JOIN admitted a ON a.ord = i.ord WHERE a.admitted)`,
+      `task AS (INSERT INTO tasks (id, kind, owner, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, updated_at, deadline_at)
+         SELECT id, kind, ${s.param(batch[0].task.owner)}, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, created_at, deadline_at FROM ok)`,
+      ...(await this.detailCtes(s, batch.flatMap((b) => b.details))),
+      `job AS (${QueueService.jobRowsSql(`(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, -slots_before AS priority FROM ok)`)})`,
+    ];
+    const { rows } = await this.prisma.pool.query<{ admitted: boolean; refusal: Admission['refusal']; slots_before: number; credits_before: number; max_slots: number | null; max_credits: number | null }>(
+      prepared(`WITH ${parts.join(',\n')}\nSELECT admitted, refusal, slots_before, credits_before, max_slots, max_credits FROM admitted ORDER BY ord`, s.values),
     );
-    return row.state;
+    return rows.map((r) => ({ admitted: r.admitted, refusal: r.refusal, slotsBefore: r.slots_before, creditsBefore: r.credits_before, maxSlots: r.max_slots, maxCredits: r.max_credits }));
+  }
+
+  /**
+   * The detail rows' INSERTs, each row only when its task was admitted (inserted in `ok`): a row names its
+   * task in its task_id column. Values are cast to their column's type (read once from the catalog).
+   */
+  private async detailCtes(s: Statement, details: DetailRows[]): Promise<string[]> {
+    const byTable = new Map<string, DetailRows>();
+    for (const d of details.filter((d) => d.rows.length > 0)) {
+      const into = byTable.get(d.table);
+      if (into) into.rows.push(...d.rows);
+      else byTable.set(d.table, { ...d, rows: [...d.rows] });
+    }
+    const ctes: string[] = [];
+    for (const d of byTable.values()) {
+      const types = await this.columnTypes(d.table);
+      const names = Object.keys(d.rows[0]);
+      const values = d.rows.map((row) => `(${names.map((n) => s.param(row[n], types.get(n))).join(', ')})`).join(', ');
+      const list = names.map((n) => `"${n}"`).join(', ');
+      ctes.push(`detail${ctes.length} AS (INSERT INTO "${d.table}" (${list}) SELECT ${list} FROM (VALUES ${values}) v (${list}) WHERE v.task_id IN (SELECT id FROM ok) ${d.onConflict ?? ''})`);
+    }
+    return ctes;
+  }
+
+  private readonly types = new Map<string, Map<string, string>>();
+
+  /** A table's column types (as SQL casts), read from the catalog once. */
+  private async columnTypes(table: string): Promise<Map<string, string>> {
+    let types = this.types.get(table);
+    if (!types) {
+      const { rows } = await this.prisma.pool.query<{ name: string; type: string }>(
+        'SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped',
+        [`"${table}"`],
+      );
+      types = new Map(rows.map((r) => [r.name, r.type]));
+      this.types.set(table, types);
+    }
+    return types;
   }
 
   async findById<P, R>(id: string): Promise<Task<P, R> | null> {

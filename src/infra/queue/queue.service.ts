@@ -3,7 +3,6 @@ import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
-import type { JobSql } from '../prisma/task-insert.js';
 import { FIXED_QUEUES, type JobName, type JobPayload, type QueueSettings } from './jobs.js';
 
 export interface SendOptions {
@@ -171,18 +170,10 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The job as pg-boss's own send() writes it (its queue's expiry, retention, retries and policy; start
-   * now), rendered into a larger statement: a task and its job in one round trip (see insertAdmittedTask).
-   */
-  static jobSql<N extends JobName>(name: N, id: string, payload: JobPayload<N>): JobSql {
-    return (s, priority) => `INSERT INTO pgboss.job ${JOB_COLUMNS}
-      SELECT ${s.param(id)}::uuid, q.name, ${s.param(JSON.stringify(payload))}::jsonb, ${priority}, ${JOB_SETTINGS}
-      FROM pgboss.queue q WHERE q.name = ${s.param(name)}`;
-  }
-
-  /**
-   * Jobs for a set of rows, as one INSERT … SELECT (to end a larger statement): `rows` is a query or CTE
-   * name with columns id (the job's uuid), name (its queue), data (jsonb) and priority (integer).
+   * Jobs as pg-boss's own send() writes them (their queue's expiry, retention, retries and policy; start
+   * now), for a set of rows, as one INSERT … SELECT inside a larger statement (a task and its job in one
+   * round trip): `rows` is a query (in parentheses) or CTE name with columns id (the job's uuid), name (its
+   * queue), data (jsonb) and priority (integer).
    */
   static jobRowsSql(rows: string): string {
     return `INSERT INTO pgboss.job ${JOB_COLUMNS}

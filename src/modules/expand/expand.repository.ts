@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { copyByteaToFile } from '../../infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import type { DetailRows } from '../../infra/prisma/task-insert.js';
+import type { DetailRows } from '../../infra/prisma/statement.js';
 
 /** Expand's own detail table: the decoded input image of a task sent as Base64 (expand_inputs), beside the task. */
 @Injectable()

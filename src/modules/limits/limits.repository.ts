@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import type { EndedTasks } from '../../common/tasks/task-kind.js';
-import { type AdmissionSql, prepared, Statement } from '../../infra/prisma/task-insert.js';
+import { type AdmissionSql, prepared, Statement } from '../../infra/prisma/statement.js';
 import type { RateGrant } from './rate-limiter.js';
 
 /** The limits an admin set: the keys given, each an integer or null (unlimited); an absent key is the default. */
@@ -13,15 +13,6 @@ export interface Admission {
   refusal: 'concurrency' | 'credits' | null;
   slotsBefore: number;
   creditsBefore: number;
-}
-
-/** Why a task was refused, with the owner's counters and limits at that moment. */
-export interface Refusal {
-  refusal: 'concurrency' | 'credits';
-  slotsBefore: number;
-  creditsBefore: number;
-  maxSlots: number;
-  maxCredits: number;
 }
 
 export interface OperationUsage {
@@ -69,20 +60,12 @@ export class LimitsRepository {
   }
 
   /**
-   * The admission of a new task as part of the statement that inserts it (see mgw_admit_task): the
-   * owner's counter row stays locked until that statement commits; a refusal raises (refusalOf).
+   * The admission of an owner's tasks, in order, as part of the statement that inserts them (see
+   * mgw_admit_tasks): the owner's counter row stays locked until that statement commits.
    */
-  static admissionSql(owner: string, slots: number, credits: number, defaultMaxSlots: number | null, defaultMaxCredits: number | null, month: string, monthStart: Date): AdmissionSql {
-    return (s, taskId) =>
-      `SELECT slots_before FROM mgw_admit_task(${s.param(owner)}, ${s.param(taskId)}::uuid, ${s.param(slots)}::int, ${s.param(credits)}::int, ${s.param(defaultMaxSlots)}::int, ${s.param(defaultMaxCredits)}::int, ${s.param(month)}, ${s.param(monthStart)}::timestamptz)`;
-  }
-
-  /** The refusal a failed admission raised (SQLSTATE MGW01), or undefined for any other error. */
-  static refusalOf(err: unknown): Refusal | undefined {
-    const e = err as { code?: unknown; detail?: unknown };
-    if (e?.code !== 'MGW01' || typeof e.detail !== 'string') return undefined;
-    const detail = JSON.parse(e.detail) as { refusal: 'concurrency' | 'credits'; slots_before: number; credits_before: number; max_slots: number; max_credits: number };
-    return { refusal: detail.refusal, slotsBefore: detail.slots_before, creditsBefore: detail.credits_before, maxSlots: detail.max_slots, maxCredits: detail.max_credits };
+  static admissionSql(owner: string, tasks: { id: string; slots: number; credits: number }[], defaultMaxSlots: number | null, defaultMaxCredits: number | null, month: string, monthStart: Date): AdmissionSql {
+    return (s) =>
+      `SELECT * FROM mgw_admit_tasks(${s.param(owner)}, ${s.param(tasks.map((t) => t.id))}::uuid[], ${s.param(tasks.map((t) => t.slots))}::int[], ${s.param(tasks.map((t) => t.credits))}::int[], ${s.param(defaultMaxSlots)}::int, ${s.param(defaultMaxCredits)}::int, ${s.param(month)}, ${s.param(monthStart.toISOString())}::timestamptz)`;
   }
 
   /** Reads (and, when missing, rebuilds) the owner's counters under the rules of an admission of nothing. */

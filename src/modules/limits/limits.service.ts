@@ -1,12 +1,11 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError } from '../../common/errors/app-error.js';
-import type { EndedTasks, FinalState, Price } from '../../common/tasks/task-kind.js';
-import type { TaskTx } from '../../common/tasks/task-kind.js';
+import type { Admission, EndedTasks, FinalState, Price, TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig, type OwnerLimitValues } from '../../infra/config/app-config.js';
 import { NotificationsService } from '../../infra/database/notifications.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import type { AdmissionSql, Statement } from '../../infra/prisma/task-insert.js';
+import type { AdmissionSql, Statement } from '../../infra/prisma/statement.js';
 import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type StoredLimits } from './limits.repository.js';
 import { RateLimiter } from './rate-limiter.js';
 
@@ -29,6 +28,14 @@ export function monthOf(at = new Date()): { key: string; start: Date; next: Date
   const start = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
   const next = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
   return { key: start.toISOString().slice(0, 7), start, next };
+}
+
+let current: ReturnType<typeof monthOf> | undefined;
+
+/** The current month, computed once a month rather than on every admission and every end of a task. */
+function thisMonth(): ReturnType<typeof monthOf> {
+  if (!current || Date.now() >= current.next.getTime()) current = monthOf();
+  return current;
 }
 
 /**
@@ -86,40 +93,40 @@ export class LimitsService implements OnModuleInit {
   }
 
   /**
-   * Admits a task in the one statement that creates it (`insert` runs insertAdmittedTask with the
-   * admission query), atomically across instances: refused with 1303 when its slots would pass the
-   * owner's max_concurrent_tasks, with 1102 when its price would pass this month's credits. The job's
-   * priority makes scheduling fair: the fewer slots the owner holds already, the sooner its task runs.
+   * The admission of an owner's tasks in the one statement that creates them, atomically across
+   * instances: each is refused with 1303 when its slots would pass the owner's max_concurrent_tasks, with
+   * 1102 when its price would pass this month's credits (see admissionOutcome).
    */
-  async admit<R>(owner: string, operation: string, price: Price, insert: (admission: AdmissionSql) => Promise<R>): Promise<R> {
-    const month = monthOf();
+  admissionSql(owner: string, tasks: { id: string; price: Price }[]): AdmissionSql {
+    const month = thisMonth();
     const defaults = this.config.defaultLimits;
-    let row: R;
-    try {
-      row = await insert(LimitsRepository.admissionSql(owner, price.slots, price.credits, defaults.maxConcurrentTasks, defaults.monthlyCredits, month.key, month.start));
-    } catch (err) {
-      const refusal = LimitsRepository.refusalOf(err);
-      if (!refusal) throw err;
-      if (refusal.refusal === 'concurrency') {
-        this.refused(owner, '1303');
-        throw new AppError(
-          'CONCURRENCY_LIMITED',
-          price.slots > refusal.maxSlots
-            ? `This task needs ${price.slots} slots (one per image); your limit is ${refusal.maxSlots} tasks at once`
-            : `Too many tasks at once: your limit is ${refusal.maxSlots} slots, ${refusal.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`,
-          CONCURRENCY_RETRY_AFTER_S,
-        );
-      }
-      this.refused(owner, '1102');
-      throw new AppError(
-        'CREDITS_EXHAUSTED',
-        `Resource pack exhausted: this task costs ${price.credits} credits and ${Math.max(0, refusal.maxCredits - refusal.creditsBefore)} of your ${refusal.maxCredits} for ${month.key} are left`,
-        Math.ceil((month.next.getTime() - Date.now()) / 1000),
+    return LimitsRepository.admissionSql(owner, tasks.map((t) => ({ id: t.id, ...t.price })), defaults.maxConcurrentTasks, defaults.monthlyCredits, month.key, month.start);
+  }
+
+  /** Counts an admitted task (accepted, credits charged), or a refused one, and answers the refusal's error. */
+  admissionOutcome(owner: string, operation: string, price: Price, admission: Admission): AppError | null {
+    if (admission.admitted) {
+      this.metrics.tasksAccepted.inc({ owner, operation });
+      this.metrics.creditsCharged.inc({ owner, operation }, price.credits);
+      return null;
+    }
+    if (admission.refusal === 'concurrency') {
+      this.refused(owner, '1303');
+      return new AppError(
+        'CONCURRENCY_LIMITED',
+        price.slots > admission.maxSlots!
+          ? `This task needs ${price.slots} slots (one per image); your limit is ${admission.maxSlots} tasks at once`
+          : `Too many tasks at once: your limit is ${admission.maxSlots} slots, ${admission.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`,
+        CONCURRENCY_RETRY_AFTER_S,
       );
     }
-    this.metrics.tasksAccepted.inc({ owner, operation });
-    this.metrics.creditsCharged.inc({ owner, operation }, price.credits);
-    return row;
+    const month = thisMonth();
+    this.refused(owner, '1102');
+    return new AppError(
+      'CREDITS_EXHAUSTED',
+      `Resource pack exhausted: this task costs ${price.credits} credits and ${Math.max(0, admission.maxCredits! - admission.creditsBefore)} of your ${admission.maxCredits} for ${month.key} are left`,
+      Math.ceil((month.next.getTime() - Date.now()) / 1000),
+    );
   }
 
   /**
@@ -127,12 +134,12 @@ export class LimitsService implements OnModuleInit {
    * their owners' counters give back the slots and, when they failed, the credits charged this month.
    */
   async settle(tx: TaskTx, ids: string[], to: FinalState): Promise<void> {
-    this.recordSettled(await this.repository.release(tx, ids, to === 'failed', monthOf().key), to);
+    this.recordSettled(await this.repository.release(tx, ids, to === 'failed', thisMonth().key), to);
   }
 
   /** The same as CTEs over `changed`, for the one-statement end of a task nobody is notified of. */
   settleCtes(s: Statement, to: FinalState): string[] {
-    return LimitsRepository.releaseCtes(s, 'SELECT kind, owner, slots, credits, created_at FROM changed', to === 'failed', monthOf().key);
+    return LimitsRepository.releaseCtes(s, 'SELECT kind, owner, slots, credits, created_at FROM changed', to === 'failed', thisMonth().key);
   }
 
   /** Counts what ended, and the credits given back, per owner and kind. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type DetailRows, snakeColumns } from '../../infra/prisma/task-insert.js';
+import { type DetailRows, snakeColumns } from '../../infra/prisma/statement.js';
 
 export type MediaRow = Media;
 export type NewMedia = Omit<Media, 'createdAt'>;

@@ -13,13 +13,11 @@ export class Statement {
 }
 
 /**
- * The admission of a task (per-owner limits), rendered as a query that returns the owner's
- * `slots_before` and raises when the task is refused; see LimitsService.admission.
+ * The admission of a batch of tasks (per-owner limits), rendered as a query returning one row per task,
+ * in order: ord (from 1), admitted, refusal, slots_before, credits_before, max_slots, max_credits. See
+ * LimitsService.admissionSql.
  */
-export type AdmissionSql = (s: Statement, taskId: string) => string;
-
-/** The job of a task, rendered as an INSERT … SELECT; `priority` is an SQL expression. See QueueService.jobSql. */
-export type JobSql = (s: Statement, priority: string) => string;
+export type AdmissionSql = (s: Statement) => string;
 
 /** Rows of another table that belong to a task (an input image, a result's media), written with it. */
 export interface DetailRows {
@@ -28,38 +26,6 @@ export interface DetailRows {
   rows: Record<string, unknown>[];
   /** An ON CONFLICT clause, when a row may already be there. */
   onConflict?: string;
-}
-
-export interface NewTaskRows {
-  /** The task's table and columns (snake_case names; JSON values already serialised). */
-  table: string;
-  id: string;
-  columns: Record<string, unknown>;
-  /** Rows of other tables that belong to the task (the input image). */
-  details?: DetailRows[];
-  /** What to return of the inserted task (an SQL RETURNING list). */
-  returning: string;
-}
-
-/**
- * Admits, inserts and enqueues a task in ONE statement (so one round trip and one implicit transaction):
- * the owner's counter row is locked only from that statement until its commit, which keeps one owner's
- * submissions from queueing behind each other's round trips. A refusal raises in the admission and
- * undoes everything; the job gets minus the slots the owner held before as its priority (fair share).
- * VALUES take their types from the target columns, so no value needs a cast.
- */
-export async function insertAdmittedTask<R extends pg.QueryResultRow>(pool: pg.Pool, task: NewTaskRows, admission: AdmissionSql, job: JobSql): Promise<R> {
-  const s = new Statement();
-  const names = (row: Record<string, unknown>) => Object.keys(row).map((c) => `"${c}"`).join(', ');
-  const values = (row: Record<string, unknown>) => `(${Object.values(row).map((v) => s.param(v)).join(', ')})`;
-  const parts = [
-    `admitted AS (${admission(s, task.id)})`,
-    `task AS (INSERT INTO "${task.table}" (${names(task.columns)}) VALUES ${values(task.columns)} RETURNING ${task.returning})`,
-    ...(task.details ?? []).filter((c) => c.rows.length > 0).map((c, i) => `detail${i} AS (INSERT INTO "${c.table}" (${names(c.rows[0])}) VALUES ${c.rows.map(values).join(', ')} ${c.onConflict ?? ''})`),
-    `job AS (${job(s, '(SELECT -slots_before FROM admitted)')})`,
-  ];
-  const { rows } = await pool.query<R>(prepared(`WITH ${parts.join(',\n')}\nSELECT task.* FROM task`, s.values));
-  return rows[0];
 }
 
 const names = new Map<string, string>();

@@ -1,0 +1,69 @@
+import { png } from '../support/images.js';
+import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
+
+const ADMIN = 'admin-secret-0123456789abcdef';
+const VIDEO = '/video-b/v1/generations';
+const EXPAND = '/video-a/v1/images/editing/expand';
+
+/**
+ * An owner's concurrent submissions go to the database together, in one statement (TaskIntake): what
+ * each answers must be what it would have answered alone, in arrival order.
+ */
+describe("grouping an owner's concurrent submissions", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN });
+  });
+  afterAll(() => t.close());
+
+  const transactions = async (ids: string[]) => (await sql<{ n: number }>(t.db, 'SELECT count(DISTINCT xmin::text)::int AS n FROM tasks WHERE id = ANY($1::uuid[])', [ids]))[0].n;
+
+  it('admits exactly up to the limit among 40 at once, each job ranked by the slots held before it', async () => {
+    const key = await t.createKey('burst');
+    await api(t.url, 'PUT', '/admin/owners/burst/limits', { key: ADMIN, body: { max_concurrent_tasks: 25 } });
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => api(t.url, 'POST', VIDEO, { key, body: { prompt: `burst ${i}` } })));
+    const ok = answers.filter((a) => a.status === 201);
+    expect(ok).toHaveLength(25);
+    expect(answers.filter((a) => a.status === 429).map((a) => a.body.code)).toEqual(Array(15).fill(1303));
+    const ids = ok.map((a) => a.body.id as string);
+    // fewer transactions than tasks: they were grouped (and still one transaction each group)
+    expect(await transactions(ids)).toBeLessThan(25);
+    const [counter] = await sql<{ active_slots: number }>(t.db, "SELECT active_slots FROM owner_counters WHERE owner = 'burst'");
+    expect(counter.active_slots).toBe(25);
+    // each job's priority is minus the slots its owner held before it: 0, -1, … -24, once each
+    const priorities = await sql<{ priority: number }>(t.db, "SELECT priority FROM pgboss.job WHERE name = 'video.run' AND (data->>'taskId')::uuid = ANY($1::uuid[]) ORDER BY priority DESC", [ids]);
+    expect(priorities.map((p) => p.priority)).toEqual(Array.from({ length: 25 }, (_, i) => (i === 0 ? 0 : -i)));
+  });
+
+  it('answers a duplicate external_task_id 409 to the one that has it; the others of its group are accepted', async () => {
+    const key = await t.createKey('dups');
+    const image = (await png(320, 320)).toString('base64');
+    const body = (external: string) => ({ image, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1, external_task_id: external });
+    const answers = await Promise.all(['same', 'other-1', 'same', 'other-2', 'same'].map((external) => api(t.url, 'POST', EXPAND, { key, body: body(external) })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 409, 409]);
+    expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(2).fill('external_task_id "same" is already used by another of your tasks'));
+    const rows = await sql<{ external_id: string; inputs: number }>(t.db, "SELECT external_id, (SELECT count(*)::int FROM expand_inputs WHERE task_id = t.id) AS inputs FROM tasks t WHERE owner = 'dups' ORDER BY external_id");
+    expect(rows).toEqual([
+      { external_id: 'other-1', inputs: 1 },
+      { external_id: 'other-2', inputs: 1 },
+      { external_id: 'same', inputs: 1 },
+    ]);
+    const [counter] = await sql<{ active_slots: number }>(t.db, "SELECT active_slots FROM owner_counters WHERE owner = 'dups'");
+    expect(counter.active_slots).toBe(3);
+  });
+
+  it('stores the detail rows of the admitted only (a refused expand leaves no input image behind)', async () => {
+    const key = await t.createKey('details');
+    await api(t.url, 'PUT', '/admin/owners/details/limits', { key: ADMIN, body: { max_concurrent_tasks: 4 } });
+    const image = (await png(320, 320)).toString('base64');
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => api(t.url, 'POST', EXPAND, { key, body: { image, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1, n: 2 } })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 429, 429, 429, 429]);
+    const [stored] = await sql<{ tasks: number; inputs: number }>(
+      t.db,
+      "SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM expand_inputs i JOIN tasks x ON x.id = i.task_id WHERE x.owner = 'details') AS inputs FROM tasks WHERE owner = 'details'",
+    );
+    expect(stored).toEqual({ tasks: 2, inputs: 2 });
+  });
+});
