@@ -66,4 +66,19 @@ describe("grouping an owner's concurrent submissions", () => {
     );
     expect(stored).toEqual({ tasks: 2, inputs: 2 });
   });
+
+  it("rebuilds a missing counter row from the task table, for a report and for an admission (leaving out what it admits)", async () => {
+    const key = await t.createKey('rebuild');
+    await api(t.url, 'PUT', '/admin/owners/rebuild/limits', { key: ADMIN, body: { max_concurrent_tasks: 100, monthly_credits: 1000 } });
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await api(t.url, 'POST', VIDEO, { key, body: { prompt: `rebuild ${i}` } })).body.id as string);
+    // one of them failed (its credits were given back), and the counters are lost (an unlogged table after a crash, say)
+    await sql(t.db, "UPDATE tasks SET state = 'failed', finished_at = now() WHERE id = $1", [ids[0]]);
+    await sql(t.db, "DELETE FROM owner_counters WHERE owner = 'rebuild'");
+    const report = await api(t.url, 'GET', '/admin/owners/rebuild/limits', { key: ADMIN });
+    expect([report.body.usage.active_slots, report.body.usage.credits_used]).toEqual([2, 10]);
+    await sql(t.db, "DELETE FROM owner_counters WHERE owner = 'rebuild'");
+    expect((await api(t.url, 'POST', VIDEO, { key, body: { prompt: 'after the loss' } })).status).toBe(201);
+    expect(await sql(t.db, "SELECT active_slots, credits_used FROM owner_counters WHERE owner = 'rebuild'")).toEqual([{ active_slots: 3, credits_used: 15 }]);
+  });
 });

@@ -117,9 +117,10 @@ CREATE INDEX "tasks_finished_at_idx" ON "tasks"("finished_at") WHERE "finished_a
 -- Usage of every owner by day reads a range of created_at (tasks are stored in creation order).
 CREATE INDEX "tasks_created_at_idx" ON "tasks" USING brin ("created_at") WITH (autosummarize = on);
 
--- Admission reads the owner's counters, rebuilt from the task table when missing.
-CREATE OR REPLACE FUNCTION "mgw_admit"(p_owner VARCHAR, p_slots INTEGER, p_credits INTEGER, p_max_slots INTEGER, p_max_credits INTEGER, p_month CHAR(7), p_month_start TIMESTAMPTZ)
-RETURNS TABLE (admitted BOOLEAN, refusal TEXT, slots_before INTEGER, credits_before INTEGER)
+-- The owner's counters, locked until the end of the transaction; a missing row is rebuilt from the task
+-- table first, leaving out p_exclude (tasks inserted alongside). Credits of another month read as 0.
+CREATE FUNCTION "mgw_lock_counters"(p_owner VARCHAR, p_exclude UUID[], p_month CHAR(7), p_month_start TIMESTAMPTZ)
+RETURNS TABLE (active_slots INTEGER, credits_used INTEGER)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_slots INTEGER;
@@ -131,16 +132,26 @@ BEGIN
     IF NOT FOUND THEN
         INSERT INTO "owner_counters" (owner, active_slots, credits_month, credits_used) VALUES (
             p_owner,
-            (SELECT COALESCE(SUM(t.slots), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.state IN ('queued', 'running')),
+            (SELECT COALESCE(SUM(t.slots), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> ALL(p_exclude) AND t.state IN ('queued', 'running')),
             p_month,
-            (SELECT COALESCE(SUM(t.credits), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.created_at >= p_month_start AND t.state <> 'failed'))
+            (SELECT COALESCE(SUM(t.credits), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> ALL(p_exclude) AND t.created_at >= p_month_start AND t.state <> 'failed'))
         ON CONFLICT (owner) DO NOTHING;
         SELECT c.active_slots, c.credits_month, c.credits_used INTO v_slots, v_month, v_credits
           FROM "owner_counters" c WHERE c.owner = p_owner FOR UPDATE;
     END IF;
-    IF v_month <> p_month THEN
-        v_credits := 0; -- a new month
-    END IF;
+    RETURN QUERY SELECT v_slots, CASE WHEN v_month = p_month THEN v_credits ELSE 0 END;
+END
+$$;
+
+-- Admission of nothing (reading the counters under the rules of an admission), and of one task: see mgw_admit_tasks.
+CREATE OR REPLACE FUNCTION "mgw_admit"(p_owner VARCHAR, p_slots INTEGER, p_credits INTEGER, p_max_slots INTEGER, p_max_credits INTEGER, p_month CHAR(7), p_month_start TIMESTAMPTZ)
+RETURNS TABLE (admitted BOOLEAN, refusal TEXT, slots_before INTEGER, credits_before INTEGER)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_slots INTEGER;
+    v_credits INTEGER;
+BEGIN
+    SELECT c.active_slots, c.credits_used INTO v_slots, v_credits FROM mgw_lock_counters(p_owner, '{}', p_month, p_month_start) c;
     IF p_max_slots IS NOT NULL AND v_slots + p_slots > p_max_slots THEN
         RETURN QUERY SELECT false, 'concurrency'::TEXT, v_slots, v_credits;
         RETURN;
@@ -171,28 +182,13 @@ DECLARE
     v_max_slots INTEGER;
     v_max_credits INTEGER;
     v_slots INTEGER;
-    v_month CHAR(7);
     v_credits INTEGER;
     i INTEGER;
 BEGIN
     SELECT l.limits INTO v_limits FROM "owner_limits" l WHERE l.owner = p_owner;
     v_max_slots := mgw_owner_limit(v_limits, 'max_concurrent_tasks', p_default_max_slots);
     v_max_credits := mgw_owner_limit(v_limits, 'monthly_credits', p_default_max_credits);
-    SELECT c.active_slots, c.credits_month, c.credits_used INTO v_slots, v_month, v_credits
-      FROM "owner_counters" c WHERE c.owner = p_owner FOR UPDATE;
-    IF NOT FOUND THEN
-        INSERT INTO "owner_counters" (owner, active_slots, credits_month, credits_used) VALUES (
-            p_owner,
-            (SELECT COALESCE(SUM(t.slots), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> ALL(p_task_ids) AND t.state IN ('queued', 'running')),
-            p_month,
-            (SELECT COALESCE(SUM(t.credits), 0) FROM "tasks" t WHERE t.owner = p_owner AND t.id <> ALL(p_task_ids) AND t.created_at >= p_month_start AND t.state <> 'failed'))
-        ON CONFLICT (owner) DO NOTHING;
-        SELECT c.active_slots, c.credits_month, c.credits_used INTO v_slots, v_month, v_credits
-          FROM "owner_counters" c WHERE c.owner = p_owner FOR UPDATE;
-    END IF;
-    IF v_month <> p_month THEN
-        v_credits := 0; -- a new month
-    END IF;
+    SELECT c.active_slots, c.credits_used INTO v_slots, v_credits FROM mgw_lock_counters(p_owner, p_task_ids, p_month, p_month_start) c;
     FOR i IN 1 .. COALESCE(array_length(p_task_ids, 1), 0) LOOP
         IF v_max_slots IS NOT NULL AND v_slots + p_slots[i] > v_max_slots THEN
             RETURN QUERY SELECT i, false, 'concurrency'::TEXT, v_slots, v_credits, v_max_slots, v_max_credits;

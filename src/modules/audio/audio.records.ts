@@ -12,11 +12,11 @@ export class AudioRecords {
 
   /** The records of these uploads, with a fresh signed link to each kept clip (`tx`: read in a state change's transaction). */
   async details(tasks: AudioTask[], tx?: TaskTx): Promise<AudioUploadDetailDto[]> {
-    const kept = tasks.filter((t) => t.state === 'succeeded' && !t.mediaExpiredAt).map((t) => t.id);
-    const clips = (await this.media.listForTasks(kept, tx)).filter((m) => m.role === 'clip');
+    const mediaOf = await this.media.linkedMedia(tasks.filter((t) => !t.mediaExpiredAt), tx);
     return tasks.map((task) => {
-      const clip = clips.find((m) => m.taskId === task.id);
-      return toDetail(task, clip ? this.media.signedUrl(clip, this.media.linkBase(task.baseUrl)) : null);
+      const { media, link } = mediaOf(task);
+      const clip = media.find((m) => m.role === 'clip');
+      return toDetail(task, clip ? link(clip) : null);
     });
   }
 }

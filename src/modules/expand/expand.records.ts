@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
-import type { MediaRow } from '../media/media.repository.js';
-import { MediaService } from '../media/media.service.js';
+import { type LinkedMedia, MediaService } from '../media/media.service.js';
 import type { ExpandTaskDetailDto, ExpandTaskDto, ExpandTaskStatusValue } from './dto/expand-task.dto.js';
 import { EXPAND_DEFINITION } from './expand.definition.js';
 import type { ExpandTask } from './expand-task.js';
@@ -13,11 +12,8 @@ export class ExpandRecords {
 
   /** The records of these tasks, with fresh signed links to their result images (`tx`: read in a state change's transaction). */
   async details(tasks: ExpandTask[], tx?: TaskTx): Promise<ExpandTaskDetailDto[]> {
-    const media = await this.media.listForTasks(tasks.filter((t) => t.state === 'succeeded').map((t) => t.id), tx);
-    return tasks.map((task) => {
-      const base = this.media.linkBase(task.baseUrl);
-      return toTaskDetailDto(task, media.filter((m) => m.taskId === task.id), (m) => this.media.signedUrl(m, base));
-    });
+    const mediaOf = await this.media.linkedMedia(tasks, tx);
+    return tasks.map((task) => toTaskDetailDto(task, mediaOf(task)));
   }
 }
 
@@ -32,7 +28,7 @@ export function toTaskDto(task: Pick<ExpandTask, 'id' | 'state' | 'externalId' |
   };
 }
 
-function toTaskDetailDto(task: ExpandTask, media: MediaRow[], urlOf: (m: MediaRow) => string): ExpandTaskDetailDto {
+function toTaskDetailDto(task: ExpandTask, { media, link: urlOf }: LinkedMedia): ExpandTaskDetailDto {
   const { task_id, task_status, task_info, created_at, updated_at } = toTaskDto(task);
   const watermarks = new Map(media.filter((m) => m.role === 'watermark').map((m) => [m.index, m]));
   const images = media

@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
+import type { Task, TaskTx } from '../../common/tasks/task-kind.js';
 import { TaskStatesRepository } from '../../common/tasks/task-states.repository.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
@@ -23,6 +24,12 @@ export interface StoreMedia {
   contentType: string;
   width?: number | null;
   height?: number | null;
+}
+
+/** A task's stored files, and the link to each. */
+export interface LinkedMedia {
+  media: MediaRow[];
+  link(m: MediaRow): string;
 }
 
 /** What a stored object is to its task, named by its kind: 'image', 'video', 'input', 'clip'… (at most 16 characters). */
@@ -119,6 +126,18 @@ export class MediaService implements OnModuleInit {
         .delete(m.storageKey)
         .catch((err: unknown) => this.logger.warn(`could not delete ${m.storageKey}: ${String(err)}`));
     }
+  }
+
+  /**
+   * The stored media of these tasks (of those that succeeded) with how to link each file: a signed link on
+   * the task's own base (see linkBase), fresh at each read. `tx`: read in a state change's transaction.
+   */
+  async linkedMedia(tasks: Pick<Task, 'id' | 'state' | 'baseUrl'>[], tx?: TaskTx): Promise<(task: Pick<Task, 'id' | 'baseUrl'>) => LinkedMedia> {
+    const rows = await this.listForTasks(tasks.filter((t) => t.state === 'succeeded').map((t) => t.id), tx);
+    return (task) => {
+      const base = this.linkBase(task.baseUrl);
+      return { media: rows.filter((m) => m.taskId === task.id), link: (m) => this.signedUrl(m, base) };
+    };
   }
 
   /** `tx`: read inside a transaction (a status change building its notification). */

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
-import type { MediaRow } from '../media/media.repository.js';
-import { MediaService } from '../media/media.service.js';
+import { type LinkedMedia, MediaService } from '../media/media.service.js';
 import type { ConceptRefDto, GenerationDetailDto, GenerationDto, GenerationStateValue, KeyframeRefDto, KeyframesRefDto, MediaRefDto } from './dto/generation.dto.js';
 import { VIDEO_DEFINITION } from './video.definition.js';
 import type { KeyframeParams, VideoTask } from './video-task.js';
@@ -13,11 +12,8 @@ export class VideoRecords {
 
   /** The records of these generations, with fresh signed links to their assets (`tx`: read in a state change's transaction). */
   async details(tasks: VideoTask[], tx?: TaskTx): Promise<GenerationDetailDto[]> {
-    const media = await this.media.listForTasks(tasks.filter((t) => t.state === 'succeeded').map((t) => t.id), tx);
-    return tasks.map((task) => {
-      const base = this.media.linkBase(task.baseUrl);
-      return toGenerationDetailDto(task, media.filter((m) => m.taskId === task.id), (m) => this.media.signedUrl(m, base));
-    });
+    const mediaOf = await this.media.linkedMedia(tasks, tx);
+    return tasks.map((task) => toGenerationDetailDto(task, mediaOf(task)));
   }
 }
 
@@ -34,7 +30,7 @@ function keyframesAsGiven(keyframes: KeyframeParams[]): KeyframesRefDto | undefi
 }
 
 /** As Luma, what a generation does not have is left out: failure_reason unless it failed, assets unless it completed. */
-function toGenerationDetailDto(task: VideoTask, media: MediaRow[], urlOf: (m: MediaRow) => string): GenerationDetailDto {
+function toGenerationDetailDto(task: VideoTask, { media, link: urlOf }: LinkedMedia): GenerationDetailDto {
   const video = media.find((m) => m.role === 'video');
   const image = media.find((m) => m.role === 'thumbnail');
   return {
