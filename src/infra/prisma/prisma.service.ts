@@ -16,7 +16,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
 
   /**
    * The node-postgres pool under the client, for the few statements on the request path that repositories
-   * write as one round trip of SQL (see insertAdmittedTask); Prisma runs on the same connections.
+   * write as one round trip of SQL (see TaskRepository.insertTasks); Prisma runs on the same connections.
    */
   readonly pool: pg.Pool;
 

@@ -25,7 +25,7 @@ export class UpstreamBusy extends UpstreamUnavailable {
   }
 }
 
-/** How a task records the create request it sends upstream (TaskTable.submitMarks). */
+/** How a task records the create request it sends upstream (TaskStatesRepository.submitMarks). */
 export interface SubmitMarks {
   /** Before sending: if no answer comes, the next step knows the upstream may have the task. */
   markSubmitting(): Promise<void>;

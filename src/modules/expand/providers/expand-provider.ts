@@ -21,7 +21,7 @@ export interface ExpandResultImage {
   watermark?: Buffer | MediaFile;
 }
 
-/** What a provider may ask of the processor while it works on a task. */
+/** What a provider may ask of the kind while it works on a task. */
 export interface ExpandContext extends SubmitMarks, WorkFiles {
   /** The input image, decoded and checked against the spec's rules (fetched first when given as a URL). */
   source(): Promise<ExpandSource>;
