@@ -1,6 +1,8 @@
 import type { KindModule } from '../common/tasks/task-kind.js';
 import { AudioModule } from './audio/audio.module.js';
+import { ConcatModule } from './concat/concat.module.js';
 import { ExpandModule } from './expand/expand.module.js';
+import { MusicModule } from './music/music.module.js';
 import { VideoModule } from './video/video.module.js';
 
 /**
@@ -12,4 +14,6 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   ExpandModule,
   VideoModule,
   AudioModule,
+  MusicModule,
+  ConcatModule,
 ];

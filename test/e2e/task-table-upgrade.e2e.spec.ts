@@ -136,6 +136,10 @@ describe('upgrading a database of the three task tables to the task engine', () 
 
     const upload = await api(t.url, 'GET', `/music-a/uploads/${ids.audioReady}`, { key });
     expect(upload.body.data).toEqual(expect.objectContaining({ status: 'ready', format: 'mp3', duration: 12.5, size_bytes: 204800, sha256: 'a'.repeat(64) }));
+    // …and it is a clip music can continue: its id, type upload, its duration
+    const asClip = await api(t.url, 'GET', `/music-a/fetch/${ids.audioReady}`, { key });
+    expect([asClip.body.data.action, asClip.body.data.status, asClip.body.data.data]).toEqual(['UPLOAD', 'SUCCESS', [expect.objectContaining({ id: ids.audioReady, status: 'complete' })]]);
+    expect(asClip.body.data.data[0].metadata).toEqual(expect.objectContaining({ type: 'upload', duration: 12.5 }));
 
     expect((await api(t.url, 'GET', `/video-b/v1/generations/${ids.videoDeleted}`, { key })).status).toBe(404);
   });
@@ -166,6 +170,8 @@ describe('upgrading a database of the three task tables to the task engine', () 
       expand: { accepted: 3, succeeded: 2, failed: 1, credits_charged: 6, credits_refunded: 3 },
       video: { accepted: 2, succeeded: 1, failed: 1, credits_charged: 10, credits_refunded: 5 },
       audio: { accepted: 1, succeeded: 1, failed: 0, credits_charged: 1, credits_refunded: 0 },
+      music: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
+      concat: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
     });
     const [counters] = await sql<{ active_slots: number; credits_used: number }>(db, 'SELECT active_slots, credits_used FROM owner_counters WHERE owner = $1', [OWNER]);
     // the 3 slots the two waiting tasks held came back; the failed video's 5 credits were refunded

@@ -56,3 +56,42 @@ export function testMp4(seconds = 1): Buffer {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Audio decoded by the shipped ffmpeg (independently of the service's code) to mono float samples at 44.1 kHz. */
+export function decodeMono(bytes: Buffer, ext = 'audio'): Promise<Float32Array> {
+  return withFile(bytes, ext, (file) => {
+    const raw = execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'f32le', '-ac', '1', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
+    return new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4).slice();
+  });
+}
+
+/** Normalized correlation of two equally long stretches of samples (1: the same shape). */
+export function correlation(a: Float32Array, b: Float32Array): number {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    ab += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  return aa && bb ? ab / Math.sqrt(aa * bb) : 0;
+}
+
+/** A 16-bit PCM WAV at 44.1 kHz whose every second sounds different (a rising tone over a seeded noise): cuts are easy to find. */
+export function musicalWav(seconds: number, seed = 1): Buffer {
+  const rate = 44100;
+  const n = Math.round(seconds * rate);
+  const data = Buffer.alloc(n * 2);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const noise = ((x >>> 0) / 0xffffffff - 0.5) * 0.2;
+    const t = i / rate;
+    const tone = 0.5 * Math.sin(2 * Math.PI * (220 + 40 * t) * t);
+    data.writeInt16LE(Math.round(Math.max(-1, Math.min(1, tone + noise)) * 20000), i * 2);
+  }
+  return pcm16Wav(data, rate);
+}

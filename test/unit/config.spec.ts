@@ -59,16 +59,16 @@ describe('loadConfig: the settings of each task kind', () => {
 
   it("applies each kind's defaults: its deadline, no cap, the PROVIDER, its prices", () => {
     expect(loadConfig({}, '/srv', kinds).kinds).toEqual({
-      expand: { timeoutS: 600, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { image: 1 } },
-      video: { timeoutS: 1800, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 1 } },
+      expand: { timeoutS: 600, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { image: 1 }, options: {} },
+      video: { timeoutS: 1800, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 1 }, options: {} },
     });
   });
 
   it('reads the variables the kind declares; TASK_TIMEOUT_S is every kind\'s deadline unless its own is set', () => {
     const config = loadConfig({ TASK_TIMEOUT_S: '90', VIDEO_TIMEOUT_S: '120', EXPAND_MAX_RUNNING: '4', PROVIDER: 'relay', RELAY_EXPAND_URL: 'https://api.example/', VIDEO_PROVIDER: 'sandbox', PRICE_VIDEO_SECOND: '3' }, '/srv', kinds);
     expect(config.kinds).toEqual({
-      expand: { timeoutS: 90, maxRunning: 4, provider: 'relay', relayUrl: 'https://api.example', prices: { image: 1 } },
-      video: { timeoutS: 120, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 3 } },
+      expand: { timeoutS: 90, maxRunning: 4, provider: 'relay', relayUrl: 'https://api.example', prices: { image: 1 }, options: {} },
+      video: { timeoutS: 120, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 3 }, options: {} },
     });
   });
 
@@ -91,5 +91,22 @@ describe('loadConfig: the settings of each task kind', () => {
         'RELAY_VIDEO_URL must be set when the video provider is relay (PROVIDER or VIDEO_PROVIDER)',
       ]),
     );
+  });
+});
+
+describe('loadConfig: a kind the gateway always runs itself, and its own settings', () => {
+  const kinds: KindSettingsSpec[] = [
+    { name: 'join', prefix: 'JOIN', timeoutS: 60, prices: {}, relays: false, options: { maxS: { env: 'JOIN_MAX_S', default: 100, min: 10, max: 1000 } } },
+  ];
+
+  it('runs it in the sandbox whatever PROVIDER says, without asking for RELAY_<PREFIX>_URL', () => {
+    expect(loadConfig({ PROVIDER: 'relay', RELAY_EXPAND_URL: 'https://api.example' }, '/srv', kinds).kinds.join).toEqual(expect.objectContaining({ provider: 'sandbox', relayUrl: undefined, options: { maxS: 100 } }));
+  });
+
+  it('reads its options within their bounds, on both sides', () => {
+    expect(loadConfig({ JOIN_MAX_S: '10' }, '/srv', kinds).kinds.join.options).toEqual({ maxS: 10 });
+    expect(loadConfig({ JOIN_MAX_S: '1000' }, '/srv', kinds).kinds.join.options).toEqual({ maxS: 1000 });
+    expect(() => loadConfig({ JOIN_MAX_S: '9' }, '/srv', kinds)).toThrow('JOIN_MAX_S must be an integer from 10 to 1000 (got "9")');
+    expect(() => loadConfig({ JOIN_MAX_S: '1001' }, '/srv', kinds)).toThrow(/JOIN_MAX_S/);
   });
 });

@@ -34,6 +34,8 @@ export function describeError(code: ErrorCode): WireError {
       return { status: 404, code: 1207, name: 'not_supported', meaning: "The operation is in the provider's API (Luma's image generation, say), but this gateway does not offer it." };
     case 'CONFLICT':
       return { status: 409, code: 1204, name: 'conflict', meaning: 'The request conflicts with an existing resource, e.g. a duplicate external_task_id.' };
+    case 'GONE':
+      return { status: 410, code: 1209, name: 'gone', meaning: 'The resource existed but its files were removed by retention (RESULT_RETENTION_DAYS): an expired clip cannot be continued or joined.' };
     case 'PAYLOAD_TOO_LARGE':
       return { status: 413, code: 1205, name: 'payload_too_large', meaning: "The body is larger than the route's limit." };
     case 'RANGE_NOT_SATISFIABLE':

@@ -65,7 +65,10 @@ export function buildOpenApiDocument(app: INestApplication, kinds: KindDefinitio
     // Swagger UI's Authorize dialog lists schemes by name: the API key's comes first.
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key: mgw_ and 48 letters and digits', description: 'An API key (mgw_…)' }, API_KEY_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the ADMIN_API_KEY value', description: 'The admin key (ADMIN_API_KEY), for the /admin routes only' }, ADMIN_KEY_SCHEME);
-  for (const [name, description] of [...kinds.map((k): [string, string] => [k.openapi.tag, k.openapi.description]), ...TAGS]) builder.addTag(name, description);
+  // Kinds may share a tag (music and concat); the first to declare it describes it.
+  const tags = new Map<string, string>();
+  for (const [name, description] of [...kinds.map((k): [string, string] => [k.openapi.tag, k.openapi.description]), ...TAGS]) if (!tags.has(name)) tags.set(name, description);
+  for (const [name, description] of tags) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build());
   applyKindNames(document, kinds.map((k) => k.name));
   document.info.license = { name: 'Proprietary: internal use within the company', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];

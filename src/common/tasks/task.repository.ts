@@ -117,6 +117,15 @@ export class TaskRepository {
     return (await this.prisma.task.findFirst({ where: { id, kind, owner, deletedAt: null } })) as Task<P, R> | null;
   }
 
+  /** The owner's tasks of any of these kinds with these ids, in the order asked; unknown ids are left out. */
+  async findManyForOwner<P, R>(kinds: string[], owner: string, ids: string[]): Promise<Task<P, R>[]> {
+    const wanted = ids.filter((id) => isUUID(id));
+    if (wanted.length === 0) return [];
+    const rows = (await this.prisma.task.findMany({ where: { id: { in: wanted }, kind: { in: kinds }, owner, deletedAt: null } })) as Task<P, R>[];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+  }
+
   /** By id or, as in Kling, by the owner's external id (the oldest, should both match). */
   async findForOwnerByIdOrExternalId<P, R>(kind: string, owner: string, idOrExternalId: string): Promise<Task<P, R> | null> {
     const byId = isUUID(idOrExternalId) ? [{ id: idOrExternalId }] : [];

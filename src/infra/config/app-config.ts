@@ -220,6 +220,10 @@ export interface KindSettingsSpec {
   timeoutS: number;
   /** Its prices, by name: the variable and its default, in credits. */
   prices: Record<string, { env: string; default: number }>;
+  /** False for a kind the gateway always runs itself (no <PREFIX>_PROVIDER, no RELAY_<PREFIX>_URL). */
+  relays?: boolean;
+  /** Its own integer settings, by name: the variable, its default and its bounds. */
+  options?: Record<string, { env: string; default: number; min: number; max: number }>;
 }
 
 /** A task kind's settings, validated. */
@@ -233,6 +237,8 @@ export interface KindConfig {
   relayUrl?: string;
   /** Credits, by the price's name. */
   prices: Record<string, number>;
+  /** Its own settings, by name (KindSettingsSpec.options). */
+  options: Record<string, number>;
 }
 
 export interface OutboundConfig {
@@ -351,24 +357,28 @@ function kindSettings(present: Record<string, string | undefined>, specs: KindSe
   const kinds: Record<string, KindConfig> = {};
   for (const spec of specs) {
     const name = spec.name;
+    const relays = spec.relays !== false;
     const providerVar = `${spec.prefix}_PROVIDER`;
-    let provider = defaults.provider;
-    if (present[providerVar] !== undefined) {
+    let provider = relays ? defaults.provider : 'sandbox';
+    if (relays && present[providerVar] !== undefined) {
       if ((PROVIDERS as readonly string[]).includes(present[providerVar]!)) provider = present[providerVar] as ProviderName;
       else problems.push(`${providerVar} must be one of the following values: ${PROVIDERS.join(', ')} (got ${JSON.stringify(present[providerVar])})`);
     }
     const urlVar = `RELAY_${spec.prefix}_URL`;
-    const relayUrl = present[urlVar];
+    const relayUrl = relays ? present[urlVar] : undefined;
     if (relayUrl !== undefined && !HTTP_URL.test(relayUrl)) problems.push(`${urlVar} must be an http(s) URL (got ${JSON.stringify(relayUrl)})`);
     if (provider === 'relay' && relayUrl === undefined) problems.push(`${urlVar} must be set when the ${name} provider is relay (PROVIDER or ${providerVar})`);
     const prices: Record<string, number> = {};
     for (const [price, { env: variable, default: fallback }] of Object.entries(spec.prices)) prices[price] = integerVar(present, variable, 0, 1_000_000, problems) ?? fallback;
+    const options: Record<string, number> = {};
+    for (const [option, { env: variable, default: fallback, min, max }] of Object.entries(spec.options ?? {})) options[option] = integerVar(present, variable, min, max, problems) ?? fallback;
     kinds[name] = {
       timeoutS: integerVar(present, `${spec.prefix}_TIMEOUT_S`, 1, MAX_TIMEOUT_S, problems) ?? defaults.timeoutS ?? spec.timeoutS,
       maxRunning: integerVar(present, `${spec.prefix}_MAX_RUNNING`, 1, 100_000, problems),
       provider,
       relayUrl: relayUrl?.replace(/\/+$/, ''),
       prices,
+      options,
     };
   }
   return kinds;

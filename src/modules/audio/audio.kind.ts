@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { CLIP_AUDIO_ROLE } from '../clips/clip-records.js';
+import { ClipsRepository } from '../clips/clips.repository.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { AUDIO_DEFINITION } from './audio.definition.js';
@@ -35,10 +37,11 @@ export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts>
   }
 
   async store(task: AudioTask, facts: AudioFacts): Promise<Success<AudioResult>> {
-    const stored = facts.clip ? await this.media.putResult([{ owner: task.owner, taskId: task.id, role: 'clip', index: 0, body: facts.clip.body, contentType: facts.clip.contentType }]) : [];
+    const stored = facts.clip ? await this.media.putResult([{ owner: task.owner, taskId: task.id, role: CLIP_AUDIO_ROLE, index: 0, body: facts.clip.body, contentType: facts.clip.contentType }]) : [];
+    const clip = ClipsRepository.endRows([{ id: task.id, taskId: task.id, owner: task.owner, idx: 0, type: 'upload', duration: facts.duration, upstreamId: task.upstreamId }]);
     return {
       result: { format: facts.format, duration: facts.duration, size_bytes: facts.sizeBytes, sha256: facts.sha256 },
-      details: [mediaEndRows(stored)],
+      details: [mediaEndRows(stored), clip],
       discard: () => this.media.discardObjects(stored),
     };
   }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { ProviderName } from '../../infra/config/app-config.js';
+import { ClipsModule } from '../clips/clips.module.js';
 import { AudioController } from './audio.controller.js';
 import { AudioKind } from './audio.kind.js';
 import { AudioRecords } from './audio.records.js';
@@ -9,6 +10,7 @@ import { RelayAudioProvider } from './providers/relay-audio.provider.js';
 import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
 
 @Module({
+  imports: [ClipsModule],
   controllers: [AudioController],
   providers: [
     AudioKind,

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
+import { ClipsRepository } from '../clips/clips.repository.js';
 import { AudioKind } from './audio.kind.js';
 import { AudioRecords } from './audio.records.js';
 import type { AudioParams, AudioResult } from './audio-task.js';
@@ -17,9 +19,19 @@ export class AudioService {
     private readonly records: AudioRecords,
   ) {}
 
-  /** Registers the clip (status pending) and enqueues the job that fetches and checks it. */
+  /**
+   * Registers the clip (status pending) and enqueues the job that fetches and checks it. The upload is a
+   * clip too, with the task's own id: music can continue it and concat join it by that id.
+   */
   async createUpload(principal: Principal, dto: CreateAudioUploadDto, requestBase?: string): Promise<AudioUploadResultDto> {
-    const task = await this.engine.submit(this.kind, { owner: principal.owner, params: { url: dto.url }, baseUrl: requestBase });
+    const id = randomUUID();
+    const task = await this.engine.submit(this.kind, {
+      id,
+      owner: principal.owner,
+      params: { url: dto.url },
+      baseUrl: requestBase,
+      details: [ClipsRepository.newRows([{ id, taskId: id, owner: principal.owner, idx: 0, type: 'upload' }])],
+    });
     return { code: 'success', message: '', data: task.id };
   }
 

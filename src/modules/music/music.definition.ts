@@ -1,0 +1,15 @@
+import type { KindDefinition } from '../../common/tasks/task-kind.js';
+
+/** Music (a new song or a continuation), as Suno-style aggregators: SUBMITTED → IN_PROGRESS → SUCCESS | FAILURE, two clips. */
+export const MUSIC_DEFINITION: KindDefinition = {
+  name: 'music',
+  states: { queued: 'SUBMITTED', running: 'IN_PROGRESS', succeeded: 'SUCCESS', failed: 'FAILURE' },
+  noun: 'music task',
+  settings: {
+    prefix: 'MUSIC',
+    timeoutS: 600,
+    prices: { task: { env: 'PRICE_MUSIC', default: 10 } },
+    options: { sandboxDurationS: { env: 'MUSIC_SANDBOX_DURATION_S', default: 10, min: 1, max: 480 } },
+  },
+  openapi: { tag: 'music', description: 'Suno-style music: new songs and continuations of clips (two takes each), joined songs (concat), fetched as aggregators answer them.' },
+};

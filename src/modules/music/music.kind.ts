@@ -1,0 +1,65 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx } from '../../common/tasks/task-kind.js';
+import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, ClipRecords } from '../clips/clip-records.js';
+import { ClipsRepository } from '../clips/clips.repository.js';
+import type { MusicTaskDto } from '../clips/dto/music-task.dto.js';
+import { mediaEndRows } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
+import { MUSIC_DEFINITION } from './music.definition.js';
+import type { MusicParams, MusicResult, MusicTask } from './music-task.js';
+import { MUSIC_PROVIDERS, type MusicProvider, type MusicTake } from './providers/music-provider.js';
+
+/**
+ * Music as a task kind: one slot and PRICE_MUSIC, two takes made through MUSIC_PROVIDER (the sandbox
+ * composes MP3s offline, a relay forwards to a Suno-style aggregator); its success stores each take's
+ * audio and cover and its duration; its notifications are the aggregators' task record.
+ */
+@Injectable()
+export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]> {
+  static readonly definition = MUSIC_DEFINITION;
+  readonly definition = MUSIC_DEFINITION;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(MUSIC_PROVIDERS) private readonly providers: Record<ProviderName, MusicProvider>,
+    private readonly records: ClipRecords,
+    private readonly media: MediaService,
+  ) {}
+
+  price(): Price {
+    return { slots: 1, credits: this.config.kinds.music.prices.task };
+  }
+
+  step(task: MusicTask, ctx: StepContext): Promise<StepOutcome<MusicTake[]>> {
+    return this.providers[this.config.kinds.music.provider].step(task, { ...ctx.marks, file: (prefix, ext) => ctx.files.file(prefix, ext) });
+  }
+
+  async store(task: MusicTask, takes: MusicTake[]): Promise<Success<MusicResult>> {
+    const common = { owner: task.owner, taskId: task.id };
+    const stored = await this.media.putResult(
+      takes.flatMap((take, index) => [
+        { ...common, role: CLIP_AUDIO_ROLE, index, body: take.audio, contentType: 'audio/mpeg' },
+        ...(take.cover ? [{ ...common, role: CLIP_COVER_ROLE, index, body: take.cover, contentType: 'image/png' }] : []),
+      ]),
+    );
+    const clips = ClipsRepository.endRows(
+      takes.map((take, idx) => ({
+        id: task.params.clip_ids[idx],
+        taskId: task.id,
+        owner: task.owner,
+        idx,
+        type: 'gen' as const,
+        parentId: task.params.continue_clip_id,
+        continueAt: task.params.continue_at,
+        duration: take.durationS,
+        upstreamId: take.upstreamId ?? null,
+      })),
+    );
+    return { details: [mediaEndRows(stored), clips], discard: () => this.media.discardObjects(stored) };
+  }
+
+  notifications(tasks: MusicTask[], tx: TaskTx): Promise<MusicTaskDto[]> {
+    return this.records.records(tasks, tx);
+  }
+}

@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../../infra/relay/upstream-client.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
+import type { MusicTask } from '../music-task.js';
+import { decodeAudio, durationOf } from '../sound/music-sound.js';
+import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
+
+interface UpstreamClip {
+  id?: unknown;
+  status?: unknown;
+  audio_url?: unknown;
+  image_url?: unknown;
+  metadata?: { error_message?: unknown } | null;
+}
+
+interface UpstreamTask {
+  status?: unknown;
+  fail_reason?: unknown;
+  data?: unknown;
+}
+
+/** Largest file copied from the upstream: an MP3 of a long song, or a cover. */
+const MAX_AUDIO_BYTES = 200 * 1024 * 1024;
+const MAX_COVER_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Forwards music to a Suno-style aggregator (RELAY_MUSIC_URL is its prefix, such as https://host/suno):
+ * POST {base}/submit/music answers `{ code: "success", data: <task id> }`, GET {base}/fetch/{id} reports the
+ * task and its clips. A continuation sends the upstream's id of the clip continued; the upstream's ids are
+ * kept beside ours and never shown. When the task ends, each take's audio and cover are copied into our store.
+ */
+@Injectable()
+export class RelayMusicProvider implements MusicProvider {
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get base(): string {
+    return this.config.kinds.music.relayUrl!;
+  }
+
+  async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
+    const wait = (): StepOutcome<MusicTake[]> => ({ kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) });
+    try {
+      if (!task.upstreamId) {
+        if (task.submitStartedAt) return { kind: 'failed', reason: 'the upstream never answered the music request; it was not sent again, to avoid a duplicate' };
+        const created = await submitOnce(ctx, async () => {
+          const answer = await this.client.call('POST', `${this.base}/submit/music`, { body: upstreamBody(task) });
+          // Aggregators answer "too many requests" under HTTP 200 too: { code: 429, msg }.
+          if (answer.json.code === 429) throw new UpstreamBusy(`the upstream is busy: ${String(answer.json.msg ?? answer.json.message ?? 'code 429')}`);
+          return answer;
+        });
+        if (created.json.code !== 'success' || typeof created.json.data !== 'string' || !created.json.data) {
+          return { kind: 'failed', reason: `the upstream refused the music task: ${upstreamMessage(created.json) ?? String(created.json.code ?? 'no task id returned')}` };
+        }
+        await ctx.saveUpstreamId(created.json.data);
+        return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
+      }
+      const answer = await this.client.call('GET', `${this.base}/fetch/${encodeURIComponent(task.upstreamId)}`, { idempotent: true });
+      const upstream = (answer.json.data ?? {}) as UpstreamTask;
+      const clips = Array.isArray(upstream.data) ? (upstream.data as UpstreamClip[]) : [];
+      const broken = clips.find((c) => c.status === 'error');
+      if (upstream.status === 'FAILURE' || broken) {
+        const reason = nonEmpty(upstream.fail_reason) ?? nonEmpty(broken?.metadata?.error_message) ?? 'no reason given';
+        return { kind: 'failed', reason: `the upstream failed the music task: ${reason}` };
+      }
+      if (upstream.status !== 'SUCCESS') return wait();
+      const wanted = task.params.clip_ids.length;
+      if (clips.length < wanted) return { kind: 'failed', reason: `the upstream ended the task with ${clips.length} clip(s), ${wanted} expected` };
+      const takes: MusicTake[] = [];
+      for (const [index, clip] of clips.slice(0, wanted).entries()) {
+        if (typeof clip.audio_url !== 'string' || !clip.audio_url) return { kind: 'failed', reason: `the upstream's clip ${index + 1} has no audio_url` };
+        const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
+        await this.client.downloadToFile(clip.audio_url, MAX_AUDIO_BYTES, audio.path);
+        let durationS: number;
+        try {
+          durationS = durationOf(await decodeAudio(audio.path));
+        } catch (err) {
+          return { kind: 'failed', reason: `the upstream's clip ${index + 1} is not audio: ${(err as Error).message}` };
+        }
+        const cover = typeof clip.image_url === 'string' && clip.image_url ? await this.client.download(clip.image_url, MAX_COVER_BYTES) : null;
+        takes.push({ audio, durationS, cover, upstreamId: typeof clip.id === 'string' ? clip.id : null });
+      }
+      return { kind: 'done', result: takes };
+    } catch (err) {
+      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the music task: ${err.message}` };
+      if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      if (err instanceof UpstreamUnavailable) return wait();
+      throw err;
+    }
+  }
+}
+
+/** The request as the aggregator takes it: ours, with the upstream's id of the clip continued. */
+function upstreamBody(task: MusicTask): Record<string, unknown> {
+  const p = task.params;
+  const body: Record<string, unknown> = { mv: p.mv, make_instrumental: p.make_instrumental };
+  for (const key of ['prompt', 'gpt_description_prompt', 'tags', 'negative_tags', 'title'] as const) if (p[key] !== null) body[key] = p[key];
+  if (p.continue_clip_id) Object.assign(body, { continue_clip_id: p.continue_upstream_id, continue_at: p.continue_at, task: p.task });
+  return body;
+}
+
+function nonEmpty(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() ? value : null;
+}

@@ -1,0 +1,31 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
+import type { MusicTask } from '../music-task.js';
+import { decodeAudio, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
+import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
+
+/**
+ * Composes offline: each take is a melody and rhythm derived from the request (model, prompt, style,
+ * title, the clip continued and where) and the take's place, MUSIC_SANDBOX_DURATION_S long, encoded as
+ * MP3; a continuation holds only its new part, as Suno's. The duration is read back from the file.
+ */
+@Injectable()
+export class SandboxMusicProvider implements MusicProvider {
+  constructor(private readonly config: AppConfig) {}
+
+  async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
+    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    const p = task.params;
+    const takes: MusicTake[] = [];
+    for (const [index, clipId] of p.clip_ids.entries()) {
+      const seed = JSON.stringify([p.mv, p.prompt, p.gpt_description_prompt, p.tags, p.negative_tags, p.title, p.make_instrumental, p.continue_clip_id, p.continue_at, index]);
+      const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
+      await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path);
+      takes.push({ audio, durationS: durationOf(await decodeAudio(audio.path)), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
+    }
+    return { kind: 'done', result: takes };
+  }
+}
