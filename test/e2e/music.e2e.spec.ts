@@ -165,6 +165,8 @@ describe('music: uploads continued from any second, chains joined into one song 
       for (const at of [0, -1, 12, 12.5]) await refused('/music-a/submit/music', { continue_clip_id: uploadId, continue_at: at }, 400, 'invalid_parameter', /^continue_at must be more than 0 and less than the clip's duration, 12 s/);
       await refused('/music-a/submit/music', { continue_clip_id: uploadId, continue_at: '5' }, 400, 'invalid_parameter', /^continue_at must be a number/);
       for (const at of [0.01, 11.99]) expect((await post('/music-a/submit/music', { continue_clip_id: uploadId, continue_at: at })).status).toBe(200);
+      await refused('/music-a/submit/music', { prompt: 'x', continue_at: 5 }, 400, 'invalid_parameter', /^continue_at continues a clip: it needs continue_clip_id/);
+      await refused('/music-a/submit/music', { prompt: 'x', task: 'extend' }, 400, 'invalid_parameter', /^task continues a clip: it needs continue_clip_id/);
     });
 
     it('task: checked against the clip when given', async () => {
@@ -242,5 +244,33 @@ describe('music: uploads continued from any second, chains joined into one song 
     const joined = await post('/music-a/submit/concat', { clip_id: secondTakes[1].id });
     expect([joined.status, joined.body.code]).toEqual([410, 'gone']);
     expect((await fetchTask(uploadId)).data[0].audio_url).toBeNull();
+  });
+});
+
+describe('music and concat under the owner limits: one slot each, their own prices', () => {
+  const ADMIN = 'admin-secret-0123456789';
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    // ROLE=api: accepted tasks stay queued, holding their slot
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, PRICE_MUSIC: '10', PRICE_CONCAT: '3' });
+    key = await t.createKey('team-limited');
+  });
+  afterAll(() => t.close());
+  const song = () => api(t.url, 'POST', '/music-a/submit/music', { key, body: { prompt: 'a song' } });
+
+  it('1303 when the slots are taken (one per music task), 1102 when the month\'s credits cannot cover PRICE_MUSIC, both with string codes', async () => {
+    expect((await api(t.url, 'PUT', '/admin/owners/team-limited/limits', { key: ADMIN, body: { max_concurrent_tasks: 2, monthly_credits: 25 } })).status).toBe(200);
+    expect((await song()).status).toBe(200);
+    expect((await song()).status).toBe(200);
+    const third = await song();
+    expect([third.status, third.body.code]).toEqual([429, 'concurrency_limited']);
+    expect((await api(t.url, 'PUT', '/admin/owners/team-limited/limits', { key: ADMIN, body: { max_concurrent_tasks: 10, monthly_credits: 25 } })).status).toBe(200);
+    const broke = await song(); // 20 used + 10 > 25
+    expect([broke.status, broke.body.code, broke.headers.get('retry-after')]).toEqual([429, 'resource_pack_exhausted', expect.any(String)]);
+    const usage = (await api(t.url, 'GET', '/usage', { key })).body;
+    expect([usage.operations.music.accepted, usage.operations.music.credits_charged, usage.credits.used]).toEqual([2, 20, 20]);
+    const metrics = (await api(t.url, 'GET', '/metrics', { unchecked: true })).text;
+    expect(metrics).toMatch(/mgw_tasks_accepted_total\{owner="team-limited",operation="music"\} 2/);
   });
 });

@@ -1,6 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
+import { FFMPEG_PATH } from '../../src/infra/ffmpeg/ffmpeg.js';
 import { png } from './images.js';
 import { testMp4 } from './media.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
@@ -210,4 +215,106 @@ async function sendLong(res: ServerResponse, contentType: string, head: Buffer, 
     if (!res.write(chunk)) await once(res, 'drain');
   }
   res.end();
+}
+
+/** A real MP3 of a tone (as an upstream would produce), made with the shipped ffmpeg. */
+export function testMp3(seconds: number, frequency = 440): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp3-'));
+  const file = path.join(dir, 'a.mp3');
+  try {
+    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-y', file]);
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface FakeMusicAggregator extends FakeUpstream {
+  /** Music tasks created, by upstream task id: the body sent, and how many times it was fetched. */
+  music: Map<string, { body: Record<string, unknown>; polls: number }>;
+  /** How the next tasks end: SUCCESS (default), FAILURE with a reason, a clip in error, or never. */
+  ending: { kind: 'success' } | { kind: 'failure'; reason: string } | { kind: 'clip_error'; message: string } | { kind: 'never' };
+}
+
+/**
+ * A Suno-API aggregator under /suno: POST /submit/music → { code: "success", data: <task id> }, GET
+ * /fetch/{id} → the task with two clips (IN_PROGRESS for the first polls), their MP3s and PNG covers
+ * served at /files/…; and its audio upload (POST /uploads/audio-url, GET /uploads/{id}), whose ids are
+ * clip ids a continuation may name.
+ */
+export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3): Promise<FakeMusicAggregator> {
+  const created: FakeUpstream['created'] = new Map();
+  const music: FakeMusicAggregator['music'] = new Map();
+  const authFailures: string[] = [];
+  const knobs = defaults();
+  const files = new Map<string, { type: string; bytes: Buffer }>();
+  const cover = await png(64, 64);
+  const state: { ending: FakeMusicAggregator['ending'] } = { ending: { kind: 'success' } };
+  const endings = new Map<string, FakeMusicAggregator['ending']>();
+  let base = '';
+  const server = await startServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const file = /^\/files\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && file && files.has(file[1])) return sendBytes(res, files.get(file[1])!.type, files.get(file[1])!.bytes);
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      authFailures.push(req.headers.authorization ?? 'none');
+      return sendJson(res, 401, { code: 'unauthorized', message: 'bad key' });
+    }
+    if (req.method === 'POST' && url.pathname === '/suno/submit/music') {
+      if (knobs.createBusy > 0) {
+        knobs.createBusy--;
+        return sendJson(res, 200, { code: 429, msg: 'too many requests, try again later' });
+      }
+      const id = `up-task-${music.size + 1}`;
+      music.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
+      endings.set(id, state.ending);
+      for (const n of [0, 1]) files.set(`${id}-${n}.mp3`, { type: 'audio/mpeg', bytes: testMp3(clipSeconds, 300 + 100 * music.size + 50 * n) });
+      files.set(`${id}.png`, { type: 'image/png', bytes: cover });
+      return sendJson(res, 200, { code: 'success', message: '', data: id });
+    }
+    const fetched = /^\/suno\/fetch\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && fetched && music.has(fetched[1])) {
+      const id = fetched[1];
+      const task = music.get(id)!;
+      task.polls++;
+      const ending = endings.get(id)!;
+      const done = task.polls >= knobs.pollsUntilDone && ending.kind !== 'never';
+      const status = !done ? 'IN_PROGRESS' : ending.kind === 'failure' ? 'FAILURE' : ending.kind === 'clip_error' ? 'IN_PROGRESS' : 'SUCCESS';
+      const clips = [0, 1].map((n) => ({
+        id: `up-clip-${id.slice(8)}-${n}`,
+        status: done ? (ending.kind === 'clip_error' && n === 1 ? 'error' : 'complete') : 'streaming',
+        audio_url: done ? `${base}/files/${id}-${n}.mp3` : '',
+        image_url: done ? `${base}/files/${id}.png` : '',
+        title: task.body.title ?? '',
+        metadata: { duration: done ? clipSeconds : null, error_message: ending.kind === 'clip_error' && done && n === 1 ? ending.message : null },
+      }));
+      return sendJson(res, 200, { code: 'success', message: '', data: { task_id: id, status, fail_reason: ending.kind === 'failure' && done ? ending.reason : '', data: clips } });
+    }
+    if (req.method === 'POST' && url.pathname === '/suno/uploads/audio-url') {
+      const id = `up-upload-${created.size + 1}`;
+      created.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
+      return sendJson(res, 200, { code: 'success', message: '', data: id });
+    }
+    const upload = /^\/suno\/uploads\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && upload && created.has(upload[1])) {
+      return sendJson(res, 200, { code: 'success', message: '', data: { id: upload[1], status: 'ready', format: 'wav', duration: 12, size_bytes: 1000, sha256: 'cd'.repeat(32), error: null } });
+    }
+    sendJson(res, 404, { code: 'not_found', message: 'no such task' });
+  });
+  base = server.url;
+  return {
+    server,
+    url: server.url,
+    knobs,
+    created,
+    music,
+    authFailures,
+    get ending() {
+      return state.ending;
+    },
+    set ending(value) {
+      state.ending = value;
+    },
+    close: () => server.close(),
+  };
 }

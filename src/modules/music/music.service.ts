@@ -25,6 +25,9 @@ export class MusicService {
   async submit(principal: Principal, dto: SubmitMusicDto, requestBase?: string): Promise<MusicSubmitResultDto> {
     const mv = (dto.mv ?? DEFAULT_MUSIC_MODEL) as MusicModelName;
     checkModelLimits(mv, dto);
+    if (!dto.continue_clip_id && (dto.continue_at !== undefined || dto.task !== undefined)) {
+      throw new AppError('INVALID_PARAMETER', `${dto.continue_at !== undefined ? 'continue_at' : 'task'} continues a clip: it needs continue_clip_id`);
+    }
     const parent = dto.continue_clip_id ? await this.continuedClip(principal.owner, dto) : null;
     if (!parent && !hasText(dto.prompt) && !hasText(dto.gpt_description_prompt) && !hasText(dto.tags)) {
       throw new AppError('INVALID_PARAMETER', 'prompt, gpt_description_prompt or tags is required: what the new song is (lyrics, a description or a style)');
