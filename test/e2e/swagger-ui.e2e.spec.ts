@@ -19,52 +19,111 @@ async function generationState(key: string, t: TestApp, id: string): Promise<str
   return state === 'failed' ? `failed: ${failure_reason}` : state;
 }
 
-/** Each pre-filled example, by operation: what its answer names, and the state the task must reach. */
-const EXAMPLES: { operation: string; examples: string[]; success: string; idOf: (body: any) => string; state: (key: string, t: TestApp, id: string) => Promise<string> }[] = [
+async function musicState(key: string, t: TestApp, id: string): Promise<string> {
+  const { status, fail_reason } = (await api(t.url, 'GET', `/music-a/fetch/${id}`, { key })).body.data;
+  return status === 'FAILURE' ? `failed: ${fail_reason}` : status;
+}
+
+/** States a task passes through before it ends, in every API's words. */
+const UNDER_WAY = ['submitted', 'processing', 'pending', 'dreaming', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS'];
+
+interface Operation {
+  /** Swagger UI's id of the operation: operations-<its tag, spaces as _>-<its operationId>. */
+  operation: string;
+  /** The examples that run as they are to success (200 or 201), each twice. */
+  examples: string[];
+  /** The task a success starts: where its answer names it, how to read its state, and the state it must reach. */
+  task?: { success: string; idOf: (body: any) => string; state: (key: string, t: TestApp, id: string) => Promise<string> };
+  /** For an operation that starts no task: the answer its examples give as they are. */
+  answer?: unknown;
+  /**
+   * Examples that need the caller's own ids (their summaries say "put your clip id"): their placeholder
+   * clip ids are nobody's, so as they are each must answer 404 not_found, the envelope naming `field`;
+   * never a 5xx, never a 400 (the body itself is valid).
+   */
+  ownIds?: { examples: string[]; field: RegExp };
+}
+
+/**
+ * Each pre-filled example, by operation. The test first checks this list against the served document:
+ * every example of every operation is here, as one that succeeds or one that needs the caller's own ids.
+ */
+const OPERATIONS: Operation[] = [
   {
     operation: 'operations-image_expand-createExpandTask',
     examples: ['base64', 'url', 'kling'],
-    success: 'succeed',
-    idOf: (body) => body.data.task_id,
-    state: async (key, t, id) => {
-      const { task_status, task_status_msg } = (await api(t.url, 'GET', `/video-a/v1/images/editing/expand/${id}`, { key })).body.data;
-      return task_status === 'failed' ? `failed: ${task_status_msg}` : task_status;
+    task: {
+      success: 'succeed',
+      idOf: (body) => body.data.task_id,
+      state: async (key, t, id) => {
+        const { task_status, task_status_msg } = (await api(t.url, 'GET', `/video-a/v1/images/editing/expand/${id}`, { key })).body.data;
+        return task_status === 'failed' ? `failed: ${task_status_msg}` : task_status;
+      },
     },
   },
   {
     operation: 'operations-video_generation-createGeneration',
     examples: ['keyframe', 'text', 'luma'],
-    success: 'completed',
-    idOf: (body) => body.id,
-    state: generationState,
+    task: { success: 'completed', idOf: (body) => body.id, state: generationState },
   },
   {
     operation: 'operations-video_generation-createVideoGeneration',
-    examples: ['keyframe'],
-    success: 'completed',
-    idOf: (body) => body.id,
-    state: generationState,
+    examples: ['keyframe', 'text', 'luma'],
+    task: { success: 'completed', idOf: (body) => body.id, state: generationState },
   },
   {
     operation: 'operations-audio-uploadAudioUrl',
     examples: ['sample'],
-    success: 'ready',
-    idOf: (body) => body.data,
-    state: async (key, t, id) => {
-      const { status, error } = (await api(t.url, 'GET', `/music-a/uploads/${id}`, { key })).body.data;
-      return status === 'failed' ? `failed: ${error}` : status;
+    task: {
+      success: 'ready',
+      idOf: (body) => body.data,
+      state: async (key, t, id) => {
+        const { status, error } = (await api(t.url, 'GET', `/music-a/uploads/${id}`, { key })).body.data;
+        return status === 'failed' ? `failed: ${error}` : status;
+      },
     },
+  },
+  {
+    operation: 'operations-music-submitMusic',
+    examples: ['song', 'description'],
+    task: { success: 'SUCCESS', idOf: (body) => body.data, state: musicState },
+    ownIds: { examples: ['continuation'], field: /^continue_clip_id\b/ },
+  },
+  {
+    operation: 'operations-music-submitConcat',
+    examples: [],
+    ownIds: { examples: ['chain', 'list'], field: /^clip_ids?\b/ },
+  },
+  {
+    // its example's id is nobody's task: left out, an empty list
+    operation: 'operations-music-fetchMusicTasks',
+    examples: ['ids'],
+    answer: { code: 'success', message: '', data: [] },
   },
 ];
 
-/** Clicks Execute and returns the answer shown, once it differs from `previous`. */
-async function execute(page: Page, op: string, previous: string): Promise<{ status: string; body: string }> {
+/** The new song fetched in the browser: the example that makes it, and the operation that fetches it. */
+const SONG = { operation: 'operations-music-submitMusic', example: 'song', fetch: 'operations-music-fetchMusicTask' };
+
+/**
+ * Clicks Execute and returns the answer shown once it differs from `previous` (the whole answer shown:
+ * its headers carry the request's own X-Request-Id, so two equal bodies in a row still differ).
+ */
+async function execute(page: Page, op: string, previous: string): Promise<{ status: string; body: string; shown: string }> {
   await page.click(`#${op} .execute`);
-  const selector = `#${op} .live-responses-table .response-col_description pre`;
-  await page.waitForFunction((s, p) => document.querySelector(s)?.textContent && document.querySelector(s)!.textContent !== p, { timeout: 30_000 }, selector, previous);
+  const response = `#${op} .live-responses-table .response`;
+  const selector = `${response} .response-col_description pre`;
+  await page.waitForFunction(
+    (r, s, p) => document.querySelector(s)?.textContent && document.querySelector(r)!.textContent !== p,
+    { timeout: 30_000 },
+    response,
+    selector,
+    previous,
+  );
   return {
-    status: await page.$eval(`#${op} .live-responses-table .response .response-col_status`, (e) => e.textContent?.trim() ?? ''),
+    status: await page.$eval(`${response} .response-col_status`, (e) => e.textContent?.trim() ?? ''),
     body: await page.$eval(selector, (e) => e.textContent ?? ''),
+    shown: await page.$eval(response, (e) => e.textContent ?? ''),
   };
 }
 
@@ -75,7 +134,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
   let profile: string;
   beforeAll(async () => {
     // No ALLOW_PRIVATE_URLS and no network: the examples must work as they are.
-    t = await startTestApp({ ADMIN_API_KEY: 'admin-secret-0123456789' });
+    t = await startTestApp({ ADMIN_API_KEY: 'admin-secret-0123456789', MUSIC_SANDBOX_DURATION_S: '3' });
     key = await t.createKey('swagger');
     profile = await mkdtemp(path.join(tmpdir(), 'mgw-chromium-'));
     browser = await puppeteer.launch({
@@ -91,7 +150,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     await rm(profile, { recursive: true, force: true });
   });
 
-  it('authorizes the API key when one is pasted and Enter pressed, and runs every pre-filled example as it is, twice, to success', async () => {
+  it('authorizes the API key when one is pasted and Enter pressed, runs every pre-filled example as it is, twice, to success (or to 404 for those that need your own ids), and fetches the new song to SUCCESS', async () => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('.btn.authorize');
@@ -107,26 +166,77 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     ]);
     await page.click('.modal-ux .btn-done');
 
+    // Which examples run: every one the served document pre-fills, each listed above as one that succeeds or one that needs the caller's own ids.
+    const doc = (await api(t.url, 'GET', '/docs-json')).body;
+    const documented: Record<string, string[]> = {};
+    for (const item of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(item)) {
+        const examples = op?.requestBody?.content?.['application/json']?.examples;
+        if (examples) documented[`operations-${op.tags[0].replace(/\s/g, '_')}-${op.operationId}`] = Object.keys(examples).sort();
+      }
+    }
+    expect(Object.fromEntries(OPERATIONS.map((o) => [o.operation, [...o.examples, ...(o.ownIds?.examples ?? [])].sort()]))).toEqual(documented);
+
+    // The new song in the browser, as soon as its example answered: its id, read from that answer in the panel, typed into
+    // GET /music-a/fetch/{task_id}'s Try it out, executed again until the panel shows the task ended (a deadline, no fixed
+    // sleeps); it must be SUCCESS, with its two takes complete.
+    let executions = 0;
+    const fetchSongInBrowser = async (songId: string) => {
+      expect(songId).toMatch(/^[0-9a-f-]{36}$/);
+      await page.click(`#${SONG.fetch} .opblock-summary`);
+      await page.waitForSelector(`#${SONG.fetch} .try-out__btn`);
+      await page.click(`#${SONG.fetch} .try-out__btn`);
+      await page.type(`#${SONG.fetch} tr[data-param-name="task_id"] input`, songId);
+      let shown = '';
+      const fetched = await pollUntil(
+        async () => {
+          const answer = await execute(page, SONG.fetch, shown);
+          executions++;
+          shown = answer.shown;
+          return { status: answer.status, text: answer.body, body: JSON.parse(answer.body) };
+        },
+        (a) => a.status !== '200' || !UNDER_WAY.includes(a.body.data?.status),
+        { timeoutMs: 60_000, what: `the new song ${songId} to end, fetched in Swagger UI` },
+      );
+      expect([fetched.status, fetched.text]).toEqual(['200', expect.stringContaining('"status": "SUCCESS"')]);
+      expect(fetched.body.data).toEqual(expect.objectContaining({ task_id: songId, action: 'MUSIC', status: 'SUCCESS', fail_reason: '' }));
+      expect(fetched.body.data.data).toHaveLength(2);
+      for (const clip of fetched.body.data.data) {
+        expect(clip).toEqual(expect.objectContaining({ status: 'complete', audio_url: expect.stringMatching(/^https?:\/\//) }));
+        expect(clip.metadata.duration).toBeGreaterThan(0);
+      }
+    };
+
     const created: { what: string; id: string; success: string; state: (id: string) => Promise<string> }[] = [];
-    for (const { operation, examples, success, idOf, state } of EXAMPLES) {
+    for (const { operation, examples, task, answer: expected, ownIds } of OPERATIONS) {
       await page.click(`#${operation} .opblock-summary`);
       await page.waitForSelector(`#${operation} .try-out__btn`);
       await page.click(`#${operation} .try-out__btn`);
       let shown = '';
-      for (const example of examples) {
+      const runs = [...examples.map((example) => ({ example, own: false })), ...(ownIds?.examples ?? []).map((example) => ({ example, own: true }))];
+      for (const { example, own } of runs) {
         await page.select(`#${operation} .opblock-section-request-body .examples-select-element`, example);
         for (let run = 1; run <= 2; run++) {
           const answer = await execute(page, operation, shown);
-          shown = answer.body;
-          const body = JSON.parse(answer.body);
+          shown = answer.shown;
           const what = `${operation} "${example}" run ${run}`;
+          const body = JSON.parse(answer.body);
+          if (own) {
+            expect([what, answer.status, body]).toEqual([what, '404', { code: 'not_found', message: expect.stringMatching(ownIds!.field), request_id: expect.any(String) }]);
+            continue;
+          }
           expect([what, answer.status]).toEqual([what, expect.stringMatching(/^20[01]$/)]);
-          created.push({ what, id: idOf(body), success, state: (id) => state(key, t, id) });
+          if (task) created.push({ what, id: task.idOf(body), success: task.success, state: (id) => task.state(key, t, id) });
+          else expect([what, body]).toEqual([what, expected]);
+          if (operation === SONG.operation && example === SONG.example && run === 1) await fetchSongInBrowser(task!.idOf(body));
         }
       }
     }
+
+    expect(executions).toBeGreaterThan(0);
+
     for (const task of created) {
-      const final = await pollUntil(() => task.state(task.id), (s) => !['submitted', 'processing', 'pending', 'dreaming'].includes(s), { timeoutMs: 90_000, what: task.what });
+      const final = await pollUntil(() => task.state(task.id), (s) => !UNDER_WAY.includes(s), { timeoutMs: 90_000, what: task.what });
       expect([task.what, final]).toEqual([task.what, task.success]);
     }
   }, 300_000);
