@@ -164,6 +164,8 @@ describe('per-owner limits, shared by two instances', () => {
       expand: { accepted: 2, succeeded: 1, failed: 1, credits_charged: 5, credits_refunded: 3 },
       video: { accepted: 1, succeeded: 0, failed: 1, credits_charged: 5, credits_refunded: 5 },
       audio: { accepted: 1, succeeded: 0, failed: 1, credits_charged: 1, credits_refunded: 1 },
+      music: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
+      concat: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
     });
     const today = new Date().toISOString().slice(0, 10);
     const byDay = await api(a.url, 'GET', `/admin/usage?from=${today}&to=${today}&owner=credit-o`, { key: ADMIN });

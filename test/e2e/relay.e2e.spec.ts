@@ -271,8 +271,8 @@ describe('relay to an audio aggregator', () => {
 });
 
 describe('relay to an upstream that speaks this same interface', () => {
-  it('chains two gateways: the front relays expand, video and audio to the back, which runs them on its sandbox', async () => {
-    const back = await startTestApp({ ALLOW_PRIVATE_URLS: 'true' });
+  it('chains two gateways: the front relays expand, video, audio and music to the back, which runs them on its sandbox', async () => {
+    const back = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', MUSIC_SANDBOX_DURATION_S: '3' });
     const backKey = await back.createKey('front-gateway');
     const front = await startTestApp({
       ...FAST,
@@ -280,6 +280,7 @@ describe('relay to an upstream that speaks this same interface', () => {
       RELAY_EXPAND_URL: `${back.url}/video-a`,
       RELAY_VIDEO_URL: `${back.url}/video-b/v1`,
       RELAY_AUDIO_URL: `${back.url}/music-a`,
+      RELAY_MUSIC_URL: `${back.url}/music-a`,
       RELAY_API_KEY: backKey,
     });
     try {
@@ -299,6 +300,19 @@ describe('relay to an upstream that speaks this same interface', () => {
       const audio = await api(front.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: `${back.url}/health` } });
       const uploaded = await pollUntil(() => api(front.url, 'GET', `/music-a/uploads/${audio.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
       expect(uploaded.body.data).toEqual(expect.objectContaining({ status: 'failed', error: expect.stringMatching(/not audio/) }));
+
+      // music: the back's clip ids stay behind the front's; a continuation names the back's id of the clip
+      const fetchSong = (id: string) => pollUntil(() => api(front.url, 'GET', `/music-a/fetch/${id}`, { key }), (r) => ['SUCCESS', 'FAILURE'].includes(r.body.data.status), { timeoutMs: 30_000 });
+      const song = await fetchSong((await api(front.url, 'POST', '/music-a/submit/music', { key, body: { prompt: 'chained song', tags: 'folk' } })).body.data);
+      expect(song.body.data.status).toBe('SUCCESS');
+      const backSongs = await queryDb<{ id: string }>(back.db, "SELECT id FROM clips WHERE type = 'gen'");
+      expect(backSongs).toHaveLength(2);
+      for (const clip of song.body.data.data) expect(backSongs.map((c) => c.id)).not.toContain(clip.id);
+      const more = await fetchSong((await api(front.url, 'POST', '/music-a/submit/music', { key, body: { continue_clip_id: song.body.data.data[0].id, continue_at: 1.5 } })).body.data);
+      expect(more.body.data.status).toBe('SUCCESS');
+      const [continued] = await queryDb<{ parent_id: string; continue_at: number }>(back.db, "SELECT parent_id, continue_at FROM clips WHERE type = 'gen' AND parent_id IS NOT NULL LIMIT 1");
+      expect(continued).toEqual({ parent_id: expect.any(String), continue_at: 1.5 });
+      expect(backSongs.map((c) => c.id)).toContain(continued.parent_id);
     } finally {
       await front.close();
       await back.close();

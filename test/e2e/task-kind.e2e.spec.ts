@@ -95,12 +95,13 @@ describe('a task kind defined outside src/, through the real engine', () => {
   it('counts the kind in usage, metrics and the OpenAPI document, as the registry lists it', async () => {
     const usage = await api(t.url, 'GET', '/usage', { key });
     expect(usage.body.operations.echo).toEqual({ accepted: 4, succeeded: 2, failed: 2, credits_charged: 27, credits_refunded: 18 });
-    expect(Object.keys(usage.body.operations)).toEqual(['expand', 'video', 'audio', 'echo']);
+    expect(Object.keys(usage.body.operations)).toEqual(['expand', 'video', 'audio', 'music', 'concat', 'echo']);
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
     expect(metrics).toMatch(/mgw_tasks_finished_total\{owner="team-echo",operation="echo",state="failed"\} 2/);
     const doc = await api(t.url, 'GET', '/docs-json');
-    expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(['expand', 'video', 'audio', 'echo']);
-    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 4)).toEqual(['image expand', 'video generation', 'audio', 'echo']);
+    expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(['expand', 'video', 'audio', 'music', 'concat', 'echo']);
+    // music and concat share one tag
+    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 5)).toEqual(['image expand', 'video generation', 'audio', 'music', 'echo']);
   });
 
   it("recovers a task whose job died before any worker claimed it, through the engine's sweeper", async () => {
