@@ -1,6 +1,6 @@
 import { MediaService } from '../../src/modules/media/media.service.js';
 import { startServer, sendBytes, type TestServer } from '../support/http-server.js';
-import { correlation, decodeMono, musicalWav } from '../support/media.js';
+import { correlation, decodeMono, musicalWav, relativeError, probeAudio } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -72,6 +72,8 @@ describe('music: uploads continued from any second, chains joined into one song 
     expect([task.action, task.status]).toEqual(['MUSIC', 'SUCCESS']);
     firstTakes = task.data;
     expect(firstTakes).toHaveLength(2);
+    // …with the channels of the clip they continue (the upload is mono)
+    expect((await probeAudio(await download(firstTakes[0].audio_url))).channels).toBe(1);
     for (const clip of firstTakes) {
       expect(clip).toEqual(expect.objectContaining({ status: 'complete', title: 'Tide', model_name: 'chirp-v4', audio_url: expect.any(String), image_url: expect.any(String) }));
       expect(clip.metadata).toEqual(expect.objectContaining({ type: 'gen', tags: 'lo-fi', continue_clip_id: uploadId, continue_at: 5, history: [{ id: uploadId, type: 'upload', continue_at: 5 }] }));
@@ -108,9 +110,15 @@ describe('music: uploads continued from any second, chains joined into one song 
     ]);
     expect(Math.abs(song.metadata.duration - (5 + 4 + last.metadata.duration))).toBeLessThan(0.1);
 
-    const pcm = await decodeMono(await download(song.audio_url), 'mp3');
+    const songBytes = await download(song.audio_url);
+    const pcm = await decodeMono(songBytes, 'mp3');
     expect(Math.abs(pcm.length / RATE - (5 + 4 + last.metadata.duration))).toBeLessThan(0.1);
     const original = await decodeMono(upload12, 'wav');
+    // A mono upload's chain stays mono: any decoder reads the same samples back (no 3 dB up- or downmix),
+    // so they match one by one, within MP3's error, except the 3 ms fade before the cut (a 3 dB gain
+    // alone would be an error of 0.41).
+    expect((await probeAudio(songBytes)).channels).toBe(1);
+    expect(relativeError(pcm.subarray(0, 5 * RATE - 150), original.subarray(0, 5 * RATE - 150))).toBeLessThan(0.1);
     // The first 5 s are the upload's (MP3 is lossy: compared by correlation, away from the 3 ms fade at the cut).
     expect(correlation(pcm.subarray(0, 5 * RATE - 200), original.subarray(0, 5 * RATE - 200))).toBeGreaterThan(0.99);
     // …and not what came after 5 s in the upload: the cut is where it should be.

@@ -95,3 +95,29 @@ export function musicalWav(seconds: number, seed = 1): Buffer {
   }
   return pcm16Wav(data, rate);
 }
+
+/** The difference of two stretches of samples, one by one, relative to the second: RMS(a − b) / RMS(b) (0: the same samples). */
+export function relativeError(a: Float32Array, b: Float32Array): number {
+  let diff = 0;
+  let ref = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    diff += (a[i] - b[i]) ** 2;
+    ref += b[i] ** 2;
+  }
+  return Math.sqrt(diff / ref);
+}
+
+/** Channel count and sample rate of an audio file, from ffmpeg's own report. */
+export function probeAudio(bytes: Buffer): Promise<{ channels: number; sampleRate: number }> {
+  return withFile(bytes, 'audio', (file) => {
+    let report = '';
+    try {
+      execFileSync(FFMPEG_PATH, ['-hide_banner', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (err) {
+      report = String((err as { stderr?: Buffer }).stderr ?? '');
+    }
+    const audio = /Audio: [^\n]*?, (\d+) Hz, (mono|stereo)/.exec(report);
+    if (!audio) throw new Error(`no audio stream in: ${report.slice(-300)}`);
+    return { sampleRate: Number(audio[1]), channels: audio[2] === 'mono' ? 1 : 2 };
+  });
+}

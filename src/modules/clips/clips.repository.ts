@@ -116,6 +116,11 @@ export class ClipsRepository {
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
+  /** Where a clip's audio is: its task and place (for a task that reads it, such as a continuation). */
+  findById(id: string): Promise<Pick<Clip, 'id' | 'taskId' | 'idx'> | null> {
+    return this.prisma.clip.findUnique({ where: { id }, select: { id: true, taskId: true, idx: true } });
+  }
+
   /** The chain that ends with the owner's clip `id`: from its first clip (no parent) to it; empty when it is not the owner's. */
   async chainOf(owner: string, id: string): Promise<OwnedClip[]> {
     if (!isUUID(id)) return [];

@@ -1,8 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
+import { parseFile } from 'music-metadata';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
+import { CLIP_AUDIO_ROLE } from '../../clips/clip-records.js';
+import { ClipsRepository } from '../../clips/clips.repository.js';
+import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
 import { decodeAudio, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
@@ -10,22 +14,39 @@ import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js
 /**
  * Composes offline: each take is a melody and rhythm derived from the request (model, prompt, style,
  * title, the clip continued and where) and the take's place, MUSIC_SANDBOX_DURATION_S long, encoded as
- * MP3; a continuation holds only its new part, as Suno's. The duration is read back from the file.
+ * MP3; a continuation holds only its new part, as Suno's, with the channels of the clip it continues (a
+ * mono upload's chain stays mono, so its joined song is the upload's own samples). The duration is read
+ * back from the file.
  */
 @Injectable()
 export class SandboxMusicProvider implements MusicProvider {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly clips: ClipsRepository,
+    private readonly media: MediaService,
+  ) {}
 
   async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
     const p = task.params;
+    const channels = p.continue_clip_id ? await this.channelsOf(p.continue_clip_id, ctx) : 2;
     const takes: MusicTake[] = [];
     for (const [index, clipId] of p.clip_ids.entries()) {
       const seed = JSON.stringify([p.mv, p.prompt, p.gpt_description_prompt, p.tags, p.negative_tags, p.title, p.make_instrumental, p.continue_clip_id, p.continue_at, index]);
       const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
-      await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path);
+      await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path, channels);
       takes.push({ audio, durationS: durationOf(await decodeAudio(audio.path)), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
     }
     return { kind: 'done', result: takes };
+  }
+
+  /** The channel count of the continued clip's file (stereo when it is not stored here). */
+  private async channelsOf(clipId: string, ctx: MusicContext): Promise<1 | 2> {
+    const clip = await this.clips.findById(clipId);
+    const row = clip && (await this.media.findForTask(clip.taskId, CLIP_AUDIO_ROLE, clip.idx));
+    const file = ctx.file('parent', 'audio');
+    if (!row || (await this.media.copyToFile(row, file)) === null) return 2;
+    const { format } = await parseFile(file, { duration: false, skipCovers: true });
+    return format.numberOfChannels === 1 ? 1 : 2;
   }
 }

@@ -83,11 +83,14 @@ function scaleFrame(pcm: Float32Array, frame: number, gain: number): void {
  * sample for sample and has its length (checked with this ffmpeg build, 2018-12: without the header a
  * decoder starts 1105 frames late — 576 of LAME plus 529 of the decoder — and ends about a frame long).
  */
-export async function encodeMp3(pcm: Float32Array, file: string): Promise<void> {
+export async function encodeMp3(pcm: Float32Array, file: string, channels: 1 | 2 = CHANNELS): Promise<void> {
   framesOf(pcm);
   const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  // A mono file is the mean of the two channels (the same samples when they are equal). Not ffmpeg's `-ac 1`:
+  // it mixes each channel at 1/√2, so a mono source copied to both channels would come out 3 dB louder.
+  const mono = channels === 1 ? ['-af', 'pan=mono|c0=0.5*c0+0.5*c1'] : [];
   await runFfmpeg(
-    ['-loglevel', 'error', '-f', 'f32le', '-ar', String(SAMPLE_RATE), '-ac', String(CHANNELS), '-i', 'pipe:0', '-c:a', 'libmp3lame', '-b:a', '192k', '-write_xing', '1', '-f', 'mp3', '-y', file],
+    ['-loglevel', 'error', '-f', 'f32le', '-ar', String(SAMPLE_RATE), '-ac', String(CHANNELS), '-i', 'pipe:0', ...mono, '-c:a', 'libmp3lame', '-b:a', '192k', '-write_xing', '1', '-f', 'mp3', '-y', file],
     {
       feed: async (stdin) => {
         for (let at = 0; at < bytes.length; at += FEED_CHUNK) {
@@ -105,10 +108,20 @@ export async function encodeMp3(pcm: Float32Array, file: string): Promise<void> 
  * channels are mixed down by ffmpeg. MP3 encoder delay and padding are trimmed by ffmpeg from the LAME header.
  */
 export async function decodeAudio(file: string): Promise<Float32Array> {
+  return (await decodeAudioFile(file)).pcm;
+}
+
+/** What decodeAudio gives, with the channel count of the file (1, or 2 for stereo and more): what its continuations and joins keep. */
+export interface DecodedAudio {
+  pcm: Float32Array;
+  channels: 1 | 2;
+}
+
+export async function decodeAudioFile(file: string): Promise<DecodedAudio> {
   const decoded = await decodeToWav(file, false);
-  if (decoded.channels <= CHANNELS) return toStereo(decoded.data, decoded.channels);
+  if (decoded.channels <= CHANNELS) return { pcm: toStereo(decoded.data, decoded.channels), channels: decoded.channels === 1 ? 1 : 2 };
   const mixed = await decodeToWav(file, true);
-  return toStereo(mixed.data, mixed.channels);
+  return { pcm: toStereo(mixed.data, mixed.channels), channels: 2 };
 }
 
 /** ffmpeg's decode as a float WAV on stdout (its header tells the channel count), resampled to SAMPLE_RATE. */
