@@ -85,9 +85,11 @@ describe('music relayed to a Suno-API aggregator', () => {
   });
 
   it("ends FAILURE with the upstream's reason on a FAILURE task or a clip in error", async () => {
-    agg.ending = { kind: 'failure', reason: 'lyrics flagged by moderation' };
+    agg.ending = { kind: 'failure', reason: `lyrics flagged by moderation (task up-task-${agg.music.size + 1}, see https://cdn.example/up-clip-${agg.music.size + 1}-0.mp3)` };
     const failed = await ended(await submit('/music-a/submit/music', { prompt: 'x' }));
     expect([failed.status, failed.fail_reason]).toEqual(['FAILURE', expect.stringContaining('lyrics flagged by moderation')]);
+    // the upstream's words reach the caller without its ids or links
+    expect(JSON.stringify(failed)).not.toMatch(/up-(task|clip)|cdn\.example/);
     expect(failed.data.map((c: any) => [c.status, c.metadata.error_message])).toEqual([
       ['error', expect.stringContaining('lyrics flagged')],
       ['error', expect.stringContaining('lyrics flagged')],
@@ -95,6 +97,23 @@ describe('music relayed to a Suno-API aggregator', () => {
     agg.ending = { kind: 'clip_error', message: 'audio generation failed' };
     const broken = await ended(await submit('/music-a/submit/music', { prompt: 'y' }));
     expect([broken.status, broken.fail_reason]).toEqual(['FAILURE', expect.stringContaining('audio generation failed')]);
+  });
+
+  it("keeps a take whose cover cannot be copied, without a cover (the audio is what the task is for)", async () => {
+    agg.ending = { kind: 'success' };
+    agg.coversMissing = true;
+    try {
+      const task = await ended(await submit('/music-a/submit/music', { prompt: 'no cover' }));
+      expect([task.status, task.data.map((c: any) => [c.status, c.image_url, typeof c.audio_url])]).toEqual([
+        'SUCCESS',
+        [
+          ['complete', null, 'string'],
+          ['complete', null, 'string'],
+        ],
+      ]);
+    } finally {
+      agg.coversMissing = false;
+    }
   });
 
   it('fails a task the upstream never ends at its deadline (MUSIC_TIMEOUT_S), with a reason, instead of polling for ever', async () => {

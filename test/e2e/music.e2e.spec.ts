@@ -15,12 +15,14 @@ describe('music: uploads continued from any second, chains joined into one song 
   let files: TestServer;
   const upload12 = musicalWav(12, 7);
   const uploadB = musicalWav(12, 99);
+  const oddLength = musicalWav(7.32171, 5); // not a whole number of milliseconds
   const release: (() => void)[] = [];
 
   beforeAll(async () => {
     files = await startServer((req, res) => {
       if (req.url === '/a.wav') return sendBytes(res, 'audio/wav', upload12);
       if (req.url === '/b.wav') return sendBytes(res, 'audio/wav', uploadB);
+      if (req.url === '/odd.wav') return sendBytes(res, 'audio/wav', oddLength);
       if (req.url === '/not-audio.wav') return sendBytes(res, 'audio/wav', Buffer.from('hello, this is not audio at all'.repeat(20)));
       if (req.url === '/slow.wav') return new Promise<void>((resolve) => release.push(() => (sendBytes(res, 'audio/wav', upload12), resolve())));
       res.statusCode = 404;
@@ -145,6 +147,19 @@ describe('music: uploads continued from any second, chains joined into one song 
     expect(correlation(pcm.subarray(12 * RATE + 200, 24 * RATE - 200), b.subarray(200, 12 * RATE - 200))).toBeGreaterThan(0.99);
   });
 
+  it('continues a clip from its end (no continue_at) whatever its length, and joins that chain (the cut at its rounded duration keeps it whole)', async () => {
+    const odd = await uploaded('odd.wav');
+    const id = await submitted('/music-a/submit/music', { continue_clip_id: odd.toUpperCase(), prompt: 'on and on' });
+    const task = await untilEnded(id);
+    expect(task.status).toBe('SUCCESS');
+    expect(task.data[0].metadata.continue_at).toBeCloseTo(7.322, 3);
+    const joined = await untilEnded(await submitted('/music-a/submit/concat', { clip_id: task.data[0].id.toUpperCase() }));
+    expect([joined.status, joined.fail_reason]).toEqual(['SUCCESS', '']);
+    expect(Math.abs(joined.data[0].metadata.duration - (7.32171 + TAKE_S))).toBeLessThan(0.03);
+    // upper-case ids are the same ids
+    expect((await api(t.url, 'GET', `/music-a/fetch/${id.toUpperCase()}`, { key })).body.data.task_id).toBe(id);
+  });
+
   describe('rules: each a 4xx with the envelope naming the field', () => {
     const refused = async (path: string, body: unknown, status: number, code: string, message: RegExp, k = key) => {
       const res = await post(path, body, k);
@@ -208,6 +223,8 @@ describe('music: uploads continued from any second, chains joined into one song 
       await refused('/music-a/submit/concat', { clip_ids: [uploadId, uploadId, uploadId] }, 400, 'invalid_parameter', /^clip_ids: the joined song would last 36 s, more than CONCAT_MAX_DURATION_S \(30 s\)/);
       expect((await post('/music-a/submit/concat', { clip_ids: [uploadId, firstTakes[0].id, firstTakes[1].id] })).status).toBe(200); // 12 + 6 + 6 = 24
       await refused('/music-a/submit/concat', {}, 400, 'invalid_parameter', /either clip_id .* or clip_ids/);
+      await refused('/music-a/submit/concat', { clip_ids: null }, 400, 'invalid_parameter', /either clip_id .* or clip_ids/);
+      await refused('/music-a/submit/concat', { clip_id: null, clip_ids: null }, 400, 'invalid_parameter', /either clip_id .* or clip_ids/);
       await refused('/music-a/submit/concat', { clip_id: secondTakes[0].id, clip_ids: [uploadId, uploadId] }, 400, 'invalid_parameter', /either clip_id .* or clip_ids/);
     });
 

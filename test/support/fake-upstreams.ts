@@ -234,6 +234,8 @@ export interface FakeMusicAggregator extends FakeUpstream {
   music: Map<string, { body: Record<string, unknown>; polls: number }>;
   /** How the next tasks end: SUCCESS (default), FAILURE with a reason, a clip in error, or never. */
   ending: { kind: 'success' } | { kind: 'failure'; reason: string } | { kind: 'clip_error'; message: string } | { kind: 'never' };
+  /** Answer 404 for covers (the audio is still served). */
+  coversMissing: boolean;
 }
 
 /**
@@ -249,13 +251,13 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
   const knobs = defaults();
   const files = new Map<string, { type: string; bytes: Buffer }>();
   const cover = await png(64, 64);
-  const state: { ending: FakeMusicAggregator['ending'] } = { ending: { kind: 'success' } };
+  const state: { ending: FakeMusicAggregator['ending']; coversMissing: boolean } = { ending: { kind: 'success' }, coversMissing: false };
   const endings = new Map<string, FakeMusicAggregator['ending']>();
   let base = '';
   const server = await startServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const file = /^\/files\/(.+)$/.exec(url.pathname);
-    if (req.method === 'GET' && file && files.has(file[1])) return sendBytes(res, files.get(file[1])!.type, files.get(file[1])!.bytes);
+    if (req.method === 'GET' && file && files.has(file[1]) && !(state.coversMissing && file[1].endsWith('.png'))) return sendBytes(res, files.get(file[1])!.type, files.get(file[1])!.bytes);
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       authFailures.push(req.headers.authorization ?? 'none');
       return sendJson(res, 401, { code: 'unauthorized', message: 'bad key' });
@@ -314,6 +316,12 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
     },
     set ending(value) {
       state.ending = value;
+    },
+    get coversMissing() {
+      return state.coversMissing;
+    },
+    set coversMissing(value) {
+      state.coversMissing = value;
     },
     close: () => server.close(),
   };

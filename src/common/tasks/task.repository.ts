@@ -119,11 +119,11 @@ export class TaskRepository {
 
   /** The owner's tasks of any of these kinds with these ids, in the order asked; unknown ids are left out. */
   async findManyForOwner<P, R>(kinds: string[], owner: string, ids: string[]): Promise<Task<P, R>[]> {
-    const wanted = ids.filter((id) => isUUID(id));
+    const wanted = ids.filter((id) => isUUID(id)).map((id) => id.toLowerCase());
     if (wanted.length === 0) return [];
     const rows = (await this.prisma.task.findMany({ where: { id: { in: wanted }, kind: { in: kinds }, owner, deletedAt: null } })) as Task<P, R>[];
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+    return [...new Set(wanted)].flatMap((id) => byId.get(id) ?? []);
   }
 
   /** By id or, as in Kling, by the owner's external id (the oldest, should both match). */

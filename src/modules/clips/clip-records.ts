@@ -61,7 +61,7 @@ export class ClipRecords {
         status,
         fail_reason: task.state === 'failed' ? (task.message ?? 'failed') : '',
         submit_time: unixSeconds(task.createdAt),
-        start_time: task.startedAt && task.startedAt <= now ? unixSeconds(task.startedAt) : 0,
+        start_time: task.startedAt && status !== 'QUEUED' ? unixSeconds(task.startedAt) : 0,
         finish_time: task.finishedAt ? unixSeconds(task.finishedAt) : 0,
         progress: progressOf(task, status, now),
         data: clips.filter((c) => c.taskId === task.id).map((clip) => toClip(task, clip, status, ancestors.get(clip.id) ?? [], urlOf(CLIP_AUDIO_ROLE, clip.idx), urlOf(CLIP_COVER_ROLE, clip.idx))),
@@ -70,13 +70,17 @@ export class ClipRecords {
   }
 }
 
+/** How far ahead of this process's clock the database's may run before a start reads as in the future (QUEUED). */
+const CLOCK_SKEW_MS = 200;
+
 /** The aggregators' task status: SUBMITTED (accepted), QUEUED (the upstream is busy: waiting off the clock), IN_PROGRESS, SUCCESS, FAILURE. */
 export function taskStatus(task: Pick<Task, 'state' | 'startedAt'>, now: Date): string {
   switch (task.state) {
     case 'queued':
       return 'SUBMITTED';
     case 'running':
-      return task.startedAt && task.startedAt > now ? 'QUEUED' : 'IN_PROGRESS';
+      // A busy upstream moves the start ahead (postpone); the start the database wrote a moment ago is not that.
+      return task.startedAt && task.startedAt.getTime() > now.getTime() + CLOCK_SKEW_MS ? 'QUEUED' : 'IN_PROGRESS';
     case 'succeeded':
       return 'SUCCESS';
     case 'failed':

@@ -38,6 +38,8 @@ export interface OwnedClip {
   /** The upstream's id of the clip (a relayed take, or a relayed upload's own id). */
   upstreamId: string | null;
   mediaExpired: boolean;
+  /** Its audio is in the media store (a relayed upload's copy may be missing). */
+  audioStored: boolean;
   /** Its task's parameters (a music task's title, tags, model…). */
   params: Record<string, unknown>;
 }
@@ -61,11 +63,13 @@ interface OwnedClipRow {
   duration: number | null;
   upstream_id: string | null;
   media_expired: boolean;
+  audio_stored: boolean;
   params: Record<string, unknown>;
 }
 
 const OWNED_COLUMNS = `c.id, c.task_id, t.kind, c.type, c.idx, t.state, c.parent_id, c.continue_at, c.duration,
-  COALESCE(c.upstream_id, CASE WHEN c.type = 'upload' THEN t.upstream_id END) AS upstream_id, t.media_expired_at IS NOT NULL AS media_expired, t.params`;
+  COALESCE(c.upstream_id, CASE WHEN c.type = 'upload' THEN t.upstream_id END) AS upstream_id, t.media_expired_at IS NOT NULL AS media_expired, t.params,
+  EXISTS (SELECT 1 FROM media m WHERE m.task_id = c.task_id AND m.role = 'clip' AND m.index = c.idx) AS audio_stored`;
 
 function owned(row: OwnedClipRow): OwnedClip {
   return {
@@ -80,6 +84,7 @@ function owned(row: OwnedClipRow): OwnedClip {
     duration: row.duration,
     upstreamId: row.upstream_id,
     mediaExpired: row.media_expired,
+    audioStored: row.audio_stored,
     params: row.params,
   };
 }
@@ -105,7 +110,7 @@ export class ClipsRepository {
 
   /** These clips of the owner (tasks not deleted), in the order asked; unknown ids are left out. */
   async findForOwner(owner: string, ids: string[]): Promise<OwnedClip[]> {
-    const wanted = ids.filter((id) => isUUID(id));
+    const wanted = ids.filter((id) => isUUID(id)).map((id) => id.toLowerCase());
     if (wanted.length === 0) return [];
     const rows = await this.prisma.$queryRawUnsafe<OwnedClipRow[]>(
       `SELECT ${OWNED_COLUMNS} FROM clips c JOIN tasks t ON t.id = c.task_id WHERE c.id = ANY($1::uuid[]) AND c.owner = $2 AND t.deleted_at IS NULL`,
@@ -113,7 +118,7 @@ export class ClipsRepository {
       owner,
     );
     const byId = new Map(rows.map((r) => [r.id, owned(r)]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+    return ids.flatMap((id) => byId.get(id.toLowerCase()) ?? []);
   }
 
   /** Where a clip's audio is: its task and place (for a task that reads it, such as a continuation). */

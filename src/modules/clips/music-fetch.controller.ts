@@ -21,7 +21,7 @@ export class MusicFetchController {
   })
   @ApiParam({ name: 'task_id', format: 'uuid' })
   @ApiOkResponse({ type: MusicTaskResultDto })
-  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND'], { stringCodes: true })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'NOT_FOUND', 'INVALID_PARAMETER'], { stringCodes: true })
   fetchOne(@CurrentPrincipal() principal: Principal, @Param('task_id') id: string): Promise<MusicTaskResultDto> {
     return this.fetch.fetchOne(principal, id);
   }

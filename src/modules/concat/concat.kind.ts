@@ -11,6 +11,9 @@ import { CHANNELS, decodeAudio, decodeAudioFile, durationOf, encodeMp3, joinPart
 import { CONCAT_DEFINITION } from './concat.definition.js';
 import type { ConcatParams, ConcatResult, ConcatTask } from './concat-task.js';
 
+/** How far past a clip's end its continuation may say it starts (durations are rounded to the millisecond). */
+const CUT_SLACK_S = 0.01;
+
 /** What a concat step made: the song (an MP3 work file), its duration read from it, its cover. */
 export interface JoinedSong {
   audio: MediaFile;
@@ -39,25 +42,53 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
   }
 
   async step(task: ConcatTask, ctx: StepContext): Promise<StepOutcome<JoinedSong>> {
+    const audio = new MediaFile(ctx.files.file('song', 'mp3'));
+    const { pcm, channels } = await this.joined(task, ctx);
+    // Mono when every part is (an upload's chain stays as the upload was); a mono part in a stereo song is on both channels.
+    await encodeMp3(pcm, audio.path, channels);
+    let durationS: number;
+    try {
+      durationS = durationOf(await decodeAudio(audio.path));
+    } catch (err) {
+      throw new TaskFailure(`the joined song could not be read back: ${(err as Error).message}`);
+    }
+    return { kind: 'done', result: { audio, durationS, cover: await renderCover({ seed: task.params.song_id, title: task.params.title ?? '' }) } };
+  }
+
+  /**
+   * The parts decoded (each only up to its cut, so a long clip cut early is never held whole) and joined,
+   * within CONCAT_MAX_DURATION_S of real audio. A cut a few milliseconds past its clip's end (a
+   * continuation from the end of a clip whose duration was rounded to the millisecond) keeps it whole.
+   */
+  private async joined(task: ConcatTask, ctx: StepContext): Promise<{ pcm: Float32Array; channels: 1 | 2 }> {
+    const maxFrames = this.config.kinds.concat.options.maxDurationS * SAMPLE_RATE;
     const parts: PcmPart[] = [];
     let channels: 1 | 2 = 1;
+    let frames = 0;
     for (const [i, part] of task.params.parts.entries()) {
       const row = await this.media.findForTask(part.task_id, CLIP_AUDIO_ROLE, part.idx);
       const file = ctx.files.file(`part${i}`, 'audio');
       if (!row || (await this.media.copyToFile(row, file)) === null) throw new TaskFailure(`the audio of clip ${part.clip_id} is no longer stored (expired, or never kept by a relay)`);
-      const decoded = await decodeAudioFile(file);
-      const pcm = decoded.pcm;
-      if (decoded.channels === 2) channels = 2;
-      if (part.cut_at !== null && Math.round(part.cut_at * SAMPLE_RATE) > pcm.length / CHANNELS) {
-        throw new TaskFailure(`clip ${part.clip_id} lasts ${durationOf(pcm)} s, less than the ${part.cut_at} s its continuation starts at`);
+      let decoded;
+      try {
+        decoded = await decodeAudioFile(file, { untilS: part.cut_at !== null ? part.cut_at + 0.05 : (maxFrames - frames) / SAMPLE_RATE + 1 });
+      } catch (err) {
+        throw new TaskFailure(`the audio of clip ${part.clip_id} could not be decoded: ${(err as Error).message}`);
       }
-      parts.push({ pcm, cutAtS: part.cut_at });
+      if (decoded.channels === 2) channels = 2;
+      const length = decoded.pcm.length / CHANNELS;
+      let cut = part.cut_at;
+      if (cut !== null && Math.round(cut * SAMPLE_RATE) > length) {
+        if (Math.round(cut * SAMPLE_RATE) - length > CUT_SLACK_S * SAMPLE_RATE) {
+          throw new TaskFailure(`clip ${part.clip_id} lasts ${durationOf(decoded.pcm)} s, less than the ${cut} s its continuation starts at`);
+        }
+        cut = null;
+      }
+      frames += cut === null ? length : Math.round(cut * SAMPLE_RATE);
+      if (frames > maxFrames) throw new TaskFailure(`the joined song would last more than CONCAT_MAX_DURATION_S (${this.config.kinds.concat.options.maxDurationS} s)`);
+      parts.push({ pcm: decoded.pcm, cutAtS: cut });
     }
-    const audio = new MediaFile(ctx.files.file('song', 'mp3'));
-    // Mono when every part is (an upload's chain stays as the upload was); a mono part in a stereo song is on both channels.
-    await encodeMp3(joinParts(parts), audio.path, channels);
-    const durationS = durationOf(await decodeAudio(audio.path));
-    return { kind: 'done', result: { audio, durationS, cover: await renderCover({ seed: task.params.song_id, title: task.params.title ?? '' }) } };
+    return { pcm: joinParts(parts), channels };
   }
 
   async store(task: ConcatTask, song: JoinedSong): Promise<Success<ConcatResult>> {

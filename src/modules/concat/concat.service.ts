@@ -23,10 +23,15 @@ export class ConcatService {
   ) {}
 
   async submit(principal: Principal, dto: SubmitConcatDto, requestBase?: string): Promise<MusicSubmitResultDto> {
-    if ((dto.clip_id === undefined) === (dto.clip_ids === undefined)) {
+    if ((dto.clip_id == null) === (dto.clip_ids == null)) {
       throw new AppError('INVALID_PARAMETER', 'give either clip_id (the last clip of a continuation chain) or clip_ids (clips to join end to end), not both and not neither');
     }
-    const parts = dto.clip_id ? await this.chainParts(principal.owner, dto.clip_id) : await this.listedParts(principal.owner, dto.clip_ids!);
+    const parts = dto.clip_id != null ? await this.chainParts(principal.owner, dto.clip_id) : await this.listedParts(principal.owner, dto.clip_ids!);
+    for (const { clip } of parts) {
+      if (!clip.audioStored) {
+        throw new AppError('INVALID_PARAMETER', `${dto.clip_id != null ? 'clip_id' : 'clip_ids'}: the audio of clip ${clip.id} is not stored in this gateway (an upload relayed to an upstream that the gateway could not copy), so it cannot be joined`);
+      }
+    }
     const totalS = parts.reduce((sum, { clip, cutAt }) => sum + (cutAt ?? clip.duration ?? 0), 0);
     const maxS = this.config.kinds.concat.options.maxDurationS;
     if (totalS > maxS) {
@@ -61,6 +66,7 @@ export class ConcatService {
   private async chainParts(owner: string, id: string): Promise<{ clip: OwnedClip; cutAt: number | null }[]> {
     const chain = await this.clips.chainOf(owner, id);
     if (chain.length === 0) throw new AppError('NOT_FOUND', `clip_id: there is no clip ${id} among yours`);
+    if (chain.length > MAX_CHAIN_PARTS) throw new AppError('INVALID_PARAMETER', `clip_id: the chain of clip ${id} has ${chain.length} parts, more than the ${MAX_CHAIN_PARTS} one concat joins`);
     const leaf = chain[chain.length - 1];
     if (!leaf.parentId) {
       throw new AppError('INVALID_PARAMETER', `clip_id: clip ${id} continues no clip, so there is nothing to join it with; name the last clip of a continuation chain, or join clips end to end with clip_ids`);
@@ -81,6 +87,9 @@ export class ConcatService {
     return clips.map((clip) => ({ clip, cutAt: null }));
   }
 }
+
+/** The longest continuation chain one concat joins (a bound on the work of one step). */
+export const MAX_CHAIN_PARTS = 100;
 
 function round(seconds: number): number {
   return Math.round(seconds * 1000) / 1000;

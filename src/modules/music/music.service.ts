@@ -25,8 +25,8 @@ export class MusicService {
   async submit(principal: Principal, dto: SubmitMusicDto, requestBase?: string): Promise<MusicSubmitResultDto> {
     const mv = (dto.mv ?? DEFAULT_MUSIC_MODEL) as MusicModelName;
     checkModelLimits(mv, dto);
-    if (!dto.continue_clip_id && (dto.continue_at !== undefined || dto.task !== undefined)) {
-      throw new AppError('INVALID_PARAMETER', `${dto.continue_at !== undefined ? 'continue_at' : 'task'} continues a clip: it needs continue_clip_id`);
+    if (!dto.continue_clip_id && (dto.continue_at != null || dto.task != null)) {
+      throw new AppError('INVALID_PARAMETER', `${dto.continue_at != null ? 'continue_at' : 'task'} continues a clip: it needs continue_clip_id`);
     }
     const parent = dto.continue_clip_id ? await this.continuedClip(principal.owner, dto) : null;
     if (!parent && !hasText(dto.prompt) && !hasText(dto.gpt_description_prompt) && !hasText(dto.tags)) {
@@ -68,7 +68,7 @@ export class MusicService {
     if (!clip) throw new AppError('NOT_FOUND', `continue_clip_id: there is no clip ${id} among yours`);
     assertComplete(clip, 'continue_clip_id');
     const duration = clip.duration ?? 0;
-    if (dto.continue_at !== undefined && !(dto.continue_at > 0 && dto.continue_at < duration)) {
+    if (dto.continue_at != null && !(dto.continue_at > 0 && dto.continue_at < duration)) {
       throw new AppError('INVALID_PARAMETER', `continue_at must be more than 0 and less than the clip's duration, ${duration} s (got ${dto.continue_at})`);
     }
     if (dto.task === 'upload_extend' && clip.type !== 'upload') {
@@ -77,7 +77,14 @@ export class MusicService {
     if (dto.task === 'extend' && clip.type === 'upload') {
       throw new AppError('INVALID_PARAMETER', `task "extend" continues a generated clip, and clip ${id} is an upload: use "upload_extend" (or leave task out)`);
     }
-    if (this.config.kinds.music.provider === 'relay' && !clip.upstreamId) {
+    const relay = this.config.kinds.music.provider === 'relay';
+    if (relay && clip.type === 'upload' && clip.upstreamId && this.config.kinds.audio.relayUrl !== this.config.kinds.music.relayUrl) {
+      throw new AppError(
+        'INVALID_PARAMETER',
+        `continue_clip_id: clip ${id} is an upload held by the audio upstream (RELAY_AUDIO_URL), not by the music upstream (RELAY_MUSIC_URL): only uploads sent to the music upstream can be continued`,
+      );
+    }
+    if (relay && !clip.upstreamId) {
       throw new AppError(
         'INVALID_PARAMETER',
         `continue_clip_id: clip ${id} is not known to the upstream this gateway relays music to (it was made or joined here): only clips the upstream made, or uploads sent to it, can be continued`,

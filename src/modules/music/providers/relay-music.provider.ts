@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../../infra/relay/upstream-client.js';
@@ -33,10 +33,24 @@ const MAX_COVER_BYTES = 10 * 1024 * 1024;
  */
 @Injectable()
 export class RelayMusicProvider implements MusicProvider {
+  private readonly logger = new Logger(RelayMusicProvider.name);
+
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
   ) {}
+
+  /** The take's cover, best effort: a cover that cannot be copied is left out (the audio is what the task is for). */
+  private async cover(task: MusicTask, clip: UpstreamClip): Promise<Buffer | null> {
+    if (typeof clip.image_url !== 'string' || !clip.image_url) return null;
+    try {
+      return await this.client.download(clip.image_url, MAX_COVER_BYTES);
+    } catch (err) {
+      if (!(err instanceof UpstreamUnavailable) && !(err instanceof UpstreamRefused)) throw err;
+      this.logger.warn({ msg: "could not copy an upstream clip's cover; the clip has none", task_id: task.id, reason: err.message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>') });
+      return null;
+    }
+  }
 
   private get base(): string {
     return this.config.kinds.music.relayUrl!;
@@ -54,18 +68,20 @@ export class RelayMusicProvider implements MusicProvider {
           return answer;
         });
         if (created.json.code !== 'success' || typeof created.json.data !== 'string' || !created.json.data) {
-          return { kind: 'failed', reason: `the upstream refused the music task: ${upstreamMessage(created.json) ?? String(created.json.code ?? 'no task id returned')}` };
+          return { kind: 'failed', reason: `the upstream refused the music task: ${scrub(upstreamMessage(created.json) ?? String(created.json.code ?? 'no task id returned'), [])}` };
         }
+        if (created.json.data.length > MAX_UPSTREAM_ID) return { kind: 'failed', reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
         await ctx.saveUpstreamId(created.json.data);
         return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
       }
       const answer = await this.client.call('GET', `${this.base}/fetch/${encodeURIComponent(task.upstreamId)}`, { idempotent: true });
       const upstream = (answer.json.data ?? {}) as UpstreamTask;
-      const clips = Array.isArray(upstream.data) ? (upstream.data as UpstreamClip[]) : [];
+      const clips = Array.isArray(upstream.data) ? (upstream.data as unknown[]).filter((c): c is UpstreamClip => typeof c === 'object' && c !== null && !Array.isArray(c)) : [];
+      const secrets = [task.upstreamId, ...clips.map((c) => (typeof c.id === 'string' ? c.id : ''))];
       const broken = clips.find((c) => c.status === 'error');
       if (upstream.status === 'FAILURE' || broken) {
         const reason = nonEmpty(upstream.fail_reason) ?? nonEmpty(broken?.metadata?.error_message) ?? 'no reason given';
-        return { kind: 'failed', reason: `the upstream failed the music task: ${reason}` };
+        return { kind: 'failed', reason: `the upstream failed the music task: ${scrub(reason, secrets)}` };
       }
       if (upstream.status !== 'SUCCESS') return wait();
       const wanted = task.params.clip_ids.length;
@@ -74,24 +90,39 @@ export class RelayMusicProvider implements MusicProvider {
       for (const [index, clip] of clips.slice(0, wanted).entries()) {
         if (typeof clip.audio_url !== 'string' || !clip.audio_url) return { kind: 'failed', reason: `the upstream's clip ${index + 1} has no audio_url` };
         const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
-        await this.client.downloadToFile(clip.audio_url, MAX_AUDIO_BYTES, audio.path);
+        try {
+          await this.client.downloadToFile(clip.audio_url, MAX_AUDIO_BYTES, audio.path);
+        } catch (err) {
+          if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `could not download the upstream's clip ${index + 1}: ${scrub(err.message, secrets)}` };
+          throw err;
+        }
         let durationS: number;
         try {
           durationS = durationOf(await decodeAudio(audio.path));
-        } catch (err) {
-          return { kind: 'failed', reason: `the upstream's clip ${index + 1} is not audio: ${(err as Error).message}` };
+        } catch {
+          return { kind: 'failed', reason: `the upstream's clip ${index + 1} is not audio ffmpeg can decode` };
         }
-        const cover = typeof clip.image_url === 'string' && clip.image_url ? await this.client.download(clip.image_url, MAX_COVER_BYTES) : null;
-        takes.push({ audio, durationS, cover, upstreamId: typeof clip.id === 'string' ? clip.id : null });
+        const upstreamId = typeof clip.id === 'string' && clip.id.length <= MAX_UPSTREAM_ID ? clip.id : null;
+        takes.push({ audio, durationS, cover: await this.cover(task, clip), upstreamId });
       }
       return { kind: 'done', result: takes };
     } catch (err) {
-      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the music task: ${err.message}` };
+      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the music task: ${scrub(err.message, [task.upstreamId])}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return wait();
       throw err;
     }
   }
+}
+
+/** Longest upstream id kept (the column's size); a longer one is not stored. */
+const MAX_UPSTREAM_ID = 256;
+
+/** An upstream's words without its ids (task and clips) or any URL (its CDN links carry its clip ids): what a caller may read. */
+function scrub(text: string, secrets: (string | null)[]): string {
+  let out = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>');
+  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('<upstream id>');
+  return out.slice(0, 500);
 }
 
 /** The request as the aggregator takes it: ours, with the upstream's id of the clip continued. */

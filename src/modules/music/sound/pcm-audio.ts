@@ -117,17 +117,19 @@ export interface DecodedAudio {
   channels: 1 | 2;
 }
 
-export async function decodeAudioFile(file: string): Promise<DecodedAudio> {
-  const decoded = await decodeToWav(file, false);
+export async function decodeAudioFile(file: string, options: { untilS?: number } = {}): Promise<DecodedAudio> {
+  const decoded = await decodeToWav(file, false, options.untilS);
   if (decoded.channels <= CHANNELS) return { pcm: toStereo(decoded.data, decoded.channels), channels: decoded.channels === 1 ? 1 : 2 };
-  const mixed = await decodeToWav(file, true);
+  const mixed = await decodeToWav(file, true, options.untilS);
   return { pcm: toStereo(mixed.data, mixed.channels), channels: 2 };
 }
 
 /** ffmpeg's decode as a float WAV on stdout (its header tells the channel count), resampled to SAMPLE_RATE. */
-async function decodeToWav(file: string, downmix: boolean): Promise<{ channels: number; data: Buffer }> {
+async function decodeToWav(file: string, downmix: boolean, untilS?: number): Promise<{ channels: number; data: Buffer }> {
+  // `untilS`: only the start of the file is needed (a part cut there): nothing after it is held in memory.
+  const until = untilS !== undefined ? ['-t', untilS.toFixed(6)] : [];
   const wav = await runFfmpeg(
-    ['-loglevel', 'error', '-i', file, '-map', '0:a:0', '-map_metadata', '-1', '-fflags', '+bitexact', ...(downmix ? ['-ac', String(CHANNELS)] : []), '-ar', String(SAMPLE_RATE), '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1'],
+    ['-loglevel', 'error', '-i', file, '-map', '0:a:0', '-map_metadata', '-1', '-fflags', '+bitexact', ...(downmix ? ['-ac', String(CHANNELS)] : []), '-ar', String(SAMPLE_RATE), ...until, '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1'],
     { collectStdout: true },
   );
   return readFloatWav(wav);
