@@ -20,6 +20,7 @@ import { CallbacksModule } from './modules/callbacks/callbacks.module.js';
 import { MetricsModule } from './infra/metrics/metrics.module.js';
 import { HealthModule } from './modules/health/health.module.js';
 import { ApiKeyGuard } from './modules/keys/api-key.guard.js';
+import { ChannelsModule } from './modules/channels/channels.module.js';
 import { KeysModule } from './modules/keys/keys.module.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
@@ -45,6 +46,7 @@ export class AppModule {
         TasksModule,
         LimitsModule,
         KeysModule,
+        ChannelsModule,
         HealthModule,
         MetricsModule,
         MediaModule,

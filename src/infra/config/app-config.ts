@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import { parseSecretKey } from '../crypto/secret-box.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -105,6 +106,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(10) @Max(600_000)
   RELAY_POLL_MS: number = 2000;
 
+  @IsOptional() @IsString()
+  CHANNEL_SECRET_KEY?: string;
+
   @IsOptional() @IsIn(BOOLEAN, { message: 'ALLOW_PRIVATE_URLS must be true or false' })
   ALLOW_PRIVATE_URLS: string = 'false';
 
@@ -196,6 +200,8 @@ export interface RelayConfig {
   apiKey?: string;
   klingAccessKey?: string;
   klingSecretKey?: string;
+  /** The key that seals channel credentials (CHANNEL_SECRET_KEY, 32 bytes); without it no channel can be stored. */
+  channelSecretKey?: Buffer;
   /** First poll delay; later polls back off up to 15 times this. */
   pollMs: number;
 }
@@ -222,6 +228,8 @@ export interface KindSettingsSpec {
   prices: Record<string, { env: string; default: number }>;
   /** False for a kind the gateway always runs itself (no <PREFIX>_PROVIDER, no RELAY_<PREFIX>_URL). */
   relays?: boolean;
+  /** Its relay goes through upstream channels: RELAY_<PREFIX>_URL, when set, is one channel, and may be left unset (channels from the admin API). */
+  channels?: boolean;
   /** Its own integer settings, by name: the variable, its default and its bounds. */
   options?: Record<string, { env: string; default: number; min: number; max: number }>;
 }
@@ -367,7 +375,7 @@ function kindSettings(present: Record<string, string | undefined>, specs: KindSe
     const urlVar = `RELAY_${spec.prefix}_URL`;
     const relayUrl = relays ? present[urlVar] : undefined;
     if (relayUrl !== undefined && !HTTP_URL.test(relayUrl)) problems.push(`${urlVar} must be an http(s) URL (got ${JSON.stringify(relayUrl)})`);
-    if (provider === 'relay' && relayUrl === undefined) problems.push(`${urlVar} must be set when the ${name} provider is relay (PROVIDER or ${providerVar})`);
+    if (provider === 'relay' && relayUrl === undefined && !spec.channels) problems.push(`${urlVar} must be set when the ${name} provider is relay (PROVIDER or ${providerVar})`);
     const prices: Record<string, number> = {};
     for (const [price, { env: variable, default: fallback }] of Object.entries(spec.prices)) prices[price] = integerVar(present, variable, 0, 1_000_000, problems) ?? fallback;
     const options: Record<string, number> = {};
@@ -395,6 +403,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${msg} (got ${JSON.stringify(present[e.property])})`));
 
   const kindConfigs = kindSettings(present, kinds, { provider: vars.PROVIDER, timeoutS: vars.TASK_TIMEOUT_S }, problems);
+  const channelSecretKey = vars.CHANNEL_SECRET_KEY ? parseSecretKey(vars.CHANNEL_SECRET_KEY) : undefined;
+  if (channelSecretKey === null) problems.push('CHANNEL_SECRET_KEY must be 32 bytes written as 64 hex digits or as base64 (openssl rand -hex 32)');
   if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
     problems.push('RELAY_KLING_ACCESS_KEY and RELAY_KLING_SECRET_KEY must be set together');
   }
@@ -433,6 +443,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       apiKey: vars.RELAY_API_KEY,
       klingAccessKey: vars.RELAY_KLING_ACCESS_KEY,
       klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
+      channelSecretKey: channelSecretKey ?? undefined,
       pollMs: vars.RELAY_POLL_MS,
     },
     outbound: {

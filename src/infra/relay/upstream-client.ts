@@ -34,6 +34,9 @@ export interface SubmitMarks {
   saveUpstreamId(upstreamId: string): Promise<void>;
 }
 
+/** How calls to one upstream account authenticate: Kling's JWT from its keys, a Bearer key, or nothing. */
+export type UpstreamAuth = { kind: 'kling'; accessKey: string; secretKey: string } | { kind: 'bearer'; apiKey: string } | { kind: 'none' };
+
 /**
  * Sends a create request between the marks: when the upstream surely did not act on it (busy, or the
  * connection was refused before sending), the mark is cleared and UpstreamBusy thrown, so that the task
@@ -86,20 +89,26 @@ export class UpstreamClient {
     private readonly config: AppConfig,
   ) {}
 
-  /** Authorization header for an upstream: Kling JWT when its keys are configured and `kling` is asked, else Bearer. */
-  async authorization(kling: boolean): Promise<Record<string, string>> {
+  /** The configuration's own upstream auth (RELAY_KLING_* when `kling` is asked and they are set, else RELAY_API_KEY). */
+  configAuth(kling: boolean): UpstreamAuth {
     const { klingAccessKey, klingSecretKey, apiKey } = this.config.relay;
-    if (kling && klingAccessKey && klingSecretKey) {
+    if (kling && klingAccessKey && klingSecretKey) return { kind: 'kling', accessKey: klingAccessKey, secretKey: klingSecretKey };
+    return apiKey ? { kind: 'bearer', apiKey } : { kind: 'none' };
+  }
+
+  /** Authorization header for an upstream account: a Kling JWT minted now, or its Bearer key. */
+  async authorization(auth: UpstreamAuth): Promise<Record<string, string>> {
+    if (auth.kind === 'kling') {
       const now = Math.floor(Date.now() / 1000);
       const token = await new SignJWT({})
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setIssuer(klingAccessKey)
+        .setIssuer(auth.accessKey)
         .setExpirationTime(now + 1800)
         .setNotBefore(now - 5)
-        .sign(new TextEncoder().encode(klingSecretKey));
+        .sign(new TextEncoder().encode(auth.secretKey));
       return { authorization: `Bearer ${token}` };
     }
-    return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+    return auth.kind === 'bearer' ? { authorization: `Bearer ${auth.apiKey}` } : {};
   }
 
   /**
@@ -107,11 +116,12 @@ export class UpstreamClient {
    * de-duplicates on) are retried on any transient failure; others only when the request surely was
    * not acted on (429, 503, connection refused).
    */
-  async call(method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; kling?: boolean; idempotent?: boolean } = {}): Promise<UpstreamAnswer> {
+  async call(method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean } = {}): Promise<UpstreamAnswer> {
+    const auth = options.auth ?? this.configAuth(options.kling ?? false);
     let last: UpstreamUnavailable | undefined;
     for (let attempt = 0; attempt < TRIES; attempt++) {
       if (attempt > 0) await sleep(Math.min(250 * 2 ** attempt, 2000));
-      const headers = { accept: 'application/json', ...(await this.authorization(options.kling ?? false)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
+      const headers = { accept: 'application/json', ...(await this.authorization(auth)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
       try {
         const res = await this.fetcher.request(url, {
           method,

@@ -5,6 +5,6 @@ export const EXPAND_DEFINITION: KindDefinition = {
   name: 'expand',
   states: { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' },
   noun: 'task',
-  settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } } },
+  settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } }, channels: true },
   openapi: { tag: 'image expand', description: 'Kling-style image expansion (outpainting).' },
 };

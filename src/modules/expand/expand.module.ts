@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ExpandController } from './expand.controller.js';
 import { ExpandKind } from './expand.kind.js';
@@ -10,6 +11,7 @@ import { RelayExpandProvider } from './providers/relay-expand.provider.js';
 import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
 
 @Module({
+  imports: [ChannelsModule],
   controllers: [ExpandController],
   providers: [
     ExpandKind,

@@ -4,6 +4,7 @@ import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { bytesOf } from '../../../infra/storage/storage.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import type { ExpandTask } from '../expand-task.js';
 import { sniffFormat } from '../image-rules.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
@@ -18,9 +19,11 @@ interface UpstreamTask {
 }
 
 /**
- * Forwards expand tasks to Kling's API, or to an upstream that speaks this same interface
- * (RELAY_EXPAND_URL is the base before `/v1/images/editing/expand`: https://api-singapore.klingai.com,
- * or https://aggregator.example/video-a). Our task id goes as external_task_id, so a create whose
+ * Forwards expand tasks to Kling's API, or to an upstream that speaks this same interface, through the
+ * task's channel (a channel's base is the one before `/v1/images/editing/expand`:
+ * https://api-singapore.klingai.com, or https://aggregator.example/video-a; RELAY_EXPAND_URL is one
+ * channel). A new task takes a channel from the router and keeps it: its create, polls and lookups use
+ * that channel's address and credentials. Our task id goes as external_task_id, so a create whose
  * answer never arrived is found again by it rather than sent twice.
  */
 @Injectable()
@@ -28,23 +31,23 @@ export class RelayExpandProvider implements ExpandProvider {
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
+    private readonly router: ChannelRouter,
   ) {}
-
-  private get endpoint(): string {
-    return `${this.config.kinds.expand.relayUrl!}/v1/images/editing/expand`;
-  }
 
   async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     try {
-      if (task.upstreamId) {
-        return await this.interpret(await this.query(task.upstreamId), task);
-      }
-      if (task.submitStartedAt) {
+      if (task.upstreamId || task.submitStartedAt) {
+        const channel = await this.heldChannel(task);
+        if (!channel) return { kind: 'failed', reason: 'the channel that holds the task no longer exists' };
+        if (task.upstreamId) return await this.interpret(await this.query(channel, task.upstreamId), task);
         // An earlier create got no answer: it may have been created upstream. Look for it before sending again.
-        const earlier = await this.findByOurId(task.id);
+        const earlier = await this.findByOurId(channel, task.id);
         if (earlier) return await this.adopt(earlier, task, ctx);
+        return await this.submit(channel, task, ctx);
       }
-      return await this.submit(task, ctx);
+      const channel = await this.router.assign('expand', task.id);
+      if (!channel) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      return await this.submit(channel, task, ctx);
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
@@ -53,7 +56,17 @@ export class RelayExpandProvider implements ExpandProvider {
     }
   }
 
-  private async submit(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+  /**
+   * The channel the task holds. A task accepted before channels existed holds none: it was sent to
+   * RELAY_EXPAND_URL, which is now a channel of the configuration.
+   */
+  private async heldChannel(task: ExpandTask): Promise<ChannelHandle | null> {
+    if (task.channelId) return this.router.held(task.channelId);
+    const url = this.config.kinds.expand.relayUrl;
+    return url ? { id: '', name: 'RELAY_EXPAND_URL', protocol: 'kling', baseUrl: url, auth: this.client.configAuth(true) } : null;
+  }
+
+  private async submit(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     const image = task.params.image_url ?? (await bytesOf((await ctx.source()).image)).toString('base64');
     const body = {
       image,
@@ -69,11 +82,11 @@ export class RelayExpandProvider implements ExpandProvider {
     };
     let data;
     try {
-      data = await submitOnce(ctx, async () => envelopeData((await this.client.call('POST', this.endpoint, { body, kling: true })).json));
+      data = await submitOnce(ctx, async () => envelopeData((await this.client.call('POST', endpoint(channel), { body, auth: channel.auth })).json));
     } catch (err) {
       // A refusal may be the upstream recognising our external_task_id from a create that did go through.
       if (err instanceof UpstreamRefused) {
-        const earlier = await this.findByOurId(task.id);
+        const earlier = await this.findByOurId(channel, task.id);
         if (earlier) return this.adopt(earlier, task, ctx);
       }
       throw err;
@@ -89,16 +102,16 @@ export class RelayExpandProvider implements ExpandProvider {
     return this.interpret(upstream, task);
   }
 
-  private async query(id: string): Promise<UpstreamTask> {
-    const answer = await this.client.call('GET', `${this.endpoint}/${encodeURIComponent(id)}`, { kling: true, idempotent: true });
+  private async query(channel: ChannelHandle, id: string): Promise<UpstreamTask> {
+    const answer = await this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(id)}`, { auth: channel.auth, idempotent: true });
     const data = envelopeData(answer.json);
     if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
     return data;
   }
 
-  private async findByOurId(taskId: string): Promise<UpstreamTask | null> {
+  private async findByOurId(channel: ChannelHandle, taskId: string): Promise<UpstreamTask | null> {
     try {
-      const found = await this.query(taskId);
+      const found = await this.query(channel, taskId);
       return typeof found.task_id === 'string' ? found : null;
     } catch (err) {
       if (err instanceof UpstreamRefused && (err.status === 404 || err.status === 400)) return null;
@@ -133,6 +146,10 @@ export class RelayExpandProvider implements ExpandProvider {
         return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
     }
   }
+}
+
+function endpoint(channel: ChannelHandle): string {
+  return `${channel.baseUrl}/v1/images/editing/expand`;
 }
 
 /** Kling's codes that mean "busy, not taken": 1302 rate, 1303 concurrency (resource pack), 5001 temporarily unavailable. */

@@ -1,0 +1,82 @@
+import { randomInt } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { SecretBox } from '../../infra/crypto/secret-box.js';
+import { UpstreamClient, type UpstreamAuth } from '../../infra/relay/upstream-client.js';
+import type { Channel } from '../../generated/prisma/client.js';
+import { ChannelsRepository, type ChannelRow } from './channels.repository.js';
+import type { ChannelCredentialsDto } from './dto/channel.dto.js';
+
+/** A channel as a task's step uses it: where to send, and how to authenticate (never logged). */
+export interface ChannelHandle {
+  id: string;
+  name: string;
+  protocol: string;
+  baseUrl: string;
+  auth: UpstreamAuth;
+}
+
+/**
+ * Chooses the channel a new task goes to, and gives a task the channel it already holds. A new task goes
+ * to an enabled channel of its operation with a free max_running slot, of the highest priority that has
+ * one, chosen by weight; a task keeps its channel for every later call, even once the channel is
+ * disabled or deleted.
+ */
+@Injectable()
+export class ChannelRouter {
+  private readonly box: SecretBox | null;
+
+  constructor(
+    private readonly channels: ChannelsRepository,
+    private readonly client: UpstreamClient,
+    config: AppConfig,
+  ) {
+    this.box = config.relay.channelSecretKey ? new SecretBox(config.relay.channelSecretKey) : null;
+  }
+
+  /**
+   * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
+   * atomically); null when none can take it now (the task waits, busy).
+   */
+  async assign(operation: string, taskId: string): Promise<ChannelHandle | null> {
+    let candidates = await this.channels.candidatesFor(operation);
+    while (candidates.length > 0) {
+      const top = Math.max(...candidates.map((c) => c.priority));
+      const chosen = byWeight(candidates.filter((c) => c.priority === top));
+      if (await this.channels.assignTask(taskId, chosen.id)) return this.handleOf(chosen);
+      candidates = candidates.filter((c) => c.id !== chosen.id);
+    }
+    return null;
+  }
+
+  /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
+  async held(channelId: string): Promise<ChannelHandle | null> {
+    const channel = await this.channels.findChannel(channelId, true);
+    return channel ? this.handleOf(channel) : null;
+  }
+
+  private handleOf(channel: Channel): ChannelHandle {
+    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel) };
+  }
+
+  /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */
+  private authOf(channel: Channel): UpstreamAuth {
+    if (channel.source === 'config' || !channel.credentials) return this.client.configAuth(channel.protocol === 'kling');
+    if (!this.box) throw new Error('channel credentials are stored but CHANNEL_SECRET_KEY is not set');
+    const credentials = JSON.parse(this.box.open(channel.credentials)) as ChannelCredentialsDto;
+    if (channel.protocol === 'kling' && credentials.access_key && credentials.secret_key) return { kind: 'kling', accessKey: credentials.access_key, secretKey: credentials.secret_key };
+    return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
+  }
+}
+
+/** One of the channels, each as likely as its weight (all equally when none has weight). */
+function byWeight(channels: ChannelRow[]): ChannelRow {
+  const total = channels.reduce((sum, c) => sum + c.weight, 0);
+  if (total === 0) return channels[randomInt(channels.length)];
+  let point = randomInt(total);
+  for (const channel of channels) {
+    if (point < channel.weight) return channel;
+    point -= channel.weight;
+  }
+  return channels[channels.length - 1];
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { AdminChannelsController } from './admin-channels.controller.js';
+import { ChannelRouter } from './channel-router.js';
+import { ChannelsRepository } from './channels.repository.js';
+import { ChannelsService } from './channels.service.js';
+
+/** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
+@Module({
+  controllers: [AdminChannelsController],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter],
+  exports: [ChannelRouter],
+})
+export class ChannelsModule {}

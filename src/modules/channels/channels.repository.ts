@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
+import type { Channel } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../infra/prisma/prisma.service.js';
+
+/** A channel with the unfinished tasks it holds. */
+export type ChannelRow = Channel & { runningTasks: number };
+
+/** What a new channel is made of (credentials already sealed). */
+export interface NewChannel {
+  id: string;
+  name: string;
+  operations: string[];
+  protocol: string;
+  baseUrl: string;
+  credentials: Uint8Array<ArrayBuffer> | null;
+  credentialsHint: string | null;
+  weight: number;
+  priority: number;
+  maxRunning: number | null;
+  source: 'admin' | 'config';
+}
+
+export type ChannelChanges = Partial<Omit<NewChannel, 'id' | 'source'>> & { status?: string; statusReason?: string | null };
+
+const RUNNING = `(SELECT count(*)::int FROM tasks t WHERE t.channel_id = c.id AND t.state IN ('queued', 'running'))`;
+
+interface ChannelSqlRow {
+  id: string;
+  running_tasks: number;
+}
+
+@Injectable()
+export class ChannelsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async createChannel(channel: NewChannel): Promise<Channel> {
+    return this.prisma.channel.create({ data: channel });
+  }
+
+  /** The channels that exist (not deleted), by priority then name, each with its running tasks. */
+  async listChannels(): Promise<ChannelRow[]> {
+    const rows = await this.prisma.channel.findMany({ where: { deletedAt: null }, orderBy: [{ priority: 'desc' }, { name: 'asc' }] });
+    return this.withRunning(rows);
+  }
+
+  /** A channel that exists; `evenDeleted`: also one deleted (a task it holds still reads its credentials). */
+  async findChannel(id: string, evenDeleted = false): Promise<ChannelRow | null> {
+    if (!isUUID(id)) return null;
+    const row = await this.prisma.channel.findFirst({ where: { id, ...(evenDeleted ? {} : { deletedAt: null }) } });
+    return row ? (await this.withRunning([row]))[0] : null;
+  }
+
+  async updateChannel(id: string, changes: ChannelChanges): Promise<Channel | null> {
+    const { count } = await this.prisma.channel.updateMany({ where: { id, deletedAt: null }, data: { ...changes, updatedAt: new Date() } });
+    return count === 1 ? this.prisma.channel.findUnique({ where: { id } }) : null;
+  }
+
+  /**
+   * Deletes the channel (softly: tasks keep naming it) unless it holds unfinished tasks, in one statement.
+   * 'deleted', 'busy' (it holds some) or 'missing'.
+   */
+  async deleteChannel(id: string): Promise<'deleted' | 'busy' | 'missing'> {
+    if (!isUUID(id)) return 'missing';
+    const [row] = await this.prisma.$queryRawUnsafe<{ exists: boolean; deleted: boolean }[]>(
+      `WITH target AS (SELECT id FROM channels WHERE id = $1::uuid AND deleted_at IS NULL),
+            gone AS (UPDATE channels SET deleted_at = now(), updated_at = now()
+                     WHERE id IN (SELECT id FROM target) AND NOT EXISTS (SELECT 1 FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running'))
+                     RETURNING id)
+       SELECT EXISTS (SELECT 1 FROM target) AS exists, EXISTS (SELECT 1 FROM gone) AS deleted`,
+      id,
+    );
+    return row.deleted ? 'deleted' : row.exists ? 'busy' : 'missing';
+  }
+
+  /** The enabled channels of an operation with a free max_running slot, with their running tasks. */
+  async candidatesFor(operation: string): Promise<ChannelRow[]> {
+    const rows = await this.prisma.$queryRawUnsafe<ChannelSqlRow[]>(
+      `SELECT c.id, ${RUNNING} AS running_tasks FROM channels c
+       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations)`,
+      operation,
+    );
+    if (rows.length === 0) return [];
+    const channels = await this.prisma.channel.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
+    const running = new Map(rows.map((r) => [r.id, r.running_tasks]));
+    return channels.map((c) => ({ ...c, runningTasks: running.get(c.id) ?? 0 })).filter((c) => c.maxRunning === null || c.runningTasks < c.maxRunning);
+  }
+
+  /**
+   * Gives the task to the channel if it is still enabled and has a free max_running slot: the channel's
+   * row is locked while its tasks are counted, so two workers never both take its last slot.
+   */
+  async assignTask(taskId: string, channelId: string): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const [channel] = await tx.$queryRawUnsafe<{ max_running: number | null }[]>(
+        `SELECT max_running FROM channels WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL FOR UPDATE`,
+        channelId,
+      );
+      if (!channel) return false;
+      if (channel.max_running !== null) {
+        const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running') AND id <> $2::uuid`, channelId, taskId);
+        if (n >= channel.max_running) return false;
+      }
+      return (await tx.$executeRawUnsafe(`UPDATE tasks SET channel_id = $2::uuid WHERE id = $1::uuid AND state = 'running'`, taskId, channelId)) === 1;
+    });
+  }
+
+  /** A channel defined by the configuration (RELAY_<OP>_URL): made once by name, its address and protocol kept current. */
+  async upsertConfigChannel(channel: NewChannel): Promise<void> {
+    await this.prisma.$executeRawUnsafe(
+      `INSERT INTO channels (id, name, operations, protocol, base_url, credentials_hint, weight, priority, source, status, status_reason)
+       VALUES ($1::uuid, $2, $3::text[], $4, $5, $6, 100, 0, 'config', 'enabled', NULL)
+       ON CONFLICT (name) WHERE deleted_at IS NULL DO UPDATE SET operations = EXCLUDED.operations, protocol = EXCLUDED.protocol, base_url = EXCLUDED.base_url,
+         credentials_hint = EXCLUDED.credentials_hint, updated_at = now(),
+         status = CASE WHEN channels.status_reason LIKE 'no longer configured%' THEN 'enabled' ELSE channels.status END,
+         status_reason = CASE WHEN channels.status_reason LIKE 'no longer configured%' THEN NULL ELSE channels.status_reason END`,
+      channel.id,
+      channel.name,
+      channel.operations,
+      channel.protocol,
+      channel.baseUrl,
+      channel.credentialsHint,
+    );
+  }
+
+  /** Disables the configuration's channels that the configuration no longer defines (their tasks keep them). */
+  async disableConfigChannelsOtherThan(names: string[], reason: string): Promise<void> {
+    await this.prisma.channel.updateMany({
+      where: { source: 'config', deletedAt: null, name: { notIn: names }, status: 'enabled' },
+      data: { status: 'disabled', statusReason: reason, updatedAt: new Date() },
+    });
+  }
+
+  /** Channels made with the admin API that hold sealed credentials. */
+  countStoredChannels(): Promise<number> {
+    return this.prisma.channel.count({ where: { source: 'admin', deletedAt: null } });
+  }
+
+  private async withRunning(rows: Channel[]): Promise<ChannelRow[]> {
+    if (rows.length === 0) return [];
+    const counts = await this.prisma.$queryRawUnsafe<{ channel_id: string; n: number }[]>(
+      `SELECT channel_id, count(*)::int AS n FROM tasks WHERE channel_id = ANY ($1::uuid[]) AND state IN ('queued', 'running') GROUP BY channel_id`,
+      rows.map((r) => r.id),
+    );
+    const byId = new Map(counts.map((c) => [c.channel_id, c.n]));
+    return rows.map((r) => ({ ...r, runningTasks: byId.get(r.id) ?? 0 }));
+  }
+}

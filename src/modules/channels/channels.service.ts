@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { SecretBox } from '../../infra/crypto/secret-box.js';
+import { type ChannelChanges, type ChannelRow, ChannelsRepository } from './channels.repository.js';
+import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type CreateChannelDto, type UpdateChannelDto } from './dto/channel.dto.js';
+
+/**
+ * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
+ * (CHANNEL_SECRET_KEY) and answered only as their last 4 characters; and the configuration's own
+ * channels (RELAY_<OP>_URL), made or updated at start.
+ */
+@Injectable()
+export class ChannelsService implements OnModuleInit {
+  private readonly logger = new Logger(ChannelsService.name);
+  private readonly box: SecretBox | null;
+
+  constructor(
+    private readonly channels: ChannelsRepository,
+    private readonly config: AppConfig,
+  ) {
+    this.box = config.relay.channelSecretKey ? new SecretBox(config.relay.channelSecretKey) : null;
+  }
+
+  /** Refuses to start with stored credentials and no key to open them; makes the configuration's channels. */
+  async onModuleInit(): Promise<void> {
+    if (!this.box && (await this.channels.countStoredChannels()) > 0) {
+      throw new Error('channels with stored credentials exist but CHANNEL_SECRET_KEY is not set: set the key they were sealed with');
+    }
+    const names: string[] = [];
+    for (const operation of CHANNEL_OPERATIONS) {
+      const kind = this.config.kinds[operation];
+      if (!kind || kind.provider !== 'relay' || !kind.relayUrl) continue;
+      const name = `${operation} (RELAY_${operation.toUpperCase()}_URL)`;
+      const kling = Boolean(this.config.relay.klingAccessKey && this.config.relay.klingSecretKey);
+      names.push(name);
+      await this.channels.upsertConfigChannel({
+        id: randomUUID(),
+        name,
+        operations: [operation],
+        protocol: kling ? 'kling' : 'gateway',
+        baseUrl: kind.relayUrl,
+        credentials: null,
+        credentialsHint: JSON.stringify(kling ? { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' } : this.config.relay.apiKey ? { api_key: 'RELAY_API_KEY' } : {}),
+        weight: 100,
+        priority: 0,
+        maxRunning: null,
+        source: 'config',
+      });
+    }
+    await this.channels.disableConfigChannelsOtherThan(names, 'no longer configured: its RELAY_<OP>_URL is not set');
+  }
+
+  async createChannel(dto: CreateChannelDto): Promise<ChannelDto> {
+    const box = this.requireBox();
+    checkCredentials(dto.protocol, dto.credentials);
+    try {
+      const channel = await this.channels.createChannel({
+        id: randomUUID(),
+        name: dto.name,
+        operations: [...new Set(dto.operations)],
+        protocol: dto.protocol,
+        baseUrl: dto.base_url.replace(/\/+$/, ''),
+        credentials: new Uint8Array(box.seal(JSON.stringify(pickCredentials(dto.credentials)))),
+        credentialsHint: JSON.stringify(hints(dto.credentials)),
+        weight: dto.weight ?? 100,
+        priority: dto.priority ?? 0,
+        maxRunning: dto.max_running ?? null,
+        source: 'admin',
+      });
+      this.logger.log({ msg: 'channel created', channel_id: channel.id, channel: channel.name, operations: channel.operations });
+      return toDto({ ...channel, runningTasks: 0 });
+    } catch (err) {
+      throw duplicateName(err, dto.name);
+    }
+  }
+
+  async listChannels(): Promise<ChannelDto[]> {
+    return (await this.channels.listChannels()).map(toDto);
+  }
+
+  async getChannel(id: string): Promise<ChannelDto> {
+    return toDto(await this.existing(id));
+  }
+
+  async updateChannel(id: string, dto: UpdateChannelDto): Promise<ChannelDto> {
+    const current = await this.existing(id);
+    if (current.source === 'config' && (dto.credentials || dto.base_url || dto.protocol || dto.operations || dto.name)) {
+      throw new AppError('CONFLICT', `channel ${id} comes from the configuration (RELAY_*): change its name, address, protocol, operations or keys there; weight, priority and max_running may be changed here`);
+    }
+    const changes: ChannelChanges = {
+      ...(dto.name !== undefined ? { name: dto.name } : {}),
+      ...(dto.operations !== undefined ? { operations: [...new Set(dto.operations)] } : {}),
+      ...(dto.protocol !== undefined ? { protocol: dto.protocol } : {}),
+      ...(dto.base_url !== undefined ? { baseUrl: dto.base_url.replace(/\/+$/, '') } : {}),
+      ...(dto.weight !== undefined ? { weight: dto.weight } : {}),
+      ...(dto.priority !== undefined ? { priority: dto.priority } : {}),
+      ...(dto.max_running !== undefined ? { maxRunning: dto.max_running } : {}),
+    };
+    const protocol = dto.protocol ?? current.protocol;
+    if (dto.credentials) {
+      checkCredentials(protocol, dto.credentials);
+      changes.credentials = new Uint8Array(this.requireBox().seal(JSON.stringify(pickCredentials(dto.credentials))));
+      changes.credentialsHint = JSON.stringify(hints(dto.credentials));
+    } else if (dto.protocol && dto.protocol !== current.protocol && current.source === 'admin') {
+      throw new AppError('INVALID_PARAMETER', `credentials are required when protocol changes (${current.protocol} → ${dto.protocol}): ${credentialRule(dto.protocol)}`);
+    }
+    try {
+      await this.channels.updateChannel(id, changes);
+    } catch (err) {
+      throw duplicateName(err, dto.name ?? current.name);
+    }
+    return this.getChannel(id);
+  }
+
+  async setEnabled(id: string, enabled: boolean): Promise<ChannelDto> {
+    await this.existing(id);
+    await this.channels.updateChannel(id, enabled ? { status: 'enabled', statusReason: null } : { status: 'disabled', statusReason: 'disabled by an admin' });
+    this.logger.warn({ msg: enabled ? 'channel enabled by an admin' : 'channel disabled by an admin', channel_id: id });
+    return this.getChannel(id);
+  }
+
+  async deleteChannel(id: string): Promise<ChannelDto> {
+    const channel = await this.existing(id);
+    const outcome = await this.channels.deleteChannel(id);
+    if (outcome === 'missing') throw new AppError('NOT_FOUND', `No channel ${id}`);
+    if (outcome === 'busy') throw new AppError('CONFLICT', `channel ${id} holds unfinished tasks; disable it (they finish on it), then delete it once they have ended`);
+    this.logger.warn({ msg: 'channel deleted', channel_id: id, channel: channel.name });
+    return toDto({ ...channel, runningTasks: 0 });
+  }
+
+  private async existing(id: string): Promise<ChannelRow> {
+    const channel = await this.channels.findChannel(id);
+    if (!channel) throw new AppError('NOT_FOUND', `No channel ${id}`);
+    return channel;
+  }
+
+  private requireBox(): SecretBox {
+    if (!this.box) throw new AppError('CONFLICT', 'CHANNEL_SECRET_KEY is not set, so channel credentials cannot be stored: set it (openssl rand -hex 32) and restart');
+    return this.box;
+  }
+}
+
+function credentialRule(protocol: string): string {
+  return protocol === 'kling' ? 'a kling channel needs credentials.access_key and credentials.secret_key' : 'a gateway channel needs credentials.api_key';
+}
+
+function checkCredentials(protocol: string, credentials: ChannelCredentialsDto): void {
+  const ok = protocol === 'kling' ? Boolean(credentials.access_key && credentials.secret_key) : Boolean(credentials.api_key);
+  if (!ok) throw new AppError('INVALID_PARAMETER', `credentials: ${credentialRule(protocol)}`);
+}
+
+function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
+  return { ...(c.access_key ? { access_key: c.access_key } : {}), ...(c.secret_key ? { secret_key: c.secret_key } : {}), ...(c.api_key ? { api_key: c.api_key } : {}) };
+}
+
+/** The last 4 characters of each secret (all of a secret shorter than 12 stays hidden). */
+function hints(c: ChannelCredentialsDto): ChannelCredentialHintsDto {
+  const hint = (value: string) => (value.length >= 12 ? `…${value.slice(-4)}` : '…');
+  return Object.fromEntries(Object.entries(pickCredentials(c)).map(([k, v]) => [k, hint(v as string)]));
+}
+
+function duplicateName(err: unknown, name: string): unknown {
+  const code = (err as { code?: string }).code;
+  return code === 'P2002' || /23505|unique/i.test(String((err as Error).message)) ? new AppError('CONFLICT', `a channel named "${name}" exists already`) : err;
+}
+
+function toDto(c: ChannelRow): ChannelDto {
+  return {
+    id: c.id,
+    name: c.name,
+    operations: c.operations,
+    protocol: c.protocol,
+    base_url: c.baseUrl,
+    credentials: c.credentialsHint ? (JSON.parse(c.credentialsHint) as ChannelCredentialHintsDto) : {},
+    weight: c.weight,
+    priority: c.priority,
+    max_running: c.maxRunning,
+    status: c.status,
+    status_reason: c.statusReason,
+    source: c.source,
+    running_tasks: c.runningTasks,
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+  };
+}
+

@@ -1,0 +1,145 @@
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsHttpUrl } from '../../../common/validation/validators.js';
+
+/** The operations whose relay goes through channels in this release (the others still use their RELAY_<OP>_URL). */
+export const CHANNEL_OPERATIONS = ['expand'] as const;
+/** kling: Kling's API (a JWT from access_key and secret_key); gateway: a service speaking this interface (Bearer api_key). */
+export const CHANNEL_PROTOCOLS = ['kling', 'gateway'] as const;
+export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
+
+/** Write-only: stored sealed (AES-256-GCM), never answered. kling: access_key + secret_key; gateway: api_key. */
+export class ChannelCredentialsDto {
+  @ApiPropertyOptional({ description: "Kling's access key.", writeOnly: true, maxLength: 512 })
+  @IsOptional()
+  @IsString({ message: 'credentials.access_key must be a string' })
+  @Length(1, 512, { message: 'credentials.access_key must be 1 to 512 characters long' })
+  access_key?: string;
+
+  @ApiPropertyOptional({ description: "Kling's secret key.", writeOnly: true, maxLength: 512 })
+  @IsOptional()
+  @IsString({ message: 'credentials.secret_key must be a string' })
+  @Length(1, 512, { message: 'credentials.secret_key must be 1 to 512 characters long' })
+  secret_key?: string;
+
+  @ApiPropertyOptional({ description: 'Bearer key of a gateway upstream.', writeOnly: true, maxLength: 512 })
+  @IsOptional()
+  @IsString({ message: 'credentials.api_key must be a string' })
+  @Length(1, 512, { message: 'credentials.api_key must be 1 to 512 characters long' })
+  api_key?: string;
+}
+
+const NAME_RULE = { message: 'name must be 1 to 128 characters: letters, digits, spaces and - _ . ( )' };
+
+export class CreateChannelDto {
+  @ApiProperty({ description: 'Unique among channels.', example: 'kling-team-a', minLength: 1, maxLength: 128 })
+  @IsString(NAME_RULE)
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9 _.()-]{0,127}$/, NAME_RULE)
+  name!: string;
+
+  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes (only expand is routed through channels in this release).', example: ['expand'] })
+  @IsArray({ message: `operations must be an array of: ${CHANNEL_OPERATIONS.join(', ')}` })
+  @ArrayMinSize(1, { message: 'operations must name at least one operation' })
+  @ArrayMaxSize(CHANNEL_OPERATIONS.length, { message: `operations must name each of ${CHANNEL_OPERATIONS.join(', ')} at most once` })
+  @IsIn(CHANNEL_OPERATIONS, { each: true, message: `operations must hold only ${CHANNEL_OPERATIONS.join(', ')} (the other operations are not routed through channels yet)` })
+  operations!: (typeof CHANNEL_OPERATIONS)[number][];
+
+  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling' })
+  @IsIn(CHANNEL_PROTOCOLS, { message: `protocol must be one of ${CHANNEL_PROTOCOLS.join(', ')}` })
+  protocol!: (typeof CHANNEL_PROTOCOLS)[number];
+
+  @ApiProperty({ description: 'The base before /v1/images/editing/expand: https://api-singapore.klingai.com, or https://other-gateway/video-a.', example: 'https://api-singapore.klingai.com', maxLength: 2048 })
+  @IsHttpUrl()
+  base_url!: string;
+
+  @ApiProperty({ type: ChannelCredentialsDto, description: 'Write-only. kling: access_key and secret_key; gateway: api_key.' })
+  @IsObject({ message: 'credentials must be an object: {access_key, secret_key} or {api_key}' })
+  @ValidateNested()
+  @Type(() => ChannelCredentialsDto)
+  credentials!: ChannelCredentialsDto;
+
+  @ApiPropertyOptional({ description: 'Share of new tasks among channels of the same priority (0: only when no other has weight).', minimum: 0, maximum: 1000, default: 100 })
+  @IsOptional()
+  @IsInt({ message: 'weight must be an integer from 0 to 1000' })
+  @Min(0, { message: 'weight must be an integer from 0 to 1000' })
+  @Max(1000, { message: 'weight must be an integer from 0 to 1000' })
+  weight?: number;
+
+  @ApiPropertyOptional({ description: 'Higher first: a channel is used only when none of a higher priority can take the task.', minimum: -1000, maximum: 1000, default: 0 })
+  @IsOptional()
+  @IsInt({ message: 'priority must be an integer from -1000 to 1000' })
+  @Min(-1000, { message: 'priority must be an integer from -1000 to 1000' })
+  @Max(1000, { message: 'priority must be an integer from -1000 to 1000' })
+  priority?: number;
+
+  @ApiPropertyOptional({ type: Number, nullable: true, description: "Tasks it runs at once (the account's concurrency); null: no cap.", minimum: 1, maximum: 100000 })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsInt({ message: 'max_running must be an integer from 1 to 100000, or null' })
+  @Min(1, { message: 'max_running must be an integer from 1 to 100000, or null' })
+  @Max(100000, { message: 'max_running must be an integer from 1 to 100000, or null' })
+  max_running?: number | null;
+}
+
+/** PATCH: any of the fields; credentials, when given, replace the stored ones whole. */
+export class UpdateChannelDto extends PartialType(CreateChannelDto) {}
+
+/** What answers show of the credentials: the last 4 characters of each. */
+export class ChannelCredentialHintsDto {
+  @ApiPropertyOptional({ example: '…9f2c' })
+  access_key?: string;
+
+  @ApiPropertyOptional({ example: '…a7b1' })
+  secret_key?: string;
+
+  @ApiPropertyOptional({ example: '…k3d4' })
+  api_key?: string;
+}
+
+export class ChannelDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ example: 'kling-team-a' })
+  name!: string;
+
+  @ApiProperty({ type: [String], example: ['expand'] })
+  operations!: string[];
+
+  @ApiProperty({ enum: CHANNEL_PROTOCOLS })
+  protocol!: string;
+
+  @ApiProperty({ example: 'https://api-singapore.klingai.com' })
+  base_url!: string;
+
+  @ApiProperty({ type: ChannelCredentialHintsDto, description: 'The last 4 characters of each credential; a channel from RELAY_* shows the variables that hold them.' })
+  credentials!: ChannelCredentialHintsDto;
+
+  @ApiProperty({ example: 100 })
+  weight!: number;
+
+  @ApiProperty({ example: 0 })
+  priority!: number;
+
+  @ApiProperty({ type: Number, nullable: true, example: null })
+  max_running!: number | null;
+
+  @ApiProperty({ enum: CHANNEL_STATUSES, example: 'enabled' })
+  status!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why it is disabled (by whom, or the upstream\'s words).', example: null })
+  status_reason!: string | null;
+
+  @ApiProperty({ enum: ['admin', 'config'], description: 'admin: made with this API; config: defined by RELAY_<OP>_URL at start.' })
+  source!: string;
+
+  @ApiProperty({ description: 'Unfinished tasks it holds (running, or created upstream and polled).', example: 0 })
+  running_tasks!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updated_at!: string;
+}

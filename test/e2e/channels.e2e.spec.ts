@@ -1,0 +1,180 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Child } from '../support/child-process.js';
+import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
+import { png } from '../support/images.js';
+import { pollUntil } from '../support/poll.js';
+import { api, createTestDatabase, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
+
+const ADMIN = 'admin-secret-0123456789';
+const SECRET_KEY = 'a'.repeat(64);
+const EXPAND = '/video-a/v1/images/editing/expand';
+const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0, right_expansion_ratio: 0 };
+const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ADMIN_API_KEY: ADMIN };
+const SECRETS = { a: ['ak-account-a-0001', 'sk-account-a-secret-1111'], b: ['ak-account-b-0002', 'sk-account-b-secret-2222'] };
+
+describe('upstream channels: stored, managed by admins, credentials write-only, tasks routed and kept', () => {
+  let a: FakeUpstream;
+  let b: FakeUpstream;
+  let t: TestApp;
+  let key: string;
+  let image: string;
+  beforeAll(async () => {
+    a = await startFakeKling(SECRETS.a[0], SECRETS.a[1]);
+    b = await startFakeKling(SECRETS.b[0], SECRETS.b[1]);
+    // relay with no RELAY_EXPAND_URL: the channels come from the admin API alone
+    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
+    key = await t.createKey('team-ch');
+    image = (await png(300, 300)).toString('base64');
+  });
+  afterAll(async () => {
+    await t.close();
+    await a.close();
+    await b.close();
+  });
+
+  const admin = (method: string, path: string, body?: unknown) => api(t.url, method, path, { key: ADMIN, body });
+  const channel = (name: string, upstream: FakeUpstream, [access, secret]: string[], extra: Record<string, unknown> = {}) =>
+    admin('POST', '/admin/channels', { name, operations: ['expand'], protocol: 'kling', base_url: upstream.url, credentials: { access_key: access, secret_key: secret }, ...extra });
+  const submit = async () => {
+    const res = await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } });
+    expect(res.status).toBe(200);
+    return res.body.data.task_id as string;
+  };
+  const read = async (id: string) => (await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data;
+  const ended = (id: string) => pollUntil(() => read(id), (d) => ['succeed', 'failed'].includes(d.task_status), { what: `task ${id}` });
+
+  let idA: string;
+  let idB: string;
+
+  it('waits (busy) while no channel can take a task, then runs it once one is added', async () => {
+    const id = await submit();
+    await pollUntil(() => queryDb<{ state: string; started_at: Date | null }>(t.db, 'SELECT state, started_at FROM tasks WHERE id = $1', [id]), (r) => r[0].state === 'running', { what: 'the task to be tried' });
+    expect((await read(id)).task_status).not.toBe('failed');
+    const created = await channel('account-a', a, SECRETS.a, { priority: 10 });
+    expect(created.status).toBe(201);
+    idA = created.body.id;
+    expect((await ended(id)).task_status).toBe('succeed');
+    expect(a.created.size).toBe(1);
+  });
+
+  it('answers a channel with its credentials as their last 4 characters only; stores them sealed', async () => {
+    const created = await channel('account-b', b, SECRETS.b, { weight: 50, max_running: 3 });
+    expect(created.status).toBe(201);
+    idB = created.body.id;
+    expect(created.body).toEqual(
+      expect.objectContaining({ name: 'account-b', operations: ['expand'], protocol: 'kling', base_url: b.url, weight: 50, priority: 0, max_running: 3, status: 'enabled', status_reason: null, source: 'admin', running_tasks: 0 }),
+    );
+    expect(created.body.credentials).toEqual({ access_key: '…0002', secret_key: '…2222' });
+    const [row] = await queryDb<{ credentials: Buffer }>(t.db, 'SELECT credentials FROM channels WHERE id = $1', [idB]);
+    for (const secret of SECRETS.b) expect(row.credentials.includes(Buffer.from(secret))).toBe(false);
+    const list = await admin('GET', '/admin/channels');
+    expect(list.body.map((c: { name: string }) => c.name)).toEqual(['account-a', 'account-b']); // priority first
+    expect(JSON.stringify(list.body)).not.toMatch(/sk-account|ak-account/);
+  });
+
+  it('sends new tasks to the highest priority; a disabled channel finishes the tasks it holds, with its credentials, and new ones go elsewhere', async () => {
+    a.knobs.pollsUntilDone = 1_000_000; // a's tasks stay processing until released
+    const held = await submit();
+    await pollUntil(() => Promise.resolve(a.created.size), (n) => n === 2, { what: 'the task to reach account-a' });
+    expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin', running_tasks: 1 }));
+    const deleting = await admin('DELETE', `/admin/channels/${idA}`);
+    expect([deleting.status, deleting.body.code]).toEqual([409, 1204]);
+    const moved = await submit();
+    expect((await ended(moved)).task_status).toBe('succeed');
+    expect(b.created.size).toBe(1);
+    a.knobs.pollsUntilDone = 1;
+    expect((await ended(held)).task_status).toBe('succeed');
+    expect(a.authFailures).toEqual([]);
+    expect(a.created.size).toBe(2); // polled on a, never sent to b
+    const [{ channel_id }] = await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [held]);
+    expect(channel_id).toBe(idA);
+    expect((await admin('DELETE', `/admin/channels/${idA}`)).status).toBe(200);
+    expect((await admin('GET', `/admin/channels/${idA}`)).status).toBe(404);
+  });
+
+  it("within one priority: by weight (weight 0 only when no other can take it), and never past a channel's max_running", async () => {
+    const zero = await admin('POST', '/admin/channels', { name: 'account-b-zero', operations: ['expand'], protocol: 'kling', base_url: b.url, credentials: { access_key: SECRETS.b[0], secret_key: SECRETS.b[1] }, weight: 0 });
+    expect(zero.status).toBe(201);
+    const before = b.created.size;
+    b.knobs.pollsUntilDone = 1_000_000; // tasks stay running upstream: account-b (max_running 3) fills up
+    const first = [await submit(), await submit(), await submit()];
+    await pollUntil(() => Promise.resolve(b.created.size), (n) => n === before + 3, { what: 'three tasks upstream' });
+    const overflow = await submit();
+    await pollUntil(() => Promise.resolve(b.created.size), (n) => n === before + 4, { what: 'the fourth task upstream' });
+    b.knobs.pollsUntilDone = 1;
+    for (const id of [...first, overflow]) expect((await ended(id)).task_status).toBe('succeed');
+    const channelOf = async (id: string) => (await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id;
+    for (const id of first) expect(await channelOf(id)).toBe(idB);
+    expect(await channelOf(overflow)).toBe(zero.body.id);
+    // with room again, weight 0 is not chosen
+    const later = await submit();
+    expect((await ended(later)).task_status).toBe('succeed');
+    expect(await channelOf(later)).toBe(idB);
+    expect((await admin('DELETE', `/admin/channels/${zero.body.id}`)).status).toBe(200);
+  });
+
+  it('refuses bad channels naming the field, and a normal key', async () => {
+    const bad = async (body: Record<string, unknown>, message: RegExp) => {
+      const res = await admin('POST', '/admin/channels', { name: 'x', operations: ['expand'], protocol: 'kling', base_url: a.url, credentials: { access_key: 'k', secret_key: 's' }, ...body });
+      expect([res.status, res.body.message]).toEqual([400, expect.stringMatching(message)]);
+    };
+    await bad({ weight: 1001 }, /^weight must be an integer from 0 to 1000/);
+    await bad({ weight: -1 }, /^weight must be an integer from 0 to 1000/);
+    await bad({ protocol: 'openai' }, /^protocol must be one of kling, gateway/);
+    await bad({ operations: ['video'] }, /^operations must hold only expand/);
+    await bad({ operations: [] }, /^operations must name at least one/);
+    await bad({ credentials: { api_key: 'k' } }, /^credentials: a kling channel needs credentials.access_key and credentials.secret_key/);
+    await bad({ protocol: 'gateway', credentials: { access_key: 'a', secret_key: 'b' } }, /^credentials: a gateway channel needs credentials.api_key/);
+    await bad({ base_url: 'ftp://x' }, /^base_url must be/);
+    await bad({ max_running: 0 }, /^max_running must be an integer from 1 to 100000/);
+    const dup = await channel('account-b', b, SECRETS.b);
+    expect([dup.status, dup.body.message]).toEqual([409, expect.stringContaining('"account-b" exists already')]);
+    expect((await api(t.url, 'GET', '/admin/channels', { key })).status).toBe(403);
+    const patched = await admin('PATCH', `/admin/channels/${idB}`, { weight: 7, max_running: null });
+    expect([patched.status, patched.body.weight, patched.body.max_running]).toEqual([200, 7, null]);
+    const badPatch = await admin('PATCH', `/admin/channels/${idB}`, { weight: 2000 });
+    expect([badPatch.status, badPatch.body.message]).toEqual([400, expect.stringMatching(/^weight must be an integer from 0 to 1000/)]);
+    const badKeys = await admin('PATCH', `/admin/channels/${idB}`, { credentials: { api_key: 'only-a-bearer-key' } });
+    expect([badKeys.status, badKeys.body.message]).toEqual([400, expect.stringMatching(/^credentials: a kling channel needs/)]);
+  });
+
+  it('never writes a credential into a log line', () => {
+    const text = JSON.stringify(t.logs.lines);
+    for (const secret of [...SECRETS.a, ...SECRETS.b]) expect(text).not.toContain(secret);
+    expect(text).toMatch(/channel created/);
+  });
+});
+
+describe('channels and the configuration', () => {
+  it('shows RELAY_EXPAND_URL as a channel of the configuration, with the variables that hold its keys', async () => {
+    const kling = await startFakeKling('ak-config', 'sk-config-secret');
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-config', RELAY_KLING_SECRET_KEY: 'sk-config-secret' });
+    try {
+      const list = await api(t.url, 'GET', '/admin/channels', { key: ADMIN });
+      expect(list.body).toEqual([
+        expect.objectContaining({ name: 'expand (RELAY_EXPAND_URL)', source: 'config', protocol: 'kling', base_url: kling.url, status: 'enabled', credentials: { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' } }),
+      ]);
+      // without CHANNEL_SECRET_KEY no credentials can be stored
+      const refused = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'n', operations: ['expand'], protocol: 'gateway', base_url: kling.url, credentials: { api_key: 'k-123456789012' } } });
+      expect([refused.status, refused.body.message]).toEqual([409, expect.stringMatching(/^CHANNEL_SECRET_KEY is not set/)]);
+    } finally {
+      await t.close();
+      await kling.close();
+    }
+  });
+
+  it('refuses to start with stored channels and no CHANNEL_SECRET_KEY to open them', async () => {
+    const db = await createTestDatabase();
+    const first = await startTestApp({ ...FAST, CHANNEL_SECRET_KEY: SECRET_KEY }, { db });
+    expect((await api(first.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'n', operations: ['expand'], protocol: 'gateway', base_url: 'https://example.com', credentials: { api_key: 'k-123456789012' } } })).status).toBe(201);
+    await first.close();
+    // the real entry point, as an operator starts it: it exits with the reason
+    const service = Child.start('dist/main.js', [], { DATABASE_URL: db.url, PORT: '0', DATA_DIR: await mkdtemp(path.join(tmpdir(), 'mgw-ch-')), LOG_LEVEL: 'info' });
+    const exit = await Promise.race([service.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running:\n${service.output}`)), 60_000).unref())]);
+    expect(exit.code).toBe(1);
+    expect(service.output).toMatch(/CHANNEL_SECRET_KEY is not set/);
+    await db.drop();
+  });
+});
