@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Child } from '../support/child-process.js';
 import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
+import { freePort } from '../support/free-port.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, createTestDatabase, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
@@ -81,6 +82,9 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin', running_tasks: 1 }));
     const deleting = await admin('DELETE', `/admin/channels/${idA}`);
     expect([deleting.status, deleting.body.code]).toEqual([409, 1204]);
+    // its address and keys cannot change under the task it holds
+    const moving = await admin('PATCH', `/admin/channels/${idA}`, { base_url: b.url });
+    expect([moving.status, moving.body.message]).toEqual([409, expect.stringMatching(/holds 1 unfinished task/)]);
     const moved = await submit();
     expect((await ended(moved)).task_status).toBe('succeed');
     expect(b.created.size).toBe(1);
@@ -134,6 +138,14 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     expect((await api(t.url, 'GET', '/admin/channels', { key })).status).toBe(403);
     const patched = await admin('PATCH', `/admin/channels/${idB}`, { weight: 7, max_running: null });
     expect([patched.status, patched.body.weight, patched.body.max_running]).toEqual([200, 7, null]);
+    for (const field of ['weight', 'priority', 'name', 'protocol', 'base_url', 'operations', 'credentials']) {
+      const nulled = await admin('PATCH', `/admin/channels/${idB}`, { [field]: null });
+      expect([field, nulled.status, nulled.body.message]).toEqual([field, 400, expect.stringMatching(new RegExp(`${field} must not be null`))]);
+    }
+    await bad({ name: 'expand (RELAY_EXPAND_URL)' }, /^name must not contain "\(RELAY_"/);
+    // a body that is not JSON is refused without quoting it back (it may hold a secret)
+    const broken = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, rawBody: '{"name":"x","credentials":{"secret_key":SK-9876543210zyxw}}', headers: { 'content-type': 'application/json' } });
+    expect([broken.status, broken.text.includes('9876543210')]).toEqual([400, false]);
     const badPatch = await admin('PATCH', `/admin/channels/${idB}`, { weight: 2000 });
     expect([badPatch.status, badPatch.body.message]).toEqual([400, expect.stringMatching(/^weight must be an integer from 0 to 1000/)]);
     const badKeys = await admin('PATCH', `/admin/channels/${idB}`, { credentials: { api_key: 'only-a-bearer-key' } });
@@ -175,6 +187,79 @@ describe('channels and the configuration', () => {
     const exit = await Promise.race([service.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running:\n${service.output}`)), 60_000).unref())]);
     expect(exit.code).toBe(1);
     expect(service.output).toMatch(/CHANNEL_SECRET_KEY is not set/);
+    // …nor with a key that does not open them
+    const wrongKey = Child.start('dist/main.js', [], { DATABASE_URL: db.url, PORT: '0', DATA_DIR: await mkdtemp(path.join(tmpdir(), 'mgw-ch-')), CHANNEL_SECRET_KEY: 'b'.repeat(64) });
+    const wrongExit = await Promise.race([wrongKey.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running:\n${wrongKey.output}`)), 60_000).unref())]);
+    expect(wrongExit.code).toBe(1);
+    expect(wrongKey.output).toMatch(/CHANNEL_SECRET_KEY does not open the stored channel credentials/);
     await db.drop();
   });
 });
+
+describe('a task no channel can take', () => {
+  it('waits off the clock, and fails with the reason once EXPAND_TIMEOUT_S has passed since its acceptance', async () => {
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '2' });
+    try {
+      expect(t.logs.lines.some((l) => String(l.msg).startsWith('no enabled channel for expand'))).toBe(true);
+      const key = await t.createKey('team-none');
+      const res = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } });
+      const id = res.body.data.task_id as string;
+      const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000, what: 'the task to fail' });
+      expect(done.body.data.task_status_msg).toMatch(/no channel could take the task within 2 s \(EXPAND_TIMEOUT_S\)/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('failover between channels: a busy or unreachable account is passed over, never sent the same task twice', () => {
+  it('runs 30 tasks on the working channel while one answers 1303 and one refuses connections; the refusing ones rest instead of being knocked on', async () => {
+    const busy = await startFakeKling('ak-busy-000001', 'sk-busy-secret-000001');
+    busy.knobs.createBusy = 1_000_000;
+    busy.knobs.busyAnswer = { status: 200, code: 1303 };
+    const good = await startFakeKling('ak-good-000002', 'sk-good-secret-000002');
+    const closedPort = await freePort(); // nothing listens there: connections are refused before anything is sent
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
+    try {
+      const add = (name: string, url: string, access: string, secret: string) =>
+        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret } } });
+      const busyCh = (await add('busy', busy.url, 'ak-busy-000001', 'sk-busy-secret-000001')).body;
+      const downCh = (await add('down', `http://127.0.0.1:${closedPort}`, 'ak-down-000003', 'sk-down-secret-000003')).body;
+      const goodCh = (await add('good', good.url, 'ak-good-000002', 'sk-good-secret-000002')).body;
+      const key = await t.createKey('team-failover');
+      const image = (await png(300, 300)).toString('base64');
+      const ids = await Promise.all(
+        Array.from({ length: 30 }, async () => (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string),
+      );
+      const done = await pollUntil(
+        () => queryDb<{ state: string; n: number }>(t.db, 'SELECT state, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) GROUP BY state', [ids]),
+        (rows) => rows.length === 1 && rows[0].state === 'succeeded',
+        { timeoutMs: 60_000, what: 'the 30 tasks to succeed' },
+      );
+      expect(done).toEqual([{ state: 'succeeded', n: 30 }]);
+      // each task created exactly once, on the working channel, and held by it
+      const external = [...good.created.values()].map((c) => c.body.external_task_id);
+      expect(external.sort()).toEqual([...ids].sort());
+      expect(busy.created.size).toBe(0);
+      const holders = await queryDb<{ channel_id: string }>(t.db, 'SELECT DISTINCT channel_id FROM tasks WHERE id = ANY($1::uuid[])', [ids]);
+      expect(holders).toEqual([{ channel_id: goodCh.id }]);
+      // the refusing channels rested instead of receiving a create per task and per retry
+      const busyCreates = busy.server.requests.filter((r) => r.method === 'POST').length;
+      expect(busyCreates).toBeGreaterThan(0);
+      expect(busyCreates).toBeLessThan(30);
+      const channels = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body as { id: string; last_error: string | null }[];
+      expect(channels.find((c) => c.id === busyCh.id)?.last_error).toMatch(/busy/);
+      expect(channels.find((c) => c.id === downCh.id)?.last_error).toMatch(/did not answer|ECONNREFUSED/);
+      // each refusal is logged with the channel and the task, never a credential
+      const refusals = t.logs.lines.filter((l) => l.msg === 'a channel did not take a task; trying another');
+      expect(refusals.length).toBeGreaterThan(0);
+      expect(refusals[0]).toEqual(expect.objectContaining({ channel_id: expect.any(String), task_id: expect.any(String), rest_s: expect.any(Number) }));
+      expect(JSON.stringify(t.logs.lines)).not.toMatch(/sk-(busy|good|down)-secret/);
+    } finally {
+      await t.close();
+      await busy.close();
+      await good.close();
+    }
+  }, 120_000);
+});
+

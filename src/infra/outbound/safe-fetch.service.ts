@@ -65,12 +65,16 @@ export class SafeFetchService {
     let current = url;
     let method = options.method ?? 'GET';
     let body = options.body;
+    let headers = options.headers;
     for (let hop = 0; ; hop++) {
-      const response = await this.once(current, { ...options, method, body }, deadline);
+      const response = await this.once(current, { ...options, method, body, headers }, deadline);
       const location = response.headers.location;
       if (options.followRedirects !== false && response.status >= 300 && response.status < 400 && location) {
         if (hop >= MAX_REDIRECTS) throw new OutboundError('redirects', `too many redirects (more than ${MAX_REDIRECTS})`);
-        current = new URL(location, current).toString();
+        const next = new URL(location, current);
+        // An upstream's credentials go to its own origin only, never to where it redirects elsewhere.
+        if (next.origin !== new URL(current).origin && headers) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
+        current = next.toString();
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;

@@ -20,7 +20,11 @@ export class UpstreamUnavailable extends Error {
  * waits and tries again later, without the wait counting against its deadline.
  */
 export class UpstreamBusy extends UpstreamUnavailable {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The wait the upstream asked for (Retry-After), in seconds, when it said. */
+    readonly retryAfterS?: number,
+  ) {
     super(message, false);
   }
 }
@@ -116,7 +120,12 @@ export class UpstreamClient {
    * de-duplicates on) are retried on any transient failure; others only when the request surely was
    * not acted on (429, 503, connection refused).
    */
-  async call(method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean } = {}): Promise<UpstreamAnswer> {
+  async call(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    /** `failFast`: no retry here on busy answers or refused connections (the caller has another account to try). */
+    options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean; failFast?: boolean } = {},
+  ): Promise<UpstreamAnswer> {
     const auth = options.auth ?? this.configAuth(options.kling ?? false);
     let last: UpstreamUnavailable | undefined;
     for (let attempt = 0; attempt < TRIES; attempt++) {
@@ -140,8 +149,9 @@ export class UpstreamClient {
           throw new UpstreamRefused(message, res.status);
         }
         if (res.status === 429 || res.status === 503) {
-          last = new UpstreamUnavailable(`the upstream is busy (HTTP ${res.status}): ${message}`, false);
           const wait = Number(res.headers['retry-after']);
+          last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, Number.isFinite(wait) && wait >= 0 ? wait : undefined);
+          if (options.failFast) throw last;
           if (Number.isFinite(wait) && wait > 0 && wait <= 5) await sleep(wait * 1000);
           continue;
         }
@@ -156,6 +166,7 @@ export class UpstreamClient {
         if (err.kind === 'refused') throw new UpstreamRefused(`the upstream URL is refused: ${err.message}`, 0);
         const beforeSending = err.kind === 'network' && /ECONNREFUSED|could not be resolved|EHOSTUNREACH|ENETUNREACH/.test(err.message);
         last = new UpstreamUnavailable(`the upstream did not answer: ${err.message}`, !beforeSending);
+        if (options.failFast && beforeSending) throw last;
         if (beforeSending || options.idempotent) continue;
         throw last;
       }

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { SecretBox } from '../../infra/crypto/secret-box.js';
-import { UpstreamClient, type UpstreamAuth } from '../../infra/relay/upstream-client.js';
+import { type UpstreamBusy, UpstreamClient, type UpstreamAuth } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow } from './channels.repository.js';
 import type { ChannelCredentialsDto } from './dto/channel.dto.js';
@@ -24,6 +24,7 @@ export interface ChannelHandle {
  */
 @Injectable()
 export class ChannelRouter {
+  private readonly logger = new Logger(ChannelRouter.name);
   private readonly box: SecretBox | null;
 
   constructor(
@@ -38,15 +39,28 @@ export class ChannelRouter {
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
    * atomically); null when none can take it now (the task waits, busy).
    */
-  async assign(operation: string, taskId: string): Promise<ChannelHandle | null> {
-    let candidates = await this.channels.candidatesFor(operation);
+  async assign(operation: string, taskId: string, tried: ReadonlySet<string> = new Set()): Promise<ChannelHandle | null> {
+    let candidates = await this.channels.candidatesFor(operation, taskId, [...tried]);
     while (candidates.length > 0) {
       const top = Math.max(...candidates.map((c) => c.priority));
       const chosen = byWeight(candidates.filter((c) => c.priority === top));
-      if (await this.channels.assignTask(taskId, chosen.id)) return this.handleOf(chosen);
+      const handle = this.handleOf(chosen); // its credentials open before the task is given to it
+      if (await this.channels.assignTask(taskId, chosen.id)) return handle;
       candidates = candidates.filter((c) => c.id !== chosen.id);
     }
+    await this.channels.releaseUnsent(taskId);
     return null;
+  }
+
+  /**
+   * The channel did not take the task, provably (busy, or unreachable before the request was sent): it
+   * rests for the wait it asked for (Retry-After, else CHANNEL_BUSY_S), so the tasks waiting for it do not
+   * each knock, and the refusal is logged once, with the channel and the task (never a credential).
+   */
+  async refused(channel: ChannelHandle, taskId: string, err: UpstreamBusy): Promise<void> {
+    const restS = Math.min(Math.max(err.retryAfterS ?? CHANNEL_BUSY_S, 0.5), 600);
+    await this.channels.markBusy(channel.id, restS, err.message);
+    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, reason: err.message, rest_s: restS });
   }
 
   /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
@@ -61,13 +75,17 @@ export class ChannelRouter {
 
   /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */
   private authOf(channel: Channel): UpstreamAuth {
-    if (channel.source === 'config' || !channel.credentials) return this.client.configAuth(channel.protocol === 'kling');
+    if (channel.source === 'config') return this.client.configAuth(channel.protocol === 'kling');
+    if (!channel.credentials) return { kind: 'none' };
     if (!this.box) throw new Error('channel credentials are stored but CHANNEL_SECRET_KEY is not set');
     const credentials = JSON.parse(this.box.open(channel.credentials)) as ChannelCredentialsDto;
     if (channel.protocol === 'kling' && credentials.access_key && credentials.secret_key) return { kind: 'kling', accessKey: credentials.access_key, secretKey: credentials.secret_key };
     return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
   }
 }
+
+/** How long a channel rests after refusing for capacity without saying for how long (or being unreachable). */
+const CHANNEL_BUSY_S = 2;
 
 /** One of the channels, each as likely as its weight (all equally when none has weight). */
 function byWeight(channels: ChannelRow[]): ChannelRow {

@@ -23,7 +23,8 @@ export interface NewChannel {
 
 export type ChannelChanges = Partial<Omit<NewChannel, 'id' | 'source'>> & { status?: string; statusReason?: string | null };
 
-const RUNNING = `(SELECT count(*)::int FROM tasks t WHERE t.channel_id = c.id AND t.state IN ('queued', 'running'))`;
+/** A channel's unfinished tasks, the asking task ($3) left out (it may still name the channel it last tried). */
+const RUNNING = `(SELECT count(*)::int FROM tasks t WHERE t.channel_id = c.id AND t.state IN ('queued', 'running') AND t.id <> $3::uuid)`;
 
 interface ChannelSqlRow {
   id: string;
@@ -62,23 +63,31 @@ export class ChannelsRepository {
    */
   async deleteChannel(id: string): Promise<'deleted' | 'busy' | 'missing'> {
     if (!isUUID(id)) return 'missing';
-    const [row] = await this.prisma.$queryRawUnsafe<{ exists: boolean; deleted: boolean }[]>(
-      `WITH target AS (SELECT id FROM channels WHERE id = $1::uuid AND deleted_at IS NULL),
-            gone AS (UPDATE channels SET deleted_at = now(), updated_at = now()
-                     WHERE id IN (SELECT id FROM target) AND NOT EXISTS (SELECT 1 FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running'))
-                     RETURNING id)
-       SELECT EXISTS (SELECT 1 FROM target) AS exists, EXISTS (SELECT 1 FROM gone) AS deleted`,
-      id,
-    );
-    return row.deleted ? 'deleted' : row.exists ? 'busy' : 'missing';
+    // The channel's row is locked first (as assignTask does), so no task is given to it while its tasks are counted.
+    return this.prisma.$transaction(async (tx) => {
+      const [channel] = await tx.$queryRawUnsafe<{ id: string }[]>(`SELECT id FROM channels WHERE id = $1::uuid AND deleted_at IS NULL FOR UPDATE`, id);
+      if (!channel) return 'missing';
+      const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running')`, id);
+      if (n > 0) return 'busy';
+      await tx.$executeRawUnsafe(`UPDATE channels SET deleted_at = now(), updated_at = now(), credentials = NULL WHERE id = $1::uuid`, id);
+      return 'deleted';
+    });
   }
 
-  /** The enabled channels of an operation with a free max_running slot, with their running tasks. */
-  async candidatesFor(operation: string): Promise<ChannelRow[]> {
+  /** One channel's sealed credentials (to prove at start that CHANNEL_SECRET_KEY opens them). */
+  async anySealedCredentials(): Promise<Uint8Array | null> {
+    const row = await this.prisma.channel.findFirst({ where: { source: 'admin', deletedAt: null, credentials: { not: null } }, select: { credentials: true } });
+    return row?.credentials ?? null;
+  }
+
+  /** The enabled channels of an operation, not resting after a refusal, with a free max_running slot (`exclude`: already tried). */
+  async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
     const rows = await this.prisma.$queryRawUnsafe<ChannelSqlRow[]>(
       `SELECT c.id, ${RUNNING} AS running_tasks FROM channels c
-       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations)`,
+       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND (c.busy_until IS NULL OR c.busy_until <= now()) AND NOT (c.id = ANY ($2::uuid[]))`,
       operation,
+      exclude,
+      taskId,
     );
     if (rows.length === 0) return [];
     const channels = await this.prisma.channel.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
@@ -101,8 +110,24 @@ export class ChannelsRepository {
         const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running') AND id <> $2::uuid`, channelId, taskId);
         if (n >= channel.max_running) return false;
       }
-      return (await tx.$executeRawUnsafe(`UPDATE tasks SET channel_id = $2::uuid WHERE id = $1::uuid AND state = 'running'`, taskId, channelId)) === 1;
+      // Never once its create is in flight or done: a late worker cannot move a task that another sent.
+      return (await tx.$executeRawUnsafe(`UPDATE tasks SET channel_id = $2::uuid WHERE id = $1::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId, channelId)) === 1;
     });
+  }
+
+  /** The channel refused for capacity or could not be reached: no new task tries it for `seconds`. */
+  async markBusy(channelId: string, seconds: number, error: string): Promise<void> {
+    await this.prisma.$executeRawUnsafe(
+      `UPDATE channels SET busy_until = GREATEST(COALESCE(busy_until, now()), now() + make_interval(secs => $2::float8)), last_error = $3, last_error_at = now() WHERE id = $1::uuid`,
+      channelId,
+      seconds,
+      error.slice(0, 500),
+    );
+  }
+
+  /** A task that found no channel gives back the one it last tried (it holds none until it is sent again). */
+  async releaseUnsent(taskId: string): Promise<void> {
+    await this.prisma.$executeRawUnsafe(`UPDATE tasks SET channel_id = NULL WHERE id = $1::uuid AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId);
   }
 
   /** A channel defined by the configuration (RELAY_<OP>_URL): made once by name, its address and protocol kept current. */
@@ -113,7 +138,8 @@ export class ChannelsRepository {
        ON CONFLICT (name) WHERE deleted_at IS NULL DO UPDATE SET operations = EXCLUDED.operations, protocol = EXCLUDED.protocol, base_url = EXCLUDED.base_url,
          credentials_hint = EXCLUDED.credentials_hint, updated_at = now(),
          status = CASE WHEN channels.status_reason LIKE 'no longer configured%' THEN 'enabled' ELSE channels.status END,
-         status_reason = CASE WHEN channels.status_reason LIKE 'no longer configured%' THEN NULL ELSE channels.status_reason END`,
+         status_reason = CASE WHEN channels.status_reason LIKE 'no longer configured%' THEN NULL ELSE channels.status_reason END
+       WHERE channels.source = 'config'`,
       channel.id,
       channel.name,
       channel.operations,

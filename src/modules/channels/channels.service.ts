@@ -28,6 +28,14 @@ export class ChannelsService implements OnModuleInit {
     if (!this.box && (await this.channels.countStoredChannels()) > 0) {
       throw new Error('channels with stored credentials exist but CHANNEL_SECRET_KEY is not set: set the key they were sealed with');
     }
+    const sealed = this.box ? await this.channels.anySealedCredentials() : null;
+    if (sealed) {
+      try {
+        this.box!.open(sealed);
+      } catch {
+        throw new Error('CHANNEL_SECRET_KEY does not open the stored channel credentials: set the key they were sealed with');
+      }
+    }
     const names: string[] = [];
     for (const operation of CHANNEL_OPERATIONS) {
       const kind = this.config.kinds[operation];
@@ -50,10 +58,16 @@ export class ChannelsService implements OnModuleInit {
       });
     }
     await this.channels.disableConfigChannelsOtherThan(names, 'no longer configured: its RELAY_<OP>_URL is not set');
+    for (const operation of CHANNEL_OPERATIONS) {
+      if (this.config.kinds[operation]?.provider !== 'relay') continue;
+      const usable = (await this.channels.listChannels()).filter((c) => c.status === 'enabled' && c.operations.includes(operation));
+      if (usable.length === 0) this.logger.warn({ msg: `no enabled channel for ${operation}: its tasks wait until one is added (POST /admin/channels), and fail at their deadline`, operation });
+    }
   }
 
   async createChannel(dto: CreateChannelDto): Promise<ChannelDto> {
     const box = this.requireBox();
+    checkName(dto.name);
     checkCredentials(dto.protocol, dto.credentials);
     try {
       const channel = await this.channels.createChannel({
@@ -85,7 +99,13 @@ export class ChannelsService implements OnModuleInit {
   }
 
   async updateChannel(id: string, dto: UpdateChannelDto): Promise<ChannelDto> {
+    const nulls = Object.entries(dto).filter(([field, value]) => value === null && field !== 'max_running');
+    if (nulls.length > 0) throw new AppError('INVALID_PARAMETER', `${nulls.map(([f]) => f).join(', ')} must not be null (leave a field out to keep it)`);
+    if (dto.name !== undefined) checkName(dto.name);
     const current = await this.existing(id);
+    if ((dto.base_url !== undefined || dto.protocol !== undefined || dto.credentials !== undefined) && current.runningTasks > 0) {
+      throw new AppError('CONFLICT', `channel ${id} holds ${current.runningTasks} unfinished task(s), which poll it at its address with its credentials: add a new channel and disable this one instead`);
+    }
     if (current.source === 'config' && (dto.credentials || dto.base_url || dto.protocol || dto.operations || dto.name)) {
       throw new AppError('CONFLICT', `channel ${id} comes from the configuration (RELAY_*): change its name, address, protocol, operations or keys there; weight, priority and max_running may be changed here`);
     }
@@ -142,6 +162,11 @@ export class ChannelsService implements OnModuleInit {
   }
 }
 
+/** Names with "(RELAY_" are the configuration's channels' (the upsert at start finds them by name). */
+function checkName(name: string): void {
+  if (/\(RELAY_/i.test(name)) throw new AppError('INVALID_PARAMETER', 'name must not contain "(RELAY_": such names belong to the channels RELAY_<OP>_URL defines');
+}
+
 function credentialRule(protocol: string): string {
   return protocol === 'kling' ? 'a kling channel needs credentials.access_key and credentials.secret_key' : 'a gateway channel needs credentials.api_key';
 }
@@ -181,6 +206,9 @@ function toDto(c: ChannelRow): ChannelDto {
     status_reason: c.statusReason,
     source: c.source,
     running_tasks: c.runningTasks,
+    busy_until: c.busyUntil && c.busyUntil > new Date() ? c.busyUntil.toISOString() : null,
+    last_error: c.lastError,
+    last_error_at: c.lastErrorAt?.toISOString() ?? null,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };

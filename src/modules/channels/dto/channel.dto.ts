@@ -137,6 +137,15 @@ export class ChannelDto {
   @ApiProperty({ description: 'Unfinished tasks it holds (running, or created upstream and polled).', example: 0 })
   running_tasks!: number;
 
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'It refused for capacity or could not be reached: no new task tries it before then.', example: null })
+  busy_until!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Its last refusal or failure, in the upstream\'s words (never a credential).', example: null })
+  last_error!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
+  last_error_at!: string | null;
+
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
 

@@ -45,9 +45,7 @@ export class RelayExpandProvider implements ExpandProvider {
         if (earlier) return await this.adopt(earlier, task, ctx);
         return await this.submit(channel, task, ctx);
       }
-      const channel = await this.router.assign('expand', task.id);
-      if (!channel) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
-      return await this.submit(channel, task, ctx);
+      return await this.submitSomewhere(task, ctx);
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
@@ -66,6 +64,32 @@ export class RelayExpandProvider implements ExpandProvider {
     return url ? { id: '', name: 'RELAY_EXPAND_URL', protocol: 'kling', baseUrl: url, auth: this.client.configAuth(true) } : null;
   }
 
+  /**
+   * A new task to the channels, one after the other, until one takes it: a channel that provably did not
+   * create it (busy, or unreachable before the request went out) is left for the next; when none takes it,
+   * the task waits (busy) and tries again later. A refusal of the task itself, or an answer that may have
+   * created it, stays with that channel.
+   */
+  private async submitSomewhere(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+    const tried = new Set<string>();
+    for (;;) {
+      const channel = await this.router.assign('expand', task.id, tried);
+      if (!channel) {
+        // Waiting for a channel is off the deadline's clock; but not for ever: as long as a deadline, from acceptance.
+        const limitS = this.config.kinds.expand.timeoutS;
+        if (Date.now() - task.createdAt.getTime() > limitS * 1000) return { kind: 'failed', reason: `no channel could take the task within ${limitS} s (EXPAND_TIMEOUT_S): none enabled, or all busy or unreachable` };
+        return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      }
+      try {
+        return await this.submit(channel, task, ctx);
+      } catch (err) {
+        if (!(err instanceof UpstreamBusy)) throw err;
+        await this.router.refused(channel, task.id, err);
+        tried.add(channel.id);
+      }
+    }
+  }
+
   private async submit(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     const image = task.params.image_url ?? (await bytesOf((await ctx.source()).image)).toString('base64');
     const body = {
@@ -82,7 +106,7 @@ export class RelayExpandProvider implements ExpandProvider {
     };
     let data;
     try {
-      data = await submitOnce(ctx, async () => envelopeData((await this.client.call('POST', endpoint(channel), { body, auth: channel.auth })).json));
+      data = await submitOnce(ctx, async () => envelopeData((await this.client.call('POST', endpoint(channel), { body, auth: channel.auth, failFast: true })).json));
     } catch (err) {
       // A refusal may be the upstream recognising our external_task_id from a create that did go through.
       if (err instanceof UpstreamRefused) {
