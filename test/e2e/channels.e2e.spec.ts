@@ -196,6 +196,45 @@ describe('channels and the configuration', () => {
   });
 });
 
+describe('dead credentials', () => {
+  it('auto-disables a channel whose upstream answers 401, sends its task to another, and re-enables it by a passing test once its keys are accepted', async () => {
+    const revoked = await startFakeKling('ak-revoked-000001', 'sk-revoked-secret-01');
+    revoked.knobs.rejectAuth = true;
+    const spare = await startFakeKling('ak-spare-000002', 'sk-spare-secret-0002');
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
+    try {
+      const add = (name: string, url: string, access: string, secret: string, priority: number) =>
+        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
+      const first = (await add('revoked', revoked.url, 'ak-revoked-000001', 'sk-revoked-secret-01', 10)).body;
+      const spareCh = (await add('spare', spare.url, 'ak-spare-000002', 'sk-spare-secret-0002', 0)).body;
+      const key = await t.createKey('team-dead');
+      const res = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } });
+      const id = res.body.data.task_id as string;
+      const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { what: 'the task' });
+      expect(done.body.data.task_status).toBe('succeed');
+      expect((await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id).toBe(spareCh.id);
+      const dead = (await api(t.url, 'GET', `/admin/channels/${first.id}`, { key: ADMIN })).body;
+      expect([dead.status, dead.status_reason]).toEqual(['auto_disabled', "the upstream refused the account's credentials: Authentication failed"]);
+      // a test while the keys are still refused keeps it disabled
+      const failing = await api(t.url, 'POST', `/admin/channels/${first.id}/test`, { key: ADMIN });
+      expect([failing.status, failing.body.ok, failing.body.status_code, failing.body.channel.status]).toEqual([200, false, 401, 'auto_disabled']);
+      // the upstream accepts the keys again: a test brings the channel back
+      revoked.knobs.rejectAuth = false;
+      const passing = await api(t.url, 'POST', `/admin/channels/${first.id}/test`, { key: ADMIN });
+      expect([passing.body.ok, passing.body.status_code, passing.body.channel.status, passing.body.channel.status_reason]).toEqual([true, 200, 'enabled', null]);
+      // a channel an admin disabled is not brought back by a test
+      await api(t.url, 'POST', `/admin/channels/${spareCh.id}/disable`, { key: ADMIN });
+      const adminDisabled = await api(t.url, 'POST', `/admin/channels/${spareCh.id}/test`, { key: ADMIN });
+      expect([adminDisabled.body.ok, adminDisabled.body.channel.status]).toEqual([true, 'disabled']);
+      expect(JSON.stringify(t.logs.lines)).not.toMatch(/sk-(revoked|spare)-secret/);
+    } finally {
+      await t.close();
+      await revoked.close();
+      await spare.close();
+    }
+  });
+});
+
 describe('a task no channel can take', () => {
   it('waits off the clock, and fails with the reason once EXPAND_TIMEOUT_S has passed since its acceptance', async () => {
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '2' });

@@ -9,6 +9,7 @@ import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js
 const EXPAND = '/video-a/v1/images/editing/expand';
 const GEN = '/video-b/v1/generations';
 const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0, right_expansion_ratio: 0 };
+const ADMIN = 'admin-secret-0123456789';
 const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' };
 
 async function download(url: string): Promise<Buffer> {
@@ -24,7 +25,7 @@ describe('relay to Kling (expand)', () => {
   let image: string;
   beforeAll(async () => {
     kling = await startFakeKling('ak-test', 'sk-test-secret');
-    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '1500' });
+    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN });
     key = await t.createKey();
     image = (await png(300, 300)).toString('base64');
   });
@@ -82,13 +83,18 @@ describe('relay to Kling (expand)', () => {
     expect(row.submit_started_at).not.toBeNull();
   });
 
-  it('fails the task at once when Kling says the account is out of credit (1102 under HTTP 429)', async () => {
+  it('auto-disables the channel when Kling says the account is out of credit (1102 under HTTP 429): the task waits, and runs once an admin enables the channel', async () => {
     kling.knobs.createBusy = 1;
     kling.knobs.busyAnswer = { status: 429, code: 1102 };
-    const { data } = await run({ image, ...RATIOS });
-    expect(data.task_status).toBe('failed');
-    expect(data.task_status_msg).toBe('the upstream refused the task: Account exception: resource pack exhausted');
-    expect(data.final_unit_deduction).toBe('0');
+    const created = await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS } });
+    const id = created.body.data.task_id as string;
+    const disabled = await pollUntil(() => api(t.url, 'GET', '/admin/channels', { key: ADMIN }), (r) => r.body[0]?.status === 'auto_disabled', { what: 'the channel to be auto-disabled' });
+    expect(disabled.body[0].status_reason).toBe("the upstream refused the account's credit: Account exception: resource pack exhausted");
+    expect(t.logs.lines.some((l) => l.msg === 'channel auto-disabled' && l.channel_id === disabled.body[0].id)).toBe(true);
+    expect((await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data.task_status).not.toBe('failed');
+    expect((await api(t.url, 'POST', `/admin/channels/${disabled.body[0].id}/enable`, { key: ADMIN })).body.status).toBe('enabled');
+    const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { what: 'the task to finish' });
+    expect(done.body.data.task_status).toBe('succeed');
   });
 
   it("fails the task with the upstream's message on a 4xx", async () => {
@@ -113,13 +119,15 @@ describe('relay to Kling (expand)', () => {
     expect([...kling.created.values()].filter((c) => c.body.external_task_id === id)).toHaveLength(1);
   });
 
-  it('fails with the refusal when the keys are wrong (the fake checks the JWT)', async () => {
-    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret' });
+  it('auto-disables the channel when the keys are wrong (the fake checks the JWT); with no other channel the task fails at its deadline, saying why', async () => {
+    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret', EXPAND_TIMEOUT_S: '3', ADMIN_API_KEY: ADMIN });
     try {
       const k = await wrong.createKey();
       const created = await api(wrong.url, 'POST', EXPAND, { key: k, body: { image, ...RATIOS } });
-      const done = await pollUntil(() => api(wrong.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key: k }), (r) => r.body.data.task_status === 'failed');
-      expect(done.body.data.task_status_msg).toMatch(/Authentication failed/);
+      const done = await pollUntil(() => api(wrong.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key: k }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000 });
+      expect(done.body.data.task_status_msg).toMatch(/no channel could take the task within 3 s/);
+      const [channel] = (await api(wrong.url, 'GET', '/admin/channels', { key: ADMIN })).body;
+      expect([channel.status, channel.status_reason]).toEqual(['auto_disabled', expect.stringMatching(/credentials: Authentication failed/)]);
       expect(kling.authFailures.some((f) => /signature/.test(f))).toBe(true);
     } finally {
       await wrong.close();

@@ -28,6 +28,8 @@ export interface Misbehaviour {
   pollsUntilDone: number;
   /** Luma: serve a result video this many bytes long (the test clip, then zeros), streamed from one small buffer. */
   videoBytes?: number;
+  /** Kling: refuse every credential (401, code 1000), as when an account's keys are revoked. */
+  rejectAuth?: boolean;
 }
 
 export interface FakeUpstream {
@@ -74,7 +76,8 @@ export async function startFakeKling(accessKey: string, secretKey: string): Prom
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname.startsWith('/files/')) return sendBytes(res, 'image/png', image);
-    if (!(await authorised(req.headers))) return sendJson(res, 401, envelope(null, 1000, 'Authentication failed'));
+    if (knobs.rejectAuth || !(await authorised(req.headers))) return sendJson(res, 401, envelope(null, 1000, 'Authentication failed'));
+    if (req.method === 'GET' && url.pathname === '/v1/images/editing/expand') return sendJson(res, 200, envelope([]));
     if (req.method === 'POST' && url.pathname === '/v1/images/editing/expand') {
       if (knobs.createBusy > 0) {
         knobs.createBusy--;

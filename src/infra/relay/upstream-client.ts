@@ -64,8 +64,15 @@ export class UpstreamRefused extends Error {
   constructor(
     message: string,
     readonly status: number,
+    /** auth: the account's credentials were refused; account: it is out of credit; request: this request was refused. */
+    readonly kind: 'auth' | 'account' | 'request' = 'request',
   ) {
     super(message);
+  }
+
+  /** The account, not the task, was refused: nothing was created, and another account may take the task. */
+  get accountRefused(): boolean {
+    return this.kind !== 'request';
   }
 }
 
@@ -146,7 +153,7 @@ export class UpstreamClient {
         const message = upstreamMessage(json) ?? `HTTP ${res.status}`;
         if (res.status === 429 && ACCOUNT_CODES.has(json.code as number)) {
           // Kling's 1100s under 429: the account is out of credit or in arrears; waiting will not help.
-          throw new UpstreamRefused(message, res.status);
+          throw new UpstreamRefused(message, res.status, 'account');
         }
         if (res.status === 429 || res.status === 503) {
           const wait = Number(res.headers['retry-after']);
@@ -160,7 +167,7 @@ export class UpstreamClient {
           if (options.idempotent) continue;
           throw last;
         }
-        throw new UpstreamRefused(message, res.status);
+        throw new UpstreamRefused(message, res.status, res.status === 401 || res.status === 403 ? 'auth' : res.status === 402 ? 'account' : 'request');
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
         if (err.kind === 'refused') throw new UpstreamRefused(`the upstream URL is refused: ${err.message}`, 0);

@@ -4,7 +4,7 @@ import { AdminOnly } from '../../common/decorators/auth.decorators.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { ADMIN_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 import { ChannelsService } from './channels.service.js';
-import { ChannelDto, CreateChannelDto, UpdateChannelDto } from './dto/channel.dto.js';
+import { ChannelDto, ChannelTestDto, CreateChannelDto, UpdateChannelDto } from './dto/channel.dto.js';
 
 @ApiTags('admin')
 @ApiBearerAuth(ADMIN_KEY_SCHEME)
@@ -62,6 +62,19 @@ export class AdminChannelsController {
   @ApiOkResponse({ type: ChannelDto })
   disable(@Param('id') id: string): Promise<ChannelDto> {
     return this.channels.setEnabled(id, false);
+  }
+
+  @Post(':id/test')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'testChannel',
+    summary: 'Test a channel',
+    description: "A cheap real call with its credentials (the upstream's task list, one per page). A pass brings an auto-disabled channel back; a refusal of its credentials or credit auto-disables it; one an admin disabled stays disabled.",
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiOkResponse({ type: ChannelTestDto })
+  test(@Param('id') id: string): Promise<ChannelTestDto> {
+    return this.channels.testChannel(id);
   }
 
   @Delete(':id')

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { SecretBox } from '../../infra/crypto/secret-box.js';
-import { type UpstreamBusy, UpstreamClient, type UpstreamAuth } from '../../infra/relay/upstream-client.js';
+import { type UpstreamAuth, type UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow } from './channels.repository.js';
 import type { ChannelCredentialsDto } from './dto/channel.dto.js';
@@ -63,6 +63,40 @@ export class ChannelRouter {
     this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, reason: err.message, rest_s: restS });
   }
 
+  /** The upstream refused the channel's credentials or credit: it is auto-disabled with the upstream's words, logged once. */
+  async autoDisable(channel: ChannelHandle, taskId: string, err: UpstreamRefused): Promise<void> {
+    const reason = `the upstream refused the account${err.kind === 'account' ? "'s credit" : "'s credentials"}: ${err.message}`;
+    if (await this.channels.autoDisable(channel.id, reason)) {
+      this.logger.warn({ msg: 'channel auto-disabled', channel_id: channel.id, channel: channel.name, task_id: taskId, status: err.status, reason });
+    }
+  }
+
+  /**
+   * A cheap real call with the channel's credentials (the list of its tasks, one per page): whether the
+   * upstream accepts them now. A pass brings an auto-disabled channel back; a refusal of the credentials
+   * or credit auto-disables an enabled one; a channel an admin disabled stays disabled.
+   */
+  async test(channelId: string): Promise<{ ok: boolean; statusCode: number | null; latencyMs: number; message: string }> {
+    const channel = await this.held(channelId);
+    if (!channel) throw new Error(`no channel ${channelId}`);
+    const started = Date.now();
+    try {
+      const answer = await this.client.call('GET', `${channel.baseUrl}/v1/images/editing/expand?pageNum=1&pageSize=1`, { auth: channel.auth, failFast: true });
+      const code = typeof answer.json.code === 'number' ? answer.json.code : 0;
+      if (code >= 1000 && code <= 1004) throw new UpstreamRefused(String(answer.json.message ?? `code ${code}`), answer.status, 'auth');
+      if (code >= 1100 && code <= 1102) throw new UpstreamRefused(String(answer.json.message ?? `code ${code}`), answer.status, 'account');
+      await this.channels.reenableAuto(channel.id);
+      return { ok: true, statusCode: answer.status, latencyMs: Date.now() - started, message: 'the upstream accepted the credentials' };
+    } catch (err) {
+      if (err instanceof UpstreamRefused) {
+        if (err.accountRefused) await this.autoDisable(channel, '', err);
+        return { ok: false, statusCode: err.status || null, latencyMs: Date.now() - started, message: err.message };
+      }
+      if (err instanceof UpstreamUnavailable) return { ok: false, statusCode: null, latencyMs: Date.now() - started, message: err.message };
+      throw err;
+    }
+  }
+
   /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
   async held(channelId: string): Promise<ChannelHandle | null> {
     const channel = await this.channels.findChannel(channelId, true);
@@ -85,7 +119,7 @@ export class ChannelRouter {
 }
 
 /** How long a channel rests after refusing for capacity without saying for how long (or being unreachable). */
-const CHANNEL_BUSY_S = 2;
+const CHANNEL_BUSY_S = 1;
 
 /** One of the channels, each as likely as its weight (all equally when none has weight). */
 function byWeight(channels: ChannelRow[]): ChannelRow {

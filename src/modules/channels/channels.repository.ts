@@ -125,6 +125,21 @@ export class ChannelsRepository {
     );
   }
 
+  /** An enabled channel stops taking tasks with the upstream's reason (one an admin disabled stays so). */
+  async autoDisable(channelId: string, reason: string): Promise<boolean> {
+    const changed = await this.prisma.$executeRawUnsafe(
+      `UPDATE channels SET status = 'auto_disabled', status_reason = $2, last_error = $2, last_error_at = now(), updated_at = now() WHERE id = $1::uuid AND status = 'enabled'`,
+      channelId,
+      reason.slice(0, 500),
+    );
+    return changed === 1;
+  }
+
+  /** An auto-disabled channel takes tasks again (after a passing test); one an admin disabled is left alone. */
+  async reenableAuto(channelId: string): Promise<boolean> {
+    return (await this.prisma.$executeRawUnsafe(`UPDATE channels SET status = 'enabled', status_reason = NULL, busy_until = NULL, updated_at = now() WHERE id = $1::uuid AND status = 'auto_disabled'`, channelId)) === 1;
+  }
+
   /** A task that found no channel gives back the one it last tried (it holds none until it is sent again). */
   async releaseUnsent(taskId: string): Promise<void> {
     await this.prisma.$executeRawUnsafe(`UPDATE tasks SET channel_id = NULL WHERE id = $1::uuid AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId);

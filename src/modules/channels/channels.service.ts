@@ -4,7 +4,8 @@ import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { SecretBox } from '../../infra/crypto/secret-box.js';
 import { type ChannelChanges, type ChannelRow, ChannelsRepository } from './channels.repository.js';
-import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type CreateChannelDto, type UpdateChannelDto } from './dto/channel.dto.js';
+import { ChannelRouter } from './channel-router.js';
+import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
  * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
@@ -18,6 +19,7 @@ export class ChannelsService implements OnModuleInit {
 
   constructor(
     private readonly channels: ChannelsRepository,
+    private readonly router: ChannelRouter,
     private readonly config: AppConfig,
   ) {
     this.box = config.relay.channelSecretKey ? new SecretBox(config.relay.channelSecretKey) : null;
@@ -139,6 +141,12 @@ export class ChannelsService implements OnModuleInit {
     await this.channels.updateChannel(id, enabled ? { status: 'enabled', statusReason: null } : { status: 'disabled', statusReason: 'disabled by an admin' });
     this.logger.warn({ msg: enabled ? 'channel enabled by an admin' : 'channel disabled by an admin', channel_id: id });
     return this.getChannel(id);
+  }
+
+  async testChannel(id: string): Promise<ChannelTestDto> {
+    await this.existing(id);
+    const result = await this.router.test(id);
+    return { ok: result.ok, status_code: result.statusCode, latency_ms: result.latencyMs, message: result.message, channel: await this.getChannel(id) };
   }
 
   async deleteChannel(id: string): Promise<ChannelDto> {

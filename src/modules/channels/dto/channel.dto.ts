@@ -152,3 +152,21 @@ export class ChannelDto {
   @ApiProperty({ format: 'date-time' })
   updated_at!: string;
 }
+
+/** POST /admin/channels/{id}/test: what the upstream answered to a cheap call with the channel's credentials. */
+export class ChannelTestDto {
+  @ApiProperty({ description: 'The upstream accepted the credentials.', example: true })
+  ok!: boolean;
+
+  @ApiProperty({ type: Number, nullable: true, description: "The upstream's HTTP status (null: no answer).", example: 200 })
+  status_code!: number | null;
+
+  @ApiProperty({ example: 182 })
+  latency_ms!: number;
+
+  @ApiProperty({ description: "What happened, in the upstream's words when it refused.", example: 'the upstream accepted the credentials' })
+  message!: string;
+
+  @ApiProperty({ type: ChannelDto, description: 'The channel after the test (a pass brings an auto-disabled channel back; a refusal of its credentials auto-disables it).' })
+  channel!: ChannelDto;
+}

@@ -39,11 +39,17 @@ export class RelayExpandProvider implements ExpandProvider {
       if (task.upstreamId || task.submitStartedAt) {
         const channel = await this.heldChannel(task);
         if (!channel) return { kind: 'failed', reason: 'the channel that holds the task no longer exists' };
-        if (task.upstreamId) return await this.interpret(await this.query(channel, task.upstreamId), task);
-        // An earlier create got no answer: it may have been created upstream. Look for it before sending again.
-        const earlier = await this.findByOurId(channel, task.id);
-        if (earlier) return await this.adopt(earlier, task, ctx);
-        return await this.submit(channel, task, ctx);
+        try {
+          if (task.upstreamId) return await this.interpret(await this.query(channel, task.upstreamId), task);
+          // An earlier create got no answer: it may have been created upstream. Look for it before sending again.
+          const earlier = await this.findByOurId(channel, task.id);
+          if (earlier) return await this.adopt(earlier, task, ctx);
+          return await this.submit(channel, task, ctx);
+        } catch (err) {
+          // The task lives on this account; if its credentials are refused now, the task cannot go on, and neither should the channel.
+          if (err instanceof UpstreamRefused && err.accountRefused && channel.id) await this.router.autoDisable(channel, task.id, err);
+          throw err;
+        }
       }
       return await this.submitSomewhere(task, ctx);
     } catch (err) {
@@ -83,8 +89,15 @@ export class RelayExpandProvider implements ExpandProvider {
       try {
         return await this.submit(channel, task, ctx);
       } catch (err) {
-        if (!(err instanceof UpstreamBusy)) throw err;
-        await this.router.refused(channel, task.id, err);
+        if (err instanceof UpstreamRefused && err.accountRefused) {
+          // Its credentials or its credit were refused: nothing was created there; the channel stops taking tasks.
+          await ctx.clearSubmitting();
+          await this.router.autoDisable(channel, task.id, err);
+        } else if (err instanceof UpstreamBusy) {
+          await this.router.refused(channel, task.id, err);
+        } else {
+          throw err;
+        }
         tried.add(channel.id);
       }
     }
@@ -188,7 +201,8 @@ function envelopeData(json: Record<string, unknown>): UpstreamTask | null {
     const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
     if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`);
     if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true);
-    throw new UpstreamRefused(message, 400);
+    // Kling's 1000–1004: the credentials; 1100–1102: the account (arrears, resource pack exhausted or expired).
+    throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : json.code >= 1100 && json.code <= 1102 ? 'account' : 'request');
   }
   return typeof json.data === 'object' && json.data !== null ? (json.data as UpstreamTask) : null;
 }
