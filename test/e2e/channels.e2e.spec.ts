@@ -235,6 +235,52 @@ describe('dead credentials', () => {
   });
 });
 
+describe('circuit breaking', () => {
+  it('opens after CHANNEL_FAILURE_THRESHOLD failures (tasks pass it by without a request), lets one probe through once open time is over, and closes when it answers', async () => {
+    const flaky = await startFakeKling('ak-flaky-000001', 'sk-flaky-secret-001');
+    flaky.knobs.createBusy = 1_000_000;
+    flaky.knobs.busyAnswer = { status: 200, code: 1303 };
+    const good = await startFakeKling('ak-good2-000002', 'sk-good2-secret-02');
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY, CHANNEL_FAILURE_THRESHOLD: '2', CHANNEL_CIRCUIT_OPEN_S: '2' });
+    try {
+      const add = (name: string, url: string, access: string, secret: string, priority: number) =>
+        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
+      const flakyCh = (await add('flaky', flaky.url, 'ak-flaky-000001', 'sk-flaky-secret-001', 10)).body;
+      const goodCh = (await add('good2', good.url, 'ak-good2-000002', 'sk-good2-secret-02', 0)).body;
+      const key = await t.createKey('team-circuit');
+      const image = (await png(300, 300)).toString('base64');
+      const run = async () => {
+        const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
+        await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: `task ${id}` });
+        return (await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id;
+      };
+      const channel = async () => (await api(t.url, 'GET', `/admin/channels/${flakyCh.id}`, { key: ADMIN })).body;
+      const flakyPosts = () => flaky.server.requests.filter((r) => r.method === 'POST').length;
+      expect(await run()).toBe(goodCh.id);
+      await pollUntil(channel, (c) => c.busy_until === null, { what: 'the flaky channel to rest' });
+      expect(await run()).toBe(goodCh.id);
+      const open = await channel();
+      expect([open.circuit_state, open.consecutive_failures, typeof open.circuit_open_until]).toEqual(['open', 0, 'string']);
+      expect(t.logs.lines.some((l) => l.msg === 'channel circuit opened' && l.channel_id === flakyCh.id)).toBe(true);
+      // while open, tasks pass it by without sending it anything
+      const before = flakyPosts();
+      expect(await run()).toBe(goodCh.id);
+      expect(flakyPosts()).toBe(before);
+      // the upstream recovers; once the open time is over, one task probes it and closes the circuit
+      flaky.knobs.createBusy = 0;
+      await pollUntil(channel, (c) => new Date(c.circuit_open_until).getTime() <= Date.now(), { what: 'the open time to pass', timeoutMs: 10_000 });
+      expect(await run()).toBe(flakyCh.id);
+      const closed = await channel();
+      expect([closed.circuit_state, closed.consecutive_failures, closed.circuit_open_until]).toEqual(['closed', 0, null]);
+      expect(t.logs.lines.some((l) => l.msg === 'channel circuit closed' && l.channel_id === flakyCh.id)).toBe(true);
+    } finally {
+      await t.close();
+      await flaky.close();
+      await good.close();
+    }
+  });
+});
+
 describe('a task no channel can take', () => {
   it('waits off the clock, and fails with the reason once EXPAND_TIMEOUT_S has passed since its acceptance', async () => {
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '2' });

@@ -25,7 +25,7 @@ describe('relay to Kling (expand)', () => {
   let image: string;
   beforeAll(async () => {
     kling = await startFakeKling('ak-test', 'sk-test-secret');
-    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN });
+    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN, CHANNEL_FAILURE_THRESHOLD: '1000' }); // circuits: see channels.e2e
     key = await t.createKey();
     image = (await png(300, 300)).toString('base64');
   });

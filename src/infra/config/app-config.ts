@@ -109,6 +109,12 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   CHANNEL_SECRET_KEY?: string;
 
+  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  CHANNEL_FAILURE_THRESHOLD: number = 5;
+
+  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  CHANNEL_CIRCUIT_OPEN_S: number = 30;
+
   @IsOptional() @IsIn(BOOLEAN, { message: 'ALLOW_PRIVATE_URLS must be true or false' })
   ALLOW_PRIVATE_URLS: string = 'false';
 
@@ -202,6 +208,8 @@ export interface RelayConfig {
   klingSecretKey?: string;
   /** The key that seals channel credentials (CHANNEL_SECRET_KEY, 32 bytes); without it no channel can be stored. */
   channelSecretKey?: Buffer;
+  /** Consecutive failures that open a channel's circuit, and its first open time (it grows with each opening, to 10 min). */
+  circuit: { failureThreshold: number; openS: number };
   /** First poll delay; later polls back off up to 15 times this. */
   pollMs: number;
 }
@@ -444,6 +452,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       klingAccessKey: vars.RELAY_KLING_ACCESS_KEY,
       klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
       channelSecretKey: channelSecretKey ?? undefined,
+      circuit: { failureThreshold: vars.CHANNEL_FAILURE_THRESHOLD, openS: vars.CHANNEL_CIRCUIT_OPEN_S },
       pollMs: vars.RELAY_POLL_MS,
     },
     outbound: {

@@ -30,7 +30,7 @@ export class ChannelRouter {
   constructor(
     private readonly channels: ChannelsRepository,
     private readonly client: UpstreamClient,
-    config: AppConfig,
+    private readonly config: AppConfig,
   ) {
     this.box = config.relay.channelSecretKey ? new SecretBox(config.relay.channelSecretKey) : null;
   }
@@ -61,6 +61,15 @@ export class ChannelRouter {
     const restS = Math.min(Math.max(err.retryAfterS ?? CHANNEL_BUSY_S, 0.5), 600);
     await this.channels.markBusy(channel.id, restS, err.message);
     this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, reason: err.message, rest_s: restS });
+    if (!channel.id) return;
+    const { failureThreshold, openS } = this.config.relay.circuit;
+    const circuit = await this.channels.recordFailure(channel.id, failureThreshold, openS);
+    if (circuit.opened) this.logger.warn({ msg: 'channel circuit opened', channel_id: channel.id, channel: channel.name, open_s: circuit.openForS });
+  }
+
+  /** The channel answered a create (it took the task, or refused the task itself): its circuit is healthy. */
+  async answered(channel: ChannelHandle): Promise<void> {
+    if (channel.id && (await this.channels.recordSuccess(channel.id))) this.logger.warn({ msg: 'channel circuit closed', channel_id: channel.id, channel: channel.name });
   }
 
   /** The upstream refused the channel's credentials or credit: it is auto-disabled with the upstream's words, logged once. */

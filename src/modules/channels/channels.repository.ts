@@ -84,7 +84,8 @@ export class ChannelsRepository {
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
     const rows = await this.prisma.$queryRawUnsafe<ChannelSqlRow[]>(
       `SELECT c.id, ${RUNNING} AS running_tasks FROM channels c
-       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND (c.busy_until IS NULL OR c.busy_until <= now()) AND NOT (c.id = ANY ($2::uuid[]))`,
+       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND (c.busy_until IS NULL OR c.busy_until <= now()) AND NOT (c.id = ANY ($2::uuid[]))
+         AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())`,
       operation,
       exclude,
       taskId,
@@ -99,13 +100,18 @@ export class ChannelsRepository {
    * Gives the task to the channel if it is still enabled and has a free max_running slot: the channel's
    * row is locked while its tasks are counted, so two workers never both take its last slot.
    */
-  async assignTask(taskId: string, channelId: string): Promise<boolean> {
+  async assignTask(taskId: string, channelId: string, probeS = 60): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
-      const [channel] = await tx.$queryRawUnsafe<{ max_running: number | null }[]>(
-        `SELECT max_running FROM channels WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL FOR UPDATE`,
+      const [channel] = await tx.$queryRawUnsafe<{ max_running: number | null; circuit_state: string; probe_ready: boolean }[]>(
+        `SELECT max_running, circuit_state, circuit_open_until <= now() AS probe_ready FROM channels WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL FOR UPDATE`,
         channelId,
       );
       if (!channel) return false;
+      if (channel.circuit_state !== 'closed') {
+        // Open and past its time (or a probe that never reported): this task is the one probe; the others pass it by meanwhile.
+        if (!channel.probe_ready) return false;
+        await tx.$executeRawUnsafe(`UPDATE channels SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $2::float8) WHERE id = $1::uuid`, channelId, probeS);
+      }
       if (channel.max_running !== null) {
         const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running') AND id <> $2::uuid`, channelId, taskId);
         if (n >= channel.max_running) return false;
@@ -138,6 +144,38 @@ export class ChannelsRepository {
   /** An auto-disabled channel takes tasks again (after a passing test); one an admin disabled is left alone. */
   async reenableAuto(channelId: string): Promise<boolean> {
     return (await this.prisma.$executeRawUnsafe(`UPDATE channels SET status = 'enabled', status_reason = NULL, busy_until = NULL, updated_at = now() WHERE id = $1::uuid AND status = 'auto_disabled'`, channelId)) === 1;
+  }
+
+  /**
+   * A failure of the channel (a refusal for capacity, unreachable): counted; at the threshold, or on a
+   * failed probe, the circuit opens for `openS` × its openings (at most 10 min). Answers whether it just opened.
+   */
+  async recordFailure(channelId: string, threshold: number, openS: number): Promise<{ opened: boolean; openForS: number }> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ opened: boolean; open_for_s: number }[]>(
+      `WITH old AS (SELECT id, circuit_state, consecutive_failures, openings FROM channels WHERE id = $1::uuid FOR UPDATE),
+            decided AS (SELECT id, (circuit_state = 'half_open' OR (circuit_state = 'closed' AND consecutive_failures + 1 >= $2)) AS opens,
+                               LEAST($3::float8 * (openings + 1), 600) AS open_for_s FROM old)
+       UPDATE channels c SET consecutive_failures = CASE WHEN d.opens THEN 0 ELSE c.consecutive_failures + 1 END,
+              circuit_state = CASE WHEN d.opens THEN 'open' ELSE c.circuit_state END,
+              openings = CASE WHEN d.opens THEN c.openings + 1 ELSE c.openings END,
+              circuit_open_until = CASE WHEN d.opens THEN now() + make_interval(secs => d.open_for_s) ELSE c.circuit_open_until END
+       FROM decided d WHERE c.id = d.id RETURNING d.opens AS opened, d.open_for_s`,
+      channelId,
+      threshold,
+      openS,
+    );
+    return { opened: row?.opened ?? false, openForS: row?.open_for_s ?? 0 };
+  }
+
+  /** The channel answered (it took the task, or refused the task itself): failures forgotten; a probe that passed closes the circuit. Answers whether it closed. */
+  async recordSuccess(channelId: string): Promise<boolean> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ closed: boolean }[]>(
+      `WITH old AS (SELECT id, circuit_state FROM channels WHERE id = $1::uuid AND (consecutive_failures > 0 OR circuit_state <> 'closed') FOR UPDATE)
+       UPDATE channels c SET consecutive_failures = 0, circuit_state = 'closed', circuit_open_until = NULL, openings = CASE WHEN old.circuit_state = 'half_open' THEN 0 ELSE c.openings END
+       FROM old WHERE c.id = old.id RETURNING old.circuit_state <> 'closed' AS closed`,
+      channelId,
+    );
+    return row?.closed ?? false;
   }
 
   /** A task that found no channel gives back the one it last tried (it holds none until it is sent again). */

@@ -217,6 +217,9 @@ function toDto(c: ChannelRow): ChannelDto {
     busy_until: c.busyUntil && c.busyUntil > new Date() ? c.busyUntil.toISOString() : null,
     last_error: c.lastError,
     last_error_at: c.lastErrorAt?.toISOString() ?? null,
+    circuit_state: c.circuitState,
+    circuit_open_until: c.circuitOpenUntil?.toISOString() ?? null,
+    consecutive_failures: c.consecutiveFailures,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };

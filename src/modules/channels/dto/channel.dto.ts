@@ -146,6 +146,15 @@ export class ChannelDto {
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
   last_error_at!: string | null;
 
+  @ApiProperty({ enum: ['closed', 'open', 'half_open'], description: 'open: no task goes to it until circuit_open_until; then one probe (half_open) closes or reopens it.', example: 'closed' })
+  circuit_state!: string;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
+  circuit_open_until!: string | null;
+
+  @ApiProperty({ description: 'Failures in a row (CHANNEL_FAILURE_THRESHOLD opens the circuit).', example: 0 })
+  consecutive_failures!: number;
+
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
 

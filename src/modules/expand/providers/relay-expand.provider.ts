@@ -87,7 +87,9 @@ export class RelayExpandProvider implements ExpandProvider {
         return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       }
       try {
-        return await this.submit(channel, task, ctx);
+        const outcome = await this.submit(channel, task, ctx);
+        await this.router.answered(channel);
+        return outcome;
       } catch (err) {
         if (err instanceof UpstreamRefused && err.accountRefused) {
           // Its credentials or its credit were refused: nothing was created there; the channel stops taking tasks.
