@@ -335,6 +335,14 @@ describe('failover between channels: a busy or unreachable account is passed ove
       const channels = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body as { id: string; last_error: string | null }[];
       expect(channels.find((c) => c.id === busyCh.id)?.last_error).toMatch(/busy/);
       expect(channels.find((c) => c.id === downCh.id)?.last_error).toMatch(/did not answer|ECONNREFUSED/);
+      // each task's attempts are kept for admins: where it went, in order, and what came of it
+      const attempts = await Promise.all(ids.map(async (id) => (await api(t.url, 'GET', `/admin/tasks/${id}/attempts`, { key: ADMIN })).body as { outcome: string; channel: string }[]));
+      for (const list of attempts) expect(list.at(-1)).toEqual(expect.objectContaining({ outcome: 'accepted', channel: 'good' }));
+      const passedOver = attempts.flat().filter((a) => a.outcome !== 'accepted');
+      expect(passedOver.length).toBeGreaterThan(0);
+      for (const a of passedOver) expect([['busy', 'busy'], ['unreachable', 'down']]).toContainEqual([a.outcome, a.channel]);
+      expect((await api(t.url, 'GET', '/admin/tasks/00000000-0000-4000-8000-000000000000/attempts', { key: ADMIN })).status).toBe(404);
+      expect((await api(t.url, 'GET', `/admin/tasks/${ids[0]}/attempts`, { key })).status).toBe(403);
       // each refusal is logged with the channel and the task, never a credential
       const refusals = t.logs.lines.filter((l) => l.msg === 'a channel did not take a task; trying another');
       expect(refusals.length).toBeGreaterThan(0);

@@ -60,11 +60,17 @@ export class ChannelRouter {
   async refused(channel: ChannelHandle, taskId: string, err: UpstreamBusy): Promise<void> {
     const restS = Math.min(Math.max(err.retryAfterS ?? CHANNEL_BUSY_S, 0.5), 600);
     await this.channels.markBusy(channel.id, restS, err.message);
+    await this.attempt(taskId, channel, /did not answer/.test(err.message) ? 'unreachable' : 'busy', err.message);
     this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, reason: err.message, rest_s: restS });
     if (!channel.id) return;
     const { failureThreshold, openS } = this.config.relay.circuit;
     const circuit = await this.channels.recordFailure(channel.id, failureThreshold, openS);
     if (circuit.opened) this.logger.warn({ msg: 'channel circuit opened', channel_id: channel.id, channel: channel.name, open_s: circuit.openForS });
+  }
+
+  /** Keeps a create request of the task and what came of it. */
+  async attempt(taskId: string, channel: ChannelHandle, outcome: string, message: string | null): Promise<void> {
+    await this.channels.recordAttempt(taskId, channel.id || null, outcome, message);
   }
 
   /** The channel answered a create (it took the task, or refused the task itself): its circuit is healthy. */
@@ -75,6 +81,7 @@ export class ChannelRouter {
   /** The upstream refused the channel's credentials or credit: it is auto-disabled with the upstream's words, logged once. */
   async autoDisable(channel: ChannelHandle, taskId: string, err: UpstreamRefused): Promise<void> {
     const reason = `the upstream refused the account${err.kind === 'account' ? "'s credit" : "'s credentials"}: ${err.message}`;
+    if (taskId) await this.attempt(taskId, channel, 'refused_account', reason);
     if (await this.channels.autoDisable(channel.id, reason)) {
       this.logger.warn({ msg: 'channel auto-disabled', channel_id: channel.id, channel: channel.name, task_id: taskId, status: err.status, reason });
     }

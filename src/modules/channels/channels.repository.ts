@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import type { Channel } from '../../generated/prisma/client.js';
@@ -176,6 +177,20 @@ export class ChannelsRepository {
       channelId,
     );
     return row?.closed ?? false;
+  }
+
+  async recordAttempt(taskId: string, channelId: string | null, outcome: string, message: string | null): Promise<void> {
+    await this.prisma.taskAttempt.create({ data: { id: randomUUID(), taskId, channelId, outcome, message: message?.slice(0, 500) ?? null } });
+  }
+
+  /** A task's attempts, oldest first, with the names of their channels; null when there is no such task. */
+  async attemptsOf(taskId: string): Promise<{ at: Date; outcome: string; message: string | null; channel_id: string | null; channel: string | null }[] | null> {
+    if (!isUUID(taskId)) return null;
+    if (!(await this.prisma.task.findUnique({ where: { id: taskId }, select: { id: true } }))) return null;
+    return this.prisma.$queryRawUnsafe(
+      `SELECT a.at, a.outcome, a.message, a.channel_id, c.name AS channel FROM task_attempts a LEFT JOIN channels c ON c.id = a.channel_id WHERE a.task_id = $1::uuid ORDER BY a.at, a.id`,
+      taskId,
+    );
   }
 
   /** A task that found no channel gives back the one it last tried (it holds none until it is sent again). */

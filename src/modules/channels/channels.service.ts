@@ -5,7 +5,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { SecretBox } from '../../infra/crypto/secret-box.js';
 import { type ChannelChanges, type ChannelRow, ChannelsRepository } from './channels.repository.js';
 import { ChannelRouter } from './channel-router.js';
-import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type UpdateChannelDto } from './dto/channel.dto.js';
+import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
  * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
@@ -147,6 +147,12 @@ export class ChannelsService implements OnModuleInit {
     await this.existing(id);
     const result = await this.router.test(id);
     return { ok: result.ok, status_code: result.statusCode, latency_ms: result.latencyMs, message: result.message, channel: await this.getChannel(id) };
+  }
+
+  async attemptsOf(taskId: string): Promise<TaskAttemptDto[]> {
+    const rows = await this.channels.attemptsOf(taskId);
+    if (!rows) throw new AppError('NOT_FOUND', `No task ${taskId}`);
+    return rows.map((r) => ({ at: r.at.toISOString(), outcome: r.outcome, channel_id: r.channel_id, channel: r.channel, message: r.message }));
   }
 
   async deleteChannel(id: string): Promise<ChannelDto> {

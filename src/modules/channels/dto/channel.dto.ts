@@ -179,3 +179,24 @@ export class ChannelTestDto {
   @ApiProperty({ type: ChannelDto, description: 'The channel after the test (a pass brings an auto-disabled channel back; a refusal of its credentials auto-disables it).' })
   channel!: ChannelDto;
 }
+
+/** One create request a task sent to a channel, and what came of it. */
+export class TaskAttemptDto {
+  @ApiProperty({ format: 'date-time' })
+  at!: string;
+
+  @ApiProperty({
+    enum: ['accepted', 'busy', 'unreachable', 'refused_account', 'failed', 'ambiguous'],
+    description: 'accepted: the channel took it; busy / unreachable / refused_account: it provably did not, and the next channel was tried; failed: the task itself was refused; ambiguous: no answer after sending (looked up there next).',
+  })
+  outcome!: string;
+
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' })
+  channel_id!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "The channel's name (null when it was RELAY_EXPAND_URL before channels existed).", example: 'kling-a' })
+  channel!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "The upstream's words.", example: null })
+  message!: string | null;
+}

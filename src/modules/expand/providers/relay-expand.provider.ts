@@ -89,6 +89,7 @@ export class RelayExpandProvider implements ExpandProvider {
       try {
         const outcome = await this.submit(channel, task, ctx);
         await this.router.answered(channel);
+        await this.router.attempt(task.id, channel, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null);
         return outcome;
       } catch (err) {
         if (err instanceof UpstreamRefused && err.accountRefused) {
@@ -98,6 +99,8 @@ export class RelayExpandProvider implements ExpandProvider {
         } else if (err instanceof UpstreamBusy) {
           await this.router.refused(channel, task.id, err);
         } else {
+          if (err instanceof UpstreamRefused) await this.router.attempt(task.id, channel, 'failed', err.message);
+          else if (err instanceof UpstreamUnavailable) await this.router.attempt(task.id, channel, 'ambiguous', err.message);
           throw err;
         }
         tried.add(channel.id);
