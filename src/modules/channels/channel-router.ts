@@ -1,11 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { SecretBox } from '../../infra/crypto/secret-box.js';
 import { type UpstreamAuth, type UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow } from './channels.repository.js';
-import type { ChannelCredentialsDto } from './dto/channel.dto.js';
+import { ChannelSecrets } from './channel-secrets.js';
 
 /** A channel as a task's step uses it: where to send, and how to authenticate (never logged). */
 export interface ChannelHandle {
@@ -25,15 +24,13 @@ export interface ChannelHandle {
 @Injectable()
 export class ChannelRouter {
   private readonly logger = new Logger(ChannelRouter.name);
-  private readonly box: SecretBox | null;
 
   constructor(
     private readonly channels: ChannelsRepository,
     private readonly client: UpstreamClient,
+    private readonly secrets: ChannelSecrets,
     private readonly config: AppConfig,
-  ) {
-    this.box = config.relay.channelSecretKey ? new SecretBox(config.relay.channelSecretKey) : null;
-  }
+  ) {}
 
   /**
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
@@ -127,8 +124,7 @@ export class ChannelRouter {
   private authOf(channel: Channel): UpstreamAuth {
     if (channel.source === 'config') return this.client.configAuth(channel.protocol === 'kling');
     if (!channel.credentials) return { kind: 'none' };
-    if (!this.box) throw new Error('channel credentials are stored but CHANNEL_SECRET_KEY is not set');
-    const credentials = JSON.parse(this.box.open(channel.credentials)) as ChannelCredentialsDto;
+    const credentials = this.secrets.open(channel.credentials);
     if (channel.protocol === 'kling' && credentials.access_key && credentials.secret_key) return { kind: 'kling', accessKey: credentials.access_key, secretKey: credentials.secret_key };
     return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
   }

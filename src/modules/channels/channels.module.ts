@@ -2,13 +2,14 @@ import { Module } from '@nestjs/common';
 import { AdminChannelsController } from './admin-channels.controller.js';
 import { AdminTaskAttemptsController } from './admin-task-attempts.controller.js';
 import { ChannelRouter } from './channel-router.js';
+import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
 import { ChannelsService } from './channels.service.js';
 
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets],
   exports: [ChannelRouter],
 })
 export class ChannelsModule {}

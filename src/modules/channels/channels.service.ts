@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { SecretBox } from '../../infra/crypto/secret-box.js';
 import { type ChannelChanges, type ChannelRow, ChannelsRepository } from './channels.repository.js';
 import { ChannelRouter } from './channel-router.js';
+import { ChannelSecrets } from './channel-secrets.js';
 import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
@@ -15,25 +15,23 @@ import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredent
 @Injectable()
 export class ChannelsService implements OnModuleInit {
   private readonly logger = new Logger(ChannelsService.name);
-  private readonly box: SecretBox | null;
 
   constructor(
     private readonly channels: ChannelsRepository,
     private readonly router: ChannelRouter,
+    private readonly secrets: ChannelSecrets,
     private readonly config: AppConfig,
-  ) {
-    this.box = config.relay.channelSecretKey ? new SecretBox(config.relay.channelSecretKey) : null;
-  }
+  ) {}
 
   /** Refuses to start with stored credentials and no key to open them; makes the configuration's channels. */
   async onModuleInit(): Promise<void> {
-    if (!this.box && (await this.channels.countStoredChannels()) > 0) {
+    if (!this.secrets.available && (await this.channels.countStoredChannels()) > 0) {
       throw new Error('channels with stored credentials exist but CHANNEL_SECRET_KEY is not set: set the key they were sealed with');
     }
-    const sealed = this.box ? await this.channels.anySealedCredentials() : null;
+    const sealed = this.secrets.available ? await this.channels.anySealedCredentials() : null;
     if (sealed) {
       try {
-        this.box!.open(sealed);
+        this.secrets.open(sealed);
       } catch {
         throw new Error('CHANNEL_SECRET_KEY does not open the stored channel credentials: set the key they were sealed with');
       }
@@ -68,7 +66,7 @@ export class ChannelsService implements OnModuleInit {
   }
 
   async createChannel(dto: CreateChannelDto): Promise<ChannelDto> {
-    const box = this.requireBox();
+    this.requireKey();
     checkName(dto.name);
     checkCredentials(dto.protocol, dto.credentials);
     try {
@@ -78,7 +76,7 @@ export class ChannelsService implements OnModuleInit {
         operations: [...new Set(dto.operations)],
         protocol: dto.protocol,
         baseUrl: dto.base_url.replace(/\/+$/, ''),
-        credentials: new Uint8Array(box.seal(JSON.stringify(pickCredentials(dto.credentials)))),
+        credentials: this.secrets.seal(pickCredentials(dto.credentials)),
         credentialsHint: JSON.stringify(hints(dto.credentials)),
         weight: dto.weight ?? 100,
         priority: dto.priority ?? 0,
@@ -123,7 +121,8 @@ export class ChannelsService implements OnModuleInit {
     const protocol = dto.protocol ?? current.protocol;
     if (dto.credentials) {
       checkCredentials(protocol, dto.credentials);
-      changes.credentials = new Uint8Array(this.requireBox().seal(JSON.stringify(pickCredentials(dto.credentials))));
+      this.requireKey();
+      changes.credentials = this.secrets.seal(pickCredentials(dto.credentials));
       changes.credentialsHint = JSON.stringify(hints(dto.credentials));
     } else if (dto.protocol && dto.protocol !== current.protocol && current.source === 'admin') {
       throw new AppError('INVALID_PARAMETER', `credentials are required when protocol changes (${current.protocol} → ${dto.protocol}): ${credentialRule(dto.protocol)}`);
@@ -170,9 +169,8 @@ export class ChannelsService implements OnModuleInit {
     return channel;
   }
 
-  private requireBox(): SecretBox {
-    if (!this.box) throw new AppError('CONFLICT', 'CHANNEL_SECRET_KEY is not set, so channel credentials cannot be stored: set it (openssl rand -hex 32) and restart');
-    return this.box;
+  private requireKey(): void {
+    if (!this.secrets.available) throw new AppError('CONFLICT', 'CHANNEL_SECRET_KEY is not set, so channel credentials cannot be stored: set it (openssl rand -hex 32) and restart');
   }
 }
 

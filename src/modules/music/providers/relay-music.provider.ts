@@ -47,7 +47,7 @@ export class RelayMusicProvider implements MusicProvider {
       return await this.client.download(clip.image_url, MAX_COVER_BYTES);
     } catch (err) {
       if (!(err instanceof UpstreamUnavailable) && !(err instanceof UpstreamRefused)) throw err;
-      this.logger.warn({ msg: "could not copy an upstream clip's cover; the clip has none", task_id: task.id, reason: err.message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>') });
+      this.logger.warn({ msg: "could not copy an upstream clip's cover; the clip has none", task_id: task.id, reason: withoutUrls(err.message) });
       return null;
     }
   }
@@ -120,9 +120,13 @@ const MAX_UPSTREAM_ID = 256;
 
 /** An upstream's words without its ids (task and clips) or any URL (its CDN links carry its clip ids): what a caller may read. */
 function scrub(text: string, secrets: (string | null)[]): string {
-  let out = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>');
+  let out = withoutUrls(text);
   for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('<upstream id>');
   return out.slice(0, 500);
+}
+
+function withoutUrls(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>');
 }
 
 /** The request as the aggregator takes it: ours, with the upstream's id of the clip continued. */
