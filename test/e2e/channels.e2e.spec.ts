@@ -126,8 +126,12 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     };
     await bad({ weight: 1001 }, /^weight must be an integer from 0 to 1000/);
     await bad({ weight: -1 }, /^weight must be an integer from 0 to 1000/);
-    await bad({ protocol: 'openai' }, /^protocol must be one of kling, gateway/);
-    await bad({ operations: ['video'] }, /^operations must hold only expand/);
+    await bad({ protocol: 'openai' }, /^protocol must be one of kling, luma, suno, gateway/);
+    await bad({ operations: ['image'] }, /^operations must hold only expand, video, audio, music/);
+    await bad({ operations: ['video'] }, /^operations: a kling channel takes only expand \(not video\)/);
+    await bad({ protocol: 'suno', operations: ['audio', 'video'], credentials: { api_key: 'k' } }, /^operations: a suno channel takes only audio and music \(not video\)/);
+    await bad({ protocol: 'gateway', operations: ['expand', 'music'], credentials: { api_key: 'k' } }, /^operations: one gateway channel has one base URL/);
+    await bad({ protocol: 'luma', operations: ['video'], credentials: { access_key: 'a', secret_key: 'b' } }, /^credentials: a luma channel needs credentials.api_key/);
     await bad({ operations: [] }, /^operations must name at least one/);
     await bad({ credentials: { api_key: 'k' } }, /^credentials: a kling channel needs credentials.access_key and credentials.secret_key/);
     await bad({ protocol: 'gateway', credentials: { access_key: 'a', secret_key: 'b' } }, /^credentials: a gateway channel needs credentials.api_key/);
@@ -335,6 +339,15 @@ describe('failover between channels: a busy or unreachable account is passed ove
       const channels = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body as { id: string; last_error: string | null }[];
       expect(channels.find((c) => c.id === busyCh.id)?.last_error).toMatch(/busy/);
       expect(channels.find((c) => c.id === downCh.id)?.last_error).toMatch(/did not answer|ECONNREFUSED/);
+      // both refusing channels' circuits opened (CHANNEL_FAILURE_THRESHOLD 5), the working one's never did
+      const openings = await queryDb<{ id: string; openings: number }>(t.db, 'SELECT id, openings FROM channels WHERE id = ANY($1::uuid[])', [[busyCh.id, downCh.id, goodCh.id]]);
+      const opened = Object.fromEntries(openings.map((o) => [o.id, o.openings]));
+      expect([opened[busyCh.id] > 0, opened[downCh.id] > 0, opened[goodCh.id]]).toEqual([true, true, 0]);
+      expect(t.logs.lines.filter((l) => l.msg === 'channel circuit opened' && l.level === 'warn').map((l) => l.channel)).toEqual(expect.arrayContaining(['busy', 'down']));
+      // health: the working channel answered every create it was sent, the busy one none
+      const health = Object.fromEntries(channels.map((c) => [c.id, (c as unknown as { health: Record<string, unknown> }).health]));
+      expect(health[goodCh.id]).toEqual(expect.objectContaining({ state: 'closed', requests_5m: 30, success_rate_5m: 1, p50_latency_ms_5m: expect.any(Number) }));
+      expect(health[busyCh.id]).toEqual(expect.objectContaining({ success_rate_5m: 0, last_error: expect.stringMatching(/busy/) }));
       // each task's attempts are kept for admins: where it went, in order, and what came of it
       const attempts = await Promise.all(ids.map(async (id) => (await api(t.url, 'GET', `/admin/tasks/${id}/attempts`, { key: ADMIN })).body as { outcome: string; channel: string }[]));
       for (const list of attempts) expect(list.at(-1)).toEqual(expect.objectContaining({ outcome: 'accepted', channel: 'good' }));

@@ -147,6 +147,7 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
       assets: state === 'completed' ? { video: `${server.url}/files/video.mp4`, image: `${server.url}/files/thumb.png` } : null,
       request: created.get(id)?.body,
     });
+    if (req.method === 'GET' && url.pathname === '/credits') return sendJson(res, 200, { credit_balance: 1000 });
     if (req.method === 'POST' && url.pathname === '/generations') {
       if (knobs.createBusy > 0) {
         knobs.createBusy--;

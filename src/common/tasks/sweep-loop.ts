@@ -8,7 +8,7 @@ export function sweepIntervalMs(leaseS: number): number {
 }
 
 /**
- * A sweep that repeats, on instances that run workers, every half lease with ±25 % jitter (so instances do
+ * A sweep that repeats, on instances that run workers, every half lease (or its own interval) with ±25 % jitter (so instances do
  * not sweep in step); nothing is swept while the database is down, and a failed sweep is logged, not fatal.
  * `sweep(first)` is told when it is the first of this process.
  */
@@ -23,11 +23,13 @@ export class SweepLoop {
     private readonly database: DatabaseStatus,
     private readonly logger: Logger,
     private readonly sweep: (first: boolean) => Promise<void>,
+    /** Its own interval, in ms, instead of half a lease. */
+    private readonly intervalMs?: number,
   ) {}
 
   start(): void {
     if (!this.config.runsWorkers) return;
-    const interval = sweepIntervalMs(this.config.workerLeaseS);
+    const interval = this.intervalMs ?? sweepIntervalMs(this.config.workerLeaseS);
     let first = true;
     const tick = () => {
       const isFirst = first;

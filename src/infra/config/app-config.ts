@@ -115,6 +115,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1) @Max(3600)
   CHANNEL_CIRCUIT_OPEN_S: number = 30;
 
+  @IsOptional() @IsInt() @Min(0) @Max(86_400)
+  CHANNEL_TEST_INTERVAL_S: number = 300;
+
   @IsOptional() @IsIn(BOOLEAN, { message: 'ALLOW_PRIVATE_URLS must be true or false' })
   ALLOW_PRIVATE_URLS: string = 'false';
 
@@ -210,6 +213,8 @@ export interface RelayConfig {
   channelSecretKey?: Buffer;
   /** Consecutive failures that open a channel's circuit, and its first open time (it grows with each opening, to 10 min). */
   circuit: { failureThreshold: number; openS: number };
+  /** How often auto-disabled channels are tested, in seconds (0: never; an admin's test still works). */
+  testIntervalS: number;
   /** First poll delay; later polls back off up to 15 times this. */
   pollMs: number;
 }
@@ -453,6 +458,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
       channelSecretKey: channelSecretKey ?? undefined,
       circuit: { failureThreshold: vars.CHANNEL_FAILURE_THRESHOLD, openS: vars.CHANNEL_CIRCUIT_OPEN_S },
+      testIntervalS: vars.CHANNEL_TEST_INTERVAL_S,
       pollMs: vars.RELAY_POLL_MS,
     },
     outbound: {

@@ -72,6 +72,22 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /** Requests to upstream channels (creates and tests), by channel name, operation and outcome. */
+  readonly channelRequests = new Counter({
+    name: 'mgw_channel_requests_total',
+    help: 'Requests sent to upstream channels, by channel, operation and outcome (accepted, failed, busy, unreachable, refused_account, ambiguous, test_ok, test_failed)',
+    labelNames: ['channel', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly channelLatency = new Histogram({
+    name: 'mgw_channel_request_duration_seconds',
+    help: 'Time an upstream channel took to answer a create or a test, by channel and operation',
+    labelNames: ['channel', 'operation'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mgw_' });
   }

@@ -5,6 +5,6 @@ export const AUDIO_DEFINITION: KindDefinition = {
   name: 'audio',
   states: { queued: 'pending', running: 'pending', succeeded: 'ready', failed: 'failed' },
   noun: 'upload',
-  settings: { prefix: 'AUDIO', timeoutS: 300, prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } } },
+  settings: { prefix: 'AUDIO', timeoutS: 300, prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } }, channels: true },
   openapi: { tag: 'audio', description: 'Suno-style audio clip upload by URL.' },
 };

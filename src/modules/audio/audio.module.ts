@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ClipsModule } from '../clips/clips.module.js';
 import { AudioController } from './audio.controller.js';
@@ -10,7 +11,7 @@ import { RelayAudioProvider } from './providers/relay-audio.provider.js';
 import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
 
 @Module({
-  imports: [ClipsModule],
+  imports: [ClipsModule, ChannelsModule],
   controllers: [AudioController],
   providers: [
     AudioKind,

@@ -1,13 +1,18 @@
+import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import type { StepOutcome } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { type UpstreamAuth, type UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { MetricsService } from '../../infra/metrics/metrics.service.js';
+import { pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
+import { type ChannelOperation, configProtocolOf } from './channel-protocols.js';
 
 /** A channel as a task's step uses it: where to send, and how to authenticate (never logged). */
 export interface ChannelHandle {
+  /** Empty for RELAY_<OP>_URL as a task accepted before channels existed knows it. */
   id: string;
   name: string;
   protocol: string;
@@ -15,11 +20,26 @@ export interface ChannelHandle {
   auth: UpstreamAuth;
 }
 
+/** A new task's create request, as the channels are tried with it. */
+export interface Submission<R> {
+  operation: ChannelOperation;
+  task: { id: string; createdAt: Date };
+  marks: SubmitMarks;
+  /** A follow-up of what a channel holds (the clip continued, the generation named as a keyframe): only that channel can take it. */
+  pinnedTo?: string | null;
+  /** Sends the create to this channel: throws UpstreamBusy when it provably did not take it, UpstreamRefused (account) on its credentials. */
+  send(channel: ChannelHandle): Promise<StepOutcome<R>>;
+}
+
+/** What came of a create sent to one channel: its outcome, or that the channel provably did not take the task. */
+type Sent<R> = { outcome: StepOutcome<R> } | { notTaken: 'busy' | 'account'; message: string };
+
 /**
- * Chooses the channel a new task goes to, and gives a task the channel it already holds. A new task goes
- * to an enabled channel of its operation with a free max_running slot, of the highest priority that has
- * one, chosen by weight; a task keeps its channel for every later call, even once the channel is
- * disabled or deleted.
+ * Chooses the channel a new task goes to, sends its create there and on to the next channel while one
+ * provably did not take it, and gives a task the channel it already holds. A new task goes to an enabled
+ * channel of its operation with a closed (or half-open) circuit and a free max_running slot, of the
+ * highest priority that has one, chosen by weight; a task keeps its channel for every later call, even
+ * once the channel is disabled or deleted.
  */
 @Injectable()
 export class ChannelRouter {
@@ -30,7 +50,82 @@ export class ChannelRouter {
     private readonly client: UpstreamClient,
     private readonly secrets: ChannelSecrets,
     private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
+
+  /**
+   * A new task to the channels, one after the other, until one takes it: a channel that provably did not
+   * create it (busy, unreachable before the request went out, its account refused) is left for the next;
+   * when none takes it, the task waits (busy) and tries again later, off its deadline's clock but not
+   * longer than a deadline from acceptance. A refusal of the task itself, or an answer that may have
+   * created it, stays with that channel (thrown to the caller).
+   */
+  async submitNew<R>(s: Submission<R>): Promise<StepOutcome<R>> {
+    if (s.pinnedTo) return this.submitPinned(s, s.pinnedTo);
+    const tried = new Set<string>();
+    for (;;) {
+      const channel = await this.assign(s.operation, s.task.id, tried);
+      if (!channel) {
+        const limitS = this.config.kinds[s.operation].timeoutS;
+        if (Date.now() - s.task.createdAt.getTime() > limitS * 1000) {
+          return { kind: 'failed', reason: `no channel could take the task within ${limitS} s (${s.operation.toUpperCase()}_TIMEOUT_S): none enabled, or all busy or unreachable` };
+        }
+        return this.busy(s);
+      }
+      const sent = await this.sendTo(channel, s);
+      if ('outcome' in sent) return sent.outcome;
+      tried.add(channel.id);
+    }
+  }
+
+  /** A follow-up goes to the channel that holds what it follows, enabled or not, and waits for it when it is busy. */
+  private async submitPinned<R>(s: Submission<R>, channelId: string): Promise<StepOutcome<R>> {
+    const channel = await this.held(channelId);
+    if (!channel) return { kind: 'failed', reason: 'the channel that holds what this task continues no longer exists' };
+    await this.channels.pinTask(s.task.id, channelId);
+    const sent = await this.sendTo(channel, s);
+    if ('outcome' in sent) return sent.outcome;
+    if (sent.notTaken === 'account') return { kind: 'failed', reason: `the upstream refused the task: ${sent.message}` };
+    return this.busy(s);
+  }
+
+  private busy<R>(s: Submission<R>): StepOutcome<R> {
+    return { kind: 'busy', seconds: pollDelaySeconds(s.task.createdAt, this.config.relay.pollMs) };
+  }
+
+  /** One create to one channel, its attempt kept and counted. */
+  private async sendTo<R>(channel: ChannelHandle, s: Submission<R>): Promise<Sent<R>> {
+    const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
+    try {
+      const outcome = await s.send(channel);
+      const ms = took();
+      await this.answered(channel);
+      await this.attempt(s.task.id, channel, s.operation, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null, ms);
+      return { outcome };
+    } catch (err) {
+      const ms = took();
+      if (err instanceof UpstreamRefused && err.accountRefused) {
+        // Its credentials or its credit were refused: nothing was created there; the channel stops taking tasks.
+        await s.marks.clearSubmitting();
+        await this.autoDisable(channel, s.task.id, err, s.operation, ms);
+        return { notTaken: 'account', message: err.message };
+      }
+      if (err instanceof UpstreamBusy) {
+        await this.refused(channel, s.task.id, err, s.operation, ms);
+        return { notTaken: 'busy', message: err.message };
+      }
+      if (err instanceof UpstreamRefused) {
+        await this.attempt(s.task.id, channel, s.operation, 'failed', err.message, ms);
+        this.logger.log({ msg: 'a channel refused a task', channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.status, reason: err.message });
+      } else if (err instanceof UpstreamUnavailable) {
+        await this.attempt(s.task.id, channel, s.operation, 'ambiguous', err.message, ms);
+        this.logger.warn({ msg: 'a channel gave no usable answer to a create; the task stays with it', channel_id: channel.id, channel: channel.name, task_id: s.task.id, reason: err.message });
+        await this.failed(channel);
+      }
+      throw err;
+    }
+  }
 
   /**
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
@@ -54,60 +149,67 @@ export class ChannelRouter {
    * rests for the wait it asked for (Retry-After, else CHANNEL_BUSY_S), so the tasks waiting for it do not
    * each knock, and the refusal is logged once, with the channel and the task (never a credential).
    */
-  async refused(channel: ChannelHandle, taskId: string, err: UpstreamBusy): Promise<void> {
-    const restS = Math.min(Math.max(err.retryAfterS ?? CHANNEL_BUSY_S, 0.5), 600);
-    await this.channels.markBusy(channel.id, restS, err.message);
-    await this.attempt(taskId, channel, /did not answer/.test(err.message) ? 'unreachable' : 'busy', err.message);
-    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, reason: err.message, rest_s: restS });
+  private async refused(channel: ChannelHandle, taskId: string, err: UpstreamBusy, operation: string, ms: number): Promise<void> {
+    const restS = Math.min(Math.max(err.retryAfterS ?? CHANNEL_BUSY_S, CHANNEL_BUSY_S), 600);
+    const outcome = /did not answer/.test(err.message) ? 'unreachable' : 'busy';
+    if (channel.id) await this.channels.markBusy(channel.id, restS, err.message);
+    await this.attempt(taskId, channel, operation, outcome, err.message, ms);
+    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, outcome, reason: err.message, rest_s: restS });
+    await this.failed(channel);
+  }
+
+  /** A failure of the channel itself counts toward opening its circuit. */
+  private async failed(channel: ChannelHandle): Promise<void> {
     if (!channel.id) return;
     const { failureThreshold, openS } = this.config.relay.circuit;
     const circuit = await this.channels.recordFailure(channel.id, failureThreshold, openS);
     if (circuit.opened) this.logger.warn({ msg: 'channel circuit opened', channel_id: channel.id, channel: channel.name, open_s: circuit.openForS });
   }
 
-  /** Keeps a create request of the task and what came of it. */
-  async attempt(taskId: string, channel: ChannelHandle, outcome: string, message: string | null): Promise<void> {
-    await this.channels.recordAttempt(taskId, channel.id || null, outcome, message);
+  /** Keeps a request sent to a channel and what came of it (`taskId` null: a test), and counts it. */
+  async attempt(taskId: string | null, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number | null): Promise<void> {
+    await this.channels.recordAttempt(taskId, channel.id || null, outcome, message, latencyMs);
+    this.metrics.channelRequests.inc({ channel: channel.name, operation, outcome });
+    if (latencyMs !== null) this.metrics.channelLatency.observe({ channel: channel.name, operation }, latencyMs / 1000);
   }
 
-  /** The channel answered a create (it took the task, or refused the task itself): its circuit is healthy. */
+  /** The channel answered (it took the task, or refused the task itself): its circuit is healthy. */
   async answered(channel: ChannelHandle): Promise<void> {
     if (channel.id && (await this.channels.recordSuccess(channel.id))) this.logger.warn({ msg: 'channel circuit closed', channel_id: channel.id, channel: channel.name });
   }
 
   /** The upstream refused the channel's credentials or credit: it is auto-disabled with the upstream's words, logged once. */
-  async autoDisable(channel: ChannelHandle, taskId: string, err: UpstreamRefused): Promise<void> {
+  async autoDisable(channel: ChannelHandle, taskId: string | null, err: UpstreamRefused, operation: string, ms: number | null = null): Promise<void> {
     const reason = `the upstream refused the account${err.kind === 'account' ? "'s credit" : "'s credentials"}: ${err.message}`;
-    if (taskId) await this.attempt(taskId, channel, 'refused_account', reason);
-    if (await this.channels.autoDisable(channel.id, reason)) {
+    await this.attempt(taskId, channel, operation, 'refused_account', reason, ms);
+    if (channel.id && (await this.channels.autoDisable(channel.id, reason))) {
       this.logger.warn({ msg: 'channel auto-disabled', channel_id: channel.id, channel: channel.name, task_id: taskId, status: err.status, reason });
     }
   }
 
   /**
-   * A cheap real call with the channel's credentials (the list of its tasks, one per page): whether the
-   * upstream accepts them now. A pass brings an auto-disabled channel back; a refusal of the credentials
-   * or credit auto-disables an enabled one; a channel an admin disabled stays disabled.
+   * Runs a later call of a task on the channel that holds it: when the upstream refuses that account's
+   * credentials or credit now, the task cannot go on, and the channel stops taking new tasks.
    */
-  async test(channelId: string): Promise<{ ok: boolean; statusCode: number | null; latencyMs: number; message: string }> {
-    const channel = await this.held(channelId);
-    if (!channel) throw new Error(`no channel ${channelId}`);
-    const started = Date.now();
+  async onHeld<T>(channel: ChannelHandle, taskId: string, operation: string, work: () => Promise<T>): Promise<T> {
     try {
-      const answer = await this.client.call('GET', `${channel.baseUrl}/v1/images/editing/expand?pageNum=1&pageSize=1`, { auth: channel.auth, failFast: true });
-      const code = typeof answer.json.code === 'number' ? answer.json.code : 0;
-      if (code >= 1000 && code <= 1004) throw new UpstreamRefused(String(answer.json.message ?? `code ${code}`), answer.status, 'auth');
-      if (code >= 1100 && code <= 1102) throw new UpstreamRefused(String(answer.json.message ?? `code ${code}`), answer.status, 'account');
-      await this.channels.reenableAuto(channel.id);
-      return { ok: true, statusCode: answer.status, latencyMs: Date.now() - started, message: 'the upstream accepted the credentials' };
+      return await work();
     } catch (err) {
-      if (err instanceof UpstreamRefused) {
-        if (err.accountRefused) await this.autoDisable(channel, '', err);
-        return { ok: false, statusCode: err.status || null, latencyMs: Date.now() - started, message: err.message };
-      }
-      if (err instanceof UpstreamUnavailable) return { ok: false, statusCode: null, latencyMs: Date.now() - started, message: err.message };
+      if (err instanceof UpstreamRefused && err.accountRefused && channel.id) await this.autoDisable(channel, taskId, err, operation);
       throw err;
     }
+  }
+
+  /**
+   * The channel a task holds (even disabled or deleted); null when it is gone altogether. A task accepted
+   * before channels existed holds none: it was sent to RELAY_<OP>_URL, now a channel of the configuration.
+   */
+  async heldBy(task: { channelId: string | null }, operation: ChannelOperation): Promise<ChannelHandle | null> {
+    if (task.channelId) return this.held(task.channelId);
+    const url = this.config.kinds[operation].relayUrl;
+    if (!url) return null;
+    const protocol = configProtocolOf(operation, this.config);
+    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.client.configAuth(protocol === 'kling') };
   }
 
   /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
@@ -116,7 +218,7 @@ export class ChannelRouter {
     return channel ? this.handleOf(channel) : null;
   }
 
-  private handleOf(channel: Channel): ChannelHandle {
+  handleOf(channel: Channel): ChannelHandle {
     return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel) };
   }
 
@@ -131,7 +233,7 @@ export class ChannelRouter {
 }
 
 /** How long a channel rests after refusing for capacity without saying for how long (or being unreachable). */
-const CHANNEL_BUSY_S = 1;
+const CHANNEL_BUSY_S = 0.2;
 
 /** One of the channels, each as likely as its weight (all equally when none has weight). */
 function byWeight(channels: ChannelRow[]): ChannelRow {

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { AdminChannelsController } from './admin-channels.controller.js';
 import { AdminTaskAttemptsController } from './admin-task-attempts.controller.js';
+import { ChannelMetrics } from './channel-metrics.js';
 import { ChannelRouter } from './channel-router.js';
+import { ChannelTester } from './channel-tester.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
 import { ChannelsService } from './channels.service.js';
@@ -9,7 +11,7 @@ import { ChannelsService } from './channels.service.js';
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics],
   exports: [ChannelRouter],
 })
 export class ChannelsModule {}

@@ -27,6 +27,16 @@ export type ChannelChanges = Partial<Omit<NewChannel, 'id' | 'source'>> & { stat
 /** A channel's unfinished tasks, the asking task ($3) left out (it may still name the channel it last tried). */
 const RUNNING = `(SELECT count(*)::int FROM tasks t WHERE t.channel_id = c.id AND t.state IN ('queued', 'running') AND t.id <> $3::uuid)`;
 
+/** A channel's requests over the last 5 minutes. */
+export interface ChannelRecent {
+  total: number;
+  ok: number;
+  p50Ms: number | null;
+}
+
+/** Outcomes where the channel answered (took the task, refused the task itself, or passed a test). */
+const ANSWERED = `'accepted', 'failed', 'test_ok'`;
+
 interface ChannelSqlRow {
   id: string;
   running_tasks: number;
@@ -179,16 +189,45 @@ export class ChannelsRepository {
     return row?.closed ?? false;
   }
 
-  async recordAttempt(taskId: string, channelId: string | null, outcome: string, message: string | null): Promise<void> {
-    await this.prisma.taskAttempt.create({ data: { id: randomUUID(), taskId, channelId, outcome, message: message?.slice(0, 500) ?? null } });
+  /** A request sent to a channel and what came of it; `taskId` null for a test. */
+  async recordAttempt(taskId: string | null, channelId: string | null, outcome: string, message: string | null, latencyMs: number | null): Promise<void> {
+    await this.prisma.taskAttempt.create({ data: { id: randomUUID(), taskId, channelId, outcome, message: message?.slice(0, 500) ?? null, latencyMs } });
+  }
+
+  /** Each channel's requests over the last 5 minutes: how many, how many answered, and their median latency. */
+  async recentHealth(channelIds: string[]): Promise<Map<string, ChannelRecent>> {
+    if (channelIds.length === 0) return new Map();
+    const rows = await this.prisma.$queryRawUnsafe<{ channel_id: string; total: number; ok: number; p50: number | null }[]>(
+      `SELECT channel_id, count(*)::int AS total, count(*) FILTER (WHERE outcome IN (${ANSWERED}))::int AS ok,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE latency_ms IS NOT NULL) AS p50
+       FROM task_attempts WHERE channel_id = ANY ($1::uuid[]) AND at > now() - interval '5 minutes' GROUP BY channel_id`,
+      channelIds,
+    );
+    return new Map(rows.map((r) => [r.channel_id, { total: r.total, ok: r.ok, p50Ms: r.p50 === null ? null : Math.round(r.p50) }]));
+  }
+
+  /** The auto-disabled channels due a periodic test, each claimed (its tested_at set) so one instance tests it. */
+  async claimDueTests(intervalS: number): Promise<string[]> {
+    const rows = await this.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `UPDATE channels SET tested_at = now() WHERE id IN (
+         SELECT id FROM channels WHERE status = 'auto_disabled' AND deleted_at IS NULL AND (tested_at IS NULL OR tested_at <= now() - make_interval(secs => $1::float8))
+         FOR UPDATE SKIP LOCKED) RETURNING id`,
+      intervalS,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** A follow-up task goes to the channel that holds what it follows (whatever its status). */
+  async pinTask(taskId: string, channelId: string): Promise<void> {
+    await this.prisma.$executeRawUnsafe(`UPDATE tasks SET channel_id = $2::uuid WHERE id = $1::uuid AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId, channelId);
   }
 
   /** A task's attempts, oldest first, with the names of their channels; null when there is no such task. */
-  async attemptsOf(taskId: string): Promise<{ at: Date; outcome: string; message: string | null; channel_id: string | null; channel: string | null }[] | null> {
+  async attemptsOf(taskId: string): Promise<{ at: Date; outcome: string; message: string | null; latency_ms: number | null; channel_id: string | null; channel: string | null }[] | null> {
     if (!isUUID(taskId)) return null;
     if (!(await this.prisma.task.findUnique({ where: { id: taskId }, select: { id: true } }))) return null;
     return this.prisma.$queryRawUnsafe(
-      `SELECT a.at, a.outcome, a.message, a.channel_id, c.name AS channel FROM task_attempts a LEFT JOIN channels c ON c.id = a.channel_id WHERE a.task_id = $1::uuid ORDER BY a.at, a.id`,
+      `SELECT a.at, a.outcome, a.message, a.latency_ms, a.channel_id, c.name AS channel FROM task_attempts a LEFT JOIN channels c ON c.id = a.channel_id WHERE a.task_id = $1::uuid ORDER BY a.at, a.id`,
       taskId,
     );
   }

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { type ChannelChanges, type ChannelRow, ChannelsRepository } from './channels.repository.js';
-import { ChannelRouter } from './channel-router.js';
+import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
+import { CHANNEL_OPERATIONS, configProtocolOf, credentialRule, operationsProblem } from './channel-protocols.js';
 import { ChannelSecrets } from './channel-secrets.js';
-import { CHANNEL_OPERATIONS, type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
+import { ChannelTester } from './channel-tester.js';
+import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
  * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
@@ -18,7 +19,7 @@ export class ChannelsService implements OnModuleInit {
 
   constructor(
     private readonly channels: ChannelsRepository,
-    private readonly router: ChannelRouter,
+    private readonly tester: ChannelTester,
     private readonly secrets: ChannelSecrets,
     private readonly config: AppConfig,
   ) {}
@@ -41,13 +42,14 @@ export class ChannelsService implements OnModuleInit {
       const kind = this.config.kinds[operation];
       if (!kind || kind.provider !== 'relay' || !kind.relayUrl) continue;
       const name = `${operation} (RELAY_${operation.toUpperCase()}_URL)`;
-      const kling = Boolean(this.config.relay.klingAccessKey && this.config.relay.klingSecretKey);
+      const protocol = configProtocolOf(operation, this.config);
+      const kling = protocol === 'kling';
       names.push(name);
       await this.channels.upsertConfigChannel({
         id: randomUUID(),
         name,
         operations: [operation],
-        protocol: kling ? 'kling' : 'gateway',
+        protocol,
         baseUrl: kind.relayUrl,
         credentials: null,
         credentialsHint: JSON.stringify(kling ? { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' } : this.config.relay.apiKey ? { api_key: 'RELAY_API_KEY' } : {}),
@@ -68,6 +70,7 @@ export class ChannelsService implements OnModuleInit {
   async createChannel(dto: CreateChannelDto): Promise<ChannelDto> {
     this.requireKey();
     checkName(dto.name);
+    checkOperations(dto.protocol, dto.operations);
     checkCredentials(dto.protocol, dto.credentials);
     try {
       const channel = await this.channels.createChannel({
@@ -84,18 +87,21 @@ export class ChannelsService implements OnModuleInit {
         source: 'admin',
       });
       this.logger.log({ msg: 'channel created', channel_id: channel.id, channel: channel.name, operations: channel.operations });
-      return toDto({ ...channel, runningTasks: 0 });
+      return toDto({ ...channel, runningTasks: 0 }, undefined);
     } catch (err) {
       throw duplicateName(err, dto.name);
     }
   }
 
   async listChannels(): Promise<ChannelDto[]> {
-    return (await this.channels.listChannels()).map(toDto);
+    const rows = await this.channels.listChannels();
+    const recent = await this.channels.recentHealth(rows.map((r) => r.id));
+    return rows.map((r) => toDto(r, recent.get(r.id)));
   }
 
   async getChannel(id: string): Promise<ChannelDto> {
-    return toDto(await this.existing(id));
+    const row = await this.existing(id);
+    return toDto(row, (await this.channels.recentHealth([id])).get(id));
   }
 
   async updateChannel(id: string, dto: UpdateChannelDto): Promise<ChannelDto> {
@@ -119,6 +125,7 @@ export class ChannelsService implements OnModuleInit {
       ...(dto.max_running !== undefined ? { maxRunning: dto.max_running } : {}),
     };
     const protocol = dto.protocol ?? current.protocol;
+    if (dto.protocol !== undefined || dto.operations !== undefined) checkOperations(protocol, dto.operations ?? current.operations);
     if (dto.credentials) {
       checkCredentials(protocol, dto.credentials);
       this.requireKey();
@@ -144,14 +151,14 @@ export class ChannelsService implements OnModuleInit {
 
   async testChannel(id: string): Promise<ChannelTestDto> {
     await this.existing(id);
-    const result = await this.router.test(id);
+    const result = await this.tester.test(id);
     return { ok: result.ok, status_code: result.statusCode, latency_ms: result.latencyMs, message: result.message, channel: await this.getChannel(id) };
   }
 
   async attemptsOf(taskId: string): Promise<TaskAttemptDto[]> {
     const rows = await this.channels.attemptsOf(taskId);
     if (!rows) throw new AppError('NOT_FOUND', `No task ${taskId}`);
-    return rows.map((r) => ({ at: r.at.toISOString(), outcome: r.outcome, channel_id: r.channel_id, channel: r.channel, message: r.message }));
+    return rows.map((r) => ({ at: r.at.toISOString(), outcome: r.outcome, channel_id: r.channel_id, channel: r.channel, message: r.message, latency_ms: r.latency_ms }));
   }
 
   async deleteChannel(id: string): Promise<ChannelDto> {
@@ -160,7 +167,7 @@ export class ChannelsService implements OnModuleInit {
     if (outcome === 'missing') throw new AppError('NOT_FOUND', `No channel ${id}`);
     if (outcome === 'busy') throw new AppError('CONFLICT', `channel ${id} holds unfinished tasks; disable it (they finish on it), then delete it once they have ended`);
     this.logger.warn({ msg: 'channel deleted', channel_id: id, channel: channel.name });
-    return toDto({ ...channel, runningTasks: 0 });
+    return toDto({ ...channel, runningTasks: 0 }, undefined);
   }
 
   private async existing(id: string): Promise<ChannelRow> {
@@ -179,8 +186,9 @@ function checkName(name: string): void {
   if (/\(RELAY_/i.test(name)) throw new AppError('INVALID_PARAMETER', 'name must not contain "(RELAY_": such names belong to the channels RELAY_<OP>_URL defines');
 }
 
-function credentialRule(protocol: string): string {
-  return protocol === 'kling' ? 'a kling channel needs credentials.access_key and credentials.secret_key' : 'a gateway channel needs credentials.api_key';
+function checkOperations(protocol: string, operations: readonly string[]): void {
+  const problem = operationsProblem(protocol, operations);
+  if (problem) throw new AppError('INVALID_PARAMETER', problem);
 }
 
 function checkCredentials(protocol: string, credentials: ChannelCredentialsDto): void {
@@ -203,7 +211,8 @@ function duplicateName(err: unknown, name: string): unknown {
   return code === 'P2002' || /23505|unique/i.test(String((err as Error).message)) ? new AppError('CONFLICT', `a channel named "${name}" exists already`) : err;
 }
 
-function toDto(c: ChannelRow): ChannelDto {
+function toDto(c: ChannelRow, recent: ChannelRecent | undefined): ChannelDto {
+  const circuitOpen = c.circuitState !== 'closed';
   return {
     id: c.id,
     name: c.name,
@@ -224,6 +233,17 @@ function toDto(c: ChannelRow): ChannelDto {
     circuit_state: c.circuitState,
     circuit_open_until: c.circuitOpenUntil?.toISOString() ?? null,
     consecutive_failures: c.consecutiveFailures,
+    health: {
+      state: c.circuitState,
+      open_until: circuitOpen ? (c.circuitOpenUntil?.toISOString() ?? null) : null,
+      consecutive_failures: c.consecutiveFailures,
+      requests_5m: recent?.total ?? 0,
+      success_rate_5m: recent && recent.total > 0 ? Math.round((recent.ok / recent.total) * 1000) / 1000 : null,
+      p50_latency_ms_5m: recent?.p50Ms ?? null,
+      running_tasks: c.runningTasks,
+      last_error: c.lastError,
+      last_error_at: c.lastErrorAt?.toISOString() ?? null,
+    },
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };

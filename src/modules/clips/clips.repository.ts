@@ -37,6 +37,8 @@ export interface OwnedClip {
   duration: number | null;
   /** The upstream's id of the clip (a relayed take, or a relayed upload's own id). */
   upstreamId: string | null;
+  /** The upstream channel its task went to (relay): the account that knows upstreamId. */
+  channelId: string | null;
   mediaExpired: boolean;
   /** Its audio is in the media store (a relayed upload's copy may be missing). */
   audioStored: boolean;
@@ -62,13 +64,14 @@ interface OwnedClipRow {
   continue_at: number | null;
   duration: number | null;
   upstream_id: string | null;
+  channel_id: string | null;
   media_expired: boolean;
   audio_stored: boolean;
   params: Record<string, unknown>;
 }
 
 const OWNED_COLUMNS = `c.id, c.task_id, t.kind, c.type, c.idx, t.state, c.parent_id, c.continue_at, c.duration,
-  COALESCE(c.upstream_id, CASE WHEN c.type = 'upload' THEN t.upstream_id END) AS upstream_id, t.media_expired_at IS NOT NULL AS media_expired, t.params,
+  COALESCE(c.upstream_id, CASE WHEN c.type = 'upload' THEN t.upstream_id END) AS upstream_id, t.channel_id, t.media_expired_at IS NOT NULL AS media_expired, t.params,
   EXISTS (SELECT 1 FROM media m WHERE m.task_id = c.task_id AND m.role = 'clip' AND m.index = c.idx) AS audio_stored`;
 
 function owned(row: OwnedClipRow): OwnedClip {
@@ -83,6 +86,7 @@ function owned(row: OwnedClipRow): OwnedClip {
     continueAt: row.continue_at,
     duration: row.duration,
     upstreamId: row.upstream_id,
+    channelId: row.channel_id,
     mediaExpired: row.media_expired,
     audioStored: row.audio_stored,
     params: row.params,

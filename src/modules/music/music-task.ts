@@ -18,6 +18,8 @@ export interface MusicParams {
   task: 'extend' | 'upload_extend' | null;
   /** The upstream's id of the continued clip (relay: what the continuation sends upstream). */
   continue_upstream_id: string | null;
+  /** The channel that holds the continued clip (relay): the continuation goes to it (absent in tasks accepted before channels). */
+  continue_channel_id?: string | null;
 }
 
 /** A success stores nothing but its clips' facts (in the clips table) and files (media). */

@@ -10,6 +10,7 @@ export const MUSIC_DEFINITION: KindDefinition = {
     timeoutS: 600,
     prices: { task: { env: 'PRICE_MUSIC', default: 10 } },
     options: { sandboxDurationS: { env: 'MUSIC_SANDBOX_DURATION_S', default: 10, min: 1, max: 480 } },
+    channels: true,
   },
   openapi: { tag: 'music', description: 'Suno-style music: new songs and continuations of clips (two takes each), joined songs (concat), fetched as aggregators answer them.' },
 };

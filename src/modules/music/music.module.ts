@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ClipsModule } from '../clips/clips.module.js';
 import { MusicController } from './music.controller.js';
@@ -9,7 +10,7 @@ import { RelayMusicProvider } from './providers/relay-music.provider.js';
 import { SandboxMusicProvider } from './providers/sandbox-music.provider.js';
 
 @Module({
-  imports: [ClipsModule],
+  imports: [ClipsModule, ChannelsModule],
   controllers: [MusicController],
   providers: [
     MusicKind,

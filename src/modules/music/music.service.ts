@@ -48,6 +48,7 @@ export class MusicService {
       continue_at: continueAt,
       task: parent ? (dto.task ?? (parent.type === 'upload' ? 'upload_extend' : 'extend')) : null,
       continue_upstream_id: parent?.upstreamId ?? null,
+      continue_channel_id: parent?.upstreamId ? parent.channelId : null,
     };
     const task = await this.engine.submit(this.kind, {
       id,

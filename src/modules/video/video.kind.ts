@@ -47,7 +47,10 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
       ...ctx.marks,
       file: (prefix, ext) => ctx.files.file(prefix, ext),
       keyframeImage: (position) => this.keyframeImage(task, position, ctx.files),
-      upstreamIdOf: async (id) => (await this.tasks.findById(id))?.upstreamId ?? undefined,
+      upstreamOf: async (id) => {
+        const named = await this.tasks.findById(id);
+        return named?.upstreamId ? { upstreamId: named.upstreamId, channelId: named.channelId } : undefined;
+      },
     });
   }
 

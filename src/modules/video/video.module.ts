@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { RelayVideoProvider } from './providers/relay-video.provider.js';
 import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
@@ -10,6 +11,7 @@ import { VideoRecords } from './video.records.js';
 import { VideoService } from './video.service.js';
 
 @Module({
+  imports: [ChannelsModule],
   controllers: [VideoController, LumaUnsupportedController],
   providers: [
     VideoKind,

@@ -4,6 +4,8 @@ import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
+import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
 import type { AudioTask } from '../audio-task.js';
 import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
 
@@ -17,8 +19,10 @@ interface UpstreamUpload {
 }
 
 /**
- * Forwards uploads to a Suno-style aggregator speaking this same interface: POST {RELAY_AUDIO_URL}/uploads/audio-url
- * answers `{ code: "success", data: <id> }`, and GET {RELAY_AUDIO_URL}/uploads/{id} reports its status.
+ * Forwards uploads to a Suno-style aggregator speaking this same interface, through the upload's channel
+ * (RELAY_AUDIO_URL is one): POST {base}/uploads/audio-url answers `{ code: "success", data: <id> }`, and
+ * GET {base}/uploads/{id} reports its status. The clip then lives on that channel's account: a music
+ * continuation of it goes to the same channel.
  */
 @Injectable()
 export class RelayAudioProvider implements AudioProvider {
@@ -28,11 +32,8 @@ export class RelayAudioProvider implements AudioProvider {
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
     private readonly fetcher: SafeFetchService,
+    private readonly router: ChannelRouter,
   ) {}
-
-  private get base(): string {
-    return `${this.config.kinds.audio.relayUrl!}/uploads`;
-  }
 
   async step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
     try {
@@ -40,19 +41,14 @@ export class RelayAudioProvider implements AudioProvider {
         if (upload.submitStartedAt) {
           return { kind: 'failed', reason: 'the upstream never answered the upload request; it was not sent again, to avoid a duplicate' };
         }
-        const created = await submitOnce(ctx, async () => {
-          const answer = await this.client.call('POST', `${this.base}/audio-url`, { body: { url: upload.params.url } });
-          // Aggregators answer "too many requests" under HTTP 200 too: { code: 429, msg }.
-          if (answer.json.code === 429) throw new UpstreamBusy(`the upstream is busy: ${String(answer.json.msg ?? answer.json.message ?? 'code 429')}`);
-          return answer;
-        });
-        if (created.json.code !== 'success' || typeof created.json.data !== 'string') {
-          return { kind: 'failed', reason: `the upstream refused the upload: ${String(created.json.message || created.json.code || 'no task id returned')}` };
-        }
-        await ctx.saveUpstreamId(created.json.data);
-        return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
+        return await this.router.submitNew({ operation: 'audio', task: upload, marks: ctx, send: (channel) => this.submit(channel, upload, ctx) });
       }
-      const answer = await this.client.call('GET', `${this.base}/${encodeURIComponent(upload.upstreamId)}`, { idempotent: true });
+      const channel = await this.router.heldBy(upload, 'audio');
+      if (!channel) return { kind: 'failed', reason: 'the channel that holds the upload no longer exists' };
+      const upstreamId = upload.upstreamId;
+      const answer = await this.router.onHeld(channel, upload.id, 'audio', () =>
+        this.client.call('GET', `${channel.baseUrl}/uploads/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true }),
+      );
       const data = (answer.json.data ?? {}) as UpstreamUpload;
       switch (data.status) {
         case 'ready': {
@@ -73,6 +69,19 @@ export class RelayAudioProvider implements AudioProvider {
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       throw err;
     }
+  }
+
+  private async submit(channel: ChannelHandle, upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
+    const created = await submitOnce(ctx, async () => {
+      const answer = await this.client.call('POST', `${channel.baseUrl}/uploads/audio-url`, { body: { url: upload.params.url }, auth: channel.auth, failFast: true });
+      checkAggregatorAnswer(answer.json);
+      return answer;
+    });
+    if (created.json.code !== 'success' || typeof created.json.data !== 'string') {
+      return { kind: 'failed', reason: `the upstream refused the upload: ${String(created.json.message || created.json.code || 'no task id returned')}` };
+    }
+    await ctx.saveUpstreamId(created.json.data);
+    return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
   }
 
   /**

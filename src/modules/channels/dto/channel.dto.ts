@@ -3,10 +3,8 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
-/** The operations whose relay goes through channels in this release (the others still use their RELAY_<OP>_URL). */
-export const CHANNEL_OPERATIONS = ['expand'] as const;
-/** kling: Kling's API (a JWT from access_key and secret_key); gateway: a service speaking this interface (Bearer api_key). */
-export const CHANNEL_PROTOCOLS = ['kling', 'gateway'] as const;
+import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS } from '../channel-protocols.js';
+
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
 
 /** Write-only: stored sealed (AES-256-GCM), never answered. kling: access_key + secret_key; gateway: api_key. */
@@ -38,22 +36,22 @@ export class CreateChannelDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9 _.()-]{0,127}$/, NAME_RULE)
   name!: string;
 
-  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes (only expand is routed through channels in this release).', example: ['expand'] })
+  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes: kling takes expand; luma video; suno audio and music; a gateway channel one of expand, video, or audio and music.', example: ['expand'] })
   @IsArray({ message: `operations must be an array of: ${CHANNEL_OPERATIONS.join(', ')}` })
   @ArrayMinSize(1, { message: 'operations must name at least one operation' })
   @ArrayMaxSize(CHANNEL_OPERATIONS.length, { message: `operations must name each of ${CHANNEL_OPERATIONS.join(', ')} at most once` })
-  @IsIn(CHANNEL_OPERATIONS, { each: true, message: `operations must hold only ${CHANNEL_OPERATIONS.join(', ')} (the other operations are not routed through channels yet)` })
+  @IsIn(CHANNEL_OPERATIONS, { each: true, message: `operations must hold only ${CHANNEL_OPERATIONS.join(', ')}` })
   operations!: (typeof CHANNEL_OPERATIONS)[number][];
 
-  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling' })
+  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: "kling: Kling's API (JWT from access_key and secret_key); luma: Luma's Dream Machine API; suno: a Suno-style aggregator; gateway: a service speaking this interface (the last three with a Bearer api_key)." })
   @IsIn(CHANNEL_PROTOCOLS, { message: `protocol must be one of ${CHANNEL_PROTOCOLS.join(', ')}` })
   protocol!: (typeof CHANNEL_PROTOCOLS)[number];
 
-  @ApiProperty({ description: 'The base before /v1/images/editing/expand: https://api-singapore.klingai.com, or https://other-gateway/video-a.', example: 'https://api-singapore.klingai.com', maxLength: 2048 })
+  @ApiProperty({ description: `Per operation: ${BASE_URL_RULE}.`, example: 'https://api-singapore.klingai.com', maxLength: 2048 })
   @IsHttpUrl()
   base_url!: string;
 
-  @ApiProperty({ type: ChannelCredentialsDto, description: 'Write-only. kling: access_key and secret_key; gateway: api_key.' })
+  @ApiProperty({ type: ChannelCredentialsDto, description: 'Write-only. kling: access_key and secret_key; luma, suno, gateway: api_key.' })
   @IsObject({ message: 'credentials must be an object: {access_key, secret_key} or {api_key}' })
   @ValidateNested()
   @Type(() => ChannelCredentialsDto)
@@ -95,6 +93,36 @@ export class ChannelCredentialHintsDto {
 
   @ApiPropertyOptional({ example: '…k3d4' })
   api_key?: string;
+}
+
+/** How a channel is doing: its circuit, and its requests over the last 5 minutes. */
+export class ChannelHealthDto {
+  @ApiProperty({ enum: ['closed', 'open', 'half_open'], description: 'open: no task goes to it until open_until; then one probe (half_open) closes or reopens it.', example: 'closed' })
+  state!: string;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
+  open_until!: string | null;
+
+  @ApiProperty({ description: 'Failures in a row (CHANNEL_FAILURE_THRESHOLD opens the circuit).', example: 0 })
+  consecutive_failures!: number;
+
+  @ApiProperty({ description: 'Creates and tests sent to it in the last 5 minutes.', example: 12 })
+  requests_5m!: number;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Share of those it answered (took the task, refused the task itself, passed a test), 0 to 1; null without requests.', example: 1 })
+  success_rate_5m!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Median time it took to answer them, in ms; null without requests.', example: 240 })
+  p50_latency_ms_5m!: number | null;
+
+  @ApiProperty({ description: 'Unfinished tasks it holds.', example: 0 })
+  running_tasks!: number;
+
+  @ApiProperty({ type: String, nullable: true, description: "Its last refusal or failure, in the upstream's words (never a credential).", example: null })
+  last_error!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
+  last_error_at!: string | null;
 }
 
 export class ChannelDto {
@@ -155,6 +183,9 @@ export class ChannelDto {
   @ApiProperty({ description: 'Failures in a row (CHANNEL_FAILURE_THRESHOLD opens the circuit).', example: 0 })
   consecutive_failures!: number;
 
+  @ApiProperty({ type: ChannelHealthDto })
+  health!: ChannelHealthDto;
+
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
 
@@ -199,4 +230,7 @@ export class TaskAttemptDto {
 
   @ApiProperty({ type: String, nullable: true, description: "The upstream's words.", example: null })
   message!: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'How long the request took, in ms.', example: 230 })
+  latency_ms!: number | null;
 }

@@ -24,7 +24,8 @@ interface UpstreamTask {
  * https://api-singapore.klingai.com, or https://aggregator.example/video-a; RELAY_EXPAND_URL is one
  * channel). A new task takes a channel from the router and keeps it: its create, polls and lookups use
  * that channel's address and credentials. Our task id goes as external_task_id, so a create whose
- * answer never arrived is found again by it rather than sent twice.
+ * answer never arrived (a timeout, a 5xx) is found again by it rather than sent twice; when the lookup
+ * answers that the upstream has no such task, it provably was not created, and any channel may take it.
  */
 @Injectable()
 export class RelayExpandProvider implements ExpandProvider {
@@ -37,74 +38,24 @@ export class RelayExpandProvider implements ExpandProvider {
   async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     try {
       if (task.upstreamId || task.submitStartedAt) {
-        const channel = await this.heldChannel(task);
+        const channel = await this.router.heldBy(task, 'expand');
         if (!channel) return { kind: 'failed', reason: 'the channel that holds the task no longer exists' };
-        try {
-          if (task.upstreamId) return await this.interpret(await this.query(channel, task.upstreamId), task);
-          // An earlier create got no answer: it may have been created upstream. Look for it before sending again.
+        const outcome = await this.router.onHeld(channel, task.id, 'expand', async () => {
+          if (task.upstreamId) return this.interpret(await this.query(channel, task.upstreamId), task);
+          // An earlier create got no usable answer: it may have been created upstream. Look for it by our id first.
           const earlier = await this.findByOurId(channel, task.id);
-          if (earlier) return await this.adopt(earlier, task, ctx);
-          return await this.submit(channel, task, ctx);
-        } catch (err) {
-          // The task lives on this account; if its credentials are refused now, the task cannot go on, and neither should the channel.
-          if (err instanceof UpstreamRefused && err.accountRefused && channel.id) await this.router.autoDisable(channel, task.id, err);
-          throw err;
-        }
+          return earlier ? this.adopt(earlier, task, ctx) : null;
+        });
+        if (outcome) return outcome;
+        // Kling answers that it has no task with our external_task_id: it provably did not create it, so any channel may take it now.
+        await ctx.clearSubmitting();
       }
-      return await this.submitSomewhere(task, ctx);
+      return await this.router.submitNew({ operation: 'expand', task, marks: ctx, send: (channel) => this.submit(channel, task, ctx) });
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       throw err;
-    }
-  }
-
-  /**
-   * The channel the task holds. A task accepted before channels existed holds none: it was sent to
-   * RELAY_EXPAND_URL, which is now a channel of the configuration.
-   */
-  private async heldChannel(task: ExpandTask): Promise<ChannelHandle | null> {
-    if (task.channelId) return this.router.held(task.channelId);
-    const url = this.config.kinds.expand.relayUrl;
-    return url ? { id: '', name: 'RELAY_EXPAND_URL', protocol: 'kling', baseUrl: url, auth: this.client.configAuth(true) } : null;
-  }
-
-  /**
-   * A new task to the channels, one after the other, until one takes it: a channel that provably did not
-   * create it (busy, or unreachable before the request went out) is left for the next; when none takes it,
-   * the task waits (busy) and tries again later. A refusal of the task itself, or an answer that may have
-   * created it, stays with that channel.
-   */
-  private async submitSomewhere(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
-    const tried = new Set<string>();
-    for (;;) {
-      const channel = await this.router.assign('expand', task.id, tried);
-      if (!channel) {
-        // Waiting for a channel is off the deadline's clock; but not for ever: as long as a deadline, from acceptance.
-        const limitS = this.config.kinds.expand.timeoutS;
-        if (Date.now() - task.createdAt.getTime() > limitS * 1000) return { kind: 'failed', reason: `no channel could take the task within ${limitS} s (EXPAND_TIMEOUT_S): none enabled, or all busy or unreachable` };
-        return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
-      }
-      try {
-        const outcome = await this.submit(channel, task, ctx);
-        await this.router.answered(channel);
-        await this.router.attempt(task.id, channel, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null);
-        return outcome;
-      } catch (err) {
-        if (err instanceof UpstreamRefused && err.accountRefused) {
-          // Its credentials or its credit were refused: nothing was created there; the channel stops taking tasks.
-          await ctx.clearSubmitting();
-          await this.router.autoDisable(channel, task.id, err);
-        } else if (err instanceof UpstreamBusy) {
-          await this.router.refused(channel, task.id, err);
-        } else {
-          if (err instanceof UpstreamRefused) await this.router.attempt(task.id, channel, 'failed', err.message);
-          else if (err instanceof UpstreamUnavailable) await this.router.attempt(task.id, channel, 'ambiguous', err.message);
-          throw err;
-        }
-        tried.add(channel.id);
-      }
     }
   }
 

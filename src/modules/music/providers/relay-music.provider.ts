@@ -3,6 +3,8 @@ import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
+import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
 import type { MusicTask } from '../music-task.js';
 import { decodeAudio, durationOf } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
@@ -26,7 +28,9 @@ const MAX_AUDIO_BYTES = 200 * 1024 * 1024;
 const MAX_COVER_BYTES = 10 * 1024 * 1024;
 
 /**
- * Forwards music to a Suno-style aggregator (RELAY_MUSIC_URL is its prefix, such as https://host/suno):
+ * Forwards music to a Suno-style aggregator through the task's channel (a channel's base is the
+ * aggregator's prefix, such as https://host/suno; RELAY_MUSIC_URL is one channel); a continuation goes to
+ * the channel that holds the clip it continues (its account alone knows the clip's id):
  * POST {base}/submit/music answers `{ code: "success", data: <task id> }`, GET {base}/fetch/{id} reports the
  * task and its clips. A continuation sends the upstream's id of the clip continued; the upstream's ids are
  * kept beside ours and never shown. When the task ends, each take's audio and cover are copied into our store.
@@ -38,6 +42,7 @@ export class RelayMusicProvider implements MusicProvider {
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
+    private readonly router: ChannelRouter,
   ) {}
 
   /** The take's cover, best effort: a cover that cannot be copied is left out (the audio is what the task is for). */
@@ -52,8 +57,18 @@ export class RelayMusicProvider implements MusicProvider {
     }
   }
 
-  private get base(): string {
-    return this.config.kinds.music.relayUrl!;
+  private async submit(channel: ChannelHandle, task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
+    const created = await submitOnce(ctx, async () => {
+      const answer = await this.client.call('POST', `${channel.baseUrl}/submit/music`, { body: upstreamBody(task), auth: channel.auth, failFast: true });
+      checkAggregatorAnswer(answer.json);
+      return answer;
+    });
+    if (created.json.code !== 'success' || typeof created.json.data !== 'string' || !created.json.data) {
+      return { kind: 'failed', reason: `the upstream refused the music task: ${scrub(upstreamMessage(created.json) ?? String(created.json.code ?? 'no task id returned'), [])}` };
+    }
+    if (created.json.data.length > MAX_UPSTREAM_ID) return { kind: 'failed', reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
+    await ctx.saveUpstreamId(created.json.data);
+    return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
   }
 
   async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
@@ -61,20 +76,15 @@ export class RelayMusicProvider implements MusicProvider {
     try {
       if (!task.upstreamId) {
         if (task.submitStartedAt) return { kind: 'failed', reason: 'the upstream never answered the music request; it was not sent again, to avoid a duplicate' };
-        const created = await submitOnce(ctx, async () => {
-          const answer = await this.client.call('POST', `${this.base}/submit/music`, { body: upstreamBody(task) });
-          // Aggregators answer "too many requests" under HTTP 200 too: { code: 429, msg }.
-          if (answer.json.code === 429) throw new UpstreamBusy(`the upstream is busy: ${String(answer.json.msg ?? answer.json.message ?? 'code 429')}`);
-          return answer;
-        });
-        if (created.json.code !== 'success' || typeof created.json.data !== 'string' || !created.json.data) {
-          return { kind: 'failed', reason: `the upstream refused the music task: ${scrub(upstreamMessage(created.json) ?? String(created.json.code ?? 'no task id returned'), [])}` };
-        }
-        if (created.json.data.length > MAX_UPSTREAM_ID) return { kind: 'failed', reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
-        await ctx.saveUpstreamId(created.json.data);
-        return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
+        // A continuation names the upstream's clip: only the account (channel) that holds it knows it.
+        return await this.router.submitNew({ operation: 'music', task, marks: ctx, pinnedTo: task.params.continue_channel_id ?? null, send: (channel) => this.submit(channel, task, ctx) });
       }
-      const answer = await this.client.call('GET', `${this.base}/fetch/${encodeURIComponent(task.upstreamId)}`, { idempotent: true });
+      const channel = await this.router.heldBy(task, 'music');
+      if (!channel) return { kind: 'failed', reason: 'the channel that holds the music task no longer exists' };
+      const upstreamId = task.upstreamId;
+      const answer = await this.router.onHeld(channel, task.id, 'music', () =>
+        this.client.call('GET', `${channel.baseUrl}/fetch/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true }),
+      );
       const upstream = (answer.json.data ?? {}) as UpstreamTask;
       const clips = Array.isArray(upstream.data) ? (upstream.data as unknown[]).filter((c): c is UpstreamClip => typeof c === 'object' && c !== null && !Array.isArray(c)) : [];
       const secrets = [task.upstreamId, ...clips.map((c) => (typeof c.id === 'string' ? c.id : ''))];

@@ -4,6 +4,7 @@ import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
+import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import type { VideoTask } from '../video-task.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -19,32 +20,50 @@ interface UpstreamGeneration {
 
 /**
  * Forwards generations to Luma's API (states queued | dreaming | completed | failed, `failure_reason`,
- * `assets.video`) or to an upstream speaking this same interface (pending | processing | …).
- * RELAY_VIDEO_URL is the base before `/generations`: https://api.lumalabs.ai/dream-machine/v1, or
- * https://aggregator.example/video-b/v1. Luma has no idempotency key, so a create whose answer never
- * arrived fails the generation rather than risk a second one.
+ * `assets.video`) or to an upstream speaking this same interface (pending | processing | …), through the
+ * generation's channel (its base is the one before `/generations`: https://api.lumalabs.ai/dream-machine/v1,
+ * or https://aggregator.example/video-b/v1; RELAY_VIDEO_URL is one channel). A create goes on to the next
+ * channel only when one provably did not take it (429, refused connection, refused credentials or credit);
+ * Luma has no idempotency key, so a create whose answer never arrived fails the generation rather than
+ * risk a second one. A generation naming an earlier one as a keyframe goes to that one's channel.
  */
 @Injectable()
 export class RelayVideoProvider implements VideoProvider {
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
+    private readonly router: ChannelRouter,
   ) {}
-
-  private get endpoint(): string {
-    return `${this.config.kinds.video.relayUrl!}/generations`;
-  }
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     try {
       if (generation.upstreamId) {
-        const answer = await this.client.call('GET', `${this.endpoint}/${encodeURIComponent(generation.upstreamId)}`, { idempotent: true });
-        return await this.interpret(answer.json as UpstreamGeneration, generation, ctx);
+        const channel = await this.router.heldBy(generation, 'video');
+        if (!channel) return { kind: 'failed', reason: 'the channel that holds the generation no longer exists' };
+        const upstreamId = generation.upstreamId;
+        return await this.router.onHeld(channel, generation.id, 'video', async () => {
+          const answer = await this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true });
+          return this.interpret(answer.json as UpstreamGeneration, generation, ctx);
+        });
       }
       if (generation.submitStartedAt) {
         return { kind: 'failed', reason: 'the upstream never answered the create request; it was not sent again, to avoid a second (billed) generation' };
       }
-      return await this.submit(generation, ctx);
+      // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
+      const keyframes: Record<string, unknown> = {};
+      let pinnedTo: string | null = null;
+      for (const frame of generation.params.keyframes) {
+        if (frame.type === 'image') {
+          keyframes[frame.position] = { type: 'image', url: frame.url };
+          continue;
+        }
+        const named = await ctx.upstreamOf(frame.generation_id!);
+        if (!named) return { kind: 'failed', reason: `keyframes.${frame.position} names generation ${frame.generation_id}, which the upstream does not know` };
+        if (pinnedTo && named.channelId && named.channelId !== pinnedTo) return { kind: 'failed', reason: 'the keyframes name generations made on different upstream channels' };
+        pinnedTo = named.channelId ?? pinnedTo;
+        keyframes[frame.position] = { type: 'generation', id: named.upstreamId };
+      }
+      return await this.router.submitNew({ operation: 'video', task: generation, marks: ctx, pinnedTo, send: (channel) => this.submit(channel, generation, keyframes, ctx) });
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the generation: ${err.message}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
@@ -53,17 +72,7 @@ export class RelayVideoProvider implements VideoProvider {
     }
   }
 
-  private async submit(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
-    const keyframes: Record<string, unknown> = {};
-    for (const frame of generation.params.keyframes) {
-      if (frame.type === 'image') {
-        keyframes[frame.position] = { type: 'image', url: frame.url };
-      } else {
-        const upstreamId = await ctx.upstreamIdOf(frame.generation_id!);
-        if (!upstreamId) return { kind: 'failed', reason: `keyframes.${frame.position} names generation ${frame.generation_id}, which the upstream does not know` };
-        keyframes[frame.position] = { type: 'generation', id: upstreamId };
-      }
-    }
+  private async submit(channel: ChannelHandle, generation: VideoTask, keyframes: Record<string, unknown>, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     const body = {
       prompt: generation.params.prompt,
       aspect_ratio: generation.params.aspect_ratio,
@@ -74,7 +83,7 @@ export class RelayVideoProvider implements VideoProvider {
       ...(generation.params.concepts ? { concepts: generation.params.concepts } : {}),
       ...(Object.keys(keyframes).length ? { keyframes } : {}),
     };
-    const answer = await submitOnce(ctx, () => this.client.call('POST', this.endpoint, { body }));
+    const answer = await submitOnce(ctx, () => this.client.call('POST', endpoint(channel), { body, auth: channel.auth, failFast: true }));
     const created = answer.json as UpstreamGeneration;
     if (typeof created.id !== 'string' || !created.id) return { kind: 'failed', reason: 'the upstream answered the create request without an id' };
     await ctx.saveUpstreamId(created.id);
@@ -108,4 +117,8 @@ export class RelayVideoProvider implements VideoProvider {
         return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
     }
   }
+}
+
+function endpoint(channel: ChannelHandle): string {
+  return `${channel.baseUrl}/generations`;
 }

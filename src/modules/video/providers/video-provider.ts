@@ -18,8 +18,8 @@ export interface VideoResult {
 export interface VideoContext extends SubmitMarks, WorkFiles {
   /** The keyframe as an image file: fetched from its URL, or the last frame of the named generation. */
   keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
-  /** The upstream id of a generation named as a keyframe (relay); undefined if it never went upstream. */
-  upstreamIdOf(generationId: string): Promise<string | undefined>;
+  /** The upstream's id of a generation named as a keyframe, and the channel that holds it (relay); undefined if it never went upstream. */
+  upstreamOf(generationId: string): Promise<{ upstreamId: string; channelId: string | null } | undefined>;
 }
 
 export interface VideoProvider {
