@@ -360,6 +360,8 @@ describe('failover between channels: a busy or unreachable account is passed ove
       const refusals = t.logs.lines.filter((l) => l.msg === 'a channel did not take a task; trying another');
       expect(refusals.length).toBeGreaterThan(0);
       expect(refusals[0]).toEqual(expect.objectContaining({ channel_id: expect.any(String), task_id: expect.any(String), rest_s: expect.any(Number) }));
+      expect(refusals.find((l) => l.channel === 'busy')).toEqual(expect.objectContaining({ outcome: 'busy', status: 200, upstream_code: 1303, rest_s: 0.2 }));
+      expect(refusals.find((l) => l.channel === 'down')).toEqual(expect.objectContaining({ outcome: 'unreachable', status: null, reason: expect.stringMatching(/ECONNREFUSED|did not answer/) }));
       expect(JSON.stringify(t.logs.lines)).not.toMatch(/sk-(busy|good|down)-secret/);
     } finally {
       await t.close();

@@ -10,6 +10,8 @@ export class UpstreamUnavailable extends Error {
     message: string,
     /** The request may have reached the upstream and been acted on (timeout, reset, 5xx). */
     readonly ambiguous: boolean,
+    /** What the upstream answered, for the log line: its HTTP status and its own code (Kling's 1303, an aggregator's 429). */
+    readonly answer: { status?: number; code?: number } = {},
   ) {
     super(message);
   }
@@ -24,8 +26,9 @@ export class UpstreamBusy extends UpstreamUnavailable {
     message: string,
     /** The wait the upstream asked for (Retry-After), in seconds, when it said. */
     readonly retryAfterS?: number,
+    answer: { status?: number; code?: number } = {},
   ) {
-    super(message, false);
+    super(message, false, answer);
   }
 }
 
@@ -157,13 +160,13 @@ export class UpstreamClient {
         }
         if (res.status === 429 || res.status === 503) {
           const wait = Number(res.headers['retry-after']);
-          last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, Number.isFinite(wait) && wait >= 0 ? wait : undefined);
+          last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, Number.isFinite(wait) && wait >= 0 ? wait : undefined, { status: res.status, code: typeof json.code === 'number' ? json.code : undefined });
           if (options.failFast) throw last;
           if (Number.isFinite(wait) && wait > 0 && wait <= 5) await sleep(wait * 1000);
           continue;
         }
         if (res.status >= 500) {
-          last = new UpstreamUnavailable(`the upstream failed (HTTP ${res.status}): ${message}`, true);
+          last = new UpstreamUnavailable(`the upstream failed (HTTP ${res.status}): ${message}`, true, { status: res.status, code: typeof json.code === 'number' ? json.code : undefined });
           if (options.idempotent) continue;
           throw last;
         }

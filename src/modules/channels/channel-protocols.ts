@@ -69,7 +69,7 @@ export function checkAggregatorAnswer(json: Record<string, unknown>): void {
   const code = json.code;
   if (typeof code !== 'number') return;
   const words = String(json.msg ?? json.message ?? `code ${code}`);
-  if (code === 429) throw new UpstreamBusy(`the upstream is busy: ${words}`);
+  if (code === 429) throw new UpstreamBusy(`the upstream is busy: ${words}`, undefined, { status: 200, code });
   if (code === 401 || code === 403) throw new UpstreamRefused(words, code, 'auth');
   if (code === 402) throw new UpstreamRefused(words, code, 'account');
 }

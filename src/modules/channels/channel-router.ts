@@ -120,7 +120,7 @@ export class ChannelRouter {
         this.logger.log({ msg: 'a channel refused a task', channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.status, reason: err.message });
       } else if (err instanceof UpstreamUnavailable) {
         await this.attempt(s.task.id, channel, s.operation, 'ambiguous', err.message, ms);
-        this.logger.warn({ msg: 'a channel gave no usable answer to a create; the task stays with it', channel_id: channel.id, channel: channel.name, task_id: s.task.id, reason: err.message });
+        this.logger.warn({ msg: 'a channel gave no usable answer to a create; the task stays with it', channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message });
         await this.failed(channel);
       }
       throw err;
@@ -154,7 +154,7 @@ export class ChannelRouter {
     const outcome = /did not answer/.test(err.message) ? 'unreachable' : 'busy';
     if (channel.id) await this.channels.markBusy(channel.id, restS, err.message);
     await this.attempt(taskId, channel, operation, outcome, err.message, ms);
-    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, outcome, reason: err.message, rest_s: restS });
+    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, outcome, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message, rest_s: restS });
     await this.failed(channel);
   }
 

@@ -155,8 +155,8 @@ const KLING_BUSY_CODES = new Set([1302, 1303, 5001]);
 function envelopeData(json: Record<string, unknown>): UpstreamTask | null {
   if (typeof json.code === 'number' && json.code !== 0) {
     const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
-    if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`);
-    if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true);
+    if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code: json.code });
+    if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true, { status: 200, code: json.code });
     // Kling's 1000–1004: the credentials; 1100–1102: the account (arrears, resource pack exhausted or expired).
     throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : json.code >= 1100 && json.code <= 1102 ? 'account' : 'request');
   }
