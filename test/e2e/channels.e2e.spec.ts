@@ -287,14 +287,15 @@ describe('circuit breaking', () => {
 
 describe('a task no channel can take', () => {
   it('waits off the clock, and fails with the reason once EXPAND_TIMEOUT_S has passed since its acceptance', async () => {
-    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '2' });
+    // 3 s: each wait for a channel moves the task's deadline on, but a step that a loaded machine delays past it would end it as 'timed out' first
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '3' });
     try {
       expect(t.logs.lines.some((l) => String(l.msg).startsWith('no enabled channel for expand'))).toBe(true);
       const key = await t.createKey('team-none');
       const res = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } });
       const id = res.body.data.task_id as string;
       const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000, what: 'the task to fail' });
-      expect(done.body.data.task_status_msg).toMatch(/no channel could take the task within 2 s \(EXPAND_TIMEOUT_S\)/);
+      expect(done.body.data.task_status_msg).toMatch(/no channel could take the task within 3 s \(EXPAND_TIMEOUT_S\)/);
     } finally {
       await t.close();
     }

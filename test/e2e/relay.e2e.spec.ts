@@ -10,7 +10,8 @@ const EXPAND = '/video-a/v1/images/editing/expand';
 const GEN = '/video-b/v1/generations';
 const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0, right_expansion_ratio: 0 };
 const ADMIN = 'admin-secret-0123456789';
-const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' };
+// circuit breaking has its own tests (channels*.e2e): here busy upstreams are waited out, not cut off
+const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', CHANNEL_FAILURE_THRESHOLD: '1000' };
 
 async function download(url: string): Promise<Buffer> {
   const res = await fetch(url);
