@@ -5,6 +5,7 @@ import { answerClientErrors } from './common/http/client-errors.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ShutdownState } from './infra/process/shutdown-state.js';
+import { Tracing } from './infra/tracing/tracing.service.js';
 import { setupSwagger } from './common/swagger/openapi.js';
 import type { KindModule } from './common/tasks/task-kind.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
@@ -12,7 +13,7 @@ import type { AppLogger } from './infra/logger/app-logger.js';
 
 /**
  * Builds the whole application (the same for `npm start`, the tests and the OpenAPI export):
- * request ids first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
+ * the request's span (with tracing) and id first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
  * Nest's own body parser is off: JsonBodyGuard parses, after the key guard, with per-route limits.
  */
 export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean; kinds?: readonly KindModule[] } = {}): Promise<NestExpressApplication> {
@@ -32,6 +33,8 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   answerClientErrors(server);
+  // With tracing on, a server span per request comes first, so everything after runs in it.
+  if (config.tracing && !options.preview) app.use(app.get(Tracing).httpMiddleware());
   app.use(requestIdMiddleware);
   const shutdown = app.get(ShutdownState);
   // while draining, each answer closes its connection, so clients reconnect to another instance

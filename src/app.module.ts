@@ -9,6 +9,7 @@ import { ProcessModule } from './infra/process/shutdown-state.js';
 import { DatabaseModule } from './infra/database/database.module.js';
 import { OutboundModule } from './infra/outbound/outbound.module.js';
 import { PrismaModule } from './infra/prisma/prisma.module.js';
+import { TracingModule } from './infra/tracing/tracing.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
 import { RelayModule } from './infra/relay/relay.module.js';
 import { StorageModule } from './infra/storage/storage.module.js';
@@ -35,6 +36,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        TracingModule,
         ProcessModule,
         DatabaseModule,
         PrismaModule,

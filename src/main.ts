@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = loadAppConfig(process.env);
   // Asynchronous writes: lines written while one write is in flight go out together (one syscall per
   // burst rather than per line); pino flushes what is pending when the process exits.
-  const root = createRootLogger(config.logLevel, pino.destination({ dest: 1, sync: false }));
+  const root = createRootLogger(config.logLevel, pino.destination({ dest: 1, sync: false }), { traceIds: config.tracing !== undefined });
   const db = await openDatabase(config, root);
   const app = await createApp(db.config, new AppLogger(root));
   await app.listen(config.port);

@@ -4,10 +4,12 @@ import path from 'node:path';
 import { loadConfig } from '../../src/infra/config/app-config.js';
 import { nonPublicReason } from '../../src/infra/outbound/address-policy.js';
 import { OutboundError, SafeFetchService } from '../../src/infra/outbound/safe-fetch.service.js';
+import { Tracing } from '../../src/infra/tracing/tracing.service.js';
 import { startServer, type TestServer } from '../support/http-server.js';
 
 function fetcher(env: Record<string, string> = {}): SafeFetchService {
-  return new SafeFetchService(loadConfig({ OUTBOUND_TIMEOUT_MS: '1500', OUTBOUND_CONNECT_TIMEOUT_MS: '1000', ...env }));
+  const config = loadConfig({ OUTBOUND_TIMEOUT_MS: '1500', OUTBOUND_CONNECT_TIMEOUT_MS: '1000', ...env });
+  return new SafeFetchService(config, new Tracing(config));
 }
 
 async function failure(promise: Promise<unknown>): Promise<OutboundError> {

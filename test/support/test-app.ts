@@ -88,7 +88,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const dataDir = env.DATA_DIR ? undefined : await mkdtemp(path.join(tmpdir(), 'mgw-app-'));
   const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds });
   const logs = new LogCapture();
-  const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs)), { kinds });
+  const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return {

@@ -110,3 +110,50 @@ describe('loadConfig: a kind the gateway always runs itself, and its own setting
     expect(() => loadConfig({ JOIN_MAX_S: '1001' }, '/srv', kinds)).toThrow(/JOIN_MAX_S/);
   });
 });
+
+describe('loadConfig: OpenTelemetry traces (OTEL_*)', () => {
+  it('leaves tracing off without an OTLP endpoint, whatever else is set', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_SCHEDULE_DELAY: '100' }).tracing).toBeUndefined();
+  });
+
+  it('turns it on with OTEL_EXPORTER_OTLP_ENDPOINT, sending to its /v1/traces, with the defaults', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      tracesUrl: 'http://collector:4318/v1/traces',
+      headers: {},
+      serviceName: 'media-gateway',
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      scheduleDelayMs: 5000,
+    });
+  });
+
+  it('takes OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as the whole URL, and reads the rest', () => {
+    const tracing = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://vendor.example/otlp/traces',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s3cr%3Dt, tenant = media',
+      OTEL_SERVICE_NAME: 'gateway-eu',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    }).tracing;
+    expect(tracing).toEqual({ tracesUrl: 'https://vendor.example/otlp/traces', headers: { 'api-key': 's3cr=t', tenant: 'media' }, serviceName: 'gateway-eu', sampler: 'parentbased_traceidratio', samplerRatio: 0.25, scheduleDelayMs: 200 });
+  });
+
+  it('stays off with OTEL_SDK_DISABLED=true, even with an endpoint', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'false' }).tracing).toBeDefined();
+  });
+
+  it('names each bad OTEL variable', () => {
+    let error: unknown;
+    try {
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318', OTEL_TRACES_SAMPLER: 'sometimes', OTEL_TRACES_SAMPLER_ARG: '1.5', OTEL_BSP_SCHEDULE_DELAY: '0', OTEL_EXPORTER_OTLP_HEADERS: 'no-value', OTEL_SDK_DISABLED: 'maybe' });
+    } catch (err) {
+      error = err;
+    }
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_BSP_SCHEDULE_DELAY', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SDK_DISABLED']) expect(problems).toContain(name);
+  });
+});

@@ -5,6 +5,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { TASK_QUEUE, taskJobName } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
+import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { AppError } from '../errors/app-error.js';
 import { type Admission, type Task, type TaskHooks, type TaskKind, type TaskState, TASK_HOOKS } from './task-kind.js';
 import { TaskIntake } from './task-intake.js';
@@ -43,6 +44,7 @@ export class TaskEngine implements OnApplicationBootstrap {
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
     private readonly runner: TaskRunner,
+    private readonly tracing: Tracing,
     @Inject(TASK_HOOKS) private readonly hooks: TaskHooks,
   ) {}
 
@@ -78,6 +80,8 @@ export class TaskEngine implements OnApplicationBootstrap {
       jobId: randomUUID(),
       createdAt,
       deadlineAt: new Date(createdAt.getTime() + this.config.kinds[name].timeoutS * 1000),
+      // the request's trace, which the task's steps and notifications continue wherever they run
+      traceParent: this.tracing.traceParent(),
     };
     let admission: Admission;
     try {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
+import { type CapturedTrace, Tracing } from '../../infra/tracing/tracing.service.js';
 import { AppError } from '../errors/app-error.js';
 import { type Admission, type Price, type TaskHooks, TASK_HOOKS } from './task-kind.js';
 import { type NewTaskRow, TaskRepository } from './task.repository.js';
@@ -20,6 +21,8 @@ interface Entry {
   resolve(admission: Admission): void;
   reject(err: unknown): void;
   timer?: NodeJS.Timeout;
+  /** With tracing: the submitting request's context, which a statement sent for it runs in. */
+  trace?: CapturedTrace;
 }
 
 /**
@@ -44,6 +47,7 @@ export class TaskIntake {
   constructor(
     private readonly config: AppConfig,
     private readonly tasks: TaskRepository,
+    private readonly tracing: Tracing,
     @Inject(TASK_HOOKS) private readonly hooks: TaskHooks,
   ) {}
 
@@ -57,6 +61,7 @@ export class TaskIntake {
         void this.run(task.owner, [entry]);
         return;
       }
+      entry.trace = this.tracing.capture();
       queue.push(entry);
       entry.timer = setTimeout(() => {
         const at = queue.indexOf(entry);
@@ -83,7 +88,8 @@ export class TaskIntake {
       bytes += entry.bytes;
       next.push(entry);
     }
-    void this.run(owner, next);
+    // in the first one's trace, rather than that of the request whose statement has just ended
+    void this.tracing.within(next[0].trace, () => this.run(owner, next));
   }
 
   private async insert(owner: string, batch: Entry[]): Promise<void> {

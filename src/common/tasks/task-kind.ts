@@ -106,6 +106,8 @@ export interface TaskNotification {
   status: string;
   url: string;
   body: unknown;
+  /** The W3C traceparent its deliveries continue (with tracing on): the step or request that made it, else the task's. */
+  traceParent: string | null;
 }
 
 /** A task that reached a final state, as its owner's bookkeeping needs it. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { type TaskHooks, type TaskKind, type TaskNotification, type TaskState, TASK_HOOKS, TASK_KINDS } from './task-kind.js';
 import { TaskRepository } from './task.repository.js';
 import type { ChangedRow, ClaimRules, OnChange, SettleSql } from './task-states.repository.js';
@@ -20,6 +21,7 @@ export class TaskLifecycle {
     private readonly tasks: TaskRepository,
     @Inject(TASK_KINDS) kinds: TaskKind[],
     @Inject(TASK_HOOKS) private readonly hooks: TaskHooks,
+    private readonly tracing: Tracing,
   ) {
     this.byName = new Map(kinds.map((k) => [k.definition.name, k]));
     this.settle = { ctes: (s, to) => hooks.settleCtes(s, to), record: (rows, to) => hooks.recordSettled(rows, to) };
@@ -60,8 +62,10 @@ export class TaskLifecycle {
       const tasks = await this.tasks.findManyInTx(tx, group.map((r) => r.id));
       const bodies = await kind.notifications(tasks, tx);
       const status = kind.definition.states[to];
+      // the step (or request) making the change, when traced; else (a sweep) the trace of the request that created the task
+      const traceParent = this.tracing.traceParent();
       tasks.forEach((task, i) => {
-        if (task.callbackUrl) notifications.push({ taskId: task.id, kind: name, owner: task.owner, status, url: task.callbackUrl, body: bodies[i] });
+        if (task.callbackUrl) notifications.push({ taskId: task.id, kind: name, owner: task.owner, status, url: task.callbackUrl, body: bodies[i], traceParent: traceParent ?? task.traceParent });
       });
     }
     if (notifications.length > 0) await this.hooks.notify(db, tx, notifications);

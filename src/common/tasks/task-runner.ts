@@ -5,6 +5,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { RESUME_PRIORITY, taskJobName } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
+import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKind } from './task-kind.js';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -45,15 +46,20 @@ export class TaskRunner {
     private readonly tasks: TaskRepository,
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
+    private readonly tracing: Tracing,
   ) {}
 
   /**
    * Runs one step of the task, with work files that live as long as the step. A task that cannot start
    * yet (its kind's upstream cap is reached) is sent back to the queue with its job's `priority`, and the
    * consumer is asked to back off for a moment.
+   *
+   * With tracing, a claimed step is a span (from the claim to the task's new state) in the trace of the
+   * request that created the task, whichever instance runs it: its traceparent is on the row.
    */
   run(kind: TaskKind, id: string, priority: number): Promise<JobResult> {
     return this.workDir.inScope(async (files) => {
+      const claimedFrom = Date.now();
       const durably: Durably = (work) => this.database.retryWhileUnavailable(work);
       const claim = await durably(() => this.states.claim(id, this.worker, this.config.workerLeaseS, this.lifecycle.claimRules(kind), this.lifecycle.onChange));
       if (!claim) return; // finished, deleted, or held by a live worker: nothing to do
@@ -66,7 +72,8 @@ export class TaskRunner {
       if (claim.firstStart) this.metrics.queueWait.observe(labels, claim.waitedS);
       this.metrics.tasksRunning.inc(labels);
       try {
-        await this.runClaimed(kind, task, { files, marks: this.states.submitMarks(id, this.worker) }, durably);
+        const span = { parent: task.traceParent, startTime: claimedFrom, work: true, attributes: { 'mgw.task.id': id, 'mgw.task.kind': labels.operation, 'mgw.task.attempt': task.attempts } };
+        await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, { files, marks: this.states.submitMarks(id, this.worker) }, durably));
       } finally {
         this.metrics.tasksRunning.dec(labels);
       }
@@ -101,6 +108,7 @@ export class TaskRunner {
         }
         throw err;
       }
+      this.tracing.annotate({ 'mgw.task.outcome': outcome.kind });
       switch (outcome.kind) {
         case 'done':
           if (!(await durably(() => this.complete(kind, task, outcome.result, ctx)))) {

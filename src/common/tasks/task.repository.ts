@@ -23,6 +23,8 @@ export interface NewTaskRow {
   jobId: string;
   createdAt: Date;
   deadlineAt: Date;
+  /** The W3C traceparent of the request that created it, with tracing on (its steps continue that trace). */
+  traceParent: string | null;
 }
 
 /** An owner's tasks of one kind, newest first: a page, and optionally only those with one external id. */
@@ -49,17 +51,17 @@ export class TaskRepository {
     const input = batch
       .map(({ task: t }, i) =>
         [i + 1, s.param(t.id, 'uuid'), s.param(t.kind, 'varchar'), s.param(t.externalId, 'varchar'), s.param(JSON.stringify(t.params), 'jsonb'), s.param(t.callbackUrl, 'text'), s.param(t.baseUrl, 'varchar')]
-          .concat([s.param(t.parentId, 'uuid'), s.param(t.slots, 'int'), s.param(t.credits, 'int'), s.param(t.jobId, 'uuid'), s.param(t.createdAt.toISOString(), 'timestamptz'), s.param(t.deadlineAt.toISOString(), 'timestamptz')])
+          .concat([s.param(t.parentId, 'uuid'), s.param(t.slots, 'int'), s.param(t.credits, 'int'), s.param(t.jobId, 'uuid'), s.param(t.createdAt.toISOString(), 'timestamptz'), s.param(t.deadlineAt.toISOString(), 'timestamptz'), s.param(t.traceParent, 'varchar')])
           .join(', '),
       )
       .map((row) => `(${row})`)
       .join(', ');
     const parts = [
       admitted,
-      `input (ord, id, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at) AS (VALUES ${input})`,
+      `input (ord, id, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at, trace_parent) AS (VALUES ${input})`,
       `ok AS (SELECT i.*, a.slots_before FROM input i JOIN admitted a ON a.ord = i.ord WHERE a.admitted)`,
-      `task AS (INSERT INTO tasks (id, kind, owner, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, updated_at, deadline_at)
-         SELECT id, kind, ${s.param(batch[0].task.owner)}, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, created_at, deadline_at FROM ok)`,
+      `task AS (INSERT INTO tasks (id, kind, owner, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, updated_at, deadline_at, trace_parent)
+         SELECT id, kind, ${s.param(batch[0].task.owner)}, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, created_at, deadline_at, trace_parent FROM ok)`,
       ...(await this.detailCtes(s, batch.flatMap((b) => b.details))),
       `job AS (${QueueService.jobRowsSql(`(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, -slots_before AS priority FROM ok)`)})`,
     ];

@@ -15,9 +15,14 @@ export const STORAGE_DRIVERS = ['local', 'postgres', 's3'] as const;
 export const MEDIA_DELIVERIES = ['proxy', 'redirect'] as const;
 export type MediaDelivery = (typeof MEDIA_DELIVERIES)[number];
 export type StorageDriverName = (typeof STORAGE_DRIVERS)[number];
+/** OTEL_TRACES_SAMPLER's values, as the OpenTelemetry specification names them. */
+export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export type TraceSamplerName = (typeof TRACE_SAMPLERS)[number];
 
 const BOOLEAN = ['true', 'false', '1', '0'];
 const HTTP_URL = /^https?:\/\/[^\s/]+/;
+/** W3C Baggage-like `key=value` pairs, comma-separated (values may be percent-encoded). */
+const OTLP_HEADERS = /^\s*[^\s=,]+\s*=[^,]*(,\s*[^\s=,]+\s*=[^,]*)*$/;
 const DAY_S = 24 * 3600;
 
 /**
@@ -192,6 +197,32 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(0) @Max(30 * DAY_S)
   WEBHOOK_ROTATION_OVERLAP_S: number = DAY_S;
+
+  // OpenTelemetry's standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
+  // tracing runs only when an endpoint is set.
+  @IsOptional() @Matches(HTTP_URL, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL such as http://otel-collector:4318' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL such as http://otel-collector:4318/v1/traces' })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+
+  @IsOptional() @Matches(OTLP_HEADERS, { message: 'OTEL_EXPORTER_OTLP_HEADERS must be comma-separated key=value pairs, such as api-key=secret,tenant=media' })
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255)
+  OTEL_SERVICE_NAME: string = 'media-gateway';
+
+  @IsOptional() @IsIn(TRACE_SAMPLERS)
+  OTEL_TRACES_SAMPLER: TraceSamplerName = 'parentbased_always_on';
+
+  @IsOptional() @Matches(/^(0(\.\d+)?|1(\.0+)?)$/, { message: 'OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, such as 0.25' })
+  OTEL_TRACES_SAMPLER_ARG?: string;
+
+  @IsOptional() @IsInt() @Min(1) @Max(600_000)
+  OTEL_BSP_SCHEDULE_DELAY: number = 5000;
+
+  @IsOptional() @IsIn(BOOLEAN, { message: 'OTEL_SDK_DISABLED must be true or false' })
+  OTEL_SDK_DISABLED: string = 'false';
 }
 
 export interface CallbackConfig {
@@ -262,6 +293,21 @@ export interface KindConfig {
   options: Record<string, number>;
 }
 
+/** OpenTelemetry traces (OTEL_*): set exactly when an OTLP endpoint is, and the SDK is not disabled. */
+export interface TracingConfig {
+  /** The OTLP/HTTP (JSON) URL spans are POSTed to: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  tracesUrl: string;
+  /** Sent with every export (OTEL_EXPORTER_OTLP_HEADERS), such as a vendor's key. */
+  headers: Record<string, string>;
+  /** The resource's service.name. */
+  serviceName: string;
+  sampler: TraceSamplerName;
+  /** The ratio of the traceidratio samplers (OTEL_TRACES_SAMPLER_ARG), from 0 to 1. */
+  samplerRatio: number;
+  /** How long finished spans wait to be exported together (OTEL_BSP_SCHEDULE_DELAY). */
+  scheduleDelayMs: number;
+}
+
 export interface OutboundConfig {
   allowPrivate: boolean;
   allowHosts: string[];
@@ -320,6 +366,8 @@ export class AppConfig {
    */
   readonly soleInstance!: boolean;
   readonly callbacks!: CallbackConfig;
+  /** OpenTelemetry traces; undefined: no SDK, no exporter, nothing traced. */
+  readonly tracing?: TracingConfig;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -495,5 +543,39 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       timeoutMs: vars.CALLBACK_TIMEOUT_MS,
       rotationOverlapS: vars.WEBHOOK_ROTATION_OVERLAP_S,
     },
+    tracing: tracingConfig(vars),
   });
+}
+
+/** Tracing runs when an OTLP endpoint is set (the SDK's own rule) and OTEL_SDK_DISABLED is not true. */
+function tracingConfig(vars: EnvironmentVariables): TracingConfig | undefined {
+  const base = vars.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const traces = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if ((!base && !traces) || vars.OTEL_SDK_DISABLED === 'true' || vars.OTEL_SDK_DISABLED === '1') return undefined;
+  return {
+    // as the specification says: the signal's own variable is the whole URL; the general one gets the signal's path
+    tracesUrl: traces ?? `${base!.replace(/\/+$/, '')}/v1/traces`,
+    headers: parseOtlpHeaders(vars.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
+    serviceName: vars.OTEL_SERVICE_NAME,
+    sampler: vars.OTEL_TRACES_SAMPLER,
+    samplerRatio: vars.OTEL_TRACES_SAMPLER_ARG === undefined ? 1 : Number(vars.OTEL_TRACES_SAMPLER_ARG),
+    scheduleDelayMs: vars.OTEL_BSP_SCHEDULE_DELAY,
+  };
+}
+
+function parseOtlpHeaders(raw: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    const at = pair.indexOf('=');
+    if (at < 0) continue;
+    const value = pair.slice(at + 1).trim();
+    let decoded = value;
+    try {
+      decoded = decodeURIComponent(value);
+    } catch {
+      // not percent-encoded: taken as it is
+    }
+    headers[pair.slice(0, at).trim()] = decoded;
+  }
+  return headers;
 }

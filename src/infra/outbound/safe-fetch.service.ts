@@ -4,8 +4,10 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Injectable } from '@nestjs/common';
+import { SpanKind } from '@opentelemetry/api';
 import ipaddr from 'ipaddr.js';
 import { AppConfig } from '../config/app-config.js';
+import { Tracing } from '../tracing/tracing.service.js';
 import { describeRange, nonPublicReason } from './address-policy.js';
 
 export type OutboundFailure = 'refused' | 'status' | 'timeout' | 'too_large' | 'network' | 'redirects';
@@ -54,11 +56,15 @@ const MAX_REDIRECTS = 3;
  * http(s) only; the host is resolved and the connection pinned to the checked address, so DNS cannot
  * change between check and use; non-public addresses are refused unless ALLOW_PRIVATE_URLS or
  * OUTBOUND_ALLOW_HOSTS allow them; at most 3 redirects, each checked; connect and total timeouts;
- * a byte cap while streaming.
+ * a byte cap while streaming. With tracing, each request (each hop) is a client span, and carries its
+ * `traceparent`.
  */
 @Injectable()
 export class SafeFetchService {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly tracing: Tracing,
+  ) {}
 
   async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
     const deadline = Date.now() + (options.timeoutMs ?? this.config.outbound.timeoutMs);
@@ -135,6 +141,17 @@ export class SafeFetchService {
     } catch {
       throw new OutboundError('refused', `not a valid URL: ${url.slice(0, 200)}`);
     }
+    if (!this.tracing.enabled) return this.send(target, url, options, deadline);
+    // the URL without its query or credentials: signed links and keys stay out of the trace
+    const attributes = { 'http.request.method': options.method, 'url.full': `${target.origin}${target.pathname}`, 'server.address': target.hostname, 'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)) };
+    return this.tracing.inSpan(options.method, { kind: SpanKind.CLIENT, attributes }, async () => {
+      const response = await this.send(target, url, { ...options, headers: { ...options.headers, ...this.tracing.outgoingHeaders() } }, deadline);
+      this.tracing.annotate({ 'http.response.status_code': response.status });
+      return response;
+    });
+  }
+
+  private async send(target: URL, url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
     const pinned = await this.resolve(target);
     const lookup: LookupFunction = (_host, opts, callback) => {
       if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
 import { applyMigrations } from '../database/migrator.js';
+import { Tracing } from '../tracing/tracing.service.js';
 
 /**
  * The Prisma client over node-postgres. Before the first query it applies pending migrations,
@@ -17,17 +18,23 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   /**
    * The node-postgres pool under the client, for the few statements on the request path that repositories
    * write as one round trip of SQL (see TaskRepository.insertTasks); Prisma runs on the same connections.
+   * With tracing on, its queries are spans (Tracing.tracePool).
    */
   readonly pool: pg.Pool;
+  private readonly rawPool: pg.Pool;
 
-  constructor(private readonly config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    tracing: Tracing,
+  ) {
     const pool = new pg.Pool({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs });
     super({
       adapter: new PrismaPg(pool),
       // A transaction that cannot get a connection in time fails (P2028: 503 with Retry-After) instead of waiting for ever.
       transactionOptions: { maxWait: config.databasePoolTimeoutMs, timeout: Math.max(15_000, config.databasePoolTimeoutMs * 3) },
     });
-    this.pool = pool;
+    this.rawPool = pool;
+    this.pool = tracing.tracePool(pool);
     // an idle connection that breaks (the database restarts) is reported here; queries then reconnect
     pool.on('error', (err) => this.logger.warn(`an idle database connection failed: ${err.message}`));
   }
@@ -40,7 +47,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   /** Last of all at shutdown: workers (stopped in onModuleDestroy) may still finish their step first. */
   async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
-    await this.pool.end().catch(() => undefined);
+    await this.rawPool.end().catch(() => undefined);
   }
 }
 

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { SignJWT } from 'jose';
 import { AppConfig } from '../config/app-config.js';
 import { OutboundError, SafeFetchService } from '../outbound/safe-fetch.service.js';
+import { Tracing } from '../tracing/tracing.service.js';
 
 /** The upstream did not give a usable answer now; trying again later may work. */
 export class UpstreamUnavailable extends Error {
@@ -101,6 +102,7 @@ export class UpstreamClient {
   constructor(
     private readonly fetcher: SafeFetchService,
     private readonly config: AppConfig,
+    private readonly tracing: Tracing,
   ) {}
 
   /** The configuration's own upstream auth (RELAY_KLING_* when `kling` is asked and they are set, else RELAY_API_KEY). */
@@ -136,6 +138,18 @@ export class UpstreamClient {
     /** `failFast`: no retry here on busy answers or refused connections (the caller has another account to try). */
     options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean; failFast?: boolean } = {},
   ): Promise<UpstreamAnswer> {
+    if (!this.tracing.enabled) return this.calling(method, url, options);
+    // one span for the call and its retries; each request under it is SafeFetchService's client span
+    const target = URL.canParse(url) ? new URL(url) : undefined;
+    const attributes = { 'http.request.method': method, ...(target ? { 'url.full': `${target.origin}${target.pathname}`, 'server.address': target.hostname } : {}) };
+    return this.tracing.inSpan(`upstream ${method}`, { attributes }, async () => {
+      const answer = await this.calling(method, url, options);
+      this.tracing.annotate({ 'http.response.status_code': answer.status });
+      return answer;
+    });
+  }
+
+  private async calling(method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean; failFast?: boolean }): Promise<UpstreamAnswer> {
     const auth = options.auth ?? this.configAuth(options.kling ?? false);
     let last: UpstreamUnavailable | undefined;
     for (let attempt = 0; attempt < TRIES; attempt++) {

@@ -6,6 +6,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { orphanGraceS, QueueService } from '../../infra/queue/queue.service.js';
+import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { type DeliveryRow, CallbacksRepository } from './callbacks.repository.js';
 import { CallbacksService, newWebhookSecret } from './callbacks.service.js';
 
@@ -33,6 +34,7 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
+    private readonly tracing: Tracing,
   ) {
     this.loop = new SweepLoop('callback deliveries', config, database, this.logger, (first) => this.sweep(first));
   }
@@ -59,10 +61,20 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
     if (orphaned.length) this.logger.warn(`${orphaned.length} callback item(s) re-queued: their job was taken by a worker that stopped before starting them`);
   }
 
+  /**
+   * One attempt of a delivery. With tracing, it is a span in the trace of the work that made the
+   * notification (the task's step, its request), and the POST carries that trace's `traceparent`.
+   */
   async deliver(id: string): Promise<void> {
+    const claimedFrom = Date.now();
     const delivery = await this.database.retryWhileUnavailable(() => this.claim(id));
     if (!delivery) return;
+    const attributes = { 'mgw.delivery.id': id, 'mgw.task.id': delivery.taskId, 'mgw.callback.status': delivery.status, 'mgw.delivery.attempt': delivery.attempts };
+    await this.tracing.inSpan('callback.deliver', { parent: delivery.traceParent, startTime: claimedFrom, work: true, attributes }, () => this.attempt(delivery));
+  }
 
+  private async attempt(delivery: DeliveryRow): Promise<void> {
+    const { id } = delivery;
     const headers = await this.database.retryWhileUnavailable(() => this.headers(delivery));
     const started = Date.now();
     let status: number | null = null;

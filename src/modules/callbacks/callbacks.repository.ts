@@ -19,6 +19,8 @@ export interface NewDelivery {
   status: string;
   url: string;
   payload: string;
+  /** The trace its deliveries continue (see TaskNotification.traceParent). */
+  traceParent: string | null;
 }
 
 export interface AttemptRecord {

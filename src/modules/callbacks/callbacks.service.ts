@@ -28,7 +28,7 @@ export class CallbacksService {
   ) {}
 
   async notify(db: SqlExecutor, tx: TaskTx, notifications: TaskNotification[]): Promise<void> {
-    const rows = notifications.map((n) => ({ id: randomUUID(), jobId: randomUUID(), owner: n.owner, taskKind: n.kind, taskId: n.taskId, status: n.status, url: n.url, payload: JSON.stringify(n.body) }));
+    const rows = notifications.map((n) => ({ id: randomUUID(), jobId: randomUUID(), owner: n.owner, taskKind: n.kind, taskId: n.taskId, status: n.status, url: n.url, payload: JSON.stringify(n.body), traceParent: n.traceParent }));
     if (rows.length === 0) return;
     await this.deliveries.createDeliveries(tx, rows);
     for (const row of rows) await this.enqueueDelivery(db, row.id, row.jobId);
