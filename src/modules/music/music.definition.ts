@@ -12,4 +12,5 @@ export const MUSIC_DEFINITION: KindDefinition = {
     options: { sandboxDurationS: { env: 'MUSIC_SANDBOX_DURATION_S', default: 10, min: 1, max: 480 } },
   },
   openapi: { tag: 'music', description: 'Suno-style music: new songs and continuations of clips (two takes each), joined songs (concat), fetched as aggregators answer them.' },
+  routes: { record: '/music-a/fetch/{id}' },
 };
