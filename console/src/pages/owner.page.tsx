@@ -75,7 +75,10 @@ function LimitsForm({ owner }: { owner: string }): JSX.Element {
             {LIMITS.map(({ field, label, help }) => (
               <fieldset key={field}>
                 <legend>{label}</legend>
-                <p class="help">{help}</p>
+                <p class="help">
+                  {help} Now: {formatLimit(limits.data?.[field])}
+                  {limits.data?.defaults.includes(field) ? ' (the default)' : ''}.
+                </p>
                 <div class="field">
                   <label for={`${field}-mode`}>{label}: kind of limit</label>
                   <select id={`${field}-mode`} value={draft[field].mode} onChange={(e) => setDraft({ ...draft, [field]: { ...draft[field], mode: e.currentTarget.value as Mode } })}>

@@ -118,7 +118,7 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
           <p class="empty">{isFinal(task.state) ? 'This task has no media.' : 'The media appears here when the task succeeds.'}</p>
         ) : (
           <div class="media-grid">
-            {task.media.map((m) => (
+            {[...task.media].sort((a, b) => mediaRank(a) - mediaRank(b)).map((m) => (
               <MediaItem key={m.id} media={m} />
             ))}
           </div>
@@ -224,6 +224,12 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
       </section>
     </section>
   );
+}
+
+/** Videos and audio first (the result), then images (thumbnails and covers come after). */
+function mediaRank(m: TaskMediaDto): number {
+  const kind = m.content_type.split('/')[0];
+  return (kind === 'video' ? 0 : kind === 'audio' ? 1 : m.role === 'thumbnail' || m.role === 'cover' ? 3 : 2) * 1000 + m.index;
 }
 
 function MediaItem({ media }: { media: TaskMediaDto }): JSX.Element {
