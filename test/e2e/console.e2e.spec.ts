@@ -88,7 +88,7 @@ describeWithBrowser('the console in a real browser', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     // a short sandbox delay: a new task is seen queued or running before it ends
-    t = await startTestApp({ ADMIN_API_KEY: ADMIN, ALLOW_PRIVATE_URLS: 'true', SANDBOX_DELAY_MS: '1500', AUTH_CACHE_TTL_MS: '200', LOG_LEVEL: 'warn' });
+    t = await startTestApp({ ADMIN_API_KEY: ADMIN, ALLOW_PRIVATE_URLS: 'true', SANDBOX_DELAY_MS: '1500', AUTH_CACHE_TTL_MS: '200', CHANNEL_SECRET_KEY: '0f'.repeat(32), LOG_LEVEL: 'warn' });
     keyA = await t.createKey('team-a');
     keyB = await t.createKey('team-b');
     otherTeamsTask = (await api(t.url, 'POST', GEN, { key: keyB, body: { prompt: 'Team B only' } })).body.id;
@@ -331,6 +331,47 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await cspOf(page)).toEqual([]);
     await page.close();
   }, 150_000);
+
+  it('lets the admin add a channel with write-only credentials, disable, enable and test it, each visible through the API', async () => {
+    const page = await newPage();
+    await signIn(page, ADMIN, /admin/);
+    await page.click('nav a[href="/console/channels"]');
+    await heading(page, 'Channels');
+    await page.waitForFunction(() => /No channels yet/.test(document.body.textContent), { timeout: 10_000 });
+    await page.type('#new-channel-name', 'gateway-b');
+    await page.select('#new-channel-protocol', 'gateway');
+    await page.type('#new-channel-base_url', 'http://127.0.0.1:1/video-a');
+    await page.type('#new-channel-api_key', 'upstream-secret-1234');
+    await button(page, 'Add channel').click();
+    await page.waitForFunction(() => /Channel gateway-b added/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
+    expect([channel.name, channel.protocol, channel.credentials, channel.status]).toEqual(['gateway-b', 'gateway', { api_key: '…1234' }, 'enabled']);
+    expect(await page.content()).not.toContain('upstream-secret-1234');
+
+    await button(page, 'Disable gateway-b').click();
+    await page.waitForFunction(() => /disabled\./.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    expect((await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body.status).toBe('disabled');
+    await button(page, 'Enable gateway-b').click();
+    await page.waitForFunction(() => /enabled\./.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    expect((await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body.status).toBe('enabled');
+
+    // a test against an address where nothing listens: the outcome, in words
+    await button(page, 'Test gateway-b').click();
+    await page.waitForFunction(() => /Test of gateway-b: failed/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 20_000 });
+
+    // edit: a new weight; the credentials left empty stay as they were
+    await button(page, 'Edit gateway-b').click();
+    const weight = `#edit-${channel.id}-weight`;
+    await page.waitForSelector(weight);
+    await page.$eval(weight, (e: any) => (e.value = ''));
+    await page.type(weight, '250');
+    await button(page, 'Save channel').click();
+    await page.waitForFunction(() => /Channel gateway-b saved/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    const edited = (await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body;
+    expect([edited.weight, edited.credentials]).toEqual([250, { api_key: '…1234' }]);
+    expect(await cspOf(page)).toEqual([]);
+    await page.close();
+  }, 90_000);
 
   it('reported no Content-Security-Policy violation and no script error on any page', () => {
     expect(violations).toEqual([]);
