@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { pollUntil } from '../support/poll.js';
+import { startS3 } from '../support/s3-server.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
@@ -70,6 +71,23 @@ describe('the console is served by the service at /console', () => {
     const doc = (await api(t.url, 'GET', '/docs-json')).body;
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/console'))).toEqual([]);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/tasks', '/tasks/{id}', '/tasks/{id}/callbacks']));
+  });
+});
+
+describe("the console's media sources follow where /media sends the browser", () => {
+  it('adds the bucket (MEDIA_DELIVERY=redirect) and PUBLIC_BASE_URL to img-src and media-src, and nothing else', async () => {
+    const s3 = await startS3();
+    const t = await startTestApp({ ...s3.env, MEDIA_DELIVERY: 'redirect', PUBLIC_BASE_URL: 'https://media.example.com', LOG_LEVEL: 'warn' });
+    try {
+      const csp = (await fetch(`${t.url}/console/`)).headers.get('content-security-policy')!;
+      const directive = (name: string) => csp.split('; ').find((d) => d.startsWith(`${name} `));
+      expect(directive('img-src')).toBe(`img-src 'self' data: blob: https://media.example.com ${s3.url}`);
+      expect(directive('media-src')).toBe(`media-src 'self' blob: https://media.example.com ${s3.url}`);
+      expect([directive('script-src'), directive('connect-src'), directive('default-src')]).toEqual(["script-src 'self'", "connect-src 'self'", "default-src 'self'"]);
+    } finally {
+      await t.close();
+      await s3.close();
+    }
   });
 });
 
