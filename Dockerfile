@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Build: compile TypeScript and generate the Prisma client; keep only production dependencies.
+# Build: compile TypeScript, generate the Prisma client, build the web console; keep only production dependencies.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json prisma.config.ts ./
@@ -13,6 +13,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
   && npm run prisma:generate
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
+# The web console (Vite + Preact, its client generated from the OpenAPI document) is built here, with the
+# dev dependencies, into dist/console; the runtime stage serves those static files and needs none of them.
+COPY console ./console
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Run: non-root, only what the service needs (dist, production node_modules, migrations).

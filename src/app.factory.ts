@@ -10,10 +10,11 @@ import { setupSwagger } from './common/swagger/openapi.js';
 import type { KindModule } from './common/tasks/task-kind.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import type { AppLogger } from './infra/logger/app-logger.js';
+import { ConsoleService } from './modules/console/console.service.js';
 
 /**
  * Builds the whole application (the same for `npm start`, the tests and the OpenAPI export):
- * the request's span (with tracing) and id first, then Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
+ * the request's span (with tracing) and id first, then the console's files at /console, Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
  * Nest's own body parser is off: JsonBodyGuard parses, after the key guard, with per-route limits.
  */
 export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean; kinds?: readonly KindModule[] } = {}): Promise<NestExpressApplication> {
@@ -42,6 +43,8 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
     if (shutdown.draining) res.setHeader('connection', 'close');
     next();
   });
+  // The web console's files (no API route of its own: it calls the public API), where the API is served.
+  if (config.runsApi) app.use('/console', app.get(ConsoleService).router());
   setupSwagger(app, kinds.map((m) => m.kind.definition), config);
   await app.init();
   return app;

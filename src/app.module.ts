@@ -24,6 +24,8 @@ import { ApiKeyGuard } from './modules/keys/api-key.guard.js';
 import { ChannelsModule } from './modules/channels/channels.module.js';
 import { KeysModule } from './modules/keys/keys.module.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
+import { TaskListModule } from './modules/task-list/task-list.module.js';
+import { ConsoleModule } from './modules/console/console.module.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import { TaskKindsModule } from './modules/task-kinds.module.js';
 import type { KindModule } from './common/tasks/task-kind.js';
@@ -54,6 +56,8 @@ export class AppModule {
         MediaModule,
         SamplesModule,
         CallbacksModule,
+        TaskListModule,
+        ConsoleModule,
         TaskKindsModule.forRoot(kinds),
       ],
       providers: [

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   installLastResortHandlers(root, (reason, exitCode) => void shutdown(reason, exitCode));
 
   const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
-  const lines = [`Media gateway listening on ${base}`, `Swagger UI: ${base}/docs   OpenAPI: ${base}/docs-json   Health: ${base}/health/ready`];
+  const lines = [`Media gateway listening on ${base}`, `Console: ${base}/console   Swagger UI: ${base}/docs   OpenAPI: ${base}/docs-json   Health: ${base}/health/ready`];
   if (db.embedded) {
     const first = await app.get(KeysService).createFirstKeyIfNone();
     if (first) {

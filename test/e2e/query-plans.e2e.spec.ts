@@ -84,6 +84,42 @@ describe('query plans with many stored tasks', () => {
     expect(await seqScans(sql, await params())).toEqual([]);
   });
 
+  /** Every node of the plan: its type and, for an index scan, the index it reads. */
+  async function planNodes(sql: string, params: unknown[] = []): Promise<string[]> {
+    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+    const found: string[] = [];
+    const walk = (node: PlanNode) => {
+      found.push(node['Index Name'] ? `${node['Node Type']} ${node['Scan Direction'] ?? ''} ${node['Index Name']}`.replace(/\s+/g, ' ') : node['Node Type']);
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(rows[0]['QUERY PLAN'][0].Plan);
+    return found;
+  }
+
+  // GET /tasks (TaskListRepository.list): the same SQL, as its filters shape it
+  const TASK_LIST = 'SELECT id, kind, owner, external_id, state, message, credits, created_at, started_at, finished_at FROM tasks WHERE deleted_at IS NULL';
+  const PAGE = 'ORDER BY created_at DESC, id DESC LIMIT $LIMIT::int';
+  const taskList = (where: string, limitParam: number) => `${TASK_LIST}${where} ${PAGE.replace('$LIMIT', `$${limitParam}`)}`;
+  const aCursor = async () => (await client.query("SELECT created_at, id FROM tasks WHERE owner = 'o1' ORDER BY created_at DESC, id DESC OFFSET 5000 LIMIT 1")).rows[0] as { created_at: Date; id: string };
+
+  it.each([
+    ['an owner, page 1', taskList(' AND owner = $1::varchar', 2), async () => ['o1', 21], 'tasks_owner_created_at_id_idx'],
+    ['an owner, a page deep in the list (cursor)', taskList(' AND owner = $1::varchar AND (created_at, id) < ($2::timestamptz, $3::uuid)', 4), async () => { const c = await aCursor(); return ['o1', c.created_at, c.id, 21]; }, 'tasks_owner_created_at_id_idx'],
+    ['an owner, one operation and state', taskList(" AND owner = $1::varchar AND kind = $2::varchar AND state = $3::task_state", 4), async () => ['o1', 'video', 'succeeded', 21], undefined],
+    ['every owner (admin), page 1', taskList('', 1), async () => [21], 'tasks_created_at_id_idx'],
+    ['every owner (admin), a later page', taskList(' AND (created_at, id) < ($1::timestamptz, $2::uuid)', 3), async () => { const c = await aCursor(); return [c.created_at, c.id, 21]; }, 'tasks_created_at_id_idx'],
+    ['every owner (admin), created in a range', taskList(' AND created_at >= $1::timestamptz AND created_at < $2::timestamptz', 3), async () => [new Date(Date.now() - 7200_000), new Date(Date.now() - 3600_000), 21], undefined],
+    ['an owner, by id or external id', taskList(' AND owner = $1::varchar AND (id = $2::uuid OR external_id = $3::varchar)', 4), async () => ['o1', await anId('video'), 'ext-7', 21], undefined],
+    ['every owner (admin), by external id', taskList(' AND external_id = $1::varchar', 2), async () => ['ext-7', 21], 'tasks_external_id_idx'],
+  ])('task list (GET /tasks): %s reads through an index, without sorting the tasks', async (_name, sql, params, index) => {
+    const values = await params();
+    expect(await seqScans(sql, values)).toEqual([]);
+    const nodes = await planNodes(sql, values);
+    if (index) expect(nodes.join(' > ')).toContain(index);
+    // a page comes in the index's order: no sort over every matching task (a bitmap read of a few rows by id may sort them)
+    if (!/ id = /.test(sql) && !/external_id =/.test(sql)) expect(nodes.filter((n) => n === 'Sort')).toEqual([]);
+  });
+
   it('the check itself sees a sequential scan when there is no index to use', async () => {
     expect(await seqScans("SELECT * FROM tasks WHERE message = 'x'")).toEqual(['tasks']);
   });
@@ -92,5 +128,7 @@ describe('query plans with many stored tasks', () => {
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
+  'Scan Direction'?: string;
   Plans?: PlanNode[];
 }

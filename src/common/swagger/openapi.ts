@@ -33,6 +33,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 
 /** Tags shown after the operations' own (each kind declares its tag): the operator's routes last. */
 const TAGS: [string, string][] = [
+  ['tasks', 'Tasks of every operation in one list (an API key: its own; the admin key: every owner\'s).'],
   ['usage', 'Your usage and credits.'],
   ['samples', 'Sample files to try the API with, read by tasks without a network fetch.'],
   ['media', 'Result files, by signed link.'],
@@ -88,8 +89,17 @@ function applyKindNames(document: OpenAPIObject, names: string[]): void {
     byOperation.properties = Object.fromEntries(names.map((n) => [n, { $ref: '#/components/schemas/OperationUsageDto' }]));
     byOperation.required = names;
   }
-  const operation = schemas.DailyUsageDto?.properties?.operation;
-  if (operation) operation.enum = names;
+  for (const schema of ['DailyUsageDto', 'OwnDailyUsageDto']) {
+    const operation = schemas[schema]?.properties?.operation;
+    if (operation) operation.enum = names;
+  }
+  for (const schema of ['TaskSummaryDto', 'TaskDetailDto']) {
+    const kind = schemas[schema]?.properties?.kind;
+    if (kind) kind.enum = names;
+  }
+  const listTasks = (document.paths['/tasks']?.get?.parameters ?? []) as { name?: string; in?: string; schema?: Record<string, unknown> }[];
+  const kindParam = listTasks.find((p) => p.name === 'kind' && p.in === 'query');
+  if (kindParam?.schema) kindParam.schema.enum = names;
 }
 
 /** Operations without a security requirement need no key; say so explicitly (`security: []`). */

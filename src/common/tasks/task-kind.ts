@@ -63,6 +63,11 @@ export interface KindDefinition {
   settings: Omit<KindSettingsSpec, 'name'>;
   /** Its Swagger UI tag. */
   openapi: { tag: string; description: string };
+  /**
+   * Its own routes for one task, `{id}` standing for the task's id: where its record is read (GET) and,
+   * when it has one, its callbacks' delivery log. The cross-operation list (`GET /tasks`) links to them.
+   */
+  routes?: { record: string; callbacks?: string };
 }
 
 /**
@@ -78,10 +83,11 @@ export interface TaskKind<P = any, R = any, O = any> {
   /** Stores what a step produced (objects, facts), for the engine to end the task with. */
   store(task: Task<P, R>, output: O, ctx: StepContext): Promise<Success<R>>;
   /**
-   * The bodies of the notifications of these tasks (their callback_url), read in the transaction of the
-   * state change they announce: usually the record the kind's GET answers.
+   * The bodies of the notifications of these tasks (their callback_url), read in the transaction `tx` of
+   * the state change they announce: the record the kind's GET answers (its body, or that body's `data`).
+   * Without `tx`, the same record as it stands (the cross-operation task view, `GET /tasks/{id}`).
    */
-  notifications(tasks: Task<P, R>[], tx: TaskTx): Promise<unknown[]>;
+  notifications(tasks: Task<P, R>[], tx?: TaskTx): Promise<unknown[]>;
 }
 
 /** A kind's class: its definition is static, so the registry can be read before anything runs. */

@@ -7,4 +7,5 @@ export const AUDIO_DEFINITION: KindDefinition = {
   noun: 'upload',
   settings: { prefix: 'AUDIO', timeoutS: 300, prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } }, channels: true },
   openapi: { tag: 'audio', description: 'Suno-style audio clip upload by URL.' },
+  routes: { record: '/music-a/uploads/{id}' },
 };

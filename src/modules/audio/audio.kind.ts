@@ -46,7 +46,7 @@ export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts>
     };
   }
 
-  notifications(tasks: AudioTask[], tx: TaskTx): Promise<AudioUploadDetailDto[]> {
+  notifications(tasks: AudioTask[], tx?: TaskTx): Promise<AudioUploadDetailDto[]> {
     return this.records.details(tasks, tx);
   }
 }

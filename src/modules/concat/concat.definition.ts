@@ -13,4 +13,5 @@ export const CONCAT_DEFINITION: KindDefinition = {
     options: { maxDurationS: { env: 'CONCAT_MAX_DURATION_S', default: 600, min: 10, max: 3600 } },
   },
   openapi: { tag: 'music', description: '' },
+  routes: { record: '/music-a/fetch/{id}' },
 };

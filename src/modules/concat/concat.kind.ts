@@ -101,7 +101,7 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
     return { details: [mediaEndRows(stored), clip], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: ConcatTask[], tx: TaskTx): Promise<MusicTaskDto[]> {
+  notifications(tasks: ConcatTask[], tx?: TaskTx): Promise<MusicTaskDto[]> {
     return this.records.records(tasks, tx);
   }
 }

@@ -7,4 +7,5 @@ export const EXPAND_DEFINITION: KindDefinition = {
   noun: 'task',
   settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } }, channels: true },
   openapi: { tag: 'image expand', description: 'Kling-style image expansion (outpainting).' },
+  routes: { record: '/video-a/v1/images/editing/expand/{id}', callbacks: '/video-a/v1/images/editing/expand/{id}/callbacks' },
 };

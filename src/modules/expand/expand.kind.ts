@@ -56,7 +56,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
     return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: ExpandTask[], tx: TaskTx): Promise<ExpandTaskDetailDto[]> {
+  notifications(tasks: ExpandTask[], tx?: TaskTx): Promise<ExpandTaskDetailDto[]> {
     return this.records.details(tasks, tx);
   }
 

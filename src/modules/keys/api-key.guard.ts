@@ -12,7 +12,8 @@ import { KeysService } from './keys.service.js';
 /**
  * Resolves the Authorization header and enforces each route's access rule, before any body is read
  * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
- * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); public routes
+ * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); key-or-admin
+ * routes take either (the admin key is not counted against any owner's rate limit); public routes
  * need nothing, and do not look the key up at all. A keyed request is then counted against its owner's
  * rate limit (1302 over it).
  */
@@ -45,7 +46,7 @@ export class ApiKeyGuard implements CanActivate {
         throw check.error;
       case 'admin':
         (req as AuthenticatedRequest).credential = check;
-        if (access === 'admin') return true;
+        if (access === 'admin' || access === 'key-or-admin') return true;
         throw new AppError('AUTH_FAILED', 'The admin key is only accepted on /admin routes; use an API key here');
       case 'key': {
         if (access === 'admin') throw new AppError('FORBIDDEN', 'This route needs the admin key; an API key may not use it');

@@ -30,6 +30,14 @@ export interface DailyUsage extends OperationUsage {
   owner: string;
 }
 
+/** Refusals by a limit, counted per owner, UTC day (YYYY-MM-DD) and code. */
+export interface RefusalCount {
+  owner: string;
+  day: string;
+  code: number;
+  count: number;
+}
+
 /** The notification channel on which a change of an owner's limits is announced (payload: the owner). */
 export const LIMITS_CHANNEL = 'mgw_limits';
 
@@ -163,6 +171,28 @@ export class LimitsRepository {
       owner ?? null,
     );
     return rows.map((r) => ({ day: r.day, owner: r.owner, ...toUsage(r) }));
+  }
+
+  /** Adds refusals to the per-day counts, in one statement. */
+  async addRefusals(rows: RefusalCount[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.prisma.pool.query(
+      `INSERT INTO limit_refusals (owner, day, code, count)
+       SELECT * FROM unnest($1::varchar[], $2::date[], $3::int[], $4::int[])
+       ON CONFLICT (owner, day, code) DO UPDATE SET count = limit_refusals.count + EXCLUDED.count`,
+      [rows.map((r) => r.owner), rows.map((r) => r.day), rows.map((r) => r.code), rows.map((r) => r.count)],
+    );
+  }
+
+  /** Refusals per UTC day, owner (or of one) and code, for days in [from, to). */
+  async refusalsByDay(from: Date, to: Date, owner?: string): Promise<RefusalCount[]> {
+    return this.prisma.$queryRawUnsafe<RefusalCount[]>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, owner, code, count FROM limit_refusals
+       WHERE day >= $1::date AND day < $2::date AND ($3::varchar IS NULL OR owner = $3) ORDER BY 1, 2, 3`,
+      from.toISOString().slice(0, 10),
+      to.toISOString().slice(0, 10),
+      owner ?? null,
+    );
   }
 }
 

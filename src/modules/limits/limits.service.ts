@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Admission, EndedTasks, FinalState, Price, TaskTx } from '../../common/tasks/task-kind.js';
@@ -6,7 +6,7 @@ import { AppConfig, type OwnerLimitValues } from '../../infra/config/app-config.
 import { NotificationsService } from '../../infra/database/notifications.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import type { AdmissionSql, Statement } from '../../infra/prisma/statement.js';
-import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type StoredLimits } from './limits.repository.js';
+import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type RefusalCount, type StoredLimits } from './limits.repository.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** Requests are counted per owner in windows of this many seconds. */
@@ -15,6 +15,13 @@ export const RATE_WINDOW_S = 60;
 const POLICY = 'per-owner';
 /** Seconds to wait after a refusal for concurrency: about as long as a short task takes. */
 const CONCURRENCY_RETRY_AFTER_S = 5;
+/** The codes of the refusals a limit makes: rate (1302), concurrency (1303), credits (1102). */
+export const REFUSAL_CODES = [1302, 1303, 1102] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+/** How often an instance adds what it refused to the stored counts. */
+const REFUSALS_FLUSH_MS = 1000;
+/** Kept in memory while the database does not answer, at most: beyond, new refusals are only in metrics. */
+const REFUSALS_MAX_PENDING = 10_000;
 const LIMIT_KEYS = { requestsPerMinute: 'requests_per_minute', maxConcurrentTasks: 'max_concurrent_tasks', monthlyCredits: 'monthly_credits' } as const;
 
 export interface OwnerLimitsReport {
@@ -44,8 +51,11 @@ function thisMonth(): ReturnType<typeof monthOf> {
  * admin has not set are the DEFAULT_* settings; null is unlimited.
  */
 @Injectable()
-export class LimitsService implements OnModuleInit {
+export class LimitsService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Limits');
+  /** Refusals not yet stored, by owner, day and code (see flushRefusals). */
+  private pendingRefusals = new Map<string, RefusalCount>();
+  private refusalsTimer?: NodeJS.Timeout;
 
   private readonly rateLimiter: RateLimiter;
 
@@ -63,6 +73,35 @@ export class LimitsService implements OnModuleInit {
   /** A change of an owner's limits on any instance drops what this one cached of them. */
   async onModuleInit(): Promise<void> {
     if (this.config.runsApi) await this.notifications.listen(LIMITS_CHANNEL, (owner) => this.rateLimiter.forget(owner));
+    this.refusalsTimer = setInterval(() => void this.flushRefusals(), REFUSALS_FLUSH_MS);
+    this.refusalsTimer.unref();
+  }
+
+  /** Before the database pool closes (PrismaService closes it in onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.refusalsTimer);
+    await this.flushRefusals();
+  }
+
+  /**
+   * Adds the refusals counted since the last flush to `limit_refusals` (one statement per second at most,
+   * whatever the refused traffic); when the database does not answer they wait for the next flush.
+   */
+  async flushRefusals(): Promise<void> {
+    if (this.pendingRefusals.size === 0) return;
+    const rows = [...this.pendingRefusals.values()];
+    this.pendingRefusals = new Map();
+    try {
+      await this.repository.addRefusals(rows);
+    } catch (err) {
+      for (const row of rows) this.countRefusal(row.owner, row.day, row.code, row.count);
+      this.logger.warn(`refusal counts kept for the next flush: ${String(err)}`);
+    }
+  }
+
+  /** Refusals of every owner (or of one) by day and code, for days from..to (inclusive). */
+  refusalsByDay(from: Date, to: Date, owner?: string): Promise<RefusalCount[]> {
+    return this.repository.refusalsByDay(from, new Date(to.getTime() + 24 * 3600 * 1000), owner);
   }
 
   /** The owner's limits: what an admin stored, and the defaults for the rest. */
@@ -87,7 +126,7 @@ export class LimitsService implements OnModuleInit {
     res.setHeader('RateLimit-Policy', `"${POLICY}";q=${decision.rpm};w=${RATE_WINDOW_S}`);
     res.setHeader('RateLimit', `"${POLICY}";r=${decision.remaining};t=${decision.resetS}`);
     if (!decision.allowed) {
-      this.metrics.limitRefusals.inc({ owner, code: '1302' });
+      this.refused(owner, 1302);
       throw new AppError('RATE_LIMITED', `Too many requests: your limit is ${decision.rpm} per minute; the window ends in ${decision.resetS} s`, decision.resetS);
     }
   }
@@ -111,7 +150,7 @@ export class LimitsService implements OnModuleInit {
       return null;
     }
     if (admission.refusal === 'concurrency') {
-      this.refused(owner, '1303');
+      this.refused(owner, 1303);
       return new AppError(
         'CONCURRENCY_LIMITED',
         price.slots > admission.maxSlots!
@@ -121,7 +160,7 @@ export class LimitsService implements OnModuleInit {
       );
     }
     const month = thisMonth();
-    this.refused(owner, '1102');
+    this.refused(owner, 1102);
     return new AppError(
       'CREDITS_EXHAUSTED',
       `Resource pack exhausted: this task costs ${price.credits} credits and ${Math.max(0, admission.maxCredits! - admission.creditsBefore)} of your ${admission.maxCredits} for ${month.key} are left`,
@@ -187,7 +226,15 @@ export class LimitsService implements OnModuleInit {
     return this.repository.usageByDay(from, new Date(to.getTime() + 24 * 3600 * 1000), owner);
   }
 
-  private refused(owner: string, code: '1303' | '1102'): void {
-    this.metrics.limitRefusals.inc({ owner, code });
+  private refused(owner: string, code: RefusalCode): void {
+    this.metrics.limitRefusals.inc({ owner, code: String(code) });
+    this.countRefusal(owner, new Date().toISOString().slice(0, 10), code, 1);
+  }
+
+  private countRefusal(owner: string, day: string, code: number, count: number): void {
+    const key = `${owner}\n${day}\n${code}`;
+    const row = this.pendingRefusals.get(key);
+    if (row) row.count += count;
+    else if (this.pendingRefusals.size < REFUSALS_MAX_PENDING) this.pendingRefusals.set(key, { owner, day, code, count });
   }
 }

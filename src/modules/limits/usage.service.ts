@@ -3,12 +3,14 @@ import { TaskLifecycle } from '../../common/tasks/task-lifecycle.js';
 import { AppError } from '../../common/errors/app-error.js';
 import type { OwnerLimitValues } from '../../infra/config/app-config.js';
 import type { SetLimitsDto, OwnerLimitsDto } from './dto/limits.dto.js';
-import type { AdminUsageDto, AdminUsageQueryDto, CreditBalanceDto, OperationUsageDto, UsageDto } from './dto/usage.dto.js';
+import type { AdminUsageDto, AdminUsageQueryDto, CreditBalanceDto, OperationUsageDto, RefusalCountDto, UsageDto } from './dto/usage.dto.js';
 import type { OperationUsage, StoredLimits } from './limits.repository.js';
-import { LimitsService, monthOf } from './limits.service.js';
+import { LimitsService, monthOf, REFUSAL_CODES } from './limits.service.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const LIMIT_FIELDS = ['requests_per_minute', 'max_concurrent_tasks', 'monthly_credits'] as const;
+/** The string code of each refusal (the error envelope's name on /music-a routes). */
+const REFUSAL_NAMES: Record<number, string> = { 1302: 'rate_limited', 1303: 'concurrency_limited', 1102: 'resource_pack_exhausted' };
 const FIELD_OF: Record<keyof OwnerLimitValues, (typeof LIMIT_FIELDS)[number]> = { requestsPerMinute: 'requests_per_minute', maxConcurrentTasks: 'max_concurrent_tasks', monthlyCredits: 'monthly_credits' };
 
 /** What owners and admins read of limits and usage; maps the figures to the API's shapes. */
@@ -34,9 +36,24 @@ export class UsageService {
 
   async ownUsage(owner: string): Promise<UsageDto> {
     const { limits } = await this.limits.report(owner);
-    const [{ month, operations }, current] = await Promise.all([this.limits.monthUsage(owner, this.lifecycle.kinds.map((k) => k.definition.name)), this.limits.currentUsage(owner, limits)]);
+    const { start } = monthOf();
+    const today = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
+    const [{ month, operations }, current, days, refused] = await Promise.all([
+      this.limits.monthUsage(owner, this.lifecycle.kinds.map((k) => k.definition.name)),
+      this.limits.currentUsage(owner, limits),
+      this.limits.dailyUsage(start, today, owner),
+      this.limits.refusalsByDay(start, today, owner),
+    ]);
     const byOperation = Object.fromEntries(operations.map((o) => [o.operation, toOperationDto(o)]));
-    return { owner, month, operations: byOperation, credits: { monthly_credits: limits.monthlyCredits, used: current.creditsUsed, remaining: current.creditsRemaining } };
+    const refusals: RefusalCountDto[] = REFUSAL_CODES.map((code) => ({ code, name: REFUSAL_NAMES[code], count: refused.filter((r) => r.code === code).reduce((n, r) => n + r.count, 0) }));
+    return {
+      owner,
+      month,
+      operations: byOperation,
+      credits: { monthly_credits: limits.monthlyCredits, used: current.creditsUsed, remaining: current.creditsRemaining },
+      days: days.map((r) => ({ day: r.day, operation: r.operation, ...toOperationDto(r) })),
+      refusals,
+    };
   }
 
   async creditBalance(owner: string): Promise<CreditBalanceDto> {
@@ -51,8 +68,14 @@ export class UsageService {
     const to = query.to ? day(query.to, 'to') : new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()));
     if (to < from) throw new AppError('INVALID_PARAMETER', `to (${iso(to)}) must not be before from (${iso(from)})`);
     if (to.getTime() - from.getTime() > 366 * DAY_MS) throw new AppError('INVALID_PARAMETER', 'from and to may be at most 366 days apart');
-    const rows = await this.limits.dailyUsage(from, to, query.owner);
-    return { from: iso(from), to: iso(to), owner: query.owner ?? null, days: rows.map((r) => ({ day: r.day, owner: r.owner, operation: r.operation, ...toOperationDto(r) })) };
+    const [rows, refusals] = await Promise.all([this.limits.dailyUsage(from, to, query.owner), this.limits.refusalsByDay(from, to, query.owner)]);
+    return {
+      from: iso(from),
+      to: iso(to),
+      owner: query.owner ?? null,
+      days: rows.map((r) => ({ day: r.day, owner: r.owner, operation: r.operation, ...toOperationDto(r) })),
+      refusals: refusals.map((r) => ({ day: r.day, owner: r.owner, code: r.code, count: r.count })),
+    };
   }
 
   private async toLimitsDto(owner: string, limits: OwnerLimitValues, fromDefaults: (keyof OwnerLimitValues)[]): Promise<OwnerLimitsDto> {

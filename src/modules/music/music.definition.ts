@@ -13,4 +13,5 @@ export const MUSIC_DEFINITION: KindDefinition = {
     channels: true,
   },
   openapi: { tag: 'music', description: 'Suno-style music: new songs and continuations of clips (two takes each), joined songs (concat), fetched as aggregators answer them.' },
+  routes: { record: '/music-a/fetch/{id}' },
 };

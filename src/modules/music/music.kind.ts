@@ -59,7 +59,7 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
     return { details: [mediaEndRows(stored), clips], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: MusicTask[], tx: TaskTx): Promise<MusicTaskDto[]> {
+  notifications(tasks: MusicTask[], tx?: TaskTx): Promise<MusicTaskDto[]> {
     return this.records.records(tasks, tx);
   }
 }

@@ -7,4 +7,5 @@ export const VIDEO_DEFINITION: KindDefinition = {
   noun: 'generation',
   settings: { prefix: 'VIDEO', timeoutS: 1800, prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } }, channels: true },
   openapi: { tag: 'video generation', description: 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.' },
+  routes: { record: '/video-b/v1/generations/{id}', callbacks: '/video-b/v1/generations/{id}/callbacks' },
 };

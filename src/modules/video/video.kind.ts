@@ -63,7 +63,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: VideoTask[], tx: TaskTx): Promise<GenerationDetailDto[]> {
+  notifications(tasks: VideoTask[], tx?: TaskTx): Promise<GenerationDetailDto[]> {
     return this.records.details(tasks, tx);
   }
 

@@ -30,6 +30,28 @@ export class CreditsDto {
   remaining!: number | null;
 }
 
+/** Refusals of one code: how many requests or tasks a limit refused. */
+export class RefusalCountDto {
+  @ApiProperty({ type: 'integer', enum: [1302, 1303, 1102], description: '1302: requests per minute; 1303: concurrent tasks; 1102: monthly credits.', example: 1302 })
+  code!: number;
+
+  @ApiProperty({ enum: ['rate_limited', 'concurrency_limited', 'resource_pack_exhausted'], description: "The code's name (the string code of the error envelope).", example: 'rate_limited' })
+  name!: string;
+
+  @ApiProperty({ type: 'integer', example: 3 })
+  count!: number;
+}
+
+/** One day and operation of the caller's usage. */
+export class OwnDailyUsageDto extends OperationUsageDto {
+  @ApiProperty({ format: 'date', example: '2026-11-21' })
+  day!: string;
+
+  /** The operation (task kind); its values are set on the OpenAPI document from the registry (see applyKindNames). */
+  @ApiProperty({ description: 'The operation (task kind).', example: 'expand' })
+  operation!: string;
+}
+
 /** GET /usage: the caller's own usage in the current month. */
 export class UsageDto {
   @ApiProperty({ example: 'team-video' })
@@ -48,6 +70,12 @@ export class UsageDto {
 
   @ApiProperty({ type: CreditsDto })
   credits!: CreditsDto;
+
+  @ApiProperty({ type: OwnDailyUsageDto, isArray: true, description: 'This month by day (UTC) and operation: one row per day and operation with any task, in order.' })
+  days!: OwnDailyUsageDto[];
+
+  @ApiProperty({ type: RefusalCountDto, isArray: true, description: 'Requests and tasks refused by your limits this month, by code (every code, zeros included). Counted about once a second.' })
+  refusals!: RefusalCountDto[];
 }
 
 /** GET /video-b/v1/credits, as Luma's. */
@@ -85,6 +113,20 @@ export class DailyUsageDto extends OperationUsageDto {
   operation!: string;
 }
 
+export class DailyRefusalsDto {
+  @ApiProperty({ format: 'date', example: '2026-11-21' })
+  day!: string;
+
+  @ApiProperty({ example: 'team-video' })
+  owner!: string;
+
+  @ApiProperty({ type: 'integer', enum: [1302, 1303, 1102], example: 1303 })
+  code!: number;
+
+  @ApiProperty({ type: 'integer', example: 2 })
+  count!: number;
+}
+
 export class AdminUsageDto {
   @ApiProperty({ format: 'date', example: '2026-11-01' })
   from!: string;
@@ -97,4 +139,7 @@ export class AdminUsageDto {
 
   @ApiProperty({ type: DailyUsageDto, isArray: true, description: 'One row per day, owner and operation with any task; days without tasks are left out.' })
   days!: DailyUsageDto[];
+
+  @ApiProperty({ type: DailyRefusalsDto, isArray: true, description: 'Refusals by a limit (1302, 1303, 1102) per day, owner and code; days without any are left out.' })
+  refusals!: DailyRefusalsDto[];
 }

@@ -1,0 +1,40 @@
+import type { TaskSummaryDto } from '../api/types.gen';
+
+/** Every operation, with its name in the console. `satisfies` makes a new operation in the API a build error here until it is named. */
+export const OPERATIONS = {
+  expand: 'Image expand',
+  video: 'Video generation',
+  audio: 'Audio upload',
+  music: 'Music',
+  concat: 'Music concat',
+} satisfies Record<TaskSummaryDto['kind'], string>;
+
+export type Operation = keyof typeof OPERATIONS;
+
+export const STATES = ['queued', 'running', 'succeeded', 'failed'] as const satisfies readonly TaskSummaryDto['state'][];
+
+export function operationName(kind: string): string {
+  return (OPERATIONS as Record<string, string>)[kind] ?? kind;
+}
+
+/** A time in the reader's locale, to the second. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A limit as shown: null is unlimited. */
+export function formatLimit(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'unlimited' : value.toLocaleString();
+}
+
+export function isFinal(state: string): boolean {
+  return state === 'succeeded' || state === 'failed';
+}

@@ -1,0 +1,212 @@
+import type { InputHTMLAttributes, JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { createChannel, disableChannel, enableChannel, listChannels, testChannel, updateChannel } from '../api/sdk.gen';
+import type { ChannelCredentialsDto, ChannelDto, CreateChannelDto, UpdateChannelDtoWritable } from '../api/types.gen';
+import { ErrorMessage, Loading, Notice } from '../components/status.component';
+import { call } from '../lib/api.client';
+import { formatTime } from '../lib/format';
+import { usePoll } from '../lib/use-poll.hook';
+
+type Protocol = CreateChannelDto['protocol'];
+
+interface ChannelForm {
+  name: string;
+  protocol: Protocol;
+  base_url: string;
+  access_key: string;
+  secret_key: string;
+  api_key: string;
+  weight: string;
+  priority: string;
+  max_running: string;
+}
+
+const EMPTY: ChannelForm = { name: '', protocol: 'kling', base_url: '', access_key: '', secret_key: '', api_key: '', weight: '100', priority: '0', max_running: '' };
+
+function formOf(c: ChannelDto): ChannelForm {
+  return { ...EMPTY, name: c.name, protocol: c.protocol as Protocol, base_url: c.base_url, weight: String(c.weight), priority: String(c.priority), max_running: c.max_running === null ? '' : String(c.max_running) };
+}
+
+/** The credentials typed (write-only: never read back); none typed on an edit keeps the stored ones. */
+function credentialsOf(f: ChannelForm): ChannelCredentialsDto | undefined {
+  const c: ChannelCredentialsDto = f.protocol === 'kling' ? { access_key: f.access_key || undefined, secret_key: f.secret_key || undefined } : { api_key: f.api_key || undefined };
+  return Object.values(c).some((v) => v !== undefined) ? c : undefined;
+}
+
+const int = (v: string) => (v.trim() === '' ? undefined : Number(v));
+
+/** Add (no `channel`) or edit a channel. Credentials are write-only fields: empty on an edit means unchanged. */
+function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(message: string | null): void }): JSX.Element {
+  const [form, setForm] = useState<ChannelForm>(channel ? formOf(channel) : EMPTY);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const prefix = channel ? `edit-${channel.id}` : 'new-channel';
+  const input = (name: keyof ChannelForm, label: string, attrs: InputHTMLAttributes<HTMLInputElement> = {}) => (
+    <div class="field">
+      <label for={`${prefix}-${name}`}>{label}</label>
+      <input id={`${prefix}-${name}`} value={form[name]} onInput={(e) => setForm({ ...form, [name]: e.currentTarget.value })} autoComplete="off" spellcheck={false} {...attrs} />
+    </div>
+  );
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const common = { name: form.name.trim(), protocol: form.protocol, base_url: form.base_url.trim(), weight: int(form.weight), priority: int(form.priority), max_running: form.max_running.trim() === '' ? null : Number(form.max_running) };
+      if (channel) {
+        const body: UpdateChannelDtoWritable = { ...common, operations: ['expand'] };
+        const credentials = credentialsOf(form);
+        if (credentials) body.credentials = credentials;
+        if (channel.protocol === form.protocol && channel.base_url === body.base_url && !credentials) {
+          delete body.protocol;
+          delete body.base_url;
+        }
+        const saved = await call(updateChannel({ path: { id: channel.id }, body }));
+        onDone(`Channel ${saved.name} saved.`);
+      } else {
+        const saved = await call(createChannel({ body: { ...common, operations: ['expand'], credentials: credentialsOf(form) ?? {} } }));
+        onDone(`Channel ${saved.name} added (${saved.status}).`);
+      }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="channel-form" onSubmit={submit} aria-label={channel ? `Edit channel ${channel.name}` : 'Add a channel'}>
+      {input('name', 'Name', { required: true })}
+      <div class="field">
+        <label for={`${prefix}-protocol`}>Protocol</label>
+        <select id={`${prefix}-protocol`} value={form.protocol} onChange={(e) => setForm({ ...form, protocol: e.currentTarget.value as Protocol })}>
+          <option value="kling">kling (Kling's API: access key and secret key)</option>
+          <option value="gateway">gateway (this interface: an API key)</option>
+        </select>
+      </div>
+      {input('base_url', 'Base URL', { type: 'url', required: true, placeholder: 'https://api-singapore.klingai.com' })}
+      <fieldset>
+        <legend>Credentials (write-only{channel ? ': leave empty to keep the stored ones' : ''})</legend>
+        {form.protocol === 'kling' ? (
+          <>
+            {input('access_key', 'Access key', { type: 'password' })}
+            {input('secret_key', 'Secret key', { type: 'password' })}
+          </>
+        ) : (
+          input('api_key', 'API key', { type: 'password' })
+        )}
+      </fieldset>
+      {input('weight', 'Weight (0–1000)', { type: 'number', min: 0, max: 1000 })}
+      {input('priority', 'Priority (−1000–1000, higher first)', { type: 'number', min: -1000, max: 1000 })}
+      {input('max_running', 'Tasks at once (empty: no cap)', { type: 'number', min: 1 })}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {channel ? 'Save channel' : 'Add channel'}
+        </button>
+        {channel && (
+          <button type="button" class="secondary" onClick={() => onDone(null)}>
+            Cancel
+          </button>
+        )}
+      </div>
+      <ErrorMessage error={error} title={channel ? 'Could not save the channel' : 'Could not add the channel'} />
+    </form>
+  );
+}
+
+export function ChannelsPage(): JSX.Element {
+  const channels = usePoll<ChannelDto[]>(() => call(listChannels()), [], 10_000);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const act = async (what: string, action: () => Promise<string>) => {
+    setNotice(null);
+    setError(null);
+    try {
+      setNotice(await action());
+      channels.reload();
+    } catch (err) {
+      setError(Object.assign(err instanceof Error ? err : new Error(String(err)), { action: what }));
+    }
+  };
+  const done = (message: string | null) => {
+    setEditing(null);
+    if (message) setNotice(message);
+    channels.reload();
+  };
+  return (
+    <section>
+      <h1 tabIndex={-1}>Channels</h1>
+      <p class="lead">Upstream accounts for expand tasks: their health, and what to do with them. Credentials are write-only: only their last 4 characters are shown.</p>
+      <Notice>{notice}</Notice>
+      <ErrorMessage error={error} title="The action failed" />
+      <ErrorMessage error={channels.error} title="Could not load the channels" />
+      {!channels.data && channels.loading && <Loading what="channels" />}
+      {channels.data && channels.data.length === 0 && <p class="empty">No channels yet: add one below.</p>}
+      {channels.data?.map((c) => (
+        <article class="channel" key={c.id} aria-labelledby={`channel-${c.id}`}>
+          <h2 id={`channel-${c.id}`}>{c.name}</h2>
+          <dl class="summary">
+            <dt>Status</dt>
+            <dd>
+              {c.status}
+              {c.status_reason ? ` (${c.status_reason})` : ''}
+            </dd>
+            <dt>Circuit</dt>
+            <dd>
+              {c.circuit_state}
+              {c.circuit_open_until ? ` until ${formatTime(c.circuit_open_until)}` : ''} · {c.consecutive_failures} failures in a row
+            </dd>
+            <dt>Running tasks</dt>
+            <dd>
+              {c.running_tasks}
+              {c.max_running !== null ? ` of ${c.max_running}` : ''}
+            </dd>
+            <dt>Last error</dt>
+            <dd>{c.last_error ? `${c.last_error} (${formatTime(c.last_error_at)})` : '—'}</dd>
+            <dt>Upstream</dt>
+            <dd>
+              {c.protocol} · <span class="mono">{c.base_url}</span> · weight {c.weight}, priority {c.priority} · credentials{' '}
+              {Object.entries(c.credentials)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ') || '—'}
+              {c.source === 'config' ? ' · from the configuration (RELAY_EXPAND_URL)' : ''}
+            </dd>
+          </dl>
+          <p class="actions">
+            {c.status === 'enabled' ? (
+              <button type="button" class="secondary" onClick={() => void act('disable', async () => `Channel ${(await call(disableChannel({ path: { id: c.id } }))).name} disabled.`)}>
+                Disable {c.name}
+              </button>
+            ) : (
+              <button type="button" class="secondary" onClick={() => void act('enable', async () => `Channel ${(await call(enableChannel({ path: { id: c.id } }))).name} enabled.`)}>
+                Enable {c.name}
+              </button>
+            )}{' '}
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                void act('test', async () => {
+                  const result = await call(testChannel({ path: { id: c.id } }));
+                  return `Test of ${c.name}: ${result.ok ? 'passed' : 'failed'} (${result.status_code ?? 'no answer'}, ${result.latency_ms} ms): ${result.message}`;
+                })
+              }
+            >
+              Test {c.name}
+            </button>{' '}
+            {c.source !== 'config' && (
+              <button type="button" class="secondary" onClick={() => setEditing(editing === c.id ? null : c.id)} aria-expanded={editing === c.id}>
+                Edit {c.name}
+              </button>
+            )}
+          </p>
+          {editing === c.id && <ChannelEditor channel={c} onDone={done} />}
+        </article>
+      ))}
+      <section aria-labelledby="add-channel-h">
+        <h2 id="add-channel-h">Add a channel</h2>
+        <ChannelEditor key={notice ?? 'new'} onDone={done} />
+      </section>
+    </section>
+  );
+}

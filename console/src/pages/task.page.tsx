@@ -1,0 +1,253 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { getTask, listTaskAttempts, listTaskCallbacks, redeliverCallback } from '../api/sdk.gen';
+import type { CallbackDeliveryDto, TaskAttemptDto, TaskDetailDto, TaskMediaDto } from '../api/types.gen';
+import { ErrorMessage, Loading, Notice, StateBadge } from '../components/status.component';
+import { call, getPath } from '../lib/api.client';
+import { formatBytes, formatTime, isFinal, operationName } from '../lib/format';
+import { Link } from '../lib/router';
+import type { Session } from '../lib/session.store';
+import { usePoll } from '../lib/use-poll.hook';
+
+interface TaskView {
+  task: TaskDetailDto;
+  deliveries: CallbackDeliveryDto[];
+  attempts: TaskAttemptDto[] | null;
+  /** The record as the operation's own route answers it (an API key), or as GET /tasks/{id} carries it (the admin key). */
+  record: { source: string; body: unknown };
+}
+
+/** While the task runs or a notification is still being delivered, the page refreshes itself this often. */
+const REFRESH_MS = 2000;
+
+async function loadTask(session: Session, id: string): Promise<TaskView> {
+  const [task, callbacks, attempts] = await Promise.all([
+    call(getTask({ path: { id } })),
+    call(listTaskCallbacks({ path: { id } })),
+    session.admin ? call(listTaskAttempts({ path: { id } })) : Promise.resolve(null),
+  ]);
+  let record: TaskView['record'] = { source: 'GET /tasks/{id} (record)', body: task.record };
+  if (!session.admin && task.record_path) {
+    // a team key reads the record from the operation's own route, exactly as that route answers it
+    record = { source: `GET ${task.record_path}`, body: await getPath(task.record_path) };
+  }
+  return { task, deliveries: callbacks.deliveries, attempts, record };
+}
+
+export function TaskPage({ session, id }: { session: Session; id: string }): JSX.Element {
+  const view = usePoll(() => loadTask(session, id), [id, session.key], REFRESH_MS, (v) => !isFinal(v.task.state) || v.deliveries.some((d) => d.state === 'pending'));
+  const [notice, setNotice] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+
+  const redeliver = async (delivery: CallbackDeliveryDto) => {
+    setNotice(null);
+    setActionError(null);
+    try {
+      await call(redeliverCallback({ path: { id: delivery.id } }));
+      setNotice(`The "${delivery.status}" notification is being delivered again.`);
+      view.reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+
+  if (!view.data) {
+    return (
+      <section>
+        <h1 tabIndex={-1}>Task {id}</h1>
+        <p>
+          <Link href="/">Back to tasks</Link>
+        </p>
+        <ErrorMessage error={view.error} title="Could not load the task" />
+        {view.loading && <Loading what="the task" />}
+      </section>
+    );
+  }
+  const { task, deliveries, attempts, record } = view.data;
+  return (
+    <section>
+      <h1 tabIndex={-1}>
+        Task <span class="mono">{task.id}</span>
+      </h1>
+      <p>
+        <Link href="/">Back to tasks</Link>
+      </p>
+      <ErrorMessage error={view.error} title="Could not refresh the task" />
+
+      <section aria-labelledby="summary-h">
+        <h2 id="summary-h">Summary</h2>
+        <dl class="summary">
+          <dt>Operation</dt>
+          <dd>{operationName(task.kind)}</dd>
+          <dt>Owner</dt>
+          <dd>{task.owner}</dd>
+          <dt>State</dt>
+          <dd id="task-state">
+            <StateBadge state={task.state} status={task.status} />
+          </dd>
+          <dt>External ID</dt>
+          <dd class="mono">{task.external_id ?? '—'}</dd>
+          <dt>Credits</dt>
+          <dd>{task.credits}</dd>
+          {task.message && (
+            <>
+              <dt>Reason</dt>
+              <dd>{task.message}</dd>
+            </>
+          )}
+        </dl>
+      </section>
+
+      <section aria-labelledby="timeline-h">
+        <h2 id="timeline-h">Timeline</h2>
+        <ol class="timeline">
+          {task.timeline.map((e) => (
+            <li key={e.state}>
+              <StateBadge state={e.state} status={e.status} /> <time dateTime={e.at}>{formatTime(e.at)}</time>
+            </li>
+          ))}
+          {!isFinal(task.state) && <li class="pending">Not finished yet: this page refreshes itself.</li>}
+        </ol>
+      </section>
+
+      <section aria-labelledby="media-h">
+        <h2 id="media-h">Media</h2>
+        {task.media_expired ? (
+          <p class="empty">The media was removed by retention.</p>
+        ) : task.media.length === 0 ? (
+          <p class="empty">{isFinal(task.state) ? 'This task has no media.' : 'The media appears here when the task succeeds.'}</p>
+        ) : (
+          <div class="media-grid">
+            {[...task.media].sort((a, b) => mediaRank(a) - mediaRank(b)).map((m) => (
+              <MediaItem key={m.id} media={m} />
+            ))}
+          </div>
+        )}
+      </section>
+
+      {attempts && (
+        <section aria-labelledby="attempts-h">
+          <h2 id="attempts-h">Upstream attempts</h2>
+          {attempts.length === 0 ? (
+            <p class="empty">No create request was sent to an upstream channel (a sandbox task, or one not yet sent).</p>
+          ) : (
+            <table>
+              <caption>Create requests sent upstream, in order</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Channel</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Upstream's words</th>
+                </tr>
+              </thead>
+              <tbody>
+                {attempts.map((a, i) => (
+                  <tr key={i}>
+                    <td>
+                      <time dateTime={a.at}>{formatTime(a.at)}</time>
+                    </td>
+                    <td>{a.channel ?? 'RELAY_EXPAND_URL'}</td>
+                    <td>{a.outcome}</td>
+                    <td>{a.message ?? '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      )}
+
+      <section aria-labelledby="callbacks-h">
+        <h2 id="callbacks-h">Callback deliveries</h2>
+        <Notice>{notice}</Notice>
+        <ErrorMessage error={actionError} title="Could not redeliver" />
+        {deliveries.length === 0 ? (
+          <p class="empty">No notifications: the task was submitted without a callback_url.</p>
+        ) : (
+          deliveries.map((d) => (
+            <article class="delivery" key={d.id} data-delivery-id={d.id} aria-labelledby={`delivery-${d.id}`}>
+              <h3 id={`delivery-${d.id}`}>
+                Notification “{d.status}”: {d.state}
+              </h3>
+              <p class="meta">
+                To <span class="mono">{d.url}</span> · webhook-id <span class="mono">{d.id}</span> · {d.attempts} attempt{d.attempts === 1 ? '' : 's'} in the current cycle
+                {d.last_error ? ` · last error: ${d.last_error}` : ''}
+              </p>
+              {session.admin && (
+                <p>
+                  <button type="button" onClick={() => void redeliver(d)} aria-label={`Redeliver the “${d.status}” notification`}>
+                    Redeliver
+                  </button>
+                </p>
+              )}
+              {d.attempt_log.length === 0 ? (
+                <p class="empty">Not attempted yet.</p>
+              ) : (
+                <table class="attempts">
+                  <caption>Attempts of the “{d.status}” notification</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Time</th>
+                      <th scope="col">HTTP status</th>
+                      <th scope="col">Duration</th>
+                      <th scope="col">Error</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.attempt_log.map((a, i) => (
+                      <tr key={i}>
+                        <td>
+                          <time dateTime={a.attempted_at}>{formatTime(a.attempted_at)}</time>
+                        </td>
+                        <td>{a.status_code ?? 'no answer'}</td>
+                        <td>{a.duration_ms} ms</td>
+                        <td>{a.error ?? '—'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </article>
+          ))
+        )}
+      </section>
+
+      <section aria-labelledby="record-h">
+        <h2 id="record-h">Record</h2>
+        <p class="help">
+          As <span class="mono">{record.source}</span> answers it.
+        </p>
+        <pre class="record" tabIndex={0} aria-label="The task's record, as JSON">
+          {JSON.stringify(record.body, null, 2)}
+        </pre>
+      </section>
+    </section>
+  );
+}
+
+/** Videos and audio first (the result), then images (thumbnails and covers come after). */
+function mediaRank(m: TaskMediaDto): number {
+  const kind = m.content_type.split('/')[0];
+  return (kind === 'video' ? 0 : kind === 'audio' ? 1 : m.role === 'thumbnail' || m.role === 'cover' ? 3 : 2) * 1000 + m.index;
+}
+
+function MediaItem({ media }: { media: TaskMediaDto }): JSX.Element {
+  const label = `${media.role} ${media.index + 1} (${media.content_type}, ${formatBytes(media.size_bytes)})`;
+  let element: JSX.Element;
+  if (media.content_type.startsWith('image/')) element = <img src={media.url} alt={`Result ${label}`} loading="lazy" />;
+  else if (media.content_type.startsWith('video/')) element = <video src={media.url} controls preload="metadata" aria-label={`Video ${label}`} />;
+  else if (media.content_type.startsWith('audio/')) element = <audio src={media.url} controls preload="metadata" aria-label={`Audio ${label}`} />;
+  else element = <p>No preview for {media.content_type}.</p>;
+  return (
+    <figure class="media">
+      {element}
+      <figcaption>
+        {label} ·{' '}
+        <a href={media.url} target="_blank" rel="noopener noreferrer">
+          Open the file
+        </a>
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,85 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min, registerDecorator, type ValidationArguments } from 'class-validator';
+import { TASK_STATES, type TaskState } from '../../../common/tasks/task-kind.js';
+import { IsOwnerName, OWNER_MAX_CHARS, OWNER_PATTERN } from '../../../common/validation/owner.js';
+import { decodeCursor } from '../task-cursor.js';
+
+/** An empty query value means the filter is not given (a form that sends every field). */
+const emptyAsAbsent = Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value));
+
+/** A cursor this API gave (next_cursor of a page). */
+function IsTaskCursor(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isTaskCursor',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && decodeCursor(value) !== null,
+        defaultMessage: (args?: ValidationArguments) => `${args?.property} must be the next_cursor of a page of this list, as it was given`,
+      },
+    });
+}
+
+/** GET /tasks: filters, page size and where the page starts. Each rule's message names its field. */
+export class ListTasksQueryDto {
+  @ApiPropertyOptional({ description: 'Only tasks of this operation (task kind).', example: 'video' })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsString({ message: 'kind must be an operation name' })
+  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, { message: 'kind must be an operation name, such as expand or video' })
+  kind?: string;
+
+  @ApiPropertyOptional({ enum: TASK_STATES, description: 'Only tasks in this state (the normalized one, whatever the operation calls it).' })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsIn(TASK_STATES, { message: `state must be one of ${TASK_STATES.join(', ')}` })
+  state?: TaskState;
+
+  @ApiPropertyOptional({
+    description: 'Admin key only: only the tasks of this owner. With an API key, naming another owner answers 403 (your own is the same as leaving it out).',
+    example: 'team-video',
+    minLength: 1,
+    maxLength: OWNER_MAX_CHARS,
+    pattern: OWNER_PATTERN.source,
+  })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsOwnerName()
+  owner?: string;
+
+  @ApiPropertyOptional({ description: 'A task id, or an external id (external_task_id): only the tasks it names.', example: 'order-1', minLength: 1, maxLength: 256 })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsString({ message: 'q must be a task id or an external id' })
+  @Length(1, 256, { message: 'q must be 1 to 256 characters long' })
+  q?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Only tasks created at or after this time (ISO 8601, e.g. 2026-11-01T00:00:00Z or 2026-11-01).', example: '2026-11-01T00:00:00Z' })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'created_after must be an ISO 8601 date or date-time, e.g. 2026-11-01T00:00:00Z' })
+  created_after?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Only tasks created before this time (ISO 8601).', example: '2026-12-01T00:00:00Z' })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'created_before must be an ISO 8601 date or date-time, e.g. 2026-12-01T00:00:00Z' })
+  created_before?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Tasks per page.' })
+  @emptyAsAbsent
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number from 1 to 100' })
+  @Min(1, { message: 'limit must be a whole number from 1 to 100' })
+  @Max(100, { message: 'limit must be a whole number from 1 to 100' })
+  limit: number = 20;
+
+  @ApiPropertyOptional({ description: "The previous page's next_cursor: the page after it, with the same filters.", maxLength: 200 })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsTaskCursor()
+  cursor?: string;
+}

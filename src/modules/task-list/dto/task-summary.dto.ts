@@ -1,0 +1,108 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { TASK_STATES } from '../../../common/tasks/task-kind.js';
+
+/** A task of any operation, as the cross-operation list shows it. */
+export class TaskSummaryDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  /** Its values are set on the OpenAPI document from the registry (see applyKindNames). */
+  @ApiProperty({ description: 'The operation (task kind).', example: 'video' })
+  kind!: string;
+
+  @ApiProperty({ example: 'team-video' })
+  owner!: string;
+
+  @ApiProperty({ enum: TASK_STATES, description: 'The normalized state: queued → running → succeeded | failed.', example: 'succeeded' })
+  state!: string;
+
+  @ApiProperty({ description: "The state as the operation's own API names it (Kling's succeed, Luma's completed, Suno's SUCCESS…).", example: 'completed' })
+  status!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: "The caller's own id of the task (external_task_id), when it gave one.", example: null })
+  external_id!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a worker first started it.' })
+  started_at!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it reached its final state.' })
+  finished_at!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why it failed.', example: null })
+  message!: string | null;
+
+  @ApiProperty({ type: 'integer', description: 'Credits charged at acceptance (a failed task gives them back).', example: 5 })
+  credits!: number;
+
+  @ApiProperty({ type: String, nullable: true, description: "The operation's own route that answers this task's record (GET, with the owner's API key).", example: '/video-b/v1/generations/0b6f3c1e-5d2a-4f7e-9c1b-2a3d4e5f6a7b' })
+  record_path!: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The operation's own route that answers this task's callback deliveries, when it has one (GET /tasks/{id}/callbacks answers them for every operation).",
+    example: '/video-b/v1/generations/0b6f3c1e-5d2a-4f7e-9c1b-2a3d4e5f6a7b/callbacks',
+  })
+  callbacks_path!: string | null;
+}
+
+export class TaskPageDto {
+  @ApiProperty({ type: TaskSummaryDto, isArray: true, description: 'Newest first (by creation time, then id).' })
+  tasks!: TaskSummaryDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass it as cursor for the next page (same filters); null on the last page.' })
+  next_cursor!: string | null;
+}
+
+export class TaskTimelineEntryDto {
+  @ApiProperty({ enum: TASK_STATES, example: 'running' })
+  state!: string;
+
+  @ApiProperty({ description: "The state as the operation's API names it.", example: 'dreaming' })
+  status!: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the task entered it.' })
+  at!: string;
+}
+
+export class TaskMediaDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ description: 'What the file is to its task: image, video, thumbnail, clip, cover…', example: 'video' })
+  role!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Its place among the files of its role (from 0).', example: 0 })
+  index!: number;
+
+  @ApiProperty({ example: 'video/mp4' })
+  content_type!: string;
+
+  @ApiProperty({ type: 'integer', example: 482113 })
+  size_bytes!: number;
+
+  @ApiProperty({ description: 'A signed link (GET /media/{id}, no key needed), on the base this request used (PUBLIC_BASE_URL when set).', example: 'http://localhost:3000/media/0b6f3c1e-5d2a-4f7e-9c1b-2a3d4e5f6a7b?expires=1795222444&signature=…' })
+  url!: string;
+}
+
+/** One task, as GET /tasks/{id} answers it: its summary, its states' times, its files and its record. */
+export class TaskDetailDto extends TaskSummaryDto {
+  @ApiProperty({ type: TaskTimelineEntryDto, isArray: true, description: 'The states it went through, in order, with when (what the task row records).' })
+  timeline!: TaskTimelineEntryDto[];
+
+  @ApiProperty({ type: TaskMediaDto, isArray: true, description: 'Its stored files (of a task that succeeded and whose media has not expired).' })
+  media!: TaskMediaDto[];
+
+  @ApiProperty({ description: 'Its media was removed by retention (RESULT_RETENTION_DAYS).', example: false })
+  media_expired!: boolean;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The operation's own record of the task, as record_path answers it (for the routes that wrap it, the envelope's data) and as its callbacks carry it.",
+  })
+  record!: Record<string, unknown>;
+}
