@@ -9,8 +9,20 @@ import { usePoll } from '../lib/use-poll.hook';
 
 type Protocol = CreateChannelDto['protocol'];
 
+type Operation = CreateChannelDto['operations'][number];
+const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
+/** The operations each protocol takes (a gateway channel: one group, as its base URL is one). */
+const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand'], luma: ['video'], suno: ['audio', 'music'], gateway: OPERATIONS };
+const BASE_URL_HINT: Record<Protocol, string> = {
+  kling: 'https://api-singapore.klingai.com',
+  luma: 'https://api.lumalabs.ai/dream-machine/v1',
+  suno: 'https://aggregator.example/suno',
+  gateway: 'https://other-gateway/video-a',
+};
+
 interface ChannelForm {
   name: string;
+  operations: Operation[];
   protocol: Protocol;
   base_url: string;
   access_key: string;
@@ -21,10 +33,10 @@ interface ChannelForm {
   max_running: string;
 }
 
-const EMPTY: ChannelForm = { name: '', protocol: 'kling', base_url: '', access_key: '', secret_key: '', api_key: '', weight: '100', priority: '0', max_running: '' };
+const EMPTY: ChannelForm = { name: '', operations: ['expand'], protocol: 'kling', base_url: '', access_key: '', secret_key: '', api_key: '', weight: '100', priority: '0', max_running: '' };
 
 function formOf(c: ChannelDto): ChannelForm {
-  return { ...EMPTY, name: c.name, protocol: c.protocol as Protocol, base_url: c.base_url, weight: String(c.weight), priority: String(c.priority), max_running: c.max_running === null ? '' : String(c.max_running) };
+  return { ...EMPTY, name: c.name, operations: c.operations as Operation[], protocol: c.protocol as Protocol, base_url: c.base_url, weight: String(c.weight), priority: String(c.priority), max_running: c.max_running === null ? '' : String(c.max_running) };
 }
 
 /** The credentials typed (write-only: never read back); none typed on an edit keeps the stored ones. */
@@ -41,7 +53,7 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const prefix = channel ? `edit-${channel.id}` : 'new-channel';
-  const input = (name: keyof ChannelForm, label: string, attrs: InputHTMLAttributes<HTMLInputElement> = {}) => (
+  const input = (name: Exclude<keyof ChannelForm, 'operations'>, label: string, attrs: InputHTMLAttributes<HTMLInputElement> = {}) => (
     <div class="field">
       <label for={`${prefix}-${name}`}>{label}</label>
       <input id={`${prefix}-${name}`} value={form[name]} onInput={(e) => setForm({ ...form, [name]: e.currentTarget.value })} autoComplete="off" spellcheck={false} {...attrs} />
@@ -54,7 +66,7 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
     try {
       const common = { name: form.name.trim(), protocol: form.protocol, base_url: form.base_url.trim(), weight: int(form.weight), priority: int(form.priority), max_running: form.max_running.trim() === '' ? null : Number(form.max_running) };
       if (channel) {
-        const body: UpdateChannelDtoWritable = { ...common, operations: ['expand'] };
+        const body: UpdateChannelDtoWritable = { ...common, operations: form.operations };
         const credentials = credentialsOf(form);
         if (credentials) body.credentials = credentials;
         if (channel.protocol === form.protocol && channel.base_url === body.base_url && !credentials) {
@@ -64,7 +76,7 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
         const saved = await call(updateChannel({ path: { id: channel.id }, body }));
         onDone(`Channel ${saved.name} saved.`);
       } else {
-        const saved = await call(createChannel({ body: { ...common, operations: ['expand'], credentials: credentialsOf(form) ?? {} } }));
+        const saved = await call(createChannel({ body: { ...common, operations: form.operations, credentials: credentialsOf(form) ?? {} } }));
         onDone(`Channel ${saved.name} added (${saved.status}).`);
       }
     } catch (err) {
@@ -78,12 +90,35 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
       {input('name', 'Name', { required: true })}
       <div class="field">
         <label for={`${prefix}-protocol`}>Protocol</label>
-        <select id={`${prefix}-protocol`} value={form.protocol} onChange={(e) => setForm({ ...form, protocol: e.currentTarget.value as Protocol })}>
-          <option value="kling">kling (Kling's API: access key and secret key)</option>
+        <select
+          id={`${prefix}-protocol`}
+          value={form.protocol}
+          onChange={(e) => {
+            const protocol = e.currentTarget.value as Protocol;
+            const allowed = form.operations.filter((o) => PROTOCOL_OPERATIONS[protocol].includes(o));
+            setForm({ ...form, protocol, operations: allowed.length ? allowed : [PROTOCOL_OPERATIONS[protocol][0]] });
+          }}
+        >
+          <option value="kling">kling (Kling's API, expand: access key and secret key)</option>
+          <option value="luma">luma (Luma's API, video: an API key)</option>
+          <option value="suno">suno (a Suno-style aggregator, audio and music: an API key)</option>
           <option value="gateway">gateway (this interface: an API key)</option>
         </select>
       </div>
-      {input('base_url', 'Base URL', { type: 'url', required: true, placeholder: 'https://api-singapore.klingai.com' })}
+      <fieldset>
+        <legend>Operations</legend>
+        {OPERATIONS.filter((o) => PROTOCOL_OPERATIONS[form.protocol].includes(o)).map((o) => (
+          <label key={o} class="check">
+            <input
+              type="checkbox"
+              checked={form.operations.includes(o)}
+              onChange={(e) => setForm({ ...form, operations: e.currentTarget.checked ? [...form.operations, o] : form.operations.filter((x) => x !== o) })}
+            />{' '}
+            {o}
+          </label>
+        ))}
+      </fieldset>
+      {input('base_url', 'Base URL', { type: 'url', required: true, placeholder: BASE_URL_HINT[form.protocol] })}
       <fieldset>
         <legend>Credentials (write-only{channel ? ': leave empty to keep the stored ones' : ''})</legend>
         {form.protocol === 'kling' ? (
@@ -136,7 +171,7 @@ export function ChannelsPage(): JSX.Element {
   return (
     <section>
       <h1 tabIndex={-1}>Channels</h1>
-      <p class="lead">Upstream accounts for expand tasks: their health, and what to do with them. Credentials are write-only: only their last 4 characters are shown.</p>
+      <p class="lead">Upstream accounts for every relayed operation: their health, and what to do with them. Credentials are write-only: only their last 4 characters are shown.</p>
       <Notice>{notice}</Notice>
       <ErrorMessage error={error} title="The action failed" />
       <ErrorMessage error={channels.error} title="Could not load the channels" />
@@ -151,10 +186,18 @@ export function ChannelsPage(): JSX.Element {
               {c.status}
               {c.status_reason ? ` (${c.status_reason})` : ''}
             </dd>
+            <dt>Operations</dt>
+            <dd>{c.operations.join(', ')}</dd>
             <dt>Circuit</dt>
             <dd>
-              {c.circuit_state}
-              {c.circuit_open_until ? ` until ${formatTime(c.circuit_open_until)}` : ''} · {c.consecutive_failures} failures in a row
+              {c.health.state}
+              {c.health.open_until ? ` until ${formatTime(c.health.open_until)}` : ''} · {c.health.consecutive_failures} failures in a row
+            </dd>
+            <dt>Last 5 minutes</dt>
+            <dd>
+              {c.health.requests_5m} requests
+              {c.health.success_rate_5m !== null ? ` · ${Math.round(c.health.success_rate_5m * 100)} % answered` : ''}
+              {c.health.p50_latency_ms_5m !== null ? ` · p50 ${c.health.p50_latency_ms_5m} ms` : ''}
             </dd>
             <dt>Running tasks</dt>
             <dd>
@@ -169,7 +212,7 @@ export function ChannelsPage(): JSX.Element {
               {Object.entries(c.credentials)
                 .map(([k, v]) => `${k} ${v}`)
                 .join(', ') || '—'}
-              {c.source === 'config' ? ' · from the configuration (RELAY_EXPAND_URL)' : ''}
+              {c.source === 'config' ? ' · from the configuration (RELAY_<OP>_URL)' : ''}
             </dd>
           </dl>
           <p class="actions">
