@@ -33,8 +33,12 @@ function LimitsForm({ owner }: { owner: string }): JSX.Element {
   const [draft, setDraft] = useState<Draft | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // The form starts from the owner's limits and then belongs to the user: a later load (after a save)
+  // refreshes what is shown as "Now", never what the user is editing.
+  useEffect(() => setDraft(null), [owner]);
   useEffect(() => {
-    if (limits.data) setDraft(draftOf(limits.data));
+    const loaded = limits.data;
+    if (loaded) setDraft((d) => d ?? draftOf(loaded));
   }, [limits.data]);
   const save = async (event: Event) => {
     event.preventDefault();
@@ -56,6 +60,7 @@ function LimitsForm({ owner }: { owner: string }): JSX.Element {
     try {
       const saved = await call(setOwnerLimits({ path: { owner }, body }));
       setNotice(`Limits of ${owner} saved: ${LIMITS.map((l) => `${l.label.toLowerCase()} ${formatLimit(saved[l.field])}`).join(', ')}.`);
+      setDraft(draftOf(saved));
       limits.reload();
     } catch (err) {
       setError(err);
