@@ -261,7 +261,8 @@ describe('circuit breaking', () => {
       const channel = async () => (await api(t.url, 'GET', `/admin/channels/${flakyCh.id}`, { key: ADMIN })).body;
       const flakyPosts = () => flaky.server.requests.filter((r) => r.method === 'POST').length;
       expect(await run()).toBe(goodCh.id);
-      await pollUntil(channel, (c) => c.busy_until === null, { what: 'the flaky channel to rest' });
+      const once = await channel(); // one failure: below the threshold
+      expect([once.circuit_state, once.consecutive_failures]).toEqual(['closed', 1]);
       expect(await run()).toBe(goodCh.id);
       const open = await channel();
       expect([open.circuit_state, open.consecutive_failures, typeof open.circuit_open_until]).toEqual(['open', 0, 'string']);
@@ -283,6 +284,80 @@ describe('circuit breaking', () => {
       await good.close();
     }
   });
+
+  it("opens at once for an upstream's Retry-After, for that long (no failure counted), and one task probes it after", async () => {
+    const told = await startFakeKling('ak-told-000001', 'sk-told-secret-0001');
+    told.knobs.createBusy = 1_000_000;
+    told.knobs.busyAnswer = { status: 429, code: 1303, retryAfter: '3' };
+    const good = await startFakeKling('ak-good3-000002', 'sk-good3-secret-02');
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
+    try {
+      const add = (name: string, url: string, access: string, secret: string, priority: number) =>
+        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
+      const toldCh = (await add('told', told.url, 'ak-told-000001', 'sk-told-secret-0001', 10)).body;
+      const goodCh = (await add('good3', good.url, 'ak-good3-000002', 'sk-good3-secret-02', 0)).body;
+      const key = await t.createKey('team-retry-after');
+      const image = (await png(300, 300)).toString('base64');
+      const run = async () => {
+        const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
+        await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: `task ${id}` });
+        return (await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id;
+      };
+      const channel = async () => (await api(t.url, 'GET', `/admin/channels/${toldCh.id}`, { key: ADMIN })).body;
+      const toldPosts = () => told.server.requests.filter((r) => r.method === 'POST').length;
+      const before = Date.now();
+      expect(await run()).toBe(goodCh.id);
+      const open = await channel();
+      expect([open.circuit_state, open.consecutive_failures, open.health.state]).toEqual(['open', 0, 'open']);
+      // for the 3 s it asked, give or take the time the request took: not the 30 s of CHANNEL_CIRCUIT_OPEN_S
+      const openFor = new Date(open.circuit_open_until).getTime() - before;
+      expect(openFor).toBeGreaterThan(2_000);
+      expect(openFor).toBeLessThan(3_000 + (Date.now() - before));
+      expect(t.logs.lines.find((l) => l.msg === 'channel circuit opened' && l.channel_id === toldCh.id)).toEqual(expect.objectContaining({ level: 'warn', open_s: 3, reason: 'Retry-After' }));
+      expect(t.logs.lines.find((l) => l.msg === 'a channel did not take a task; trying another' && l.channel_id === toldCh.id)).toEqual(expect.objectContaining({ status: 429, upstream_code: 1303, retry_after_s: 3 }));
+      // while open, tasks pass it by
+      const posts = toldPosts();
+      expect(await run()).toBe(goodCh.id);
+      expect(toldPosts()).toBe(posts);
+      // once the time is over, one task probes it; it has recovered and closes
+      told.knobs.createBusy = 0;
+      await pollUntil(channel, (c) => new Date(c.circuit_open_until).getTime() <= Date.now(), { what: 'the Retry-After to pass', timeoutMs: 10_000 });
+      expect(await run()).toBe(toldCh.id);
+      expect((await channel()).circuit_state).toBe('closed');
+    } finally {
+      await t.close();
+      await told.close();
+      await good.close();
+    }
+  });
+  it('with nowhere else to go, 20 waiting tasks do not each knock: the channel gets its threshold, then one probe per open period, and each task is created once when it recovers', async () => {
+    const solo = await startFakeKling('ak-solo-000001', 'sk-solo-secret-0001');
+    solo.knobs.createBusy = 1_000_000;
+    solo.knobs.busyAnswer = { status: 200, code: 1303 };
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY, CHANNEL_CIRCUIT_OPEN_S: '1', WORKER_CONCURRENCY: '4' });
+    try {
+      const created = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'solo', operations: ['expand'], protocol: 'kling', base_url: solo.url, credentials: { access_key: 'ak-solo-000001', secret_key: 'sk-solo-secret-0001' } } });
+      const key = await t.createKey('team-solo');
+      const image = (await png(300, 300)).toString('base64');
+      const ids = await Promise.all(Array.from({ length: 20 }, async () => (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string));
+      const openings = async () => (await queryDb<{ openings: number }>(t.db, 'SELECT openings FROM channels WHERE id = $1', [created.body.id]))[0].openings;
+      // opened at the threshold (5), then two probes failed (open 1 s, then 2 s): about 3 s of 20 tasks waiting
+      await pollUntil(openings, (n) => n >= 3, { what: 'the circuit to open and two probes to fail', timeoutMs: 20_000 });
+      const posts = solo.server.requests.filter((r) => r.method === 'POST').length;
+      expect(posts).toBeGreaterThanOrEqual(5 + 2);
+      expect(posts).toBeLessThanOrEqual(5 + 4 + 2); // the threshold, the creates in flight when it opened (WORKER_CONCURRENCY), two probes
+      solo.knobs.createBusy = 0;
+      await pollUntil(
+        () => queryDb<{ state: string; n: number }>(t.db, 'SELECT state, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) GROUP BY state', [ids]),
+        (rows) => rows.length === 1 && rows[0].state === 'succeeded',
+        { timeoutMs: 60_000, what: 'the 20 tasks to succeed once the channel recovers' },
+      );
+      expect([...solo.created.values()].map((c) => c.body.external_task_id).sort()).toEqual([...ids].sort());
+    } finally {
+      await t.close();
+      await solo.close();
+    }
+  }, 90_000);
 });
 
 describe('a task no channel can take', () => {
@@ -303,7 +378,7 @@ describe('a task no channel can take', () => {
 });
 
 describe('failover between channels: a busy or unreachable account is passed over, never sent the same task twice', () => {
-  it('runs 30 tasks on the working channel while one answers 1303 and one refuses connections; the refusing ones rest instead of being knocked on', async () => {
+  it('runs 30 tasks on the working channel while one answers 1303 and one refuses connections; their circuits open instead of being knocked on', async () => {
     const busy = await startFakeKling('ak-busy-000001', 'sk-busy-secret-000001');
     busy.knobs.createBusy = 1_000_000;
     busy.knobs.busyAnswer = { status: 200, code: 1303 };
@@ -333,7 +408,7 @@ describe('failover between channels: a busy or unreachable account is passed ove
       expect(busy.created.size).toBe(0);
       const holders = await queryDb<{ channel_id: string }>(t.db, 'SELECT DISTINCT channel_id FROM tasks WHERE id = ANY($1::uuid[])', [ids]);
       expect(holders).toEqual([{ channel_id: goodCh.id }]);
-      // the refusing channels rested instead of receiving a create per task and per retry
+      // the refusing channels' circuits opened instead of receiving a create per task and per retry
       const busyCreates = busy.server.requests.filter((r) => r.method === 'POST').length;
       expect(busyCreates).toBeGreaterThan(0);
       expect(busyCreates).toBeLessThan(30);
@@ -360,8 +435,8 @@ describe('failover between channels: a busy or unreachable account is passed ove
       // each refusal is logged with the channel and the task, never a credential
       const refusals = t.logs.lines.filter((l) => l.msg === 'a channel did not take a task; trying another');
       expect(refusals.length).toBeGreaterThan(0);
-      expect(refusals[0]).toEqual(expect.objectContaining({ channel_id: expect.any(String), task_id: expect.any(String), rest_s: expect.any(Number) }));
-      expect(refusals.find((l) => l.channel === 'busy')).toEqual(expect.objectContaining({ outcome: 'busy', status: 200, upstream_code: 1303, rest_s: 0.2 }));
+      expect(refusals[0]).toEqual(expect.objectContaining({ channel_id: expect.any(String), task_id: expect.any(String), retry_after_s: null }));
+      expect(refusals.find((l) => l.channel === 'busy')).toEqual(expect.objectContaining({ outcome: 'busy', status: 200, upstream_code: 1303, retry_after_s: null }));
       expect(refusals.find((l) => l.channel === 'down')).toEqual(expect.objectContaining({ outcome: 'unreachable', status: null, reason: expect.stringMatching(/ECONNREFUSED|did not answer/) }));
       expect(JSON.stringify(t.logs.lines)).not.toMatch(/sk-(busy|good|down)-secret/);
     } finally {

@@ -88,7 +88,7 @@ export class SafeFetchService {
         continue;
       }
       if (!options.acceptAnyStatus && (response.status < 200 || response.status >= 300)) {
-        throw new OutboundError('status', `the server answered HTTP ${response.status}`, response.status, retryAfter(response.headers));
+        throw new OutboundError('status', `the server answered HTTP ${response.status}`, response.status, retryAfterOf(response.headers));
       }
       return response;
     }
@@ -225,7 +225,8 @@ export class SafeFetchService {
   }
 }
 
-function retryAfter(headers: IncomingHttpHeaders): number | undefined {
+/** Retry-After in seconds, given as seconds or as an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
+export function retryAfterOf(headers: IncomingHttpHeaders): number | undefined {
   const value = headers['retry-after'];
   if (!value) return undefined;
   const seconds = Number(value);

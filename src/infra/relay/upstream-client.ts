@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { SignJWT } from 'jose';
 import { AppConfig } from '../config/app-config.js';
-import { OutboundError, SafeFetchService } from '../outbound/safe-fetch.service.js';
+import { OutboundError, retryAfterOf, SafeFetchService } from '../outbound/safe-fetch.service.js';
 import { Tracing } from '../tracing/tracing.service.js';
 
 /** The upstream did not give a usable answer now; trying again later may work. */
@@ -173,10 +173,10 @@ export class UpstreamClient {
           throw new UpstreamRefused(message, res.status, 'account');
         }
         if (res.status === 429 || res.status === 503) {
-          const wait = Number(res.headers['retry-after']);
-          last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, Number.isFinite(wait) && wait >= 0 ? wait : undefined, { status: res.status, code: typeof json.code === 'number' ? json.code : undefined });
+          const wait = retryAfterOf(res.headers);
+          last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, wait, { status: res.status, code: typeof json.code === 'number' ? json.code : undefined });
           if (options.failFast) throw last;
-          if (Number.isFinite(wait) && wait > 0 && wait <= 5) await sleep(wait * 1000);
+          if (wait !== undefined && wait > 0 && wait <= 5) await sleep(wait * 1000);
           continue;
         }
         if (res.status >= 500) {
@@ -245,3 +245,4 @@ export function pollDelaySeconds(startedAt: Date, pollMs: number): number {
   const elapsed = Date.now() - startedAt.getTime();
   return Math.min(Math.max(pollMs, elapsed / 10), pollMs * 15) / 1000;
 }
+

@@ -4,7 +4,7 @@ import { SweepLoop } from '../../common/tasks/sweep-loop.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
+import { OutboundError, retryAfterOf, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { orphanGraceS, QueueService } from '../../infra/queue/queue.service.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { type DeliveryRow, CallbacksRepository } from './callbacks.repository.js';
@@ -92,8 +92,8 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
         timeoutMs: this.config.callbacks.timeoutMs,
       });
       status = res.status;
-      const retryAfter = Number(res.headers['retry-after']);
-      if ((status === 429 || status === 503) && Number.isFinite(retryAfter)) retryAfterS = retryAfter;
+      const retryAfter = retryAfterOf(res.headers);
+      if ((status === 429 || status === 503) && retryAfter !== undefined) retryAfterS = retryAfter;
       if (status < 200 || status >= 300) error = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;

@@ -145,17 +145,21 @@ export class ChannelRouter {
   }
 
   /**
-   * The channel did not take the task, provably (busy, or unreachable before the request was sent): it
-   * rests for the wait it asked for (Retry-After, else CHANNEL_BUSY_S), so the tasks waiting for it do not
-   * each knock, and the refusal is logged once, with the channel and the task (never a credential).
+   * The channel did not take the task, provably (busy, or unreachable before the request was sent): the
+   * refusal is logged once, with the channel and the task (never a credential). An upstream that said
+   * when to come back (Retry-After) has its circuit opened for that long (capped at 10 min), so no task
+   * knocks before then and one probes after; otherwise the refusal counts toward the circuit's threshold.
    */
   private async refused(channel: ChannelHandle, taskId: string, err: UpstreamBusy, operation: string, ms: number): Promise<void> {
-    const restS = Math.min(Math.max(err.retryAfterS ?? CHANNEL_BUSY_S, CHANNEL_BUSY_S), 600);
+    const retryAfterS = err.retryAfterS ? Math.min(err.retryAfterS, 600) : null;
     const outcome = /did not answer/.test(err.message) ? 'unreachable' : 'busy';
-    if (channel.id) await this.channels.markBusy(channel.id, restS, err.message);
+    if (channel.id) await this.channels.noteError(channel.id, err.message);
     await this.attempt(taskId, channel, operation, outcome, err.message, ms);
-    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, outcome, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message, rest_s: restS });
-    await this.failed(channel);
+    this.logger.warn({ msg: 'a channel did not take a task; trying another', channel_id: channel.id, channel: channel.name, task_id: taskId, outcome, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message, retry_after_s: retryAfterS });
+    if (retryAfterS === null) return this.failed(channel);
+    if (channel.id && (await this.channels.openCircuitFor(channel.id, retryAfterS))) {
+      this.logger.warn({ msg: 'channel circuit opened', channel_id: channel.id, channel: channel.name, open_s: retryAfterS, reason: 'Retry-After' });
+    }
   }
 
   /** A failure of the channel itself counts toward opening its circuit. */
@@ -231,9 +235,6 @@ export class ChannelRouter {
     return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
   }
 }
-
-/** How long a channel rests after refusing for capacity without saying for how long (or being unreachable). */
-const CHANNEL_BUSY_S = 0.2;
 
 /** One of the channels, each as likely as its weight (all equally when none has weight). */
 function byWeight(channels: ChannelRow[]): ChannelRow {

@@ -95,7 +95,7 @@ export class ChannelsRepository {
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
     const rows = await this.prisma.$queryRawUnsafe<ChannelSqlRow[]>(
       `SELECT c.id, ${RUNNING} AS running_tasks FROM channels c
-       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND (c.busy_until IS NULL OR c.busy_until <= now()) AND NOT (c.id = ANY ($2::uuid[]))
+       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
          AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())`,
       operation,
       exclude,
@@ -132,14 +132,25 @@ export class ChannelsRepository {
     });
   }
 
-  /** The channel refused for capacity or could not be reached: no new task tries it for `seconds`. */
-  async markBusy(channelId: string, seconds: number, error: string): Promise<void> {
-    await this.prisma.$executeRawUnsafe(
-      `UPDATE channels SET busy_until = GREATEST(COALESCE(busy_until, now()), now() + make_interval(secs => $2::float8)), last_error = $3, last_error_at = now() WHERE id = $1::uuid`,
+  /** The channel's last refusal or failure, in the upstream's words (never a credential). */
+  async noteError(channelId: string, error: string): Promise<void> {
+    await this.prisma.$executeRawUnsafe(`UPDATE channels SET last_error = $2, last_error_at = now() WHERE id = $1::uuid`, channelId, error.slice(0, 500));
+  }
+
+  /**
+   * The upstream said when to come back: the circuit is open until then (never shortened), with no
+   * failure counted toward the next opening's length. Answers whether it was closed (or half-open) before.
+   */
+  async openCircuitFor(channelId: string, seconds: number): Promise<boolean> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ opened: boolean }[]>(
+      `WITH old AS (SELECT id, circuit_state FROM channels WHERE id = $1::uuid FOR UPDATE)
+       UPDATE channels c SET circuit_state = 'open', consecutive_failures = 0,
+              circuit_open_until = GREATEST(CASE WHEN old.circuit_state = 'open' THEN c.circuit_open_until END, now() + make_interval(secs => $2::float8))
+       FROM old WHERE c.id = old.id RETURNING old.circuit_state <> 'open' AS opened`,
       channelId,
       seconds,
-      error.slice(0, 500),
     );
+    return row?.opened ?? false;
   }
 
   /** An enabled channel stops taking tasks with the upstream's reason (one an admin disabled stays so). */
@@ -154,7 +165,7 @@ export class ChannelsRepository {
 
   /** An auto-disabled channel takes tasks again (after a passing test); one an admin disabled is left alone. */
   async reenableAuto(channelId: string): Promise<boolean> {
-    return (await this.prisma.$executeRawUnsafe(`UPDATE channels SET status = 'enabled', status_reason = NULL, busy_until = NULL, updated_at = now() WHERE id = $1::uuid AND status = 'auto_disabled'`, channelId)) === 1;
+    return (await this.prisma.$executeRawUnsafe(`UPDATE channels SET status = 'enabled', status_reason = NULL, updated_at = now() WHERE id = $1::uuid AND status = 'auto_disabled'`, channelId)) === 1;
   }
 
   /**

@@ -227,7 +227,6 @@ function toDto(c: ChannelRow, recent: ChannelRecent | undefined): ChannelDto {
     status_reason: c.statusReason,
     source: c.source,
     running_tasks: c.runningTasks,
-    busy_until: c.busyUntil && c.busyUntil > new Date() ? c.busyUntil.toISOString() : null,
     last_error: c.lastError,
     last_error_at: c.lastErrorAt?.toISOString() ?? null,
     circuit_state: c.circuitState,

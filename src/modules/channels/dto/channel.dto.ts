@@ -165,16 +165,13 @@ export class ChannelDto {
   @ApiProperty({ description: 'Unfinished tasks it holds (running, or created upstream and polled).', example: 0 })
   running_tasks!: number;
 
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'It refused for capacity or could not be reached: no new task tries it before then.', example: null })
-  busy_until!: string | null;
-
   @ApiProperty({ type: String, nullable: true, description: 'Its last refusal or failure, in the upstream\'s words (never a credential).', example: null })
   last_error!: string | null;
 
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
   last_error_at!: string | null;
 
-  @ApiProperty({ enum: ['closed', 'open', 'half_open'], description: 'open: no task goes to it until circuit_open_until; then one probe (half_open) closes or reopens it.', example: 'closed' })
+  @ApiProperty({ enum: ['closed', 'open', 'half_open'], description: 'open (after CHANNEL_FAILURE_THRESHOLD failures in a row, or for an upstream\'s Retry-After): no task goes to it until circuit_open_until; then one probe (half_open) closes or reopens it.', example: 'closed' })
   circuit_state!: string;
 
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
