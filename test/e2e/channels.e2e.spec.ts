@@ -12,6 +12,17 @@ const ADMIN = 'admin-secret-0123456789';
 const SECRET_KEY = 'a'.repeat(64);
 const EXPAND = '/video-a/v1/images/editing/expand';
 const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_expansion_ratio: 0, right_expansion_ratio: 0 };
+
+/** Adds a Kling-protocol channel for expand through the admin API. */
+const addKling = (t: TestApp, name: string, url: string, [access, secret]: [string, string], priority = 0) =>
+  api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
+
+/** Submits one expand task, waits for it to succeed, and answers the channel that holds it. */
+async function runExpand(t: TestApp, key: string, image: string): Promise<string> {
+  const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
+  await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: `task ${id}` });
+  return (await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id;
+}
 const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ADMIN_API_KEY: ADMIN };
 const SECRETS = { a: ['ak-account-a-0001', 'sk-account-a-secret-1111'], b: ['ak-account-b-0002', 'sk-account-b-secret-2222'] };
 
@@ -207,10 +218,8 @@ describe('dead credentials', () => {
     const spare = await startFakeKling('ak-spare-000002', 'sk-spare-secret-0002');
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
     try {
-      const add = (name: string, url: string, access: string, secret: string, priority: number) =>
-        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
-      const first = (await add('revoked', revoked.url, 'ak-revoked-000001', 'sk-revoked-secret-01', 10)).body;
-      const spareCh = (await add('spare', spare.url, 'ak-spare-000002', 'sk-spare-secret-0002', 0)).body;
+      const first = (await addKling(t, 'revoked', revoked.url, ['ak-revoked-000001', 'sk-revoked-secret-01'], 10)).body;
+      const spareCh = (await addKling(t, 'spare', spare.url, ['ak-spare-000002', 'sk-spare-secret-0002'], 0)).body;
       const key = await t.createKey('team-dead');
       const res = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } });
       const id = res.body.data.task_id as string;
@@ -247,17 +256,11 @@ describe('circuit breaking', () => {
     const good = await startFakeKling('ak-good2-000002', 'sk-good2-secret-02');
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY, CHANNEL_FAILURE_THRESHOLD: '2', CHANNEL_CIRCUIT_OPEN_S: '2' });
     try {
-      const add = (name: string, url: string, access: string, secret: string, priority: number) =>
-        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
-      const flakyCh = (await add('flaky', flaky.url, 'ak-flaky-000001', 'sk-flaky-secret-001', 10)).body;
-      const goodCh = (await add('good2', good.url, 'ak-good2-000002', 'sk-good2-secret-02', 0)).body;
+      const flakyCh = (await addKling(t, 'flaky', flaky.url, ['ak-flaky-000001', 'sk-flaky-secret-001'], 10)).body;
+      const goodCh = (await addKling(t, 'good2', good.url, ['ak-good2-000002', 'sk-good2-secret-02'], 0)).body;
       const key = await t.createKey('team-circuit');
       const image = (await png(300, 300)).toString('base64');
-      const run = async () => {
-        const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
-        await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: `task ${id}` });
-        return (await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id;
-      };
+      const run = () => runExpand(t, key, image);
       const channel = async () => (await api(t.url, 'GET', `/admin/channels/${flakyCh.id}`, { key: ADMIN })).body;
       const flakyPosts = () => flaky.server.requests.filter((r) => r.method === 'POST').length;
       expect(await run()).toBe(goodCh.id);
@@ -292,17 +295,11 @@ describe('circuit breaking', () => {
     const good = await startFakeKling('ak-good3-000002', 'sk-good3-secret-02');
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
     try {
-      const add = (name: string, url: string, access: string, secret: string, priority: number) =>
-        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret }, priority } });
-      const toldCh = (await add('told', told.url, 'ak-told-000001', 'sk-told-secret-0001', 10)).body;
-      const goodCh = (await add('good3', good.url, 'ak-good3-000002', 'sk-good3-secret-02', 0)).body;
+      const toldCh = (await addKling(t, 'told', told.url, ['ak-told-000001', 'sk-told-secret-0001'], 10)).body;
+      const goodCh = (await addKling(t, 'good3', good.url, ['ak-good3-000002', 'sk-good3-secret-02'], 0)).body;
       const key = await t.createKey('team-retry-after');
       const image = (await png(300, 300)).toString('base64');
-      const run = async () => {
-        const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
-        await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: `task ${id}` });
-        return (await queryDb<{ channel_id: string }>(t.db, 'SELECT channel_id FROM tasks WHERE id = $1', [id]))[0].channel_id;
-      };
+      const run = () => runExpand(t, key, image);
       const channel = async () => (await api(t.url, 'GET', `/admin/channels/${toldCh.id}`, { key: ADMIN })).body;
       const toldPosts = () => told.server.requests.filter((r) => r.method === 'POST').length;
       const before = Date.now();
@@ -336,7 +333,7 @@ describe('circuit breaking', () => {
     solo.knobs.busyAnswer = { status: 200, code: 1303 };
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY, CHANNEL_CIRCUIT_OPEN_S: '1', WORKER_CONCURRENCY: '4' });
     try {
-      const created = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'solo', operations: ['expand'], protocol: 'kling', base_url: solo.url, credentials: { access_key: 'ak-solo-000001', secret_key: 'sk-solo-secret-0001' } } });
+      const created = await addKling(t, 'solo', solo.url, ['ak-solo-000001', 'sk-solo-secret-0001']);
       const key = await t.createKey('team-solo');
       const image = (await png(300, 300)).toString('base64');
       const ids = await Promise.all(Array.from({ length: 20 }, async () => (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string));
@@ -386,11 +383,9 @@ describe('failover between channels: a busy or unreachable account is passed ove
     const closedPort = await freePort(); // nothing listens there: connections are refused before anything is sent
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY });
     try {
-      const add = (name: string, url: string, access: string, secret: string) =>
-        api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['expand'], protocol: 'kling', base_url: url, credentials: { access_key: access, secret_key: secret } } });
-      const busyCh = (await add('busy', busy.url, 'ak-busy-000001', 'sk-busy-secret-000001')).body;
-      const downCh = (await add('down', `http://127.0.0.1:${closedPort}`, 'ak-down-000003', 'sk-down-secret-000003')).body;
-      const goodCh = (await add('good', good.url, 'ak-good-000002', 'sk-good-secret-000002')).body;
+      const busyCh = (await addKling(t, 'busy', busy.url, ['ak-busy-000001', 'sk-busy-secret-000001'])).body;
+      const downCh = (await addKling(t, 'down', `http://127.0.0.1:${closedPort}`, ['ak-down-000003', 'sk-down-secret-000003'])).body;
+      const goodCh = (await addKling(t, 'good', good.url, ['ak-good-000002', 'sk-good-secret-000002'])).body;
       const key = await t.createKey('team-failover');
       const image = (await png(300, 300)).toString('base64');
       const ids = await Promise.all(
