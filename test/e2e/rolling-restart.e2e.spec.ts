@@ -49,7 +49,7 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
     const dirs = [await mkdtemp(path.join(tmpdir(), 'mgw-roll-a-')), await mkdtemp(path.join(tmpdir(), 'mgw-roll-b-'))];
     // a lease far longer than the test: only the hand-back can move A's running tasks to B in time
     // A task A started less than 0.3 s before SIGTERM still needs over 3 s of its 3.5 s sandbox delay, more
-    // than the drain's 2.25 s (SHUTDOWN_TIMEOUT_S 3, less its closing quarter): A surely hands it back.
+    // than A's drain lasts (SHUTDOWN_TIMEOUT_S 3 leaves it half a second): A surely hands it back.
     const common = { DATABASE_URL: db.url, STORAGE_DRIVER: 'postgres', SANDBOX_DELAY_MS: '3500', WORKER_LEASE_S: '120', WORKER_CONCURRENCY: '3', SHUTDOWN_TIMEOUT_S: '3', LOG_LEVEL: 'info' };
     const cli = Child.start('dist/cli/key-create.js', ['--owner', 'roll', '--name', 'test'], { ...common, DATA_DIR: dirs[0] });
     expect((await cli.exited).code).toBe(0);

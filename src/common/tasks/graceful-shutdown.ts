@@ -13,6 +13,8 @@ const CLOSE_RESERVE_MS = 3000;
  * check) already on its way over one is answered (readiness 503, `Connection: close`), not reset.
  */
 const IDLE_GRACE_MS = 1500;
+/** How long the drain waits at least for claims already sent to be answered (they take milliseconds). */
+const CLAIM_ANSWER_MS = 1000;
 
 /**
  * A rolling restart that loses nothing. From the first moment readiness answers 503 (a load balancer
@@ -20,6 +22,10 @@ const IDLE_GRACE_MS = 1500;
  * answer closing its connection. Workers fetch no more jobs; running ones may finish until the drain's
  * deadline, and the tasks still running then are handed back to the queue for another instance to take
  * at once. All of it within SHUTDOWN_TIMEOUT_S, less a moment to close the rest.
+ *
+ * The hand-back comes after every claim this worker sent has been answered (a job taken but not yet
+ * claimed is given to the others instead), so no task is claimed here after it: the window where a
+ * task is held by a stopped instance until its lease runs out is closed.
  */
 @Injectable()
 export class GracefulShutdown {
@@ -37,8 +43,14 @@ export class GracefulShutdown {
     this.state.begin();
     const deadline = Date.now() + Math.max(500, timeoutS * 1000 - CLOSE_RESERVE_MS);
     const requests = this.closeListener(deadline);
-    const stillRunning = await this.queue.drain(deadline - Math.min(2000, (timeoutS * 1000) / 4));
-    if (stillRunning > 0) await this.sweeper.handBack(this.runner.worker);
+    const handBackAt = deadline - Math.min(2000, (timeoutS * 1000) / 4);
+    await this.queue.drain(handBackAt);
+    // Every claim sent has been answered before the hand-back, so it reaches every task this worker holds;
+    // one still unanswered then (a stuck database) lands on a stopped worker, which the others' sweep takes back.
+    if (this.runner.claimsInFlight > 0) this.logger.log(`waiting for ${this.runner.claimsInFlight} claim(s) in flight before the hand-back`);
+    const unanswered = await this.runner.stopClaiming(Math.max(deadline, Date.now() + CLAIM_ANSWER_MS));
+    if (unanswered > 0) this.logger.warn(`${unanswered} claim(s) still unanswered at the hand-back; another instance's sweep will take their tasks back`);
+    await this.sweeper.handBack(this.runner.worker);
     await requests;
   }
 

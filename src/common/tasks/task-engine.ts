@@ -50,7 +50,7 @@ export class TaskEngine implements OnApplicationBootstrap {
 
   /** Every kind's queue exists on every instance before the first request; instances with workers consume them. */
   async onApplicationBootstrap(): Promise<void> {
-    for (const kind of this.lifecycle.kinds) await this.queue.createQueue(taskJobName(kind.definition.name), TASK_QUEUE);
+    await this.queue.createQueues(this.lifecycle.kinds.map((kind) => [taskJobName(kind.definition.name), TASK_QUEUE]));
     if (!this.config.runsWorkers) return;
     for (const kind of this.lifecycle.kinds) {
       await this.queue.work(taskJobName(kind.definition.name), this.config.workerConcurrency, ({ taskId }, job) => this.runner.run(kind, taskId, job.priority));

@@ -3,8 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import { RESUME_PRIORITY, taskJobName } from '../../infra/queue/jobs.js';
-import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
+import type { JobResult } from '../../infra/queue/queue.service.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKind } from './task-kind.js';
@@ -36,12 +35,15 @@ export class TaskRunner {
   private readonly logger = new Logger(TaskRunner.name);
   /** This instance's worker identity (lease owner). */
   readonly worker = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  /** Set at shutdown: no claim is sent any more (see stopClaiming). */
+  private closing = false;
+  /** Claims sent and not yet answered. */
+  private readonly claims = new Set<Promise<unknown>>();
 
   constructor(
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
     private readonly metrics: MetricsService,
-    private readonly queue: QueueService,
     private readonly workDir: WorkDirService,
     private readonly tasks: TaskRepository,
     private readonly states: TaskStatesRepository,
@@ -61,7 +63,14 @@ export class TaskRunner {
     return this.workDir.inScope(async (files) => {
       const claimedFrom = Date.now();
       const durably: Durably = (work) => this.database.retryWhileUnavailable(work);
-      const claim = await durably(() => this.states.claim(id, this.worker, this.config.workerLeaseS, this.lifecycle.claimRules(kind), this.lifecycle.onChange));
+      if (this.closing) {
+        // Shutting down: this job's task goes to another instance now rather than be claimed here.
+        await durably(() => this.states.giveBack(id, priority));
+        return;
+      }
+      const claiming = durably(() => this.states.claim(id, this.worker, this.config.workerLeaseS, this.lifecycle.claimRules(kind), this.lifecycle.onChange));
+      this.claims.add(claiming);
+      const claim = await claiming.finally(() => this.claims.delete(claiming));
       if (!claim) return; // finished, deleted, or held by a live worker: nothing to do
       if (claim.kind === 'deferred') {
         await durably(() => this.states.defer(id, priority));
@@ -80,11 +89,29 @@ export class TaskRunner {
     });
   }
 
+  /** Claims sent and not yet answered. */
+  get claimsInFlight(): number {
+    return this.claims.size;
+  }
+
+  /**
+   * At shutdown, once the queue fetches no more jobs: no claim is sent any more (a job taken but not
+   * claimed is given to the other instances), and this resolves when the claims already sent have been
+   * answered, or at `deadline`. Then every task this worker holds is known to the database, and the
+   * hand-back (TaskSweeper.handBack) reaches them all. Answers how many claims are still unanswered.
+   */
+  async stopClaiming(deadline: number): Promise<number> {
+    this.closing = true;
+    while (this.claims.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...this.claims]), new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())]);
+    }
+    return this.claims.size;
+  }
+
   private async runClaimed(kind: TaskKind, task: Task, ctx: StepContext, durably: Durably): Promise<void> {
     const { id } = task;
     const leaseS = this.config.workerLeaseS;
     const fail = (reason: string) => durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
-    const next = (seconds: number) => durably(() => this.queue.send(taskJobName(kind.definition.name), { taskId: id }, { startAfterSeconds: seconds, priority: RESUME_PRIORITY }));
     if (task.deadlineAt.getTime() <= Date.now()) {
       await fail(this.lifecycle.timeoutReason(kind));
       return;
@@ -102,8 +129,7 @@ export class TaskRunner {
         if (!(err instanceof TaskFailure) && (await this.database.confirm(err))) {
           // The step needed the database and it went away: not the task's fault. Put it back to run again.
           this.logger.warn(`task ${id} interrupted by a database outage; it will run again when the database answers`);
-          await durably(() => this.states.release(id, this.worker, 0));
-          await next(0);
+          await durably(() => this.states.releaseToNextStep(id, this.worker, 0, 0));
           return;
         }
         throw err;
@@ -121,12 +147,10 @@ export class TaskRunner {
           await fail(outcome.reason);
           return;
         case 'wait':
-          await durably(() => this.states.release(id, this.worker, outcome.seconds + leaseS));
-          await next(outcome.seconds);
+          await durably(() => this.states.releaseToNextStep(id, this.worker, outcome.seconds + leaseS, outcome.seconds));
           return;
         case 'busy':
           await durably(() => this.states.postpone(id, this.worker, outcome.seconds, leaseS));
-          await next(outcome.seconds);
           return;
       }
     } catch (err) {
@@ -139,7 +163,7 @@ export class TaskRunner {
         await fail('internal error while processing the task');
         return;
       }
-      await durably(() => this.states.release(id, this.worker, 0, true));
+      await durably(() => this.states.abandon(id, this.worker, 0));
       throw err; // the queue retries the job with backoff
     } finally {
       clearInterval(beat);

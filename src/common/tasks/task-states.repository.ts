@@ -133,31 +133,55 @@ export class TaskStatesRepository {
   }
 
   /**
-   * Lets go of the task: another step may take it at once, or the sweeper after `untilS`. After an
-   * unexpected error (`failed`) the next take counts as a new attempt.
+   * Lets go of the task after an unexpected error: the sweeper takes it after `untilS`, and that take
+   * counts as a new attempt.
    */
-  async release(id: string, worker: string, untilS: number, failed = false): Promise<void> {
+  async abandon(id: string, worker: string, untilS: number): Promise<void> {
     await this.prisma.pool.query(
-      prepared(`UPDATE tasks SET lease_owner = ${failed ? `'${ABANDONED}'` : 'NULL'}, lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`, [
-        id,
-        worker,
-        untilS,
-      ]),
+      prepared(`UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`, [id, worker, untilS]),
+    );
+  }
+
+  /**
+   * Lets go of the task and, in the same statement, queues its next step `afterS` from now (a planned
+   * wait, or 0: at once), so no moment exists where the task is let go without a job to take it. The
+   * lease stays `untilS` long: the sweeper takes the task back only if that job never runs it.
+   */
+  async releaseToNextStep(id: string, worker: string, untilS: number, afterS: number): Promise<void> {
+    await this.withNewJobs(
+      `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3), job_id = gen_random_uuid() WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`,
+      [id, worker, untilS, afterS],
+      RESUME_PRIORITY,
+      'now() + make_interval(secs => $4::float8)',
     );
   }
 
   /**
    * Lets go of a task the upstream did not take (it is busy) until `seconds` from now, and moves its
-   * start there too: the time spent waiting for the upstream does not count against the deadline.
+   * start there too: the time spent waiting for the upstream does not count against the deadline. Its
+   * next step is queued for then, in the same statement.
    */
   async postpone(id: string, worker: string, seconds: number, leaseS: number): Promise<void> {
-    await this.prisma.pool.query(
-      prepared(
-        `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::float8 + $4::float8),
-           deadline_at = now() + make_interval(secs => $3::float8) + (deadline_at - started_at), started_at = now() + make_interval(secs => $3::float8)
-         WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`,
-        [id, worker, seconds, leaseS],
-      ),
+    await this.withNewJobs(
+      `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::float8 + $4::float8), job_id = gen_random_uuid(),
+         deadline_at = now() + make_interval(secs => $3::float8) + (deadline_at - started_at), started_at = now() + make_interval(secs => $3::float8)
+       WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`,
+      [id, worker, seconds, leaseS],
+      RESUME_PRIORITY,
+      'now() + make_interval(secs => $3::float8)',
+    );
+  }
+
+  /**
+   * A job this instance took but will not run (it is shutting down) is given to the others: the task, if
+   * nobody holds it, gets a new job at once with the same priority.
+   */
+  async giveBack(id: string, priority: number): Promise<void> {
+    await this.withNewJobs(
+      `UPDATE tasks SET job_id = gen_random_uuid()
+       WHERE id = $1::uuid AND state IN ('queued', 'running') AND (lease_owner IS NULL OR lease_owner = '${ABANDONED}' OR lease_until < now())`,
+      [id],
+      priority,
     );
   }
 
@@ -298,10 +322,12 @@ export class TaskStatesRepository {
 
   /**
    * The tasks `worker` still holds (its instance is shutting down) go back to the queue at once, each with
-   * a new job, so another instance takes them without waiting for the lease to run out. A late write of
-   * the old worker changes nothing: every write is guarded by the lease.
+   * a new job, so another instance takes them without waiting for the lease to run out. The worker is
+   * recorded as stopped first (requeueFenced): a claim of its own that lands later is taken back at the
+   * next sweep. A late write of the old worker changes nothing: every write is guarded by the lease.
    */
-  handBack(worker: string, leaseS: number): Promise<ChangedRow[]> {
+  async handBack(worker: string, leaseS: number): Promise<ChangedRow[]> {
+    await this.prisma.pool.query(`INSERT INTO stopped_workers (worker) VALUES ($1) ON CONFLICT (worker) DO UPDATE SET stopped_at = now()`, [worker]);
     return this.withNewJobs(
       `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $2), job_id = gen_random_uuid()
        WHERE state = 'running' AND lease_owner = $1 AND lease_until IS NOT NULL`,
@@ -310,10 +336,29 @@ export class TaskStatesRepository {
     );
   }
 
-  /** Voids every live lease (the previous run of a sole instance died holding them), so the sweeper re-queues at once. */
-  async expireLeases(): Promise<number> {
+  /**
+   * Running tasks held by a worker that has stopped (a claim it sent before its hand-back, which landed
+   * after) go back to the queue at once, with new jobs; the record of stopped workers is kept for an hour.
+   */
+  requeueFenced(leaseS: number): Promise<ChangedRow[]> {
+    return this.withNewJobs(
+      `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $1), job_id = gen_random_uuid()
+       WHERE id IN (SELECT t.id FROM stopped_workers w JOIN tasks t ON t.state = 'running' AND t.lease_owner = w.worker LIMIT 500 FOR UPDATE OF t SKIP LOCKED)`,
+      [leaseS],
+      RESUME_PRIORITY,
+      undefined,
+      `forgotten AS (DELETE FROM stopped_workers WHERE stopped_at < now() - interval '1 hour')`,
+    );
+  }
+
+  /**
+   * Voids the live leases of every worker but `self` (the previous run of a sole instance died holding
+   * them; this process may already hold tasks of its own), so the sweeper re-queues them at once.
+   */
+  async expireLeasesOfOthers(self: string): Promise<number> {
     const { rowCount } = await this.prisma.pool.query(
-      `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() - interval '1 second' WHERE state = 'running' AND lease_owner IS NOT NULL`,
+      `UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() - interval '1 second' WHERE state = 'running' AND lease_owner IS NOT NULL AND lease_owner <> $1`,
+      [self],
     );
     return rowCount ?? 0;
   }
@@ -327,11 +372,14 @@ export class TaskStatesRepository {
     return rows.map((r) => r.id);
   }
 
-  /** `update` (which sets job_id) and, in the same statement, a job of its kind's queue for each row it changed. */
-  private async withNewJobs(update: string, values: unknown[], priority: number): Promise<ChangedRow[]> {
+  /**
+   * `update` (which sets job_id) and, in the same statement, a job of its kind's queue for each row it
+   * changed, to run now or at `startAfter` (an SQL expression); `more`: other CTEs of the statement.
+   */
+  private async withNewJobs(update: string, values: unknown[], priority: number, startAfter?: string, more?: string): Promise<ChangedRow[]> {
     const jobs = `(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, ${Math.trunc(priority)} AS priority FROM picked)`;
     const { rows } = await this.prisma.pool.query<ChangedRow>(
-      `WITH picked AS (${update} RETURNING id, kind, job_id, callback_url IS NOT NULL AS notifies), jobs AS (${QueueService.jobRowsSql(jobs)}) SELECT id, kind, notifies FROM picked`,
+      `WITH ${more ? `${more}, ` : ''}picked AS (${update} RETURNING id, kind, job_id, callback_url IS NOT NULL AS notifies), jobs AS (${QueueService.jobRowsSql(jobs, startAfter)}) SELECT id, kind, notifies FROM picked`,
       values,
     );
     return rows;

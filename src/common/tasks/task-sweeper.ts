@@ -4,6 +4,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { orphanGraceS } from '../../infra/queue/queue.service.js';
 import { SweepLoop } from './sweep-loop.js';
 import { groupByKind, TaskLifecycle } from './task-lifecycle.js';
+import { TaskRunner } from './task-runner.js';
 import { type ChangedRow, TaskStatesRepository } from './task-states.repository.js';
 
 /**
@@ -22,10 +23,10 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     database: DatabaseStatus,
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
+    private readonly runner: TaskRunner,
   ) {
     this.loop = new SweepLoop('tasks', config, database, this.logger, async (first) => {
-      // A previous run of this very instance (killed mid-task) held these leases; nobody else can.
-      if (first && config.soleInstance) await this.expireLeases();
+      if (first) await this.sweepAtStart();
       await this.sweep();
     });
   }
@@ -42,6 +43,7 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     const reasons = Object.fromEntries(this.lifecycle.kinds.map((k) => [k.definition.name, this.lifecycle.timeoutReason(k)]));
     this.report(await this.states.failOverdue(reasons, this.lifecycle.onChange), 'task(s) failed: past their deadline');
     this.report(await this.states.requeueAbandoned(this.config.workerLeaseS), 'task(s) re-queued: their worker stopped renewing its lease');
+    this.report(await this.states.requeueFenced(this.config.workerLeaseS), 'task(s) re-queued: claimed by a worker that had already stopped');
     this.report(await this.states.requeueOrphaned(orphanGraceS(this.config.workerLeaseS)), 'task(s) re-queued: their job was taken by a worker that stopped before starting them');
   }
 
@@ -57,8 +59,14 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async expireLeases(): Promise<void> {
-    const voided = await this.states.expireLeases().catch(() => 0);
+  /**
+   * The first sweep of a sole instance (it owns its database: nobody else can hold a task) takes back at
+   * once the leases a previous run of it left, never what this process already holds: a task claimed in
+   * its first moments is its own, and voiding that lease would run the step twice.
+   */
+  async sweepAtStart(): Promise<void> {
+    if (!this.config.soleInstance) return;
+    const voided = await this.states.expireLeasesOfOthers(this.runner.worker).catch(() => 0);
     if (voided) this.logger.warn(`${voided} task(s) were left running by a previous run; taking them back`);
   }
 

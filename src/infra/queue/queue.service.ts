@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
@@ -48,6 +49,12 @@ const JOB_SETTINGS = `COALESCE(q.expire_seconds * interval '1s', interval '15 mi
         COALESCE(q.retry_limit, 2), CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
         COALESCE(q.retry_backoff, false), q.policy, q.dead_letter`;
 
+/**
+ * Serialises queue creation across every instance that shares the database: pg-boss creates a queue's
+ * partition and attaches it to its job table, and two instances doing so at once deadlock.
+ */
+const QUEUE_SETUP_LOCK_ID = 72_804_116;
+
 /** An empty queue is asked again after this long. */
 const POLL_MS = 500;
 /** How long shutdown waits for running jobs before it lets go of them (another instance takes them over). */
@@ -83,7 +90,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly errorLog = new Map<string, { at: number; suppressed: number }>();
 
   constructor(
-    config: AppConfig,
+    private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
   ) {
     this.boss = new PgBoss({
@@ -101,7 +108,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await this.boss.start();
-    for (const [name, settings] of Object.entries(FIXED_QUEUES)) await this.createQueue(name as JobName, settings);
+    await this.createQueues(Object.entries(FIXED_QUEUES) as [JobName, QueueSettings][]);
     this.database.onChange((available) => {
       if (this.paused === !available) return;
       this.paused = !available;
@@ -133,9 +140,21 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     return this.consumers.reduce((sum, c) => sum + c.running, 0);
   }
 
-  /** Creates (or updates) a queue; the task engine creates each kind's at start, before any job is sent to it. */
-  async createQueue(name: JobName, settings: QueueSettings): Promise<void> {
-    await this.boss.createQueue(name, { name, ...settings });
+  /**
+   * Creates the queues that do not exist yet (the task engine creates each kind's at start, before any job
+   * is sent to it), one instance at a time: instances that start together on a new database all come up.
+   */
+  async createQueues(queues: [JobName, QueueSettings][]): Promise<void> {
+    const client = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'media-gateway-queue-setup' });
+    await client.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [QUEUE_SETUP_LOCK_ID]);
+      const existing = new Set((await this.boss.getQueues()).map((q) => q.name));
+      for (const [name, settings] of queues) if (!existing.has(name)) await this.boss.createQueue(name, { name, ...settings });
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]).catch(() => undefined);
+      await client.end().catch(() => undefined);
+    }
   }
 
   async send<N extends JobName>(name: N, payload: JobPayload<N>, options: SendOptions = {}): Promise<string | null> {
@@ -173,11 +192,17 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
    * Jobs as pg-boss's own send() writes them (their queue's expiry, retention, retries and policy; start
    * now), for a set of rows, as one INSERT … SELECT inside a larger statement (a task and its job in one
    * round trip): `rows` is a query (in parentheses) or CTE name with columns id (the job's uuid), name (its
-   * queue), data (jsonb) and priority (integer).
+   * queue), data (jsonb) and priority (integer). `startAfter`: an SQL expression for when they may run
+   * (a planned wait), instead of now.
    */
-  static jobRowsSql(rows: string): string {
-    return `INSERT INTO pgboss.job ${JOB_COLUMNS}
+  static jobRowsSql(rows: string, startAfter?: string): string {
+    if (startAfter === undefined) {
+      return `INSERT INTO pgboss.job ${JOB_COLUMNS}
       SELECT r.id, q.name, r.data, r.priority, ${JOB_SETTINGS}
+      FROM ${rows} r JOIN pgboss.queue q ON q.name = r.name`;
+    }
+    return `INSERT INTO pgboss.job ${JOB_COLUMNS.replace(')', ', start_after)')}
+      SELECT r.id, q.name, r.data, r.priority, ${JOB_SETTINGS}, ${startAfter}
       FROM ${rows} r JOIN pgboss.queue q ON q.name = r.name`;
   }
 

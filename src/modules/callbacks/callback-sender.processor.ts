@@ -26,6 +26,9 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
   /** Sends again what a dead sender left (see sweep). */
   private readonly loop: SweepLoop;
 
+  /** When this process started: locks taken before are a previous run's. */
+  private readonly startedAt = new Date();
+
   constructor(
     private readonly deliveries: CallbacksRepository,
     private readonly callbacks: CallbacksService,
@@ -37,6 +40,11 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly tracing: Tracing,
   ) {
     this.loop = new SweepLoop('callback deliveries', config, database, this.logger, (first) => this.sweep(first));
+  }
+
+  /** How long an attempt holds its delivery: its time limit and 5 s more. */
+  private get lockS(): number {
+    return this.config.callbacks.timeoutMs / 1000 + 5;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -53,10 +61,11 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Deliveries whose job died with its sender (or failed while the database was down) get a new job; a
    * sender killed mid-attempt leaves a lock that expires, and then its delivery counts among them. At the
-   * first sweep of a sole instance, the locks its previous run left are released at once.
+   * first sweep of a sole instance, the locks its previous run left are released at once (never one this
+   * process took: that attempt is under way).
    */
   async sweep(first = false): Promise<void> {
-    if (first && this.config.soleInstance) await this.deliveries.releaseLocks();
+    if (first && this.config.soleInstance) await this.deliveries.releaseLocksTakenBefore(this.startedAt, this.lockS);
     const orphaned = await this.deliveries.requeueOrphaned(orphanGraceS(this.config.workerLeaseS), this.callbacks.enqueueDelivery);
     if (orphaned.length) this.logger.warn(`${orphaned.length} callback item(s) re-queued: their job was taken by a worker that stopped before starting them`);
   }
@@ -115,7 +124,7 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
     const pending = await this.deliveries.findDelivery(id);
     if (!pending || pending.state !== 'pending') return null;
     if (await this.deliveries.hasPendingPredecessor(pending)) return null;
-    return this.deliveries.claimAttempt(id, this.config.callbacks.timeoutMs / 1000 + 5);
+    return this.deliveries.claimAttempt(id, this.lockS);
   }
 
   private async decide(delivery: DeliveryRow, status: number | null, error: string | null, refused: boolean, retryAfterS?: number): Promise<void> {

@@ -135,9 +135,10 @@ export class CallbacksRepository {
     });
   }
 
-  /** Releases every attempt lock (a previous run of this sole instance died mid-send). */
-  async releaseLocks(): Promise<number> {
-    const { count } = await this.prisma.callbackDelivery.updateMany({ where: { state: 'pending', lockedUntil: { not: null } }, data: { lockedUntil: null } });
+  /** Releases the attempt locks taken before `startedAt` (a previous run of this sole instance died mid-send). */
+  async releaseLocksTakenBefore(startedAt: Date, lockS: number): Promise<number> {
+    // a lock taken at t lasts until t + lockS: those ending before startedAt + lockS were taken before it
+    const { count } = await this.prisma.callbackDelivery.updateMany({ where: { state: 'pending', lockedUntil: { not: null, lt: new Date(startedAt.getTime() + lockS * 1000) } }, data: { lockedUntil: null } });
     return count;
   }
 
