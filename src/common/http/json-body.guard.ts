@@ -129,7 +129,7 @@ export class JsonBodyGuard implements CanActivate {
  */
 async function readStreamed(req: Request, limit: number, { field, maxDecodedBytes }: StreamedField, formType?: string): Promise<void> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
-  if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}"`), { type: 'charset.unsupported' }), limit);
+  if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   const declared = encoding === 'identity' ? Number(req.headers['content-length']) : NaN;
   let stream: Readable = req;
@@ -148,7 +148,7 @@ async function readStreamed(req: Request, limit: number, { field, maxDecodedByte
       break;
     default:
       await dump(req);
-      throw toAppError(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported' }), limit);
+      throw toAppError(Object.assign(new Error('unsupported content encoding'), { type: 'encoding.unsupported', encoding }), limit);
   }
   const reader = new Base64FieldReader(field, maxDecodedBytes, Number.isFinite(declared) ? declared : undefined);
   try {
@@ -245,7 +245,23 @@ export function nestingDepthExceeds(body: Buffer, max: number): boolean {
 }
 
 function unsupportedType(contentType: string): AppError {
-  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${contentType}" is not supported; send the body as application/json`);
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${quoteHeader(contentType)} is not supported; send the body as application/json`);
+}
+
+/**
+ * A header value quoted for a message: Node gives bytes 0x80–0xFF of a header (obs-text) as latin1
+ * characters, and control characters may be there too, so anything but printable ASCII is written \xHH
+ * (the byte received), and a long value is cut: the answer stays readable and says what was sent.
+ */
+function quoteHeader(value: string): string {
+  return `"${value.slice(0, 100).replace(/[^\x20-\x7e]|["\\]/g, escapeChar)}"${value.length > 100 ? '…' : ''}`;
+}
+
+/** One character of a quoted header value, escaped: \" and \\, a byte as \xHH, anything wider (a lowercased byte) as \uHHHH. */
+function escapeChar(c: string): string {
+  if (c === '"' || c === '\\') return `\\${c}`;
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 function hasBody(req: Request): boolean {
@@ -258,8 +274,9 @@ function toAppError(err: unknown, limit: number): AppError {
     case 'entity.too.large':
       return new AppError('PAYLOAD_TOO_LARGE', `Request body is larger than this route's limit of ${formatBytes(limit)}`);
     case 'charset.unsupported':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `unsupported charset ${quoteHeader(String((err as { charset?: unknown }).charset))}; send UTF-8 JSON`);
     case 'encoding.unsupported':
-      return new AppError('UNSUPPORTED_MEDIA_TYPE', `${(err as Error).message}; send UTF-8 JSON`);
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `unsupported content encoding ${quoteHeader(String((err as { encoding?: unknown }).encoding))}; send UTF-8 JSON`);
     case 'entity.parse.failed':
       return new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${jsonErrorDetail((err as Error).message)}`);
     case 'entity.too.deep':
