@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { sendRaw } from '../support/raw-http.js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 const ADMIN = 'admin-secret-0123456789';
 
@@ -70,6 +71,31 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
     expect(replaced.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
     const long = await api(t.url, 'GET', '/nowhere', { headers: { 'x-request-id': 'a'.repeat(200) } });
     expect(long.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('reads header bytes that are not ASCII (latin1 to Node) without a 500, and quotes them readably when it names them', async () => {
+    const port = Number(new URL(t.url).port);
+    const request = (head: Buffer, body = '') => sendRaw(port, Buffer.concat([head, Buffer.from(`\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)]));
+    const odd = Buffer.from([0xff, 0xed, 0xa0, 0x80]);
+    const type = await request(Buffer.concat([Buffer.from(`POST /admin/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Type: application/`), odd]), '{}');
+    expect([type.status, JSON.parse(type.text).message]).toEqual([415, 'Content-Type "application/\\xff\\xed\\xa0\\x80" is not supported; send the body as application/json']);
+    const charset = await request(Buffer.concat([Buffer.from(`POST /admin/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Type: application/json; charset=`), odd]), '{}');
+    expect([charset.status, JSON.parse(charset.text).message]).toEqual([415, 'unsupported charset "\\xff\\xed\\xa0\\x80"; send UTF-8 JSON']);
+    const auth = await request(Buffer.concat([Buffer.from('GET /admin/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer '), odd]));
+    expect([auth.status, JSON.parse(auth.text).code]).toEqual([401, 1002]);
+    const id = await request(Buffer.concat([Buffer.from('GET /nowhere HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-'), odd]));
+    expect([id.status, id.headers['x-request-id']]).toEqual([404, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+  });
+
+  it('stores no base URL from a Host header longer than any host (tasks.base_url has 512 characters): the task is accepted, not a 500', async () => {
+    const body = '{"prompt":"a long host"}';
+    const res = await sendRaw(
+      Number(new URL(t.url).port),
+      Buffer.from(`POST /video-b/v1/generations HTTP/1.1\r\nHost: ${'h'.repeat(600)}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`),
+    );
+    expect(res.status).toBe(201);
+    const [row] = await queryDb<{ base_url: string | null }>(t.db, 'SELECT base_url FROM tasks WHERE id = $1', [JSON.parse(res.text).id]);
+    expect(row.base_url).toBeNull();
   });
 
   it('gives every answer, successful or not, an X-Request-Id', async () => {

@@ -111,6 +111,18 @@ describe('relay to Kling (expand)', () => {
     expect([data.task_status, data.task_status_msg]).toEqual(['failed', 'the upstream failed the task: Failure to pass the risk control system']);
   });
 
+  it("keeps an upstream's lone surrogates and NUL as U+FFFD (they are not the caller's to fix): the task's message, its attempts, the channel's last error", async () => {
+    kling.knobs.createBusy = 1;
+    kling.knobs.busyAnswer = { status: 429, code: 1302, message: 'too fast \ud800 slow\u0000 down' };
+    kling.knobs.failWith = 'risk \udfff control\u0000 🙂';
+    const { id, data } = await run({ image, ...RATIOS });
+    expect([data.task_status, data.task_status_msg]).toEqual(['failed', 'the upstream failed the task: risk \ufffd control\ufffd 🙂']);
+    const attempts = (await api(t.url, 'GET', `/admin/tasks/${id}/attempts`, { key: ADMIN })).body;
+    expect(JSON.stringify(attempts)).toContain('too fast \ufffd slow\ufffd down');
+    const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
+    expect(channel.health.last_error).toContain('too fast \ufffd slow\ufffd down');
+  });
+
   it('does not send a create twice when its answer never arrived: it finds the task by external_task_id', async () => {
     kling.knobs.createHangMs = 4000; // longer than OUTBOUND_TIMEOUT_MS
     const before = kling.created.size;

@@ -1,7 +1,7 @@
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 /** Wrong types in every field of every operation: always a 4xx with the envelope, never a 500. */
-const ODD_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, '', ' ', 'x', 'x'.repeat(5000), [], [1], {}, { a: 1 }, '{"a":1}', '\u0000', 'data:', 'https://'];
+const ODD_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, '', ' ', 'x', 'x'.repeat(5000), [], [1], {}, { a: 1 }, '{"a":1}', '\u0000', '\ud800', 'a\udfffb', 'data:', 'https://'];
 
 const OPERATIONS: { path: string; valid: Record<string, unknown>; fields: string[] }[] = [
   {

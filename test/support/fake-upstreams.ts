@@ -14,8 +14,8 @@ import { sendBytes, sendJson, startServer, type TestServer } from './http-server
 export interface Misbehaviour {
   /** Answer the next N create requests "busy" (HTTP 429, Retry-After: 0, or busyAnswer), creating nothing. */
   createBusy: number;
-  /** How a busy Kling answers: HTTP status and envelope code (429 and 1302 unless set; Kling also sends 1303 under 200). */
-  busyAnswer?: { status: number; code: number; retryAfter?: string };
+  /** How a busy Kling answers: HTTP status and envelope code (429 and 1302 unless set; Kling also sends 1303 under 200), and its own words if given. */
+  busyAnswer?: { status: number; code: number; retryAfter?: string; message?: string };
   /** Create the task, then hold the answer this long (longer than the client waits: an ambiguous create). */
   createHangMs: number;
   /** Refuse creates with this HTTP status and body. */
@@ -85,7 +85,7 @@ export async function startFakeKling(accessKey: string, secretKey: string): Prom
         if (busy.retryAfter !== undefined) res.setHeader('retry-after', busy.retryAfter);
         else if (busy.status === 429) res.setHeader('retry-after', '0');
         const messages: Record<number, string> = { 1102: 'Account exception: resource pack exhausted', 1302: 'API request too fast', 1303: 'Concurrent tasks exceed the limit of the resource pack' };
-        return sendJson(res, busy.status, envelope(null, busy.code, messages[busy.code] ?? 'busy'));
+        return sendJson(res, busy.status, envelope(null, busy.code, busy.message ?? messages[busy.code] ?? 'busy'));
       }
       if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
       const body = JSON.parse(req.body.toString()) as Record<string, unknown>;

@@ -1,14 +1,16 @@
-import net from 'node:net';
+import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
+import { type Observed, sendRaw } from './raw-http.js';
 
 /**
  * A black-box fuzzer for the HTTP surface, generated from the service's own OpenAPI document: every
  * operation gets hostile path and query values, bodies shaped by its schema and then broken (wrong
  * types, missing and extra fields, deep nesting, NUL and huge strings, odd Unicode, prototype keys),
- * odd Content-Types and Authorization headers, other methods and unknown routes; and framing errors
- * are sent over a raw socket. Every answer must be below 500, carry X-Request-Id, and (for errors) be
- * the JSON envelope `{code, message, request_id}` with request_id equal to that header, with no stack
- * trace in it.
+ * valid bodies with a lone surrogate, NUL, U+FFFE/U+FFFF or raw invalid UTF-8 bytes in any string or
+ * key, odd Content-Types and Authorization headers, other methods and unknown routes; and framing
+ * errors and header values with invalid UTF-8 or latin1 bytes are sent over a raw socket. Every answer
+ * must be below 500, carry X-Request-Id, and (for errors) be the JSON envelope `{code, message,
+ * request_id}` with request_id equal to that header, with no stack trace in it.
  */
 
 export interface FuzzKeys {
@@ -16,16 +18,13 @@ export interface FuzzKeys {
   admin: string;
 }
 
+/**
+ * One request. `unicode`: the operation (`POST /path`) it carried hostile Unicode to (isHostileUnicode), if
+ * it did; `path` of a raw request: where it goes, when that is a route.
+ */
 export type FuzzCase =
-  | { kind: 'http'; method: string; path: string; headers: Record<string, string>; body?: string | Buffer; note: string }
-  | { kind: 'raw'; bytes: Buffer; note: string };
-
-export interface Observed {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  error?: string;
-}
+  | { kind: 'http'; method: string; path: string; headers: Record<string, string>; body?: string | Buffer; note: string; unicode?: string }
+  | { kind: 'raw'; bytes: Buffer; note: string; unicode?: string; path?: string };
 
 export interface Violation {
   /** Position in the seeded sample, to replay it (FUZZ_FROM / FUZZ_TO). */
@@ -41,10 +40,12 @@ export interface FuzzReport {
   statuses: Record<string, number>;
   violations: Violation[];
   seed: number;
+  /** Cases that carried a lone surrogate, NUL, U+FFFE/U+FFFF or invalid UTF-8 bytes, by operation (`POST /path`). */
+  hostileUnicode: Record<string, number>;
 }
 
 interface Schema {
-  type?: string;
+  type?: string | string[];
   properties?: Record<string, Schema>;
   required?: string[];
   items?: Schema;
@@ -62,6 +63,8 @@ interface Operation {
   pathParams: string[];
   queryParams: string[];
   body?: Schema;
+  /** The document's example bodies (Swagger UI's, each accepted as it is). */
+  examples: unknown[];
 }
 
 /** The operations of an OpenAPI document, with their parameters and JSON body schema (refs resolved). */
@@ -81,6 +84,7 @@ export function operationsOf(doc: any): Operation[] {
       pathParams: (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name),
       queryParams: (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name),
       body: resolve(op.requestBody?.content?.['application/json']?.schema),
+      examples: Object.values(op.requestBody?.content?.['application/json']?.examples ?? {}).map((e: any) => e.value),
     })),
   );
 }
@@ -99,6 +103,9 @@ const HOSTILE_STRINGS = [
   '\uFEFF',
   '\u202Eevil',
   '\uD800',
+  '\uDFFF',
+  '\uDE42\uD83D',
+  '\uFFFE\uFFFF',
   'e\u0301',
   '🙂'.repeat(40),
   'null',
@@ -123,8 +130,48 @@ const HOSTILE_STRINGS = [
   '00000000-0000-0000-0000-000000000000',
 ];
 
+/**
+ * Code units that JSON carries but Unicode or PostgreSQL does not (lone surrogates, high and low; a pair
+ * reversed; NUL) or that are odd (the noncharacters U+FFFE and U+FFFF). JSON.stringify writes a lone
+ * surrogate as "\ud800" and NUL as "\u0000": exactly what a hostile client sends.
+ */
+const HOSTILE_UNITS = ['\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uDE42\uD83D', '\u0000', '\uFFFE', '\uFFFF'];
+
+/** Stands for raw invalid UTF-8 bytes in a JSON text (a private-use character, replaced once the body is encoded). */
+const RAW_BYTES_MARK = '\uE000';
+
+/** Byte sequences that are not UTF-8: a surrogate encoded (CESU-8), an overlong "/", 0xFF, a lone continuation, a cut sequence, beyond U+10FFFF, a latin1 "é". */
+const INVALID_UTF8 = [[0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xff], [0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80], [0xe9]].map((b) => Buffer.from(b));
+
+type Place = 'start' | 'middle' | 'end';
+
+/** `text` with `unit` at its start, middle or end. */
+function inject(text: string, unit: string, at: Place): string {
+  const i = at === 'start' ? 0 : at === 'end' ? text.length : Math.floor(text.length / 2);
+  return text.slice(0, i) + unit + text.slice(i);
+}
+
+const place = fc.constantFrom<Place>('start', 'middle', 'end');
+
+/** Whether a string carries something the service must refuse or repair (what the fuzzer counts as hostile Unicode). */
+function isHostileUnicode(text: string): boolean {
+  return !text.isWellFormed() || /[\u0000\uFFFE\uFFFF\uE000]/.test(text);
+}
+
+/** Whether a body carries hostile Unicode: invalid UTF-8 bytes, or in its JSON text a lone surrogate or NUL escaped (JSON.stringify escapes nothing else of the kind). */
+function bodyIsHostile(body: string | Buffer): boolean {
+  const text = typeof body === 'string' ? body : isUtf8(body) ? body.toString('utf8') : null;
+  return text === null || isHostileUnicode(text) || /\\u(?:d[89a-f][0-9a-f]{2}|0000)/i.test(text);
+}
+
+/** A short string with one hostile unit at its start, middle or end. */
+const taintedString: fc.Arbitrary<string> = fc
+  .tuple(fc.oneof(fc.constantFrom('', 'x', 'order-1', 'https://example.com/a.png', 'a song'), fc.string({ maxLength: 12 })), fc.constantFrom(...HOSTILE_UNITS), place)
+  .map(([text, unit, at]) => inject(text, unit, at));
+
 const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...HOSTILE_STRINGS) },
+  { weight: 2, arbitrary: taintedString },
   { weight: 3, arbitrary: fc.string({ maxLength: 40 }) },
   { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 1, arbitrary: fc.constantFrom(255, 256, 257, 1024, 2048, 2049, 2501, 5001, 70_000).map((n) => 'x'.repeat(n)) },
@@ -155,7 +202,8 @@ function plausible(schema: Schema | undefined): unknown {
   if (schema.example !== undefined) return schema.example;
   if (schema.enum?.length) return schema.enum[0];
   if (schema.oneOf?.length) return plausible(schema.oneOf[0]);
-  switch (schema.type) {
+  // OpenAPI 3.1 writes a nullable field's type as ["number", "null"]
+  switch (Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type) {
     case 'number':
     case 'integer':
       return 1;
@@ -168,6 +216,61 @@ function plausible(schema: Schema | undefined): unknown {
     default:
       return 'x';
   }
+}
+
+/**
+ * Where a plausible body gets its hostile unit: one of its strings or keys (counted in the order JSON
+ * writes them), or every string at once; and which unit (RAW_BYTES_MARK: raw invalid UTF-8), where in it.
+ */
+interface Taint {
+  target: number | 'every string';
+  unit: string;
+  at: Place;
+}
+
+const taint: fc.Arbitrary<Taint> = fc.record({
+  target: fc.oneof({ weight: 4, arbitrary: fc.nat(1000) }, { weight: 1, arbitrary: fc.constant('every string' as const) }),
+  unit: fc.constantFrom(...HOSTILE_UNITS, RAW_BYTES_MARK),
+  at: place,
+});
+
+/** `value` with `t.unit` in the string or key `t.target` names (modulo their number), or in every string. */
+function tainted(value: unknown, t: Taint): unknown {
+  const slots = countSlots(value);
+  let slot = 0;
+  const hit = (isKey: boolean) => (t.target === 'every string' ? !isKey : slot++ === t.target % slots);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return hit(false) ? inject(v, t.unit, t.at) : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, item]) => [hit(true) ? inject(k, t.unit, t.at) : k, walk(item)]));
+    return v;
+  };
+  return walk(value);
+}
+
+/** How many strings and keys `value` holds (at least 1, so a modulo is defined). */
+function countSlots(value: unknown): number {
+  if (typeof value === 'string') return 1;
+  if (Array.isArray(value)) return Math.max(1, value.reduce((n: number, v) => n + countSlots(v), 0));
+  if (typeof value === 'object' && value !== null) return Math.max(1, Object.values(value).reduce((n: number, v) => n + 1 + countSlots(v), 0));
+  return 1;
+}
+
+/** The JSON text of `value`, as bytes with `raw` (invalid UTF-8) wherever RAW_BYTES_MARK was. */
+function withRawBytes(value: unknown, raw: Buffer): string | Buffer {
+  const text = JSON.stringify(value);
+  if (!text.includes(RAW_BYTES_MARK)) return text;
+  return Buffer.concat(text.split(RAW_BYTES_MARK).flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [raw, Buffer.from(part)])));
+}
+
+/**
+ * A body the route accepts (one of its document's examples, else the schema's plausible values) but for
+ * hostile Unicode in one of its strings or keys (or in all its strings): a 500 here is a string that
+ * reached the database unchecked. A route without a schema gets two fields of its own.
+ */
+function taintedBody(op: Operation): fc.Arbitrary<string | Buffer> {
+  const bases = op.examples.length > 0 ? op.examples : [op.body?.properties ? plausible(op.body) : { note: 'x', list: ['y'] }];
+  return fc.tuple(fc.constantFrom(...bases), taint, fc.constantFrom(...INVALID_UTF8)).map(([base, t, raw]) => withRawBytes(tainted(base, t), raw));
 }
 
 /** A body for `schema`: each field kept, dropped, or broken; sometimes extra fields; sometimes not an object at all. */
@@ -202,17 +305,36 @@ function bodyFor(schema: Schema | undefined): fc.Arbitrary<string | Buffer | und
 }
 
 /**
+ * The bytes of `value` as WTF-8 (UTF-8 that encodes a lone surrogate as its three bytes, ED A0 80 for
+ * U+D800), what a client that does not check its strings sends.
+ */
+function wtf8(value: string): Buffer {
+  const parts: Buffer[] = [];
+  for (const char of value) {
+    const c = char.charCodeAt(0);
+    parts.push(char.length === 1 && c >= 0xd800 && c <= 0xdfff ? Buffer.from([0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]) : Buffer.from(char));
+  }
+  return Buffer.concat(parts);
+}
+
+/**
  * Percent-encodes the UTF-8 bytes of `value` (a lone surrogate becomes U+FFFD, as a real client sends it).
- * `raw`: as a careless client would, escaping only what would break the request line, so `..`, `%` and `/` go as they are.
+ * `raw`: as a careless client would, escaping only what would break the request line, so `..`, `%` and `/`
+ * go as they are, and a lone surrogate as its WTF-8 bytes (%ED%A0%80).
  */
 function encodeSegment(value: string, raw: boolean): string {
   const keep = raw ? /[!-~]/ : /[A-Za-z0-9\-_.~]/;
   let out = '';
-  for (const byte of Buffer.from(value, 'utf8')) {
+  for (const byte of raw ? wtf8(value) : Buffer.from(value, 'utf8')) {
     const c = String.fromCharCode(byte);
     out += byte < 0x80 && keep.test(c) && !(raw && (c === '#' || c === '?')) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
+}
+
+/** The operation's path with plausible parameters: an owner's name, or an id (of nothing: the route answers 404 once the body is read). */
+function plausiblePath(op: Operation): string {
+  return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => (name === 'owner' ? 'team-fuzz' : name === 'name' ? 'clip.wav' : '00000000-0000-0000-0000-000000000000'));
 }
 
 function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
@@ -275,8 +397,25 @@ function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
         if (type !== undefined && body !== undefined) headers['content-type'] = type;
         if (requestId !== undefined) headers['x-request-id'] = requestId;
         const withBody = method !== 'GET' && method !== 'HEAD' && body !== undefined;
-        return { kind: 'http' as const, method, path: search ? `${path}?${search}` : path, headers, body: withBody ? body : undefined, note: `${op.method} ${op.path}` };
+        const note = `${op.method} ${op.path}`;
+        const hostile = [...params.map(([p]) => p), ...query.flat()].some(isHostileUnicode) || (withBody && bodyIsHostile(body));
+        return { kind: 'http' as const, method, path: search ? `${path}?${search}` : path, headers, body: withBody ? body : undefined, note, unicode: hostile ? note : undefined };
       }),
+  );
+  // bodies with hostile Unicode sent as a well-behaved client would (its key, JSON): they reach validation and storage
+  const bodyOperations = operations.filter((op) => ['POST', 'PUT', 'PATCH'].includes(op.method));
+  const taintedOperation = fc.constantFrom(...bodyOperations).chain((op) =>
+    taintedBody(op).map(
+      (body): FuzzCase => ({
+        kind: 'http',
+        method: op.method,
+        path: plausiblePath(op),
+        headers: { authorization: `Bearer ${op.path.startsWith('/admin/') ? keys.admin : keys.api}`, 'content-type': 'application/json' },
+        body,
+        note: `${op.method} ${op.path}`,
+        unicode: `${op.method} ${op.path}`,
+      }),
+    ),
   );
   const unknownRoute = fc.record({ path: fc.array(hostileString, { minLength: 1, maxLength: 4 }), method: fc.constantFrom('GET', 'POST', 'DELETE'), auth: authorization }).map(
     ({ path, method, auth }): FuzzCase => ({
@@ -287,7 +426,7 @@ function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
       note: 'unknown route',
     }),
   );
-  return fc.oneof({ weight: 12, arbitrary: onOperation }, { weight: 1, arbitrary: unknownRoute });
+  return fc.oneof({ weight: 12, arbitrary: onOperation }, { weight: 3, arbitrary: taintedOperation }, { weight: 1, arbitrary: unknownRoute });
 }
 
 const RAW_CASES: string[] = [
@@ -310,8 +449,59 @@ const RAW_CASES: string[] = [
   'POST /video-a/v1/images/editing/expand HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nX\r\n',
 ];
 
-function rawCases(keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
+/** Header bytes a client may send: not UTF-8, latin1 (obs-text, which Node gives as latin1 characters), an emoji's UTF-8, DEL. */
+const ODD_HEADER_BYTES = [...INVALID_UTF8, Buffer.from('🙂'), Buffer.from([0xa0]), Buffer.from([0x7f])];
+
+/** The headers a request carries, each with the value it has unless the case makes it odd. */
+const HEADER_VALUES: Record<string, (keys: FuzzKeys) => string> = {
+  Authorization: (keys) => `Bearer ${keys.api}`,
+  'X-Request-Id': () => 'req-1',
+  'Content-Type': () => 'application/json',
+  'User-Agent': () => 'fuzz/1.0',
+  Host: () => 'localhost',
+  Accept: () => 'application/json',
+};
+
+/**
+ * A request to an operation over the raw socket (fetch refuses header values that are not a ByteString),
+ * with odd bytes in one header value (at its start, middle or end), and for a body route a plausible
+ * JSON body, sometimes with raw invalid UTF-8 in its strings.
+ */
+function rawOddBytes(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
+  return fc
+    .record({
+      op: fc.constantFrom(...operationsOf(doc)),
+      header: fc.constantFrom(...Object.keys(HEADER_VALUES)),
+      bytes: fc.constantFrom(...ODD_HEADER_BYTES),
+      at: place,
+      bodyBytes: fc.option(fc.constantFrom(...INVALID_UTF8), { nil: undefined }),
+    })
+    .map(({ op, header, bytes, at, bodyBytes }): FuzzCase => {
+      const path = plausiblePath(op);
+      const admin = op.path.startsWith('/admin/');
+      const base = op.body?.properties ? plausible(op.body) : { note: 'x' };
+      const body = op.method === 'GET' || op.method === 'HEAD' ? undefined : bodyBytes ? withRawBytes(tainted(base, { target: 'every string', unit: RAW_BYTES_MARK, at }), bodyBytes) : JSON.stringify(base);
+      const lines = Object.entries(HEADER_VALUES).map(([name, value]): Buffer => {
+        const text = name === 'Authorization' && admin ? `Bearer ${keys.admin}` : value(keys);
+        if (name !== header) return Buffer.from(`${name}: ${text}\r\n`);
+        const i = at === 'start' ? 0 : at === 'end' ? text.length : Math.floor(text.length / 2);
+        return Buffer.concat([Buffer.from(`${name}: ${text.slice(0, i)}`), bytes, Buffer.from(`${text.slice(i)}\r\n`)]);
+      });
+      const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(body);
+      const framing = Buffer.from(`${body === undefined ? '' : `Content-Length: ${payload.length}\r\n`}Connection: close\r\n\r\n`);
+      return {
+        kind: 'raw',
+        bytes: Buffer.concat([Buffer.from(`${op.method} ${path} HTTP/1.1\r\n`), ...lines, framing, payload]),
+        note: `raw ${bytes.toString('hex')} in ${header}${bodyBytes ? `, ${bodyBytes.toString('hex')} in the body` : ''}: ${op.method} ${op.path}`,
+        unicode: `${op.method} ${op.path}`,
+        path,
+      };
+    });
+}
+
+function rawCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
   return fc.oneof(
+    { weight: 4, arbitrary: rawOddBytes(doc, keys) },
     { weight: 4, arbitrary: fc.constantFrom(...RAW_CASES).map((text) => ({ kind: 'raw' as const, bytes: Buffer.from(text, 'latin1'), note: `raw ${JSON.stringify(text.slice(0, 40))}` })) },
     {
       weight: 1,
@@ -334,7 +524,7 @@ function rawCases(keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
 
 /** Every case the fuzzer draws from. */
 export function fuzzCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
-  return fc.oneof({ weight: 14, arbitrary: httpCases(doc, keys) }, { weight: 1, arbitrary: rawCases(keys) });
+  return fc.oneof({ weight: 14, arbitrary: httpCases(doc, keys) }, { weight: 2, arbitrary: rawCases(doc, keys) });
 }
 
 async function sendHttp(base: string, c: Extract<FuzzCase, { kind: 'http' }>): Promise<Observed> {
@@ -350,47 +540,7 @@ async function sendHttp(base: string, c: Extract<FuzzCase, { kind: 'http' }>): P
   }
 }
 
-/** Sends raw bytes and reads the first HTTP answer (headers, then Content-Length bytes) or until the socket closes. */
-function sendRaw(port: number, bytes: Buffer): Promise<Observed> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let data = Buffer.alloc(0);
-    let done = false;
-    const finish = (error?: string) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.destroy();
-      const text = data.toString('latin1');
-      const head = text.split('\r\n\r\n')[0];
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0);
-      const headers = Object.fromEntries(
-        head
-          .split('\r\n')
-          .slice(1)
-          .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-      );
-      // only the first answer: a second one (to bytes after the request) may follow on the same socket
-      const length = Number(headers['content-length']);
-      const body = data.subarray(Buffer.byteLength(head, 'latin1') + 4);
-      const first = Number.isFinite(length) ? body.subarray(0, length) : body;
-      resolve({ status, headers, text: first.toString('utf8'), error: status ? undefined : (error ?? 'no answer') });
-    };
-    const timer = setTimeout(() => finish('timed out'), 10_000);
-    socket.on('data', (chunk: Buffer) => {
-      data = Buffer.concat([data, chunk]);
-      const text = data.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? NaN);
-      if (end !== -1 && Number.isFinite(length) && data.length >= end + 4 + length) finish();
-    });
-    socket.on('error', (err) => finish(err.message));
-    socket.on('close', () => finish('closed'));
-    socket.write(bytes);
-  });
-}
-
-const NON_JSON_SUCCESS = [/^\/docs/, /^\/metrics/, /^\/media\//];
+const NON_JSON_SUCCESS = [/^\/docs/, /^\/metrics/, /^\/media\//, /^\/samples\//];
 
 /** What is wrong with the answer to `c`, or null. */
 export function problemWith(c: FuzzCase, o: Observed): string | null {
@@ -402,7 +552,7 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   if (/\n\s+at .+:\d+:\d+/.test(o.text) || /node_modules|\/src\/|\.ts:\d+/.test(o.text)) return 'the body shows a stack trace or a path';
   const method = c.kind === 'http' ? c.method : '';
   if (method === 'HEAD' || o.status === 204 || o.status === 304) return null;
-  const path = c.kind === 'http' ? c.path : '';
+  const path = c.path ?? '';
   if (o.status < 400 && NON_JSON_SUCCESS.some((p) => p.test(path))) return null;
   let body: any;
   try {
@@ -432,7 +582,7 @@ export async function runFuzz(options: { base: string; doc: any; keys: FuzzKeys;
   const sample = fc.sample(fuzzCases(options.doc, options.keys), { numRuns: options.count, seed });
   const from = options.slice?.[0] ?? 0;
   const cases = sample.slice(from, options.slice?.[1] ?? sample.length);
-  const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed };
+  const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed, hostileUnicode: {} };
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {
@@ -442,6 +592,7 @@ export async function runFuzz(options: { base: string; doc: any; keys: FuzzKeys;
       report.sent++;
       const key = observed.status === -1 ? 'unsendable' : String(observed.status);
       report.statuses[key] = (report.statuses[key] ?? 0) + 1;
+      if (c.unicode) report.hostileUnicode[c.unicode] = (report.hostileUnicode[c.unicode] ?? 0) + 1;
       const problem = problemWith(c, observed);
       if (problem) report.violations.push({ index, case: describeCase(c), problem, status: observed.status, body: observed.text.slice(0, 300) });
     }

@@ -2,11 +2,18 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
 
-/** `http(s)://host[:port]` as the caller reached the service; used for absolute result links. */
+/** The longest Host kept: a DNS name (253) with a port; the base is stored in tasks.base_url, varchar(512). */
+const MAX_HOST_CHARS = 260;
+
+/**
+ * `http(s)://host[:port]` as the caller reached the service; used for absolute result links. A Host header
+ * that is not a plain host (other characters, or longer than any real one) gives none: it is stored with
+ * the task, and a 600-character Host used to fail that insert.
+ */
 export const RequestBaseUrl = createParamDecorator((_: unknown, ctx: ExecutionContext): string | undefined => {
   const req = ctx.switchToHttp().getRequest<Request>();
   const host = req.get('host');
-  return host && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${req.protocol}://${host}` : undefined;
+  return host && host.length <= MAX_HOST_CHARS && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${req.protocol}://${host}` : undefined;
 });
 
 /** The request's id (X-Request-Id), for an answer that carries it in its body (Kling's envelope). */

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -6,6 +7,7 @@ import { Reflector } from '@nestjs/core';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AppError } from '../errors/app-error.js';
+import { assertStorableStrings } from '../validation/storable-strings.js';
 import { Base64FieldReader } from './base64-field-reader.js';
 
 /** The body limit of every route that does not say otherwise (BodyLimit). */
@@ -43,9 +45,11 @@ function formatBytes(bytes: number): string {
  * Reads JSON bodies: a guard registered after ApiKeyGuard (so a caller without a valid key, or over its
  * rate limit, never makes the service read a body), before the pipes, with the route's limit (BodyLimit), and turns
  * every failure into an AppError: 413 for an oversized body, 415 for a non-JSON Content-Type, 400 for
- * malformed JSON or JSON nested deeper than MAX_JSON_DEPTH. A missing Content-Type is read as JSON,
- * since the spec marks it optional, and so is a JSON object sent as application/x-www-form-urlencoded
- * (what `curl -d` sends by default).
+ * malformed JSON (bytes that are not UTF-8 included) or JSON nested deeper than MAX_JSON_DEPTH, and 400
+ * INVALID_PARAMETER for a string or key PostgreSQL could not store as sent (a lone surrogate, NUL; see
+ * assertStorableStrings): every body of every route, with a DTO or not, is checked here, once. A missing
+ * Content-Type is read as JSON, since the spec marks it optional, and so is a JSON object sent as
+ * application/x-www-form-urlencoded (what `curl -d` sends by default).
  *
  * Large bodies (on routes whose limit is above the default) are admitted under BODY_INFLIGHT_MAX_BYTES:
  * the declared size is reserved before a byte is read and given back when the answer is sent, so a
@@ -68,6 +72,7 @@ export class JsonBodyGuard implements CanActivate {
       if (hasBody(req)) {
         const handler = context.getHandler();
         await this.read(req, context.switchToHttp().getResponse<Response>(), this.reflector.get<number>(BODY_LIMIT, handler) ?? DEFAULT_BODY_LIMIT_BYTES, this.reflector.get<StreamedField>(STREAMED_FIELD, handler));
+        assertStorableStrings(req.body);
       }
     }
     return true;
@@ -110,7 +115,7 @@ export class JsonBodyGuard implements CanActivate {
   private parserFor(limit: number): RequestHandler {
     let parser = this.parsers.get(limit);
     if (!parser) {
-      parser = express.json({ limit, strict: true, type: () => true, verify: refuseDeepNesting });
+      parser = express.json({ limit, strict: true, type: () => true, verify: checkRawBody });
       this.parsers.set(limit, parser);
     }
     return parser;
@@ -124,7 +129,7 @@ export class JsonBodyGuard implements CanActivate {
  */
 async function readStreamed(req: Request, limit: number, { field, maxDecodedBytes }: StreamedField, formType?: string): Promise<void> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
-  if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}"`), { type: 'charset.unsupported' }), limit);
+  if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   const declared = encoding === 'identity' ? Number(req.headers['content-length']) : NaN;
   let stream: Readable = req;
@@ -143,7 +148,7 @@ async function readStreamed(req: Request, limit: number, { field, maxDecodedByte
       break;
     default:
       await dump(req);
-      throw toAppError(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported' }), limit);
+      throw toAppError(Object.assign(new Error('unsupported content encoding'), { type: 'encoding.unsupported', encoding }), limit);
   }
   const reader = new Base64FieldReader(field, maxDecodedBytes, Number.isFinite(declared) ? declared : undefined);
   try {
@@ -162,9 +167,12 @@ async function readStreamed(req: Request, limit: number, { field, maxDecodedByte
     await dump(req);
     throw toAppError(err, limit);
   }
-  if (nestingDepthExceeds(reader.restBytes(), MAX_JSON_DEPTH)) {
+  const rest = reader.restBytes();
+  if (nestingDepthExceeds(rest, MAX_JSON_DEPTH)) {
     throw new AppError('INVALID_REQUEST', `Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
   }
+  // the Base64 field itself is checked byte by byte (a byte outside its alphabet makes it invalid)
+  if (charset === 'utf-8' && !isUtf8(rest)) throw toAppError(notUtf8(), limit);
   try {
     req.body = reader.finish();
   } catch (err) {
@@ -190,11 +198,22 @@ function dump(req: Request): Promise<void> {
   });
 }
 
-/** body-parser's verify hook: throws before JSON.parse (and the recursive validation after it) sees a too-deep body. */
-function refuseDeepNesting(_req: IncomingMessage, _res: unknown, body: Buffer): void {
+/**
+ * body-parser's verify hook, on the raw bytes before they are decoded and parsed: refuses a body nested
+ * too deeply (before JSON.parse and the recursive validation after it see it), and a UTF-8 body whose
+ * bytes are not UTF-8 (RFC 8259 requires it), which the decoder would otherwise turn into U+FFFD: the
+ * caller would not find again the value it sent. A native check (simdutf).
+ */
+function checkRawBody(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
   if (nestingDepthExceeds(body, MAX_JSON_DEPTH)) {
     throw Object.assign(new Error(`Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`), { type: 'entity.too.deep' });
   }
+  if (encoding.toLowerCase() === 'utf-8' && !isUtf8(body)) throw notUtf8();
+}
+
+/** The error both readers throw for a body that is not UTF-8 (toAppError words it). */
+function notUtf8(): Error {
+  return Object.assign(new Error('its bytes are not valid UTF-8; send JSON as UTF-8, or escape characters as \\uXXXX'), { type: 'entity.not.utf8' });
 }
 
 /**
@@ -226,7 +245,23 @@ export function nestingDepthExceeds(body: Buffer, max: number): boolean {
 }
 
 function unsupportedType(contentType: string): AppError {
-  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${contentType}" is not supported; send the body as application/json`);
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${quoteHeader(contentType)} is not supported; send the body as application/json`);
+}
+
+/**
+ * A header value quoted for a message: Node gives bytes 0x80–0xFF of a header (obs-text) as latin1
+ * characters, and control characters may be there too, so anything but printable ASCII is written \xHH
+ * (the byte received), and a long value is cut: the answer stays readable and says what was sent.
+ */
+function quoteHeader(value: string): string {
+  return `"${value.slice(0, 100).replace(/[^\x20-\x7e]|["\\]/g, escapeChar)}"${value.length > 100 ? '…' : ''}`;
+}
+
+/** One character of a quoted header value, escaped: \" and \\, a byte as \xHH, anything wider (a lowercased byte) as \uHHHH. */
+function escapeChar(c: string): string {
+  if (c === '"' || c === '\\') return `\\${c}`;
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 function hasBody(req: Request): boolean {
@@ -239,12 +274,15 @@ function toAppError(err: unknown, limit: number): AppError {
     case 'entity.too.large':
       return new AppError('PAYLOAD_TOO_LARGE', `Request body is larger than this route's limit of ${formatBytes(limit)}`);
     case 'charset.unsupported':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `unsupported charset ${quoteHeader(String((err as { charset?: unknown }).charset))}; send UTF-8 JSON`);
     case 'encoding.unsupported':
-      return new AppError('UNSUPPORTED_MEDIA_TYPE', `${(err as Error).message}; send UTF-8 JSON`);
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `unsupported content encoding ${quoteHeader(String((err as { encoding?: unknown }).encoding))}; send UTF-8 JSON`);
     case 'entity.parse.failed':
       return new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${jsonErrorDetail((err as Error).message)}`);
     case 'entity.too.deep':
       return new AppError('INVALID_REQUEST', (err as Error).message);
+    case 'entity.not.utf8':
+      return new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${(err as Error).message}`);
     default:
       return new AppError('INVALID_REQUEST', `Request body could not be read: ${(err as Error).message ?? 'unknown error'}`);
   }

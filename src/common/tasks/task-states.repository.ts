@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { storableJson, storableText } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
 import { camelRow, type DetailRows, prepared, Statement } from '../../infra/prisma/statement.js';
@@ -185,18 +186,22 @@ export class TaskStatesRepository {
     );
   }
 
-  /** running → failed, while this worker holds the lease. */
+  /**
+   * running → failed, while this worker holds the lease. The reason often quotes an upstream, whose words
+   * are not the caller's to fix: a lone surrogate or NUL in them becomes U+FFFD (storableText).
+   */
   fail(id: string, worker: string, reason: string, onChange: OnChange, settle: SettleSql): Promise<boolean> {
-    return this.end(id, worker, 'failed', { message: reason }, onChange, settle);
+    return this.end(id, worker, 'failed', { message: storableText(reason) }, onChange, settle);
   }
 
   /**
    * running → succeeded, while this worker holds the lease and the deadline has not passed (a result that
    * comes too late does not count), with the result document and the detail rows (its media), written
    * only when the task did change. The finishing worker stays recorded in lease_owner (with no lease_until).
+   * Both may hold an upstream's strings (ids, names): they are written storable (storableJson).
    */
   finish(id: string, worker: string, result: unknown, details: DetailRows[], onChange: OnChange, settle: SettleSql): Promise<boolean> {
-    const columns = { message: null, lease_owner: worker, ...(result !== undefined ? { result: JSON.stringify(result) } : {}) };
+    const columns = { message: null, lease_owner: worker, ...(result !== undefined ? { result: storableJson(result) } : {}) };
     return this.end(id, worker, 'succeeded', columns, onChange, settle, 'AND deadline_at > now()', details);
   }
 
@@ -233,7 +238,8 @@ export class TaskStatesRepository {
     return {
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),
-      saveUpstreamId: (upstreamId) => mark('upstream_id = $3', upstreamId),
+      // the upstream's own id: a lone surrogate or NUL in it would fail the write (a later query by it then fails the task)
+      saveUpstreamId: (upstreamId) => mark('upstream_id = $3', storableText(upstreamId)),
     };
   }
 
@@ -404,7 +410,7 @@ function endStatement(s: Statement, id: string, worker: string, to: FinalState, 
       .map((d, i) => {
         const names = Object.keys(d.rows[0]).map((n) => `"${n}"`).join(', ');
         // typed by the table's own row type, so no value needs a cast
-        return `detail${i} AS (INSERT INTO "${d.table}" (${names}) SELECT ${names} FROM jsonb_populate_recordset(NULL::"${d.table}", ${s.param(JSON.stringify(d.rows))}::jsonb) WHERE EXISTS (SELECT 1 FROM changed) ${d.onConflict ?? ''})`;
+        return `detail${i} AS (INSERT INTO "${d.table}" (${names}) SELECT ${names} FROM jsonb_populate_recordset(NULL::"${d.table}", ${s.param(storableJson(d.rows))}::jsonb) WHERE EXISTS (SELECT 1 FROM changed) ${d.onConflict ?? ''})`;
       }),
     ...more,
   ];

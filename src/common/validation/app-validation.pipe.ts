@@ -1,14 +1,15 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { AppError } from '../errors/app-error.js';
+import { unstorableRule } from './storable-strings.js';
 
 /** Path and query values longer than this are refused before any handler or query sees them. */
 export const MAX_PARAM_CHARS = 2048;
 
 /**
  * class-validator on every DTO, with every fault of a request named in one message
- * ("prompt must be at most 2500 characters; n must be one of 1..9"). Before that, every body, path
- * parameter and query value is checked for U+0000 (PostgreSQL text cannot hold it, and no field of ours
- * has a use for it), and path and query values for length.
+ * ("prompt must be at most 2500 characters; n must be one of 1..9"). Before that, every path parameter
+ * and query value is checked for what PostgreSQL could not store as sent (unstorableRule: NUL, a lone
+ * surrogate) and for length. Bodies were checked for the same when JsonBodyGuard parsed them.
  */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
@@ -32,22 +33,22 @@ export class AppValidationPipe extends ValidationPipe {
       } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw new AppError('INVALID_REQUEST', 'Request body must be a JSON object');
       }
-      const withNul = pathsWithNul(value);
-      if (withNul.length > 0) {
-        // PostgreSQL text cannot hold U+0000, and no field of ours has a use for it.
-        throw new AppError('INVALID_PARAMETER', withNul.map((p) => `${p} must not contain the NUL character (\\u0000)`).join('; '));
-      }
     }
     return super.transform(value, metadata);
   }
 }
 
-/** Refuses U+0000 and over-long strings in path parameters and query values (400 naming the parameter). */
+/**
+ * Refuses unstorable and over-long strings in path parameters and query values (400 naming the
+ * parameter). After percent-decoding they hold no lone surrogate (an invalid sequence fails to decode or
+ * becomes U+FFFD), but the check costs nothing and keeps the rule true whatever parses them.
+ */
 function assertPlainValues(value: unknown, name?: string): void {
   const problems: string[] = [];
   const visit = (v: unknown, path: string): void => {
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) problems.push(`${path} must not contain the NUL character (\\u0000)`);
+      const rule = unstorableRule(v);
+      if (rule) problems.push(`${path} ${rule}`);
       else if (v.length > MAX_PARAM_CHARS) problems.push(`${path} must be at most ${MAX_PARAM_CHARS} characters long`);
     } else if (Array.isArray(v)) {
       v.forEach((item) => visit(item, path));
@@ -57,17 +58,6 @@ function assertPlainValues(value: unknown, name?: string): void {
   };
   visit(value, name ?? '');
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', [...new Set(problems)].join('; '));
-}
-
-function pathsWithNul(value: unknown, path = '', found: string[] = []): string[] {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) found.push(path);
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => pathsWithNul(item, `${path}[${i}]`, found));
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) pathsWithNul(v, path ? `${path}.${k}` : k, found);
-  }
-  return found;
 }
 
 export function formatValidationErrors(errors: ValidationError[], parent = ''): string {

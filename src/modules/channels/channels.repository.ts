@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import type { Channel } from '../../generated/prisma/client.js';
+import { storableText } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 
 /** A channel with the unfinished tasks it holds. */
@@ -134,7 +135,7 @@ export class ChannelsRepository {
 
   /** The channel's last refusal or failure, in the upstream's words (never a credential). */
   async noteError(channelId: string, error: string): Promise<void> {
-    await this.prisma.$executeRawUnsafe(`UPDATE channels SET last_error = $2, last_error_at = now() WHERE id = $1::uuid`, channelId, error.slice(0, 500));
+    await this.prisma.$executeRawUnsafe(`UPDATE channels SET last_error = $2, last_error_at = now() WHERE id = $1::uuid`, channelId, upstreamWords(error));
   }
 
   /**
@@ -158,7 +159,7 @@ export class ChannelsRepository {
     const changed = await this.prisma.$executeRawUnsafe(
       `UPDATE channels SET status = 'auto_disabled', status_reason = $2, last_error = $2, last_error_at = now(), updated_at = now() WHERE id = $1::uuid AND status = 'enabled'`,
       channelId,
-      reason.slice(0, 500),
+      upstreamWords(reason),
     );
     return changed === 1;
   }
@@ -202,7 +203,7 @@ export class ChannelsRepository {
 
   /** A request sent to a channel and what came of it; `taskId` null for a test. */
   async recordAttempt(taskId: string | null, channelId: string | null, outcome: string, message: string | null, latencyMs: number | null): Promise<void> {
-    await this.prisma.taskAttempt.create({ data: { id: randomUUID(), taskId, channelId, outcome, message: message?.slice(0, 500) ?? null, latencyMs } });
+    await this.prisma.taskAttempt.create({ data: { id: randomUUID(), taskId, channelId, outcome, message: message == null ? null : upstreamWords(message), latencyMs } });
   }
 
   /** Each channel's requests over the last 5 minutes: how many, how many answered, and their median latency. */
@@ -289,4 +290,12 @@ export class ChannelsRepository {
     const byId = new Map(counts.map((c) => [c.channel_id, c.n]));
     return rows.map((r) => ({ ...r, runningTasks: byId.get(r.id) ?? 0 }));
   }
+}
+
+/**
+ * An upstream's words as kept: at most 500 characters, and storable (a lone surrogate or NUL from the
+ * upstream, or a surrogate pair the cut split, becomes U+FFFD instead of failing the write).
+ */
+function upstreamWords(text: string): string {
+  return storableText(text.slice(0, 500));
 }
