@@ -82,6 +82,8 @@ export class JsonBodyGuard implements CanActivate {
     }
     if (limit > DEFAULT_BODY_LIMIT_BYTES) this.admit(req, res, limit);
     const declared = Number(req.headers['content-length']);
+    // refused before a byte is read (body-parser would read it all first); settleUnreadBody deals with the rest
+    if (declared > limit && identityEncoded(req)) throw toAppError(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }), limit);
     if (streamed && !(declared <= DEFAULT_BODY_LIMIT_BYTES)) {
       await readStreamed(req, limit, streamed, formType ? contentType : undefined);
       return;
@@ -97,10 +99,10 @@ export class JsonBodyGuard implements CanActivate {
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
   private admit(req: Request, res: Response, limit: number): void {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return; // the parser answers 413 without reading it
+    if (Number.isFinite(declared) && declared > limit) return; // answered 413 without reading it
     const bytes = Number.isFinite(declared) && declared > 0 ? declared : limit;
     if (this.inflightBytes > 0 && this.inflightBytes + bytes > this.config.bodyInflightMaxBytes) {
-      req.resume(); // discard the body as it arrives, so the client can read the answer
+      // the body is not read: settleUnreadBody drops it after the answer, or closes the connection
       throw new AppError('UNAVAILABLE', `The service is busy reading other large requests (${formatBytes(this.inflightBytes)} in flight); retry in ${OVERLOAD_RETRY_AFTER_S} s`, OVERLOAD_RETRY_AFTER_S);
     }
     this.inflightBytes += bytes;
@@ -119,8 +121,9 @@ export class JsonBodyGuard implements CanActivate {
 
 /**
  * The streamed counterpart of body-parser's json parser (same limits, charsets, encodings and errors):
- * reads `req` through Base64FieldReader. On an error the rest of the body is read and dropped first, as
- * body-parser does, so the client gets the answer once it has sent its request.
+ * reads `req` through Base64FieldReader. On an error it stops reading and answers at once; what is left of
+ * the body is settleUnreadBody's (dropped after the answer, or the connection closed with a linger), so
+ * a client sending 1 GB is not read to its end first.
  */
 async function readStreamed(req: Request, limit: number, { field, maxDecodedBytes }: StreamedField, formType?: string): Promise<void> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
@@ -142,24 +145,23 @@ async function readStreamed(req: Request, limit: number, { field, maxDecodedByte
       stream = req.pipe(createBrotliDecompress());
       break;
     default:
-      await dump(req);
       throw toAppError(Object.assign(new Error(`unsupported content encoding "${encoding}"`), { type: 'encoding.unsupported' }), limit);
   }
   const reader = new Base64FieldReader(field, maxDecodedBytes, Number.isFinite(declared) ? declared : undefined);
   try {
     if (declared > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
     let received = 0;
-    for await (const chunk of stream) {
-      received += (chunk as Buffer).length;
+    await consume(stream, (chunk) => {
+      received += chunk.length;
       if (received > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
-      reader.write(chunk as Buffer);
-    }
+      reader.write(chunk);
+    });
   } catch (err) {
     if (stream !== req) {
       req.unpipe();
+      stream.on('error', () => undefined); // a late inflate error of the stream given up
       stream.destroy();
     }
-    await dump(req);
     throw toAppError(err, limit);
   }
   if (nestingDepthExceeds(reader.restBytes(), MAX_JSON_DEPTH)) {
@@ -181,13 +183,34 @@ export function jsonErrorDetail(message: string): string {
   return message.replace(/,\s*".*$/s, '').slice(0, 200);
 }
 
-/** Reads what is left of the request and drops it. */
-function dump(req: Request): Promise<void> {
-  if (req.complete || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    req.on('end', resolve).on('close', resolve).on('error', () => resolve());
-    req.resume();
+/**
+ * Gives each chunk of `stream` to `take` until the stream ends. A throw from `take` stops the reading, with
+ * the stream paused, not destroyed (`for await` would destroy it: the request, whose socket then stays
+ * paused with the client's bytes unread, and whose keep-alive connection is never read again).
+ */
+function consume(stream: Readable, take: (chunk: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (err?: unknown) => {
+      stream.off('data', onData).off('end', onEnd).off('error', settle).off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        take(chunk);
+      } catch (err) {
+        stream.pause();
+        settle(err);
+      }
+    };
+    const onEnd = () => settle();
+    const onClose = () => settle(new Error('the request was closed before its end'));
+    stream.on('data', onData).once('end', onEnd).once('error', settle).once('close', onClose);
   });
+}
+
+function identityEncoded(req: Request): boolean {
+  return (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
 }
 
 /** body-parser's verify hook: throws before JSON.parse (and the recursive validation after it) sees a too-deep body. */
