@@ -6,7 +6,7 @@ import { api, startTestApp, type TestApp } from '../support/test-app.js';
 const COUNT = Number(process.env.FUZZ_COUNT ?? 2500);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 /** Requests in flight at once, and how long each may wait for its answer. */
-const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 6);
+const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 12);
 const DEADLINE_MS = Number(process.env.FUZZ_DEADLINE_MS ?? 20_000);
 /** A file to append each request's time to (JSON lines), to see what is slow. */
 const TIMINGS = process.env.FUZZ_TIMINGS;
