@@ -1,13 +1,13 @@
-// `npm run fuzz -- --count 20000 [--seed N]`: the fuzz test (test/e2e/fuzz.e2e.spec.ts) with more requests.
+// `npm run fuzz -- --count 20000 [--seed N] [--concurrency C]`: the fuzz test (test/e2e/fuzz.e2e.spec.ts) with more requests.
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { count: { type: 'string', default: '20000' }, seed: { type: 'string' } }, strict: true });
-if (!/^\d+$/.test(values.count)) {
-  process.stderr.write('--count must be a whole number\n');
+const { values } = parseArgs({ options: { count: { type: 'string', default: '20000' }, seed: { type: 'string' }, concurrency: { type: 'string' } }, strict: true });
+if (!/^\d+$/.test(values.count) || (values.concurrency !== undefined && !/^[1-9]\d*$/.test(values.concurrency))) {
+  process.stderr.write('--count and --concurrency must be whole numbers\n');
   process.exit(1);
 }
-const env = { ...process.env, FUZZ_COUNT: values.count, ...(values.seed ? { FUZZ_SEED: values.seed } : {}) };
+const env = { ...process.env, FUZZ_COUNT: values.count, ...(values.seed ? { FUZZ_SEED: values.seed } : {}), ...(values.concurrency ? { FUZZ_CONCURRENCY: values.concurrency } : {}) };
 const jest = ['--disable-warning=ExperimentalWarning', '--experimental-vm-modules', 'node_modules/jest/bin/jest.js', 'test/e2e/fuzz.e2e.spec.ts'];
 const { status } = spawnSync(process.execPath, jest, { stdio: 'inherit', env });
 process.exit(status ?? 1);

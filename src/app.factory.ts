@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { answerClientErrors } from './common/http/client-errors.js';
+import { settleUnreadBody } from './common/http/unread-body.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ShutdownState } from './infra/process/shutdown-state.js';
@@ -36,6 +37,8 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   answerClientErrors(server);
   // With tracing on, a server span per request comes first, so everything after runs in it.
   if (config.tracing && !options.preview) app.use(app.get(Tracing).httpMiddleware());
+  // a body still arriving when its answer goes out is dropped or its connection closed with a linger, for every answer
+  app.use(settleUnreadBody);
   app.use(requestIdMiddleware);
   const shutdown = app.get(ShutdownState);
   // while draining, each answer closes its connection, so clients reconnect to another instance

@@ -1,9 +1,15 @@
+import { appendFileSync } from 'node:fs';
 import { operationsOf, runFuzz } from '../support/fuzz.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 /** CI runs a bounded count; `npm run fuzz -- --count 20000 [--seed N]` runs more through this same test. */
 const COUNT = Number(process.env.FUZZ_COUNT ?? 2500);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+/** Requests in flight at once, and how long each may wait for its answer. */
+const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 12);
+const DEADLINE_MS = Number(process.env.FUZZ_DEADLINE_MS ?? 20_000);
+/** A file to append each request's time to (JSON lines), to see what is slow. */
+const TIMINGS = process.env.FUZZ_TIMINGS;
 /** Replay part of a seeded run: FUZZ_FROM and FUZZ_TO are positions in its sample. */
 const SLICE: [number, number] | undefined = process.env.FUZZ_FROM ? [Number(process.env.FUZZ_FROM), Number(process.env.FUZZ_TO ?? COUNT)] : undefined;
 const ADMIN = 'admin-secret-0123456789';
@@ -16,10 +22,20 @@ describe('fuzzing every route from the OpenAPI document', () => {
   });
   afterAll(() => t.close());
 
-  it(`answers ${COUNT} hostile requests below 500, every error with the envelope and its X-Request-Id`, async () => {
+  it(`answers ${COUNT} hostile requests below 500, ${CONCURRENCY} at a time, every error with the envelope and its X-Request-Id`, async () => {
     const doc = (await api(t.url, 'GET', '/docs-json')).body;
-    const report = await runFuzz({ base: t.url, doc, keys: { api: await t.createKey('fuzz'), admin: ADMIN }, count: COUNT, seed: SEED, slice: SLICE });
-    const summary = `seed ${report.seed}: ${JSON.stringify(report.statuses)}`;
+    const report = await runFuzz({
+      base: t.url,
+      doc,
+      keys: { api: await t.createKey('fuzz'), admin: ADMIN },
+      count: COUNT,
+      seed: SEED,
+      slice: SLICE,
+      concurrency: CONCURRENCY,
+      deadlineMs: DEADLINE_MS,
+      onTiming: TIMINGS ? (timing) => appendFileSync(TIMINGS, `${JSON.stringify({ at: Date.now(), ...timing })}\n`) : undefined,
+    });
+    const summary = `seed ${report.seed}: ${JSON.stringify(report.statuses)}; slowest: ${report.slowest.map((t) => `${t.ms} ms #${t.index} ${t.case}`).join(', ')}`;
     expect([summary, report.violations.slice(0, 8)]).toEqual([summary, []]);
     if (SLICE) return;
     expect(report.sent).toBe(COUNT);

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { brotliCompressSync, constants as zlibConstants, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { type Observed, sendRaw } from './raw-http.js';
 
@@ -23,7 +24,7 @@ export interface FuzzKeys {
  * it did; `path` of a raw request: where it goes, when that is a route.
  */
 export type FuzzCase =
-  | { kind: 'http'; method: string; path: string; headers: Record<string, string>; body?: string | Buffer; note: string; unicode?: string }
+  | { kind: 'http'; method: string; path: string; headers: Record<string, string>; body?: string | Buffer; note: string; unicode?: string; chunked?: boolean }
   | { kind: 'raw'; bytes: Buffer; note: string; unicode?: string; path?: string };
 
 export interface Violation {
@@ -35,6 +36,14 @@ export interface Violation {
   body: string;
 }
 
+/** How long one request took to be answered (or to fail). */
+export interface Timing {
+  index: number;
+  ms: number;
+  status: number;
+  case: string;
+}
+
 export interface FuzzReport {
   sent: number;
   statuses: Record<string, number>;
@@ -42,6 +51,8 @@ export interface FuzzReport {
   seed: number;
   /** Cases that carried a lone surrogate, NUL, U+FFFE/U+FFFF or invalid UTF-8 bytes, by operation (`POST /path`). */
   hostileUnicode: Record<string, number>;
+  /** The slowest answers, slowest first. */
+  slowest: Timing[];
 }
 
 interface Schema {
@@ -522,14 +533,103 @@ function rawCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
   );
 }
 
-/** Every case the fuzzer draws from. */
-export function fuzzCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
-  return fc.oneof({ weight: 14, arbitrary: httpCases(doc, keys) }, { weight: 2, arbitrary: rawCases(doc, keys) });
+const MB = 1024 * 1024;
+const EXPAND = '/video-a/v1/images/editing/expand';
+
+/**
+ * Bodies built once per run and shared by every case that sends them (a sample holds thousands of
+ * cases; a multi-MB body each would not fit, and compressing 50 MB takes a moment).
+ */
+const sharedBodies = new Map<string, Buffer>();
+function sharedBody(key: string, build: () => Buffer): Buffer {
+  let body = sharedBodies.get(key);
+  if (!body) sharedBodies.set(key, (body = build()));
+  return body;
 }
 
-async function sendHttp(base: string, c: Extract<FuzzCase, { kind: 'http' }>): Promise<Observed> {
+type Encoding = 'gzip' | 'deflate' | 'br';
+type Payload = 'zeros' | 'json-image' | 'json-string';
+
+/** A compressed body that inflates to 50 MB: zeros, a JSON object whose `image` is 50 MB of Base64, or a 50 MB JSON string. */
+function bomb(encoding: Encoding, payload: Payload): Buffer {
+  return sharedBody(`bomb ${encoding} ${payload}`, () => {
+    const size = 50 * MB;
+    const plain = payload === 'zeros' ? Buffer.alloc(size) : Buffer.from(payload === 'json-image' ? `{"image":"${'A'.repeat(size - 12)}"}` : `"${'x'.repeat(size - 2)}"`);
+    if (encoding === 'gzip') return gzipSync(plain, { level: 9 });
+    if (encoding === 'deflate') return deflateSync(plain, { level: 9 });
+    return brotliCompressSync(plain, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } });
+  });
+}
+
+/** A JSON body of `mb` MB (an expand with a Base64 `image` of that size), sent as it is. */
+function bigJson(mb: number): Buffer {
+  return sharedBody(`json ${mb}`, () => {
+    const size = Math.round(mb * MB);
+    return Buffer.from(`{"image":"${'A'.repeat(size - 100)}","up_expansion_ratio":0.1,"bottom_expansion_ratio":0.1,"left_expansion_ratio":0,"right_expansion_ratio":0}`);
+  });
+}
+
+/**
+ * Large bodies: compressed bodies that inflate to 50 MB (Content-Encoding gzip, deflate, br) on the
+ * large-body expand route and on a 100 kB route; bodies of a few MB (and one over the 20 MB limit) sent
+ * with methods no route takes, to unknown routes, and by POST; each with Content-Length or chunked.
+ * The answer must come (the per-request deadline) and be the envelope, and the client must be able to
+ * send its whole body first (no EPIPE or reset).
+ */
+function largeBodyCases(keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
+  const headers = (auth: boolean, extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${keys.api}` } : {}), ...extra });
+  const bombs = fc
+    .record({
+      encoding: fc.constantFrom<Encoding>('gzip', 'deflate', 'br'),
+      payload: fc.constantFrom<Payload>('zeros', 'json-image', 'json-string'),
+      path: fc.constantFrom(EXPAND, EXPAND, '/video-b/v1/generations'),
+      chunked: fc.boolean(),
+    })
+    .map(({ encoding, payload, path, chunked }): FuzzCase => ({
+      kind: 'http',
+      method: 'POST',
+      path,
+      headers: headers(true, { 'content-encoding': encoding }),
+      body: bomb(encoding, payload),
+      chunked,
+      note: `${encoding} of 50 MB (${payload}) to ${path}${chunked ? ', chunked' : ''}`,
+    }));
+  const bigBodies = fc
+    .record({
+      method: fc.constantFrom('OPTIONS', 'PUT', 'PATCH', 'DELETE', 'POST'),
+      path: fc.constantFrom(EXPAND, EXPAND, '/video-b/v1/generations', '/no/such/route'),
+      mb: fc.constantFrom(1, 3, 5),
+      auth: fc.boolean(),
+      chunked: fc.boolean(),
+    })
+    .map(({ method, path, mb, auth, chunked }): FuzzCase => {
+      const over = method === 'POST' && path === EXPAND; // the expand route's own method: over its 20 MB limit
+      return { kind: 'http', method, path, headers: headers(auth), body: bigJson(over ? 25 : mb), chunked, note: `${method} ${path} with ${over ? 25 : mb} MB${chunked ? ', chunked' : ''}` };
+    });
+  return fc.oneof(bombs, bigBodies);
+}
+
+/** Every case the fuzzer draws from. */
+export function fuzzCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
+  return fc.oneof({ weight: 14, arbitrary: httpCases(doc, keys) }, { weight: 2, arbitrary: rawCases(doc, keys) }, { weight: 1, arbitrary: largeBodyCases(keys) });
+}
+
+/** The body as a stream of 64 kB pieces, which fetch sends chunked (no Content-Length). */
+function chunkedBody(body: string | Buffer): ReadableStream<Uint8Array> {
+  const bytes = Buffer.from(body);
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.length) return controller.close();
+      controller.enqueue(bytes.subarray(offset, (offset += 64 * 1024)));
+    },
+  });
+}
+
+async function sendHttp(base: string, c: Extract<FuzzCase, { kind: 'http' }>, deadlineMs: number): Promise<Observed> {
   try {
-    const res = await fetch(base + c.path, { method: c.method, headers: c.headers, body: c.body, redirect: 'manual', signal: AbortSignal.timeout(20_000) });
+    const body = c.chunked && c.body !== undefined ? chunkedBody(c.body) : c.body;
+    const res = await fetch(base + c.path, { method: c.method, headers: c.headers, body, duplex: 'half', redirect: 'manual', signal: AbortSignal.timeout(deadlineMs) } as RequestInit);
     const text = c.method === 'HEAD' ? '' : await res.text();
     return { status: res.status, headers: Object.fromEntries(res.headers.entries()), text };
   } catch (err) {
@@ -571,24 +671,43 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
 
 function describeCase(c: FuzzCase): string {
   if (c.kind === 'raw') return `${c.note}: ${JSON.stringify(c.bytes.toString('latin1').slice(0, 300))}`;
-  const body = c.body === undefined ? '' : ` body=${JSON.stringify((Buffer.isBuffer(c.body) ? c.body.toString('latin1') : c.body).slice(0, 200))}`;
-  return `${c.method} ${c.path.slice(0, 300)} headers=${JSON.stringify(c.headers).slice(0, 300)}${body}`;
+  const body = c.body === undefined ? '' : ` body=${JSON.stringify((Buffer.isBuffer(c.body) ? c.body.subarray(0, 200).toString('latin1') : c.body.slice(0, 200)))}`;
+  return `${c.method} ${c.path.slice(0, 300)} headers=${JSON.stringify(c.headers).slice(0, 300)}${c.chunked ? ' (chunked)' : ''}${body}`;
 }
 
-/** Sends `count` cases drawn from the document (seeded, so a run can be repeated), `concurrency` at a time. */
-export async function runFuzz(options: { base: string; doc: any; keys: FuzzKeys; count: number; seed?: number; concurrency?: number; slice?: [number, number] }): Promise<FuzzReport> {
+/**
+ * Sends `count` cases drawn from the document (seeded, so a run can be repeated), `concurrency` at a time
+ * (through fetch's one pool of keep-alive connections, so a connection serves request after request),
+ * each answer due within `deadlineMs`. `onTiming` sees every request's time, to find what is slow.
+ */
+export async function runFuzz(options: {
+  base: string;
+  doc: any;
+  keys: FuzzKeys;
+  count: number;
+  seed?: number;
+  concurrency?: number;
+  deadlineMs?: number;
+  slice?: [number, number];
+  onTiming?: (timing: Timing) => void;
+}): Promise<FuzzReport> {
   const seed = options.seed ?? Date.now() % 2_147_483_647;
   const port = Number(new URL(options.base).port);
+  const deadlineMs = options.deadlineMs ?? 20_000;
   const sample = fc.sample(fuzzCases(options.doc, options.keys), { numRuns: options.count, seed });
   const from = options.slice?.[0] ?? 0;
   const cases = sample.slice(from, options.slice?.[1] ?? sample.length);
-  const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed, hostileUnicode: {} };
+  const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed, hostileUnicode: {}, slowest: [] };
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {
       const index = from + next;
       const c = cases[next++];
-      const observed = c.kind === 'raw' ? await sendRaw(port, c.bytes) : await sendHttp(options.base, c);
+      const started = performance.now();
+      const observed = c.kind === 'raw' ? await sendRaw(port, c.bytes, deadlineMs) : await sendHttp(options.base, c, deadlineMs);
+      const timing: Timing = { index, ms: Math.round(performance.now() - started), status: observed.status, case: c.kind === 'http' ? `${c.method} ${c.note}` : c.note };
+      options.onTiming?.(timing);
+      report.slowest = [...report.slowest, timing].sort((a, b) => b.ms - a.ms).slice(0, 5);
       report.sent++;
       const key = observed.status === -1 ? 'unsendable' : String(observed.status);
       report.statuses[key] = (report.statuses[key] ?? 0) + 1;

@@ -9,7 +9,7 @@ export interface Observed {
 }
 
 /** Sends raw bytes and reads the first HTTP answer (headers, then Content-Length bytes) or until the socket closes. */
-export function sendRaw(port: number, bytes: Buffer): Promise<Observed> {
+export function sendRaw(port: number, bytes: Buffer, deadlineMs = 10_000): Promise<Observed> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let data = Buffer.alloc(0);
@@ -34,7 +34,7 @@ export function sendRaw(port: number, bytes: Buffer): Promise<Observed> {
       const first = Number.isFinite(length) ? body.subarray(0, length) : body;
       resolve({ status, headers, text: first.toString('utf8'), error: status ? undefined : (error ?? 'no answer') });
     };
-    const timer = setTimeout(() => finish('timed out'), 10_000);
+    const timer = setTimeout(() => finish('timed out'), deadlineMs);
     socket.on('data', (chunk: Buffer) => {
       data = Buffer.concat([data, chunk]);
       const text = data.toString('latin1');

@@ -97,4 +97,28 @@ describe('Base64FieldReader', () => {
     expect(read(`{"image":"${'A'.repeat(80)}\\u00e9"}`, [7])[DECODED]!.problem).toMatch(/URL or Base64/);
     expect(() => read(`{"image":"${'A'.repeat(80)}"`, [5])).toThrow(SyntaxError);
   });
+
+  it('refuses a body that is not one JSON object or array at its first byte outside it, not at its end', () => {
+    const first = (text: string | Buffer) => {
+      const reader = new Base64FieldReader('image', MAX);
+      const bytes = Buffer.from(text);
+      for (let at = 0; at < bytes.length; at += 16) {
+        try {
+          reader.write(bytes.subarray(at, at + 16));
+        } catch (err) {
+          return { at, message: (err as Error).message, syntax: err instanceof SyntaxError };
+        }
+      }
+      return undefined;
+    };
+    expect(first(Buffer.alloc(1024 * 1024))).toEqual({ at: 0, message: 'Unexpected token "\\u0000" at position 0: the body must be a JSON object', syntax: true });
+    expect(first(`"${'x'.repeat(1000)}"`)).toMatchObject({ at: 0, syntax: true });
+    expect(first('a=1&b=2')).toMatchObject({ at: 0, syntax: true });
+    expect(first(`{"a":1} ${'x'.repeat(1000)}`)).toEqual({ at: 0, message: 'Unexpected non-whitespace character after JSON at position 8', syntax: true });
+    expect(first(`{"a":1}${'\0'.repeat(1000)}`)).toMatchObject({ at: 0, syntax: true });
+    // what JSON.parse reads, and a UTF-8 byte order mark before it, goes through
+    expect(read(' \r\n\t{"a":[1,{"b":"}"}]} \n', [3])).toEqual({ a: [1, { b: '}' }] });
+    expect(read('\uFEFF{"a":1}', [1])).toEqual({ a: 1 });
+    expect(read('[1,2]', [1])).toEqual([1, 2]);
+  });
 });

@@ -28,6 +28,8 @@ export const DECODED = Symbol('decoded-base64');
 export type BodyWithDecoded = Record<string, unknown> & { [DECODED]?: DecodedBase64 };
 
 const QUOTE = 0x22;
+/** The UTF-8 byte order mark. */
+const BOM = [0xef, 0xbb, 0xbf];
 const BACKSLASH = 0x5c;
 /** Base64 text is decoded in runs of this many characters (a multiple of 4). */
 const RUN = 64 * 1024;
@@ -59,6 +61,9 @@ type Mode =
 export class Base64FieldReader {
   private mode: Mode = 'json';
   private depth = 0;
+  /** Bytes written before the current chunk, and whether the top-level object or array has begun. */
+  private offset = 0;
+  private started = false;
   private expectKey = false;
   private escape = false;
   /** \uXXXX in progress: the hex digits seen so far. */
@@ -97,6 +102,7 @@ export class Base64FieldReader {
       const c = chunk[i];
       switch (this.mode) {
         case 'json':
+          if (this.depth === 0 && CLASS[c] !== 3) this.topLevel(c, i);
           if (c === QUOTE) {
             if (this.depth === 1 && this.expectKey) {
               this.mode = 'key';
@@ -146,6 +152,7 @@ export class Base64FieldReader {
           if (this.escape) this.escape = false;
           else if (c === BACKSLASH) this.escape = true;
           else if (c === QUOTE) this.mode = 'json';
+          else i = nextSpecial(chunk, i) - 1; // the string's plain run, skipped with one native search
           break;
         case 'sniff': {
           this.sniffed.push(c);
@@ -184,12 +191,29 @@ export class Base64FieldReader {
       }
     }
     if (this.mode !== 'sniff' && this.mode !== 'base64') this.pushRest(chunk, copyFrom, chunk.length);
+    this.offset += chunk.length;
+  }
+
+  /**
+   * A byte outside the top-level value: the body must be one object or array (as body-parser's strict mode
+   * wants), so anything else is refused at once rather than after the whole body (a compressed body of
+   * zeros inflates to the route's limit), with JSON.parse's words. A UTF-8 byte order mark may precede it.
+   */
+  private topLevel(c: number, i: number): void {
+    const at = this.offset + i;
+    if (!this.started && (c === 0x7b || c === 0x5b)) {
+      this.started = true;
+      return;
+    }
+    if (!this.started && at < 3 && c === BOM[at]) return;
+    if (this.started) throw new SyntaxError(`Unexpected non-whitespace character after JSON at position ${at}`);
+    throw new SyntaxError(`Unexpected token ${JSON.stringify(String.fromCharCode(c))} at position ${at}: the body must be a JSON object`);
   }
 
   /** The parsed body: the field holds DECODED_MARKER, and the bytes are under DECODED. Throws SyntaxError like JSON.parse. */
   finish(): unknown {
     if (this.mode === 'sniff') this.pushRest(Buffer.from(this.sniffed)); // unterminated: JSON.parse reports it
-    const text = Buffer.concat(this.rest, this.restLength).toString('utf8');
+    const text = Buffer.concat(this.rest, this.restLength).toString('utf8').replace(/^\uFEFF/, '');
     const body = JSON.parse(text) as unknown;
     if (this.decoded && typeof body === 'object' && body !== null && !Array.isArray(body) && (body as Record<string, unknown>)[this.field] === DECODED_MARKER) {
       (body as BodyWithDecoded)[DECODED] = this.decoded;

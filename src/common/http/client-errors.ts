@@ -54,9 +54,10 @@ export function answerClientErrors(server: Server): void {
   });
 }
 
-/** Sockets already answered; a client is given this long to read the answer before the socket is destroyed. */
+/** Sockets already answered. */
 const answered = new WeakSet<Duplex>();
-const LINGER_MS = 2000;
+/** A client still sending is given this long to read its answer before the socket is destroyed (unread-body.ts: without a byte). */
+export const LINGER_MS = 2000;
 
 /**
  * Writes a whole HTTP/1.1 error answer with the JSON envelope on a raw socket and closes its sending

@@ -16,6 +16,14 @@ export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
 /** Objects and arrays nested deeper than this are refused before the body is parsed (validation recurses). */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * The output chunk of the inflate streams of a large-body route. Each chunk is a round trip through the
+ * threadpool and the event loop: with zlib's default (16 kB), a body that inflates to the 20 MB limit takes
+ * 1,280 event-loop turns, which under load (a few ms to tens of ms each) delays its answer by seconds to
+ * tens of seconds; 1 MB chunks take 20.
+ */
+const INFLATE_CHUNK_BYTES = 1024 * 1024;
+
 /** Seconds a client refused for overload should wait. */
 const OVERLOAD_RETRY_AFTER_S = 2;
 
@@ -32,8 +40,9 @@ interface StreamedField {
 
 /**
  * A route whose body may carry a large Base64 file in the top-level string `field`: a body bigger than
- * DEFAULT_BODY_LIMIT_BYTES is read with Base64FieldReader, which decodes the field as it streams in (the
- * parsed body holds DECODED_MARKER there, and the bytes under DECODED), so the text is never held whole.
+ * DEFAULT_BODY_LIMIT_BYTES, or compressed, is read with Base64FieldReader, which decodes the field as it
+ * streams in (the parsed body holds DECODED_MARKER there, and the bytes under DECODED), so the text is
+ * never held whole.
  */
 export const StreamedBase64Field = (field: string, maxDecodedBytes: number) => SetMetadata(STREAMED_FIELD, { field, maxDecodedBytes } satisfies StreamedField);
 
@@ -87,7 +96,10 @@ export class JsonBodyGuard implements CanActivate {
     }
     if (limit > DEFAULT_BODY_LIMIT_BYTES) this.admit(req, res, limit);
     const declared = Number(req.headers['content-length']);
-    if (streamed && !(declared <= DEFAULT_BODY_LIMIT_BYTES)) {
+    // refused before a byte is read (body-parser would read it all first); settleUnreadBody deals with the rest
+    if (declared > limit && identityEncoded(req)) throw toAppError(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }), limit);
+    // a compressed body may inflate to the route's limit whatever its declared size: read it here too, in INFLATE_CHUNK_BYTES
+    if (streamed && (!(declared <= DEFAULT_BODY_LIMIT_BYTES) || !identityEncoded(req))) {
       await readStreamed(req, limit, streamed, formType ? contentType : undefined);
       return;
     }
@@ -102,10 +114,10 @@ export class JsonBodyGuard implements CanActivate {
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
   private admit(req: Request, res: Response, limit: number): void {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return; // the parser answers 413 without reading it
+    if (Number.isFinite(declared) && declared > limit) return; // answered 413 without reading it
     const bytes = Number.isFinite(declared) && declared > 0 ? declared : limit;
     if (this.inflightBytes > 0 && this.inflightBytes + bytes > this.config.bodyInflightMaxBytes) {
-      req.resume(); // discard the body as it arrives, so the client can read the answer
+      // the body is not read: settleUnreadBody drops it after the answer, or closes the connection
       throw new AppError('UNAVAILABLE', `The service is busy reading other large requests (${formatBytes(this.inflightBytes)} in flight); retry in ${OVERLOAD_RETRY_AFTER_S} s`, OVERLOAD_RETRY_AFTER_S);
     }
     this.inflightBytes += bytes;
@@ -124,8 +136,9 @@ export class JsonBodyGuard implements CanActivate {
 
 /**
  * The streamed counterpart of body-parser's json parser (same limits, charsets, encodings and errors):
- * reads `req` through Base64FieldReader. On an error the rest of the body is read and dropped first, as
- * body-parser does, so the client gets the answer once it has sent its request.
+ * reads `req` through Base64FieldReader. On an error it stops reading and answers at once; what is left of
+ * the body is settleUnreadBody's (dropped after the answer, or the connection closed with a linger), so
+ * a client sending 1 GB is not read to its end first.
  */
 async function readStreamed(req: Request, limit: number, { field, maxDecodedBytes }: StreamedField, formType?: string): Promise<void> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
@@ -138,33 +151,34 @@ async function readStreamed(req: Request, limit: number, { field, maxDecodedByte
       break;
     case 'gzip':
     case 'x-gzip':
-      stream = req.pipe(createGunzip());
+      stream = req.pipe(createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }));
       break;
     case 'deflate':
-      stream = req.pipe(createInflate());
+      stream = req.pipe(createInflate({ chunkSize: INFLATE_CHUNK_BYTES }));
       break;
     case 'br':
-      stream = req.pipe(createBrotliDecompress());
+      stream = req.pipe(createBrotliDecompress({ chunkSize: INFLATE_CHUNK_BYTES }));
       break;
     default:
-      await dump(req);
       throw toAppError(Object.assign(new Error('unsupported content encoding'), { type: 'encoding.unsupported', encoding }), limit);
   }
   const reader = new Base64FieldReader(field, maxDecodedBytes, Number.isFinite(declared) ? declared : undefined);
   try {
     if (declared > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
     let received = 0;
-    for await (const chunk of stream) {
-      received += (chunk as Buffer).length;
+    await consume(stream, (chunk) => {
+      received += chunk.length;
       if (received > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
-      reader.write(chunk as Buffer);
-    }
+      reader.write(chunk);
+    });
   } catch (err) {
     if (stream !== req) {
       req.unpipe();
+      stream.on('error', () => undefined); // a late inflate error of the stream given up
       stream.destroy();
     }
-    await dump(req);
+    // the reader refuses a body that is not a JSON object or array from its first bytes
+    if (err instanceof SyntaxError) throw formType ? unsupportedType(formType) : new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${jsonErrorDetail(err.message)}`);
     throw toAppError(err, limit);
   }
   const rest = reader.restBytes();
@@ -189,13 +203,34 @@ export function jsonErrorDetail(message: string): string {
   return message.replace(/,\s*".*$/s, '').slice(0, 200);
 }
 
-/** Reads what is left of the request and drops it. */
-function dump(req: Request): Promise<void> {
-  if (req.complete || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    req.on('end', resolve).on('close', resolve).on('error', () => resolve());
-    req.resume();
+/**
+ * Gives each chunk of `stream` to `take` until the stream ends. A throw from `take` stops the reading, with
+ * the stream paused, not destroyed (`for await` would destroy it: the request, whose socket then stays
+ * paused with the client's bytes unread, and whose keep-alive connection is never read again).
+ */
+function consume(stream: Readable, take: (chunk: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (err?: unknown) => {
+      stream.off('data', onData).off('end', onEnd).off('error', settle).off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        take(chunk);
+      } catch (err) {
+        stream.pause();
+        settle(err);
+      }
+    };
+    const onEnd = () => settle();
+    const onClose = () => settle(new Error('the request was closed before its end'));
+    stream.on('data', onData).once('end', onEnd).once('error', settle).once('close', onClose);
   });
+}
+
+function identityEncoded(req: Request): boolean {
+  return (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
 }
 
 /**
