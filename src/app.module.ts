@@ -26,6 +26,7 @@ import { KeysModule } from './modules/keys/keys.module.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
 import { TaskListModule } from './modules/task-list/task-list.module.js';
 import { ConsoleModule } from './modules/console/console.module.js';
+import { UpstreamWatchModule } from './modules/upstream-watch/upstream-watch.module.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import { TaskKindsModule } from './modules/task-kinds.module.js';
 import type { KindModule } from './common/tasks/task-kind.js';
@@ -58,6 +59,7 @@ export class AppModule {
         CallbacksModule,
         TaskListModule,
         ConsoleModule,
+        UpstreamWatchModule,
         TaskKindsModule.forRoot(kinds),
       ],
       providers: [

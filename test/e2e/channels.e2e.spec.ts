@@ -331,7 +331,7 @@ describe('circuit breaking', () => {
     const solo = await startFakeKling('ak-solo-000001', 'sk-solo-secret-0001');
     solo.knobs.createBusy = 1_000_000;
     solo.knobs.busyAnswer = { status: 200, code: 1303 };
-    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY, CHANNEL_CIRCUIT_OPEN_S: '1', WORKER_CONCURRENCY: '4' });
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', CHANNEL_SECRET_KEY: SECRET_KEY, CHANNEL_CIRCUIT_OPEN_S: '1', RELAY_CONCURRENCY: '4' });
     try {
       const created = await addKling(t, 'solo', solo.url, ['ak-solo-000001', 'sk-solo-secret-0001']);
       const key = await t.createKey('team-solo');
@@ -342,7 +342,7 @@ describe('circuit breaking', () => {
       await pollUntil(openings, (n) => n >= 3, { what: 'the circuit to open and two probes to fail', timeoutMs: 20_000 });
       const posts = solo.server.requests.filter((r) => r.method === 'POST').length;
       expect(posts).toBeGreaterThanOrEqual(5 + 2);
-      expect(posts).toBeLessThanOrEqual(5 + 4 + 2); // the threshold, the creates in flight when it opened (WORKER_CONCURRENCY), two probes
+      expect(posts).toBeLessThanOrEqual(5 + 4 + 2); // the threshold, the creates in flight when it opened (RELAY_CONCURRENCY), two probes
       solo.knobs.createBusy = 0;
       await pollUntil(
         () => queryDb<{ state: string; n: number }>(t.db, 'SELECT state, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) GROUP BY state', [ids]),

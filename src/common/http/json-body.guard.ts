@@ -32,6 +32,11 @@ const BODY_LIMIT = Symbol('body-limit');
 /** A route that takes a bigger JSON body than DEFAULT_BODY_LIMIT_BYTES. */
 export const BodyLimit = (bytes: number) => SetMetadata(BODY_LIMIT, bytes);
 
+const IGNORED_BODY = Symbol('ignored-body');
+
+/** A route that never reads its body, whatever it is (an upstream's callback: only its URL counts); it is dropped after the answer. */
+export const IgnoresBody = () => SetMetadata(IGNORED_BODY, true);
+
 const STREAMED_FIELD = Symbol('streamed-base64-field');
 interface StreamedField {
   field: string;
@@ -78,8 +83,8 @@ export class JsonBodyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() === 'http') {
       const req = context.switchToHttp().getRequest<Request>();
-      if (hasBody(req)) {
-        const handler = context.getHandler();
+      const handler = context.getHandler();
+      if (hasBody(req) && !this.reflector.get<boolean>(IGNORED_BODY, handler)) {
         await this.read(req, context.switchToHttp().getResponse<Response>(), this.reflector.get<number>(BODY_LIMIT, handler) ?? DEFAULT_BODY_LIMIT_BYTES, this.reflector.get<StreamedField>(STREAMED_FIELD, handler));
         assertStorableStrings(req.body);
       }

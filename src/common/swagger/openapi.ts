@@ -39,6 +39,7 @@ const TAGS: [string, string][] = [
   ['media', 'Result files, by signed link.'],
   ['health', 'Liveness, readiness and metrics.'],
   ['admin', 'Keys, webhook secrets and redelivery, with the admin key.'],
+  ['upstream callbacks', 'Where upstream vendors call back about the tasks relayed to them (with UPSTREAM_CALLBACK_BASE_URL); not for callers.'],
 ];
 
 /**

@@ -40,11 +40,12 @@ export class GracefulShutdown {
   ) {}
 
   async drain(timeoutS: number): Promise<void> {
-    this.state.begin();
+    // readiness fails at once; the pollers give back the watched tasks they hold (another instance polls them)
+    const released = this.state.begin();
     const deadline = Date.now() + Math.max(500, timeoutS * 1000 - CLOSE_RESERVE_MS);
     const requests = this.closeListener(deadline);
     const handBackAt = deadline - Math.min(2000, (timeoutS * 1000) / 4);
-    await this.queue.drain(handBackAt);
+    await Promise.all([this.queue.drain(handBackAt), released]);
     // Every claim sent has been answered before the hand-back, so it reaches every task this worker holds;
     // one still unanswered then (a stuck database) lands on a stopped worker, which the others' sweep takes back.
     if (this.runner.claimsInFlight > 0) this.logger.log(`waiting for ${this.runner.claimsInFlight} claim(s) in flight before the hand-back`);

@@ -53,7 +53,10 @@ export class TaskEngine implements OnApplicationBootstrap {
     await this.queue.createQueues(this.lifecycle.kinds.map((kind) => [taskJobName(kind.definition.name), TASK_QUEUE]));
     if (!this.config.runsWorkers) return;
     for (const kind of this.lifecycle.kinds) {
-      await this.queue.work(taskJobName(kind.definition.name), this.config.workerConcurrency, ({ taskId }, job) => this.runner.run(kind, taskId, job.priority));
+      // a relayed step mostly waits on its upstream: it runs with the relays' own concurrency, not a core's slot
+      const relayed = this.config.kinds[kind.definition.name]?.provider === 'relay';
+      const concurrency = relayed ? this.config.relay.concurrency : this.config.workerConcurrency;
+      await this.queue.work(taskJobName(kind.definition.name), concurrency, ({ taskId }, job) => this.runner.run(kind, taskId, job.priority));
     }
   }
 
@@ -107,6 +110,7 @@ export class TaskEngine implements OnApplicationBootstrap {
       leaseUntil: null,
       upstreamId: null,
       submitStartedAt: null,
+      upstreamCallback: false,
       updatedAt: createdAt,
       startedAt: null,
       finishedAt: null,

@@ -24,7 +24,12 @@ export type StepOutcome<O> =
   /** Not finished (an upstream is still working): run the next step after this many seconds. */
   | { kind: 'wait'; seconds: number }
   /** The upstream is at capacity and did not take the task: try again after this many seconds, off the deadline's clock. */
-  | { kind: 'busy'; seconds: number };
+  | { kind: 'busy'; seconds: number }
+  /**
+   * Created upstream and not final: the task is watched (no job) until the upstream has news, when its next
+   * step is queued. `minPollS`: how often its upstream's protocol allows it to be asked, at most.
+   */
+  | { kind: 'watch'; minPollS?: number };
 
 /** Thrown by a step (or what it calls) to end the task failed with a reason meant for the caller. */
 export class TaskFailure extends Error {}
@@ -82,12 +87,48 @@ export interface TaskKind<P = any, R = any, O = any> {
   step(task: Task<P, R>, ctx: StepContext): Promise<StepOutcome<O>>;
   /** Stores what a step produced (objects, facts), for the engine to end the task with. */
   store(task: Task<P, R>, output: O, ctx: StepContext): Promise<Success<R>>;
+  /** How the poller asks upstreams about this kind's tasks that wait on them (set when the kind relays). */
+  readonly watcher?: UpstreamWatcher;
   /**
    * The bodies of the notifications of these tasks (their callback_url), read in the transaction `tx` of
    * the state change they announce: the record the kind's GET answers (its body, or that body's `data`).
    * Without `tx`, the same record as it stands (the cross-operation task view, `GET /tasks/{id}`).
    */
   notifications(tasks: Task<P, R>[], tx?: TaskTx): Promise<unknown[]>;
+}
+
+/** A task created upstream and not final, as the poller hands it to its kind's watcher. */
+export interface WatchedTask {
+  id: string;
+  kind: string;
+  owner: string;
+  channelId: string | null;
+  upstreamId: string;
+  createdAt: Date;
+  traceParent: string | null;
+}
+
+/** What a poll learnt of a task: nothing new (still working upstream), or news its next step must act on. */
+export type WatchNews = 'working' | 'changed';
+
+/** How the tasks one channel holds are asked about: as many in one request as its protocol takes. */
+export interface ChannelPoll {
+  /** The channel's name, for metrics and logs. */
+  name: string;
+  /** Tasks one request asks about (the aggregators' batch fetch takes many; most protocols one). */
+  batchSize: number;
+  /**
+   * Asks the upstream about these tasks (at most batchSize); a task missing from the answer is taken as
+   * working. Throws UpstreamBusy when the upstream refuses polls for now, UpstreamRefused (account) when it
+   * refuses the channel's credentials, UpstreamUnavailable when it gave no usable answer.
+   */
+  poll(tasks: WatchedTask[]): Promise<Map<string, WatchNews>>;
+}
+
+/** A kind's way of asking upstreams about its waiting tasks, per channel. */
+export interface UpstreamWatcher {
+  /** How the tasks of this channel (null: RELAY_<OP>_URL before channels) are polled; null when the channel is gone (their steps then fail them). */
+  channelPoll(channelId: string | null): Promise<ChannelPoll | null>;
 }
 
 /** A kind's class: its definition is static, so the registry can be read before anything runs. */

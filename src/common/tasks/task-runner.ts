@@ -7,6 +7,7 @@ import type { JobResult } from '../../infra/queue/queue.service.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKind } from './task-kind.js';
+import type { PollSchedule } from './poll-schedule.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRepository } from './task.repository.js';
 import { TaskStatesRepository } from './task-states.repository.js';
@@ -39,6 +40,7 @@ export class TaskRunner {
   private closing = false;
   /** Claims sent and not yet answered. */
   private readonly claims = new Set<Promise<unknown>>();
+  private readonly pollSchedule: PollSchedule;
 
   constructor(
     private readonly config: AppConfig,
@@ -49,7 +51,9 @@ export class TaskRunner {
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
     private readonly tracing: Tracing,
-  ) {}
+  ) {
+    this.pollSchedule = { pollS: config.relay.pollMs / 1000, callbackPollS: config.relay.callbackPollS };
+  }
 
   /**
    * Runs one step of the task, with work files that live as long as the step. A task that cannot start
@@ -151,6 +155,9 @@ export class TaskRunner {
           return;
         case 'busy':
           await durably(() => this.states.postpone(id, this.worker, outcome.seconds, leaseS));
+          return;
+        case 'watch':
+          await durably(() => this.states.watch(id, this.worker, this.pollSchedule, outcome.minPollS ?? 0));
           return;
       }
     } catch (err) {

@@ -6,6 +6,7 @@ import { camelRow, type DetailRows, prepared, Statement } from '../../infra/pris
 import { NEW_TASK_PRIORITY, RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
+import { nextPollSql, type PollSchedule } from './poll-schedule.js';
 import type { EndedTasks, FinalState, Task, TaskState, TaskTx } from './task-kind.js';
 
 /** A row a state change changed: whether it names where to notify (callback_url). */
@@ -104,8 +105,8 @@ export class TaskStatesRepository {
   }
 
   /**
-   * A claim that counts the running tasks of the kind under its cap (a table-wide lock per kind, so two
-   * instances cannot both take the last place), or notifies the start, in one transaction.
+   * A claim that holds the kind's cap (its counter of running tasks, read under its row lock), or notifies
+   * the start, in one transaction.
    */
   private claimInTransaction(id: string, worker: string, leaseS: number, rules: ClaimRules, onChange: OnChange): Promise<ClaimOutcome> {
     return this.prisma.$transaction(async (tx) => {
@@ -113,11 +114,9 @@ export class TaskStatesRepository {
       if (!old?.claimable) return null;
       const { kind } = old;
       if (rules.maxRunning !== undefined && old.fresh) {
-        await tx.$queryRawUnsafe('SELECT 1 FROM pg_advisory_xact_lock(hashtext($1))', `mgw-running:${kind}`);
-        const [{ running }] = await tx.$queryRawUnsafe<{ running: number }[]>(
-          `SELECT count(*)::int AS running FROM tasks WHERE kind = $1 AND state = 'running' AND started_at IS NOT NULL`,
-          kind,
-        );
+        // the kind's counter row, locked until the start (whose trigger moves it) commits: two instances cannot both take the last place
+        await tx.$executeRawUnsafe(`INSERT INTO kind_counters (kind, running) VALUES ($1, 0) ON CONFLICT (kind) DO NOTHING`, kind);
+        const [{ running }] = await tx.$queryRawUnsafe<{ running: number }[]>(`SELECT running FROM kind_counters WHERE kind = $1 FOR UPDATE`, kind);
         if (running >= rules.maxRunning) return { kind: 'deferred' } as const;
       }
       const [row] = await tx.$queryRawUnsafe<Record<string, unknown>[]>(`${startSql('WHERE t.id = $1::uuid')} RETURNING t.*`, id, worker, leaseS);
@@ -170,6 +169,27 @@ export class TaskStatesRepository {
       [id, worker, seconds, leaseS],
       RESUME_PRIORITY,
       'now() + make_interval(secs => $3::float8)',
+    );
+  }
+
+  /**
+   * The task was created upstream and is not final: the worker lets go of it and, in the same statement,
+   * it is watched (task_watches), to be polled at the schedule's time; no job waits for it. The poller queues
+   * its next step when the upstream has news. A watched task holds no lease (the sweeper leaves it alone);
+   * its deadline still ends it.
+   */
+  async watch(id: string, worker: string, schedule: PollSchedule, minPollS: number): Promise<void> {
+    const next = nextPollSql({ createdAt: 'r.created_at', callbackPending: 'r.upstream_callback', minPollS: '$5::float8' }, { pollS: '$3', callbackPollS: '$4' });
+    await this.prisma.pool.query(
+      prepared(
+        `WITH r AS (UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2
+                    RETURNING id, kind, channel_id, created_at, upstream_callback)
+         INSERT INTO task_watches (task_id, kind, channel_id, poll_at, callback_pending, min_poll_s)
+         SELECT r.id, r.kind, r.channel_id, now() + make_interval(secs => ${next}), r.upstream_callback, $5::float8 FROM r
+         ON CONFLICT (task_id) DO UPDATE SET poll_at = EXCLUDED.poll_at, channel_id = EXCLUDED.channel_id, callback_pending = EXCLUDED.callback_pending,
+           min_poll_s = EXCLUDED.min_poll_s, lease_owner = NULL, lease_until = NULL`,
+        [id, worker, schedule.pollS, schedule.callbackPollS, minPollS],
+      ),
     );
   }
 
@@ -239,7 +259,7 @@ export class TaskStatesRepository {
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),
       // the upstream's own id: a lone surrogate or NUL in it would fail the write (a later query by it then fails the task)
-      saveUpstreamId: (upstreamId) => mark('upstream_id = $3', storableText(upstreamId)),
+      saveUpstreamId: (upstreamId, options) => mark('upstream_id = $3, upstream_callback = $4', storableText(upstreamId), options?.callback ?? false),
     };
   }
 
@@ -367,6 +387,31 @@ export class TaskStatesRepository {
       [self],
     );
     return rowCount ?? 0;
+  }
+
+  /**
+   * Sets the counters the caps read (each kind's running tasks, each channel's unfinished ones) to what the
+   * task table holds, should they ever have drifted; answers what was corrected. Every counter row is
+   * locked first (kinds, then channels, in key order, as the trigger does), so no task can start or end
+   * between the count and the correction.
+   */
+  async rebuildCounters(): Promise<string[]> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`INSERT INTO kind_counters (kind, running) SELECT DISTINCT kind, 0 FROM tasks WHERE state = 'running' ON CONFLICT (kind) DO NOTHING`);
+      await tx.$queryRawUnsafe(`SELECT kind FROM kind_counters ORDER BY kind FOR UPDATE`);
+      await tx.$queryRawUnsafe(`SELECT id FROM channels ORDER BY id FOR UPDATE`);
+      const kinds = await tx.$queryRawUnsafe<{ name: string }[]>(
+        `UPDATE kind_counters k SET running = COALESCE(n.count, 0)
+         FROM kind_counters k0 LEFT JOIN (SELECT kind, count(*)::int AS count FROM tasks WHERE state = 'running' GROUP BY kind) n ON n.kind = k0.kind
+         WHERE k.kind = k0.kind AND k.running <> COALESCE(n.count, 0) RETURNING 'kind ' || k.kind AS name`,
+      );
+      const channels = await tx.$queryRawUnsafe<{ name: string }[]>(
+        `UPDATE channels c SET running_tasks = COALESCE(n.count, 0)
+         FROM channels c0 LEFT JOIN (SELECT channel_id, count(*)::int AS count FROM tasks WHERE state IN ('queued', 'running') AND channel_id IS NOT NULL GROUP BY channel_id) n ON n.channel_id = c0.id
+         WHERE c.id = c0.id AND c.running_tasks <> COALESCE(n.count, 0) RETURNING 'channel ' || c.name AS name`,
+      );
+      return [...kinds, ...channels].map((r) => r.name);
+    });
   }
 
   /** Finished tasks older than the cutoff are marked as having lost their media; returns their ids. */

@@ -7,6 +7,9 @@ import { groupByKind, TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunner } from './task-runner.js';
 import { type ChangedRow, TaskStatesRepository } from './task-states.repository.js';
 
+/** How often the caps' counters are checked against the task table. */
+const COUNTER_CHECK_MS = 60_000;
+
 /**
  * On instances that run workers: every few seconds, fail what is past its deadline and hand tasks of dead
  * workers to the queue again: those whose lease ran out, and those whose job a worker took and died with
@@ -17,6 +20,8 @@ import { type ChangedRow, TaskStatesRepository } from './task-states.repository.
 export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(TaskSweeper.name);
   private readonly loop: SweepLoop;
+  /** Checks the caps' counters against the task table, once a minute (one count per counter: it grows with the tasks in flight). */
+  private readonly counters: SweepLoop;
 
   constructor(
     private readonly config: AppConfig,
@@ -29,14 +34,22 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       if (first) await this.sweepAtStart();
       await this.sweep();
     });
+    this.counters = new SweepLoop('task counters', config, database, this.logger, () => this.checkCounters(), COUNTER_CHECK_MS);
   }
 
   onApplicationBootstrap(): void {
     this.loop.start();
+    this.counters.start();
   }
 
-  onModuleDestroy(): Promise<void> {
-    return this.loop.stop();
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([this.loop.stop(), this.counters.stop()]);
+  }
+
+  /** The caps' counters are kept by the statements that start and end tasks; should one drift, it is set right. */
+  async checkCounters(): Promise<void> {
+    const corrected = await this.states.rebuildCounters();
+    if (corrected.length) this.logger.warn(`task counters corrected (they had drifted from the task table): ${corrected.join(', ')}`);
   }
 
   async sweep(): Promise<void> {

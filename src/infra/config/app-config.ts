@@ -111,6 +111,18 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(10) @Max(600_000)
   RELAY_POLL_MS: number = 2000;
 
+  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  RELAY_CONCURRENCY: number = 32;
+
+  @IsOptional() @IsInt() @Min(1) @Max(1000)
+  RELAY_POLL_PER_CHANNEL: number = 16;
+
+  @IsOptional() @Matches(HTTP_URL, { message: 'UPSTREAM_CALLBACK_BASE_URL must be an http(s) URL at which upstreams reach this gateway, such as https://media.example.com' })
+  UPSTREAM_CALLBACK_BASE_URL?: string;
+
+  @IsOptional() @IsInt() @Min(1) @Max(86_400)
+  UPSTREAM_CALLBACK_POLL_S: number = 300;
+
   @IsOptional() @IsString()
   CHANNEL_SECRET_KEY?: string;
 
@@ -248,6 +260,14 @@ export interface RelayConfig {
   testIntervalS: number;
   /** First poll delay; later polls back off up to 15 times this. */
   pollMs: number;
+  /** Relayed steps (creates, downloads) running at once on an instance, apart from the CPU-bound workers; also the polls in flight. */
+  concurrency: number;
+  /** Polls in flight at once to one channel, per instance. */
+  pollPerChannel: number;
+  /** Where upstreams reach this gateway to call back (UPSTREAM_CALLBACK_BASE_URL); unset: polling only. */
+  callbackBaseUrl?: string;
+  /** How often a task whose upstream was asked to call back is polled anyway (the safety net). */
+  callbackPollS: number;
 }
 
 /** A limit per owner; null is unlimited. */
@@ -508,6 +528,10 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       circuit: { failureThreshold: vars.CHANNEL_FAILURE_THRESHOLD, openS: vars.CHANNEL_CIRCUIT_OPEN_S },
       testIntervalS: vars.CHANNEL_TEST_INTERVAL_S,
       pollMs: vars.RELAY_POLL_MS,
+      concurrency: vars.RELAY_CONCURRENCY,
+      pollPerChannel: vars.RELAY_POLL_PER_CHANNEL,
+      callbackBaseUrl: vars.UPSTREAM_CALLBACK_BASE_URL?.replace(/\/+$/, ''),
+      callbackPollS: vars.UPSTREAM_CALLBACK_POLL_S,
     },
     outbound: {
       allowPrivate: vars.ALLOW_PRIVATE_URLS === 'true' || vars.ALLOW_PRIVATE_URLS === '1',

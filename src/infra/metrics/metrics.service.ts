@@ -88,6 +88,31 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /** Tasks asked about upstream by the pollers, by channel, operation and what came of it. */
+  readonly upstreamPolls = new Counter({
+    name: 'mgw_upstream_polls_total',
+    help: 'Tasks polled upstream, by channel, operation and outcome (working, changed, busy, refused, unavailable)',
+    labelNames: ['channel', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** How late a due poll ran: from its time to the moment a poller took it. */
+  readonly pollLag = new Histogram({
+    name: 'mgw_upstream_poll_lag_seconds',
+    help: 'Time from when a waiting task was due to be polled to when a poller took it, by operation',
+    labelNames: ['operation'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  /** Calls from upstreams on the per-task callback route, by what came of them. */
+  readonly upstreamCallbacks = new Counter({
+    name: 'mgw_upstream_callbacks_total',
+    help: 'Upstream callbacks received, by outcome (polled: the task was polled at once; coalesced: a poll was due or under way; unknown: the task waits on no upstream, as a replay or a late call; forged: the token did not match)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mgw_' });
   }

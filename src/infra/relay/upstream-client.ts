@@ -39,7 +39,8 @@ export interface SubmitMarks {
   markSubmitting(): Promise<void>;
   /** The upstream surely did not act on it: the next step may send it again. */
   clearSubmitting(): Promise<void>;
-  saveUpstreamId(upstreamId: string): Promise<void>;
+  /** The upstream took it under this id; `callback`: the create asked it to call back (its polls are then a safety net). */
+  saveUpstreamId(upstreamId: string, options?: { callback?: boolean }): Promise<void>;
 }
 
 /** How calls to one upstream account authenticate: Kling's JWT from its keys, a Bearer key, or nothing. */
@@ -90,6 +91,22 @@ const MAX_BODY = 1024 * 1024;
 const ACCOUNT_CODES = new Set([1100, 1101, 1102]);
 const TRIES = 3;
 
+/** How one request to an upstream is made. */
+export interface CallOptions {
+  body?: unknown;
+  kling?: boolean;
+  auth?: UpstreamAuth;
+  /** Retried on any transient failure (a GET, a create the upstream de-duplicates). */
+  idempotent?: boolean;
+  /** No retry here on busy answers or refused connections (the caller has another account to try). */
+  failFast?: boolean;
+  /** One try, with a short time limit (a poll: the poller asks again at its next time). */
+  once?: boolean;
+}
+
+/** A poll's time limit: well within the poller's lease. */
+const POLL_TIMEOUT_MS = 10_000;
+
 /**
  * JSON calls to a relay upstream through the outbound rules (SafeFetchService), with the upstream's
  * auth: Bearer RELAY_API_KEY, or for Kling a JWT minted per call (HS256, iss = access key,
@@ -136,7 +153,7 @@ export class UpstreamClient {
     method: 'GET' | 'POST' | 'DELETE',
     url: string,
     /** `failFast`: no retry here on busy answers or refused connections (the caller has another account to try). */
-    options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean; failFast?: boolean } = {},
+    options: CallOptions = {},
   ): Promise<UpstreamAnswer> {
     if (!this.tracing.enabled) return this.calling(method, url, options);
     // one span for the call and its retries; each request under it is SafeFetchService's client span
@@ -149,10 +166,10 @@ export class UpstreamClient {
     });
   }
 
-  private async calling(method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; kling?: boolean; auth?: UpstreamAuth; idempotent?: boolean; failFast?: boolean }): Promise<UpstreamAnswer> {
+  private async calling(method: 'GET' | 'POST' | 'DELETE', url: string, options: CallOptions): Promise<UpstreamAnswer> {
     const auth = options.auth ?? this.configAuth(options.kling ?? false);
     let last: UpstreamUnavailable | undefined;
-    for (let attempt = 0; attempt < TRIES; attempt++) {
+    for (let attempt = 0; attempt < (options.once ? 1 : TRIES); attempt++) {
       if (attempt > 0) await sleep(Math.min(250 * 2 ** attempt, 2000));
       const headers = { accept: 'application/json', ...(await this.authorization(auth)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
       try {
@@ -163,7 +180,7 @@ export class UpstreamClient {
           maxBytes: MAX_BODY,
           acceptAnyStatus: true,
           followRedirects: method === 'GET',
-          timeoutMs: Math.min(this.config.outbound.timeoutMs, 30_000),
+          timeoutMs: Math.min(this.config.outbound.timeoutMs, options.once ? POLL_TIMEOUT_MS : 30_000),
         });
         const json = parseJson(res.body);
         if (res.status >= 200 && res.status < 300) return { status: res.status, json };

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx } from '../../common/tasks/task-kind.js';
+import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx, UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { CLIP_AUDIO_ROLE } from '../clips/clip-records.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
@@ -30,6 +30,11 @@ export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts>
 
   price(): Price {
     return { slots: 1, credits: this.config.kinds.audio.prices.upload };
+  }
+
+  /** The relay's, when AUDIO_PROVIDER is relay: the poller asks the upstream about the tasks waiting on it. */
+  get watcher(): UpstreamWatcher | undefined {
+    return this.providers[this.config.kinds.audio.provider].watcher;
   }
 
   step(task: AudioTask, ctx: StepContext): Promise<StepOutcome<AudioFacts>> {

@@ -162,8 +162,21 @@ export class ChannelRouter {
     }
   }
 
+  /**
+   * The channel's upstream refused polls (429, 503, Retry-After): it counts toward the channel's circuit as a
+   * refused create does (its Retry-After opens it for that long), so new tasks go elsewhere meanwhile.
+   */
+  async pollsRefused(channelId: string, name: string, operation: string, err: UpstreamBusy): Promise<void> {
+    const retryAfterS = err.retryAfterS ? Math.min(err.retryAfterS, 600) : null;
+    await this.channels.noteError(channelId, err.message);
+    this.logger.warn({ msg: 'a channel refused polls; its polls pause', channel_id: channelId, channel: name, operation, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message, retry_after_s: retryAfterS });
+    const channel = { id: channelId, name };
+    if (retryAfterS === null) return this.failed(channel);
+    if (await this.channels.openCircuitFor(channelId, retryAfterS)) this.logger.warn({ msg: 'channel circuit opened', channel_id: channelId, channel: name, open_s: retryAfterS, reason: 'Retry-After' });
+  }
+
   /** A failure of the channel itself counts toward opening its circuit. */
-  private async failed(channel: ChannelHandle): Promise<void> {
+  private async failed(channel: Pick<ChannelHandle, 'id' | 'name'>): Promise<void> {
     if (!channel.id) return;
     const { failureThreshold, openS } = this.config.relay.circuit;
     const circuit = await this.channels.recordFailure(channel.id, failureThreshold, openS);

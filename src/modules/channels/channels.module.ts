@@ -7,11 +7,12 @@ import { ChannelTester } from './channel-tester.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
 import { ChannelsService } from './channels.service.js';
+import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
 
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics],
-  exports: [ChannelRouter],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls],
+  exports: [ChannelRouter, UpstreamCallbackUrls],
 })
 export class ChannelsModule {}

@@ -5,8 +5,8 @@ import type { Channel } from '../../generated/prisma/client.js';
 import { storableText } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 
-/** A channel with the unfinished tasks it holds. */
-export type ChannelRow = Channel & { runningTasks: number };
+/** A channel, with the unfinished tasks it holds (`runningTasks`, a counter the task table's trigger keeps). */
+export type ChannelRow = Channel;
 
 /** What a new channel is made of (credentials already sealed). */
 export interface NewChannel {
@@ -25,9 +25,6 @@ export interface NewChannel {
 
 export type ChannelChanges = Partial<Omit<NewChannel, 'id' | 'source'>> & { status?: string; statusReason?: string | null };
 
-/** A channel's unfinished tasks, the asking task ($3) left out (it may still name the channel it last tried). */
-const RUNNING = `(SELECT count(*)::int FROM tasks t WHERE t.channel_id = c.id AND t.state IN ('queued', 'running') AND t.id <> $3::uuid)`;
-
 /** A channel's requests over the last 5 minutes. */
 export interface ChannelRecent {
   total: number;
@@ -37,11 +34,6 @@ export interface ChannelRecent {
 
 /** Outcomes where the channel answered (took the task, refused the task itself, or passed a test). */
 const ANSWERED = `'accepted', 'failed', 'test_ok'`;
-
-interface ChannelSqlRow {
-  id: string;
-  running_tasks: number;
-}
 
 @Injectable()
 export class ChannelsRepository {
@@ -53,15 +45,13 @@ export class ChannelsRepository {
 
   /** The channels that exist (not deleted), by priority then name, each with its running tasks. */
   async listChannels(): Promise<ChannelRow[]> {
-    const rows = await this.prisma.channel.findMany({ where: { deletedAt: null }, orderBy: [{ priority: 'desc' }, { name: 'asc' }] });
-    return this.withRunning(rows);
+    return this.prisma.channel.findMany({ where: { deletedAt: null }, orderBy: [{ priority: 'desc' }, { name: 'asc' }] });
   }
 
   /** A channel that exists; `evenDeleted`: also one deleted (a task it holds still reads its credentials). */
   async findChannel(id: string, evenDeleted = false): Promise<ChannelRow | null> {
     if (!isUUID(id)) return null;
-    const row = await this.prisma.channel.findFirst({ where: { id, ...(evenDeleted ? {} : { deletedAt: null }) } });
-    return row ? (await this.withRunning([row]))[0] : null;
+    return this.prisma.channel.findFirst({ where: { id, ...(evenDeleted ? {} : { deletedAt: null }) } });
   }
 
   async updateChannel(id: string, changes: ChannelChanges): Promise<Channel | null> {
@@ -77,10 +67,9 @@ export class ChannelsRepository {
     if (!isUUID(id)) return 'missing';
     // The channel's row is locked first (as assignTask does), so no task is given to it while its tasks are counted.
     return this.prisma.$transaction(async (tx) => {
-      const [channel] = await tx.$queryRawUnsafe<{ id: string }[]>(`SELECT id FROM channels WHERE id = $1::uuid AND deleted_at IS NULL FOR UPDATE`, id);
+      const [channel] = await tx.$queryRawUnsafe<{ running_tasks: number }[]>(`SELECT running_tasks FROM channels WHERE id = $1::uuid AND deleted_at IS NULL FOR UPDATE`, id);
       if (!channel) return 'missing';
-      const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running')`, id);
-      if (n > 0) return 'busy';
+      if (channel.running_tasks > 0) return 'busy';
       await tx.$executeRawUnsafe(`UPDATE channels SET deleted_at = now(), updated_at = now(), credentials = NULL WHERE id = $1::uuid`, id);
       return 'deleted';
     });
@@ -92,31 +81,38 @@ export class ChannelsRepository {
     return row?.credentials ?? null;
   }
 
-  /** The enabled channels of an operation, not resting after a refusal, with a free max_running slot (`exclude`: already tried). */
+  /**
+   * The enabled channels of an operation with a closed circuit (or one due for its probe) and a free
+   * max_running slot, read from its counter (`exclude`: already tried). A channel the task already names
+   * (an earlier try) counts it among its tasks, so it is a candidate at its cap too.
+   */
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
-    const rows = await this.prisma.$queryRawUnsafe<ChannelSqlRow[]>(
-      `SELECT c.id, ${RUNNING} AS running_tasks FROM channels c
+    const rows = await this.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT c.id FROM channels c
        WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
-         AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())`,
+         AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())
+         AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))`,
       operation,
       exclude,
       taskId,
     );
     if (rows.length === 0) return [];
-    const channels = await this.prisma.channel.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
-    const running = new Map(rows.map((r) => [r.id, r.running_tasks]));
-    return channels.map((c) => ({ ...c, runningTasks: running.get(c.id) ?? 0 })).filter((c) => c.maxRunning === null || c.runningTasks < c.maxRunning);
+    return this.prisma.channel.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
   }
 
   /**
    * Gives the task to the channel if it is still enabled and has a free max_running slot: the channel's
-   * row is locked while its tasks are counted, so two workers never both take its last slot.
+   * row is locked while its counter is read, and the task's new channel_id moves the counters (the
+   * trigger) in the same transaction, so two workers never both take its last slot.
    */
   async assignTask(taskId: string, channelId: string, probeS = 60): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
-      const [channel] = await tx.$queryRawUnsafe<{ max_running: number | null; circuit_state: string; probe_ready: boolean }[]>(
-        `SELECT max_running, circuit_state, circuit_open_until <= now() AS probe_ready FROM channels WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL FOR UPDATE`,
+      const [channel] = await tx.$queryRawUnsafe<{ max_running: number | null; running_tasks: number; circuit_state: string; probe_ready: boolean; holds_task: boolean }[]>(
+        `SELECT max_running, running_tasks, circuit_state, circuit_open_until <= now() AS probe_ready,
+                EXISTS (SELECT 1 FROM tasks WHERE id = $2::uuid AND channel_id = $1::uuid AND state IN ('queued', 'running')) AS holds_task
+         FROM channels WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL FOR UPDATE`,
         channelId,
+        taskId,
       );
       if (!channel) return false;
       if (channel.circuit_state !== 'closed') {
@@ -124,10 +120,7 @@ export class ChannelsRepository {
         if (!channel.probe_ready) return false;
         await tx.$executeRawUnsafe(`UPDATE channels SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $2::float8) WHERE id = $1::uuid`, channelId, probeS);
       }
-      if (channel.max_running !== null) {
-        const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM tasks WHERE channel_id = $1::uuid AND state IN ('queued', 'running') AND id <> $2::uuid`, channelId, taskId);
-        if (n >= channel.max_running) return false;
-      }
+      if (channel.max_running !== null && !channel.holds_task && channel.running_tasks >= channel.max_running) return false;
       // Never once its create is in flight or done: a late worker cannot move a task that another sent.
       return (await tx.$executeRawUnsafe(`UPDATE tasks SET channel_id = $2::uuid WHERE id = $1::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId, channelId)) === 1;
     });
@@ -279,16 +272,6 @@ export class ChannelsRepository {
   /** Channels made with the admin API that hold sealed credentials. */
   countStoredChannels(): Promise<number> {
     return this.prisma.channel.count({ where: { source: 'admin', deletedAt: null } });
-  }
-
-  private async withRunning(rows: Channel[]): Promise<ChannelRow[]> {
-    if (rows.length === 0) return [];
-    const counts = await this.prisma.$queryRawUnsafe<{ channel_id: string; n: number }[]>(
-      `SELECT channel_id, count(*)::int AS n FROM tasks WHERE channel_id = ANY ($1::uuid[]) AND state IN ('queued', 'running') GROUP BY channel_id`,
-      rows.map((r) => r.id),
-    );
-    const byId = new Map(counts.map((c) => [c.channel_id, c.n]));
-    return rows.map((r) => ({ ...r, runningTasks: byId.get(r.id) ?? 0 }));
   }
 }
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx } from '../../common/tasks/task-kind.js';
+import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { MediaFile } from '../../infra/storage/storage.js';
@@ -39,6 +39,11 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
   /** An expand task holds one slot per image (Kling's rule) and costs PRICE_EXPAND_IMAGE each. */
   price(params: ExpandParams): Price {
     return { slots: params.n, credits: params.n * this.config.kinds.expand.prices.image };
+  }
+
+  /** The relay's, when EXPAND_PROVIDER is relay: the poller asks Kling about the tasks waiting on it. */
+  get watcher(): UpstreamWatcher | undefined {
+    return this.providers[this.config.kinds.expand.provider].watcher;
   }
 
   step(task: ExpandTask, ctx: StepContext): Promise<StepOutcome<ExpandResultImage[]>> {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
@@ -50,9 +49,4 @@ export class MediaRepository {
     });
   }
 
-  /** The secret that signs result URLs: made once, shared by every instance through the database. */
-  async findOrCreateSecret(name: string): Promise<string> {
-    await this.prisma.appSecret.createMany({ data: [{ name, value: randomBytes(32).toString('base64url') }], skipDuplicates: true });
-    return (await this.prisma.appSecret.findUniqueOrThrow({ where: { name } })).value;
-  }
 }

@@ -10,6 +10,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { MediaBody } from '../../infra/storage/storage.js';
+import { AppSecretsRepository } from '../../infra/prisma/app-secrets.repository.js';
 import { StorageService } from '../../infra/storage/storage.service.js';
 import { type MediaAnswer, type MediaRequest, answerFor, dispositionOf } from './media-delivery.js';
 import { type MediaRow, MediaRepository, type NewMedia } from './media.repository.js';
@@ -57,10 +58,11 @@ export class MediaService implements OnModuleInit {
     private readonly queue: QueueService,
     private readonly http: HttpAdapterHost,
     private readonly tasks: TaskStatesRepository,
+    private readonly secrets: AppSecretsRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.signingKey = Buffer.from(await this.media.findOrCreateSecret('media_url_signing_key'), 'base64url');
+    this.signingKey = Buffer.from(await this.secrets.findOrCreate('media_url_signing_key'), 'base64url');
     if (this.config.runsWorkers) {
       await this.queue.work('media.retention', 1, () => this.runRetention().then(() => undefined));
       await this.queue.schedule('media.retention', '17 * * * *');

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx } from '../../common/tasks/task-kind.js';
+import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx, UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, ClipRecords } from '../clips/clip-records.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
@@ -29,6 +29,11 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
 
   price(): Price {
     return { slots: 1, credits: this.config.kinds.music.prices.task };
+  }
+
+  /** The relay's, when MUSIC_PROVIDER is relay: the poller asks the aggregator about the tasks waiting on it. */
+  get watcher(): UpstreamWatcher | undefined {
+    return this.providers[this.config.kinds.music.provider].watcher;
   }
 
   step(task: MusicTask, ctx: StepContext): Promise<StepOutcome<MusicTake[]>> {

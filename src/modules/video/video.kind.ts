@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import sharp from 'sharp';
-import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx } from '../../common/tasks/task-kind.js';
+import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
@@ -39,6 +39,11 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
   /** One slot; PRICE_VIDEO_SECOND per second of `duration` (5 s, Luma's default, when not given). */
   price(params: VideoParams): Price {
     return { slots: 1, credits: durationSeconds(params.duration) * this.config.kinds.video.prices.second };
+  }
+
+  /** The relay's, when VIDEO_PROVIDER is relay: the poller asks the upstream about the tasks waiting on it. */
+  get watcher(): UpstreamWatcher | undefined {
+    return this.providers[this.config.kinds.video.provider].watcher;
   }
 
   step(task: VideoTask, ctx: StepContext): Promise<StepOutcome<VideoResult>> {

@@ -1,4 +1,4 @@
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
@@ -25,6 +25,8 @@ export function clipContentType(format: string): string {
 
 export interface AudioProvider {
   step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;
+  /** How its tasks that wait on an upstream are polled (a relay). */
+  readonly watcher?: UpstreamWatcher;
 }
 
 export const AUDIO_PROVIDERS = Symbol('AUDIO_PROVIDERS');

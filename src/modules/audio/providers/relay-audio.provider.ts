@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
@@ -24,9 +24,13 @@ interface UpstreamUpload {
  * GET {base}/uploads/{id} reports its status. The clip then lives on that channel's account: a music
  * continuation of it goes to the same channel.
  */
+/** How often The aggregator may be asked about an upload: it publishes no limit, so the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
+const MIN_POLL_S = 0;
+
 @Injectable()
-export class RelayAudioProvider implements AudioProvider {
+export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   private readonly logger = new Logger(RelayAudioProvider.name);
+  readonly watcher: UpstreamWatcher = this;
 
   constructor(
     private readonly client: UpstreamClient,
@@ -34,6 +38,23 @@ export class RelayAudioProvider implements AudioProvider {
     private readonly fetcher: SafeFetchService,
     private readonly router: ChannelRouter,
   ) {}
+
+  /** The uploads a channel holds are asked about one by one. */
+  async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
+    const channel = await this.router.heldBy({ channelId }, 'audio');
+    if (!channel) return null;
+    return {
+      name: channel.name,
+      batchSize: 1,
+      poll: async ([task]: WatchedTask[]) => {
+        const answer = await this.router.onHeld(channel, task.id, 'audio', () =>
+          this.client.call('GET', `${channel.baseUrl}/uploads/${encodeURIComponent(task.upstreamId)}`, { auth: channel.auth, idempotent: true, once: true }),
+        );
+        const status = ((answer.json.data ?? {}) as UpstreamUpload).status;
+        return new Map<string, WatchNews>([[task.id, status === 'ready' || status === 'failed' ? 'changed' : 'working']]);
+      },
+    };
+  }
 
   async step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
     try {
@@ -60,8 +81,8 @@ export class RelayAudioProvider implements AudioProvider {
         }
         case 'failed':
           return { kind: 'failed', reason: `the upstream could not use the file: ${typeof data.error === 'string' && data.error ? data.error : 'no reason given'}` };
-        default:
-          return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
+        default: // the poller watches it
+          return { kind: 'watch', minPollS: MIN_POLL_S };
       }
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the upload: ${err.message}` };
@@ -81,7 +102,7 @@ export class RelayAudioProvider implements AudioProvider {
       return { kind: 'failed', reason: `the upstream refused the upload: ${String(created.json.message || created.json.code || 'no task id returned')}` };
     }
     await ctx.saveUpstreamId(created.json.data);
-    return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
+    return { kind: 'watch', minPollS: MIN_POLL_S };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
@@ -30,6 +30,8 @@ export interface ExpandContext extends SubmitMarks, WorkFiles {
 /** One small interface per operation: the sandbox does the work itself, a relay forwards it. */
 export interface ExpandProvider {
   step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>>;
+  /** How its tasks that wait on an upstream are polled (a relay). */
+  readonly watcher?: UpstreamWatcher;
 }
 
 export const EXPAND_PROVIDERS = Symbol('EXPAND_PROVIDERS');

@@ -1,15 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { bytesOf } from '../../../infra/storage/storage.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import type { ExpandTask } from '../expand-task.js';
 import { sniffFormat } from '../image-rules.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
 
 const RESULT_MAX_BYTES = 64 * 1024 * 1024;
+/** How often Kling may be asked about a task: it publishes no limit, so the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
+const MIN_POLL_S = 0;
+/** Kling's final states: the task's next step acts on them. */
+const FINAL = new Set(['succeed', 'failed']);
 
 interface UpstreamTask {
   task_id?: unknown;
@@ -28,12 +33,29 @@ interface UpstreamTask {
  * answers that the upstream has no such task, it provably was not created, and any channel may take it.
  */
 @Injectable()
-export class RelayExpandProvider implements ExpandProvider {
+export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
+  readonly watcher: UpstreamWatcher = this;
+
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
     private readonly router: ChannelRouter,
+    private readonly callbacks: UpstreamCallbackUrls,
   ) {}
+
+  /** The tasks a channel holds are asked about one by one (Kling has no query for several). */
+  async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
+    const channel = await this.router.heldBy({ channelId }, 'expand');
+    if (!channel) return null;
+    return {
+      name: channel.name,
+      batchSize: 1,
+      poll: async ([task]: WatchedTask[]) => {
+        const data = await this.router.onHeld(channel, task.id, 'expand', () => this.query(channel, task.upstreamId, true));
+        return new Map<string, WatchNews>([[task.id, FINAL.has(String(data.task_status)) ? 'changed' : 'working']]);
+      },
+    };
+  }
 
   async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     try {
@@ -61,6 +83,7 @@ export class RelayExpandProvider implements ExpandProvider {
 
   private async submit(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     const image = task.params.image_url ?? (await bytesOf((await ctx.source()).image)).toString('base64');
+    const callbackUrl = this.callbacks.urlFor(task.id);
     const body = {
       image,
       up_expansion_ratio: task.params.up_ratio,
@@ -70,6 +93,7 @@ export class RelayExpandProvider implements ExpandProvider {
       right_expansion_ratio: task.params.right_ratio,
       n: task.params.n,
       external_task_id: task.id,
+      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
       ...(task.params.watermark ? { watermark_info: { enabled: true } } : {}),
       ...(task.params.prompt ? { prompt: task.params.prompt } : {}),
     };
@@ -80,23 +104,25 @@ export class RelayExpandProvider implements ExpandProvider {
       // A refusal may be the upstream recognising our external_task_id from a create that did go through.
       if (err instanceof UpstreamRefused) {
         const earlier = await this.findByOurId(channel, task.id);
-        if (earlier) return this.adopt(earlier, task, ctx);
+        if (earlier) return this.adopt(earlier, task, ctx, callbackUrl !== undefined);
       }
       throw err;
     }
     if (typeof data?.task_id !== 'string' || !data.task_id) {
       return { kind: 'failed', reason: 'the upstream answered the create request without a task_id' };
     }
-    return this.adopt(data, task, ctx);
+    return this.adopt(data, task, ctx, callbackUrl !== undefined);
   }
 
-  private async adopt(upstream: UpstreamTask, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
-    await ctx.saveUpstreamId(String(upstream.task_id));
+  /** `callback`: the create asked Kling to call back (or an earlier one did; we cannot tell, so only a create that we know did). */
+  private async adopt(upstream: UpstreamTask, task: ExpandTask, ctx: ExpandContext, callback = false): Promise<StepOutcome<ExpandResultImage[]>> {
+    await ctx.saveUpstreamId(String(upstream.task_id), { callback });
     return this.interpret(upstream, task);
   }
 
-  private async query(channel: ChannelHandle, id: string): Promise<UpstreamTask> {
-    const answer = await this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(id)}`, { auth: channel.auth, idempotent: true });
+  /** `poll`: one try with a short time limit (the poller asks again at its next time). */
+  private async query(channel: ChannelHandle, id: string, poll = false): Promise<UpstreamTask> {
+    const answer = await this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(id)}`, { auth: channel.auth, idempotent: true, once: poll });
     const data = envelopeData(answer.json);
     if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
     return data;
@@ -135,8 +161,8 @@ export class RelayExpandProvider implements ExpandProvider {
       }
       case 'failed':
         return { kind: 'failed', reason: `the upstream failed the task: ${typeof upstream.task_status_msg === 'string' && upstream.task_status_msg ? upstream.task_status_msg : 'no reason given'}` };
-      default:
-        return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      default: // submitted, processing: the poller watches it
+        return { kind: 'watch', minPollS: MIN_POLL_S };
     }
   }
 }

@@ -1,9 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../../infra/relay/upstream-client.js';
+import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
 import type { MusicTask } from '../music-task.js';
 import { decodeAudio, durationOf } from '../sound/music-sound.js';
@@ -18,10 +20,17 @@ interface UpstreamClip {
 }
 
 interface UpstreamTask {
+  task_id?: unknown;
   status?: unknown;
   fail_reason?: unknown;
   data?: unknown;
 }
+
+/** The aggregators' final states, and how many tasks one batch fetch asks about. */
+const FINAL = new Set(['SUCCESS', 'FAILURE', 'UNKNOWN']);
+const FETCH_BATCH = 50;
+/** How often An aggregator may be asked about a task: it publishes no limit, so the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
+const MIN_POLL_S = 0;
 
 /** Largest file copied from the upstream: an MP3 of a long song, or a cover. */
 const MAX_AUDIO_BYTES = 200 * 1024 * 1024;
@@ -36,14 +45,55 @@ const MAX_COVER_BYTES = 10 * 1024 * 1024;
  * kept beside ours and never shown. When the task ends, each take's audio and cover are copied into our store.
  */
 @Injectable()
-export class RelayMusicProvider implements MusicProvider {
+export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
   private readonly logger = new Logger(RelayMusicProvider.name);
+  readonly watcher: UpstreamWatcher = this;
+  /** Channels whose aggregator has no batch fetch (it refused POST /fetch): their tasks are fetched one by one. */
+  private readonly singleFetch = new Set<string>();
 
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
     private readonly router: ChannelRouter,
+    private readonly callbacks: UpstreamCallbackUrls,
+    private readonly cpu: CpuSlots,
   ) {}
+
+  /**
+   * The tasks a channel holds are asked about up to FETCH_BATCH at a time, with the aggregators' batch fetch
+   * (`POST {base}/fetch {ids}`: the answer lists the tasks it knows); an aggregator without it is asked
+   * one task at a time (`GET {base}/fetch/{id}`).
+   */
+  async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
+    const channel = await this.router.heldBy({ channelId }, 'music');
+    if (!channel) return null;
+    const single = this.singleFetch.has(channel.baseUrl);
+    return {
+      name: channel.name,
+      batchSize: single ? 1 : FETCH_BATCH,
+      poll: (tasks: WatchedTask[]) => this.router.onHeld(channel, tasks[0].id, 'music', () => (single ? this.fetchOne(channel, tasks[0]) : this.fetchMany(channel, tasks))),
+    };
+  }
+
+  private async fetchMany(channel: ChannelHandle, tasks: WatchedTask[]): Promise<Map<string, WatchNews>> {
+    let answer;
+    try {
+      answer = await this.client.call('POST', `${channel.baseUrl}/fetch`, { body: { ids: tasks.map((t) => t.upstreamId) }, auth: channel.auth, idempotent: true, once: true });
+    } catch (err) {
+      if (!(err instanceof UpstreamRefused && (err.status === 404 || err.status === 405))) throw err;
+      this.singleFetch.add(channel.baseUrl);
+      return new Map();
+    }
+    checkAggregatorAnswer(answer.json);
+    const listed = Array.isArray(answer.json.data) ? (answer.json.data as UpstreamTask[]) : [];
+    const byUpstream = new Map(listed.filter((t) => typeof t?.task_id === 'string').map((t) => [t.task_id as string, t]));
+    return new Map(tasks.map((t): [string, WatchNews] => [t.id, newsOf(byUpstream.get(t.upstreamId))]));
+  }
+
+  private async fetchOne(channel: ChannelHandle, task: WatchedTask): Promise<Map<string, WatchNews>> {
+    const answer = await this.client.call('GET', `${channel.baseUrl}/fetch/${encodeURIComponent(task.upstreamId)}`, { auth: channel.auth, idempotent: true, once: true });
+    return new Map([[task.id, newsOf((answer.json.data ?? undefined) as UpstreamTask | undefined)]]);
+  }
 
   /** The take's cover, best effort: a cover that cannot be copied is left out (the audio is what the task is for). */
   private async cover(task: MusicTask, clip: UpstreamClip): Promise<Buffer | null> {
@@ -58,8 +108,10 @@ export class RelayMusicProvider implements MusicProvider {
   }
 
   private async submit(channel: ChannelHandle, task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
+    const notifyHook = this.callbacks.urlFor(task.id);
     const created = await submitOnce(ctx, async () => {
-      const answer = await this.client.call('POST', `${channel.baseUrl}/submit/music`, { body: upstreamBody(task), auth: channel.auth, failFast: true });
+      const body = { ...upstreamBody(task), ...(notifyHook ? { notify_hook: notifyHook } : {}) };
+      const answer = await this.client.call('POST', `${channel.baseUrl}/submit/music`, { body, auth: channel.auth, failFast: true });
       checkAggregatorAnswer(answer.json);
       return answer;
     });
@@ -67,8 +119,8 @@ export class RelayMusicProvider implements MusicProvider {
       return { kind: 'failed', reason: `the upstream refused the music task: ${scrub(upstreamMessage(created.json) ?? String(created.json.code ?? 'no task id returned'), [])}` };
     }
     if (created.json.data.length > MAX_UPSTREAM_ID) return { kind: 'failed', reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
-    await ctx.saveUpstreamId(created.json.data);
-    return { kind: 'wait', seconds: this.config.relay.pollMs / 1000 };
+    await ctx.saveUpstreamId(created.json.data, { callback: notifyHook !== undefined });
+    return { kind: 'watch', minPollS: MIN_POLL_S };
   }
 
   async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
@@ -93,7 +145,7 @@ export class RelayMusicProvider implements MusicProvider {
         const reason = nonEmpty(upstream.fail_reason) ?? nonEmpty(broken?.metadata?.error_message) ?? 'no reason given';
         return { kind: 'failed', reason: `the upstream failed the music task: ${scrub(reason, secrets)}` };
       }
-      if (upstream.status !== 'SUCCESS') return wait();
+      if (upstream.status !== 'SUCCESS') return { kind: 'watch', minPollS: MIN_POLL_S };
       const wanted = task.params.clip_ids.length;
       if (clips.length < wanted) return { kind: 'failed', reason: `the upstream ended the task with ${clips.length} clip(s), ${wanted} expected` };
       const takes: MusicTake[] = [];
@@ -108,7 +160,7 @@ export class RelayMusicProvider implements MusicProvider {
         }
         let durationS: number;
         try {
-          durationS = durationOf(await decodeAudio(audio.path));
+          durationS = durationOf(await this.cpu.run(() => decodeAudio(audio.path)));
         } catch {
           return { kind: 'failed', reason: `the upstream's clip ${index + 1} is not audio ffmpeg can decode` };
         }
@@ -146,6 +198,16 @@ function upstreamBody(task: MusicTask): Record<string, unknown> {
   for (const key of ['prompt', 'gpt_description_prompt', 'tags', 'negative_tags', 'title'] as const) if (p[key] !== null) body[key] = p[key];
   if (p.continue_clip_id) Object.assign(body, { continue_clip_id: p.continue_upstream_id, continue_at: p.continue_at, task: p.task });
   return body;
+}
+
+/**
+ * A task's news in a fetch's answer: final, or a clip in error, is news; so is a task the answer does not
+ * list (the aggregator may have lost it: its step asks for it alone and decides).
+ */
+function newsOf(task: UpstreamTask | undefined): WatchNews {
+  if (!task) return 'changed';
+  const clips = Array.isArray(task.data) ? (task.data as UpstreamClip[]) : [];
+  return FINAL.has(String(task.status)) || clips.some((c) => c?.status === 'error') ? 'changed' : 'working';
 }
 
 function nonEmpty(value: unknown): string | null {

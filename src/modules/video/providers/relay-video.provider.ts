@@ -1,15 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import type { VideoTask } from '../video-task.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
 const VIDEO_MAX_BYTES = 512 * 1024 * 1024;
 const IMAGE_MAX_BYTES = 32 * 1024 * 1024;
+/** How often Luma may be asked about a generation: it publishes no limit, so the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
+const MIN_POLL_S = 0;
+/** Luma's final states: the generation's next step acts on them. */
+const FINAL = new Set(['completed', 'failed']);
 
 interface UpstreamGeneration {
   id?: unknown;
@@ -28,12 +33,31 @@ interface UpstreamGeneration {
  * risk a second one. A generation naming an earlier one as a keyframe goes to that one's channel.
  */
 @Injectable()
-export class RelayVideoProvider implements VideoProvider {
+export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
+  readonly watcher: UpstreamWatcher = this;
+
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: AppConfig,
     private readonly router: ChannelRouter,
+    private readonly callbacks: UpstreamCallbackUrls,
   ) {}
+
+  /** The generations a channel holds are asked about one by one (Luma has no query for several). */
+  async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
+    const channel = await this.router.heldBy({ channelId }, 'video');
+    if (!channel) return null;
+    return {
+      name: channel.name,
+      batchSize: 1,
+      poll: async ([task]: WatchedTask[]) => {
+        const answer = await this.router.onHeld(channel, task.id, 'video', () =>
+          this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(task.upstreamId)}`, { auth: channel.auth, idempotent: true, once: true }),
+        );
+        return new Map<string, WatchNews>([[task.id, FINAL.has(String((answer.json as UpstreamGeneration).state)) ? 'changed' : 'working']]);
+      },
+    };
+  }
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     try {
@@ -73,6 +97,7 @@ export class RelayVideoProvider implements VideoProvider {
   }
 
   private async submit(channel: ChannelHandle, generation: VideoTask, keyframes: Record<string, unknown>, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+    const callbackUrl = this.callbacks.urlFor(generation.id);
     const body = {
       prompt: generation.params.prompt,
       aspect_ratio: generation.params.aspect_ratio,
@@ -82,11 +107,12 @@ export class RelayVideoProvider implements VideoProvider {
       ...(generation.params.duration ? { duration: generation.params.duration } : {}),
       ...(generation.params.concepts ? { concepts: generation.params.concepts } : {}),
       ...(Object.keys(keyframes).length ? { keyframes } : {}),
+      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
     };
     const answer = await submitOnce(ctx, () => this.client.call('POST', endpoint(channel), { body, auth: channel.auth, failFast: true }));
     const created = answer.json as UpstreamGeneration;
     if (typeof created.id !== 'string' || !created.id) return { kind: 'failed', reason: 'the upstream answered the create request without an id' };
-    await ctx.saveUpstreamId(created.id);
+    await ctx.saveUpstreamId(created.id, { callback: callbackUrl !== undefined });
     return this.interpret(created, generation, ctx);
   }
 
@@ -113,8 +139,8 @@ export class RelayVideoProvider implements VideoProvider {
       }
       case 'failed':
         return { kind: 'failed', reason: `the upstream failed the generation: ${typeof upstream.failure_reason === 'string' && upstream.failure_reason ? upstream.failure_reason : 'no reason given'}` };
-      default: // queued, dreaming, pending, processing
-        return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
+      default: // queued, dreaming, pending, processing: the poller watches it
+        return { kind: 'watch', minPollS: MIN_POLL_S };
     }
   }
 }

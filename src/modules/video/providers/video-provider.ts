@@ -1,4 +1,4 @@
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import type { StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
@@ -24,6 +24,8 @@ export interface VideoContext extends SubmitMarks, WorkFiles {
 
 export interface VideoProvider {
   step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>>;
+  /** How its tasks that wait on an upstream are polled (a relay). */
+  readonly watcher?: UpstreamWatcher;
 }
 
 export const VIDEO_PROVIDERS = Symbol('VIDEO_PROVIDERS');

@@ -1,0 +1,140 @@
+import { Injectable } from '@nestjs/common';
+import { nextPollSql, type PollSchedule } from '../../common/tasks/poll-schedule.js';
+import type { WatchedTask } from '../../common/tasks/task-kind.js';
+import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { prepared } from '../../infra/prisma/statement.js';
+import { RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
+import { QueueService } from '../../infra/queue/queue.service.js';
+
+/** A watched task a poller took: the task, and when its poll was due (for the lag). */
+export interface DueWatch extends WatchedTask {
+  dueAt: Date;
+}
+
+interface DueRow {
+  task_id: string;
+  kind: string;
+  owner: string;
+  channel_id: string | null;
+  upstream_id: string;
+  created_at: Date;
+  trace_parent: string | null;
+  due_at: Date;
+}
+
+/**
+ * The watched tasks (task_watches: created upstream, not final), as the pollers of every instance share
+ * them: one statement takes a batch of due ones for a short lease and sets each one's next poll time in the
+ * same write, so a poll that finds nothing new writes nothing more (unless its next poll comes before the
+ * lease ends: then one statement for the batch lets go of them).
+ */
+@Injectable()
+export class WatchesRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /**
+   * Takes up to `limit` due tasks for `owner` until `leaseS` from now (skipping those of a channel whose
+   * polls are paused), each given its next poll time; watches whose task is no longer running (its
+   * deadline, a delete) are dropped in the same statement.
+   */
+  async takeDue(owner: string, limit: number, leaseS: number, schedule: PollSchedule): Promise<DueWatch[]> {
+    const next = nextPollSql({ createdAt: 't.created_at', callbackPending: 'w.callback_pending', minPollS: 'w.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
+    const { rows } = await this.prisma.pool.query<DueRow>(
+      prepared(
+        `WITH due AS (
+           SELECT w.task_id, w.poll_at FROM task_watches w
+           WHERE w.poll_at <= now() AND (w.lease_until IS NULL OR w.lease_until < now())
+             AND NOT EXISTS (SELECT 1 FROM channels c WHERE c.id = w.channel_id AND c.polls_paused_until > now())
+           ORDER BY w.poll_at LIMIT $1 FOR UPDATE OF w SKIP LOCKED),
+         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.upstream_id, t.trace_parent, due.poll_at FROM due JOIN tasks t ON t.id = due.task_id),
+         gone AS (DELETE FROM task_watches w USING t WHERE w.task_id = t.id AND (t.state <> 'running' OR t.upstream_id IS NULL)),
+         taken AS (
+           UPDATE task_watches w SET lease_owner = $2, lease_until = now() + make_interval(secs => $3), poll_at = now() + make_interval(secs => ${next})
+           FROM t WHERE w.task_id = t.id AND t.state = 'running' AND t.upstream_id IS NOT NULL
+           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.created_at, t.trace_parent, t.poll_at AS due_at)
+         SELECT * FROM taken`,
+        [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS],
+      ),
+    );
+    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at }));
+  }
+
+  /** Polled, nothing new: lets go of those whose next poll comes before their lease would end (the others need no write). */
+  async release(owner: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.pool.query(
+      prepared(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 AND poll_at < lease_until`, [ids, owner]),
+    );
+  }
+
+  /** Not polled after all (shutdown, a paused channel): due again at `at` (now, when not given), for any poller. */
+  async giveBack(owner: string, ids: string[], at?: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.pool.query(
+      prepared(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL, poll_at = GREATEST(COALESCE($3::timestamptz, now()), LEAST(poll_at, now())) WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2`, [
+        ids,
+        owner,
+        at ?? null,
+      ]),
+    );
+  }
+
+  /** Everything `owner` holds goes back at once (its instance is shutting down). */
+  async giveBackAll(owner: string): Promise<void> {
+    await this.prisma.pool.query(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL, poll_at = LEAST(poll_at, now()) WHERE lease_owner = $1`, [owner]);
+  }
+
+  /**
+   * The upstream has news of these tasks: they are no longer watched, and each gets a job for its next step
+   * (which asks the upstream again and acts: downloads the result, or ends the task), in one statement. The
+   * task's lease is set `leaseS` ahead, so the sweeper gives it a new job should that one never run.
+   */
+  async resume(owner: string, ids: string[], leaseS: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const jobs = `(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, ${RESUME_PRIORITY} AS priority FROM resumed)`;
+    const { rows } = await this.prisma.pool.query<{ id: string }>(
+      prepared(
+        `WITH unwatched AS (DELETE FROM task_watches WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 RETURNING task_id),
+         resumed AS (UPDATE tasks SET lease_until = now() + make_interval(secs => $3), job_id = gen_random_uuid()
+                     WHERE id IN (SELECT task_id FROM unwatched) AND state = 'running' AND lease_owner IS NULL RETURNING id, kind, job_id),
+         jobs AS (${QueueService.jobRowsSql(jobs)})
+         SELECT id FROM resumed`,
+        [ids, owner, leaseS],
+      ),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * The channel's upstream refused polls (429, Retry-After): no instance polls its tasks before `seconds`
+   * from now (a pause already longer is kept). Answers when the pause ends.
+   */
+  async pauseChannelPolls(channelId: string, seconds: number): Promise<Date> {
+    const { rows } = await this.prisma.pool.query<{ until: Date }>(
+      `UPDATE channels SET polls_paused_until = GREATEST(COALESCE(polls_paused_until, now()), now() + make_interval(secs => $2::float8)) WHERE id = $1::uuid RETURNING polls_paused_until AS until`,
+      [channelId, seconds],
+    );
+    return rows[0]?.until ?? new Date(Date.now() + seconds * 1000);
+  }
+
+  /**
+   * An upstream called back about the task: its next poll is now, unless it is due already or being polled
+   * (a burst of callbacks makes one poll). Answers whether the task is watched at all.
+   */
+  async pollNow(taskId: string): Promise<'due' | 'already' | 'unwatched'> {
+    const { rows } = await this.prisma.pool.query<{ moved: boolean }>(
+      `WITH w AS (SELECT task_id, poll_at > now() AND (lease_until IS NULL OR lease_until < now()) AS later FROM task_watches WHERE task_id = $1::uuid FOR UPDATE),
+            moved AS (UPDATE task_watches t SET poll_at = now() FROM w WHERE t.task_id = w.task_id AND w.later RETURNING t.task_id)
+       SELECT EXISTS (SELECT 1 FROM moved) AS moved FROM w`,
+      [taskId],
+    );
+    if (rows.length === 0) return 'unwatched';
+    return rows[0].moved ? 'due' : 'already';
+  }
+
+  /** Tasks waiting on their upstream, by kind (the metrics' gauge). */
+  async countWaiting(): Promise<{ kind: string; n: number }[]> {
+    const { rows } = await this.prisma.pool.query<{ kind: string; n: number }>(`SELECT kind, count(*)::int AS n FROM task_watches GROUP BY kind`);
+    return rows;
+  }
+}
