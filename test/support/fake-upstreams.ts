@@ -30,14 +30,24 @@ export interface Misbehaviour {
   videoBytes?: number;
   /** Kling: refuse every credential (401, code 1000), as when an account's keys are revoked. */
   rejectAuth?: boolean;
+  /** Kling: keep every task processing, whatever pollsUntilDone says, until this is set false. */
+  hold?: boolean;
+  /** Kling: answer the next N queries (polls) 429 with this Retry-After (and code 1302), as a rate-limited account. */
+  pollBusy?: { count: number; retryAfter?: string };
+  /** Kling: answer each query this long after it arrives (so two queries of one task at once would overlap). */
+  queryDelayMs?: number;
 }
 
 export interface FakeUpstream {
   server: TestServer;
   url: string;
   knobs: Misbehaviour;
-  /** Tasks created, by upstream id. */
-  created: Map<string, { body: Record<string, unknown>; polls: number }>;
+  /** Tasks created, by upstream id (Kling: with when). */
+  created: Map<string, { body: Record<string, unknown>; polls: number; at?: number }>;
+  /** Kling: every query of a task, by upstream id: when, by which account (the JWT's iss), and whether it was answered as processing. */
+  queries?: { id: string; at: number; account: string; processing: boolean }[];
+  /** Kling: queries that arrived while another query of the same task was still being answered. */
+  overlaps?: { id: string; at: number; accounts: string[] }[];
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -49,34 +59,45 @@ const defaults = (): Misbehaviour => ({ createBusy: 0, createHangMs: 0, queryErr
  * answered by the `{code, message, request_id, data}` envelope, behind a JWT it verifies as Kling does
  * (HS256 signed with the secret key, iss = access key, exp = now + 1800 s, nbf = now - 5 s).
  */
-export async function startFakeKling(accessKey: string, secretKey: string): Promise<FakeUpstream> {
+export async function startFakeKling(accessKey: string, secretKey: string, others: [string, string][] = []): Promise<FakeUpstream> {
   const created: FakeUpstream['created'] = new Map();
+  const byExternalId = new Map<unknown, string>();
+  const queries: NonNullable<FakeUpstream['queries']> = [];
+  const overlaps: NonNullable<FakeUpstream['overlaps']> = [];
+  const answering = new Map<string, string[]>();
+  const accounts = new Map([[accessKey, secretKey], ...others]);
   const authFailures: string[] = [];
   const knobs = defaults();
   const image = await png(640, 480);
   let seq = 0;
   const envelope = (data: unknown, code = 0, message = 'SUCCEED') => ({ code, message, request_id: `kling-req-${++seq}`, data });
 
-  async function authorised(headers: IncomingHttpHeaders): Promise<boolean> {
+  /** The account (access key) whose valid JWT the request carries; null when it carries none. */
+  async function authorised(headers: IncomingHttpHeaders): Promise<string | null> {
     const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
     try {
       if (!token) throw new Error('no bearer token');
-      const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secretKey), { issuer: accessKey, algorithms: ['HS256'] });
+      const iss = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString() || '{}').iss as string;
+      const secret = accounts.get(iss);
+      if (!secret) throw new Error(`unknown access key ${iss}`);
+      const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret), { issuer: iss, algorithms: ['HS256'] });
       const now = Math.floor(Date.now() / 1000);
       if (protectedHeader.typ !== 'JWT') throw new Error('typ is not JWT');
-      if (Math.abs(payload.exp! - (now + 1800)) > 10) throw new Error(`exp is not now + 1800 s: ${payload.exp! - now}`);
-      if (Math.abs(payload.nbf! - (now - 5)) > 10) throw new Error(`nbf is not now - 5 s: ${payload.nbf! - now}`);
-      return true;
+      // as Kling's sample mints them: valid 30 minutes from minting, usable from 5 s before (jwtVerify checks both against now)
+      if (payload.exp === undefined || payload.nbf === undefined || payload.exp - payload.nbf !== 1805) throw new Error(`exp - nbf is not 1805 s: ${payload.exp! - payload.nbf!}`);
+      if (payload.exp - now > 1800) throw new Error(`exp is more than 1800 s away: ${payload.exp - now}`);
+      return iss;
     } catch (err) {
       authFailures.push((err as Error).message);
-      return false;
+      return null;
     }
   }
 
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname.startsWith('/files/')) return sendBytes(res, 'image/png', image);
-    if (knobs.rejectAuth || !(await authorised(req.headers))) return sendJson(res, 401, envelope(null, 1000, 'Authentication failed'));
+    const account = knobs.rejectAuth ? null : await authorised(req.headers);
+    if (!account) return sendJson(res, 401, envelope(null, 1000, 'Authentication failed'));
     if (req.method === 'GET' && url.pathname === '/v1/images/editing/expand') return sendJson(res, 200, envelope([]));
     if (req.method === 'POST' && url.pathname === '/v1/images/editing/expand') {
       if (knobs.createBusy > 0) {
@@ -90,7 +111,8 @@ export async function startFakeKling(accessKey: string, secretKey: string): Prom
       if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
       const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
       const id = `kling-${created.size + 1}`;
-      created.set(id, { body, polls: 0 });
+      created.set(id, { body, polls: 0, at: Date.now() });
+      byExternalId.set(body.external_task_id, id);
       if (knobs.createHangMs) await new Promise((r) => setTimeout(r, knobs.createHangMs));
       return sendJson(res, 200, envelope({ task_id: id, task_status: 'submitted', task_info: { external_task_id: body.external_task_id }, created_at: Date.now(), updated_at: Date.now() }));
     }
@@ -100,12 +122,27 @@ export async function startFakeKling(accessKey: string, secretKey: string): Prom
         knobs.queryErrors--;
         return sendJson(res, 500, envelope(null, 5000, 'Server internal error'));
       }
+      if (knobs.pollBusy && knobs.pollBusy.count > 0) {
+        knobs.pollBusy.count--;
+        if (knobs.pollBusy.retryAfter !== undefined) res.setHeader('retry-after', knobs.pollBusy.retryAfter);
+        return sendJson(res, 429, envelope(null, 1302, 'API request too fast'));
+      }
       const key = decodeURIComponent(query[1]);
-      const entry = [...created.entries()].find(([id, t]) => id === key || t.body.external_task_id === key);
-      if (!entry) return sendJson(res, 404, envelope(null, 1203, 'The requested resource does not exist'));
-      const [id, task] = entry;
+      const id = created.has(key) ? key : byExternalId.get(key);
+      const task = id ? created.get(id) : undefined;
+      if (!id || !task) return sendJson(res, 404, envelope(null, 1203, 'The requested resource does not exist'));
+      const others = answering.get(id) ?? [];
+      if (others.length) overlaps.push({ id, at: Date.now(), accounts: [...others, account] });
+      answering.set(id, [...others, account]);
+      res.once('close', () => {
+        const left = answering.get(id)!.slice(1);
+        if (left.length) answering.set(id, left);
+        else answering.delete(id);
+      });
+      if (knobs.queryDelayMs) await new Promise((r) => setTimeout(r, knobs.queryDelayMs));
       task.polls++;
-      const done = task.polls >= knobs.pollsUntilDone;
+      const done = !knobs.hold && task.polls >= knobs.pollsUntilDone;
+      queries.push({ id, at: Date.now(), account, processing: !done });
       const status = !done ? 'processing' : knobs.failWith ? 'failed' : 'succeed';
       const n = Number(task.body.n ?? 1);
       return sendJson(
@@ -122,7 +159,7 @@ export async function startFakeKling(accessKey: string, secretKey: string): Prom
     }
     sendJson(res, 404, envelope(null, 1203, 'no such route'));
   });
-  return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+  return { server, url: server.url, knobs, created, queries, overlaps, authFailures, close: () => server.close() };
 }
 
 /** Luma's generations API: queued → dreaming → completed | failed, with `failure_reason` and `assets`. */

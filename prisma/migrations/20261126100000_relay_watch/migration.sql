@@ -22,6 +22,9 @@ CREATE TABLE "task_watches" (
 );
 CREATE INDEX "task_watches_poll_at_idx" ON "task_watches"("poll_at");
 
+-- Tasks waiting for a channel (busy: postponed, nothing sent upstream), oldest first: the one woken when a slot frees.
+CREATE INDEX "tasks_kind_created_at_idx" ON "tasks"("kind", "created_at") WHERE "state" = 'running' AND "lease_owner" IS NULL AND "upstream_id" IS NULL;
+
 -- A channel whose upstream refused polls (429, Retry-After) is not polled before this.
 ALTER TABLE "channels" ADD COLUMN "polls_paused_until" TIMESTAMPTZ(3);
 

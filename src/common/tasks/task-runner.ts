@@ -3,7 +3,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import type { JobResult } from '../../infra/queue/queue.service.js';
+import { taskJobName } from '../../infra/queue/jobs.js';
+import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKind } from './task-kind.js';
@@ -46,6 +47,7 @@ export class TaskRunner {
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
     private readonly metrics: MetricsService,
+    private readonly queue: QueueService,
     private readonly workDir: WorkDirService,
     private readonly tasks: TaskRepository,
     private readonly states: TaskStatesRepository,
@@ -115,7 +117,11 @@ export class TaskRunner {
   private async runClaimed(kind: TaskKind, task: Task, ctx: StepContext, durably: Durably): Promise<void> {
     const { id } = task;
     const leaseS = this.config.workerLeaseS;
-    const fail = (reason: string) => durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
+    const fail = async (reason: string) => {
+      const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
+      if (failed) await this.freedSlot(kind, id);
+      return failed;
+    };
     if (task.deadlineAt.getTime() <= Date.now()) {
       await fail(this.lifecycle.timeoutReason(kind));
       return;
@@ -177,6 +183,15 @@ export class TaskRunner {
     }
   }
 
+  /** The task ended: if it held a slot of a capped channel, the task waiting longest for one is woken now (best effort). */
+  private async freedSlot(kind: TaskKind, id: string): Promise<void> {
+    try {
+      if (await this.states.wakeWaiterAfter(id)) this.queue.jobsAdded(taskJobName(kind.definition.name));
+    } catch (err) {
+      if (!this.database.report(err)) this.logger.warn(`could not wake a task waiting for a channel: ${String(err)}`);
+    }
+  }
+
   /**
    * Stores what the step produced and ends the task succeeded with it, while this worker holds the lease;
    * false if it no longer does. When someone else ended the task first (the deadline, another worker),
@@ -186,6 +201,7 @@ export class TaskRunner {
     const success = await kind.store(task, output, ctx);
     if (await this.states.finish(task.id, this.worker, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle)) {
       this.logger.log({ msg: `${kind.definition.name} task succeeded`, task_id: task.id, kind: kind.definition.name });
+      await this.freedSlot(kind, task.id);
       return true;
     }
     if ((await this.tasks.findById(task.id))?.state !== 'succeeded') await success.discard();

@@ -179,11 +179,11 @@ export class TaskStatesRepository {
    * its deadline still ends it.
    */
   async watch(id: string, worker: string, schedule: PollSchedule, minPollS: number): Promise<void> {
-    const next = nextPollSql({ createdAt: 'r.created_at', callbackPending: 'r.upstream_callback', minPollS: '$5::float8' }, { pollS: '$3', callbackPollS: '$4' });
+    const next = nextPollSql({ startedAt: 'r.started_at', callbackPending: 'r.upstream_callback', minPollS: '$5::float8' }, { pollS: '$3', callbackPollS: '$4' });
     await this.prisma.pool.query(
       prepared(
         `WITH r AS (UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2
-                    RETURNING id, kind, channel_id, created_at, upstream_callback)
+                    RETURNING id, kind, channel_id, started_at, upstream_callback)
          INSERT INTO task_watches (task_id, kind, channel_id, poll_at, callback_pending, min_poll_s)
          SELECT r.id, r.kind, r.channel_id, now() + make_interval(secs => ${next}), r.upstream_callback, $5::float8 FROM r
          ON CONFLICT (task_id) DO UPDATE SET poll_at = EXCLUDED.poll_at, channel_id = EXCLUDED.channel_id, callback_pending = EXCLUDED.callback_pending,
@@ -191,6 +191,25 @@ export class TaskStatesRepository {
         [id, worker, schedule.pollS, schedule.callbackPollS, minPollS],
       ),
     );
+  }
+
+  /**
+   * Task `id` just ended on a channel with a max_running cap: the task of its kind that has waited longest
+   * for a channel (busy: postponed, nothing sent upstream) gets its job now rather than at its postponed
+   * time, so a freed slot is taken at once and waiting tasks need not knock often. Answers whether one was woken.
+   */
+  async wakeWaiterAfter(id: string): Promise<boolean> {
+    const { rowCount } = await this.prisma.pool.query(
+      prepared(
+        `WITH capped AS (SELECT t.kind FROM tasks t JOIN channels c ON c.id = t.channel_id WHERE t.id = $1::uuid AND c.max_running IS NOT NULL),
+              waiter AS (SELECT w.job_id, w.kind FROM tasks w JOIN capped ON w.kind = capped.kind
+                         WHERE w.state = 'running' AND w.lease_owner IS NULL AND w.upstream_id IS NULL AND w.submit_started_at IS NULL AND w.started_at > now()
+                         ORDER BY w.created_at LIMIT 1 FOR UPDATE OF w SKIP LOCKED)
+         UPDATE pgboss.job j SET start_after = now() FROM waiter WHERE j.name = ${taskJobNameSql('waiter.kind')} AND j.id = waiter.job_id AND j.state = 'created' AND j.start_after > now()`,
+        [id],
+      ),
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   /**

@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import ipaddr from 'ipaddr.js';
 import { AppConfig } from '../config/app-config.js';
@@ -38,7 +38,15 @@ export interface OutboundRequest {
   acceptAnyStatus?: boolean;
   /** Write a 2xx body to this file as it streams (the answer's `body` is then empty): a video is never held whole. */
   toFile?: string;
+  /**
+   * Reuse connections to the origin (an upstream asked again and again: polls, creates). Each new connection
+   * is checked as every request is (its address resolved and checked when it connects, and pinned to it).
+   */
+  keepAlive?: boolean;
 }
+
+/** Connections kept open to one origin, at most. */
+const KEEP_ALIVE_SOCKETS = 64;
 
 export interface OutboundResponse {
   status: number;
@@ -60,11 +68,19 @@ const MAX_REDIRECTS = 3;
  * `traceparent`.
  */
 @Injectable()
-export class SafeFetchService {
+export class SafeFetchService implements OnApplicationShutdown {
+  /** Keep-alive agents by origin (keepAlive requests), each checking the address of every connection it opens. */
+  private readonly agents = new Map<string, http.Agent>();
+
   constructor(
     private readonly config: AppConfig,
     private readonly tracing: Tracing,
   ) {}
+
+  onApplicationShutdown(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
 
   async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
     const deadline = Date.now() + (options.timeoutMs ?? this.config.outbound.timeoutMs);
@@ -109,7 +125,12 @@ export class SafeFetchService {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
       throw new OutboundError('refused', `only http and https URLs are fetched, not ${target.protocol.replace(':', '')}`);
     }
-    const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    return this.resolveHost(target.hostname);
+  }
+
+  /** The address to connect to for `hostname`, every address it resolves to checked against the rules. */
+  private async resolveHost(hostname: string): Promise<{ address: string; family: number }> {
+    const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
     const trusted = this.config.outbound.allowPrivate || this.config.outbound.allowHosts.includes(host);
     let addresses: { address: string; family: number }[];
     if (ipaddr.isValid(host)) {
@@ -151,12 +172,39 @@ export class SafeFetchService {
     });
   }
 
+  /**
+   * The keep-alive agent of the target's origin: a new connection resolves and checks the host when it opens
+   * (a refused address fails the request as it would otherwise), and stays pinned to that address.
+   */
+  private agentFor(target: URL): http.Agent {
+    const key = `${target.protocol}//${target.host}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const lookup: LookupFunction = (hostname, opts, callback) => {
+        this.resolveHost(hostname).then(
+          (pinned) => answerLookup(opts, callback, pinned),
+          (err: unknown) => callback(err as NodeJS.ErrnoException, '', 0),
+        );
+      };
+      const Agent = target.protocol === 'https:' ? https.Agent : http.Agent;
+      agent = new Agent({ keepAlive: true, maxSockets: KEEP_ALIVE_SOCKETS, lookup } as http.AgentOptions);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
   private async send(target: URL, url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
-    const pinned = await this.resolve(target);
-    const lookup: LookupFunction = (_host, opts, callback) => {
-      if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
-      else callback(null, pinned.address, pinned.family);
-    };
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      throw new OutboundError('refused', `only http and https URLs are fetched, not ${target.protocol.replace(':', '')}`);
+    }
+    let agent: http.Agent | false = false;
+    let lookup: LookupFunction | undefined;
+    if (options.keepAlive) {
+      agent = this.agentFor(target);
+    } else {
+      const pinned = await this.resolve(target);
+      lookup = (_host, opts, callback) => answerLookup(opts, callback, pinned);
+    }
     const client = target.protocol === 'https:' ? https : http;
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new OutboundError('timeout', 'timed out');
@@ -178,8 +226,8 @@ export class SafeFetchService {
         {
           method: options.method,
           headers: { 'user-agent': 'media-gateway/1.0', ...options.headers, ...(options.body ? { 'content-length': String(Buffer.byteLength(options.body)) } : {}) },
-          lookup,
-          agent: false,
+          ...(lookup ? { lookup } : {}),
+          agent,
         },
         (res) => {
           clearTimeout(connect);
@@ -218,11 +266,18 @@ export class SafeFetchService {
       );
       const connect = setTimeout(() => fail(new OutboundError('timeout', `could not connect within ${this.config.outbound.connectTimeoutMs} ms`)), Math.min(this.config.outbound.connectTimeoutMs, remaining));
       const total = setTimeout(() => fail(new OutboundError('timeout', `no complete answer in time (${Math.round(remaining / 100) / 10} s left of the request's time limit)`)), remaining);
-      req.on('socket', (socket) => socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect)));
-      req.on('error', (err: NodeJS.ErrnoException) => fail(new OutboundError('network', `the connection failed: ${err.code ?? err.message}`)));
+      // a kept-alive connection is connected already
+      req.on('socket', (socket) => (socket.connecting ? socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect)) : clearTimeout(connect)));
+      req.on('error', (err: NodeJS.ErrnoException) => fail(err instanceof OutboundError ? err : new OutboundError('network', `the connection failed: ${err.code ?? err.message}`)));
       req.end(options.body);
     });
   }
+}
+
+/** Answers a connection's lookup with the checked address (one, or a list of one when all are asked). */
+function answerLookup(opts: unknown, callback: Parameters<LookupFunction>[2], pinned: { address: string; family: number }): void {
+  if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
+  else callback(null, pinned.address, pinned.family);
 }
 
 /** Retry-After in seconds, given as seconds or as an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */

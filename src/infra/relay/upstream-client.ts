@@ -87,6 +87,10 @@ export interface UpstreamAnswer {
 }
 
 const MAX_BODY = 1024 * 1024;
+/** A Kling JWT (valid 1800 s) is used for this long, then minted again: never close to its expiry. */
+const JWT_REUSE_S = 300;
+/** Accounts whose JWTs are kept (more are rare: the map starts over). */
+const MAX_TOKENS = 1000;
 /** Kling's account codes (exception, arrears, resource pack exhausted or expired): refusals even under HTTP 429. */
 const ACCOUNT_CODES = new Set([1100, 1101, 1102]);
 const TRIES = 3;
@@ -116,6 +120,9 @@ const POLL_TIMEOUT_MS = 10_000;
  */
 @Injectable()
 export class UpstreamClient {
+  /** Kling JWTs by account, with when they were minted (seconds). */
+  private readonly tokens = new Map<string, { token: string; at: number }>();
+
   constructor(
     private readonly fetcher: SafeFetchService,
     private readonly config: AppConfig,
@@ -129,17 +136,26 @@ export class UpstreamClient {
     return apiKey ? { kind: 'bearer', apiKey } : { kind: 'none' };
   }
 
-  /** Authorization header for an upstream account: a Kling JWT minted now, or its Bearer key. */
+  /**
+   * Authorization header for an upstream account: its Bearer key, or a Kling JWT (valid 30 min, as Kling's
+   * sample mints them), minted again once it is JWT_REUSE_S old: a poll does not pay for a signature.
+   */
   async authorization(auth: UpstreamAuth): Promise<Record<string, string>> {
     if (auth.kind === 'kling') {
+      const key = `${auth.accessKey}\n${auth.secretKey}`;
       const now = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({})
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setIssuer(auth.accessKey)
-        .setExpirationTime(now + 1800)
-        .setNotBefore(now - 5)
-        .sign(new TextEncoder().encode(auth.secretKey));
-      return { authorization: `Bearer ${token}` };
+      let minted = this.tokens.get(key);
+      if (!minted || now - minted.at >= JWT_REUSE_S) {
+        const token = await new SignJWT({})
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+          .setIssuer(auth.accessKey)
+          .setExpirationTime(now + 1800)
+          .setNotBefore(now - 5)
+          .sign(new TextEncoder().encode(auth.secretKey));
+        if (this.tokens.size >= MAX_TOKENS) this.tokens.clear();
+        this.tokens.set(key, (minted = { token, at: now }));
+      }
+      return { authorization: `Bearer ${minted.token}` };
     }
     return auth.kind === 'bearer' ? { authorization: `Bearer ${auth.apiKey}` } : {};
   }
@@ -179,6 +195,7 @@ export class UpstreamClient {
           body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
           maxBytes: MAX_BODY,
           acceptAnyStatus: true,
+          keepAlive: true,
           followRedirects: method === 'GET',
           timeoutMs: Math.min(this.config.outbound.timeoutMs, options.once ? POLL_TIMEOUT_MS : 30_000),
         });
@@ -192,7 +209,7 @@ export class UpstreamClient {
         if (res.status === 429 || res.status === 503) {
           const wait = retryAfterOf(res.headers);
           last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, wait, { status: res.status, code: typeof json.code === 'number' ? json.code : undefined });
-          if (options.failFast) throw last;
+          if (options.failFast || options.once) throw last;
           if (wait !== undefined && wait > 0 && wait <= 5) await sleep(wait * 1000);
           continue;
         }

@@ -70,6 +70,9 @@ export class ChannelRouter {
         if (Date.now() - s.task.createdAt.getTime() > limitS * 1000) {
           return { kind: 'failed', reason: `no channel could take the task within ${limitS} s (${s.operation.toUpperCase()}_TIMEOUT_S): none enabled, or all busy or unreachable` };
         }
+        // every channel that could take it is at its max_running: a slot that frees wakes the longest waiting task
+        // (TaskRunner), so this one need not knock often
+        if (tried.size === 0 && (await this.channels.allAtCapacity(s.operation))) return { kind: 'busy', seconds: (this.config.relay.pollMs * 15) / 1000 };
         return this.busy(s);
       }
       const sent = await this.sendTo(channel, s);

@@ -100,6 +100,16 @@ export class ChannelsRepository {
     return this.prisma.channel.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
   }
 
+  /** Whether the operation has channels that would take a task now but for their max_running, and none other. */
+  async allAtCapacity(operation: string): Promise<boolean> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ capped: boolean }[]>(
+      `SELECT bool_and(c.max_running IS NOT NULL AND c.running_tasks >= c.max_running) AS capped FROM channels c
+       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())`,
+      operation,
+    );
+    return row?.capped === true;
+  }
+
   /**
    * Gives the task to the channel if it is still enabled and has a free max_running slot: the channel's
    * row is locked while its counter is read, and the task's new channel_id moves the counters (the

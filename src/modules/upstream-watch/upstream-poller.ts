@@ -58,6 +58,8 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly watchers: Map<string, TaskKind>;
   private inHand = 0;
   private stopping = false;
+  /** Rounds writing back what they learnt (awaited at shutdown, before the database pool closes). */
+  private readonly writing = new Set<Promise<void>>();
   private loop?: Promise<void>;
   private wake?: () => void;
 
@@ -98,12 +100,14 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
     this.stopping = true;
     this.wake?.();
     await this.loop;
+    await Promise.allSettled([...this.writing]);
     await this.watches.giveBackAll(this.owner).catch((err: unknown) => this.logger.warn(`could not give back the watched tasks in hand: ${String(err)}`));
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      const room = Math.min(MAX_BATCH, this.config.relay.concurrency * 8 - this.inHand);
+      // twice as many tasks in hand as requests may be in flight: a task taken is polled within a moment of its time
+      const room = Math.min(MAX_BATCH, this.config.relay.concurrency * 2 - this.inHand);
       if (!this.database.isAvailable || room <= 0) {
         await this.idle(IDLE_MS);
         continue;
@@ -137,6 +141,14 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       groups.set(key, [...(groups.get(key) ?? []), w]);
     }
     await Promise.all([...groups.values()].map((group) => this.pollGroup(group, startedAt, outcome)));
+    // stopping: what is in hand was given back; another instance polls it again
+    if (this.stopping) return;
+    const writing = this.writeBack(outcome, startedAt);
+    this.writing.add(writing);
+    await writing.finally(() => this.writing.delete(writing));
+  }
+
+  private async writeBack(outcome: RoundOutcome, startedAt: number): Promise<void> {
     try {
       await this.database.retryWhileUnavailable(async () => {
         await this.watches.release(this.owner, outcome.working);

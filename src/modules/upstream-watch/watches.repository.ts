@@ -38,7 +38,7 @@ export class WatchesRepository {
    * deadline, a delete) are dropped in the same statement.
    */
   async takeDue(owner: string, limit: number, leaseS: number, schedule: PollSchedule): Promise<DueWatch[]> {
-    const next = nextPollSql({ createdAt: 't.created_at', callbackPending: 'w.callback_pending', minPollS: 'w.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
+    const next = nextPollSql({ startedAt: 't.started_at', callbackPending: 'w.callback_pending', minPollS: 'w.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
     const { rows } = await this.prisma.pool.query<DueRow>(
       prepared(
         `WITH due AS (
@@ -46,7 +46,7 @@ export class WatchesRepository {
            WHERE w.poll_at <= now() AND (w.lease_until IS NULL OR w.lease_until < now())
              AND NOT EXISTS (SELECT 1 FROM channels c WHERE c.id = w.channel_id AND c.polls_paused_until > now())
            ORDER BY w.poll_at LIMIT $1 FOR UPDATE OF w SKIP LOCKED),
-         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.upstream_id, t.trace_parent, due.poll_at FROM due JOIN tasks t ON t.id = due.task_id),
+         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.started_at, t.upstream_id, t.trace_parent, due.poll_at FROM due JOIN tasks t ON t.id = due.task_id),
          gone AS (DELETE FROM task_watches w USING t WHERE w.task_id = t.id AND (t.state <> 'running' OR t.upstream_id IS NULL)),
          taken AS (
            UPDATE task_watches w SET lease_owner = $2, lease_until = now() + make_interval(secs => $3), poll_at = now() + make_interval(secs => ${next})

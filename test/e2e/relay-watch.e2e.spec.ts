@@ -1,0 +1,286 @@
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Child } from '../support/child-process.js';
+import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
+import { freePort } from '../support/free-port.js';
+import { png } from '../support/images.js';
+import { pollUntil } from '../support/poll.js';
+import { api, createTestDatabase, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
+
+const EXPAND = '/video-a/v1/images/editing/expand';
+const RATIOS = { up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 };
+const ADMIN = 'admin-secret-0123456789';
+const SECRET_KEY = 'a'.repeat(64);
+const KLING: [string, string] = ['ak-watch-0000001', 'sk-watch-secret-0001'];
+/** The poller's lease (POLL_LEASE_S): a killed instance's batch is taken again once it has run out. */
+const POLL_LEASE_MS = 30_000;
+
+/** Counts of the tasks' states. */
+async function states(db: { url: string; name: string; drop(): Promise<void> }, ids: string[]): Promise<Record<string, number>> {
+  const rows = await queryDb<{ state: string; n: number }>(db, 'SELECT state::text, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) GROUP BY state', [ids]);
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+describe('waiting on upstreams: watched in batches by every instance, not re-queued', () => {
+  it('2,000 tasks in flight on two instances, one killed while polling: each ends once, no task is polled by both at once, none is lost', async () => {
+    const other: [string, string] = ['ak-watch-0000002', 'sk-watch-secret-0002'];
+    const kling = await startFakeKling(KLING[0], KLING[1], [other]);
+    kling.knobs.hold = true;
+    // each poll is answered after 200 ms: two pollers asking about one task at once would overlap at the fake
+    kling.knobs.queryDelayMs = 200;
+    const db = await createTestDatabase();
+    const dir = await mkdtemp(path.join(tmpdir(), 'mgw-watch-'));
+    // each instance signs with an account of its own, so the fake tells their polls apart
+    const common = {
+      DATABASE_URL: db.url,
+      STORAGE_DRIVER: 'postgres',
+      EXPAND_PROVIDER: 'relay',
+      RELAY_EXPAND_URL: kling.url,
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      RELAY_POLL_MS: '1000',
+      LOG_LEVEL: 'warn',
+      DEFAULT_REQUESTS_PER_MINUTE: '1000000',
+    };
+    const start = async (name: string, [access, secret]: [string, string]) => {
+      const port = await freePort();
+      const child = Child.start('dist/main.js', [], { ...common, PORT: String(port), DATA_DIR: path.join(dir, name), RELAY_KLING_ACCESS_KEY: access, RELAY_KLING_SECRET_KEY: secret });
+      await child.waitFor(/listening on/, 90_000);
+      return { child, url: `http://127.0.0.1:${port}` };
+    };
+    const cli = Child.start('dist/cli/key-create.js', ['--owner', 'watch', '--name', 'test'], { ...common, DATA_DIR: path.join(dir, 'cli') });
+    expect((await cli.exited).code).toBe(0);
+    const key = JSON.parse(cli.output.slice(cli.output.indexOf('{'))).key as string;
+    const a = await start('a', KLING);
+    const b = await start('b', other);
+    try {
+      const image = (await png(300, 300)).toString('base64');
+      const ids: string[] = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < 2000) {
+            const i = next++;
+            const res = await api(i % 2 ? a.url : b.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 }, unchecked: true });
+            expect(res.status).toBe(200);
+            ids.push(res.body.data.task_id as string);
+          }
+        }),
+      );
+      await pollUntil(async () => kling.created.size, (n) => n === 2000, { timeoutMs: 120_000, intervalMs: 500, what: 'the 2,000 creates' });
+      // both instances poll; kill A while it holds a batch
+      await pollUntil(async () => new Set(kling.queries!.map((q) => q.account)).size, (n) => n === 2, { timeoutMs: 60_000, what: 'both instances to poll' });
+      const held = () => queryDb<{ n: number }>(db, 'SELECT count(*)::int AS n FROM task_watches WHERE lease_owner LIKE $1', [`poll-${a.child.process.pid}-%`]);
+      await pollUntil(held, (rows) => rows[0].n > 0, { timeoutMs: 60_000, intervalMs: 20, what: 'A to hold a batch' });
+      a.child.process.kill('SIGKILL');
+      await a.child.exited;
+      expect((await held())[0].n).toBeGreaterThan(0);
+      // B takes A's batch once its lease has run out, and goes on polling everything
+      await pollUntil(held, (rows) => rows[0].n === 0, { timeoutMs: POLL_LEASE_MS + 60_000, what: "A's batch to be taken again" });
+      // the upstream finishes them all: each succeeds once, through B
+      kling.knobs.hold = false;
+      await pollUntil(() => states(db, ids), (s) => s.succeeded === 2000, { timeoutMs: 240_000, intervalMs: 1000, what: 'every task to succeed' });
+      const [media] = await queryDb<{ files: number; tasks: number }>(db, "SELECT count(*)::int AS files, count(DISTINCT task_id)::int AS tasks FROM media WHERE role = 'image' AND task_id = ANY($1::uuid[])", [ids]);
+      expect(media).toEqual({ files: 2000, tasks: 2000 });
+      // each created upstream exactly once
+      expect(new Set([...kling.created.values()].map((t) => t.body.external_task_id)).size).toBe(2000);
+      // never two polls of one task at once: no query arrived while another of the same task was being answered
+      expect(kling.overlaps).toEqual([]);
+      expect(kling.queries!.length).toBeGreaterThan(4000);
+      // waiting tasks are rows of task_watches, not jobs: nothing was queued per poll
+      const [jobs] = await queryDb<{ n: number }>(db, "SELECT (SELECT count(*) FROM pgboss.job WHERE name = 'expand.run') + (SELECT count(*) FROM pgboss.archive WHERE name = 'expand.run') AS n");
+      expect(Number(jobs.n)).toBeLessThan(2000 * 3);
+    } finally {
+      await a.child.stop('SIGKILL').catch(() => undefined);
+      await b.child.stop('SIGTERM').catch(() => b.child.stop('SIGKILL'));
+      await kling.close();
+      await db.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 600_000);
+});
+
+describe('upstream callbacks', () => {
+  let kling: FakeUpstream;
+  let t: TestApp;
+  let key: string;
+  let image: string;
+  beforeAll(async () => {
+    kling = await startFakeKling(KLING[0], KLING[1]);
+    // the base upstreams would reach; the test calls the route on the app itself
+    t = await startTestApp({
+      EXPAND_PROVIDER: 'relay',
+      RELAY_EXPAND_URL: kling.url,
+      RELAY_KLING_ACCESS_KEY: KLING[0],
+      RELAY_KLING_SECRET_KEY: KLING[1],
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      RELAY_POLL_MS: '100',
+      UPSTREAM_CALLBACK_BASE_URL: 'https://gateway.example',
+      UPSTREAM_CALLBACK_POLL_S: '2',
+      ADMIN_API_KEY: ADMIN,
+    });
+    key = await t.createKey('team-callbacks');
+    image = (await png(300, 300)).toString('base64');
+  });
+  afterAll(async () => {
+    await t.close();
+    await kling.close();
+  });
+
+  const callbacksMetric = async (outcome: string) => Number(new RegExp(`mgw_upstream_callbacks_total\\{outcome="${outcome}"\\} (\\d+)`).exec((await api(t.url, 'GET', '/metrics', { unchecked: true })).text)?.[1] ?? 0);
+  const submit = async () => {
+    const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
+    await pollUntil(async () => [...kling.created.values()].find((c) => c.body.external_task_id === id), Boolean, { what: 'the create upstream' });
+    return id;
+  };
+  const upstreamOf = (id: string) => [...kling.created.entries()].find(([, c]) => c.body.external_task_id === id)!;
+  const queriesOf = (id: string) => kling.queries!.filter((q) => q.id === upstreamOf(id)[0]);
+
+  it('asks the upstream to call back on a route per task with an unguessable token; a callback makes the poll come now, and its content is not trusted', async () => {
+    kling.knobs.hold = true;
+    const id = await submit();
+    const callbackUrl = String(upstreamOf(id)[1].body.callback_url);
+    expect(callbackUrl).toMatch(new RegExp(`^https://gateway\\.example/upstream-callbacks/${id}/[A-Za-z0-9_-]{43}$`));
+    const route = new URL(callbackUrl).pathname;
+    // with a callback pending, polls are the safety net (2 s ±10 %), though RELAY_POLL_MS is 100
+    const [watch] = await pollUntil(
+      () => queryDb<{ callback_pending: boolean; in_s: number }>(t.db, 'SELECT callback_pending, extract(epoch FROM poll_at - created_at)::float8 AS in_s FROM task_watches WHERE task_id = $1', [id]),
+      (rows) => rows.length === 1,
+      { what: 'the task to be watched' },
+    );
+    expect(watch.callback_pending).toBe(true);
+    expect(watch.in_s).toBeGreaterThanOrEqual(1.7);
+    expect(queriesOf(id).length).toBe(0);
+    // Kling calls back (saying it succeeded): the task's upstream is asked at once, and still says processing
+    const before = await callbacksMetric('polled');
+    const answer = await api(t.url, 'POST', route, { body: { task_id: upstreamOf(id)[0], task_status: 'succeed', task_result: { images: [{ index: 0, url: 'https://evil.example/x.png' }] } } });
+    expect([answer.status, answer.body]).toEqual([200, { received: true }]);
+    await pollUntil(async () => queriesOf(id).length, (n) => n >= 1, { timeoutMs: 5000, what: 'the poll the callback asked for' });
+    expect(await callbacksMetric('polled')).toBe(before + 1);
+    expect((await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data.task_status).toBe('processing');
+    // it finishes when the upstream says so; then a replay of the callback changes nothing
+    kling.knobs.hold = false;
+    await api(t.url, 'POST', route, { body: {} });
+    await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: 'the task to succeed' });
+    const unknownBefore = await callbacksMetric('unknown');
+    const polls = queriesOf(id).length;
+    const replay = await api(t.url, 'POST', route, { body: { task_status: 'failed' } });
+    expect(replay.status).toBe(200);
+    expect(await callbacksMetric('unknown')).toBe(unknownBefore + 1);
+    expect(queriesOf(id).length).toBe(polls);
+    expect((await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data.task_status).toBe('succeed');
+  });
+
+  it('a forged token, or a token for another task, answers 404 and changes nothing; a task that does not exist changes nothing', async () => {
+    kling.knobs.hold = true;
+    const id = await submit();
+    const route = new URL(String(upstreamOf(id)[1].body.callback_url)).pathname;
+    const token = route.split('/')[3];
+    const forgedBefore = await callbacksMetric('forged');
+    const forged = await api(t.url, 'POST', `/upstream-callbacks/${id}/${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`, { body: {} });
+    expect([forged.status, forged.body.code]).toEqual([404, 1203]);
+    const other = await submit();
+    const crossed = await api(t.url, 'POST', `/upstream-callbacks/${other}/${token}`, { body: {} });
+    expect(crossed.status).toBe(404);
+    expect(await callbacksMetric('forged')).toBe(forgedBefore + 2);
+    const bad = await api(t.url, 'POST', '/upstream-callbacks/not-a-task/x', { body: {} });
+    expect(bad.status).toBe(400);
+    // a valid token (the service's own key) for a task that does not exist: nothing to poll
+    const [{ value }] = await queryDb<{ value: string }>(t.db, "SELECT value FROM app_secrets WHERE name = 'upstream_callback_key'");
+    const ghost = '00000000-0000-4000-8000-000000000000';
+    const ghostToken = createHmac('sha256', Buffer.from(value, 'base64url')).update(ghost).digest('base64url');
+    const unknownBefore = await callbacksMetric('unknown');
+    expect((await api(t.url, 'POST', `/upstream-callbacks/${ghost}/${ghostToken}`, { body: {} })).status).toBe(200);
+    expect(await callbacksMetric('unknown')).toBe(unknownBefore + 1);
+    // the watched tasks were not polled early by any of these
+    expect(queriesOf(id).length + queriesOf(other).length).toBe(0);
+    kling.knobs.hold = false;
+  });
+
+  it('a task whose callback never comes still ends: the safety net polls it (UPSTREAM_CALLBACK_POLL_S)', async () => {
+    kling.knobs.hold = false;
+    kling.knobs.pollsUntilDone = 2;
+    const id = await submit();
+    await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { timeoutMs: 20_000, what: 'the task to succeed without a callback' });
+    // polled on the safety net's schedule (2 s, ±10 %), not RELAY_POLL_MS's 100 ms
+    const times = queriesOf(id).map((q) => q.at);
+    expect(times.length).toBeGreaterThanOrEqual(2);
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(1700);
+  });
+});
+
+describe('caps and refusals on polls', () => {
+  it("max_running holds across two instances under 500 simultaneous creates, without counting the channel's tasks", async () => {
+    const kling = await startFakeKling(KLING[0], KLING[1]);
+    kling.knobs.pollsUntilDone = 1;
+    const env = { EXPAND_PROVIDER: 'relay', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '50', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: SECRET_KEY, DEFAULT_REQUESTS_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' };
+    const a = await startTestApp(env);
+    const b = await startTestApp(env, { db: a.db });
+    try {
+      const channel = (await api(a.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'capped', operations: ['expand'], protocol: 'kling', base_url: kling.url, credentials: { access_key: KLING[0], secret_key: KLING[1] }, max_running: 20 } })).body;
+      const key = await a.createKey('team-capped');
+      const image = (await png(300, 300)).toString('base64');
+      const ids = await Promise.all(Array.from({ length: 500 }, async (_, i) => (await api(i % 2 ? a.url : b.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string));
+      await pollUntil(
+        async () => {
+          const [row] = await queryDb<{ running_tasks: number }>(a.db, 'SELECT running_tasks FROM channels WHERE id = $1', [channel.id]);
+          expect(row.running_tasks).toBeLessThanOrEqual(20);
+          return states(a.db, ids);
+        },
+        (s) => s.succeeded === 500,
+        { timeoutMs: 240_000, intervalMs: 200, what: 'the 500 tasks to succeed' },
+      );
+      expect(kling.created.size).toBe(500);
+      // what the upstream saw: at no moment more than 20 tasks created and not yet answered as finished
+      const finishedAt = new Map<string, number>();
+      for (const q of kling.queries!) if (!q.processing && !finishedAt.has(q.id)) finishedAt.set(q.id, q.at);
+      const events = [...kling.created.entries()].flatMap(([id, c]): [number, number][] => [[c.at!, 1], [finishedAt.get(id)!, -1]]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+      let open = 0;
+      let most = 0;
+      for (const [, step] of events) most = Math.max(most, (open += step));
+      expect(most).toBeLessThanOrEqual(20);
+      expect(most).toBeGreaterThanOrEqual(10);
+      const [row] = await queryDb<{ running_tasks: number }>(a.db, 'SELECT running_tasks FROM channels WHERE id = $1', [channel.id]);
+      expect(row.running_tasks).toBe(0);
+    } finally {
+      await b.close();
+      await a.close();
+      await kling.close();
+    }
+  }, 300_000);
+
+  it("a 429 on polls slows that channel's polls (its Retry-After, on every instance) and counts toward its circuit", async () => {
+    const kling = await startFakeKling(KLING[0], KLING[1]);
+    kling.knobs.hold = true;
+    const t = await startTestApp({ EXPAND_PROVIDER: 'relay', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: SECRET_KEY });
+    try {
+      const channel = (await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'polled', operations: ['expand'], protocol: 'kling', base_url: kling.url, credentials: { access_key: KLING[0], secret_key: KLING[1] } } })).body;
+      const key = await t.createKey('team-429');
+      const image = (await png(300, 300)).toString('base64');
+      const ids = await Promise.all(Array.from({ length: 10 }, async () => (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string));
+      await pollUntil(async () => kling.queries!.length, (n) => n >= 10, { what: 'the tasks to be polled' });
+      // the upstream starts refusing polls, asking for 3 s
+      const gets = () => kling.server.requests.filter((r) => r.method === 'GET' && r.url.includes('/expand/'));
+      kling.knobs.pollBusy = { count: 1, retryAfter: '3' };
+      await pollUntil(async () => kling.knobs.pollBusy!.count, (n) => n === 0, { what: 'a poll to be refused' });
+      const refusedAt = Date.now();
+      const after = gets().length;
+      const paused = (await queryDb<{ until: Date; failures: number; state: string }>(t.db, 'SELECT polls_paused_until AS until, consecutive_failures AS failures, circuit_state AS state FROM channels WHERE id = $1', [channel.id]))[0];
+      expect(paused.until.getTime()).toBeGreaterThan(refusedAt + 1500);
+      // counted toward the circuit: Retry-After opens it for that long
+      expect(paused.state).toBe('open');
+      // no poll of that channel until the pause ends (but those of the refused poll's round already sent):
+      // at RELAY_POLL_MS 100, ten young tasks would otherwise be polled about a hundred times in 3 s
+      await pollUntil(async () => Date.now(), (now) => now >= paused.until.getTime() - 200, { timeoutMs: 10_000, what: 'the pause to come near its end' });
+      expect(gets().length - after).toBeLessThanOrEqual(10);
+      // then polls resume, and the tasks end
+      kling.knobs.hold = false;
+      await pollUntil(() => states(t.db, ids), (s) => s.succeeded === 10, { timeoutMs: 30_000, what: 'the tasks to succeed once polls resume' });
+      expect(Number(/mgw_upstream_polls_total\{channel="polled",operation="expand",outcome="busy"\} (\d+)/.exec((await api(t.url, 'GET', '/metrics', { unchecked: true })).text)?.[1])).toBeGreaterThanOrEqual(1);
+    } finally {
+      await t.close();
+      await kling.close();
+    }
+  }, 120_000);
+});
