@@ -3,6 +3,8 @@ import { parseAllDocuments } from 'yaml';
 import { loadAppConfig } from '../../src/config.js';
 import { ConfigError, loadConfig, ROLES } from '../../src/infra/config/app-config.js';
 import { MetricsService } from '../../src/infra/metrics/metrics.service.js';
+import { ChannelMetrics } from '../../src/modules/channels/channel-metrics.js';
+import { WaitingMetrics } from '../../src/modules/upstream-watch/waiting-metrics.js';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 
 /**
@@ -283,18 +285,8 @@ describe('deploy/k8s: Kubernetes manifests', () => {
 // ---------------------------------------------------------------------------------------------------------
 // Metrics used by the dashboard and the alerts
 
-/**
- * Coming from the channels work: a parallel branch adds these to metrics.service.ts with exactly these names,
- * types and labels. Until it lands they are allowed here; once MetricsService exports them, the test takes
- * them from there (and fails if their type or labels differ from what is written here).
- */
-const CHANNEL_METRICS: Record<string, { type: string; labels: string[] }> = {
-  mgw_channel_requests_total: { type: 'counter', labels: ['channel', 'operation', 'outcome'] },
-  mgw_channel_request_duration_seconds: { type: 'histogram', labels: ['channel', 'operation'] },
-  mgw_channel_circuit_state: { type: 'gauge', labels: ['channel'] },
-  mgw_channel_running_tasks: { type: 'gauge', labels: ['channel'] },
-  mgw_channel_enabled: { type: 'gauge', labels: ['channel'] },
-};
+/** prom-client's default process and Node.js metrics (collectDefaultMetrics, prefixed mgw_): not ones the dashboard must show. */
+const DEFAULT_METRIC = /^mgw_(process_|nodejs_)/;
 /** Not the service's: Prometheus's own per-target series, and kube-state-metrics' (MediaGatewayDatabaseUnavailable). */
 const EXTERNAL_METRICS = new Set(['up', 'kube_deployment_status_replicas_available', 'kube_deployment_spec_replicas']);
 /** Labels the scrape job adds to every series (scrape-config.yaml, podmonitor.yaml), and a bucket's le. */
@@ -307,29 +299,27 @@ interface SeriesInfo {
   labels: string[];
 }
 
-/** Channel metrics the service exports with another type or other labels than CHANNEL_METRICS says. */
-const channelMismatches: unknown[] = [];
-
-/** Each series name a metric exposes (a histogram: _bucket, _sum, _count), with its metric's type and labels. */
-function exposedSeries(): Map<string, SeriesInfo> {
+/**
+ * Each series name the service exposes (a histogram: _bucket, _sum, _count), with its metric's type and
+ * labels: MetricsService's own, and the gauges the modules register on it that read the database at each
+ * scrape (channels, tasks waiting upstream), made here with repositories that are never read.
+ */
+function exposedSeries(): { series: Map<string, SeriesInfo>; declared: string[] } {
   const service = new MetricsService();
-  const metrics = new Map<string, { type: string; labels: string[] }>();
-  for (const m of service.registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string; labelNames?: string[] }>) metrics.set(m.name, { type: m.type, labels: [...(m.labelNames ?? [])] });
-  for (const [name, spec] of Object.entries(CHANNEL_METRICS)) {
-    const exported = metrics.get(name);
-    if (!exported) metrics.set(name, spec);
-    else if (exported.type !== spec.type || [...exported.labels].sort().join() !== [...spec.labels].sort().join()) channelMismatches.push({ name, exported, expected: spec });
-  }
+  const unread = {} as never;
+  new ChannelMetrics(service, unread);
+  new WaitingMetrics(service, unread);
   const series = new Map<string, SeriesInfo>();
-  for (const [metric, { type, labels }] of metrics) {
-    const names = type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => metric + s) : type === 'summary' ? [metric, `${metric}_sum`, `${metric}_count`] : [metric];
-    for (const name of names) series.set(name, { metric, type, labels });
+  const declared: string[] = [];
+  for (const m of service.registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string; labelNames?: string[] }>) {
+    if (m.name.startsWith('mgw_') && !DEFAULT_METRIC.test(m.name)) declared.push(m.name);
+    const names = m.type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => m.name + s) : m.type === 'summary' ? [m.name, `${m.name}_sum`, `${m.name}_count`] : [m.name];
+    for (const name of names) series.set(name, { metric: m.name, type: m.type, labels: [...(m.labelNames ?? [])] });
   }
-  return series;
+  return { series, declared };
 }
-const SERIES = exposedSeries();
-/** The metrics MetricsService declares itself (not prom-client's process defaults). */
-const SERVICE_METRICS = [...read('src/infra/metrics/metrics.service.ts').matchAll(/name: '(mgw_\w+)'/g)].map((m) => m[1]);
+
+const { series: SERIES, declared: SERVICE_METRICS } = exposedSeries();
 
 const PROMQL_WORDS = new Set(['sum', 'min', 'max', 'avg', 'count', 'stddev', 'stdvar', 'topk', 'bottomk', 'quantile', 'count_values', 'group', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
 
@@ -374,8 +364,10 @@ function checkExpression(where: string, expr: string): string[] {
 }
 
 describe('the metric checks themselves', () => {
-  it('take the channel metrics from MetricsService once it exports them, as the channels work names them', () => {
-    expect(channelMismatches).toEqual([]);
+  it("take the service's metrics from MetricsService and the gauges the modules register on it, and not prom-client's process metrics", () => {
+    expect(SERVICE_METRICS).toEqual(expect.arrayContaining(['mgw_tasks_accepted_total', 'mgw_channel_running_tasks', 'mgw_tasks_waiting_upstream', 'mgw_upstream_poll_lag_seconds']));
+    expect(SERVICE_METRICS.filter((m) => DEFAULT_METRIC.test(m))).toEqual([]);
+    expect(SERIES.has('mgw_process_cpu_seconds_total')).toBe(true);
   });
 
   it('find each series a PromQL expression reads, and flag what the service does not export', () => {
@@ -481,6 +473,6 @@ describe('deploy/grafana: the dashboard', () => {
   it("shows every metric the service declares, and the channels' metrics", () => {
     const shown = new Set(expressions.flatMap(({ expr }) => seriesNames(expr)).map((n) => SERIES.get(n)?.metric ?? n));
     expect(SERVICE_METRICS.length).toBeGreaterThan(0);
-    for (const metric of [...SERVICE_METRICS, ...Object.keys(CHANNEL_METRICS)]) expect([metric, shown.has(metric)]).toEqual([metric, true]);
+    for (const metric of SERVICE_METRICS) expect([metric, shown.has(metric)]).toEqual([metric, true]);
   });
 });
