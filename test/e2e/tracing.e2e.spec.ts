@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Tracing } from '../../src/infra/tracing/tracing.service.js';
+import { startFakeKling } from '../support/fake-upstreams.js';
 import { png } from '../support/images.js';
 import { type CollectedSpan, SPAN_KIND, startCollector } from '../support/otlp-collector.js';
 import { pollUntil } from '../support/poll.js';
@@ -142,6 +143,44 @@ describe('OpenTelemetry traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     await api(t.url, 'GET', '/health', { headers: { traceparent: `00-${barrier}-${hex(8)}-01` } });
     await pollUntil(async () => collector.spans.some((s) => s.traceId === barrier), (seen) => seen, { what: 'the barrier request span' });
     expect(collector.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+  });
+});
+
+describe('OpenTelemetry traces of a relayed task', () => {
+  it("continue through the wait upstream: the create's step, the poll that found the news, the final step", async () => {
+    const collector = await startCollector();
+    const kling = await startFakeKling('ak-traced-000001', 'sk-traced-secret-01');
+    kling.knobs.pollsUntilDone = 2;
+    const t = await startTestApp({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      EXPAND_PROVIDER: 'relay',
+      RELAY_EXPAND_URL: kling.url,
+      RELAY_KLING_ACCESS_KEY: 'ak-traced-000001',
+      RELAY_KLING_SECRET_KEY: 'sk-traced-secret-01',
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      RELAY_POLL_MS: '100',
+    });
+    try {
+      const key = await t.createKey('traced-relay');
+      const traceId = hex(16);
+      const created = await api(t.url, 'POST', EXPAND, { key, body: { image, up_expansion_ratio: 0.2, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 }, headers: { traceparent: `00-${traceId}-${hex(8)}-01` } });
+      const taskId: string = created.body.data.task_id;
+      await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${taskId}`, { key }), (r) => r.body.data.task_status === 'succeed', { what: 'the relayed task' });
+      const spans = await pollUntil(
+        async () => collector.spans.filter((s) => s.traceId === traceId),
+        (found) => found.filter((s) => s.name === 'task.step expand').length === 2 && found.some((s) => s.name === 'task.poll expand'),
+        { what: 'the steps and the poll in the trace' },
+      );
+      const server = spans.find((s) => s.kind === SPAN_KIND.server)!;
+      const poll = spans.find((s) => s.name === 'task.poll expand')!;
+      expect([poll.parentSpanId, poll.attributes['mgw.task.id']]).toEqual([server.spanId, taskId]);
+      expect(spans.filter((s) => s.name === 'task.step expand').map((s) => s.attributes['mgw.task.outcome']).sort()).toEqual(['done', 'watch']);
+    } finally {
+      await t.close();
+      await kling.close();
+      await collector.close();
+    }
   });
 });
 
