@@ -15,10 +15,13 @@ import { ChannelRouter } from '../channels/channel-router.js';
 import { Limiter } from '../../infra/process/limiter.js';
 import { type DueWatch, WatchesRepository } from './watches.repository.js';
 
-/** A poller holds its batch this long: the bound of one round (its polls time out well before). */
-export const POLL_LEASE_S = 30;
-/** A round stops starting new polls this long before its lease ends; the rest go back to be polled by anyone. */
-const ROUND_MARGIN_MS = 5000;
+/**
+ * A poller holds each task of its batch until its next poll, and at least this long: longer than a poll
+ * takes (UpstreamClient's POLL_TIMEOUT_MS, 10 s), so no other poller asks about it meanwhile.
+ */
+export const POLL_LEASE_S = 12;
+/** A round starts no poll later than this after it took its batch (so each ends within the lease); the rest go back to be polled by anyone. */
+const ROUND_START_MS = 1500;
 /** Tasks taken at once, at most. */
 const MAX_BATCH = 500;
 /** With nothing due, the next look comes after this long (sooner when a callback or a step wakes the poller). */
@@ -190,7 +193,7 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       chunks.map((chunk) =>
         limiter.run(() =>
           this.requests.run(async () => {
-            if (pausedUntil || this.stopping || Date.now() > startedAt + POLL_LEASE_S * 1000 - ROUND_MARGIN_MS) {
+            if (pausedUntil || this.stopping || Date.now() > startedAt + ROUND_START_MS) {
               outcome.later.push({ ids: chunk.map((w) => w.id), at: pausedUntil });
               return;
             }

@@ -24,33 +24,38 @@ interface DueRow {
 
 /**
  * The watched tasks (task_watches: created upstream, not final), as the pollers of every instance share
- * them: one statement takes a batch of due ones for a short lease and sets each one's next poll time in the
- * same write, so a poll that finds nothing new writes nothing more (unless its next poll comes before the
- * lease ends: then one statement for the batch lets go of them).
+ * them: one statement takes a batch of due ones, sets each one's next poll time and holds it until then
+ * (at least a short lease), in the same write, so a poll that finds nothing new writes nothing more (unless
+ * its next poll comes before the lease ends: then one statement for the batch lets go of them).
  */
 @Injectable()
 export class WatchesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Takes up to `limit` due tasks for `owner` until `leaseS` from now (skipping those of a channel whose
-   * polls are paused), each given its next poll time; watches whose task is no longer running (its
+   * Takes up to `limit` due tasks for `owner` (skipping those of a channel whose polls are paused), each
+   * given its next poll time and held until then, or for `leaseS` when its next poll comes sooner (then a
+   * write lets go of it after the poll: see release); watches whose task is no longer running (its
    * deadline, a delete) are dropped in the same statement.
    */
   async takeDue(owner: string, limit: number, leaseS: number, schedule: PollSchedule): Promise<DueWatch[]> {
-    const next = nextPollSql({ startedAt: 't.started_at', callbackPending: 'w.callback_pending', minPollS: 'w.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
+    const next = nextPollSql({ startedAt: 't.started_at', callbackPending: 'due.callback_pending', minPollS: 'due.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
     const { rows } = await this.prisma.pool.query<DueRow>(
       prepared(
+        // every step reads by key (the poll_at index, then primary keys through ANY(ARRAY(…))), never a scan: its
+        // cost follows the batch, not the tasks in flight
         `WITH due AS (
-           SELECT w.task_id, w.poll_at FROM task_watches w
+           SELECT w.task_id, w.poll_at, w.callback_pending, w.min_poll_s FROM task_watches w
            WHERE w.poll_at <= now() AND (w.lease_until IS NULL OR w.lease_until < now())
              AND NOT EXISTS (SELECT 1 FROM channels c WHERE c.id = w.channel_id AND c.polls_paused_until > now())
            ORDER BY w.poll_at LIMIT $1 FOR UPDATE OF w SKIP LOCKED),
-         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.started_at, t.upstream_id, t.trace_parent, due.poll_at FROM due JOIN tasks t ON t.id = due.task_id),
-         gone AS (DELETE FROM task_watches w USING t WHERE w.task_id = t.id AND (t.state <> 'running' OR t.upstream_id IS NULL)),
+         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.upstream_id, t.trace_parent, due.poll_at, ${next} AS next_s
+               FROM tasks t JOIN due ON due.task_id = t.id WHERE t.id = ANY (ARRAY(SELECT task_id FROM due))),
+         gone AS (DELETE FROM task_watches w WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state <> 'running' OR upstream_id IS NULL))),
          taken AS (
-           UPDATE task_watches w SET lease_owner = $2, lease_until = now() + make_interval(secs => $3), poll_at = now() + make_interval(secs => ${next})
-           FROM t WHERE w.task_id = t.id AND t.state = 'running' AND t.upstream_id IS NOT NULL
+           UPDATE task_watches w SET lease_owner = $2, poll_at = now() + make_interval(secs => t.next_s),
+             lease_until = now() + make_interval(secs => GREATEST(t.next_s, $3::float8))
+           FROM t WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state = 'running' AND upstream_id IS NOT NULL)) AND t.id = w.task_id
            RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.created_at, t.trace_parent, t.poll_at AS due_at)
          SELECT * FROM taken`,
         [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS],
@@ -59,7 +64,7 @@ export class WatchesRepository {
     return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at }));
   }
 
-  /** Polled, nothing new: lets go of those whose next poll comes before their lease would end (the others need no write). */
+  /** Polled, nothing new: lets go of those whose next poll comes before their lease ends (held until their next poll, the others need no write). */
   async release(owner: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.prisma.pool.query(
