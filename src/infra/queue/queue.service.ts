@@ -51,7 +51,9 @@ const JOB_SETTINGS = `COALESCE(q.expire_seconds * interval '1s', interval '15 mi
 
 /**
  * Serialises queue creation across every instance that shares the database: pg-boss creates a queue's
- * partition and attaches it to its job table, and two instances doing so at once deadlock.
+ * partition and attaches it to its job table, and two instances doing so at once deadlock (each inserts
+ * its queue row, then waits for the other's to add the partition's foreign key). pg-boss's own start
+ * creates one (its scheduler's `__pgboss__send-it`), so the start runs under the same lock.
  */
 const QUEUE_SETUP_LOCK_ID = 72_804_116;
 
@@ -107,8 +109,10 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleInit(): Promise<void> {
-    await this.boss.start();
-    await this.createQueues(Object.entries(FIXED_QUEUES) as [JobName, QueueSettings][]);
+    await this.underSetupLock(async () => {
+      await this.boss.start();
+      await this.createMissingQueues(Object.entries(FIXED_QUEUES) as [JobName, QueueSettings][]);
+    });
     this.database.onChange((available) => {
       if (this.paused === !available) return;
       this.paused = !available;
@@ -145,12 +149,21 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
    * is sent to it), one instance at a time: instances that start together on a new database all come up.
    */
   async createQueues(queues: [JobName, QueueSettings][]): Promise<void> {
+    await this.underSetupLock(() => this.createMissingQueues(queues));
+  }
+
+  private async createMissingQueues(queues: [JobName, QueueSettings][]): Promise<void> {
+    const existing = new Set((await this.boss.getQueues()).map((q) => q.name));
+    for (const [name, settings] of queues) if (!existing.has(name)) await this.boss.createQueue(name, { name, ...settings });
+  }
+
+  /** Runs `work` while holding the queue set-up lock (a session advisory lock on a connection of its own). */
+  private async underSetupLock(work: () => Promise<void>): Promise<void> {
     const client = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'media-gateway-queue-setup' });
     await client.connect();
     try {
       await client.query('SELECT pg_advisory_lock($1)', [QUEUE_SETUP_LOCK_ID]);
-      const existing = new Set((await this.boss.getQueues()).map((q) => q.name));
-      for (const [name, settings] of queues) if (!existing.has(name)) await this.boss.createQueue(name, { name, ...settings });
+      await work();
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]).catch(() => undefined);
       await client.end().catch(() => undefined);
