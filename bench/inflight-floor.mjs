@@ -118,12 +118,16 @@ async function setUp() {
   await inParallel(plan.length, concurrency, async (i) => {
     ids[i] = await protocols.create(i);
   });
-  await pool.query(
-    `INSERT INTO ${TABLE} (id, upstream_id, created_at, poll_at, callback)
-     SELECT i, u, now() - make_interval(secs => a), now() + make_interval(secs => p), c
-     FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[], $5::bool[]) AS x(i, u, a, p, c)`,
+  const { rows } = await pool.query(
+    `WITH stored AS (
+       INSERT INTO ${TABLE} (id, upstream_id, created_at, poll_at, callback)
+       SELECT i, u, now() - make_interval(secs => a), now() + make_interval(secs => p), c
+       FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[], $5::bool[]) AS x(i, u, a, p, c) RETURNING 1)
+     SELECT (extract(epoch FROM now()) * 1000)::float8 AS at`,
     [plan.map((_, i) => i), ids, plan.map((t) => t.ageS), plan.map((t) => t.pollInS), plan.map((t) => t.callback)],
   );
+  // the moment the ages and next poll times count from
+  stats.startedAt = rows[0].at;
   await pool.query(`VACUUM ANALYZE ${TABLE}`);
 }
 
