@@ -15,7 +15,7 @@
 // profile written to DIR and summarised (bench/profile-summary.mjs). Profiling costs CPU: the row's CPU
 // figures are then not comparable with a run without it.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,6 +64,18 @@ const processCpu = (pid) => {
   const s = procStat(pid);
   return s ? s.own + s.reaped : 0;
 };
+
+/** CPU seconds of a process's main thread (the event loop: JavaScript and its system calls). */
+const mainThreadCpu = (pid) => procStat(`${pid}/task/${pid}`)?.own ?? 0;
+
+/** This database's transactions and rows written so far (pg_stat_database), and the rows written by table. */
+async function databaseWork(db) {
+  const { rows } = await db.query(
+    `SELECT (xact_commit + xact_rollback)::float8 AS xacts, (tup_inserted + tup_updated + tup_deleted)::float8 AS written FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  const { rows: tables } = await db.query(`SELECT schemaname || '.' || relname AS name, (n_tup_ins + n_tup_upd + n_tup_del)::float8 AS written FROM pg_stat_user_tables`);
+  return { ...rows[0], tables: new Map(tables.map((t) => [t.name, t.written])) };
+}
 
 /**
  * PostgreSQL's CPU, as far as this machine can see it. The embedded server: its postmaster and every
@@ -190,13 +202,15 @@ async function startFake() {
  * Measures `windowS` seconds of a side's steady state: the CPU of its process and of PostgreSQL, what the
  * fake saw, and (from `extra`) the side's own counters read at both ends.
  */
-async function measure({ pid, fake, pgCpu, windowS, protocol, extra, around }) {
+async function measure({ pid, db, fake, pgCpu, windowS, protocol, extra, around }) {
   const statsBefore = await fake.stats();
   const extraBefore = await extra();
   await around?.('start');
-  const [cpu0, pg0, fakeCpu0, t0] = [processCpu(pid), await pgCpu.read(), processCpu(fake.pid), Date.now()];
+  const work0 = await databaseWork(db);
+  const [cpu0, main0, pg0, fakeCpu0, t0] = [processCpu(pid), mainThreadCpu(pid), await pgCpu.read(), processCpu(fake.pid), Date.now()];
   await sleep(windowS * 1000);
-  const [cpu1, pg1, fakeCpu1, t1] = [processCpu(pid), await pgCpu.read(), processCpu(fake.pid), Date.now()];
+  const [cpu1, main1, pg1, fakeCpu1, t1] = [processCpu(pid), mainThreadCpu(pid), await pgCpu.read(), processCpu(fake.pid), Date.now()];
+  const work1 = await databaseWork(db);
   await around?.('end');
   const extraAfter = await extra();
   const statsAfter = await fake.stats();
@@ -207,13 +221,28 @@ async function measure({ pid, fake, pgCpu, windowS, protocol, extra, around }) {
     t1,
     seconds,
     cpu: cpu1 - cpu0,
+    mainThread: main1 - main0,
     pg: pg0 === null ? null : pgCpu.diff(pg0, pg1),
+    xacts: work1.xacts - work0.xacts,
+    written: work1.written - work0.written,
+    writtenByTable: [...work1.tables].map(([name, n]) => [name, n - (work0.tables.get(name) ?? 0)]).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]),
     fakeCpu: fakeCpu1 - fakeCpu0,
     requests: statsAfter[protocol].requests - statsBefore[protocol].requests,
     polls: seen.polls,
     seen,
     extra: [extraBefore, extraAfter],
   };
+}
+
+/** Where a side's CPU went in a window, in words. */
+function cpuText(m, side) {
+  const pct = (cpuS) => (cpuS === null ? '—' : ((100 * cpuS) / m.seconds).toFixed(1));
+  const perRequest = (n) => (m.requests ? ` (${(n / m.requests).toFixed(2)} per request)` : '');
+  const tables = m.writtenByTable.slice(0, 4).map(([name, n]) => `${name.replace(/^public\./, '')} ${(n / m.seconds).toFixed(0)}/s`);
+  return (
+    `${side} CPU ${pct(m.cpu)} % of a core (main thread ${pct(m.mainThread)} %, other threads ${pct(m.cpu - m.mainThread)} %), ` +
+    `PostgreSQL ${pct(m.pg)} % (${(m.xacts / m.seconds).toFixed(1)} transactions/s${perRequest(m.xacts)}, ${(m.written / m.seconds).toFixed(0)} rows written/s${perRequest(m.written)}${tables.length ? `: ${tables.join(', ')}` : ''}), fake ${pct(m.fakeCpu)} %`
+  );
 }
 
 /** The figures of a row, from a measurement over `tasks` tasks in flight. */
@@ -303,10 +332,15 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
   const gateway = await startGateway(dbUrl, { ...env, ...(profiling ? { BENCH_CPU_PROFILE_DIR: profiling.dir } : {}) }, profiling ? ['--import', path.join(ROOT, 'bench/cpu-window.mjs')] : []);
   try {
     const key = await benchKey(gateway, OWNER);
+    if (profiling) gateway.child.kill('SIGUSR2'); // a profile of the accepts and creates, up to the last task watched
     const acc = await accept(gateway, key, spec, n, o.acceptConcurrency);
     await waitFor('creates reaching the fake', acc.accepted, async () => (await fake.stats())[protocol].creates);
     const createdS = ((await fake.stats())[protocol].lastCreateAt - acc.startedAt) / 1000;
     await waitFor('tasks watched', acc.accepted, async () => (await db.query('SELECT count(*)::int AS n FROM task_watches')).rows[0].n);
+    if (profiling) {
+      gateway.child.kill('SIGUSR2');
+      await reportProfile(profiling, `${protocol}-${n}-${callbacks ? 'on' : 'off'}-creates`);
+    }
     const { rows: plan } = await db.query(
       `SELECT extract(epoch FROM now() - t.created_at)::float8 AS "ageS", extract(epoch FROM w.poll_at - now())::float8 AS "pollInS",
               w.callback_pending AS callback, (extract(epoch FROM t.created_at) * 1000)::float8 AS "createdMs",
@@ -318,6 +352,7 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
     const windowS = callbacks ? o.callbackWindowS : o.windowS;
     const m = await measure({
       pid: gateway.pid,
+      db,
       fake,
       pgCpu,
       windowS,
@@ -340,9 +375,9 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
       ...figures(m, acc.accepted, plan, pollS, callbackPollS),
       'lag p99': lag.p99,
     };
-    const details = `gateway, ${protocol}, ${acc.accepted} tasks, callbacks ${row.callbacks}: window ${m.seconds.toFixed(0)} s, ${m.requests} requests (${(m.requests / m.seconds).toFixed(0)}/s), polls by outcome ${outcomes.map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; lag mean ${lag.mean} over ${lag.count}; gateway CPU ${((100 * m.cpu) / m.seconds).toFixed(1)} % of a core, PostgreSQL ${m.pg === null ? '—' : ((100 * m.pg) / m.seconds).toFixed(1)} %, fake ${((100 * m.fakeCpu) / m.seconds).toFixed(1)} %; the fake saw intervals p50 ${m.seen.intervalP50?.toFixed(1) ?? '—'} s, p99 ${m.seen.intervalP99?.toFixed(1) ?? '—'} s, max ${m.seen.intervalMax?.toFixed(1) ?? '—'} s, ${m.seen.unpolled} task(s) not polled in the window`;
+    const details = `gateway, ${protocol}, ${acc.accepted} tasks, callbacks ${row.callbacks}: window ${m.seconds.toFixed(0)} s, ${m.requests} requests (${(m.requests / m.seconds).toFixed(0)}/s), polls by outcome ${outcomes.map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; lag mean ${lag.mean} over ${lag.count}; ${cpuText(m, 'gateway')}; the fake saw intervals p50 ${m.seen.intervalP50?.toFixed(1) ?? '—'} s, p99 ${m.seen.intervalP99?.toFixed(1) ?? '—'} s, max ${m.seen.intervalMax?.toFixed(1) ?? '—'} s, ${m.seen.unpolled} task(s) not polled in the window`;
     console.log(`  ${details}`);
-    if (profiling) await reportProfile(profiling, `${protocol}-${n}-${row.callbacks}`);
+    if (profiling) await reportProfile(profiling, `${protocol}-${n}-${row.callbacks}-window`);
     return { row, plan, details };
   } finally {
     await gateway.stop();
@@ -354,23 +389,23 @@ async function reportProfile(profiling, label) {
   const deadline = Date.now() + 30_000;
   let file;
   while (!file && Date.now() < deadline) {
-    file = readdirSync(profiling.dir).find((f) => f.endsWith('.cpuprofile') && !profiling.before.has(f));
+    file = readdirSync(profiling.dir).find((f) => f.startsWith('window-') && f.endsWith('.cpuprofile') && !profiling.before.has(f));
     if (!file) await sleep(200);
   }
   if (!file) return console.warn('  no profile was written');
   const target = path.join(profiling.dir, `inflight-${label}.cpuprofile`);
   execFileSync('mv', [path.join(profiling.dir, file), target]);
-  console.log(`\n  profile of the window (${target}):\n${summarise(target, 25).replace(/^/gm, '    ')}\n`);
+  console.log(`\n  profile (${target}):\n${summarise(target, 25).replace(/^/gm, '    ')}\n`);
 }
 
 /** The gateway with nothing in flight, for the same window: what it costs whatever the tasks. */
-async function idleRow({ dbUrl, fake, pgCpu, o }) {
+async function idleRow({ dbUrl, db, fake, pgCpu, o }) {
   await fake.reset();
   const gateway = await startGateway(dbUrl, gatewayEnv(fake.url, false));
   try {
     await sleep(o.settleS * 1000);
-    const m = await measure({ pid: gateway.pid, fake, pgCpu, windowS: o.windowS, protocol: 'kling', extra: async () => null });
-    console.log(`  gateway, no task in flight: window ${m.seconds.toFixed(0)} s; gateway CPU ${((100 * m.cpu) / m.seconds).toFixed(1)} % of a core, PostgreSQL ${m.pg === null ? '—' : ((100 * m.pg) / m.seconds).toFixed(1)} %`);
+    const m = await measure({ pid: gateway.pid, db, fake, pgCpu, windowS: o.windowS, protocol: 'kling', extra: async () => null });
+    console.log(`  gateway, no task in flight: window ${m.seconds.toFixed(0)} s; ${cpuText(m, 'gateway')}`);
     return { protocol: '—', callbacks: '—', side: 'gateway', 'accept s': '—', 'create s': '—', 'ratio (≤ 3)': '—', ...figures(m, 0), 'lag p99': '—' };
   } finally {
     await gateway.stop();
@@ -379,7 +414,7 @@ async function idleRow({ dbUrl, fake, pgCpu, o }) {
 
 // ---- the floor's row ---------------------------------------------------------------------------------
 
-async function floorRow({ dbUrl, fake, pgCpu, protocol, plan, callbacks, o }) {
+async function floorRow({ dbUrl, db, fake, pgCpu, protocol, plan, callbacks, o }) {
   await fake.reset();
   const dir = await mkdtemp(path.join(tmpdir(), 'mgw-bench-inflight-'));
   onExit(() => rm(dir, { recursive: true, force: true }));
@@ -413,7 +448,7 @@ async function floorRow({ dbUrl, fake, pgCpu, protocol, plan, callbacks, o }) {
     const { startedAt: start } = await (await fetch(`${control}/stats`)).json();
     const shifted = plan.map((t) => ({ createdMs: start - t.ageS * 1000, firstPollMs: start + t.pollInS * 1000, callback: t.callback }));
     await sleep(o.settleS * 1000);
-    const m = await measure({ pid: floor.pid, fake, pgCpu, windowS: callbacks ? o.callbackWindowS : o.windowS, protocol, extra: async () => (await fetch(`${control}/stats`)).json() });
+    const m = await measure({ pid: floor.pid, db, fake, pgCpu, windowS: callbacks ? o.callbackWindowS : o.windowS, protocol, extra: async () => (await fetch(`${control}/stats`)).json() });
     const [before, after] = m.extra;
     const buckets = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, Infinity].map((le, i) => ({
       le,
@@ -421,7 +456,7 @@ async function floorRow({ dbUrl, fake, pgCpu, protocol, plan, callbacks, o }) {
     }));
     const lag = lagSummary(buckets, after.lag.count - before.lag.count, after.lag.sum - before.lag.sum);
     const row = { protocol, callbacks: callbacks ? 'on' : 'off', side: 'floor', 'accept s': '—', 'create s': '—', 'ratio (≤ 3)': '—', ...figures(m, plan.length, shifted, pollS, callbackPollS), 'lag p99': lag.p99 };
-    const details = `floor, ${protocol}, ${plan.length} tasks, callbacks ${row.callbacks}: window ${m.seconds.toFixed(0)} s, ${m.requests} requests (${(m.requests / m.seconds).toFixed(0)}/s), ${after.errors - before.errors} failed, ${after.rounds - before.rounds} rounds; lag mean ${lag.mean} over ${lag.count}; floor CPU ${((100 * m.cpu) / m.seconds).toFixed(1)} % of a core, PostgreSQL ${m.pg === null ? '—' : ((100 * m.pg) / m.seconds).toFixed(1)} %, fake ${((100 * m.fakeCpu) / m.seconds).toFixed(1)} %; the fake saw intervals p50 ${m.seen.intervalP50?.toFixed(1) ?? '—'} s, p99 ${m.seen.intervalP99?.toFixed(1) ?? '—'} s, ${m.seen.unpolled} task(s) not polled in the window`;
+    const details = `floor, ${protocol}, ${plan.length} tasks, callbacks ${row.callbacks}: window ${m.seconds.toFixed(0)} s, ${m.requests} requests (${(m.requests / m.seconds).toFixed(0)}/s), ${after.errors - before.errors} failed, ${after.rounds - before.rounds} rounds; lag mean ${lag.mean} over ${lag.count}; ${cpuText(m, 'floor')}; the fake saw intervals p50 ${m.seen.intervalP50?.toFixed(1) ?? '—'} s, p99 ${m.seen.intervalP99?.toFixed(1) ?? '—'} s, ${m.seen.unpolled} task(s) not polled in the window`;
     console.log(`  ${details}`);
     return { row, details };
   } finally {
@@ -444,6 +479,7 @@ export async function run(dbUrl) {
     acceptConcurrency: Number(arg('accept-concurrency', 32)),
     profile: arg('profile', undefined) && path.resolve(arg('profile')),
   };
+  if (o.profile) mkdirSync(o.profile, { recursive: true });
   for (const p of o.protocols) if (!PROTOCOLS[p]) throw new Error(`--protocols: ${p} is not one of ${Object.keys(PROTOCOLS).join(', ')}`);
   if (!o.callbacks) throw new Error('--callbacks: both, off or on');
   const fake = await startFake();
@@ -459,8 +495,8 @@ export async function run(dbUrl) {
   const rows = [];
   const details = [];
   if (o.idle) {
-    rows.push(await idleRow({ dbUrl, fake, pgCpu, o }));
-    if (o.floor) rows.push({ ...(await floorRow({ dbUrl, fake, pgCpu, protocol: 'kling', plan: [], callbacks: false, o })).row, protocol: '—', callbacks: '—' });
+    rows.push(await idleRow({ dbUrl, db, fake, pgCpu, o }));
+    if (o.floor) rows.push({ ...(await floorRow({ dbUrl, db, fake, pgCpu, protocol: 'kling', plan: [], callbacks: false, o })).row, protocol: '—', callbacks: '—' });
   }
   for (const protocol of o.protocols) {
     for (const n of o.tasks) {
@@ -469,7 +505,7 @@ export async function run(dbUrl) {
         rows.push(g.row);
         details.push(g.details);
         if (o.floor) {
-          const f = await floorRow({ dbUrl, fake, pgCpu, protocol, plan: g.plan, callbacks, o });
+          const f = await floorRow({ dbUrl, db, fake, pgCpu, protocol, plan: g.plan, callbacks, o });
           rows.push(f.row);
           details.push(f.details);
         }
