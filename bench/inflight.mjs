@@ -73,8 +73,10 @@ async function databaseWork(db) {
   const { rows } = await db.query(
     `SELECT (xact_commit + xact_rollback)::float8 AS xacts, (tup_inserted + tup_updated + tup_deleted)::float8 AS written FROM pg_stat_database WHERE datname = current_database()`,
   );
-  const { rows: tables } = await db.query(`SELECT schemaname || '.' || relname AS name, (n_tup_ins + n_tup_upd + n_tup_del)::float8 AS written FROM pg_stat_user_tables`);
-  return { ...rows[0], tables: new Map(tables.map((t) => [t.name, t.written])) };
+  const { rows: tables } = await db.query(
+    `SELECT schemaname || '.' || relname AS name, (n_tup_ins + n_tup_upd + n_tup_del)::float8 AS written, COALESCE(seq_tup_read, 0)::float8 AS "seqRead" FROM pg_stat_user_tables`,
+  );
+  return { ...rows[0], tables: new Map(tables.map((t) => [t.name, t.written])), seqRead: new Map(tables.map((t) => [t.name, t.seqRead])) };
 }
 
 /**
@@ -226,6 +228,7 @@ async function measure({ pid, db, fake, pgCpu, windowS, protocol, extra, around 
     xacts: work1.xacts - work0.xacts,
     written: work1.written - work0.written,
     writtenByTable: [...work1.tables].map(([name, n]) => [name, n - (work0.tables.get(name) ?? 0)]).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]),
+    seqReadByTable: [...work1.seqRead].map(([name, n]) => [name, n - (work0.seqRead.get(name) ?? 0)]).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]),
     fakeCpu: fakeCpu1 - fakeCpu0,
     requests: statsAfter[protocol].requests - statsBefore[protocol].requests,
     polls: seen.polls,
@@ -238,10 +241,12 @@ async function measure({ pid, db, fake, pgCpu, windowS, protocol, extra, around 
 function cpuText(m, side) {
   const pct = (cpuS) => (cpuS === null ? '—' : ((100 * cpuS) / m.seconds).toFixed(1));
   const perRequest = (n) => (m.requests ? ` (${(n / m.requests).toFixed(2)} per request)` : '');
-  const tables = m.writtenByTable.slice(0, 4).map(([name, n]) => `${name.replace(/^public\./, '')} ${(n / m.seconds).toFixed(0)}/s`);
+  const byTable = (list) => list.filter(([, n]) => n / m.seconds >= 0.5).slice(0, 4).map(([name, n]) => `${name.replace(/^public\./, '')} ${(n / m.seconds).toFixed(0)}/s`);
+  const tables = byTable(m.writtenByTable);
+  const scanned = byTable(m.seqReadByTable);
   return (
     `${side} CPU ${pct(m.cpu)} % of a core (main thread ${pct(m.mainThread)} %, other threads ${pct(m.cpu - m.mainThread)} %), ` +
-    `PostgreSQL ${pct(m.pg)} % (${(m.xacts / m.seconds).toFixed(1)} transactions/s${perRequest(m.xacts)}, ${(m.written / m.seconds).toFixed(0)} rows written/s${perRequest(m.written)}${tables.length ? `: ${tables.join(', ')}` : ''}), fake ${pct(m.fakeCpu)} %`
+    `PostgreSQL ${pct(m.pg)} % (${(m.xacts / m.seconds).toFixed(1)} transactions/s${perRequest(m.xacts)}, ${(m.written / m.seconds).toFixed(0)} rows written/s${perRequest(m.written)}${tables.length ? `: ${tables.join(', ')}` : ''}; rows read by sequential scans ${scanned.join(', ') || 'none'}), fake ${pct(m.fakeCpu)} %`
   );
 }
 
