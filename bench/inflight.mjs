@@ -11,9 +11,10 @@
 //
 // --idle: first, the gateway (and the floor) with no task in flight for one window: the cost that does not
 // grow with the tasks (the pollers' looks, the sweepers, pg-boss's upkeep).
-// --profile DIR: the gateway's main thread is profiled during each window (bench/cpu-window.mjs), the
-// profile written to DIR and summarised (bench/profile-summary.mjs). Profiling costs CPU: the row's CPU
-// figures are then not comparable with a run without it.
+// --profile DIR: the gateway's main thread is profiled from the first accept to the last task watched, and
+// over each window (bench/cpu-window.mjs), the profiles written to DIR and summarised
+// (bench/profile-summary.mjs). Profiling costs CPU: the rows' CPU figures are then not comparable with a
+// run without it. BENCH_GATEWAY_ENV (JSON) adds to or overrides the gateway's environment, as in accept.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -338,10 +339,16 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
   try {
     const key = await benchKey(gateway, OWNER);
     if (profiling) gateway.child.kill('SIGUSR2'); // a profile of the accepts and creates, up to the last task watched
+    const [work0, cpu0, pg0] = [await databaseWork(db), processCpu(gateway.pid), await pgCpu.read()];
     const acc = await accept(gateway, key, spec, n, o.acceptConcurrency);
     await waitFor('creates reaching the fake', acc.accepted, async () => (await fake.stats())[protocol].creates);
     const createdS = ((await fake.stats())[protocol].lastCreateAt - acc.startedAt) / 1000;
     await waitFor('tasks watched', acc.accepted, async () => (await db.query('SELECT count(*)::int AS n FROM task_watches')).rows[0].n);
+    const [work1, cpu1, pg1, atWatched] = [await databaseWork(db), processCpu(gateway.pid), await pgCpu.read(), await fake.stats()];
+    const perTask = (x) => (x / acc.accepted).toFixed(2);
+    const creating =
+      `accepting and creating took the gateway ${perTask(1000 * (cpu1 - cpu0))} ms of CPU per task, PostgreSQL ${pg0 === null ? '—' : perTask(1000 * pgCpu.diff(pg0, pg1))} ms ` +
+      `(${perTask(work1.xacts - work0.xacts)} transactions, ${perTask(work1.written - work0.written)} rows written per task), while the tasks created so far were polled ${atWatched[protocol].polls} times`;
     if (profiling) {
       gateway.child.kill('SIGUSR2');
       await reportProfile(profiling, `${protocol}-${n}-${callbacks ? 'on' : 'off'}-creates`);
@@ -380,7 +387,7 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
       ...figures(m, acc.accepted, plan, pollS, callbackPollS),
       'lag p99': lag.p99,
     };
-    const details = `gateway, ${protocol}, ${acc.accepted} tasks, callbacks ${row.callbacks}: window ${m.seconds.toFixed(0)} s, ${m.requests} requests (${(m.requests / m.seconds).toFixed(0)}/s), polls by outcome ${outcomes.map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; lag mean ${lag.mean} over ${lag.count}; ${cpuText(m, 'gateway')}; the fake saw intervals p50 ${m.seen.intervalP50?.toFixed(1) ?? '—'} s, p99 ${m.seen.intervalP99?.toFixed(1) ?? '—'} s, max ${m.seen.intervalMax?.toFixed(1) ?? '—'} s, ${m.seen.unpolled} task(s) not polled in the window`;
+    const details = `gateway, ${protocol}, ${acc.accepted} tasks, callbacks ${row.callbacks}: ${creating}; window ${m.seconds.toFixed(0)} s, ${m.requests} requests (${(m.requests / m.seconds).toFixed(0)}/s), polls by outcome ${outcomes.map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; lag mean ${lag.mean} over ${lag.count}; ${cpuText(m, 'gateway')}; the fake saw intervals p50 ${m.seen.intervalP50?.toFixed(1) ?? '—'} s, p99 ${m.seen.intervalP99?.toFixed(1) ?? '—'} s, max ${m.seen.intervalMax?.toFixed(1) ?? '—'} s, ${m.seen.unpolled} task(s) not polled in the window`;
     console.log(`  ${details}`);
     if (profiling) await reportProfile(profiling, `${protocol}-${n}-${row.callbacks}-window`);
     return { row, plan, details };
