@@ -1,5 +1,7 @@
-// npm run bench [-- accept|big|worker|scale ...] [--duration S] [--connections N] [--rounds N]
+// npm run bench [-- accept|big|worker|scale|inflight ...] [--duration S] [--connections N] [--rounds N]
 // Benchmarks of the gateway, each side by side with a floor measured in the same run (see README, "Performance").
+// Without names it runs the default ones; inflight (tens of minutes) runs only when named, with its own
+// options (see bench/inflight.mjs).
 import os from 'node:os';
 import { arg, cleanUp, database } from './support.mjs';
 
@@ -8,10 +10,13 @@ const scenarios = {
   big: () => import('./big.mjs'),
   worker: () => import('./worker.mjs'),
   scale: () => import('./scale.mjs'),
+  inflight: () => import('./inflight.mjs'),
 };
+/** What runs when no scenario is named: the long ones are left out. */
+const byDefault = ['accept', 'big', 'worker', 'scale'];
 
 const chosen = process.argv.slice(2).filter((a, i, all) => scenarios[a] && !all[i - 1]?.startsWith('--'));
-const names = chosen.length ? chosen : Object.keys(scenarios);
+const names = chosen.length ? chosen : byDefault;
 const options = { durationS: Number(arg('duration', 10)), connections: Number(arg('connections', 32)), rounds: Number(arg('rounds', 2)) };
 
 try {
