@@ -38,6 +38,8 @@ interface Consumer {
   running: number;
   /** Fetch nothing before this time (a handler asked to back off). */
   idleUntil: number;
+  /** Its last fetch found nothing: it waits for the scout (or a job this instance sent) to say there is work. */
+  hungry: boolean;
   /** Ends the consumer's current wait early (a slot freed, the database came back, shutdown). */
   wake?: () => void;
   loop?: Promise<void>;
@@ -57,8 +59,10 @@ const JOB_SETTINGS = `COALESCE(q.expire_seconds * interval '1s', interval '15 mi
  */
 const QUEUE_SETUP_LOCK_ID = 72_804_116;
 
-/** An empty queue is asked again after this long. */
+/** The queues with no job in hand are looked at (one statement for all) this often. */
 const POLL_MS = 500;
+/** A consumer that found its queue empty fetches again after this long even if the scout saw nothing (a safety net). */
+const HUNGRY_MAX_MS = 30_000;
 /** How long shutdown waits for running jobs before it lets go of them (another instance takes them over). */
 const DRAIN_MS = 10_000;
 /** A queue error is logged once per this many ms per message; the rest are counted into the next line. */
@@ -86,6 +90,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Queue');
   private readonly boss: PgBoss;
   private readonly consumers: Consumer[] = [];
+  private scouting?: Promise<void>;
   private paused = false;
   private stopping = false;
   private drainDeadline?: number;
@@ -132,7 +137,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     this.drainDeadline = Math.min(this.drainDeadline ?? deadline, deadline);
     this.stopping = true;
     for (const c of this.consumers) c.wake?.();
-    await Promise.all(this.consumers.map((c) => c.loop));
+    await Promise.all([...this.consumers.map((c) => c.loop), this.scouting]);
     while (this.running > 0 && Date.now() < this.drainDeadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -191,9 +196,10 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
   async work<N extends JobName>(name: N, concurrency: number, handler: Handler<N>): Promise<void> {
-    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0 };
+    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0, hungry: false };
     this.consumers.push(consumer);
     consumer.loop = this.consume(consumer);
+    this.scouting ??= this.scout();
   }
 
   /** A cron schedule (minute resolution); one instance sends each tick. */
@@ -250,8 +256,44 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
         this.onError(err);
       }
       for (const job of jobs) void this.run(c, job);
-      if (jobs.length === 0) await this.wait(c, POLL_MS);
+      if (jobs.length === 0) {
+        c.hungry = true;
+        await this.wait(c, HUNGRY_MAX_MS);
+        c.hungry = false;
+      }
     }
+  }
+
+  /**
+   * One look, every POLL_MS, at every queue whose consumer found it empty: which have a job ready to
+   * start (one statement, an index probe per queue); their consumers fetch. Idle queues cost one
+   * read-only statement per look instead of a fetch (an UPDATE) each.
+   */
+  private async scout(): Promise<void> {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      if (this.stopping) return;
+      if (this.paused) continue;
+      const now = Date.now();
+      const hungry = this.consumers.filter((c) => c.hungry && c.running < c.concurrency && c.idleUntil <= now);
+      if (hungry.length === 0) continue;
+      try {
+        const ready = await this.queuesWithJobsReady([...new Set(hungry.map((c) => c.name))]);
+        for (const c of hungry) if (ready.has(c.name)) c.wake?.();
+      } catch (err) {
+        this.onError(err);
+      }
+    }
+  }
+
+  /** Of `names`, the queues holding a job that can start now (as pg-boss's fetch picks them). */
+  private async queuesWithJobsReady(names: string[]): Promise<Set<string>> {
+    const { rows } = await this.boss.getDb().executeSql(
+      `SELECT q.name FROM unnest($1::text[]) AS q(name)
+       WHERE EXISTS (SELECT 1 FROM pgboss.job j WHERE j.name = q.name AND j.state < 'active' AND j.start_after < now())`,
+      [names],
+    );
+    return new Set((rows as { name: string }[]).map((r) => r.name));
   }
 
   private async run(c: Consumer, job: PgBoss.JobWithMetadata<JobPayload<JobName>>): Promise<void> {
