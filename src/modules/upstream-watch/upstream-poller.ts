@@ -24,8 +24,12 @@ export const POLL_LEASE_S = 12;
 const ROUND_START_MS = 1500;
 /** Tasks taken at once, at most. */
 const MAX_BATCH = 500;
-/** With nothing due, the next look comes after this long (sooner when a callback or a step wakes the poller). */
-const IDLE_MS = 250;
+/**
+ * After a look that found fewer tasks due than it had room for, the next comes after this long (sooner when
+ * a callback, a step or a finished round wakes the poller): a due poll waits at most about this long, and an
+ * idle instance asks once a second.
+ */
+const IDLE_MS = 1000;
 /** A channel that refused polls without saying for how long is paused for this long at first, doubling to PAUSE_MAX_S. */
 const PAUSE_FIRST_S = 2;
 const PAUSE_MAX_S = 60;
@@ -60,6 +64,8 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly pauses = new Map<string, number>();
   private readonly watchers: Map<string, TaskKind>;
   private inHand = 0;
+  /** The poller waits for a round to end (it holds as many tasks as it may). */
+  private waitingForRoom = false;
   private stopping = false;
   /** Rounds writing back what they learnt (awaited at shutdown, before the database pool closes). */
   private readonly writing = new Set<Promise<void>>();
@@ -111,8 +117,15 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
     while (!this.stopping) {
       // twice as many tasks in hand as requests may be in flight: a task taken is polled within a moment of its time
       const room = Math.min(MAX_BATCH, this.config.relay.concurrency * 2 - this.inHand);
-      if (!this.database.isAvailable || room <= 0) {
+      if (!this.database.isAvailable) {
         await this.idle(IDLE_MS);
+        continue;
+      }
+      if (room <= 0) {
+        // a round's end makes room
+        this.waitingForRoom = true;
+        await this.idle(IDLE_MS);
+        this.waitingForRoom = false;
         continue;
       }
       let batch: DueWatch[] = [];
@@ -121,17 +134,17 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       } catch (err) {
         if (!this.database.report(err)) this.logger.error({ msg: 'taking due watched tasks failed', err });
       }
-      if (batch.length === 0) {
-        await this.idle(IDLE_MS);
-        continue;
+      if (batch.length > 0) {
+        const now = Date.now();
+        for (const w of batch) this.metrics.pollLag.observe({ operation: w.kind }, Math.max(0, (now - w.dueAt.getTime()) / 1000));
+        this.inHand += batch.length;
+        void this.round(batch, now).finally(() => {
+          this.inHand -= batch.length;
+          if (this.waitingForRoom) this.wake?.();
+        });
       }
-      const now = Date.now();
-      for (const w of batch) this.metrics.pollLag.observe({ operation: w.kind }, Math.max(0, (now - w.dueAt.getTime()) / 1000));
-      this.inHand += batch.length;
-      void this.round(batch, now).finally(() => {
-        this.inHand -= batch.length;
-        this.wake?.();
-      });
+      // a full batch may have left due tasks behind: look again at once; otherwise nothing more is due now
+      if (batch.length < room) await this.idle(IDLE_MS);
     }
   }
 
