@@ -354,8 +354,8 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
       await reportProfile(profiling, `${protocol}-${n}-${callbacks ? 'on' : 'off'}-creates`);
     }
     const { rows: plan } = await db.query(
-      `SELECT extract(epoch FROM now() - t.created_at)::float8 AS "ageS", extract(epoch FROM w.poll_at - now())::float8 AS "pollInS",
-              w.callback_pending AS callback, (extract(epoch FROM t.created_at) * 1000)::float8 AS "createdMs",
+      `SELECT extract(epoch FROM now() - COALESCE(t.started_at, t.created_at))::float8 AS "ageS", extract(epoch FROM w.poll_at - now())::float8 AS "pollInS",
+              w.callback_pending AS callback, (extract(epoch FROM COALESCE(t.started_at, t.created_at)) * 1000)::float8 AS "createdMs",
               (extract(epoch FROM w.poll_at) * 1000)::float8 AS "firstPollMs"
        FROM task_watches w JOIN tasks t ON t.id = w.task_id WHERE t.owner = $1`,
       [OWNER],

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
-import { MediaFile } from '../../infra/storage/storage.js';
+import { bytesOf, MediaFile } from '../../infra/storage/storage.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -48,7 +48,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
 
   step(task: ExpandTask, ctx: StepContext): Promise<StepOutcome<ExpandResultImage[]>> {
     const provider = this.providers[this.config.kinds.expand.provider];
-    return provider.step(task, { ...ctx.marks, file: (prefix, ext) => ctx.files.file(prefix, ext), source: () => this.loadSource(task, ctx.files) });
+    return provider.step(task, { ...ctx.marks, file: (prefix, ext) => ctx.files.file(prefix, ext), source: () => this.loadSource(task, ctx.files), input: () => this.inputBytes(task, ctx.files) });
   }
 
   async store(task: ExpandTask, images: ExpandResultImage[]): Promise<Success<Record<string, never>>> {
@@ -89,6 +89,18 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
       throw err;
     }
     return { image: bytes, facts: inspect(bytes, true) };
+  }
+
+  /**
+   * The submitted image's bytes, for a relay that sends them on: read straight from the row beside the task
+   * (no work file) when inputs live in the database; otherwise as the renderer gets them.
+   */
+  private async inputBytes(task: ExpandTask, files: WorkScope): Promise<Buffer> {
+    if (!task.params.image_url && !this.media.storesInputs) {
+      const bytes = await this.inputs.readInput(task.id);
+      if (bytes) return bytes;
+    }
+    return bytesOf((await this.loadSource(task, files)).image);
   }
 
   /**

@@ -36,6 +36,7 @@ const PAUSE_MAX_S = 60;
 
 /** What one round learnt of its tasks, written back together. */
 interface RoundOutcome {
+  /** Polled without news (or not answered), to be let go of now: those whose next poll comes before their lease ends. */
   working: string[];
   changed: DueWatch[];
   /** Not polled (their channel refused polls, or the round ran out of time): due again at `at`. */
@@ -226,7 +227,7 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       if (channelId) this.pauses.delete(channelId);
       const changed = chunk.filter((w) => news.get(w.id) === 'changed');
       outcome.changed.push(...changed);
-      outcome.working.push(...chunk.filter((w) => news.get(w.id) !== 'changed').map((w) => w.id));
+      outcome.working.push(...chunk.filter((w) => news.get(w.id) !== 'changed' && w.releaseAfterPoll).map((w) => w.id));
       count('changed', changed.length);
       count('working', chunk.length - changed.length);
       return undefined;

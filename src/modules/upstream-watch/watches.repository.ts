@@ -9,6 +9,8 @@ import { QueueService } from '../../infra/queue/queue.service.js';
 /** A watched task a poller took: the task, and when its poll was due (for the lag). */
 export interface DueWatch extends WatchedTask {
   dueAt: Date;
+  /** Its next poll comes before its lease ends: after a poll without news, release lets go of it (the others need no write). */
+  releaseAfterPoll: boolean;
 }
 
 interface DueRow {
@@ -20,6 +22,7 @@ interface DueRow {
   created_at: Date;
   trace_parent: string | null;
   due_at: Date;
+  release_after_poll: boolean;
 }
 
 /**
@@ -56,12 +59,12 @@ export class WatchesRepository {
            UPDATE task_watches w SET lease_owner = $2, poll_at = now() + make_interval(secs => t.next_s),
              lease_until = now() + make_interval(secs => GREATEST(t.next_s, $3::float8))
            FROM t WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state = 'running' AND upstream_id IS NOT NULL)) AND t.id = w.task_id
-           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.created_at, t.trace_parent, t.poll_at AS due_at)
+           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.created_at, t.trace_parent, t.poll_at AS due_at, t.next_s < $3::float8 AS release_after_poll)
          SELECT * FROM taken`,
         [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS],
       ),
     );
-    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at }));
+    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at, releaseAfterPoll: r.release_after_poll }));
   }
 
   /** Polled, nothing new: lets go of those whose next poll comes before their lease ends (held until their next poll, the others need no write). */

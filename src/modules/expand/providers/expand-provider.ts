@@ -25,6 +25,8 @@ export interface ExpandResultImage {
 export interface ExpandContext extends SubmitMarks, WorkFiles {
   /** The input image, decoded and checked against the spec's rules (fetched first when given as a URL). */
   source(): Promise<ExpandSource>;
+  /** The input image's bytes as submitted (a relay sends them on as Base64), without a work file where it can. */
+  input(): Promise<Buffer>;
 }
 
 /** One small interface per operation: the sandbox does the work itself, a relay forwards it. */

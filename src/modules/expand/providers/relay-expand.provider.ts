@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { bytesOf } from '../../../infra/storage/storage.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
@@ -82,7 +81,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
   }
 
   private async submit(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
-    const image = task.params.image_url ?? (await bytesOf((await ctx.source()).image)).toString('base64');
+    const image = task.params.image_url ?? (await ctx.input()).toString('base64');
     const callbackUrl = this.callbacks.urlFor(task.id);
     const body = {
       image,
