@@ -3,6 +3,7 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
 import { AppConfig } from '../config/app-config.js';
 import { isDatabaseUnavailable } from './database-errors.js';
+import { KEPT_CONNECTIONS } from './kept-connections.js';
 
 export type DatabaseListener = (available: boolean) => void;
 
@@ -36,7 +37,7 @@ export class DatabaseStatus implements OnModuleDestroy {
     this.pool = new pg.Pool({
       connectionString: config.databaseUrl,
       max: 2,
-      idleTimeoutMillis: 30_000,
+      ...KEPT_CONNECTIONS,
       connectionTimeoutMillis: CHECK_TIMEOUT_MS,
       query_timeout: CHECK_TIMEOUT_MS,
       application_name: 'media-gateway-health',

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Prometheus metrics of this process, served at /metrics. Owner and operation labels: one series per team and operation. */
+/** How often the event-loop delay histogram (mgw_nodejs_eventloop_lag_*) takes a sample. */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
@@ -114,6 +117,8 @@ export class MetricsService {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'mgw_' });
+    // The event-loop delay histogram samples every EVENT_LOOP_SAMPLE_MS: prom-client's 10 ms default wakes an
+    // idle process 100 times a second, about 0.8 % of a core on this machine, more than all its other idle work.
+    collectDefaultMetrics({ register: this.registry, prefix: 'mgw_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
 }

@@ -3,6 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
+import { KEPT_CONNECTIONS } from '../database/kept-connections.js';
 import { applyMigrations } from '../database/migrator.js';
 import { Tracing } from '../tracing/tracing.service.js';
 
@@ -27,7 +28,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
     private readonly config: AppConfig,
     tracing: Tracing,
   ) {
-    const pool = new pg.Pool({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs });
+    const pool = new pg.Pool({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs, ...KEPT_CONNECTIONS });
     super({
       adapter: new PrismaPg(pool),
       // A transaction that cannot get a connection in time fails (P2028: 503 with Retry-After) instead of waiting for ever.

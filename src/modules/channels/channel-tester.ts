@@ -15,6 +15,9 @@ export interface ChannelTestResult {
   message: string;
 }
 
+/** Due periodic tests are looked for every CHANNEL_TEST_INTERVAL_S, at most this many seconds apart (a test is that late at most). */
+const DUE_LOOK_MAX_S = 30;
+
 /**
  * Tests channels with a cheap real call using their credentials: on an admin's request, and every
  * CHANNEL_TEST_INTERVAL_S for the channels the upstream's refusals auto-disabled (one instance claims
@@ -34,7 +37,7 @@ export class ChannelTester implements OnApplicationBootstrap, OnModuleDestroy {
     database: DatabaseStatus,
   ) {
     const intervalS = config.relay.testIntervalS;
-    this.loop = intervalS > 0 ? new SweepLoop('channel tests', config, database, this.logger, () => this.testDue(intervalS), Math.min(intervalS, 5) * 1000) : null;
+    this.loop = intervalS > 0 ? new SweepLoop('channel tests', config, database, this.logger, () => this.testDue(intervalS), Math.min(intervalS, DUE_LOOK_MAX_S) * 1000) : null;
   }
 
   async test(channelId: string): Promise<ChannelTestResult> {
