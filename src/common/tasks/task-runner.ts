@@ -158,9 +158,11 @@ export class TaskRunner {
           return;
         case 'wait':
           await durably(() => this.states.releaseToNextStep(id, this.worker, outcome.seconds + leaseS, outcome.seconds));
+          this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
           return;
         case 'busy':
           await durably(() => this.states.postpone(id, this.worker, outcome.seconds, leaseS));
+          this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
           return;
         case 'watch':
           await durably(() => this.states.watch(id, this.worker, this.pollSchedule, outcome.minPollS ?? 0));

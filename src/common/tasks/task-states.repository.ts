@@ -273,7 +273,7 @@ export class TaskStatesRepository {
 
   /** How task `id`, held by `worker`, records its create request upstream (see submitOnce). */
   submitMarks(id: string, worker: string): SubmitMarks {
-    const mark = async (set: string, ...values: unknown[]) => void (await this.prisma.pool.query(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2`, [id, worker, ...values]));
+    const mark = async (set: string, ...values: unknown[]) => void (await this.prisma.pool.query(prepared(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2`, [id, worker, ...values])));
     return {
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),

@@ -3,9 +3,8 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
-import { KEPT_CONNECTIONS } from '../database/kept-connections.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
-import { prepared } from '../prisma/statement.js';
+import { BossDb } from './boss-db.js';
 import { FIXED_QUEUES, type JobName, type JobPayload, type QueueSettings } from './jobs.js';
 
 export interface SendOptions {
@@ -63,6 +62,8 @@ const QUEUE_SETUP_LOCK_ID = 72_804_116;
 
 /** The queues with no job in hand are looked at (one statement for all) this often. */
 const POLL_MS = 1000;
+/** A job due at a time is fetched this long after it (start_after < now() must hold by then). */
+const DUE_MARGIN_MS = 20;
 /** A consumer that found its queue empty fetches again after this long even if the scout saw nothing (a safety net). */
 const HUNGRY_MAX_MS = 30_000;
 /** How long shutdown waits for running jobs before it lets go of them (another instance takes them over). */
@@ -91,6 +92,7 @@ export function orphanGraceS(leaseS: number): number {
 export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Queue');
   private readonly boss: PgBoss;
+  private readonly db: BossDb;
   private readonly consumers: Consumer[] = [];
   private scouting?: Promise<void>;
   private paused = false;
@@ -102,12 +104,13 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
   ) {
+    this.db = new BossDb(
+      { connectionString: config.databaseUrl, max: 4, connectionTimeoutMillis: config.databasePoolTimeoutMs, application_name: 'media-gateway-queue' },
+      (err) => this.onError(err),
+    );
     this.boss = new PgBoss({
-      connectionString: config.databaseUrl,
+      db: this.db,
       schema: 'pgboss',
-      max: 4,
-      ...KEPT_CONNECTIONS,
-      connectionTimeoutMillis: config.databasePoolTimeoutMs,
       supervise: config.runsWorkers,
       schedule: config.runsWorkers,
       maintenanceIntervalSeconds: 30,
@@ -115,7 +118,6 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
       // schedule is hourly), instead of a look every 30 s and a fetch every 5 s on each instance
       cronMonitorIntervalSeconds: 45,
       cronWorkerIntervalSeconds: 45,
-      application_name: 'media-gateway-queue',
     } as PgBoss.ConstructorOptions);
     this.boss.on('error', (err: unknown) => this.onError(err));
   }
@@ -137,6 +139,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.drain(this.drainDeadline ?? Date.now() + DRAIN_MS);
     await this.boss.stop({ graceful: true, wait: true, timeout: 2000 });
+    await this.db.close().catch(() => undefined);
   }
 
   /** Fetches no more jobs; resolves when the running ones have ended or at `deadline` (epoch ms); answers how many still run. */
@@ -183,6 +186,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   }
 
   async send<N extends JobName>(name: N, payload: JobPayload<N>, options: SendOptions = {}): Promise<string | null> {
+    if (options.startAfterSeconds) this.jobsDueIn(name, options.startAfterSeconds);
     return this.boss.send(name, payload, {
       db: options.db,
       id: options.id,
@@ -199,6 +203,16 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
    */
   jobsAdded(name: JobName): void {
     for (const c of this.consumers) if (c.name === name && c.running < c.concurrency && c.idleUntil <= Date.now()) c.wake?.();
+  }
+
+  /**
+   * Jobs of `name` this instance sends (or just sent) start in `seconds`: its consumer fetches then, rather
+   * than at the next look after it (a retry 0.3 s away is not a second late). A wake that finds nothing
+   * (the job's transaction rolled back, another instance took it) costs one fetch.
+   */
+  jobsDueIn(name: JobName, seconds: number): void {
+    if (!this.consumers.some((c) => c.name === name)) return;
+    setTimeout(() => this.jobsAdded(name), Math.ceil(seconds * 1000) + DUE_MARGIN_MS).unref();
   }
 
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
@@ -295,16 +309,14 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   /** Of `names`, the queues holding a job that can start now (as pg-boss's fetch picks them). */
   private async queuesWithJobsReady(names: string[]): Promise<Set<string>> {
-    // a named statement without parameters (the names are our queues', quoted as literals): planned once per
-    // connection, where planning over the job table's partitions was most of a look's cost (~0.8 ms of
-    // PostgreSQL's CPU); pg's pool.query, which executeSql calls, takes a query config
+    // the names are our queues', as literals: a statement without parameters is planned once per connection
+    // (named, see BossDb), where planning over the job table's partitions was most of a look's cost
     const list = names.map((n) => `'${n.replaceAll("'", "''")}'`).join(', ');
-    const query = prepared(
+    const { rows } = await this.db.executeSql(
       `SELECT q.name FROM unnest(ARRAY[${list}]::text[]) AS q(name)
        WHERE EXISTS (SELECT 1 FROM pgboss.job j WHERE j.name = q.name AND j.state < 'active' AND j.start_after < now())`,
       [],
     );
-    const { rows } = await this.boss.getDb().executeSql(query as unknown as string, undefined as unknown as unknown[]);
     return new Set((rows as { name: string }[]).map((r) => r.name));
   }
 

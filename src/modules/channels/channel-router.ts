@@ -102,9 +102,7 @@ export class ChannelRouter {
     const took = () => Math.round(performance.now() - started);
     try {
       const outcome = await s.send(channel);
-      const ms = took();
-      await this.answered(channel);
-      await this.attempt(s.task.id, channel, s.operation, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null, ms);
+      await this.answeredAttempt(s.task.id, channel, s.operation, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null, took());
       return { outcome };
     } catch (err) {
       const ms = took();
@@ -189,8 +187,19 @@ export class ChannelRouter {
   /** Keeps a request sent to a channel and what came of it (`taskId` null: a test), and counts it. */
   async attempt(taskId: string | null, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number | null): Promise<void> {
     await this.channels.recordAttempt(taskId, channel.id || null, outcome, message, latencyMs);
+    this.count(channel, operation, outcome, latencyMs);
+  }
+
+  private count(channel: ChannelHandle, operation: string, outcome: string, latencyMs: number | null): void {
     this.metrics.channelRequests.inc({ channel: channel.name, operation, outcome });
     if (latencyMs !== null) this.metrics.channelLatency.observe({ channel: channel.name, operation }, latencyMs / 1000);
+  }
+
+  /** A task's request the channel answered (it took the task, or refused the task itself): kept and counted, and its circuit is healthy. */
+  private async answeredAttempt(taskId: string, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number): Promise<void> {
+    if (!channel.id) return this.attempt(taskId, channel, operation, outcome, message, latencyMs);
+    if (await this.channels.recordAnswered(taskId, channel.id, outcome, message, latencyMs)) this.logger.warn({ msg: 'channel circuit closed', channel_id: channel.id, channel: channel.name });
+    this.count(channel, operation, outcome, latencyMs);
   }
 
   /** The channel answered (it took the task, or refused the task itself): its circuit is healthy. */

@@ -4,6 +4,7 @@ import { isUUID } from 'class-validator';
 import type { Channel } from '../../generated/prisma/client.js';
 import { storableText } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
+import { camelRow, prepared } from '../../infra/prisma/statement.js';
 
 /** A channel, with the unfinished tasks it holds (`runningTasks`, a counter the task table's trigger keeps). */
 export type ChannelRow = Channel;
@@ -87,17 +88,17 @@ export class ChannelsRepository {
    * (an earlier try) counts it among its tasks, so it is a candidate at its cap too.
    */
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
-    const rows = await this.prisma.$queryRawUnsafe<{ id: string }[]>(
-      `SELECT c.id FROM channels c
-       WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
-         AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())
-         AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))`,
-      operation,
-      exclude,
-      taskId,
+    // one named statement for the whole rows (Prisma's findMany by the ids found was a second round trip per create)
+    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(
+      prepared(
+        `SELECT c.* FROM channels c
+         WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
+           AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())
+           AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))`,
+        [operation, exclude, taskId],
+      ),
     );
-    if (rows.length === 0) return [];
-    return this.prisma.channel.findMany({ where: { id: { in: rows.map((r) => r.id) } } });
+    return rows.map((r) => camelRow(r) as unknown as ChannelRow);
   }
 
   /** Whether the operation has channels that would take a task now but for their max_running, and none other. */
@@ -111,29 +112,30 @@ export class ChannelsRepository {
   }
 
   /**
-   * Gives the task to the channel if it is still enabled and has a free max_running slot: the channel's
-   * row is locked while its counter is read, and the task's new channel_id moves the counters (the
-   * trigger) in the same transaction, so two workers never both take its last slot.
+   * Gives the task to the channel if it is still enabled, its circuit closed (or due for its one probe,
+   * which this task becomes: half-open) and it has a free max_running slot, in one statement: the
+   * channel's row is locked while its counter is read, and the task's new channel_id moves the counters
+   * (the trigger) before the statement commits, so two workers never both take its last slot. The lock
+   * is held for that one statement only (it was a transaction of four round trips, and every create of
+   * the channel queued behind it).
    */
   async assignTask(taskId: string, channelId: string, probeS = 60): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const [channel] = await tx.$queryRawUnsafe<{ max_running: number | null; running_tasks: number; circuit_state: string; probe_ready: boolean; holds_task: boolean }[]>(
-        `SELECT max_running, running_tasks, circuit_state, circuit_open_until <= now() AS probe_ready,
-                EXISTS (SELECT 1 FROM tasks WHERE id = $2::uuid AND channel_id = $1::uuid AND state IN ('queued', 'running')) AS holds_task
-         FROM channels WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL FOR UPDATE`,
-        channelId,
-        taskId,
-      );
-      if (!channel) return false;
-      if (channel.circuit_state !== 'closed') {
-        // Open and past its time (or a probe that never reported): this task is the one probe; the others pass it by meanwhile.
-        if (!channel.probe_ready) return false;
-        await tx.$executeRawUnsafe(`UPDATE channels SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $2::float8) WHERE id = $1::uuid`, channelId, probeS);
-      }
-      if (channel.max_running !== null && !channel.holds_task && channel.running_tasks >= channel.max_running) return false;
-      // Never once its create is in flight or done: a late worker cannot move a task that another sent.
-      return (await tx.$executeRawUnsafe(`UPDATE tasks SET channel_id = $2::uuid WHERE id = $1::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId, channelId)) === 1;
-    });
+    const { rows } = await this.prisma.pool.query<{ assigned: boolean }>(
+      prepared(
+        `WITH ch AS (
+           SELECT id, circuit_state <> 'closed' AS probing FROM channels
+           WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL AND (circuit_state = 'closed' OR circuit_open_until <= now())
+             AND (max_running IS NULL OR running_tasks < max_running
+                  OR EXISTS (SELECT 1 FROM tasks WHERE id = $2::uuid AND channel_id = $1::uuid AND state IN ('queued', 'running')))
+           FOR UPDATE),
+         probe AS (UPDATE channels c SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $3::float8) FROM ch WHERE c.id = ch.id AND ch.probing RETURNING c.id),
+         -- never once its create is in flight or done: a late worker cannot move a task that another sent
+         assigned AS (UPDATE tasks SET channel_id = $1::uuid WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL AND EXISTS (SELECT 1 FROM ch) RETURNING id)
+         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, (SELECT count(*) FROM probe) AS probes`,
+        [channelId, taskId, probeS],
+      ),
+    );
+    return rows[0]?.assigned === true;
   }
 
   /** The channel's last refusal or failure, in the upstream's words (never a credential). */
@@ -202,6 +204,25 @@ export class ChannelsRepository {
       channelId,
     );
     return row?.closed ?? false;
+  }
+
+  /**
+   * The channel answered a request of a task (it took the task, or refused the task itself): the attempt
+   * is kept and, when the channel had failures counted or its circuit was not closed, they are forgotten
+   * (recordSuccess), in one statement. Answers whether the circuit closed.
+   */
+  async recordAnswered(taskId: string, channelId: string, outcome: string, message: string | null, latencyMs: number | null): Promise<boolean> {
+    const { rows } = await this.prisma.pool.query<{ closed: boolean }>(
+      prepared(
+        `WITH attempt AS (INSERT INTO task_attempts (id, task_id, channel_id, at, outcome, message, latency_ms) VALUES ($1::uuid, $2::uuid, $3::uuid, now(), $4, $5, $6)),
+              old AS (SELECT id, circuit_state FROM channels WHERE id = $3::uuid AND (consecutive_failures > 0 OR circuit_state <> 'closed') FOR UPDATE),
+              healed AS (UPDATE channels c SET consecutive_failures = 0, circuit_state = 'closed', circuit_open_until = NULL, openings = CASE WHEN old.circuit_state = 'half_open' THEN 0 ELSE c.openings END
+                         FROM old WHERE c.id = old.id RETURNING old.circuit_state <> 'closed' AS closed)
+         SELECT closed FROM healed`,
+        [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs],
+      ),
+    );
+    return rows[0]?.closed ?? false;
   }
 
   /** A request sent to a channel and what came of it; `taskId` null for a test. */
