@@ -339,7 +339,6 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
   try {
     const key = await benchKey(gateway, OWNER);
     if (profiling) gateway.child.kill('SIGUSR2'); // a profile of the accepts and creates, up to the last task watched
-    if (process.env.BENCH_PSS) { await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements'); await db.query('SELECT pg_stat_statements_reset()'); }
     const [work0, cpu0, pg0] = [await databaseWork(db), processCpu(gateway.pid), await pgCpu.read()];
     const acc = await accept(gateway, key, spec, n, o.acceptConcurrency);
     await waitFor('creates reaching the fake', acc.accepted, async () => (await fake.stats())[protocol].creates);
@@ -347,7 +346,6 @@ async function gatewayRow({ dbUrl, db, fake, pgCpu, protocol, n, callbacks, o })
     await waitFor('tasks watched', acc.accepted, async () => (await db.query('SELECT count(*)::int AS n FROM task_watches')).rows[0].n);
     const [work1, cpu1, pg1, atWatched] = [await databaseWork(db), processCpu(gateway.pid), await pgCpu.read(), await fake.stats()];
     const perTask = (x) => (x / acc.accepted).toFixed(2);
-    if (process.env.BENCH_PSS) { const r = await db.query(`SELECT calls, round((total_exec_time + total_plan_time)::numeric, 0) ms, round(total_plan_time::numeric,0) plan, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) q FROM pg_stat_statements ORDER BY calls DESC LIMIT 45`); for (const x of r.rows) console.log(String(x.calls).padStart(7), String(x.ms).padStart(7), String(x.plan).padStart(6), String(x.rows).padStart(7), x.q); }
     const creating =
       `accepting and creating took the gateway ${perTask(1000 * (cpu1 - cpu0))} ms of CPU per task, PostgreSQL ${pg0 === null ? '—' : perTask(1000 * pgCpu.diff(pg0, pg1))} ms ` +
       `(${perTask(work1.xacts - work0.xacts)} transactions, ${perTask(work1.written - work0.written)} rows written per task), while the tasks created so far were polled ${atWatched[protocol].polls} times`;
