@@ -131,7 +131,7 @@ export class ChannelsRepository {
          probe AS (UPDATE channels c SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $3::float8) FROM ch WHERE c.id = ch.id AND ch.probing RETURNING c.id),
          -- never once its create is in flight or done: a late worker cannot move a task that another sent
          assigned AS (UPDATE tasks SET channel_id = $1::uuid WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL AND EXISTS (SELECT 1 FROM ch) RETURNING id)
-         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, (SELECT count(*) FROM probe) AS probes`,
+         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned`,
         [channelId, taskId, probeS],
       ),
     );
@@ -198,9 +198,7 @@ export class ChannelsRepository {
   /** The channel answered (it took the task, or refused the task itself): failures forgotten; a probe that passed closes the circuit. Answers whether it closed. */
   async recordSuccess(channelId: string): Promise<boolean> {
     const [row] = await this.prisma.$queryRawUnsafe<{ closed: boolean }[]>(
-      `WITH old AS (SELECT id, circuit_state FROM channels WHERE id = $1::uuid AND (consecutive_failures > 0 OR circuit_state <> 'closed') FOR UPDATE)
-       UPDATE channels c SET consecutive_failures = 0, circuit_state = 'closed', circuit_open_until = NULL, openings = CASE WHEN old.circuit_state = 'half_open' THEN 0 ELSE c.openings END
-       FROM old WHERE c.id = old.id RETURNING old.circuit_state <> 'closed' AS closed`,
+      `WITH ${healSql('$1')} SELECT closed FROM healed`,
       channelId,
     );
     return row?.closed ?? false;
@@ -215,9 +213,7 @@ export class ChannelsRepository {
     const { rows } = await this.prisma.pool.query<{ closed: boolean }>(
       prepared(
         `WITH attempt AS (INSERT INTO task_attempts (id, task_id, channel_id, at, outcome, message, latency_ms) VALUES ($1::uuid, $2::uuid, $3::uuid, now(), $4, $5, $6)),
-              old AS (SELECT id, circuit_state FROM channels WHERE id = $3::uuid AND (consecutive_failures > 0 OR circuit_state <> 'closed') FOR UPDATE),
-              healed AS (UPDATE channels c SET consecutive_failures = 0, circuit_state = 'closed', circuit_open_until = NULL, openings = CASE WHEN old.circuit_state = 'half_open' THEN 0 ELSE c.openings END
-                         FROM old WHERE c.id = old.id RETURNING old.circuit_state <> 'closed' AS closed)
+              ${healSql('$3')}
          SELECT closed FROM healed`,
         [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs],
       ),
@@ -312,4 +308,15 @@ export class ChannelsRepository {
  */
 function upstreamWords(text: string): string {
   return storableText(text.slice(0, 500));
+}
+
+/**
+ * CTEs `old` and `healed` (RETURNING closed): the channel whose id is the SQL parameter `id` forgets its
+ * failures and closes its circuit, when it had failures counted or was not closed; `closed` says whether
+ * its circuit was open or half-open. A probe that passed resets the openings.
+ */
+function healSql(id: string): string {
+  return `old AS (SELECT id, circuit_state FROM channels WHERE id = ${id}::uuid AND (consecutive_failures > 0 OR circuit_state <> 'closed') FOR UPDATE),
+          healed AS (UPDATE channels c SET consecutive_failures = 0, circuit_state = 'closed', circuit_open_until = NULL, openings = CASE WHEN old.circuit_state = 'half_open' THEN 0 ELSE c.openings END
+                     FROM old WHERE c.id = old.id RETURNING old.circuit_state <> 'closed' AS closed)`;
 }
