@@ -61,7 +61,7 @@ const JOB_SETTINGS = `COALESCE(q.expire_seconds * interval '1s', interval '15 mi
 const QUEUE_SETUP_LOCK_ID = 72_804_116;
 
 /** The queues with no job in hand are looked at (one statement for all) this often. */
-const POLL_MS = 1000;
+const POLL_MS = 500;
 /** A job due at a time is fetched this long after it (start_after < now() must hold by then). */
 const DUE_MARGIN_MS = 20;
 /** A consumer that found its queue empty fetches again after this long even if the scout saw nothing (a safety net). */
