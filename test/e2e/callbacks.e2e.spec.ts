@@ -237,7 +237,9 @@ describe('giving up', () => {
   it('marks a notification failed after the last attempt, with a metric and a log line', async () => {
     const receiver = await startReceiver();
     receiver.behave('/down', (_n, res) => void res.writeHead(503).end());
-    const t = await startTestApp({ ...FAST, CALLBACK_GIVE_UP_AFTER_S: '1', CALLBACK_RETRY_SCHEDULE_S: '0.3' });
+    // give-up 2 s after the cycle starts, retries 0.3 s apart: the first attempt may come up to 1.6 s late
+    // (a loaded machine) and there is still a second one
+    const t = await startTestApp({ ...FAST, CALLBACK_GIVE_UP_AFTER_S: '2', CALLBACK_RETRY_SCHEDULE_S: '0.3' });
     try {
       const key = await t.createKey('giveup');
       const id = (await api(t.url, 'POST', EXPAND, { key, body: expandBody(`${receiver.url}/down`) })).body.data.task_id;

@@ -70,12 +70,16 @@ describe('waiting on upstreams: watched in batches by every instance, not re-que
         }),
       );
       await pollUntil(async () => kling.created.size, (n) => n === 2000, { timeoutMs: 120_000, intervalMs: 500, what: 'the 2,000 creates' });
-      // both instances poll; kill A while it holds a batch
+      // both instances poll; kill A while its polls are in flight: the upstream stops answering A's
+      // account, so A holds the batch those polls belong to until it dies
       await pollUntil(async () => new Set(kling.queries!.map((q) => q.account)).size, (n) => n === 2, { timeoutMs: 60_000, what: 'both instances to poll' });
       const held = () => queryDb<{ n: number }>(db, 'SELECT count(*)::int AS n FROM task_watches WHERE lease_owner LIKE $1', [`poll-${a.child.process.pid}-%`]);
-      await pollUntil(held, (rows) => rows[0].n > 0, { timeoutMs: 60_000, intervalMs: 20, what: 'A to hold a batch' });
+      kling.knobs.stallAccount = KLING[0];
+      await pollUntil(async () => kling.stalled!.length, (n) => n > 0, { timeoutMs: 60_000, what: 'a poll of A to be in flight' });
+      expect((await held())[0].n).toBeGreaterThan(0);
       a.child.process.kill('SIGKILL');
       await a.child.exited;
+      kling.knobs.stallAccount = undefined;
       expect((await held())[0].n).toBeGreaterThan(0);
       // B takes A's batch once its lease has run out, and goes on polling everything
       await pollUntil(held, (rows) => rows[0].n === 0, { timeoutMs: POLL_LEASE_MS + 60_000, what: "A's batch to be taken again" });

@@ -36,6 +36,8 @@ export interface Misbehaviour {
   pollBusy?: { count: number; retryAfter?: string };
   /** Kling: answer each query this long after it arrives (so two queries of one task at once would overlap). */
   queryDelayMs?: number;
+  /** Kling: leave every query signed by this account (access key) unanswered until its client goes away, as a hung upstream. */
+  stallAccount?: string;
 }
 
 export interface FakeUpstream {
@@ -48,6 +50,8 @@ export interface FakeUpstream {
   queries?: { id: string; at: number; account: string; processing: boolean }[];
   /** Kling: queries that arrived while another query of the same task was still being answered. */
   overlaps?: { id: string; at: number; accounts: string[] }[];
+  /** Kling: the tasks of the queries left unanswered by `stallAccount`, as they arrived. */
+  stalled?: string[];
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -65,6 +69,7 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
   const queries: NonNullable<FakeUpstream['queries']> = [];
   const overlaps: NonNullable<FakeUpstream['overlaps']> = [];
   const answering = new Map<string, string[]>();
+  const stalled: string[] = [];
   const accounts = new Map([[accessKey, secretKey], ...others]);
   const authFailures: string[] = [];
   const knobs = defaults();
@@ -139,6 +144,10 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
         if (left.length) answering.set(id, left);
         else answering.delete(id);
       });
+      if (knobs.stallAccount === account) {
+        stalled.push(id);
+        return; // answered never: the request ends when its client goes away
+      }
       if (knobs.queryDelayMs) await new Promise((r) => setTimeout(r, knobs.queryDelayMs));
       task.polls++;
       const done = !knobs.hold && task.polls >= knobs.pollsUntilDone;
@@ -159,7 +168,7 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
     }
     sendJson(res, 404, envelope(null, 1203, 'no such route'));
   });
-  return { server, url: server.url, knobs, created, queries, overlaps, authFailures, close: () => server.close() };
+  return { server, url: server.url, knobs, created, queries, overlaps, stalled, authFailures, close: () => server.close() };
 }
 
 /** Luma's generations API: queued → dreaming → completed | failed, with `failure_reason` and `assets`. */

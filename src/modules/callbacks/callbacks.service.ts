@@ -32,6 +32,9 @@ export class CallbacksService {
     if (rows.length === 0) return;
     await this.deliveries.createDeliveries(tx, rows);
     for (const row of rows) await this.enqueueDelivery(db, row.id, row.jobId);
+    // the jobs commit with the caller's transaction, a few ms from now: this instance's sender looks then
+    // rather than at its next look (up to 500 ms later); a look before the commit costs one fetch
+    this.queue.jobsDueIn('callback.deliver', 0);
   }
 
   /** Sends a delivery's job (inside the caller's transaction `db`). */
