@@ -63,9 +63,11 @@ describe('the drain, when a claim is in flight', () => {
     await lock.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [id]);
     const worker = Child.start('dist/main.js', [], { ...common, ROLE: 'worker', PORT: String(await freePort()), DATA_DIR: path.join(dir, name) });
     await worker.waitFor(/listening on/);
-    // the worker's claim is sent, and waits on the test's lock
+    // the worker's claim is sent, and waits on the test's lock: the claim's own statement (it names `claimable`),
+    // not another statement of the instance's start that touches the row (a sweep), which left no claim in flight
+    // when the SIGTERM came and failed the test once on a loaded machine
     await pollUntil(
-      () => query<{ n: number }>(db, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lease_owner%'"),
+      () => query<{ n: number }>(db, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%claimable%' AND query LIKE '%lease_owner%'"),
       (rows) => rows[0].n === 1,
       { what: 'the worker to send its claim and wait on the row lock' },
     );
