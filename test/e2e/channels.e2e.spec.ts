@@ -137,9 +137,14 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     };
     await bad({ weight: 1001 }, /^weight must be an integer from 0 to 1000/);
     await bad({ weight: -1 }, /^weight must be an integer from 0 to 1000/);
-    await bad({ protocol: 'openai' }, /^protocol must be one of kling, luma, suno, gateway/);
+    await bad({ protocol: 'openai' }, /^protocol must be one of kling, luma, runway, suno, gateway/);
     await bad({ operations: ['image'] }, /^operations must hold only expand, video, audio, music/);
-    await bad({ operations: ['video'] }, /^operations: a kling channel takes only expand \(not video\)/);
+    await bad({ operations: ['audio'] }, /^operations: a kling channel takes only expand and video \(not audio\)/);
+    await bad({ protocol: 'runway', operations: ['expand'], credentials: { api_key: 'k' } }, /^operations: a runway channel takes only video \(not expand\)/);
+    await bad({ models: [{ name: 'm', vendor_model: 'kling-v2-1' }] }, /^models: only a channel that takes video lists models/);
+    await bad({ operations: ['video'], models: [{ name: 'm', vendor_model: 'gen4.5' }] }, /^models\[0\]\.vendor_model must be one of the kling models: kling-v1-6, /);
+    await bad({ operations: ['video'], models: [{ name: 'm', vendor_model: 'kling-v2-1' }, { name: 'm', vendor_model: 'kling-v1-6' }] }, /^models\[1\]\.name: m is listed twice/);
+    await bad({ operations: ['video'], models: [{ name: 'bad name', vendor_model: 'kling-v2-1' }] }, /models\[\]\.name must be 1 to 64 characters/);
     await bad({ protocol: 'suno', operations: ['audio', 'video'], credentials: { api_key: 'k' } }, /^operations: a suno channel takes only audio and music \(not video\)/);
     await bad({ protocol: 'gateway', operations: ['expand', 'music'], credentials: { api_key: 'k' } }, /^operations: one gateway channel has one base URL/);
     await bad({ protocol: 'luma', operations: ['video'], credentials: { access_key: 'a', secret_key: 'b' } }, /^credentials: a luma channel needs credentials.api_key/);

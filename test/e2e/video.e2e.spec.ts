@@ -81,11 +81,13 @@ describe('POST /video-b/v1/generations', () => {
   });
 
   it.each([
-    ['model', 'ray-3', /model must be one of ray-2, ray-flash-2, ray-1-6/],
+    ['model', 'ray-3', /model must be one of the configured models: ray-2 \(sandbox\), ray-flash-2 \(sandbox\).* \(not ray-3\)/],
+    ['model', 'ray 2', /model must name one of the models GET \/models lists/],
     ['resolution', '2160p', /resolution must be one of 540p, 720p, 1080p, 4k/],
     ['resolution', '720', /resolution must be one of/],
-    ['duration', '7s', /duration must be one of 5s, 9s/],
-    ['duration', 5, /duration must be one of/],
+    ['duration', '11s', /^duration: no configured model makes this duration of 11 s; duration is made by no configured model$/],
+    ['duration', '7 s', /duration must be a number of seconds followed by "s"/],
+    ['duration', 5, /duration must be a string such as "5s"/],
     ['generation_type', 'image', /generation_type must be "video"/],
     ['concepts', 'dolly', /concepts must be an array/],
     ['concepts', [{ key: '' }], /concepts\.0\.key must be 1 to 64 characters/],

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
 import { FFMPEG_PATH } from '../../src/infra/ffmpeg/ffmpeg.js';
 import { png } from './images.js';
-import { testMp4 } from './media.js';
+import { sizedMp4, testMp4 } from './media.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
 
 /** Knobs a test turns to make a fake upstream misbehave. */
@@ -28,6 +28,8 @@ export interface Misbehaviour {
   pollsUntilDone: number;
   /** Luma: serve a result video this many bytes long (the test clip, then zeros), streamed from one small buffer. */
   videoBytes?: number;
+  /** Luma: serve each generation's video at the size and length it asked (resolution, aspect_ratio, duration). */
+  render?: boolean;
   /** Kling: refuse every credential (401, code 1000), as when an account's keys are revoked. */
   rejectAuth?: boolean;
   /** Kling: keep every task processing, whatever pollsUntilDone says, until this is set false. */
@@ -59,6 +61,31 @@ export interface FakeUpstream {
 const defaults = (): Misbehaviour => ({ createBusy: 0, createHangMs: 0, queryErrors: 0, pollsUntilDone: 2 });
 
 /**
+ * The Kling account (access key) whose valid JWT the request carries, verified as Kling does (HS256 signed
+ * with the secret key, iss = access key, exp = now + 1800 s, nbf = now - 5 s); null when it carries none
+ * (why, pushed to `failures`).
+ */
+export async function klingAccount(headers: IncomingHttpHeaders, accounts: Map<string, string>, failures: string[]): Promise<string | null> {
+  const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
+  try {
+    if (!token) throw new Error('no bearer token');
+    const iss = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString() || '{}').iss as string;
+    const secret = accounts.get(iss);
+    if (!secret) throw new Error(`unknown access key ${iss}`);
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret), { issuer: iss, algorithms: ['HS256'] });
+    const now = Math.floor(Date.now() / 1000);
+    if (protectedHeader.typ !== 'JWT') throw new Error('typ is not JWT');
+    // as Kling's sample mints them: valid 30 minutes from minting, usable from 5 s before (jwtVerify checks both against now)
+    if (payload.exp === undefined || payload.nbf === undefined || payload.exp - payload.nbf !== 1805) throw new Error(`exp - nbf is not 1805 s: ${payload.exp! - payload.nbf!}`);
+    if (payload.exp - now > 1800) throw new Error(`exp is more than 1800 s away: ${payload.exp - now}`);
+    return iss;
+  } catch (err) {
+    failures.push((err as Error).message);
+    return null;
+  }
+}
+
+/**
  * Kling's image expand API: POST /v1/images/editing/expand and GET …/{task_id or external_task_id},
  * answered by the `{code, message, request_id, data}` envelope, behind a JWT it verifies as Kling does
  * (HS256 signed with the secret key, iss = access key, exp = now + 1800 s, nbf = now - 5 s).
@@ -77,26 +104,7 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
   let seq = 0;
   const envelope = (data: unknown, code = 0, message = 'SUCCEED') => ({ code, message, request_id: `kling-req-${++seq}`, data });
 
-  /** The account (access key) whose valid JWT the request carries; null when it carries none. */
-  async function authorised(headers: IncomingHttpHeaders): Promise<string | null> {
-    const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
-    try {
-      if (!token) throw new Error('no bearer token');
-      const iss = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString() || '{}').iss as string;
-      const secret = accounts.get(iss);
-      if (!secret) throw new Error(`unknown access key ${iss}`);
-      const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret), { issuer: iss, algorithms: ['HS256'] });
-      const now = Math.floor(Date.now() / 1000);
-      if (protectedHeader.typ !== 'JWT') throw new Error('typ is not JWT');
-      // as Kling's sample mints them: valid 30 minutes from minting, usable from 5 s before (jwtVerify checks both against now)
-      if (payload.exp === undefined || payload.nbf === undefined || payload.exp - payload.nbf !== 1805) throw new Error(`exp - nbf is not 1805 s: ${payload.exp! - payload.nbf!}`);
-      if (payload.exp - now > 1800) throw new Error(`exp is more than 1800 s away: ${payload.exp - now}`);
-      return iss;
-    } catch (err) {
-      authFailures.push((err as Error).message);
-      return null;
-    }
-  }
+  const authorised = (headers: IncomingHttpHeaders) => klingAccount(headers, accounts, authFailures);
 
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -182,6 +190,8 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/files/video.mp4') return knobs.videoBytes ? sendLong(res, 'video/mp4', video, knobs.videoBytes) : sendBytes(res, 'video/mp4', video);
     if (url.pathname === '/files/thumb.png') return sendBytes(res, 'image/png', thumb);
+    const own = /^\/files\/gen\/(.+)\.mp4$/.exec(url.pathname);
+    if (own && created.has(own[1])) return sendBytes(res, 'video/mp4', sizedMp4(lumaSize(created.get(own[1])!.body), Number.parseInt(String(created.get(own[1])!.body.duration ?? '5s'), 10)));
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       authFailures.push(req.headers.authorization ?? 'none');
       return sendJson(res, 401, { detail: 'Invalid API key' });
@@ -191,7 +201,7 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
       state,
       failure_reason: state === 'failed' ? knobs.failWith : null,
       created_at: new Date().toISOString(),
-      assets: state === 'completed' ? { video: `${server.url}/files/video.mp4`, image: `${server.url}/files/thumb.png` } : null,
+      assets: state === 'completed' ? { video: knobs.render ? `${server.url}/files/gen/${id}.mp4` : `${server.url}/files/video.mp4`, image: `${server.url}/files/thumb.png` } : null,
       request: created.get(id)?.body,
     });
     if (req.method === 'GET' && url.pathname === '/credits') return sendJson(res, 200, { credit_balance: 1000 });
@@ -217,6 +227,14 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
     sendJson(res, 404, { detail: 'Not found' });
   });
   return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+}
+
+/** The frame size of a Luma request: its resolution's height at its aspect ratio (even sides). */
+function lumaSize(body: Record<string, unknown>): string {
+  const height = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 }[String(body.resolution ?? '720p')] ?? 720;
+  const [w, h] = String(body.aspect_ratio ?? '16:9').split(':').map(Number);
+  const width = Math.round((height * w) / h / 2) * 2;
+  return w >= h ? `${width}x${height}` : `${height}x${Math.round((height * h) / w / 2) * 2}`;
 }
 
 /** A Suno-style aggregator's audio upload: POST /uploads/audio-url, then GET /uploads/{id} until ready. */

@@ -46,11 +46,19 @@ export function frameColour(video: Buffer, which: 'first' | 'last'): Promise<[nu
 }
 
 /** A small real MP4 (as an upstream would produce), made with the shipped ffmpeg. */
-export function testMp4(seconds = 1): Buffer {
+const rendered = new Map<string, Buffer>();
+/** A test clip of this size ("WxH") and length, 4 frames a second, rendered once per run (fakes of video vendors serve it). */
+export function sizedMp4(size: string, seconds: number): Buffer {
+  const key = `${size}/${seconds}`;
+  if (!rendered.has(key)) rendered.set(key, testMp4(seconds, size, 4));
+  return rendered.get(key)!;
+}
+
+export function testMp4(seconds = 1, size = '320x240', rate = 24): Buffer {
   const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp4-'));
   const file = path.join(dir, 'v.mp4');
   try {
-    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=320x240:rate=24:duration=${seconds}`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-y', file]);
+    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', file]);
     return readFileSync(file);
   } finally {
     rmSync(dir, { recursive: true, force: true });

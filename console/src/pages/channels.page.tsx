@@ -12,10 +12,11 @@ type Protocol = CreateChannelDto['protocol'];
 type Operation = CreateChannelDto['operations'][number];
 const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
 /** The operations each protocol takes (a gateway channel: one group, as its base URL is one). */
-const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand'], luma: ['video'], suno: ['audio', 'music'], gateway: OPERATIONS };
+const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], suno: ['audio', 'music'], gateway: OPERATIONS };
 const BASE_URL_HINT: Record<Protocol, string> = {
   kling: 'https://api-singapore.klingai.com',
   luma: 'https://api.lumalabs.ai/dream-machine/v1',
+  runway: 'https://api.dev.runwayml.com',
   suno: 'https://aggregator.example/suno',
   gateway: 'https://other-gateway/video-a',
 };

@@ -106,6 +106,8 @@ export interface CallOptions {
   failFast?: boolean;
   /** One try, with a short time limit (a poll: the poller asks again at its next time). */
   once?: boolean;
+  /** Headers a vendor's API asks for besides auth (Runway's X-Runway-Version). */
+  headers?: Record<string, string>;
 }
 
 /** A poll's time limit: well within the poller's lease. */
@@ -187,7 +189,7 @@ export class UpstreamClient {
     let last: UpstreamUnavailable | undefined;
     for (let attempt = 0; attempt < (options.once ? 1 : TRIES); attempt++) {
       if (attempt > 0) await sleep(Math.min(250 * 2 ** attempt, 2000));
-      const headers = { accept: 'application/json', ...(await this.authorization(auth)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
+      const headers = { accept: 'application/json', ...options.headers, ...(await this.authorization(auth)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
       try {
         const res = await this.fetcher.request(url, {
           method,

@@ -18,6 +18,8 @@ export interface ChannelHandle {
   protocol: string;
   baseUrl: string;
   auth: UpstreamAuth;
+  /** The models it lists (`channels.models`; empty: its vendor's catalog). */
+  models: unknown;
 }
 
 /** A new task's create request, as the channels are tried with it. */
@@ -27,6 +29,8 @@ export interface Submission<R> {
   marks: SubmitMarks;
   /** A follow-up of what a channel holds (the clip continued, the generation named as a keyframe): only that channel can take it. */
   pinnedTo?: string | null;
+  /** Whether a channel can make exactly what the task asks (a model of its that honours every field); absent: any can. */
+  fits?(channel: { protocol: string; models: unknown }): boolean;
   /** Sends the create to this channel: throws UpstreamBusy when it provably did not take it, UpstreamRefused (account) on its credentials. */
   send(channel: ChannelHandle): Promise<StepOutcome<R>>;
 }
@@ -64,7 +68,7 @@ export class ChannelRouter {
     if (s.pinnedTo) return this.submitPinned(s, s.pinnedTo);
     const tried = new Set<string>();
     for (;;) {
-      const channel = await this.assign(s.operation, s.task.id, tried);
+      const channel = await this.assign(s.operation, s.task.id, tried, s.fits);
       if (!channel) {
         const limitS = this.config.kinds[s.operation].timeoutS;
         if (Date.now() - s.task.createdAt.getTime() > limitS * 1000) {
@@ -85,6 +89,7 @@ export class ChannelRouter {
   private async submitPinned<R>(s: Submission<R>, channelId: string): Promise<StepOutcome<R>> {
     const channel = await this.held(channelId);
     if (!channel) return { kind: 'failed', reason: 'the channel that holds what this task continues no longer exists' };
+    if (s.fits && !s.fits(channel)) return { kind: 'failed', reason: `the channel that holds what this task continues (${channel.name}) has no model that can make what it asks` };
     await this.channels.pinTask(s.task.id, channelId);
     const sent = await this.sendTo(channel, s);
     if ('outcome' in sent) return sent.outcome;
@@ -132,8 +137,9 @@ export class ChannelRouter {
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
    * atomically); null when none can take it now (the task waits, busy).
    */
-  async assign(operation: string, taskId: string, tried: ReadonlySet<string> = new Set()): Promise<ChannelHandle | null> {
+  async assign(operation: string, taskId: string, tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits']): Promise<ChannelHandle | null> {
     let candidates = await this.channels.candidatesFor(operation, taskId, [...tried]);
+    if (fits) candidates = candidates.filter((c) => fits(c));
     while (candidates.length > 0) {
       const top = Math.max(...candidates.map((c) => c.priority));
       const chosen = byWeight(candidates.filter((c) => c.priority === top));
@@ -229,6 +235,11 @@ export class ChannelRouter {
     }
   }
 
+  /** The channels of an operation that exist, enabled or not, with their protocol and the models they list. */
+  configuredFor(operation: ChannelOperation): Promise<{ name: string; protocol: string; models: unknown }[]> {
+    return this.channels.servingOperation(operation);
+  }
+
   /**
    * The channel a task holds (even disabled or deleted); null when it is gone altogether. A task accepted
    * before channels existed holds none: it was sent to RELAY_<OP>_URL, now a channel of the configuration.
@@ -238,7 +249,7 @@ export class ChannelRouter {
     const url = this.config.kinds[operation].relayUrl;
     if (!url) return null;
     const protocol = configProtocolOf(operation, this.config);
-    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.client.configAuth(protocol === 'kling') };
+    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.client.configAuth(protocol === 'kling'), models: [] };
   }
 
   /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
@@ -248,7 +259,7 @@ export class ChannelRouter {
   }
 
   handleOf(channel: Channel): ChannelHandle {
-    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel) };
+    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models };
   }
 
   /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import type { Channel } from '../../generated/prisma/client.js';
 import { storableText } from '../../infra/database/storable-text.js';
+import type { ChannelModel } from './channel-models.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { camelRow, prepared } from '../../infra/prisma/statement.js';
 
@@ -22,6 +23,8 @@ export interface NewChannel {
   priority: number;
   maxRunning: number | null;
   source: 'admin' | 'config';
+  /** The models it serves (`ChannelModel`s); absent: none listed (its vendor's catalog). */
+  models?: ChannelModel[];
 }
 
 export type ChannelChanges = Partial<Omit<NewChannel, 'id' | 'source'>> & { status?: string; statusReason?: string | null };
@@ -99,6 +102,11 @@ export class ChannelsRepository {
       ),
     );
     return rows.map((r) => camelRow(r) as unknown as ChannelRow);
+  }
+
+  /** The channels of an operation that exist (any status: a disabled one may come back), with what they serve. */
+  async servingOperation(operation: string): Promise<{ name: string; protocol: string; models: unknown }[]> {
+    return this.prisma.channel.findMany({ where: { deletedAt: null, operations: { has: operation } }, select: { name: true, protocol: true, models: true }, orderBy: [{ priority: 'desc' }, { name: 'asc' }] });
   }
 
   /** Whether the operation has channels that would take a task now but for their max_running, and none other. */

@@ -4,9 +4,10 @@ import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
 import { CHANNEL_OPERATIONS, configProtocolOf, credentialRule, operationsProblem } from './channel-protocols.js';
+import { type ChannelModel, checkModels } from './channel-models.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelTester } from './channel-tester.js';
-import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
+import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelModelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
  * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
@@ -72,6 +73,8 @@ export class ChannelsService implements OnModuleInit {
     checkName(dto.name);
     checkOperations(dto.protocol, dto.operations);
     checkCredentials(dto.protocol, dto.credentials);
+    const models = (dto.models ?? []).map(toModel);
+    checkModels(dto.protocol, dto.operations, models);
     try {
       const channel = await this.channels.createChannel({
         id: randomUUID(),
@@ -85,6 +88,7 @@ export class ChannelsService implements OnModuleInit {
         priority: dto.priority ?? 0,
         maxRunning: dto.max_running ?? null,
         source: 'admin',
+        models,
       });
       this.logger.log({ msg: 'channel created', channel_id: channel.id, channel: channel.name, operations: channel.operations });
       return toDto({ ...channel, runningTasks: 0 }, undefined);
@@ -123,9 +127,13 @@ export class ChannelsService implements OnModuleInit {
       ...(dto.weight !== undefined ? { weight: dto.weight } : {}),
       ...(dto.priority !== undefined ? { priority: dto.priority } : {}),
       ...(dto.max_running !== undefined ? { maxRunning: dto.max_running } : {}),
+      ...(dto.models !== undefined ? { models: dto.models.map(toModel) } : {}),
     };
     const protocol = dto.protocol ?? current.protocol;
     if (dto.protocol !== undefined || dto.operations !== undefined) checkOperations(protocol, dto.operations ?? current.operations);
+    if (dto.models !== undefined || dto.protocol !== undefined || dto.operations !== undefined) {
+      checkModels(protocol, dto.operations ?? current.operations, changes.models ?? (current.models as unknown as ChannelModel[]));
+    }
     if (dto.credentials) {
       checkCredentials(protocol, dto.credentials);
       this.requireKey();
@@ -196,6 +204,11 @@ function checkCredentials(protocol: string, credentials: ChannelCredentialsDto):
   if (!ok) throw new AppError('INVALID_PARAMETER', `credentials: ${credentialRule(protocol)}`);
 }
 
+/** A model as stored: its name, the vendor's id, its price when one is given. */
+function toModel(m: ChannelModelDto): ChannelModel {
+  return { name: m.name, vendor_model: m.vendor_model, ...(m.price ? { price: { ...(m.price.per_second ? { per_second: m.price.per_second } : {}), ...(m.price.per_image !== undefined ? { per_image: m.price.per_image } : {}) } } : {}) };
+}
+
 function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
   return { ...(c.access_key ? { access_key: c.access_key } : {}), ...(c.secret_key ? { secret_key: c.secret_key } : {}), ...(c.api_key ? { api_key: c.api_key } : {}) };
 }
@@ -223,6 +236,7 @@ function toDto(c: ChannelRow, recent: ChannelRecent | undefined): ChannelDto {
     weight: c.weight,
     priority: c.priority,
     max_running: c.maxRunning,
+    models: Array.isArray(c.models) ? (c.models as unknown as ChannelModel[]) : [],
     status: c.status,
     status_reason: c.statusReason,
     source: c.source,

@@ -1,4 +1,5 @@
 import type { Task } from '../../common/tasks/task-kind.js';
+import type { VideoFrame, VideoRequest } from './vendors/video-request.js';
 
 export type KeyframePositionName = 'frame0' | 'frame1';
 
@@ -24,6 +25,31 @@ export interface VideoParams {
   duration?: string;
   concepts?: { key: string }[];
   keyframes: KeyframeParams[];
+  /** The caller named no model (`model` is the door's default): any configured model that makes the rest serves it. */
+  any_model?: true;
+  /** The caller gave no aspect ratio (`aspect_ratio` is the door's default): the vendor's default, or the first frame's shape, applies. */
+  default_aspect_ratio?: true;
+}
+
+/** The normalized request of a generation accepted by the Luma door. */
+export function toVideoRequest(params: VideoParams): VideoRequest {
+  const frame = (position: KeyframePositionName): VideoFrame | undefined => {
+    const k = params.keyframes.find((f) => f.position === position);
+    return !k ? undefined : k.type === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', generationId: k.generation_id! };
+  };
+  const first = frame('frame0');
+  const last = frame('frame1');
+  return {
+    prompt: params.prompt,
+    loop: params.loop,
+    ...(params.default_aspect_ratio ? {} : { aspectRatio: params.aspect_ratio }),
+    ...(params.resolution ? { resolution: params.resolution } : {}),
+    ...(params.duration ? { durationS: Number.parseInt(params.duration, 10) } : {}),
+    ...(first ? { firstFrame: first } : {}),
+    ...(last ? { lastFrame: last } : {}),
+    ...(params.any_model ? {} : { model: params.model }),
+    ...(params.concepts?.length ? { concepts: params.concepts.map((c) => c.key) } : {}),
+  };
 }
 
 /** A video generation: its result is its media (video, thumbnail), it stores no facts of its own. */

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
-import { RelayVideoProvider } from './providers/relay-video.provider.js';
+import { RelayVideoProvider, VIDEO_VENDOR_ADAPTERS } from './providers/relay-video.provider.js';
 import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
 import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
 import { LumaUnsupportedController } from './luma-unsupported.controller.js';
@@ -9,16 +9,28 @@ import { VideoController } from './video.controller.js';
 import { VideoKind } from './video.kind.js';
 import { VideoRecords } from './video.records.js';
 import { VideoService } from './video.service.js';
+import { VideoModels } from './video-models.js';
+import { VideoModelsController } from './video-models.controller.js';
+import type { VideoVendor } from './vendors/video-vendor.js';
+import { VIDEO_VENDORS } from './vendors/video-vendors.js';
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [VideoController, LumaUnsupportedController],
+  controllers: [VideoController, LumaUnsupportedController, VideoModelsController],
   providers: [
     VideoKind,
     VideoRecords,
     VideoService,
     SandboxVideoProvider,
     RelayVideoProvider,
+    VideoModels,
+    ...VIDEO_VENDORS,
+    {
+      provide: VIDEO_VENDOR_ADAPTERS,
+      // one adapter per protocol; a gateway speaks the Luma door
+      useFactory: (...vendors: VideoVendor[]): Record<string, VideoVendor> => ({ ...Object.fromEntries(vendors.map((v) => [v.protocol, v])), gateway: vendors[0] }),
+      inject: [...VIDEO_VENDORS],
+    },
     {
       provide: VIDEO_PROVIDERS,
       useFactory: (sandbox: SandboxVideoProvider, relay: RelayVideoProvider): Record<ProviderName, VideoProvider> => ({ sandbox, relay }),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig } from '../../infra/config/app-config.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
@@ -10,11 +11,31 @@ import { MediaService } from '../media/media.service.js';
 import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
+import type { ModelListDto } from './dto/model.dto.js';
+import type { VideoField } from './vendors/video-request.js';
 import { VideoKind } from './video.kind.js';
+import { VideoModels } from './video-models.js';
 import { toGenerationDto, VideoRecords } from './video.records.js';
-import type { KeyframeParams, KeyframePositionName, VideoParams, VideoTask } from './video-task.js';
+import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
+
+/** The Luma door's names of the normalized fields, for its 400s. */
+const LUMA_FIELDS: Record<VideoField, string> = {
+  model: 'model',
+  prompt: 'prompt',
+  negativePrompt: 'negative_prompt',
+  aspectRatio: 'aspect_ratio',
+  resolution: 'resolution',
+  durationS: 'duration',
+  firstFrame: 'keyframes.frame0',
+  lastFrame: 'keyframes.frame1',
+  continues: 'keyframes (a generation)',
+  loop: 'loop',
+  seed: 'seed',
+  audio: 'audio',
+  concepts: 'concepts',
+};
 
 @Injectable()
 export class VideoService {
@@ -25,6 +46,8 @@ export class VideoService {
     private readonly records: VideoRecords,
     private readonly media: MediaService,
     private readonly callbacks: CallbacksService,
+    private readonly models: VideoModels,
+    private readonly config: AppConfig,
   ) {}
 
   async createGeneration(principal: Principal, dto: CreateGenerationDto, requestBase?: string): Promise<GenerationDto> {
@@ -45,8 +68,39 @@ export class VideoService {
       ...(dto.duration ? { duration: dto.duration } : {}),
       ...(dto.concepts?.length ? { concepts: dto.concepts.map((c) => ({ key: c.key })) } : {}),
       keyframes,
+      ...(dto.model === undefined ? { any_model: true as const } : {}),
+      ...(dto.aspect_ratio === undefined ? { default_aspect_ratio: true as const } : {}),
     };
+    await this.models.check(toVideoRequest(params), LUMA_FIELDS);
     return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
+  }
+
+  /** The models callers may ask for, what each makes, its price. */
+  async listModels(): Promise<ModelListDto> {
+    const perSecond = this.config.kinds.video.prices.second;
+    const models = (await this.models.offered()).map(({ name, vendor, spec }) => ({
+      name,
+      operation: 'video' as const,
+      vendor,
+      vendor_model: spec.id,
+      durations_s: [...spec.durations],
+      aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
+      resolutions: [...spec.resolutions],
+      ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
+      text_to_video: spec.textToVideo,
+      first_frame: spec.firstFrame,
+      last_frame: spec.lastFrame,
+      continues: spec.continues,
+      loop: spec.loop,
+      seed: spec.seed,
+      audio: spec.audio,
+      negative_prompt: spec.negativePrompt,
+      concepts: spec.concepts,
+      max_prompt_chars: spec.maxPromptChars,
+      shape_from_first_frame: spec.shapeFromImage === true,
+      credits_per_second: perSecond,
+    }));
+    return { models };
   }
 
   async getGeneration(principal: Principal, id: string): Promise<GenerationDetailDto> {

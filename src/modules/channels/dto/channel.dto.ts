@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS } from '../channel-protocols.js';
@@ -28,6 +28,42 @@ export class ChannelCredentialsDto {
   api_key?: string;
 }
 
+const MODEL_NAME_RULE = { message: 'models[].name must be 1 to 64 characters: letters, digits and . _ : -' };
+
+/** What one model costs the company on this channel (in the vendor's money, as the operator counts it). */
+export class ChannelModelPriceDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'number' }, description: 'Per second of video, by resolution (540p, 720p, 1080p, 4k); "*" for any.', example: { '720p': 0.05, '1080p': 0.1 } })
+  @IsOptional()
+  @IsObject({ message: 'models[].price.per_second must be an object such as {"720p": 0.05}' })
+  per_second?: Record<string, number>;
+
+  @ApiPropertyOptional({ description: 'Per image made.', example: 0.04, minimum: 0 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'models[].price.per_image must be a number from 0' })
+  @Min(0, { message: 'models[].price.per_image must be a number from 0' })
+  per_image?: number;
+}
+
+/** A model a channel serves: the name callers use, and the vendor's id of it. */
+export class ChannelModelDto {
+  @ApiProperty({ description: 'The name callers ask for (the `model` of a request); unique on the channel.', example: 'kling-v2-1', maxLength: 64 })
+  @IsString(MODEL_NAME_RULE)
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, MODEL_NAME_RULE)
+  name!: string;
+
+  @ApiProperty({ description: "The vendor's id of the model (its catalog: GET /models lists what each protocol offers).", example: 'kling-v2-1', maxLength: 64 })
+  @IsString({ message: 'models[].vendor_model must be a string' })
+  @Length(1, 64, { message: 'models[].vendor_model must be 1 to 64 characters long' })
+  vendor_model!: string;
+
+  @ApiPropertyOptional({ type: ChannelModelPriceDto, description: 'What it costs the company.' })
+  @IsOptional()
+  @IsObject({ message: 'models[].price must be an object: {per_second} or {per_image}' })
+  @ValidateNested()
+  @Type(() => ChannelModelPriceDto)
+  price?: ChannelModelPriceDto;
+}
+
 const NAME_RULE = { message: 'name must be 1 to 128 characters: letters, digits, spaces and - _ . ( )' };
 
 export class CreateChannelDto {
@@ -36,14 +72,14 @@ export class CreateChannelDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9 _.()-]{0,127}$/, NAME_RULE)
   name!: string;
 
-  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes: kling takes expand; luma video; suno audio and music; a gateway channel one of expand, video, or audio and music.', example: ['expand'] })
+  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes: kling takes expand and video; luma and runway video; suno audio and music; a gateway channel one of expand, video, or audio and music.', example: ['expand'] })
   @IsArray({ message: `operations must be an array of: ${CHANNEL_OPERATIONS.join(', ')}` })
   @ArrayMinSize(1, { message: 'operations must name at least one operation' })
   @ArrayMaxSize(CHANNEL_OPERATIONS.length, { message: `operations must name each of ${CHANNEL_OPERATIONS.join(', ')} at most once` })
   @IsIn(CHANNEL_OPERATIONS, { each: true, message: `operations must hold only ${CHANNEL_OPERATIONS.join(', ')}` })
   operations!: (typeof CHANNEL_OPERATIONS)[number][];
 
-  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: "kling: Kling's API (JWT from access_key and secret_key); luma: Luma's Dream Machine API; suno: a Suno-style aggregator; gateway: a service speaking this interface (the last three with a Bearer api_key)." })
+  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: "kling: Kling's API (JWT from access_key and secret_key), expand and video; luma: Luma's Dream Machine API, video; runway: Runway's API (its models, Veo, Seedance), video; suno: a Suno-style aggregator; gateway: a service speaking this interface (all but kling with a Bearer api_key)." })
   @IsIn(CHANNEL_PROTOCOLS, { message: `protocol must be one of ${CHANNEL_PROTOCOLS.join(', ')}` })
   protocol!: (typeof CHANNEL_PROTOCOLS)[number];
 
@@ -78,6 +114,14 @@ export class CreateChannelDto {
   @Min(1, { message: 'max_running must be an integer from 1 to 100000, or null' })
   @Max(100000, { message: 'max_running must be an integer from 1 to 100000, or null' })
   max_running?: number | null;
+
+  @ApiPropertyOptional({ type: ChannelModelDto, isArray: true, maxItems: 64, description: "The models it serves (video channels). Empty or absent: every model of its vendor's catalog, under the vendor's ids." })
+  @IsOptional()
+  @IsArray({ message: 'models must be an array such as [{"name": "kling-v2-1", "vendor_model": "kling-v2-1"}]' })
+  @ArrayMaxSize(64, { message: 'models may hold at most 64 models' })
+  @ValidateNested({ each: true })
+  @Type(() => ChannelModelDto)
+  models?: ChannelModelDto[];
 }
 
 /** PATCH: any of the fields; credentials, when given, replace the stored ones whole. */
@@ -152,6 +196,9 @@ export class ChannelDto {
 
   @ApiProperty({ type: Number, nullable: true, example: null })
   max_running!: number | null;
+
+  @ApiProperty({ type: ChannelModelDto, isArray: true, description: "The models it serves as configured; empty: its vendor's whole catalog under the vendor's ids." })
+  models!: ChannelModelDto[];
 
   @ApiProperty({ enum: CHANNEL_STATUSES, example: 'enabled' })
   status!: string;

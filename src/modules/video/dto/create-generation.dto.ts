@@ -7,12 +7,13 @@ export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
 export const PROMPT_MAX_CHARS = 5000;
 export const DEFAULT_ASPECT_RATIO = '16:9';
-/** Luma's video models; ray-2 when none is given. */
+/** Luma's video models (the door's examples); the configured models decide what is taken (GET /models). */
 export const VIDEO_MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'] as const;
+/** What the record shows as the model of a generation that named none (any configured model that makes the rest serves it). */
 export const DEFAULT_VIDEO_MODEL = 'ray-2';
 /** Luma's resolutions: the video's height (540, 720, 1080 or 2160 px). */
 export const VIDEO_RESOLUTIONS = ['540p', '720p', '1080p', '4k'] as const;
-/** Luma's durations. */
+/** Luma's durations (the door's examples); the configured models decide which are taken (GET /models). */
 export const VIDEO_DURATIONS = ['5s', '9s'] as const;
 
 export class KeyframeDto {
@@ -85,20 +86,30 @@ export class CreateGenerationDto {
   @IsHttpUrl()
   callback_url?: string;
 
-  @ApiPropertyOptional({ enum: VIDEO_MODELS, default: DEFAULT_VIDEO_MODEL, description: "Luma's video model." })
+  @ApiPropertyOptional({
+    description: "The model, by the name GET /models lists (Luma's ray-2, ray-flash-2; Kling's, Runway's … as the channels serve them). Without it, any configured model that makes the rest of the request; the record then shows ray-2.",
+    example: 'ray-2',
+    maxLength: 64,
+  })
   @IsOptional()
-  @IsIn(VIDEO_MODELS, { message: `model must be one of ${VIDEO_MODELS.join(', ')}` })
-  model?: (typeof VIDEO_MODELS)[number];
+  @IsString({ message: 'model must be a string naming one of the models GET /models lists' })
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, { message: 'model must name one of the models GET /models lists (1 to 64 letters, digits and . _ : -)' })
+  model?: string;
 
   @ApiPropertyOptional({ enum: VIDEO_RESOLUTIONS, description: "The video's height: 540p, 720p, 1080p or 4k (2160 px). Without it the sandbox renders about 640x360." })
   @IsOptional()
   @IsIn(VIDEO_RESOLUTIONS, { message: `resolution must be one of ${VIDEO_RESOLUTIONS.join(', ')}` })
   resolution?: (typeof VIDEO_RESOLUTIONS)[number];
 
-  @ApiPropertyOptional({ enum: VIDEO_DURATIONS, description: 'Length of the video. Without it the sandbox renders 3 s.' })
+  @ApiPropertyOptional({
+    description: "Length of the video, `<seconds>s`: Luma's 5s and 9s, and any other a configured model makes (Kling 5s, 10s; Veo 4s, 6s, 8s …: GET /models). Without it the vendor's default (the sandbox renders 5 s).",
+    pattern: '^[1-9][0-9]?s$',
+    example: '5s',
+  })
   @IsOptional()
-  @IsIn(VIDEO_DURATIONS, { message: `duration must be one of ${VIDEO_DURATIONS.join(', ')}` })
-  duration?: (typeof VIDEO_DURATIONS)[number];
+  @IsString({ message: 'duration must be a string such as "5s"' })
+  @Matches(/^[1-9]\d?s$/, { message: 'duration must be a number of seconds followed by "s", such as "5s" or "10s"' })
+  duration?: string;
 
   @ApiPropertyOptional({ enum: ['video'], description: 'As the Luma SDK sends it; only "video" is offered here.' })
   @IsOptional()

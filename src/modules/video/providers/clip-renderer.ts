@@ -172,3 +172,8 @@ async function titleLayer(text: string, width: number, height: number): Promise<
 export async function lastFrame(file: string): Promise<Buffer> {
   return runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
 }
+
+/** The first frame of the video in `file`, as JPEG (the still of a vendor that gives none). */
+export async function firstFrame(file: string): Promise<Buffer> {
+  return runFfmpeg(['-loglevel', 'error', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1'], { collectStdout: true });
+}

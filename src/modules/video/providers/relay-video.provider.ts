@@ -1,36 +1,32 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
+import { type ServedModel, servedVideoModels } from '../../channels/channel-models.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
-import type { VideoTask } from '../video-task.js';
+import { unmetFields, type VideoRequest } from '../vendors/video-request.js';
+import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../vendors/video-vendor.js';
+import { toVideoRequest, type VideoTask } from '../video-task.js';
+import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
 const VIDEO_MAX_BYTES = 512 * 1024 * 1024;
 const IMAGE_MAX_BYTES = 32 * 1024 * 1024;
-/** How often Luma may be asked about a generation: it publishes no limit, so the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
-const MIN_POLL_S = 0;
-/** Luma's final states: the generation's next step acts on them. */
-const FINAL = new Set(['completed', 'failed']);
 
-interface UpstreamGeneration {
-  id?: unknown;
-  state?: unknown;
-  failure_reason?: unknown;
-  assets?: { video?: unknown; image?: unknown } | null;
-}
+/** The video vendors' adapters by channel protocol (`video-vendors.ts`; a gateway speaks Luma's). */
+export const VIDEO_VENDOR_ADAPTERS = Symbol('VIDEO_VENDOR_ADAPTERS');
 
 /**
- * Forwards generations to Luma's API (states queued | dreaming | completed | failed, `failure_reason`,
- * `assets.video`) or to an upstream speaking this same interface (pending | processing | …), through the
- * generation's channel (its base is the one before `/generations`: https://api.lumalabs.ai/dream-machine/v1,
- * or https://aggregator.example/video-b/v1; RELAY_VIDEO_URL is one channel). A create goes on to the next
- * channel only when one provably did not take it (429, refused connection, refused credentials or credit);
- * Luma has no idempotency key, so a create whose answer never arrived fails the generation rather than
- * risk a second one. A generation naming an earlier one as a keyframe goes to that one's channel.
+ * Relays generations to the vendors behind the video channels: a new generation goes to a channel with a
+ * model that makes exactly what it asks (`unmetFields` empty: no field dropped), whose vendor adapter maps
+ * the normalized request into its own; its later steps ask the channel that holds it. A create goes on to
+ * the next channel only when one provably did not take it (busy, refused connection, refused credentials or
+ * credit); a create whose answer never arrived fails the generation rather than risk a second (billed) one.
+ * A generation naming an earlier one as a keyframe goes to that one's channel. The result is downloaded
+ * into our storage at once (Runway's links expire within a day or two).
  */
 @Injectable()
 export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
@@ -41,20 +37,20 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     private readonly config: AppConfig,
     private readonly router: ChannelRouter,
     private readonly callbacks: UpstreamCallbackUrls,
+    @Inject(VIDEO_VENDOR_ADAPTERS) private readonly vendors: Record<string, VideoVendor>,
   ) {}
 
-  /** The generations a channel holds are asked about one by one (Luma has no query for several). */
+  /** The generations a channel holds are asked about one by one (no video vendor has a query for several). */
   async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
     const channel = await this.router.heldBy({ channelId }, 'video');
     if (!channel) return null;
+    const vendor = this.vendorOf(channel);
     return {
       name: channel.name,
       batchSize: 1,
       poll: async ([task]: WatchedTask[]) => {
-        const answer = await this.router.onHeld(channel, task.id, 'video', () =>
-          this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(task.upstreamId)}`, { auth: channel.auth, idempotent: true, once: true }),
-        );
-        return new Map<string, WatchNews>([[task.id, FINAL.has(String((answer.json as UpstreamGeneration).state)) ? 'changed' : 'working']]);
+        const status = await this.router.onHeld(channel, task.id, 'video', () => vendor.query(channel, task.upstreamId, true));
+        return new Map<string, WatchNews>([[task.id, status.state === 'working' ? 'working' : 'changed']]);
       },
     };
   }
@@ -65,30 +61,35 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         const channel = await this.router.heldBy(generation, 'video');
         if (!channel) return { kind: 'failed', reason: 'the channel that holds the generation no longer exists' };
         const upstreamId = generation.upstreamId;
-        return await this.router.onHeld(channel, generation.id, 'video', async () => {
-          const answer = await this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true });
-          return this.interpret(answer.json as UpstreamGeneration, generation, ctx);
-        });
+        const vendor = this.vendorOf(channel);
+        return await this.router.onHeld(channel, generation.id, 'video', async () => this.interpret(vendor, await vendor.query(channel, upstreamId, false), ctx));
       }
       if (generation.submitStartedAt) {
         return { kind: 'failed', reason: 'the upstream never answered the create request; it was not sent again, to avoid a second (billed) generation' };
       }
+      const request = toVideoRequest(generation.params);
       // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
-      const keyframes: Record<string, unknown> = {};
+      const generationIds: { first?: string; last?: string } = {};
       let pinnedTo: string | null = null;
-      for (const frame of generation.params.keyframes) {
-        if (frame.type === 'image') {
-          keyframes[frame.position] = { type: 'image', url: frame.url };
-          continue;
-        }
-        const named = await ctx.upstreamOf(frame.generation_id!);
-        if (!named) return { kind: 'failed', reason: `keyframes.${frame.position} names generation ${frame.generation_id}, which the upstream does not know` };
+      for (const [position, frame] of [['first', request.firstFrame], ['last', request.lastFrame]] as const) {
+        if (frame?.type !== 'generation') continue;
+        const named = await ctx.upstreamOf(frame.generationId);
+        const field = `keyframes.${position === 'first' ? 'frame0' : 'frame1'}`;
+        if (!named) return { kind: 'failed', reason: `${field} names generation ${frame.generationId}, which the upstream does not know` };
         if (pinnedTo && named.channelId && named.channelId !== pinnedTo) return { kind: 'failed', reason: 'the keyframes name generations made on different upstream channels' };
         pinnedTo = named.channelId ?? pinnedTo;
-        keyframes[frame.position] = { type: 'generation', id: named.upstreamId };
+        generationIds[position] = named.upstreamId;
       }
-      return await this.router.submitNew({ operation: 'video', task: generation, marks: ctx, pinnedTo, send: (channel) => this.submit(channel, generation, keyframes, ctx) });
+      return await this.router.submitNew({
+        operation: 'video',
+        task: generation,
+        marks: ctx,
+        pinnedTo,
+        fits: (channel) => this.modelFor(channel, request) !== undefined,
+        send: (channel) => this.submit(channel, generation, request, generationIds, ctx),
+      });
     } catch (err) {
+      if (err instanceof UnusableAnswer) return { kind: 'failed', reason: err.message };
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the generation: ${err.message}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
@@ -96,55 +97,53 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     }
   }
 
-  private async submit(channel: ChannelHandle, generation: VideoTask, keyframes: Record<string, unknown>, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  /** The channel's first model (in its list's order) that makes exactly what the request asks. */
+  private modelFor(channel: { protocol: string; models: unknown }, request: VideoRequest): ServedModel | undefined {
+    return servedVideoModels(channel).find((m) => (request.model === undefined || m.name === request.model) && unmetFields(m.spec, request).length === 0);
+  }
+
+  private vendorOf(channel: ChannelHandle): VideoVendor {
+    const vendor = this.vendors[channel.protocol];
+    if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which makes no video`, 0);
+    return vendor;
+  }
+
+  private async submit(channel: ChannelHandle, generation: VideoTask, request: VideoRequest, generationIds: { first?: string; last?: string }, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+    const vendor = this.vendorOf(channel);
+    const model = this.modelFor(channel, request);
+    if (!model) return { kind: 'failed', reason: `channel ${channel.name} has no model that makes what the generation asks` };
     const callbackUrl = this.callbacks.urlFor(generation.id);
-    const body = {
-      prompt: generation.params.prompt,
-      aspect_ratio: generation.params.aspect_ratio,
-      loop: generation.params.loop,
-      model: generation.params.model,
-      ...(generation.params.resolution ? { resolution: generation.params.resolution } : {}),
-      ...(generation.params.duration ? { duration: generation.params.duration } : {}),
-      ...(generation.params.concepts ? { concepts: generation.params.concepts } : {}),
-      ...(Object.keys(keyframes).length ? { keyframes } : {}),
-      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+    const created = await submitOnce(ctx, () =>
+      vendor.create(channel, {
+        model: model.spec,
+        request,
+        generationIds,
+        callbackUrl,
+        taskId: generation.id,
+        frameImage: (position) => ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1'),
+      }),
+    );
+    await ctx.saveUpstreamId(created.upstreamId, { callback: callbackUrl !== undefined });
+    return this.interpret(vendor, created.status, ctx);
+  }
+
+  private async interpret(vendor: VideoVendor, status: VendorStatus, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+    if (status.state === 'working') return { kind: 'watch', minPollS: vendor.minPollS };
+    if (status.state === 'failed') return { kind: 'failed', reason: `the upstream failed the generation: ${status.reason}` };
+    const video = new MediaFile(ctx.file('video', 'mp4'));
+    await this.client.downloadToFile(status.videoUrl, VIDEO_MAX_BYTES, video.path);
+    // a vendor without a still (Kling, Runway): the video's first frame
+    const thumbnail = status.thumbnailUrl ? await this.client.download(status.thumbnailUrl, IMAGE_MAX_BYTES) : await firstFrame(video.path).catch(() => undefined);
+    const meta = thumbnail ? await sharp(thumbnail).metadata().catch(() => null) : null;
+    return {
+      kind: 'done',
+      result: {
+        video,
+        thumbnail: thumbnail ?? Buffer.alloc(0),
+        thumbnailType: meta?.format === 'png' ? 'image/png' : 'image/jpeg',
+        width: meta?.width ?? 0,
+        height: meta?.height ?? 0,
+      },
     };
-    const answer = await submitOnce(ctx, () => this.client.call('POST', endpoint(channel), { body, auth: channel.auth, failFast: true }));
-    const created = answer.json as UpstreamGeneration;
-    if (typeof created.id !== 'string' || !created.id) return { kind: 'failed', reason: 'the upstream answered the create request without an id' };
-    await ctx.saveUpstreamId(created.id, { callback: callbackUrl !== undefined });
-    return this.interpret(created, generation, ctx);
   }
-
-  private async interpret(upstream: UpstreamGeneration, generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
-    switch (upstream.state) {
-      case 'completed': {
-        const videoUrl = upstream.assets?.video;
-        if (typeof videoUrl !== 'string') return { kind: 'failed', reason: 'the upstream completed without a video' };
-        const video = new MediaFile(ctx.file('video', 'mp4'));
-        await this.client.downloadToFile(videoUrl, VIDEO_MAX_BYTES, video.path);
-        const imageUrl = upstream.assets?.image;
-        const thumbnail = typeof imageUrl === 'string' ? await this.client.download(imageUrl, IMAGE_MAX_BYTES) : undefined;
-        const meta = thumbnail ? await sharp(thumbnail).metadata().catch(() => null) : null;
-        return {
-          kind: 'done',
-          result: {
-            video,
-            thumbnail: thumbnail ?? Buffer.alloc(0),
-            thumbnailType: meta?.format === 'png' ? 'image/png' : 'image/jpeg',
-            width: meta?.width ?? 0,
-            height: meta?.height ?? 0,
-          },
-        };
-      }
-      case 'failed':
-        return { kind: 'failed', reason: `the upstream failed the generation: ${typeof upstream.failure_reason === 'string' && upstream.failure_reason ? upstream.failure_reason : 'no reason given'}` };
-      default: // queued, dreaming, pending, processing: the poller watches it
-        return { kind: 'watch', minPollS: MIN_POLL_S };
-    }
-  }
-}
-
-function endpoint(channel: ChannelHandle): string {
-  return `${channel.baseUrl}/generations`;
 }

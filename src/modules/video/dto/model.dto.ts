@@ -1,0 +1,69 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** A model callers may ask for (the `model` of a request), and what it can make. */
+export class ModelDto {
+  @ApiProperty({ description: 'The name to ask for.', example: 'kling-v2-1' })
+  name!: string;
+
+  @ApiProperty({ enum: ['video'], description: 'The operation it serves.', example: 'video' })
+  operation!: 'video';
+
+  @ApiProperty({ description: 'The vendor behind it (a channel protocol; sandbox: rendered offline).', example: 'kling' })
+  vendor!: string;
+
+  @ApiProperty({ description: "The vendor's id of the model.", example: 'kling-v2-1' })
+  vendor_model!: string;
+
+  @ApiProperty({ type: [Number], description: 'Durations it makes, in seconds (the Luma door asks them as "<n>s").', example: [5, 10] })
+  durations_s!: number[];
+
+  @ApiProperty({ type: [String], description: 'Frame shapes it makes; ["any"]: any <w>:<h>.', example: ['16:9', '9:16', '1:1'] })
+  aspect_ratios!: string[];
+
+  @ApiProperty({ type: [String], example: ['720p', '1080p'] })
+  resolutions!: string[];
+
+  @ApiProperty({ type: [String], required: false, description: 'When only some pairs are made: `<aspect ratio>@<resolution>`.', example: ['16:9@720p', '9:16@720p'] })
+  sizes?: string[];
+
+  @ApiProperty({ description: 'It makes a video from a prompt alone (no first frame).', example: false })
+  text_to_video!: boolean;
+
+  @ApiProperty({ example: true })
+  first_frame!: boolean;
+
+  @ApiProperty({ description: 'An end frame (keyframes.frame1).', example: true })
+  last_frame!: boolean;
+
+  @ApiProperty({ description: 'A keyframe may be an earlier generation ({"type": "generation"}).', example: false })
+  continues!: boolean;
+
+  @ApiProperty({ example: false })
+  loop!: boolean;
+
+  @ApiProperty({ example: false })
+  seed!: boolean;
+
+  @ApiProperty({ description: 'Generated sound.', example: false })
+  audio!: boolean;
+
+  @ApiProperty({ example: true })
+  negative_prompt!: boolean;
+
+  @ApiProperty({ description: "Luma's camera-motion concepts.", example: false })
+  concepts!: boolean;
+
+  @ApiProperty({ example: 2500 })
+  max_prompt_chars!: number;
+
+  @ApiProperty({ description: 'With a first frame the video takes its shape (an aspect ratio cannot be asked then).', example: true })
+  shape_from_first_frame!: boolean;
+
+  @ApiProperty({ description: 'Credits charged per second of video (PRICE_VIDEO_SECOND).', example: 1 })
+  credits_per_second!: number;
+}
+
+export class ModelListDto {
+  @ApiProperty({ type: [ModelDto] })
+  models!: ModelDto[];
+}

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { UpstreamClient } from '../../../infra/relay/upstream-client.js';
+import type { VideoModelSpec } from './video-request.js';
+import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+
+/**
+ * Kling's models as its capability map gives them: `std` mode makes 720p and `pro` 1080p, a last frame
+ * (`image_tail`) needs `pro`; its image-to-video takes the first frame's shape (no aspect_ratio field).
+ */
+function kling(id: string, over: Partial<VideoModelSpec> = {}): VideoModelSpec {
+  return {
+    id,
+    durations: [5, 10],
+    aspectRatios: ['16:9', '9:16', '1:1'],
+    resolutions: ['720p', '1080p'],
+    textToVideo: true,
+    firstFrame: true,
+    lastFrame: true,
+    lastFrameResolution: '1080p',
+    continues: false,
+    loop: false,
+    seed: false,
+    audio: false,
+    negativePrompt: true,
+    concepts: false,
+    maxPromptChars: 2500,
+    shapeFromImage: true,
+    ...over,
+  };
+}
+
+export const KLING_VIDEO_MODELS: readonly VideoModelSpec[] = [
+  kling('kling-v1-6'),
+  kling('kling-v2-1', { textToVideo: false }),
+  kling('kling-v2-1-master', { resolutions: ['1080p'], lastFrame: false }),
+  kling('kling-v2-5-turbo'),
+  kling('kling-v2-6', { audio: true, lastFrame: false }),
+];
+
+/** Models that have one mode (their resolution is fixed): no `mode` is sent. */
+const ONE_MODE = new Set(['kling-v2-1-master']);
+
+interface KlingTask {
+  task_id?: unknown;
+  task_status?: unknown;
+  task_status_msg?: unknown;
+  task_result?: { videos?: { url?: unknown }[] } | null;
+}
+
+/**
+ * Kling's video API (the `model_name` design): `POST /v1/videos/text2video` or `/image2video` (with
+ * `image_tail`), `GET …/{task_id}`, its envelope `{code, message, request_id, data}` and states submitted |
+ * processing | succeed | failed; the JWT from the channel's access and secret keys. The upstream id kept
+ * for a task is `<endpoint>/<task_id>`, as its query needs the endpoint that made it.
+ */
+@Injectable()
+export class KlingVideoVendor implements VideoVendor {
+  static readonly protocol = 'kling';
+  static readonly models = KLING_VIDEO_MODELS;
+  readonly protocol = KlingVideoVendor.protocol;
+  readonly models = KLING_VIDEO_MODELS;
+  readonly minPollS = 2;
+
+  constructor(private readonly client: UpstreamClient) {}
+
+  async create(account: VendorAccount, { model, request, callbackUrl, taskId }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+    const endpoint = request.firstFrame ? 'image2video' : 'text2video';
+    const image = (frame: typeof request.firstFrame) => (frame?.type === 'image' ? frame.url : undefined);
+    const resolution = request.resolution ?? (request.lastFrame ? model.lastFrameResolution : undefined);
+    const body = {
+      model_name: model.id,
+      prompt: request.prompt,
+      ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
+      ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
+      ...(request.durationS !== undefined ? { duration: String(request.durationS) } : {}),
+      ...(endpoint === 'text2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
+      ...(request.firstFrame ? { image: image(request.firstFrame) } : {}),
+      ...(request.lastFrame ? { image_tail: image(request.lastFrame) } : {}),
+      ...(request.audio !== undefined && model.audio ? { sound: request.audio ? 'on' : 'off' } : {}),
+      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+      external_task_id: taskId,
+    };
+    // external_task_id is unique per account: a create sent twice is refused the second time, never made twice
+    const answer = await this.client.call('POST', `${account.baseUrl}/v1/videos/${endpoint}`, { body, auth: account.auth, failFast: true });
+    const data = (answer.json.data ?? {}) as KlingTask;
+    if (typeof data.task_id !== 'string' || !data.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
+    return { upstreamId: `${endpoint}/${data.task_id}`, status: statusOf(data) };
+  }
+
+  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
+    const [endpoint, id] = splitId(upstreamId);
+    const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(id)}`, { auth: account.auth, idempotent: true, once });
+    return statusOf((answer.json.data ?? {}) as KlingTask);
+  }
+}
+
+function splitId(upstreamId: string): [string, string] {
+  const at = upstreamId.indexOf('/');
+  return at < 0 ? ['text2video', upstreamId] : [upstreamId.slice(0, at), upstreamId.slice(at + 1)];
+}
+
+function statusOf(task: KlingTask): VendorStatus {
+  switch (task.task_status) {
+    case 'succeed': {
+      const url = task.task_result?.videos?.[0]?.url;
+      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url } : { state: 'failed', reason: 'the upstream succeeded without a video' };
+    }
+    case 'failed':
+      return { state: 'failed', reason: typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given' };
+    default: // submitted, processing
+      return { state: 'working' };
+  }
+}

@@ -1,0 +1,151 @@
+import { Injectable } from '@nestjs/common';
+import sharp from 'sharp';
+import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
+import type { VideoModelSpec } from './video-request.js';
+import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+
+/** The API version the adapter speaks (the `X-Runway-Version` header, as the SDK sends it). */
+export const RUNWAY_VERSION = '2024-11-06';
+/** Runway takes a data: URI under 5 MB encoded. */
+const DATA_URI_MAX = 5 * 1024 * 1024;
+
+/** Runway's `ratio` for each frame shape and height it makes. */
+const RATIOS: Record<string, string> = {
+  '16:9@720p': '1280:720',
+  '9:16@720p': '720:1280',
+  '4:3@720p': '1104:832',
+  '3:4@720p': '832:1104',
+  '1:1@720p': '960:960',
+  '21:9@720p': '1584:672',
+  '16:9@1080p': '1920:1080',
+  '9:16@1080p': '1080:1920',
+};
+const GEN4_SIZES = ['16:9@720p', '9:16@720p', '4:3@720p', '3:4@720p', '1:1@720p', '21:9@720p'];
+const VEO_SIZES = ['16:9@720p', '9:16@720p', '16:9@1080p', '9:16@1080p'];
+
+function runway(id: string, sizes: string[], over: Partial<VideoModelSpec>): VideoModelSpec {
+  return {
+    id,
+    durations: [5, 10],
+    aspectRatios: [...new Set(sizes.map((s) => s.split('@')[0]))],
+    resolutions: [...new Set(sizes.map((s) => s.split('@')[1]))],
+    sizes,
+    textToVideo: true,
+    firstFrame: true,
+    lastFrame: false,
+    continues: false,
+    loop: false,
+    seed: true,
+    audio: false,
+    negativePrompt: false,
+    concepts: false,
+    maxPromptChars: 1000,
+    ...over,
+  };
+}
+
+/** Runway's own models and, through it, Google's Veo and ByteDance's Seedance (SDK 4.x's types). */
+export const RUNWAY_MODELS: readonly VideoModelSpec[] = [
+  runway('gen4.5', GEN4_SIZES, { durations: [2, 3, 4, 5, 6, 7, 8, 9, 10] }),
+  runway('gen4_turbo', GEN4_SIZES, { textToVideo: false }),
+  runway('veo3.1', VEO_SIZES, { durations: [4, 6, 8], lastFrame: true, audio: true }),
+  runway('veo3.1_fast', VEO_SIZES, { durations: [4, 6, 8], lastFrame: true, audio: true }),
+  runway('seedance2', ['16:9@720p', '9:16@720p', '1:1@720p'], { lastFrame: true, audio: true }),
+];
+
+interface RunwayTask {
+  id?: unknown;
+  status?: unknown;
+  output?: unknown;
+  failure?: unknown;
+  failureCode?: unknown;
+}
+
+/**
+ * Runway's API: `POST /v1/image_to_video` or `/v1/text_to_video` ({id}), `GET /v1/tasks/{id}` (PENDING |
+ * THROTTLED | RUNNING | SUCCEEDED | FAILED | CANCELLED, `output` links that expire in 24–48 h, so the
+ * result is stored at once), Bearer key and `X-Runway-Version`. Images go as HTTPS URLs or, for any other
+ * URL (or a sample), inline as `data:` URIs, the only two forms Runway fetches.
+ */
+@Injectable()
+export class RunwayVendor implements VideoVendor {
+  static readonly protocol = 'runway';
+  static readonly models = RUNWAY_MODELS;
+  readonly protocol = RunwayVendor.protocol;
+  readonly models = RUNWAY_MODELS;
+  /** Runway asks not to expect updates more often than every 5 s. */
+  readonly minPollS = 5;
+
+  constructor(private readonly client: UpstreamClient) {}
+
+  async create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+    const { model, request } = create;
+    const ratio = RATIOS[`${request.aspectRatio ?? '16:9'}@${request.resolution ?? '720p'}`];
+    const frames = [
+      ...(request.firstFrame ? [{ uri: await this.imageUri(create, 'first'), position: 'first' }] : []),
+      ...(request.lastFrame ? [{ uri: await this.imageUri(create, 'last'), position: 'last' }] : []),
+    ];
+    const body = {
+      model: model.id,
+      promptText: request.prompt,
+      ratio,
+      duration: request.durationS ?? (model.durations.includes(5) ? 5 : model.durations[0]),
+      ...(frames.length === 1 && frames[0].position === 'first' ? { promptImage: frames[0].uri } : frames.length ? { promptImage: frames } : {}),
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      ...(model.audio ? { audio: request.audio ?? false } : {}),
+    };
+    const path = frames.length ? 'image_to_video' : 'text_to_video';
+    const answer = await this.calling(() => this.client.call('POST', `${account.baseUrl}/v1/${path}`, { body, auth: account.auth, failFast: true, headers: { 'x-runway-version': RUNWAY_VERSION } }));
+    const task = answer.json as RunwayTask;
+    if (typeof task.id !== 'string' || !task.id) throw new UnusableAnswer('the upstream answered the create request without an id');
+    return { upstreamId: task.id, status: { state: 'working' } };
+  }
+
+  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
+    const answer = await this.calling(() =>
+      this.client.call('GET', `${account.baseUrl}/v1/tasks/${encodeURIComponent(upstreamId)}`, { auth: account.auth, idempotent: true, once, headers: { 'x-runway-version': RUNWAY_VERSION } }),
+    );
+    return statusOf(answer.json as RunwayTask);
+  }
+
+  /** An HTTPS URL as it is; anything else (an http URL, a sample) inline, as a data: URI. */
+  private async imageUri(create: VendorCreate, position: 'first' | 'last'): Promise<string> {
+    const frame = position === 'first' ? create.request.firstFrame : create.request.lastFrame;
+    if (frame?.type === 'image' && frame.url.startsWith('https://')) return frame.url;
+    const bytes = await create.frameImage(position);
+    if (!bytes) throw new UpstreamRefused(`the ${position} frame could not be read`, 0);
+    const format = (await sharp(bytes).metadata()).format;
+    const type = format === 'png' ? 'image/png' : format === 'webp' ? 'image/webp' : 'image/jpeg';
+    const uri = `data:${type};base64,${bytes.toString('base64')}`;
+    if (uri.length >= DATA_URI_MAX) throw new UpstreamRefused(`the ${position} frame is too large for Runway inline (${uri.length} bytes encoded, under 5 MB taken); give it as an https URL`, 0);
+    return uri;
+  }
+
+  /** Runway says a lack of credit under 400 ("You do not have enough credits"): the account's, not the task's. */
+  private async calling<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof UpstreamRefused && err.kind === 'request' && /enough credits/i.test(err.message)) throw new UpstreamRefused(err.message, err.status, 'account');
+      throw err;
+    }
+  }
+}
+
+function statusOf(task: RunwayTask): VendorStatus {
+  switch (task.status) {
+    case 'SUCCEEDED': {
+      const url = Array.isArray(task.output) ? task.output[0] : undefined;
+      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url } : { state: 'failed', reason: 'the upstream succeeded without a video' };
+    }
+    case 'FAILED': {
+      const words = typeof task.failure === 'string' && task.failure ? task.failure : 'no reason given';
+      return { state: 'failed', reason: typeof task.failureCode === 'string' ? `${words} (${task.failureCode})` : words };
+    }
+    case 'CANCELLED':
+      return { state: 'failed', reason: 'the upstream task was cancelled' };
+    default: // PENDING, THROTTLED, RUNNING
+      return { state: 'working' };
+  }
+}
+

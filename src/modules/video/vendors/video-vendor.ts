@@ -1,0 +1,54 @@
+import type { UpstreamAuth } from '../../../infra/relay/upstream-client.js';
+import type { VideoModelSpec, VideoRequest } from './video-request.js';
+
+/** The account a call goes to: its base URL and how it authenticates (never logged). */
+export interface VendorAccount {
+  baseUrl: string;
+  auth: UpstreamAuth;
+}
+
+/** A create, mapped out of the normalized request by the adapter. */
+export interface VendorCreate {
+  model: VideoModelSpec;
+  request: VideoRequest;
+  /** The upstream ids of generations named as frames (the same account made them). */
+  generationIds: { first?: string; last?: string };
+  /** Where the upstream is asked to call back (UPSTREAM_CALLBACK_BASE_URL set). */
+  callbackUrl?: string;
+  /** Our id of the task, for vendors that keep the caller's own id (Kling's external_task_id). */
+  taskId: string;
+  /** A frame's image bytes (fetched from its URL, or a sample), for vendors that take images inline only. */
+  frameImage(position: 'first' | 'last'): Promise<Buffer | undefined>;
+}
+
+/** What an upstream says of a task. */
+export type VendorStatus =
+  | { state: 'working' }
+  | { state: 'succeeded'; videoUrl: string; thumbnailUrl?: string }
+  | { state: 'failed'; reason: string };
+
+/**
+ * One video vendor's protocol: the models it offers and what each can do, how a create is sent, how a
+ * task is asked about, and the cheap call that tests an account. The relay provider routes by the
+ * channel's protocol to its adapter; a new vendor is one such file and a line in `video-vendors.ts`.
+ * Errors are thrown as the UpstreamClient throws them (busy, refused: auth, account, request; unavailable).
+ */
+export interface VideoVendor {
+  /** The channel protocol it speaks. */
+  readonly protocol: string;
+  readonly models: readonly VideoModelSpec[];
+  /** How often its tasks may be asked about, at least (seconds). */
+  readonly minPollS: number;
+  /** Sends the create; answers the upstream's id and what it said of the task. */
+  create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }>;
+  /** Asks about one task (`once`: one try with a short time limit, as the poller asks). */
+  query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus>;
+}
+
+/** The vendor id of the model a channel serves under `name`, by the vendor's catalog. */
+export function modelOf(vendor: Pick<VideoVendor, 'models'>, vendorModel: string): VideoModelSpec | undefined {
+  return vendor.models.find((m) => m.id === vendorModel);
+}
+
+/** The upstream's answer cannot be used (a create without an id): the task fails with these words. */
+export class UnusableAnswer extends Error {}

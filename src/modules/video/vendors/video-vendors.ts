@@ -1,0 +1,22 @@
+import { KlingVideoVendor } from './kling-video.vendor.js';
+import { LumaVendor } from './luma.vendor.js';
+import { RunwayVendor } from './runway.vendor.js';
+import type { VideoModelSpec } from './video-request.js';
+
+/**
+ * The registry of video vendors: one adapter per channel protocol. A gateway speaking this interface's
+ * Luma door is Luma's protocol (its models are Luma's names).
+ */
+export const VIDEO_VENDORS = [LumaVendor, KlingVideoVendor, RunwayVendor] as const;
+
+export type VideoVendorClass = (typeof VIDEO_VENDORS)[number];
+
+/** The adapter class of a channel protocol for video; undefined when it has none. */
+export function videoVendorOf(protocol: string): VideoVendorClass | undefined {
+  return protocol === 'gateway' ? LumaVendor : VIDEO_VENDORS.find((v) => v.protocol === protocol);
+}
+
+/** The models a protocol offers for video, by the vendor's ids. */
+export function videoCatalogOf(protocol: string): readonly VideoModelSpec[] {
+  return videoVendorOf(protocol)?.models ?? [];
+}

@@ -1,0 +1,25 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
+import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
+import { ModelListDto } from './dto/model.dto.js';
+import { VideoService } from './video.service.js';
+
+@ApiTags('models')
+@ApiBearerAuth(API_KEY_SCHEME)
+@Controller('models')
+export class VideoModelsController {
+  constructor(private readonly video: VideoService) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listModels',
+    summary: 'The models you can ask for',
+    description: "Each video model the configured channels serve (or, with the sandbox, every vendor's model), what it can make and its price in credits. A request no model can make is refused with 400, naming the field and the models that could.",
+  })
+  @ApiOkResponse({ type: ModelListDto })
+  @ApiErrors(KEYED_ROUTE_ERRORS)
+  list(): Promise<ModelListDto> {
+    return this.video.listModels();
+  }
+}

@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { servedVideoModels } from '../channels/channel-models.js';
+import { ChannelRouter } from '../channels/channel-router.js';
+import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from './vendors/video-request.js';
+import { VIDEO_VENDORS } from './vendors/video-vendors.js';
+
+/** A model callers may ask for: its name, the vendor behind it, what it can do. */
+export interface OfferedModel {
+  name: string;
+  vendor: string;
+  spec: VideoModelSpec;
+}
+
+/** How long the configured models are reused before the channels are read again. */
+const CACHE_MS = 2000;
+
+/**
+ * The video models callers may ask for: those the video channels serve (any status: a disabled channel
+ * may come back; a request none of them could ever make is refused at once), or, with the sandbox, every
+ * vendor's model, each able to do everything the sandbox renders.
+ */
+@Injectable()
+export class VideoModels {
+  private cached?: { at: number; models: Promise<OfferedModel[]> };
+
+  constructor(
+    private readonly router: ChannelRouter,
+    private readonly config: AppConfig,
+  ) {}
+
+  offered(): Promise<OfferedModel[]> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.models;
+    const models = this.read().catch((err: unknown) => {
+      this.cached = undefined;
+      throw err;
+    });
+    this.cached = { at: Date.now(), models };
+    return models;
+  }
+
+  private async read(): Promise<OfferedModel[]> {
+    if (this.config.kinds.video.provider === 'sandbox') {
+      const ids = [...new Set(VIDEO_VENDORS.flatMap((v) => v.models.map((m) => m.id)))];
+      return ids.map((id) => ({ name: id, vendor: 'sandbox', spec: everything(id) }));
+    }
+    const seen = new Set<string>();
+    return (await this.router.configuredFor('video')).flatMap((channel) =>
+      servedVideoModels(channel)
+        .map((m) => ({ name: m.name, vendor: channel.protocol === 'gateway' ? 'gateway' : channel.protocol, spec: m.spec }))
+        .filter((m) => !seen.has(`${m.name}\n${m.vendor}\n${m.spec.id}`) && seen.add(`${m.name}\n${m.vendor}\n${m.spec.id}`)),
+    );
+  }
+
+  /**
+   * Refuses (400) a request no configured model could ever make, naming the door's fields (`labels`) it
+   * cannot have together and the models that could make it, or each field.
+   */
+  async check(request: VideoRequest, labels: Record<VideoField, string>): Promise<void> {
+    const offered = await this.offered();
+    if (offered.length === 0) return; // no channel yet: the task waits for one, as any relayed task does
+    const pool = offered.filter((m) => request.model === undefined || m.name === request.model);
+    if (pool.length === 0) {
+      throw new AppError('INVALID_PARAMETER', `${labels.model} must be one of the configured models: ${names(offered)} (not ${request.model})`);
+    }
+    const unmet = pool.map((m) => unmetFields(m.spec, request));
+    if (unmet.some((u) => u.length === 0)) return;
+    const failing = VIDEO_FIELDS.filter((f) => unmet.some((u) => u.includes(f)));
+    const blocking = failing.filter((f) => unmet.every((u) => u.includes(f)));
+    const fields = blocking.length > 0 ? blocking : failing;
+    const asked = request.model === undefined ? 'no configured model makes' : `model ${request.model} does not make`;
+    const whole = offered.filter((m) => unmetFields(m.spec, request).length === 0);
+    const could = whole.length > 0
+      ? `models that could make it: ${names(whole)}`
+      : fields.map((f) => `${labels[f]} is made by ${names(offered.filter((m) => !unmetFields(m.spec, request).includes(f))) || 'no configured model'}`).join('; ');
+    throw new AppError('INVALID_PARAMETER', `${fields.map((f) => labels[f]).join(', ')}: ${asked} this ${fields.map((f) => describe(f, request)).join(' with ')}; ${could}`);
+  }
+}
+
+function names(models: OfferedModel[]): string {
+  return [...new Set(models.map((m) => `${m.name} (${m.vendor})`))].join(', ');
+}
+
+/** The asked value of a field, in words. */
+function describe(field: VideoField, r: VideoRequest): string {
+  switch (field) {
+    case 'durationS':
+      return `duration of ${r.durationS} s`;
+    case 'resolution':
+      return `resolution (${r.resolution}${r.aspectRatio ? ` at ${r.aspectRatio}` : ''})`;
+    case 'aspectRatio':
+      return `aspect ratio (${r.aspectRatio}${r.firstFrame ? ', with a first frame' : ''})`;
+    case 'firstFrame':
+      return r.firstFrame ? 'first frame' : 'video from a prompt alone';
+    case 'lastFrame':
+      return r.firstFrame ? 'end frame' : 'end frame without a first frame';
+    case 'continues':
+      return 'continuation of a generation';
+    case 'prompt':
+      return `prompt of ${[...r.prompt].length} characters`;
+    case 'negativePrompt':
+      return 'negative prompt';
+    default:
+      return field;
+  }
+}
