@@ -45,12 +45,12 @@ export class VideoModels {
       const ids = [...new Set(VIDEO_VENDORS.flatMap((v) => v.models.map((m) => m.id)))];
       return ids.map((id) => ({ name: id, vendor: 'sandbox', spec: everything(id) }));
     }
-    const seen = new Set<string>();
-    return (await this.router.configuredFor('video')).flatMap((channel) =>
-      servedVideoModels(channel)
-        .map((m) => ({ name: m.name, vendor: channel.protocol === 'gateway' ? 'gateway' : channel.protocol, spec: m.spec }))
-        .filter((m) => !seen.has(`${m.name}\n${m.vendor}\n${m.spec.id}`) && seen.add(`${m.name}\n${m.vendor}\n${m.spec.id}`)),
-    );
+    // one entry per (name, vendor, vendor model), however many channels serve it
+    const offered = new Map<string, OfferedModel>();
+    for (const channel of await this.router.configuredFor('video')) {
+      for (const m of servedVideoModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
+    }
+    return [...offered.values()];
   }
 
   /**

@@ -54,7 +54,9 @@ export class LumaVendor implements VideoVendor {
 
   async create(account: VendorAccount, { model, request, generationIds, callbackUrl }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
     const frame = (f: VideoFrame | undefined, id: string | undefined) => (f?.type === 'image' ? { type: 'image', url: f.url } : f ? { type: 'generation', id } : undefined);
-    const keyframes = { frame0: frame(request.firstFrame, generationIds.first), frame1: frame(request.lastFrame, generationIds.last) };
+    const keyframes = Object.fromEntries(
+      ([['frame0', frame(request.firstFrame, generationIds.first)], ['frame1', frame(request.lastFrame, generationIds.last)]] as const).filter(([, f]) => f !== undefined),
+    );
     const body = {
       prompt: request.prompt,
       aspect_ratio: request.aspectRatio ?? '16:9',
@@ -63,7 +65,7 @@ export class LumaVendor implements VideoVendor {
       ...(request.resolution ? { resolution: request.resolution } : {}),
       ...(request.durationS !== undefined ? { duration: `${request.durationS}s` } : {}),
       ...(request.concepts?.length ? { concepts: request.concepts.map((key) => ({ key })) } : {}),
-      ...(keyframes.frame0 || keyframes.frame1 ? { keyframes: JSON.parse(JSON.stringify(keyframes)) as object } : {}),
+      ...(Object.keys(keyframes).length ? { keyframes } : {}),
       ...(callbackUrl ? { callback_url: callbackUrl } : {}),
     };
     const answer = (await this.client.call('POST', `${account.baseUrl}/generations`, { body, auth: account.auth, failFast: true })).json as Generation;

@@ -81,6 +81,7 @@ export class RunwayVendor implements VideoVendor {
   async create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
     const { model, request } = create;
     const ratio = RATIOS[`${request.aspectRatio ?? '16:9'}@${request.resolution ?? '720p'}`];
+    if (!ratio) throw new UpstreamRefused(`Runway makes no ${request.aspectRatio ?? '16:9'} video at ${request.resolution ?? '720p'}`, 0);
     const frames = [
       ...(request.firstFrame ? [{ uri: await this.imageUri(create, 'first'), position: 'first' }] : []),
       ...(request.lastFrame ? [{ uri: await this.imageUri(create, 'last'), position: 'last' }] : []),
