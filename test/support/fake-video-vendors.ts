@@ -13,7 +13,8 @@ export interface FakeVideoVendor {
   url: string;
   /** Creates received, by the vendor's task id: the path they came to and the body as sent. */
   created: Map<string, { path: string; body: Record<string, unknown>; polls: number; size: string; seconds: number; deleted?: boolean }>;
-  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string };
+  /** `stall`: its tasks stay in progress for ever (until deleted, where the vendor can). */
+  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean };
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -61,7 +62,7 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
       const task = key ? created.get(key) : undefined;
       if (!key || !task || task.path !== endpoint) return sendJson(res, 404, envelope(null, 1203, 'The requested resource does not exist'));
       task.polls++;
-      return sendJson(res, 200, envelope(record(key, task.polls < knobs.pollsUntilDone ? 'processing' : knobs.failWith ? 'failed' : 'succeed')));
+      return sendJson(res, 200, envelope(record(key, knobs.stall || task.polls < knobs.pollsUntilDone ? 'processing' : knobs.failWith ? 'failed' : 'succeed')));
     }
     if (req.method !== 'POST' || id) return sendJson(res, 404, envelope(null, 1202, 'invalid method'));
     const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
@@ -137,7 +138,7 @@ export async function startFakeRunway(apiKey: string): Promise<FakeVideoVendor> 
       }
       t.polls++;
       const common = { id: task[1], createdAt: new Date().toISOString() };
-      if (t.polls < knobs.pollsUntilDone) return sendJson(res, 200, { ...common, status: t.polls === 1 ? 'PENDING' : 'RUNNING', ...(t.polls > 1 ? { progress: 0.5 } : {}), estimatedCost: { credits: 50 } });
+      if (knobs.stall || t.polls < knobs.pollsUntilDone) return sendJson(res, 200, { ...common, status: t.polls === 1 ? 'PENDING' : 'RUNNING', ...(t.polls > 1 ? { progress: 0.5 } : {}), estimatedCost: { credits: 50 } });
       if (knobs.failWith) return sendJson(res, 200, { ...common, status: 'FAILED', failure: knobs.failWith, ...(knobs.failCode ? { failureCode: knobs.failCode } : {}), cost: { credits: 0 } });
       return sendJson(res, 200, { ...common, status: 'SUCCEEDED', output: [`${server.url}/files/${task[1]}.mp4?expires=${Date.now() + 86_400_000}`], cost: { credits: 50 } });
     }

@@ -59,16 +59,16 @@ describe('loadConfig: the settings of each task kind', () => {
 
   it("applies each kind's defaults: its deadline, no cap, the PROVIDER, its prices", () => {
     expect(loadConfig({}, '/srv', kinds).kinds).toEqual({
-      expand: { timeoutS: 600, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { image: 1 }, options: {} },
-      video: { timeoutS: 1800, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 1 }, options: {} },
+      expand: { timeoutS: 600, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { image: 1 }, options: {}, routing: 'weight' },
+      video: { timeoutS: 1800, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 1 }, options: {}, routing: 'weight' },
     });
   });
 
   it('reads the variables the kind declares; TASK_TIMEOUT_S is every kind\'s deadline unless its own is set', () => {
     const config = loadConfig({ TASK_TIMEOUT_S: '90', VIDEO_TIMEOUT_S: '120', EXPAND_MAX_RUNNING: '4', PROVIDER: 'relay', RELAY_EXPAND_URL: 'https://api.example/', VIDEO_PROVIDER: 'sandbox', PRICE_VIDEO_SECOND: '3' }, '/srv', kinds);
     expect(config.kinds).toEqual({
-      expand: { timeoutS: 90, maxRunning: 4, provider: 'relay', relayUrl: 'https://api.example', prices: { image: 1 }, options: {} },
-      video: { timeoutS: 120, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 3 }, options: {} },
+      expand: { timeoutS: 90, maxRunning: 4, provider: 'relay', relayUrl: 'https://api.example', prices: { image: 1 }, options: {}, routing: 'weight' },
+      video: { timeoutS: 120, maxRunning: undefined, provider: 'sandbox', relayUrl: undefined, prices: { second: 3 }, options: {}, routing: 'weight' },
     });
   });
 
@@ -91,6 +91,31 @@ describe('loadConfig: the settings of each task kind', () => {
         'RELAY_VIDEO_URL must be set when the video provider is relay (PROVIDER or VIDEO_PROVIDER)',
       ]),
     );
+  });
+});
+
+describe('loadConfig: how a kind with channels chooses among them', () => {
+  const kinds: KindSettingsSpec[] = [
+    { name: 'video', prefix: 'VIDEO', timeoutS: 1800, prices: {}, channels: true, costRouting: true },
+    { name: 'audio', prefix: 'AUDIO', timeoutS: 300, prices: {}, channels: true },
+    { name: 'join', prefix: 'JOIN', timeoutS: 60, prices: {}, relays: false },
+  ];
+
+  it('reads <PREFIX>_ROUTING (weight by default, or cost) for a kind whose channels price their models only, and names a bad value', () => {
+    expect(loadConfig({}, '/srv', kinds).kinds.video.routing).toBe('weight');
+    expect(loadConfig({ VIDEO_ROUTING: 'cost' }, '/srv', kinds).kinds.video.routing).toBe('cost');
+    expect(loadConfig({ JOIN_ROUTING: 'cost', AUDIO_ROUTING: 'cost' }, '/srv', kinds).kinds.join.routing).toBe('weight');
+    expect(loadConfig({ AUDIO_ROUTING: 'cost' }, '/srv', kinds).kinds.audio.routing).toBe('weight');
+    expect(() => loadConfig({ VIDEO_ROUTING: 'cheapest' }, '/srv', kinds)).toThrow('VIDEO_ROUTING must be one of the following values: weight, cost (got "cheapest")');
+  });
+
+  it('reads RELAY_UPSTREAM_ATTEMPTS within 1 to 10, and RELAY_FAILOVER_ON_CONTENT as a boolean', () => {
+    expect(loadConfig({}, '/srv', kinds).relay).toEqual(expect.objectContaining({ upstreamAttempts: 3, failoverOnContent: false }));
+    expect(loadConfig({ RELAY_UPSTREAM_ATTEMPTS: '1', RELAY_FAILOVER_ON_CONTENT: 'true' }, '/srv', kinds).relay).toEqual(expect.objectContaining({ upstreamAttempts: 1, failoverOnContent: true }));
+    expect(loadConfig({ RELAY_UPSTREAM_ATTEMPTS: '10' }, '/srv', kinds).relay.upstreamAttempts).toBe(10);
+    expect(() => loadConfig({ RELAY_UPSTREAM_ATTEMPTS: '0' }, '/srv', kinds)).toThrow(/RELAY_UPSTREAM_ATTEMPTS/);
+    expect(() => loadConfig({ RELAY_UPSTREAM_ATTEMPTS: '11' }, '/srv', kinds)).toThrow(/RELAY_UPSTREAM_ATTEMPTS/);
+    expect(() => loadConfig({ RELAY_FAILOVER_ON_CONTENT: 'yes' }, '/srv', kinds)).toThrow(/RELAY_FAILOVER_ON_CONTENT must be true or false/);
   });
 });
 

@@ -63,7 +63,8 @@ function knownVariables(): Set<string> {
   const body = /class EnvironmentVariables \{([\s\S]*?)\n\}/.exec(source)![1];
   const names = [...body.matchAll(/^\s+([A-Z][A-Z0-9_]*)[?!]?:/gm)].map((m) => m[1]);
   for (const { kind } of TASK_KIND_MODULES) {
-    const { prefix, prices, relays, options } = kind.definition.settings;
+    const { prefix, prices, relays, options, costRouting } = kind.definition.settings;
+    if (costRouting) names.push(`${prefix}_ROUTING`);
     names.push(`${prefix}_TIMEOUT_S`, `${prefix}_MAX_RUNNING`, ...Object.values(prices).map((p) => p.env), ...Object.values(options ?? {}).map((o) => o.env));
     if (relays !== false) names.push(`${prefix}_PROVIDER`, `RELAY_${prefix}_URL`);
   }

@@ -24,8 +24,8 @@ describe('README stays true', () => {
   it("documents every variable each registered task kind reads (its deadline, cap, provider, upstream, prices and own settings)", () => {
     const table = new Set([...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]));
     for (const { kind } of TASK_KIND_MODULES) {
-      const { prefix, prices, relays, options } = kind.definition.settings;
-      const upstream = relays === false ? [] : [`${prefix}_PROVIDER`, `RELAY_${prefix}_URL`];
+      const { prefix, prices, relays, options, costRouting } = kind.definition.settings;
+      const upstream = [...(relays === false ? [] : [`${prefix}_PROVIDER`, `RELAY_${prefix}_URL`]), ...(costRouting ? [`${prefix}_ROUTING`] : [])];
       for (const name of [`${prefix}_TIMEOUT_S`, `${prefix}_MAX_RUNNING`, ...upstream, ...Object.values(prices).map((p) => p.env), ...Object.values(options ?? {}).map((o) => o.env)]) expect([kind.definition.name, name, table.has(name)]).toEqual([kind.definition.name, name, true]);
     }
   });

@@ -138,6 +138,8 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
                   <th scope="col">Time</th>
                   <th scope="col">Channel</th>
                   <th scope="col">Outcome</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Upstream cost</th>
                   <th scope="col">Upstream's words</th>
                 </tr>
               </thead>
@@ -149,6 +151,8 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
                     </td>
                     <td>{a.channel ?? 'RELAY_EXPAND_URL'}</td>
                     <td>{a.outcome}</td>
+                    <td>{a.model ?? '—'}</td>
+                    <td>{a.cost ?? '—'}</td>
                     <td>{a.message ?? '—'}</td>
                   </tr>
                 ))}

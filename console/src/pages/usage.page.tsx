@@ -188,6 +188,38 @@ function AdminUsage(): JSX.Element {
             <h2 id="refusals-h">Refusals by code</h2>
             <Refusals counts={usage.data.days.refusals} />
           </section>
+          <section aria-labelledby="upstream-h">
+            <h2 id="upstream-h">Upstream cost</h2>
+            {usage.data.days.upstream_costs.length === 0 ? (
+              <p class="empty">No upstream task in the period (sandbox tasks cost nothing upstream).</p>
+            ) : (
+              <table>
+                <caption>Upstream tasks and what they cost the company, by owner, channel and model, beside the credits charged above</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Owner</th>
+                    <th scope="col">Operation</th>
+                    <th scope="col">Channel</th>
+                    <th scope="col">Model</th>
+                    <th scope="col">Upstream tasks</th>
+                    <th scope="col">Cost</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {usage.data.days.upstream_costs.map((c) => (
+                    <tr key={`${c.owner}/${c.operation}/${c.channel}/${c.model}`}>
+                      <td>{c.owner}</td>
+                      <td>{c.operation}</td>
+                      <td>{c.channel}</td>
+                      <td>{c.model || '—'}</td>
+                      <td>{c.upstream_tasks}</td>
+                      <td>{c.cost.toLocaleString()}{c.unpriced > 0 ? ` (${c.unpriced} unpriced)` : ''}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </section>
         </>
       )}
     </section>

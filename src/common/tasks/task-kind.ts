@@ -104,6 +104,8 @@ export interface WatchedTask {
   owner: string;
   channelId: string | null;
   upstreamId: string;
+  /** When its current upstream task was created (a channel's stall limit counts from there). */
+  upstreamSince: Date | null;
   createdAt: Date;
   traceParent: string | null;
 }

@@ -278,7 +278,8 @@ export class TaskStatesRepository {
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),
       // the upstream's own id: a lone surrogate or NUL in it would fail the write (a later query by it then fails the task)
-      saveUpstreamId: (upstreamId, options) => mark('upstream_id = $3, upstream_callback = $4', storableText(upstreamId), options?.callback ?? false),
+      saveUpstreamId: (upstreamId, options) => mark('upstream_id = $3, upstream_callback = $4, upstream_since = now()', storableText(upstreamId), options?.callback ?? false),
+      abandonUpstream: () => mark('upstream_id = NULL, upstream_since = NULL, upstream_callback = false, submit_started_at = NULL, channel_id = NULL'),
     };
   }
 

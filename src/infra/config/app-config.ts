@@ -10,6 +10,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const ROLES = ['api', 'worker', 'all'] as const;
 export type Role = (typeof ROLES)[number];
 export const PROVIDERS = ['sandbox', 'relay'] as const;
+export const ROUTINGS = ['weight', 'cost'] as const;
+export type RoutingName = (typeof ROUTINGS)[number];
 export type ProviderName = (typeof PROVIDERS)[number];
 export const STORAGE_DRIVERS = ['local', 'postgres', 's3'] as const;
 export const MEDIA_DELIVERIES = ['proxy', 'redirect'] as const;
@@ -116,6 +118,12 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(1) @Max(1000)
   RELAY_POLL_PER_CHANNEL: number = 16;
+
+  @IsOptional() @IsInt() @Min(1) @Max(10)
+  RELAY_UPSTREAM_ATTEMPTS: number = 3;
+
+  @IsOptional() @IsIn(BOOLEAN, { message: 'RELAY_FAILOVER_ON_CONTENT must be true or false' })
+  RELAY_FAILOVER_ON_CONTENT: string = 'false';
 
   @IsOptional() @Matches(HTTP_URL, { message: 'UPSTREAM_CALLBACK_BASE_URL must be an http(s) URL at which upstreams reach this gateway, such as https://media.example.com' })
   UPSTREAM_CALLBACK_BASE_URL?: string;
@@ -264,6 +272,10 @@ export interface RelayConfig {
   concurrency: number;
   /** Polls in flight at once to one channel, per instance. */
   pollPerChannel: number;
+  /** Upstream tasks one task may have: its first, and the ones it fails over to after an upstream took it and failed or stalled. */
+  upstreamAttempts: number;
+  /** A vendor's content refusal fails over too (RELAY_FAILOVER_ON_CONTENT); by default it ends the task. */
+  failoverOnContent: boolean;
   /** Where upstreams reach this gateway to call back (UPSTREAM_CALLBACK_BASE_URL); unset: polling only. */
   callbackBaseUrl?: string;
   /** How often a task whose upstream was asked to call back is polled anyway (the safety net). */
@@ -294,6 +306,8 @@ export interface KindSettingsSpec {
   relays?: boolean;
   /** Its relay goes through upstream channels: RELAY_<PREFIX>_URL, when set, is one channel, and may be left unset (channels from the admin API). */
   channels?: boolean;
+  /** Its channels' models carry prices: <PREFIX>_ROUTING may choose the cheapest (weight or cost). */
+  costRouting?: boolean;
   /** Its own integer settings, by name: the variable, its default and its bounds. */
   options?: Record<string, { env: string; default: number; min: number; max: number }>;
 }
@@ -311,6 +325,8 @@ export interface KindConfig {
   prices: Record<string, number>;
   /** Its own settings, by name (KindSettingsSpec.options). */
   options: Record<string, number>;
+  /** How a new task chooses among channels of the same priority (<PREFIX>_ROUTING, kinds whose models have prices): by weight, or the cheapest first. */
+  routing: RoutingName;
 }
 
 /** OpenTelemetry traces (OTEL_*): set exactly when an OTLP endpoint is, and the SDK is not disabled. */
@@ -461,6 +477,12 @@ function kindSettings(present: Record<string, string | undefined>, specs: KindSe
     for (const [price, { env: variable, default: fallback }] of Object.entries(spec.prices)) prices[price] = integerVar(present, variable, 0, 1_000_000, problems) ?? fallback;
     const options: Record<string, number> = {};
     for (const [option, { env: variable, default: fallback, min, max }] of Object.entries(spec.options ?? {})) options[option] = integerVar(present, variable, min, max, problems) ?? fallback;
+    const routingVar = `${spec.prefix}_ROUTING`;
+    let routing: RoutingName = 'weight';
+    if (spec.costRouting && present[routingVar] !== undefined) {
+      if ((ROUTINGS as readonly string[]).includes(present[routingVar]!)) routing = present[routingVar] as RoutingName;
+      else problems.push(`${routingVar} must be one of the following values: ${ROUTINGS.join(', ')} (got ${JSON.stringify(present[routingVar])})`);
+    }
     kinds[name] = {
       timeoutS: integerVar(present, `${spec.prefix}_TIMEOUT_S`, 1, MAX_TIMEOUT_S, problems) ?? defaults.timeoutS ?? spec.timeoutS,
       maxRunning: integerVar(present, `${spec.prefix}_MAX_RUNNING`, 1, 100_000, problems),
@@ -468,6 +490,7 @@ function kindSettings(present: Record<string, string | undefined>, specs: KindSe
       relayUrl: relayUrl?.replace(/\/+$/, ''),
       prices,
       options,
+      routing,
     };
   }
   return kinds;
@@ -530,6 +553,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       pollMs: vars.RELAY_POLL_MS,
       concurrency: vars.RELAY_CONCURRENCY,
       pollPerChannel: vars.RELAY_POLL_PER_CHANNEL,
+      upstreamAttempts: vars.RELAY_UPSTREAM_ATTEMPTS,
+      failoverOnContent: vars.RELAY_FAILOVER_ON_CONTENT === 'true' || vars.RELAY_FAILOVER_ON_CONTENT === '1',
       callbackBaseUrl: vars.UPSTREAM_CALLBACK_BASE_URL?.replace(/\/+$/, ''),
       callbackPollS: vars.UPSTREAM_CALLBACK_POLL_S,
     },

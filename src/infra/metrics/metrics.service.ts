@@ -78,8 +78,16 @@ export class MetricsService {
   /** Requests to upstream channels (creates and tests), by channel name, operation and outcome. */
   readonly channelRequests = new Counter({
     name: 'mgw_channel_requests_total',
-    help: 'Requests sent to upstream channels, by channel, operation and outcome (accepted, failed, busy, unreachable, refused_account, ambiguous, test_ok, test_failed)',
+    help: 'Requests sent to upstream channels, by channel, operation and outcome (accepted, failed, busy, unreachable, refused_account, ambiguous, abandoned, test_ok, test_failed)',
     labelNames: ['channel', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** What upstream tasks cost the company, by the channel's price of the model: every task an upstream took, those later abandoned included. */
+  readonly upstreamCost = new Counter({
+    name: 'mgw_upstream_cost_total',
+    help: "What the upstream tasks the channels accepted cost, by the channel's price of the model (tasks later abandoned included), by channel and model",
+    labelNames: ['channel', 'model'] as const,
     registers: [this.registry],
   });
 

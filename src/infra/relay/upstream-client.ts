@@ -41,6 +41,8 @@ export interface SubmitMarks {
   clearSubmitting(): Promise<void>;
   /** The upstream took it under this id; `callback`: the create asked it to call back (its polls are then a safety net). */
   saveUpstreamId(upstreamId: string, options?: { callback?: boolean }): Promise<void>;
+  /** The upstream task it held was given up (failed there, or stalled): it holds no upstream task and no channel, and may be sent anew. */
+  abandonUpstream(): Promise<void>;
 }
 
 /** How calls to one upstream account authenticate: Kling's JWT from its keys, a Bearer key, or nothing. */

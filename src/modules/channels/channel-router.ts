@@ -6,7 +6,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
-import { ChannelsRepository, type ChannelRow } from './channels.repository.js';
+import { ChannelsRepository, type ChannelRow, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { type ChannelOperation, configProtocolOf } from './channel-protocols.js';
 
@@ -20,7 +20,15 @@ export interface ChannelHandle {
   auth: UpstreamAuth;
   /** The models it lists (`channels.models`; empty: its vendor's catalog). */
   models: unknown;
+  /** Seconds after which an upstream task of it still working is given up (null: none). */
+  stallAfterS: number | null;
 }
+
+/** A channel as a candidate sees it: what it speaks and serves. */
+export type CandidateChannel = { protocol: string; models: unknown };
+
+/** What came of a create the channel answered; when it took the task, the facts of the upstream task it made. */
+export type Created<R> = StepOutcome<R> & { taken?: UpstreamTaskFacts };
 
 /** A new task's create request, as the channels are tried with it. */
 export interface Submission<R> {
@@ -30,9 +38,23 @@ export interface Submission<R> {
   /** A follow-up of what a channel holds (the clip continued, the generation named as a keyframe): only that channel can take it. */
   pinnedTo?: string | null;
   /** Whether a channel can make exactly what the task asks (a model of its that honours every field); absent: any can. */
-  fits?(channel: { protocol: string; models: unknown }): boolean;
+  fits?(channel: CandidateChannel): boolean;
+  /** What the task would cost the company on this channel (its model's price); null: not priced. Read when the operation routes by cost. */
+  costOf?(channel: CandidateChannel): number | null;
   /** Sends the create to this channel: throws UpstreamBusy when it provably did not take it, UpstreamRefused (account) on its credentials. */
-  send(channel: ChannelHandle): Promise<StepOutcome<R>>;
+  send(channel: ChannelHandle): Promise<Created<R>>;
+}
+
+/** An upstream task given up: it failed there for a reason of the vendor's own, or stalled past the channel's limit. */
+export interface Abandonment {
+  operation: ChannelOperation;
+  taskId: string;
+  channel: ChannelHandle;
+  upstreamId: string;
+  marks: SubmitMarks;
+  reason: string;
+  /** Cancels the upstream task, where the vendor can. */
+  cancel?: () => Promise<void>;
 }
 
 /** What came of a create sent to one channel: its outcome, or that the channel provably did not take the task. */
@@ -68,8 +90,10 @@ export class ChannelRouter {
     if (s.pinnedTo) return this.submitPinned(s, s.pinnedTo);
     const tried = new Set<string>();
     for (;;) {
-      const channel = await this.assign(s.operation, s.task.id, tried, s.fits);
+      const channel = await this.assign(s.operation, s.task.id, tried, s.fits, s.costOf);
       if (!channel) {
+        const nowhere = await this.nowhereElse(s);
+        if (nowhere) return nowhere;
         const limitS = this.config.kinds[s.operation].timeoutS;
         if (Date.now() - s.task.createdAt.getTime() > limitS * 1000) {
           return { kind: 'failed', reason: `no channel could take the task within ${limitS} s (${s.operation.toUpperCase()}_TIMEOUT_S): none enabled, or all busy or unreachable` };
@@ -97,6 +121,48 @@ export class ChannelRouter {
     return this.busy(s);
   }
 
+  /**
+   * A task that had upstream tasks and gave them up fails (with the last one's reason) once no enabled channel it
+   * has not had could make it: it would otherwise wait for its deadline for a channel that is not there.
+   */
+  private async nowhereElse<R>(s: Submission<R>): Promise<StepOutcome<R> | null> {
+    const history = await this.channels.upstreamTasksOf(s.task.id);
+    if (history.count === 0) return null;
+    const left = (await this.channels.untriedFor(s.operation, s.task.id)).filter((c) => !s.fits || s.fits(c));
+    if (left.length > 0) return null;
+    return { kind: 'failed', reason: `${history.lastAbandoned ?? 'the upstream gave up the task'}; no other channel can take it` };
+  }
+
+  /**
+   * Whether a task whose upstream task failed or stalled may go on to another channel: it has had fewer than
+   * RELAY_UPSTREAM_ATTEMPTS upstream tasks, and an enabled channel it has not had can make it. When not, its
+   * upstream task is left as it is (a failure ends the task with the vendor's words; a stall waits on).
+   */
+  async mayFailOver(operation: ChannelOperation, taskId: string, fits?: Submission<unknown>['fits']): Promise<boolean> {
+    const { count } = await this.channels.upstreamTasksOf(taskId);
+    if (count >= this.config.relay.upstreamAttempts) return false;
+    return (await this.channels.untriedFor(operation, taskId)).some((c) => !fits || fits(c));
+  }
+
+  /**
+   * Gives up the upstream task a task holds (after mayFailOver): it is cancelled where the vendor can, kept
+   * as an `abandoned` attempt (its cost stays on the accepted one), and the task holds no upstream task or
+   * channel any more, so its next create goes to a channel it has not had.
+   */
+  async abandon(a: Abandonment): Promise<void> {
+    let cancelled = '';
+    if (a.cancel) {
+      cancelled = await a.cancel().then(
+        () => '; cancelled upstream',
+        (err: unknown) => `; the upstream did not cancel it: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    await this.attempt(a.taskId, a.channel, a.operation, 'abandoned', `${a.reason}${cancelled}`, null);
+    await a.marks.abandonUpstream();
+    await this.failed(a.channel); // a channel whose tasks fail or stall counts toward its circuit, as one that refuses them
+    this.logger.warn({ msg: 'an upstream task was given up; the task goes on to another channel', channel_id: a.channel.id, channel: a.channel.name, task_id: a.taskId, upstream_id: a.upstreamId, reason: a.reason, cancelled: cancelled.startsWith('; cancelled') });
+  }
+
   private busy<R>(s: Submission<R>): StepOutcome<R> {
     return { kind: 'busy', seconds: pollDelaySeconds(s.task.createdAt, this.config.relay.pollMs) };
   }
@@ -107,7 +173,7 @@ export class ChannelRouter {
     const took = () => Math.round(performance.now() - started);
     try {
       const outcome = await s.send(channel);
-      await this.answeredAttempt(s.task.id, channel, s.operation, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null, took());
+      await this.answeredAttempt(s.task.id, channel, s.operation, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null, took(), outcome.taken);
       return { outcome };
     } catch (err) {
       const ms = took();
@@ -137,12 +203,20 @@ export class ChannelRouter {
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
    * atomically); null when none can take it now (the task waits, busy).
    */
-  async assign(operation: string, taskId: string, tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits']): Promise<ChannelHandle | null> {
+  async assign(operation: ChannelOperation, taskId: string, tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits'], costOf?: Submission<unknown>['costOf']): Promise<ChannelHandle | null> {
     let candidates = await this.channels.candidatesFor(operation, taskId, [...tried]);
     if (fits) candidates = candidates.filter((c) => fits(c));
+    const byCost = costOf && this.config.kinds[operation].routing === 'cost';
     while (candidates.length > 0) {
       const top = Math.max(...candidates.map((c) => c.priority));
-      const chosen = byWeight(candidates.filter((c) => c.priority === top));
+      let pool = candidates.filter((c) => c.priority === top);
+      if (byCost) {
+        // the cheapest of the priority (an unpriced channel after every priced one), by weight among equals
+        const costs = pool.map((c) => costOf(c) ?? Number.POSITIVE_INFINITY);
+        const least = Math.min(...costs);
+        pool = pool.filter((_c, i) => costs[i] === least);
+      }
+      const chosen = byWeight(pool);
       const handle = this.handleOf(chosen); // its credentials open before the task is given to it
       if (await this.channels.assignTask(taskId, chosen.id)) return handle;
       candidates = candidates.filter((c) => c.id !== chosen.id);
@@ -191,21 +265,22 @@ export class ChannelRouter {
   }
 
   /** Keeps a request sent to a channel and what came of it (`taskId` null: a test), and counts it. */
-  async attempt(taskId: string | null, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number | null): Promise<void> {
-    await this.channels.recordAttempt(taskId, channel.id || null, outcome, message, latencyMs);
-    this.count(channel, operation, outcome, latencyMs);
+  async attempt(taskId: string | null, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number | null, taken?: UpstreamTaskFacts): Promise<void> {
+    await this.channels.recordAttempt(taskId, channel.id || null, outcome, message, latencyMs, taken);
+    this.count(channel, operation, outcome, latencyMs, taken);
   }
 
-  private count(channel: ChannelHandle, operation: string, outcome: string, latencyMs: number | null): void {
+  private count(channel: ChannelHandle, operation: string, outcome: string, latencyMs: number | null, taken?: UpstreamTaskFacts): void {
     this.metrics.channelRequests.inc({ channel: channel.name, operation, outcome });
     if (latencyMs !== null) this.metrics.channelLatency.observe({ channel: channel.name, operation }, latencyMs / 1000);
+    if (taken?.cost != null) this.metrics.upstreamCost.inc({ channel: channel.name, model: taken.model }, taken.cost);
   }
 
   /** A task's request the channel answered (it took the task, or refused the task itself): kept and counted, and its circuit is healthy. */
-  private async answeredAttempt(taskId: string, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number): Promise<void> {
-    if (!channel.id) return this.attempt(taskId, channel, operation, outcome, message, latencyMs);
-    if (await this.channels.recordAnswered(taskId, channel.id, outcome, message, latencyMs)) this.logger.warn({ msg: 'channel circuit closed', channel_id: channel.id, channel: channel.name });
-    this.count(channel, operation, outcome, latencyMs);
+  private async answeredAttempt(taskId: string, channel: ChannelHandle, operation: string, outcome: string, message: string | null, latencyMs: number, taken?: UpstreamTaskFacts): Promise<void> {
+    if (!channel.id) return this.attempt(taskId, channel, operation, outcome, message, latencyMs, taken);
+    if (await this.channels.recordAnswered(taskId, channel.id, outcome, message, latencyMs, taken)) this.logger.warn({ msg: 'channel circuit closed', channel_id: channel.id, channel: channel.name });
+    this.count(channel, operation, outcome, latencyMs, taken);
   }
 
   /** The channel answered (it took the task, or refused the task itself): its circuit is healthy. */
@@ -236,7 +311,7 @@ export class ChannelRouter {
   }
 
   /** The channels of an operation that exist, enabled or not, with their protocol and the models they list. */
-  configuredFor(operation: ChannelOperation): Promise<{ name: string; protocol: string; models: unknown }[]> {
+  configuredFor(operation: ChannelOperation): Promise<({ name: string } & CandidateChannel)[]> {
     return this.channels.servingOperation(operation);
   }
 
@@ -249,7 +324,7 @@ export class ChannelRouter {
     const url = this.config.kinds[operation].relayUrl;
     if (!url) return null;
     const protocol = configProtocolOf(operation, this.config);
-    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.client.configAuth(protocol === 'kling'), models: [] };
+    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.client.configAuth(protocol === 'kling'), models: [], stallAfterS: null };
   }
 
   /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
@@ -259,7 +334,7 @@ export class ChannelRouter {
   }
 
   handleOf(channel: Channel): ChannelHandle {
-    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models };
+    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models, stallAfterS: channel.stallAfterS };
   }
 
   /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */

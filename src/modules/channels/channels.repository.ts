@@ -10,6 +10,26 @@ import { camelRow, prepared } from '../../infra/prisma/statement.js';
 /** A channel, with the unfinished tasks it holds (`runningTasks`, a counter the task table's trigger keeps). */
 export type ChannelRow = Channel;
 
+/** What a channel's accepted create made: the model asked for, the upstream's id, what it costs the company (null: no price set). */
+export interface UpstreamTaskFacts {
+  model: string;
+  upstreamId: string;
+  cost: number | null;
+}
+
+/** One request of a task to a channel, as the admin reads it. */
+export interface AttemptRow {
+  at: Date;
+  outcome: string;
+  message: string | null;
+  latency_ms: number | null;
+  channel_id: string | null;
+  channel: string | null;
+  model: string | null;
+  upstream_id: string | null;
+  cost: number | null;
+}
+
 /** What a new channel is made of (credentials already sealed). */
 export interface NewChannel {
   id: string;
@@ -22,6 +42,8 @@ export interface NewChannel {
   weight: number;
   priority: number;
   maxRunning: number | null;
+  /** Seconds after which an upstream task of it still working is given up (null: none). */
+  stallAfterS?: number | null;
   source: 'admin' | 'config';
   /** The models it serves (`ChannelModel`s); absent: none listed (its vendor's catalog). */
   models?: ChannelModel[];
@@ -91,17 +113,41 @@ export class ChannelsRepository {
    * (an earlier try) counts it among its tasks, so it is a candidate at its cap too.
    */
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
-    // one named statement for the whole rows (Prisma's findMany by the ids found was a second round trip per create)
+    // one named statement for the whole rows (Prisma's findMany by the ids found was a second round trip per create);
+    // a channel that already took the task (and failed it, or stalled) is not given it again
     const { rows } = await this.prisma.pool.query<Record<string, unknown>>(
       prepared(
         `SELECT c.* FROM channels c
          WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
            AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())
-           AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))`,
+           AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))
+           AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $3::uuid AND a.channel_id = c.id AND a.outcome = 'accepted')`,
         [operation, exclude, taskId],
       ),
     );
     return rows.map((r) => camelRow(r) as unknown as ChannelRow);
+  }
+
+  /** The enabled channels of an operation that have not had the task yet, whatever their circuit and load: where it could still fail over. */
+  async untriedFor(operation: string, taskId: string): Promise<ChannelRow[]> {
+    const rows = await this.prisma.$queryRawUnsafe<Record<string, unknown>[]>(
+      `SELECT c.* FROM channels c WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations)
+         AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $2::uuid AND a.channel_id = c.id AND a.outcome = 'accepted')`,
+      operation,
+      taskId,
+    );
+    return rows.map((r) => camelRow(r) as unknown as ChannelRow);
+  }
+
+  /** How many upstream tasks the task has had (creates a channel accepted), and why the last one given up was. */
+  async upstreamTasksOf(taskId: string): Promise<{ count: number; lastAbandoned: string | null }> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ count: number; last_abandoned: string | null }[]>(
+      `SELECT count(*) FILTER (WHERE outcome = 'accepted')::int AS count,
+              (array_agg(message ORDER BY at DESC, id DESC) FILTER (WHERE outcome = 'abandoned'))[1] AS last_abandoned
+       FROM task_attempts WHERE task_id = $1::uuid`,
+      taskId,
+    );
+    return { count: row?.count ?? 0, lastAbandoned: row?.last_abandoned ?? null };
   }
 
   /** The channels of an operation that exist (any status: a disabled one may come back), with what they serve. */
@@ -217,21 +263,24 @@ export class ChannelsRepository {
    * is kept and, when the channel had failures counted or its circuit was not closed, they are forgotten
    * (recordSuccess), in one statement. Answers whether the circuit closed.
    */
-  async recordAnswered(taskId: string, channelId: string, outcome: string, message: string | null, latencyMs: number | null): Promise<boolean> {
+  async recordAnswered(taskId: string, channelId: string, outcome: string, message: string | null, latencyMs: number | null, taken?: UpstreamTaskFacts): Promise<boolean> {
     const { rows } = await this.prisma.pool.query<{ closed: boolean }>(
       prepared(
-        `WITH attempt AS (INSERT INTO task_attempts (id, task_id, channel_id, at, outcome, message, latency_ms) VALUES ($1::uuid, $2::uuid, $3::uuid, now(), $4, $5, $6)),
+        `WITH attempt AS (INSERT INTO task_attempts (id, task_id, channel_id, at, outcome, message, latency_ms, model, upstream_id, cost)
+                          VALUES ($1::uuid, $2::uuid, $3::uuid, now(), $4, $5, $6, $7, $8, $9::float8)),
               ${healSql('$3')}
          SELECT closed FROM healed`,
-        [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs],
+        [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs, taken?.model ?? null, taken ? storableText(taken.upstreamId) : null, taken?.cost ?? null],
       ),
     );
     return rows[0]?.closed ?? false;
   }
 
   /** A request sent to a channel and what came of it; `taskId` null for a test. */
-  async recordAttempt(taskId: string | null, channelId: string | null, outcome: string, message: string | null, latencyMs: number | null): Promise<void> {
-    await this.prisma.taskAttempt.create({ data: { id: randomUUID(), taskId, channelId, outcome, message: message == null ? null : upstreamWords(message), latencyMs } });
+  async recordAttempt(taskId: string | null, channelId: string | null, outcome: string, message: string | null, latencyMs: number | null, taken?: UpstreamTaskFacts): Promise<void> {
+    await this.prisma.taskAttempt.create({
+      data: { id: randomUUID(), taskId, channelId, outcome, message: message == null ? null : upstreamWords(message), latencyMs, model: taken?.model ?? null, upstreamId: taken ? storableText(taken.upstreamId) : null, cost: taken?.cost ?? null },
+    });
   }
 
   /** Each channel's requests over the last 5 minutes: how many, how many answered, and their median latency. */
@@ -263,11 +312,12 @@ export class ChannelsRepository {
   }
 
   /** A task's attempts, oldest first, with the names of their channels; null when there is no such task. */
-  async attemptsOf(taskId: string): Promise<{ at: Date; outcome: string; message: string | null; latency_ms: number | null; channel_id: string | null; channel: string | null }[] | null> {
+  async attemptsOf(taskId: string): Promise<AttemptRow[] | null> {
     if (!isUUID(taskId)) return null;
     if (!(await this.prisma.task.findUnique({ where: { id: taskId }, select: { id: true } }))) return null;
     return this.prisma.$queryRawUnsafe(
-      `SELECT a.at, a.outcome, a.message, a.latency_ms, a.channel_id, c.name AS channel FROM task_attempts a LEFT JOIN channels c ON c.id = a.channel_id WHERE a.task_id = $1::uuid ORDER BY a.at, a.id`,
+      `SELECT a.at, a.outcome, a.message, a.latency_ms, a.channel_id, c.name AS channel, a.model, a.upstream_id, a.cost
+       FROM task_attempts a LEFT JOIN channels c ON c.id = a.channel_id WHERE a.task_id = $1::uuid ORDER BY a.at, a.id`,
       taskId,
     );
   }

@@ -87,6 +87,7 @@ export class ChannelsService implements OnModuleInit {
         weight: dto.weight ?? 100,
         priority: dto.priority ?? 0,
         maxRunning: dto.max_running ?? null,
+        stallAfterS: dto.stall_after_s ?? null,
         source: 'admin',
         models,
       });
@@ -109,7 +110,7 @@ export class ChannelsService implements OnModuleInit {
   }
 
   async updateChannel(id: string, dto: UpdateChannelDto): Promise<ChannelDto> {
-    const nulls = Object.entries(dto).filter(([field, value]) => value === null && field !== 'max_running');
+    const nulls = Object.entries(dto).filter(([field, value]) => value === null && field !== 'max_running' && field !== 'stall_after_s');
     if (nulls.length > 0) throw new AppError('INVALID_PARAMETER', `${nulls.map(([f]) => f).join(', ')} must not be null (leave a field out to keep it)`);
     if (dto.name !== undefined) checkName(dto.name);
     const current = await this.existing(id);
@@ -117,7 +118,7 @@ export class ChannelsService implements OnModuleInit {
       throw new AppError('CONFLICT', `channel ${id} holds ${current.runningTasks} unfinished task(s), which poll it at its address with its credentials: add a new channel and disable this one instead`);
     }
     if (current.source === 'config' && (dto.credentials || dto.base_url || dto.protocol || dto.operations || dto.name)) {
-      throw new AppError('CONFLICT', `channel ${id} comes from the configuration (RELAY_*): change its name, address, protocol, operations or keys there; weight, priority and max_running may be changed here`);
+      throw new AppError('CONFLICT', `channel ${id} comes from the configuration (RELAY_*): change its name, address, protocol, operations or keys there; weight, priority, max_running, stall_after_s and models may be changed here`);
     }
     const changes: ChannelChanges = {
       ...(dto.name !== undefined ? { name: dto.name } : {}),
@@ -127,6 +128,7 @@ export class ChannelsService implements OnModuleInit {
       ...(dto.weight !== undefined ? { weight: dto.weight } : {}),
       ...(dto.priority !== undefined ? { priority: dto.priority } : {}),
       ...(dto.max_running !== undefined ? { maxRunning: dto.max_running } : {}),
+      ...(dto.stall_after_s !== undefined ? { stallAfterS: dto.stall_after_s } : {}),
       ...(dto.models !== undefined ? { models: dto.models.map(toModel) } : {}),
     };
     const protocol = dto.protocol ?? current.protocol;
@@ -166,7 +168,17 @@ export class ChannelsService implements OnModuleInit {
   async attemptsOf(taskId: string): Promise<TaskAttemptDto[]> {
     const rows = await this.channels.attemptsOf(taskId);
     if (!rows) throw new AppError('NOT_FOUND', `No task ${taskId}`);
-    return rows.map((r) => ({ at: r.at.toISOString(), outcome: r.outcome, channel_id: r.channel_id, channel: r.channel, message: r.message, latency_ms: r.latency_ms }));
+    return rows.map((r) => ({
+      at: r.at.toISOString(),
+      outcome: r.outcome,
+      channel_id: r.channel_id,
+      channel: r.channel,
+      message: r.message,
+      latency_ms: r.latency_ms,
+      model: r.model,
+      upstream_id: r.upstream_id,
+      cost: r.cost,
+    }));
   }
 
   async deleteChannel(id: string): Promise<ChannelDto> {
@@ -236,6 +248,7 @@ function toDto(c: ChannelRow, recent: ChannelRecent | undefined): ChannelDto {
     weight: c.weight,
     priority: c.priority,
     max_running: c.maxRunning,
+    stall_after_s: c.stallAfterS,
     models: Array.isArray(c.models) ? (c.models as unknown as ChannelModel[]) : [],
     status: c.status,
     status_reason: c.statusReason,

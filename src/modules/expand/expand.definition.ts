@@ -5,7 +5,7 @@ export const EXPAND_DEFINITION: KindDefinition = {
   name: 'expand',
   states: { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' },
   noun: 'task',
-  settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } }, channels: true },
+  settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } }, channels: true, costRouting: true },
   openapi: { tag: 'image expand', description: 'Kling-style image expansion (outpainting).' },
   routes: { record: '/video-a/v1/images/editing/expand/{id}', callbacks: '/video-a/v1/images/editing/expand/{id}/callbacks' },
 };

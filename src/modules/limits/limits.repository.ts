@@ -173,6 +173,24 @@ export class LimitsRepository {
     return rows.map((r) => ({ day: r.day, owner: r.owner, ...toUsage(r) }));
   }
 
+  /**
+   * What upstreams cost for the tasks created in [from, to) (of one owner, or all): per owner, operation,
+   * channel and model, the upstream tasks channels accepted (those later abandoned included) and the sum of
+   * their priced costs.
+   */
+  async upstreamCosts(from: Date, to: Date, owner?: string): Promise<UpstreamCost[]> {
+    return this.prisma.$queryRawUnsafe<UpstreamCost[]>(
+      `SELECT t.owner, t.kind AS operation, COALESCE(c.name, 'RELAY_' || upper(t.kind) || '_URL') AS channel, COALESCE(a.model, '') AS model,
+              count(*)::int AS upstream_tasks, count(*) FILTER (WHERE a.cost IS NULL)::int AS unpriced, COALESCE(sum(a.cost), 0)::float8 AS cost
+       FROM tasks t JOIN task_attempts a ON a.task_id = t.id AND a.outcome = 'accepted' LEFT JOIN channels c ON c.id = a.channel_id
+       WHERE t.created_at >= $1 AND t.created_at < $2 AND ($3::varchar IS NULL OR t.owner = $3)
+       GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+      from,
+      to,
+      owner ?? null,
+    );
+  }
+
   /** Adds refusals to the per-day counts, in one statement. */
   async addRefusals(rows: RefusalCount[]): Promise<void> {
     if (rows.length === 0) return;
@@ -194,6 +212,17 @@ export class LimitsRepository {
       owner ?? null,
     );
   }
+}
+
+/** Upstream tasks and what they cost, for one owner, operation, channel and model. */
+export interface UpstreamCost {
+  owner: string;
+  operation: string;
+  channel: string;
+  model: string;
+  upstream_tasks: number;
+  unpriced: number;
+  cost: number;
 }
 
 interface UsageRow {

@@ -6,7 +6,7 @@ import { AppConfig, type OwnerLimitValues } from '../../infra/config/app-config.
 import { NotificationsService } from '../../infra/database/notifications.service.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import type { AdmissionSql, Statement } from '../../infra/prisma/statement.js';
-import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type RefusalCount, type StoredLimits } from './limits.repository.js';
+import { type DailyUsage, LIMITS_CHANNEL, LimitsRepository, type OperationUsage, type RefusalCount, type StoredLimits, type UpstreamCost } from './limits.repository.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** Requests are counted per owner in windows of this many seconds. */
@@ -222,6 +222,11 @@ export class LimitsService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /** Usage per owner and day, for days from..to (inclusive). */
+  /** Upstream tasks and their cost for tasks created on days [from, to] (UTC). */
+  upstreamCosts(from: Date, to: Date, owner?: string): Promise<UpstreamCost[]> {
+    return this.repository.upstreamCosts(from, new Date(to.getTime() + 24 * 3600 * 1000), owner);
+  }
+
   dailyUsage(from: Date, to: Date, owner?: string): Promise<DailyUsage[]> {
     return this.repository.usageByDay(from, new Date(to.getTime() + 24 * 3600 * 1000), owner);
   }

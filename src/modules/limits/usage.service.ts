@@ -68,13 +68,14 @@ export class UsageService {
     const to = query.to ? day(query.to, 'to') : new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()));
     if (to < from) throw new AppError('INVALID_PARAMETER', `to (${iso(to)}) must not be before from (${iso(from)})`);
     if (to.getTime() - from.getTime() > 366 * DAY_MS) throw new AppError('INVALID_PARAMETER', 'from and to may be at most 366 days apart');
-    const [rows, refusals] = await Promise.all([this.limits.dailyUsage(from, to, query.owner), this.limits.refusalsByDay(from, to, query.owner)]);
+    const [rows, refusals, upstream] = await Promise.all([this.limits.dailyUsage(from, to, query.owner), this.limits.refusalsByDay(from, to, query.owner), this.limits.upstreamCosts(from, to, query.owner)]);
     return {
       from: iso(from),
       to: iso(to),
       owner: query.owner ?? null,
       days: rows.map((r) => ({ day: r.day, owner: r.owner, operation: r.operation, ...toOperationDto(r) })),
       refusals: refusals.map((r) => ({ day: r.day, owner: r.owner, code: r.code, count: r.count })),
+      upstream_costs: upstream.map((u) => ({ ...u, cost: Math.round(u.cost * 1e6) / 1e6 })),
     };
   }
 

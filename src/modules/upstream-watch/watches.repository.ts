@@ -19,6 +19,7 @@ interface DueRow {
   owner: string;
   channel_id: string | null;
   upstream_id: string;
+  upstream_since: Date | null;
   created_at: Date;
   trace_parent: string | null;
   due_at: Date;
@@ -52,19 +53,19 @@ export class WatchesRepository {
            WHERE w.poll_at <= now() AND (w.lease_until IS NULL OR w.lease_until < now())
              AND NOT EXISTS (SELECT 1 FROM channels c WHERE c.id = w.channel_id AND c.polls_paused_until > now())
            ORDER BY w.poll_at LIMIT $1 FOR UPDATE OF w SKIP LOCKED),
-         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.upstream_id, t.trace_parent, due.poll_at, ${next} AS next_s
+         t AS (SELECT t.id, t.state, t.owner, t.created_at, t.upstream_id, t.upstream_since, t.trace_parent, due.poll_at, ${next} AS next_s
                FROM tasks t JOIN due ON due.task_id = t.id WHERE t.id = ANY (ARRAY(SELECT task_id FROM due))),
          gone AS (DELETE FROM task_watches w WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state <> 'running' OR upstream_id IS NULL))),
          taken AS (
            UPDATE task_watches w SET lease_owner = $2, poll_at = now() + make_interval(secs => t.next_s),
              lease_until = now() + make_interval(secs => GREATEST(t.next_s, $3::float8))
            FROM t WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state = 'running' AND upstream_id IS NOT NULL)) AND t.id = w.task_id
-           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.created_at, t.trace_parent, t.poll_at AS due_at, t.next_s < $3::float8 AS release_after_poll)
+           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.upstream_since, t.created_at, t.trace_parent, t.poll_at AS due_at, t.next_s < $3::float8 AS release_after_poll)
          SELECT * FROM taken`,
         [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS],
       ),
     );
-    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at, releaseAfterPoll: r.release_after_poll }));
+    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, upstreamSince: r.upstream_since, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at, releaseAfterPoll: r.release_after_poll }));
   }
 
   /** Polled, nothing new: lets go of those whose next poll comes before their lease ends (held until their next poll, the others need no write). */

@@ -5,7 +5,7 @@ export const VIDEO_DEFINITION: KindDefinition = {
   name: 'video',
   states: { queued: 'pending', running: 'dreaming', succeeded: 'completed', failed: 'failed' },
   noun: 'generation',
-  settings: { prefix: 'VIDEO', timeoutS: 1800, prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } }, channels: true },
+  settings: { prefix: 'VIDEO', timeoutS: 1800, prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } }, channels: true, costRouting: true },
   openapi: { tag: 'video generation', description: 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.' },
   routes: { record: '/video-b/v1/generations/{id}', callbacks: '/video-b/v1/generations/{id}/callbacks' },
 };

@@ -115,6 +115,21 @@ export class CreateChannelDto {
   @Max(100000, { message: 'max_running must be an integer from 1 to 100000, or null' })
   max_running?: number | null;
 
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    description: 'An upstream task of this channel still working after this many seconds is given up: cancelled where the vendor can, its cost kept, and the task goes on to the next capable channel (RELAY_UPSTREAM_ATTEMPTS). null: no limit but the task\'s deadline.',
+    minimum: 1,
+    maximum: 86400,
+    example: null,
+  })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsInt({ message: 'stall_after_s must be an integer from 1 to 86400, or null' })
+  @Min(1, { message: 'stall_after_s must be an integer from 1 to 86400, or null' })
+  @Max(86400, { message: 'stall_after_s must be an integer from 1 to 86400, or null' })
+  stall_after_s?: number | null;
+
   @ApiPropertyOptional({ type: ChannelModelDto, isArray: true, maxItems: 64, description: "The models it serves (video channels). Empty or absent: every model of its vendor's catalog, under the vendor's ids." })
   @IsOptional()
   @IsArray({ message: 'models must be an array such as [{"name": "kling-v2-1", "vendor_model": "kling-v2-1"}]' })
@@ -197,6 +212,9 @@ export class ChannelDto {
   @ApiProperty({ type: Number, nullable: true, example: null })
   max_running!: number | null;
 
+  @ApiProperty({ type: Number, nullable: true, description: 'Seconds after which an upstream task of it still working is given up and the task fails over; null: none.', example: null })
+  stall_after_s!: number | null;
+
   @ApiProperty({ type: ChannelModelDto, isArray: true, description: "The models it serves as configured; empty: its vendor's whole catalog under the vendor's ids." })
   models!: ChannelModelDto[];
 
@@ -261,8 +279,9 @@ export class TaskAttemptDto {
   at!: string;
 
   @ApiProperty({
-    enum: ['accepted', 'busy', 'unreachable', 'refused_account', 'failed', 'ambiguous'],
-    description: 'accepted: the channel took it; busy / unreachable / refused_account: it provably did not, and the next channel was tried; failed: the task itself was refused; ambiguous: no answer after sending (looked up there next).',
+    enum: ['accepted', 'busy', 'unreachable', 'refused_account', 'failed', 'ambiguous', 'abandoned'],
+    description:
+      'accepted: the channel took it (an upstream task was made); busy / unreachable / refused_account: it provably did not, and the next channel was tried; failed: the task itself was refused; ambiguous: no answer after sending (looked up there next); abandoned: the upstream task the channel took failed there or stalled past its limit, was cancelled where the vendor can, and the task went on to the next channel.',
   })
   outcome!: string;
 
@@ -277,4 +296,13 @@ export class TaskAttemptDto {
 
   @ApiProperty({ type: Number, nullable: true, description: 'How long the request took, in ms.', example: 230 })
   latency_ms!: number | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'On accepted: the model asked for, by the name callers use.', example: 'ray-2' })
+  model!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "On accepted: the upstream's id of the task it made.", example: null })
+  upstream_id!: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: "On accepted: what the upstream task costs the company, by the channel's price of the model (null: no price set).", example: 0.5 })
+  cost!: number | null;
 }

@@ -127,6 +127,30 @@ export class DailyRefusalsDto {
   count!: number;
 }
 
+/** What upstreams cost for one owner, operation, channel and model. */
+export class UpstreamCostDto {
+  @ApiProperty({ example: 'team-video' })
+  owner!: string;
+
+  @ApiProperty({ description: 'The operation (task kind).', example: 'video' })
+  operation!: string;
+
+  @ApiProperty({ description: 'The channel (an account of one vendor) that took the upstream tasks.', example: 'kling-a' })
+  channel!: string;
+
+  @ApiProperty({ description: 'The model asked for, by the name callers use (empty for operations without models).', example: 'kling-v1-6' })
+  model!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Upstream tasks the channel took for these tasks, those later abandoned (failed there, or stalled) included.', example: 4 })
+  upstream_tasks!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Of those, how many had no price set on the channel (not in cost).', example: 0 })
+  unpriced!: number;
+
+  @ApiProperty({ description: "What they cost the company, by the channel's prices (per second of video at its resolution, per image).", example: 2.8 })
+  cost!: number;
+}
+
 export class AdminUsageDto {
   @ApiProperty({ format: 'date', example: '2026-11-01' })
   from!: string;
@@ -142,4 +166,7 @@ export class AdminUsageDto {
 
   @ApiProperty({ type: DailyRefusalsDto, isArray: true, description: 'Refusals by a limit (1302, 1303, 1102) per day, owner and code; days without any are left out.' })
   refusals!: DailyRefusalsDto[];
+
+  @ApiProperty({ type: UpstreamCostDto, isArray: true, description: 'What upstreams cost for the tasks created in the period, per owner, operation, channel and model, beside the credits charged (days).' })
+  upstream_costs!: UpstreamCostDto[];
 }

@@ -5,7 +5,7 @@ import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ServedModel, servedVideoModels } from '../../channels/channel-models.js';
-import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { unmetFields, type VideoRequest } from '../vendors/video-request.js';
 import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../vendors/video-vendor.js';
@@ -27,6 +27,11 @@ export const VIDEO_VENDOR_ADAPTERS = Symbol('VIDEO_VENDOR_ADAPTERS');
  * credit); a create whose answer never arrived fails the generation rather than risk a second (billed) one.
  * A generation naming an earlier one as a keyframe goes to that one's channel. The result is downloaded
  * into our storage at once (Runway's links expire within a day or two).
+ *
+ * Failover after acceptance: an upstream task that fails for a reason of the vendor's own (not a content
+ * refusal, unless RELAY_FAILOVER_ON_CONTENT), or is still working past its channel's `stall_after_s`, is
+ * given up (cancelled where the vendor can) and the generation is sent to a capable channel it has not had,
+ * up to RELAY_UPSTREAM_ATTEMPTS upstream tasks; the caller sees one generation, charged once.
  */
 @Injectable()
 export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
@@ -49,6 +54,8 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       name: channel.name,
       batchSize: 1,
       poll: async ([task]: WatchedTask[]) => {
+        // stalled past the channel's limit: its step gives it up
+        if (stalledOn(channel, task.upstreamSince)) return new Map<string, WatchNews>([[task.id, 'changed']]);
         const status = await this.router.onHeld(channel, task.id, 'video', () => vendor.query(channel, task.upstreamId, true));
         return new Map<string, WatchNews>([[task.id, status.state === 'working' ? 'working' : 'changed']]);
       },
@@ -57,17 +64,27 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     try {
+      const request = toVideoRequest(generation.params);
       if (generation.upstreamId) {
         const channel = await this.router.heldBy(generation, 'video');
         if (!channel) return { kind: 'failed', reason: 'the channel that holds the generation no longer exists' };
         const upstreamId = generation.upstreamId;
         const vendor = this.vendorOf(channel);
-        return await this.router.onHeld(channel, generation.id, 'video', async () => this.interpret(vendor, await vendor.query(channel, upstreamId, false), ctx));
-      }
-      if (generation.submitStartedAt) {
+        const status = await this.router.onHeld(channel, generation.id, 'video', () => vendor.query(channel, upstreamId, false));
+        const stalled = status.state === 'working' && stalledOn(channel, generation.upstreamSince);
+        // a follow-up of a generation (a keyframe naming one) can be made only where that one is: no failover
+        const pinned = request.firstFrame?.type === 'generation' || request.lastFrame?.type === 'generation';
+        const failsOver = status.state === 'failed' && !pinned && (!status.content || this.config.relay.failoverOnContent);
+        if (!((stalled && !pinned) || failsOver) || !(await this.router.mayFailOver('video', generation.id, (c) => this.modelFor(c, request) !== undefined))) {
+          return await this.interpret(vendor, status, ctx);
+        }
+        const reason = stalled ? `the upstream task was still working after ${channel.stallAfterS} s (the channel's stall_after_s)` : `the upstream failed the generation: ${status.state === 'failed' ? status.reason : ''}`;
+        const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
+        await this.router.abandon({ operation: 'video', taskId: generation.id, channel, upstreamId, marks: ctx, reason, cancel });
+        // on to a channel it has not had (ChannelRouter excludes those), in this same step
+      } else if (generation.submitStartedAt) {
         return { kind: 'failed', reason: 'the upstream never answered the create request; it was not sent again, to avoid a second (billed) generation' };
       }
-      const request = toVideoRequest(generation.params);
       // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
       const generationIds: { first?: string; last?: string } = {};
       let pinnedTo: string | null = null;
@@ -86,6 +103,10 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         marks: ctx,
         pinnedTo,
         fits: (channel) => this.modelFor(channel, request) !== undefined,
+        costOf: (channel) => {
+          const model = this.modelFor(channel, request);
+          return model ? costOf(model, request) : null;
+        },
         send: (channel) => this.submit(channel, generation, request, generationIds, ctx),
       });
     } catch (err) {
@@ -98,7 +119,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
   }
 
   /** The channel's first model (in its list's order) that makes exactly what the request asks. */
-  private modelFor(channel: { protocol: string; models: unknown }, request: VideoRequest): ServedModel | undefined {
+  private modelFor(channel: CandidateChannel, request: VideoRequest): ServedModel | undefined {
     return servedVideoModels(channel).find((m) => (request.model === undefined || m.name === request.model) && unmetFields(m.spec, request).length === 0);
   }
 
@@ -108,7 +129,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     return vendor;
   }
 
-  private async submit(channel: ChannelHandle, generation: VideoTask, request: VideoRequest, generationIds: { first?: string; last?: string }, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  private async submit(channel: ChannelHandle, generation: VideoTask, request: VideoRequest, generationIds: { first?: string; last?: string }, ctx: VideoContext): Promise<Created<VideoResult>> {
     const vendor = this.vendorOf(channel);
     const model = this.modelFor(channel, request);
     if (!model) return { kind: 'failed', reason: `channel ${channel.name} has no model that makes what the generation asks` };
@@ -124,7 +145,8 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       }),
     );
     await ctx.saveUpstreamId(created.upstreamId, { callback: callbackUrl !== undefined });
-    return this.interpret(vendor, created.status, ctx);
+    const taken = { model: model.name, upstreamId: created.upstreamId, cost: costOf(model, request) };
+    return { ...(await this.interpret(vendor, created.status, ctx)), taken };
   }
 
   private async interpret(vendor: VideoVendor, status: VendorStatus, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
@@ -146,4 +168,22 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       },
     };
   }
+}
+
+/** Whether the upstream task a generation holds on `channel` has worked past the channel's stall limit. */
+function stalledOn(channel: ChannelHandle, since: Date | null): boolean {
+  return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
+}
+
+/**
+ * What a generation costs the company on a model a channel serves: its price per second at the asked
+ * resolution (or `*`), times the asked duration (the model's first resolution and duration when not asked);
+ * null when the channel set no price for it.
+ */
+export function costOf(model: ServedModel, request: VideoRequest): number | null {
+  const perSecond = model.price?.per_second;
+  if (!perSecond) return null;
+  const price = perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*'];
+  if (price === undefined) return null;
+  return Math.round(price * (request.durationS ?? model.spec.durations[0]) * 1e6) / 1e6;
 }

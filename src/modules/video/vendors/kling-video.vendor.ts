@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from './video-request.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { isContentRefusal, UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
 
 /**
  * Kling's models as its capability map gives them: `std` mode makes 720p and `pro` 1080p, a last frame
@@ -106,7 +106,10 @@ function statusOf(task: KlingTask): VendorStatus {
       return typeof url === 'string' ? { state: 'succeeded', videoUrl: url } : { state: 'failed', reason: 'the upstream succeeded without a video' };
     }
     case 'failed':
-      return { state: 'failed', reason: typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given' };
+    {
+      const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
+      return { state: 'failed', reason, content: isContentRefusal(reason) };
+    }
     default: // submitted, processing
       return { state: 'working' };
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../../infra/relay/upstream-client.js';
 import type { VideoFrame, VideoModelSpec } from './video-request.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { isContentRefusal, UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
 
 const ASPECTS = ['1:1', '16:9', '9:16', '4:3', '3:4', '21:9', '9:21'];
 
@@ -86,7 +86,10 @@ function statusOf(generation: Generation): VendorStatus {
         ? { state: 'succeeded', videoUrl: generation.assets.video, ...(typeof generation.assets.image === 'string' ? { thumbnailUrl: generation.assets.image } : {}) }
         : { state: 'failed', reason: 'the upstream completed without a video' };
     case 'failed':
-      return { state: 'failed', reason: typeof generation.failure_reason === 'string' && generation.failure_reason ? generation.failure_reason : 'no reason given' };
+    {
+      const reason = typeof generation.failure_reason === 'string' && generation.failure_reason ? generation.failure_reason : 'no reason given';
+      return { state: 'failed', reason, content: isContentRefusal(reason) };
+    }
     default: // queued, dreaming, pending, processing
       return { state: 'working' };
   }

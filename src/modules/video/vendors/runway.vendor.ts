@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from './video-request.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { isContentRefusal, UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
 
 /** The API version the adapter speaks (the `X-Runway-Version` header, as the SDK sends it). */
 export const RUNWAY_VERSION = '2024-11-06';
@@ -109,6 +109,11 @@ export class RunwayVendor implements VideoVendor {
     return statusOf(answer.json as RunwayTask);
   }
 
+  /** `DELETE /v1/tasks/{id}`: cancels a task still PENDING, THROTTLED or RUNNING (204, no body). */
+  async cancel(account: VendorAccount, upstreamId: string): Promise<void> {
+    await this.client.call('DELETE', `${account.baseUrl}/v1/tasks/${encodeURIComponent(upstreamId)}`, { auth: account.auth, idempotent: true, headers: { accept: '*/*', 'x-runway-version': RUNWAY_VERSION } });
+  }
+
   /** An HTTPS URL as it is; anything else (an http URL, a sample) inline, as a data: URI. */
   private async imageUri(create: VendorCreate, position: 'first' | 'last'): Promise<string> {
     const frame = position === 'first' ? create.request.firstFrame : create.request.lastFrame;
@@ -141,7 +146,9 @@ function statusOf(task: RunwayTask): VendorStatus {
     }
     case 'FAILED': {
       const words = typeof task.failure === 'string' && task.failure ? task.failure : 'no reason given';
-      return { state: 'failed', reason: typeof task.failureCode === 'string' ? `${words} (${task.failureCode})` : words };
+      const code = typeof task.failureCode === 'string' ? task.failureCode : undefined;
+      // SAFETY.INPUT.*, SAFETY.OUTPUT.*, INPUT_PREPROCESSING.SAFETY.*: Runway's moderation
+      return { state: 'failed', reason: code ? `${words} (${code})` : words, content: code ? /(^|\.)SAFETY(\.|$)/.test(code) : isContentRefusal(words) };
     }
     case 'CANCELLED':
       return { state: 'failed', reason: 'the upstream task was cancelled' };

@@ -25,7 +25,8 @@ export interface VendorCreate {
 export type VendorStatus =
   | { state: 'working' }
   | { state: 'succeeded'; videoUrl: string; thumbnailUrl?: string }
-  | { state: 'failed'; reason: string };
+  /** `content`: the vendor refused what was asked (its moderation), rather than failing for a reason of its own. */
+  | { state: 'failed'; reason: string; content?: boolean };
 
 /**
  * One video vendor's protocol: the models it offers and what each can do, how a create is sent, how a
@@ -43,6 +44,16 @@ export interface VideoVendor {
   create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }>;
   /** Asks about one task (`once`: one try with a short time limit, as the poller asks). */
   query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus>;
+  /** Cancels a task it is still working on (vendors that can: Runway's DELETE /v1/tasks/{id}). */
+  cancel?(account: VendorAccount, upstreamId: string): Promise<void>;
+}
+
+/** Words of a vendor's failure that say its moderation refused the request (Luma's, Kling's risk control). */
+const CONTENT_WORDS = /moderat|flagged|not allowed|inappropriate|restricted|risk control|sensitive|safety|nsfw|content polic|violat/i;
+
+/** Whether a vendor's failure reason is a content refusal. */
+export function isContentRefusal(words: string): boolean {
+  return CONTENT_WORDS.test(words);
 }
 
 /** The vendor id of the model a channel serves under `name`, by the vendor's catalog. */
