@@ -1,7 +1,7 @@
 import type { InputHTMLAttributes, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { createChannel, disableChannel, enableChannel, listChannels, testChannel, updateChannel } from '../api/sdk.gen';
-import type { ChannelCredentialsDto, ChannelDto, CreateChannelDto, UpdateChannelDtoWritable } from '../api/types.gen';
+import type { ChannelCredentialsDto, ChannelDto, ChannelModelDto, CreateChannelDto, UpdateChannelDtoWritable } from '../api/types.gen';
 import { ErrorMessage, Loading, Notice } from '../components/status.component';
 import { call } from '../lib/api.client';
 import { formatTime } from '../lib/format';
@@ -12,11 +12,12 @@ type Protocol = CreateChannelDto['protocol'];
 type Operation = CreateChannelDto['operations'][number];
 const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
 /** The operations each protocol takes (a gateway channel: one group, as its base URL is one). */
-const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], suno: ['audio', 'music'], gateway: OPERATIONS };
+const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], stability: ['expand'], suno: ['audio', 'music'], gateway: OPERATIONS };
 const BASE_URL_HINT: Record<Protocol, string> = {
   kling: 'https://api-singapore.klingai.com',
   luma: 'https://api.lumalabs.ai/dream-machine/v1',
   runway: 'https://api.dev.runwayml.com',
+  stability: 'https://api.stability.ai',
   suno: 'https://aggregator.example/suno',
   gateway: 'https://other-gateway/video-a',
 };
@@ -32,12 +33,18 @@ interface ChannelForm {
   weight: string;
   priority: string;
   max_running: string;
+  stall_after_s: string;
+  /** The models it serves, as JSON ([{name, vendor_model, price}]); empty: its vendor's catalog. */
+  models: string;
 }
 
-const EMPTY: ChannelForm = { name: '', operations: ['expand'], protocol: 'kling', base_url: '', access_key: '', secret_key: '', api_key: '', weight: '100', priority: '0', max_running: '' };
+const EMPTY: ChannelForm = { name: '', operations: ['expand'], protocol: 'kling', base_url: '', access_key: '', secret_key: '', api_key: '', weight: '100', priority: '0', max_running: '', stall_after_s: '', models: '' };
 
 function formOf(c: ChannelDto): ChannelForm {
-  return { ...EMPTY, name: c.name, operations: c.operations as Operation[], protocol: c.protocol as Protocol, base_url: c.base_url, weight: String(c.weight), priority: String(c.priority), max_running: c.max_running === null ? '' : String(c.max_running) };
+  return { ...EMPTY, name: c.name, operations: c.operations as Operation[], protocol: c.protocol as Protocol, base_url: c.base_url, weight: String(c.weight), priority: String(c.priority), max_running: c.max_running === null ? '' : String(c.max_running),
+    stall_after_s: c.stall_after_s === null ? '' : String(c.stall_after_s),
+    models: c.models.length ? JSON.stringify(c.models, null, 2) : '',
+  };
 }
 
 /** The credentials typed (write-only: never read back); none typed on an edit keeps the stored ones. */
@@ -48,13 +55,26 @@ function credentialsOf(f: ChannelForm): ChannelCredentialsDto | undefined {
 
 const int = (v: string) => (v.trim() === '' ? undefined : Number(v));
 
+/** The models typed as JSON: an array, or empty for none listed. */
+function parseModels(text: string): ChannelModelDto[] {
+  if (text.trim() === '') return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error('Models must be JSON, such as [{"name": "ray-2", "vendor_model": "ray-2"}]');
+  }
+  if (!Array.isArray(value)) throw new Error('Models must be a JSON array');
+  return value as ChannelModelDto[];
+}
+
 /** Add (no `channel`) or edit a channel. Credentials are write-only fields: empty on an edit means unchanged. */
 function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(message: string | null): void }): JSX.Element {
   const [form, setForm] = useState<ChannelForm>(channel ? formOf(channel) : EMPTY);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const prefix = channel ? `edit-${channel.id}` : 'new-channel';
-  const input = (name: Exclude<keyof ChannelForm, 'operations'>, label: string, attrs: InputHTMLAttributes<HTMLInputElement> = {}) => (
+  const input = (name: Exclude<keyof ChannelForm, 'operations' | 'models'>, label: string, attrs: InputHTMLAttributes<HTMLInputElement> = {}) => (
     <div class="field">
       <label for={`${prefix}-${name}`}>{label}</label>
       <input id={`${prefix}-${name}`} value={form[name]} onInput={(e) => setForm({ ...form, [name]: e.currentTarget.value })} autoComplete="off" spellcheck={false} {...attrs} />
@@ -65,7 +85,17 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
     setBusy(true);
     setError(null);
     try {
-      const common = { name: form.name.trim(), protocol: form.protocol, base_url: form.base_url.trim(), weight: int(form.weight), priority: int(form.priority), max_running: form.max_running.trim() === '' ? null : Number(form.max_running) };
+      const models = parseModels(form.models);
+      const common = {
+        name: form.name.trim(),
+        protocol: form.protocol,
+        base_url: form.base_url.trim(),
+        weight: int(form.weight),
+        priority: int(form.priority),
+        max_running: form.max_running.trim() === '' ? null : Number(form.max_running),
+        stall_after_s: form.stall_after_s.trim() === '' ? null : Number(form.stall_after_s),
+        models,
+      };
       if (channel) {
         const body: UpdateChannelDtoWritable = { ...common, operations: form.operations };
         const credentials = credentialsOf(form);
@@ -102,6 +132,8 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
         >
           <option value="kling">kling (Kling's API, expand: access key and secret key)</option>
           <option value="luma">luma (Luma's API, video: an API key)</option>
+          <option value="runway">runway (Runway's API, video: its models, Veo, Seedance: an API key)</option>
+          <option value="stability">stability (Stability's outpaint, expand: an API key)</option>
           <option value="suno">suno (a Suno-style aggregator, audio and music: an API key)</option>
           <option value="gateway">gateway (this interface: an API key)</option>
         </select>
@@ -134,6 +166,11 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
       {input('weight', 'Weight (0–1000)', { type: 'number', min: 0, max: 1000 })}
       {input('priority', 'Priority (−1000–1000, higher first)', { type: 'number', min: -1000, max: 1000 })}
       {input('max_running', 'Tasks at once (empty: no cap)', { type: 'number', min: 1 })}
+      {input('stall_after_s', 'Give up an upstream task still working after (s; empty: no limit)', { type: 'number', min: 1, max: 86400 })}
+      <div class="field">
+        <label for={`${prefix}-models`}>Models (JSON: [{'{'}"name", "vendor_model", "price": {'{'}"per_second": {'{'}"720p": 0.1{'}'}{'}'} or {'{'}"per_image": 0.04{'}'}{'}'}]; empty: the vendor's catalog)</label>
+        <textarea id={`${prefix}-models`} rows={4} value={form.models} onInput={(e) => setForm({ ...form, models: e.currentTarget.value })} spellcheck={false} />
+      </div>
       <div class="actions">
         <button type="submit" disabled={busy}>
           {channel ? 'Save channel' : 'Add channel'}

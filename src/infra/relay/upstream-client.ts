@@ -86,6 +86,9 @@ export class UpstreamRefused extends Error {
 export interface UpstreamAnswer {
   status: number;
   json: Record<string, unknown>;
+  /** The body as it came (an image a synchronous vendor answers with). */
+  body: Buffer;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -110,6 +113,10 @@ export interface CallOptions {
   once?: boolean;
   /** Headers a vendor's API asks for besides auth (Runway's X-Runway-Version). */
   headers?: Record<string, string>;
+  /** A multipart body instead of JSON (Stability's form with an image file). */
+  form?: FormData;
+  /** The largest answer taken (1 MiB unless said: an image answer is larger). */
+  maxBytes?: number;
 }
 
 /** A poll's time limit: well within the poller's lease. */
@@ -188,23 +195,25 @@ export class UpstreamClient {
 
   private async calling(method: 'GET' | 'POST' | 'DELETE', url: string, options: CallOptions): Promise<UpstreamAnswer> {
     const auth = options.auth ?? this.configAuth(options.kling ?? false);
+    const multipart = options.form ? await encodeForm(options.form) : undefined;
     let last: UpstreamUnavailable | undefined;
     for (let attempt = 0; attempt < (options.once ? 1 : TRIES); attempt++) {
       if (attempt > 0) await sleep(Math.min(250 * 2 ** attempt, 2000));
-      const headers = { accept: 'application/json', ...options.headers, ...(await this.authorization(auth)), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
+      const bodyType: Record<string, string> = multipart ? { 'content-type': multipart.type } : options.body !== undefined ? { 'content-type': 'application/json' } : {};
+      const headers = { accept: 'application/json', ...options.headers, ...(await this.authorization(auth)), ...bodyType };
       try {
         const res = await this.fetcher.request(url, {
           method,
           headers,
-          body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
-          maxBytes: MAX_BODY,
+          body: multipart ? multipart.bytes : options.body !== undefined ? JSON.stringify(options.body) : undefined,
+          maxBytes: options.maxBytes ?? MAX_BODY,
           acceptAnyStatus: true,
           keepAlive: true,
           followRedirects: method === 'GET',
           timeoutMs: Math.min(this.config.outbound.timeoutMs, options.once ? POLL_TIMEOUT_MS : 30_000),
         });
-        const json = parseJson(res.body);
-        if (res.status >= 200 && res.status < 300) return { status: res.status, json };
+        const json = /^(image|video|audio)\//.test(String(res.headers['content-type'] ?? '')) ? {} : parseJson(res.body);
+        if (res.status >= 200 && res.status < 300) return { status: res.status, json, body: res.body, headers: res.headers };
         const message = upstreamMessage(json) ?? `HTTP ${res.status}`;
         if (res.status === 429 && ACCOUNT_CODES.has(json.code as number)) {
           // Kling's 1100s under 429: the account is out of credit or in arrears; waiting will not help.
@@ -259,6 +268,12 @@ export class UpstreamClient {
   }
 }
 
+/** A form as the bytes and content type (with its boundary) of a multipart/form-data body. */
+async function encodeForm(form: FormData): Promise<{ bytes: Buffer; type: string }> {
+  const encoded = new Response(form);
+  return { bytes: Buffer.from(await encoded.arrayBuffer()), type: encoded.headers.get('content-type')! };
+}
+
 function parseJson(body: Buffer): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(body.toString('utf8'));
@@ -275,6 +290,8 @@ export function upstreamMessage(json: Record<string, unknown>): string | undefin
     if (typeof value === 'string' && value) return value;
     if (typeof value === 'object' && value && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
   }
+  // Stability's {"name": "bad_request", "errors": ["…"]}
+  if (Array.isArray(json.errors) && json.errors.every((e) => typeof e === 'string') && json.errors.length > 0) return `${typeof json.name === 'string' ? `${json.name}: ` : ''}${json.errors.join('; ')}`;
   return undefined;
 }
 

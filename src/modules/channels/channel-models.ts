@@ -9,6 +9,17 @@ export type ChannelModel = {
   price?: { per_second?: Record<string, number>; per_image?: number };
 };
 
+/** The one model each expand vendor offers, by channel protocol (a channel names it to price it). */
+export const EXPAND_MODELS: Record<string, string> = { kling: 'kling-expand', stability: 'outpaint', gateway: 'expand' };
+
+/** The expand model a channel serves, under the name it lists it by (its vendor's id when it lists none), with its price. */
+export function servedExpandModel(channel: { protocol: string; models: unknown }): { name: string; price?: ChannelModel['price'] } {
+  const listed = Array.isArray(channel.models) ? (channel.models as ChannelModel[]) : [];
+  const id = EXPAND_MODELS[channel.protocol] ?? 'expand';
+  const model = listed.find((m) => m.vendor_model === id);
+  return model ? { name: model.name, ...(model.price ? { price: model.price } : {}) } : { name: id };
+}
+
 /** A model a channel serves for video: the callers' name and what the vendor's model can do. */
 export interface ServedModel {
   name: string;
@@ -32,7 +43,10 @@ const RESOLUTION_KEYS = new Set(['*', '540p', '720p', '1080p', '4k']);
 /** Refuses a list of models the channel's vendor does not offer, a name given twice, or a malformed price. */
 export function checkModels(protocol: string, operations: readonly string[], models: readonly ChannelModel[]): void {
   if (models.length === 0) return;
-  if (!operations.includes('video')) throw new AppError('INVALID_PARAMETER', 'models: only a channel that takes video lists models (the other operations have one model each)');
+  if (!operations.includes('video')) {
+    if (!operations.includes('expand')) throw new AppError('INVALID_PARAMETER', 'models: only a channel that takes video or expand lists models (audio and music have one model each, unpriced)');
+    return checkExpandModels(protocol, models);
+  }
   const catalog = videoCatalogOf(protocol);
   const seen = new Set<string>();
   models.forEach((m, i) => {
@@ -47,4 +61,15 @@ export function checkModels(protocol: string, operations: readonly string[], mod
       }
     }
   });
+}
+
+/** An expand channel lists its vendor's one model, to name and price it (per image). */
+function checkExpandModels(protocol: string, models: readonly ChannelModel[]): void {
+  const id = EXPAND_MODELS[protocol] ?? 'expand';
+  if (models.length > 1) throw new AppError('INVALID_PARAMETER', `models: a ${protocol} expand channel serves one model (${id}); list it once`);
+  const [m] = models;
+  if (m.vendor_model !== id) throw new AppError('INVALID_PARAMETER', `models[0].vendor_model must be ${id}, the ${protocol} expand model (not ${m.vendor_model})`);
+  if (m.price?.per_second !== undefined) throw new AppError('INVALID_PARAMETER', 'models[0].price: an expand model is priced per_image, not per_second');
+  const perImage = m.price?.per_image;
+  if (perImage !== undefined && (typeof perImage !== 'number' || !Number.isFinite(perImage) || perImage < 0)) throw new AppError('INVALID_PARAMETER', `models[0].price.per_image must be a number from 0 (not ${JSON.stringify(perImage)})`);
 }

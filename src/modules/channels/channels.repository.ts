@@ -13,7 +13,8 @@ export type ChannelRow = Channel;
 /** What a channel's accepted create made: the model asked for, the upstream's id, what it costs the company (null: no price set). */
 export interface UpstreamTaskFacts {
   model: string;
-  upstreamId: string;
+  /** Null for a synchronous vendor (the answer was the result). */
+  upstreamId: string | null;
   cost: number | null;
 }
 
@@ -270,7 +271,7 @@ export class ChannelsRepository {
                           VALUES ($1::uuid, $2::uuid, $3::uuid, now(), $4, $5, $6, $7, $8, $9::float8)),
               ${healSql('$3')}
          SELECT closed FROM healed`,
-        [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs, taken?.model ?? null, taken ? storableText(taken.upstreamId) : null, taken?.cost ?? null],
+        [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs, taken?.model ?? null, taken?.upstreamId ? storableText(taken.upstreamId) : null, taken?.cost ?? null],
       ),
     );
     return rows[0]?.closed ?? false;
@@ -279,7 +280,7 @@ export class ChannelsRepository {
   /** A request sent to a channel and what came of it; `taskId` null for a test. */
   async recordAttempt(taskId: string | null, channelId: string | null, outcome: string, message: string | null, latencyMs: number | null, taken?: UpstreamTaskFacts): Promise<void> {
     await this.prisma.taskAttempt.create({
-      data: { id: randomUUID(), taskId, channelId, outcome, message: message == null ? null : upstreamWords(message), latencyMs, model: taken?.model ?? null, upstreamId: taken ? storableText(taken.upstreamId) : null, cost: taken?.cost ?? null },
+      data: { id: randomUUID(), taskId, channelId, outcome, message: message == null ? null : upstreamWords(message), latencyMs, model: taken?.model ?? null, upstreamId: taken?.upstreamId ? storableText(taken.upstreamId) : null, cost: taken?.cost ?? null },
     });
   }
 

@@ -8,6 +8,7 @@ import { ExpandRepository } from './expand.repository.js';
 import { ExpandService } from './expand.service.js';
 import { EXPAND_PROVIDERS, type ExpandProvider } from './providers/expand-provider.js';
 import { RelayExpandProvider } from './providers/relay-expand.provider.js';
+import { StabilityOutpaintVendor } from './vendors/stability-outpaint.vendor.js';
 import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
 
 @Module({
@@ -20,6 +21,7 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
     ExpandService,
     SandboxExpandProvider,
     RelayExpandProvider,
+    StabilityOutpaintVendor,
     {
       provide: EXPAND_PROVIDERS,
       useFactory: (sandbox: SandboxExpandProvider, relay: RelayExpandProvider): Record<ProviderName, ExpandProvider> => ({ sandbox, relay }),

@@ -29,6 +29,10 @@ export interface VideoParams {
   any_model?: true;
   /** The caller gave no aspect ratio (`aspect_ratio` is the door's default): the vendor's default, or the first frame's shape, applies. */
   default_aspect_ratio?: true;
+  /** A seed, for doors that take one (the Luma door has none). */
+  seed?: number;
+  /** Generated sound with the video, for doors that ask for it (the Luma door has none). */
+  audio?: boolean;
 }
 
 /** The normalized request of a generation accepted by the Luma door. */
@@ -49,6 +53,8 @@ export function toVideoRequest(params: VideoParams): VideoRequest {
     ...(last ? { lastFrame: last } : {}),
     ...(params.any_model ? {} : { model: params.model }),
     ...(params.concepts?.length ? { concepts: params.concepts.map((c) => c.key) } : {}),
+    ...(params.seed !== undefined ? { seed: params.seed } : {}),
+    ...(params.audio !== undefined ? { audio: params.audio } : {}),
   };
 }
 

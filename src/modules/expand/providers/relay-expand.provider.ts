@@ -3,10 +3,12 @@ import sharp from 'sharp';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
-import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { servedExpandModel } from '../../channels/channel-models.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import type { ExpandTask } from '../expand-task.js';
 import { sniffFormat } from '../image-rules.js';
+import { StabilityOutpaintVendor } from '../vendors/stability-outpaint.vendor.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
 
 const RESULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -30,6 +32,12 @@ interface UpstreamTask {
  * that channel's address and credentials. Our task id goes as external_task_id, so a create whose
  * answer never arrived (a timeout, a 5xx) is found again by it rather than sent twice; when the lookup
  * answers that the upstream has no such task, it provably was not created, and any channel may take it.
+ *
+ * A `stability` channel (Stability's outpaint, `StabilityOutpaintVendor`) answers the images at once: the
+ * task is done in the step that sends it. It takes the task only when it can make it exactly (no watermark,
+ * margins of at most 2000 px, an input of its sizes), so the router's `fits` asks it; a URL input is read
+ * first when a Stability channel is configured (its size decides). Among channels of one priority,
+ * EXPAND_ROUTING=cost takes the cheapest (the channel's price per image, times n).
  */
 @Injectable()
 export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
@@ -40,6 +48,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
     private readonly config: AppConfig,
     private readonly router: ChannelRouter,
     private readonly callbacks: UpstreamCallbackUrls,
+    private readonly stability: StabilityOutpaintVendor,
   ) {}
 
   /** The tasks a channel holds are asked about one by one (Kling has no query for several). */
@@ -61,6 +70,9 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
       if (task.upstreamId || task.submitStartedAt) {
         const channel = await this.router.heldBy(task, 'expand');
         if (!channel) return { kind: 'failed', reason: 'the channel that holds the task no longer exists' };
+        if (channel.protocol === StabilityOutpaintVendor.protocol) {
+          return { kind: 'failed', reason: 'the upstream never answered the request; it was not sent again, to avoid a second (billed) image' };
+        }
         const outcome = await this.router.onHeld(channel, task.id, 'expand', async () => {
           if (task.upstreamId) return this.interpret(await this.query(channel, task.upstreamId), task);
           // An earlier create got no usable answer: it may have been created upstream. Look for it by our id first.
@@ -71,7 +83,15 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
         // Kling answers that it has no task with our external_task_id: it provably did not create it, so any channel may take it now.
         await ctx.clearSubmitting();
       }
-      return await this.router.submitNew({ operation: 'expand', task, marks: ctx, send: (channel) => this.submit(channel, task, ctx) });
+      const size = await this.inputSize(task, ctx);
+      return await this.router.submitNew({
+        operation: 'expand',
+        task,
+        marks: ctx,
+        fits: (channel) => channel.protocol !== StabilityOutpaintVendor.protocol || StabilityOutpaintVendor.unmet(task.params, size) === null,
+        costOf: (channel) => costOf(channel, task),
+        send: (channel) => (channel.protocol === StabilityOutpaintVendor.protocol ? this.outpaint(channel, task, ctx) : this.submit(channel, task, ctx)),
+      });
     } catch (err) {
       if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
@@ -80,7 +100,22 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
     }
   }
 
-  private async submit(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
+  /** The input's size: known from acceptance for Base64; a URL is read only when a Stability channel (which needs it) is configured. */
+  private async inputSize(task: ExpandTask, ctx: ExpandContext): Promise<{ width: number; height: number } | null> {
+    if (task.params.image_width && task.params.image_height) return { width: task.params.image_width, height: task.params.image_height };
+    const configured = await this.router.configuredFor('expand');
+    if (!configured.some((c) => c.protocol === StabilityOutpaintVendor.protocol)) return null;
+    return (await ctx.source()).facts;
+  }
+
+  /** Stability's synchronous outpaint: the images come with the answer. */
+  private async outpaint(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<Created<ExpandResultImage[]>> {
+    const source = await ctx.source();
+    const images = await submitOnce(ctx, () => this.stability.expand(channel, task.params, source.image, source.facts));
+    return { kind: 'done', result: images, taken: { model: servedExpandModel(channel).name, upstreamId: null, cost: costOf(channel, task) } };
+  }
+
+  private async submit(channel: ChannelHandle, task: ExpandTask, ctx: ExpandContext): Promise<Created<ExpandResultImage[]>> {
     const image = task.params.image_url ?? (await ctx.input()).toString('base64');
     const callbackUrl = this.callbacks.urlFor(task.id);
     const body = {
@@ -103,20 +138,21 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
       // A refusal may be the upstream recognising our external_task_id from a create that did go through.
       if (err instanceof UpstreamRefused) {
         const earlier = await this.findByOurId(channel, task.id);
-        if (earlier) return this.adopt(earlier, task, ctx, callbackUrl !== undefined);
+        if (earlier) return this.adopt(earlier, task, ctx, callbackUrl !== undefined, channel);
       }
       throw err;
     }
     if (typeof data?.task_id !== 'string' || !data.task_id) {
       return { kind: 'failed', reason: 'the upstream answered the create request without a task_id' };
     }
-    return this.adopt(data, task, ctx, callbackUrl !== undefined);
+    return this.adopt(data, task, ctx, callbackUrl !== undefined, channel);
   }
 
   /** `callback`: the create asked Kling to call back (or an earlier one did; we cannot tell, so only a create that we know did). */
-  private async adopt(upstream: UpstreamTask, task: ExpandTask, ctx: ExpandContext, callback = false): Promise<StepOutcome<ExpandResultImage[]>> {
+  private async adopt(upstream: UpstreamTask, task: ExpandTask, ctx: ExpandContext, callback = false, channel?: ChannelHandle): Promise<Created<ExpandResultImage[]>> {
     await ctx.saveUpstreamId(String(upstream.task_id), { callback });
-    return this.interpret(upstream, task);
+    const outcome = await this.interpret(upstream, task);
+    return channel ? { ...outcome, taken: { model: servedExpandModel(channel).name, upstreamId: String(upstream.task_id), cost: costOf(channel, task) } } : outcome;
   }
 
   /** `poll`: one try with a short time limit (the poller asks again at its next time). */
@@ -164,6 +200,12 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
         return { kind: 'watch', minPollS: MIN_POLL_S };
     }
   }
+}
+
+/** What an expand costs the company on a channel: its model's price per image times n; null when unpriced. */
+function costOf(channel: CandidateChannel, task: ExpandTask): number | null {
+  const perImage = servedExpandModel(channel).price?.per_image;
+  return perImage === undefined ? null : Math.round(perImage * task.params.n * 1e6) / 1e6;
 }
 
 function endpoint(channel: ChannelHandle): string {

@@ -35,6 +35,10 @@ export interface ClipSpec {
   end?: Buffer;
   /** Shown on the gradient of a text-only clip. */
   title: string;
+  /** Where the text-only clip's colour wave starts: the same seed draws the same clip, another seed another. */
+  seed?: number;
+  /** A sound track (a soft two-tone chord) under the picture. */
+  audio?: boolean;
 }
 
 /** The clip written to its file: its first frame as a JPEG, and its size and length. */
@@ -71,8 +75,12 @@ export async function renderClip(spec: ClipSpec, file: string): Promise<Clip> {
   const preset = width * height > 1280 * 720 ? 'ultrafast' : 'veryfast';
   const frames = await frameSource(spec, width, height);
   let first: Buffer | undefined;
+  const seconds = count / CLIP_FPS;
+  // generated sound: a chord from the seed, as long as the picture
+  const hz = 220 + ((spec.seed ?? 0) % 12) * 20;
+  const sound = spec.audio ? ['-f', 'lavfi', '-i', `aevalsrc=0.2*sin(${hz}*2*PI*t)+0.1*sin(${Math.round(hz * 1.5)}*2*PI*t):s=44100:d=${seconds}`, '-c:a', 'aac', '-b:a', '96k'] : [];
   await runFfmpeg(
-    ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', '-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
+    ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', ...sound, '-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
     {
       feed: async (stdin) => {
         for (let i = 0; i < count; i++) {
@@ -84,7 +92,7 @@ export async function renderClip(spec: ClipSpec, file: string): Promise<Clip> {
     },
   );
   const thumbnail = await sharp(first!, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
-  return { thumbnail, width, height, durationS: count / CLIP_FPS };
+  return { thumbnail, width, height, durationS: seconds };
 }
 
 /** Returns a function from time (0..1) to one raw RGB frame. */
@@ -114,7 +122,8 @@ async function frameSource(spec: ClipSpec, width: number, height: number): Promi
     };
   }
   const title = await titleLayer(spec.title, width, height);
-  return async (t) => gradient(width, height, spec.loop ? t : t / 2, title);
+  const offset = spec.seed === undefined ? 0 : (spec.seed % 997) / 997;
+  return async (t) => gradient(width, height, offset + (spec.loop ? t : t / 2), title);
 }
 
 /** The image scaled to cover width x height, centre-cropped, as raw RGB. */

@@ -9,7 +9,9 @@ import type { VideoContext, VideoProvider, VideoResult } from './video-provider.
 
 /**
  * Works offline: renders a real H.264 MP4 from the keyframes or, for a text prompt, a titled gradient,
- * as long as `duration` (3 s without it) and as high as `resolution` (about 640x360 without it).
+ * as long as `duration` (5 s without it) and as high as `resolution` (about 640x360 without it), from
+ * frame0 to frame1 (or there and back with `loop`); a seed fixes the gradient's colours, `audio` adds a sound
+ * track. It declares every model of every vendor (`GET /models` with the sandbox), each capable of all.
  */
 @Injectable()
 export class SandboxVideoProvider implements VideoProvider {
@@ -21,7 +23,17 @@ export class SandboxVideoProvider implements VideoProvider {
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
     const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
-      { aspectRatio: generation.params.aspect_ratio, loop: generation.params.loop, start, end, title: generation.params.prompt, seconds: durationSeconds(generation.params.duration), height: resolutionHeight(generation.params.resolution) },
+      {
+        aspectRatio: generation.params.aspect_ratio,
+        loop: generation.params.loop,
+        start,
+        end,
+        title: generation.params.prompt,
+        seconds: durationSeconds(generation.params.duration),
+        height: resolutionHeight(generation.params.resolution),
+        seed: generation.params.seed,
+        audio: generation.params.audio,
+      },
       video.path,
     );
     return { kind: 'done', result: { video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };

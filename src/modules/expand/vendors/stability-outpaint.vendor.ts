@@ -1,0 +1,95 @@
+import { readFile } from 'node:fs/promises';
+import { Injectable } from '@nestjs/common';
+import sharp from 'sharp';
+import { type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { MediaFile } from '../../../infra/storage/storage.js';
+import type { ExpandParams } from '../expand-task.js';
+import type { ImageFacts } from '../image-rules.js';
+import type { ExpandResultImage } from '../providers/expand-provider.js';
+
+/** Stability's limits of an outpaint: margins per side, the input's sides, pixels and shape, the prompt. */
+const MAX_MARGIN_PX = 2000;
+const MIN_SIDE_PX = 64;
+const MIN_PIXELS = 4096;
+const MAX_PIXELS = 9_437_184;
+const MAX_SHAPE = 2.5;
+const MAX_PROMPT_CHARS = 10_000;
+/** An outpaint answers the image itself: a PNG of up to ~(4096 + 4000)² px. */
+const RESULT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The margins an expand asks for, in pixels of its input: each ratio times the side it extends. */
+export function marginsOf(params: Pick<ExpandParams, 'up_ratio' | 'bottom_ratio' | 'left_ratio' | 'right_ratio'>, size: { width: number; height: number }) {
+  return {
+    left: Math.round(params.left_ratio * size.width),
+    right: Math.round(params.right_ratio * size.width),
+    up: Math.round(params.up_ratio * size.height),
+    down: Math.round(params.bottom_ratio * size.height),
+  };
+}
+
+/**
+ * Stability AI's outpaint (`POST /v2beta/stable-image/edit/outpaint`): multipart, synchronous (the answer is
+ * the image), margins `left`, `right`, `up`, `down` in pixels (each ratio of the Kling-shaped request times the
+ * side it extends, at most 2000), Bearer key. One image per call: an expand of `n` is n calls. It has no
+ * watermark, and takes inputs of 64 px a side or more, 4,096 to 9,437,184 pixels, shapes up to 2.5:1.
+ * Answers: 403 content_moderation (the request's content, not the key), 402 the account's credit, 5xx a failed
+ * generation (not charged: another channel may take the task), `finish-reason: CONTENT_FILTERED` a blurred
+ * result (refused as content).
+ */
+@Injectable()
+export class StabilityOutpaintVendor {
+  static readonly protocol = 'stability';
+  /** Its model, as a channel prices it. */
+  static readonly model = 'outpaint';
+
+  constructor(private readonly client: UpstreamClient) {}
+
+  /** Why Stability cannot make this expand exactly as asked; null when it can. `size` unknown: the input is a URL not yet read. */
+  static unmet(params: ExpandParams, size: { width: number; height: number } | null): string | null {
+    if (params.watermark) return 'watermark_info: Stability makes no watermarked copy';
+    if (params.prompt && [...params.prompt].length > MAX_PROMPT_CHARS) return `prompt: Stability takes at most ${MAX_PROMPT_CHARS} characters`;
+    if (!size) return 'image: its size is not known yet';
+    const { width, height } = size;
+    if (Math.min(width, height) < MIN_SIDE_PX || width * height < MIN_PIXELS || width * height > MAX_PIXELS) return `image: Stability takes ${MIN_SIDE_PX} px a side and ${MIN_PIXELS} to ${MAX_PIXELS} pixels`;
+    if (Math.max(width / height, height / width) > MAX_SHAPE) return `image: Stability takes shapes up to ${MAX_SHAPE}:1`;
+    const margins = marginsOf(params, size);
+    const over = Object.entries(margins).find(([, px]) => px > MAX_MARGIN_PX);
+    if (over) return `${over[0] === 'down' ? 'bottom' : over[0]}_expansion_ratio: ${over[1]} px, Stability adds at most ${MAX_MARGIN_PX} px a side`;
+    if (Object.values(margins).every((px) => px === 0)) return 'the expansion ratios: Stability needs at least one side to add a pixel';
+    return null;
+  }
+
+  /** The n images, one call each. */
+  async expand(account: { baseUrl: string; auth: UpstreamAuth }, params: ExpandParams, image: Buffer | MediaFile, facts: ImageFacts): Promise<ExpandResultImage[]> {
+    const bytes = image instanceof MediaFile ? await readFile(image.path) : image;
+    const margins = marginsOf(params, facts);
+    const results: ExpandResultImage[] = [];
+    for (let i = 0; i < params.n; i++) {
+      const form = new FormData();
+      form.set('image', new Blob([new Uint8Array(bytes)], { type: `image/${facts.format}` }), `input.${facts.format === 'jpeg' ? 'jpg' : facts.format}`);
+      for (const [side, px] of Object.entries(margins)) form.set(side, String(px));
+      if (params.prompt) form.set('prompt', params.prompt);
+      form.set('output_format', 'png');
+      const answer = await this.calling(() =>
+        this.client.call('POST', `${account.baseUrl}/v2beta/stable-image/edit/outpaint`, { form, auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, headers: { accept: 'image/*' } }),
+      );
+      if (answer.headers['finish-reason'] === 'CONTENT_FILTERED') throw new UpstreamRefused('the result was filtered by the upstream\'s moderation (finish-reason CONTENT_FILTERED)', 200);
+      const meta = await sharp(answer.body).metadata().catch(() => null);
+      if ((meta?.format !== 'png' && meta?.format !== 'jpeg') || !meta.width || !meta.height) throw new UpstreamRefused('the upstream answered without a PNG or JPEG image', answer.status);
+      results.push({ body: answer.body, contentType: meta.format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height });
+    }
+    return results;
+  }
+
+  /** Stability's answers as the relay reads them (see the class). */
+  private async calling<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof UpstreamRefused && err.status === 403 && /content_moderation/.test(err.message)) throw new UpstreamRefused(`the upstream's moderation refused the request: ${err.message}`, 403, 'request');
+      // a generation that failed upstream is not charged: the task may go to another channel
+      if (err instanceof UpstreamUnavailable && err.answer.status !== undefined && err.answer.status >= 500) throw new UpstreamBusy(err.message, undefined, err.answer);
+      throw err;
+    }
+  }
+}
