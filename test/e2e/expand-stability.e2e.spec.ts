@@ -113,4 +113,32 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     const text = JSON.stringify(t.logs.lines) + (await api(t.url, 'GET', '/metrics')).text;
     expect(text).not.toContain(STABILITY_KEY);
   }, 120_000);
+
+  it('Kling takes a task then fails it (its own error): Stability makes it, charged once, both upstream tasks kept; a moderation failure does not fail over', async () => {
+    await setEnabled('kling', true);
+    expect((await admin('PATCH', `/admin/channels/${channels.kling}`, { priority: 10 })).status).toBe(200);
+    kling.knobs.failWith = 'Internal error, please retry later';
+    const s = stability.received.length;
+    const usage = async () => (await api(t.url, 'GET', '/usage', { key })).body.credits.used as number;
+    const before = await usage();
+    const created = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { left: 0.5 }) });
+    const done = await finished(created.body.data.task_id);
+    expect(done.task_status).toBe('succeed');
+    expect(await sizeOf(done.task_result.images[0].url)).toEqual([600, 300]);
+    expect(stability.received.length).toBe(s + 1);
+    const attempts = (await admin('GET', `/admin/tasks/${done.task_id}/attempts`)).body;
+    expect(attempts.map((a: { channel: string; outcome: string; cost: number | null }) => [a.channel, a.outcome, a.cost])).toEqual([
+      ['kling', 'accepted', 0.03],
+      ['kling', 'abandoned', null],
+      ['stability', 'accepted', 0.04],
+    ]);
+    expect((await usage()) - before).toBe(1);
+    // Kling's risk control is the content's fault: the task fails with Kling's words, Stability is not asked
+    kling.knobs.failWith = 'Failure to pass the risk control system';
+    const risky = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { left: 0.5 }) });
+    const refused = await finished(risky.body.data.task_id);
+    kling.knobs.failWith = undefined;
+    expect([refused.task_status, refused.task_status_msg]).toEqual(['failed', expect.stringMatching(/risk control/)]);
+    expect(stability.received.length).toBe(s + 1);
+  }, 120_000);
 });

@@ -347,6 +347,11 @@ export class ChannelRouter {
   }
 }
 
+/** Whether the upstream task a task holds on `channel` has worked past the channel's stall limit. */
+export function stalledOn(channel: Pick<ChannelHandle, 'stallAfterS'>, since: Date | null): boolean {
+  return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
+}
+
 /** One of the channels, each as likely as its weight (all equally when none has weight). */
 function byWeight(channels: ChannelRow[]): ChannelRow {
   const total = channels.reduce((sum, c) => sum + c.weight, 0);

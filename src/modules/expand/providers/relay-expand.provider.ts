@@ -4,7 +4,8 @@ import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews 
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { servedExpandModel } from '../../channels/channel-models.js';
-import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created } from '../../channels/channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn } from '../../channels/channel-router.js';
+import { isContentRefusal } from '../../channels/content-refusal.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import type { ExpandTask } from '../expand-task.js';
 import { sniffFormat } from '../image-rules.js';
@@ -59,6 +60,8 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
       name: channel.name,
       batchSize: 1,
       poll: async ([task]: WatchedTask[]) => {
+        // stalled past the channel's limit: its step gives it up
+        if (stalledOn(channel, task.upstreamSince)) return new Map<string, WatchNews>([[task.id, 'changed']]);
         const data = await this.router.onHeld(channel, task.id, 'expand', () => this.query(channel, task.upstreamId, true));
         return new Map<string, WatchNews>([[task.id, FINAL.has(String(data.task_status)) ? 'changed' : 'working']]);
       },
@@ -73,15 +76,18 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
         if (channel.protocol === StabilityOutpaintVendor.protocol) {
           return { kind: 'failed', reason: 'the upstream never answered the request; it was not sent again, to avoid a second (billed) image' };
         }
-        const outcome = await this.router.onHeld(channel, task.id, 'expand', async () => {
-          if (task.upstreamId) return this.interpret(await this.query(channel, task.upstreamId), task);
+        const upstreamId = task.upstreamId;
+        if (upstreamId) {
+          const upstream = await this.router.onHeld(channel, task.id, 'expand', () => this.query(channel, upstreamId));
+          if (!(await this.gaveUp(channel, task, upstreamId, upstream, ctx))) return await this.interpret(upstream, task);
+          // given up there: on to a channel it has not had, in this same step
+        } else {
           // An earlier create got no usable answer: it may have been created upstream. Look for it by our id first.
-          const earlier = await this.findByOurId(channel, task.id);
-          return earlier ? this.adopt(earlier, task, ctx) : null;
-        });
-        if (outcome) return outcome;
-        // Kling answers that it has no task with our external_task_id: it provably did not create it, so any channel may take it now.
-        await ctx.clearSubmitting();
+          const earlier = await this.router.onHeld(channel, task.id, 'expand', () => this.findByOurId(channel, task.id));
+          if (earlier) return await this.adopt(earlier, task, ctx);
+          // Kling answers that it has no task with our external_task_id: it provably did not create it, so any channel may take it now.
+          await ctx.clearSubmitting();
+        }
       }
       const size = await this.inputSize(task, ctx);
       return await this.router.submitNew({
@@ -98,6 +104,24 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       throw err;
     }
+  }
+
+  /**
+   * Failover after acceptance: an upstream task failed for a reason of Kling's own (not a content refusal,
+   * unless RELAY_FAILOVER_ON_CONTENT) or still working past the channel's stall_after_s is given up when a
+   * capable channel the task has not had can take it (RELAY_UPSTREAM_ATTEMPTS). Answers whether it was.
+   */
+  private async gaveUp(channel: ChannelHandle, task: ExpandTask, upstreamId: string, upstream: UpstreamTask, ctx: ExpandContext): Promise<boolean> {
+    const words = typeof upstream.task_status_msg === 'string' && upstream.task_status_msg ? upstream.task_status_msg : 'no reason given';
+    const failed = upstream.task_status === 'failed' && (!isContentRefusal(words) || this.config.relay.failoverOnContent);
+    const stalled = !FINAL.has(String(upstream.task_status)) && stalledOn(channel, task.upstreamSince);
+    if (!failed && !stalled) return false;
+    const size = await this.inputSize(task, ctx);
+    const fits = (c: CandidateChannel) => c.protocol !== StabilityOutpaintVendor.protocol || StabilityOutpaintVendor.unmet(task.params, size) === null;
+    if (!(await this.router.mayFailOver('expand', task.id, fits))) return false;
+    const reason = stalled ? `the upstream task was still working after ${channel.stallAfterS} s (the channel's stall_after_s)` : `the upstream failed the task: ${words}`;
+    await this.router.abandon({ operation: 'expand', taskId: task.id, channel, upstreamId, marks: ctx, reason });
+    return true;
   }
 
   /** The input's size: known from acceptance for Base64; a URL is read only when a Stability channel (which needs it) is configured. */

@@ -5,7 +5,7 @@ import { AppConfig } from '../../../infra/config/app-config.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ServedModel, servedVideoModels } from '../../channels/channel-models.js';
-import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created } from '../../channels/channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { unmetFields, type VideoRequest } from '../vendors/video-request.js';
 import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../vendors/video-vendor.js';
@@ -168,11 +168,6 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       },
     };
   }
-}
-
-/** Whether the upstream task a generation holds on `channel` has worked past the channel's stall limit. */
-function stalledOn(channel: ChannelHandle, since: Date | null): boolean {
-  return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from './video-request.js';
-import { isContentRefusal, UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { isContentRefusal } from '../../channels/content-refusal.js';
+import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
 
 /**
  * Kling's models as its capability map gives them: `std` mode makes 720p and `pro` 1080p, a last frame

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from './video-request.js';
-import { isContentRefusal, UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { isContentRefusal } from '../../channels/content-refusal.js';
+import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
 
 /** The API version the adapter speaks (the `X-Runway-Version` header, as the SDK sends it). */
 export const RUNWAY_VERSION = '2024-11-06';

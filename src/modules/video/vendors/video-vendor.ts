@@ -48,13 +48,6 @@ export interface VideoVendor {
   cancel?(account: VendorAccount, upstreamId: string): Promise<void>;
 }
 
-/** Words of a vendor's failure that say its moderation refused the request (Luma's, Kling's risk control). */
-const CONTENT_WORDS = /moderat|flagged|not allowed|inappropriate|restricted|risk control|sensitive|safety|nsfw|content polic|violat/i;
-
-/** Whether a vendor's failure reason is a content refusal. */
-export function isContentRefusal(words: string): boolean {
-  return CONTENT_WORDS.test(words);
-}
 
 /** The vendor id of the model a channel serves under `name`, by the vendor's catalog. */
 export function modelOf(vendor: Pick<VideoVendor, 'models'>, vendorModel: string): VideoModelSpec | undefined {
