@@ -25,7 +25,7 @@ async function musicState(key: string, t: TestApp, id: string): Promise<string> 
 }
 
 /** States a task passes through before it ends, in every API's words. */
-const UNDER_WAY = ['submitted', 'processing', 'pending', 'dreaming', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS'];
+const UNDER_WAY = ['submitted', 'processing', 'pending', 'dreaming', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'queued', 'in_progress'];
 
 interface Operation {
   /** Swagger UI's id of the operation: operations-<its tag, spaces as _>-<its operationId>. */
@@ -70,6 +70,18 @@ const OPERATIONS: Operation[] = [
     operation: 'operations-video_generation-createVideoGeneration',
     examples: ['keyframe', 'text', 'luma'],
     task: { success: 'completed', idOf: (body) => body.id, state: generationState },
+  },
+  {
+    operation: 'operations-video_generation_OpenAI-style-createOpenAiVideo',
+    examples: ['reference', 'sized', 'text'],
+    task: {
+      success: 'completed',
+      idOf: (body) => body.id,
+      state: async (key, t, id) => {
+        const { status, error } = (await api(t.url, 'GET', `/openai/v1/videos/${id}`, { key })).body;
+        return status === 'failed' ? `failed: ${error?.message}` : status;
+      },
+    },
   },
   {
     operation: 'operations-audio-uploadAudioUrl',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { EXAMPLE_BASE } from '../../src/common/swagger/samples.js';
 import { ADMIN_KEY_SCHEME, API_KEY_SCHEME } from '../../src/common/swagger/security-schemes.js';
 import { LUMA_UNSUPPORTED } from '../../src/modules/video/luma-unsupported.controller.js';
+import { OPENAI_UNSUPPORTED } from '../../src/modules/video/openai-unsupported.controller.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 describe('Swagger UI and the OpenAPI document', () => {
@@ -51,13 +52,16 @@ describe('Swagger UI and the OpenAPI document', () => {
     }
   });
 
-  it("leaves no route undocumented: every route Express serves (but the docs, and Luma's operations it refuses) is in the document", () => {
+  it("leaves no route undocumented: every route Express serves (but the docs, and Luma's and OpenAI's operations it refuses) is in the document", () => {
     const router = t.app.getHttpAdapter().getInstance().router as { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
     const served = router.stack
       .filter((layer) => layer.route && !layer.route.path.startsWith('/docs'))
       .flatMap((layer) => Object.keys(layer.route!.methods).map((m) => `${m.toUpperCase()} ${layer.route!.path.replace(/:(\w+)/g, '{$1}')}`));
     const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
-    const refused = LUMA_UNSUPPORTED.map((r) => `${r.method} /video-b/v1/${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    const refused = [
+      ...LUMA_UNSUPPORTED.map((r) => `${r.method} /video-b/v1/${r.path.replace(/:(\w+)/g, '{$1}')}`),
+      ...OPENAI_UNSUPPORTED.map((r) => `${r.method} /openai/v1/videos/${r.path.replace(/:(\w+)/g, '{$1}')}`),
+    ];
     expect(served.length).toBeGreaterThan(3);
     expect(refused.every((r) => served.includes(r))).toBe(true);
     expect(documented.sort()).toEqual([...new Set(served)].filter((r) => !refused.includes(r)).sort());

@@ -660,7 +660,14 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   } catch {
     return `the body is not JSON (${o.headers['content-type']})`;
   }
-  if (o.status >= 400) {
+  const e = body?.error;
+  const openAiShaped = typeof e?.message === 'string' && typeof e.type === 'string' && typeof e.code === 'string' && (e.param === null || typeof e.param === 'string') && typeof body.request_id === 'string';
+  // a request Node's HTTP parser refuses (malformed bytes, 431) is answered before any route: the spec's envelope on every path
+  const parserRefusal = c.kind === 'raw' || o.status === 431 || o.status === 408;
+  if (o.status >= 400 && path.startsWith('/openai/') && (openAiShaped || !parserRefusal)) {
+    // the OpenAI-style door answers errors as OpenAI's SDKs read them, its request_id beside
+    if (!openAiShaped) return 'an error without the {error: {message, type, code, param}, request_id} envelope';
+  } else if (o.status >= 400) {
     if (!(typeof body?.code === 'number' || typeof body?.code === 'string') || typeof body.message !== 'string' || typeof body.request_id !== 'string') {
       return 'an error without the {code, message, request_id} envelope';
     }

@@ -3,11 +3,14 @@ import type { Request, Response } from 'express';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { AppError, type ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
+import { openAiError } from '../errors/openai-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
 import { requestPath } from '../http/request-path.js';
 
 /** Routes whose success reply carries `code` as a string; their errors use string codes too. */
 const STRING_CODE_PREFIXES = ['/music-a/'];
+/** The OpenAI-style door: its clients (OpenAI's SDKs) read errors as `{"error": {message, type, code, param}}`. */
+export const OPENAI_PREFIX = '/openai/';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -39,7 +42,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (retryAfterS !== undefined || wire.status === 429 || wire.status === 503) {
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterS ?? DATABASE_RETRY_AFTER_S))));
     }
-    const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => requestPath(req).startsWith(prefix));
+    const path = requestPath(req);
+    if (path.startsWith(OPENAI_PREFIX)) {
+      res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message), request_id: requestIdOf(req) });
+      return;
+    }
+    const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => path.startsWith(prefix));
     res.status(wire.status).json({ code: usesStringCode ? wire.name : wire.code, message, request_id: requestIdOf(req) });
   }
 

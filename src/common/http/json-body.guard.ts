@@ -5,6 +5,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import express, { type Request, type RequestHandler, type Response } from 'express';
+import multer from 'multer';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AppError } from '../errors/app-error.js';
 import { assertStorableStrings } from '../validation/storable-strings.js';
@@ -51,6 +52,21 @@ interface StreamedField {
  */
 export const StreamedBase64Field = (field: string, maxDecodedBytes: number) => SetMetadata(STREAMED_FIELD, { field, maxDecodedBytes } satisfies StreamedField);
 
+const MULTIPART = Symbol('multipart-body');
+interface MultipartSpec {
+  file: string;
+  maxFileBytes: number;
+}
+/** Fields of a multipart body besides its file: their count and each one's size. */
+const MULTIPART_FIELDS = { fields: 32, fieldSize: 64 * 1024 };
+
+/**
+ * A route that also takes multipart/form-data (OpenAI's SDKs send every create so), with at most one file,
+ * in the part `file`: the text parts become the body (bracketed names as nested objects:
+ * `input_reference[image_url]`), the file `req.file` (in memory, at most `maxFileBytes`).
+ */
+export const MultipartBody = (file: string, maxFileBytes: number) => SetMetadata(MULTIPART, { file, maxFileBytes } satisfies MultipartSpec);
+
 function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : `${Math.round(bytes / 1024)} kB`;
 }
@@ -84,7 +100,11 @@ export class JsonBodyGuard implements CanActivate {
     if (context.getType() === 'http') {
       const req = context.switchToHttp().getRequest<Request>();
       const handler = context.getHandler();
-      if (hasBody(req) && !this.reflector.get<boolean>(IGNORED_BODY, handler)) {
+      const multipart = this.reflector.get<MultipartSpec>(MULTIPART, handler);
+      if (multipart && hasBody(req) && req.is('multipart/form-data')) {
+        await this.readMultipart(req, context.switchToHttp().getResponse<Response>(), multipart);
+        assertStorableStrings(req.body);
+      } else if (hasBody(req) && !this.reflector.get<boolean>(IGNORED_BODY, handler)) {
         await this.read(req, context.switchToHttp().getResponse<Response>(), this.reflector.get<number>(BODY_LIMIT, handler) ?? DEFAULT_BODY_LIMIT_BYTES, this.reflector.get<StreamedField>(STREAMED_FIELD, handler));
         assertStorableStrings(req.body);
       }
@@ -114,6 +134,16 @@ export class JsonBodyGuard implements CanActivate {
         reject(formType && (err as { type?: string }).type === 'entity.parse.failed' ? unsupportedType(contentType!) : toAppError(err, limit));
       });
     });
+  }
+
+  /** A multipart body, with multer (memory storage), every failure a 400 or 413 naming the part and the rule. */
+  private async readMultipart(req: Request, res: Response, spec: MultipartSpec): Promise<void> {
+    const limit = spec.maxFileBytes + MULTIPART_FIELDS.fields * MULTIPART_FIELDS.fieldSize;
+    this.admit(req, res, limit);
+    if (Number(req.headers['content-length']) > limit && identityEncoded(req)) throw toAppError(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }), limit);
+    const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: spec.maxFileBytes, files: 1, ...MULTIPART_FIELDS } }).single(spec.file);
+    await new Promise<void>((resolve, reject) => upload(req, res, (err?: unknown) => (err ? reject(multipartError(err, spec)) : resolve())));
+    req.body ??= {};
   }
 
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
@@ -302,6 +332,22 @@ function escapeChar(c: string): string {
   if (c === '"' || c === '\\') return `\\${c}`;
   const code = c.charCodeAt(0);
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** A multer or busboy failure as the caller's error. */
+function multipartError(err: unknown, spec: MultipartSpec): AppError {
+  if (err instanceof multer.MulterError) {
+    switch (err.code) {
+      case 'LIMIT_FILE_SIZE':
+        return new AppError('PAYLOAD_TOO_LARGE', `${spec.file} must be at most ${formatBytes(spec.maxFileBytes)}`);
+      case 'LIMIT_UNEXPECTED_FILE':
+      case 'LIMIT_FILE_COUNT':
+        return new AppError('INVALID_PARAMETER', `${spec.file}: one file part, named ${spec.file}, is taken${err.field && err.field !== spec.file ? ` (not ${err.field})` : ''}`);
+      default:
+        return new AppError('INVALID_REQUEST', `Request body exceeds a multipart limit (${err.message}): at most ${MULTIPART_FIELDS.fields} text parts of ${formatBytes(MULTIPART_FIELDS.fieldSize)} each`);
+    }
+  }
+  return new AppError('INVALID_REQUEST', `Request body is not valid multipart/form-data: ${(err as Error).message ?? 'unreadable'}`);
 }
 
 function hasBody(req: Request): boolean {

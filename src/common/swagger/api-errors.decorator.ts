@@ -2,7 +2,8 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
-import { ErrorEnvelopeDto, StringCodeErrorEnvelopeDto } from './error-envelope.dto.js';
+import { openAiError } from '../errors/openai-error.js';
+import { ErrorEnvelopeDto, OpenAiErrorEnvelopeDto, StringCodeErrorEnvelopeDto } from './error-envelope.dto.js';
 
 /** Errors every keyed JSON route can answer. */
 export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
@@ -22,7 +23,7 @@ export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
 export const ADMISSION_ERRORS: readonly ErrorCode[] = ['CONCURRENCY_LIMITED', 'CREDITS_EXHAUSTED'];
 
 /** Documents the error replies of an operation: one response per status, an example per code. */
-export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean } = {}): MethodDecorator & ClassDecorator {
+export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean } = {}): MethodDecorator & ClassDecorator {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const { status } = describeError(code);
@@ -33,14 +34,16 @@ export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: 
     .map(([status, group]) =>
       ApiResponse({
         status,
-        type: options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
+        type: options.openAi ? OpenAiErrorEnvelopeDto : options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
         description: group.map((c) => `\`${wireCode(c, options.stringCodes)}\` ${describeError(c).meaning}`).join(' · '),
         examples: Object.fromEntries(
           group.map((c) => [
             c,
             {
               summary: describeError(c).meaning,
-              value: { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
+              value: options.openAi
+                ? { error: openAiError(status, describeError(c).name, describeError(c).meaning), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
+                : { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
             },
           ]),
         ),

@@ -22,3 +22,27 @@ export class StringCodeErrorEnvelopeDto {
   @ApiProperty({ example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
   request_id!: string;
 }
+
+/** The error inside the OpenAI-style door's envelope, as OpenAI's SDKs read it. */
+export class OpenAiErrorDto {
+  @ApiProperty({ example: 'size must have the form WxH, such as "1280x720" or "720x1280"' })
+  message!: string;
+
+  @ApiProperty({ enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'server_error'], example: 'invalid_request_error' })
+  type!: string;
+
+  @ApiProperty({ description: "The error code's name (see the error-code table).", example: 'invalid_parameter' })
+  code!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The field the message names first (400s).', example: 'size' })
+  param!: string | null;
+}
+
+/** Error envelope of the OpenAI-style door (`/openai/v1`). */
+export class OpenAiErrorEnvelopeDto {
+  @ApiProperty({ type: OpenAiErrorDto })
+  error!: OpenAiErrorDto;
+
+  @ApiProperty({ description: 'Id of this request; also in the X-Request-Id header.', example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+}

@@ -147,6 +147,30 @@ export class TaskRepository {
     })) as Task<P, R>[];
   }
 
+  /**
+   * A page of the owner's tasks of `kind` after the task `after` (a cursor: its id) in `order` of creation,
+   * by keyset on (created_at, id); null when `after` is not such a task.
+   */
+  async listForOwnerAfter<P, R>(kind: string, owner: string, page: { after?: string; order: 'asc' | 'desc'; take: number }): Promise<Task<P, R>[] | null> {
+    let cursor: { createdAt: Date; id: string } | undefined;
+    if (page.after !== undefined) {
+      const found = isUUID(page.after) ? await this.prisma.task.findFirst({ where: { id: page.after, kind, owner }, select: { createdAt: true, id: true } }) : null;
+      if (!found) return null;
+      cursor = found;
+    }
+    const beyond = page.order === 'desc' ? 'lt' : 'gt';
+    return (await this.prisma.task.findMany({
+      where: {
+        kind,
+        owner,
+        deletedAt: null,
+        ...(cursor ? { OR: [{ createdAt: { [beyond]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [beyond]: cursor.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: page.order }, { id: page.order }],
+      take: page.take,
+    })) as Task<P, R>[];
+  }
+
   /** Which of these ids are tasks of `kind` of this owner. */
   async findOwnedIds(kind: string, owner: string, ids: string[]): Promise<Set<string>> {
     const rows = await this.prisma.task.findMany({ where: { kind, owner, id: { in: ids.filter((id) => isUUID(id)) }, deletedAt: null }, select: { id: true } });

@@ -197,8 +197,12 @@ export class MediaService implements OnModuleInit {
     const exp = this.verify(id, expires, signature);
     const row = await this.media.findById(id);
     if (!row) throw gone();
+    return this.deliver(row, Math.max(0, exp - Math.floor(Date.now() / 1000)), request);
+  }
+
+  /** A stored file's answer (see answer), for a route that found it for its owner; `remainingS`: how long the answer may be cached. */
+  async deliver(row: MediaRow, remainingS: number, request: MediaRequest): Promise<MediaAnswer> {
     const driver = this.storage.driver(row.driver);
-    const remainingS = Math.max(0, exp - Math.floor(Date.now() / 1000));
     if (this.config.mediaDelivery === 'redirect' && driver.presign) {
       const location = await driver.presign(row.storageKey, Math.min(this.config.mediaRedirectTtlS, Math.max(1, remainingS)), { contentType: row.contentType, disposition: dispositionOf(row) });
       return { status: 302, headers: { location, 'cache-control': 'private, no-store' } };

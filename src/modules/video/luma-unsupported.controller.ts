@@ -1,9 +1,9 @@
-import { Controller, Get, Post } from '@nestjs/common';
+import { Controller } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { AppError } from '../../common/errors/app-error.js';
+import { refuseRoutes, type UnsupportedRoute } from '../../common/http/unsupported-routes.js';
 
 /** Luma's operations this gateway does not offer, by route, with what they are. */
-export const LUMA_UNSUPPORTED: { method: 'GET' | 'POST'; path: string; operation: string }[] = [
+export const LUMA_UNSUPPORTED: UnsupportedRoute[] = [
   { method: 'POST', path: 'generations/image', operation: 'image generation (client.generations.image.create)' },
   { method: 'POST', path: 'generations/image/reframe', operation: 'image reframe (client.generations.image.reframe)' },
   { method: 'POST', path: 'generations/video/modify', operation: 'video modify (client.generations.video.modify)' },
@@ -23,12 +23,4 @@ export const LUMA_UNSUPPORTED: { method: 'GET' | 'POST'; path: string; operation
 @Controller('video-b/v1')
 export class LumaUnsupportedController {}
 
-for (const [index, route] of LUMA_UNSUPPORTED.entries()) {
-  const name = `unsupported${index}`;
-  const handler = (): never => {
-    throw new AppError('NOT_SUPPORTED', `Luma's ${route.operation} is not supported by this gateway: it offers video generations (create, get, list, delete), ping and credits`);
-  };
-  Object.defineProperty(LumaUnsupportedController.prototype, name, { value: handler, writable: true, configurable: true });
-  const decorate = route.method === 'GET' ? Get(route.path) : Post(route.path);
-  decorate(LumaUnsupportedController.prototype, name, Object.getOwnPropertyDescriptor(LumaUnsupportedController.prototype, name)!);
-}
+refuseRoutes(LumaUnsupportedController, LUMA_UNSUPPORTED, (route) => `Luma's ${route.operation} is not supported by this gateway: it offers video generations (create, get, list, delete), ping and credits`);

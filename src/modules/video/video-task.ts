@@ -10,6 +10,8 @@ export interface KeyframeParams {
   position: KeyframePositionName;
   type: 'image' | 'generation';
   url?: string;
+  /** An image uploaded with the request (the OpenAI door's input_reference file): the task's media of role `frame0`/`frame1`, no URL. */
+  upload?: true;
   /** For type generation: the generation it continues. */
   generation_id?: string;
 }
@@ -29,17 +31,25 @@ export interface VideoParams {
   any_model?: true;
   /** The caller gave no aspect ratio (`aspect_ratio` is the door's default): the vendor's default, or the first frame's shape, applies. */
   default_aspect_ratio?: true;
+  /** The door it came through (absent: Luma's, as before doors were recorded). */
+  door?: 'luma' | 'openai';
   /** A seed, for doors that take one (the Luma door has none). */
   seed?: number;
   /** Generated sound with the video, for doors that ask for it (the Luma door has none). */
   audio?: boolean;
 }
 
-/** The normalized request of a generation accepted by the Luma door. */
-export function toVideoRequest(params: VideoParams): VideoRequest {
+/**
+ * The normalized request of a generation, whatever door accepted it. An uploaded frame has no URL of its own:
+ * `uploadUrls` gives the one to send (a signed link to it here); without, it is empty (enough to check what
+ * the request asks).
+ */
+export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<KeyframePositionName, string>> = {}): VideoRequest {
   const frame = (position: KeyframePositionName): VideoFrame | undefined => {
     const k = params.keyframes.find((f) => f.position === position);
-    return !k ? undefined : k.type === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', generationId: k.generation_id! };
+    if (!k) return undefined;
+    if (k.type === 'generation') return { type: 'generation', generationId: k.generation_id! };
+    return { type: 'image', url: k.upload ? (uploadUrls[position] ?? '') : k.url! };
   };
   const first = frame('frame0');
   const last = frame('frame1');

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
@@ -56,6 +57,10 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
         const named = await this.tasks.findById(id);
         return named?.upstreamId ? { upstreamId: named.upstreamId, channelId: named.channelId } : undefined;
       },
+      uploadUrl: async (position) => {
+        const row = await this.media.findForTask(task.id, position);
+        return row ? this.media.signedUrl(row, this.media.linkBase(task.baseUrl)) : undefined;
+      },
     });
   }
 
@@ -76,6 +81,12 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
   private async keyframeImage(task: VideoTask, position: KeyframePositionName, files: WorkScope): Promise<Buffer | undefined> {
     const frame = task.params.keyframes.find((k) => k.position === position);
     if (!frame) return undefined;
+    if (frame.upload) {
+      const row = await this.media.findForTask(task.id, position);
+      const file = files.file(position, 'img');
+      if (!row || (await this.media.copyToFile(row, file)) === null) throw new TaskFailure(`the uploaded ${position === 'frame0' ? 'first' : 'last'} frame is missing`);
+      return readFile(file);
+    }
     if (frame.type === 'generation') {
       const source = await this.tasks.findById(frame.generation_id!);
       const video = source?.state === 'succeeded' ? (await this.media.listForTasks([source.id])).find((m) => m.role === 'video') : undefined;

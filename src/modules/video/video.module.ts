@@ -5,6 +5,10 @@ import { RelayVideoProvider, VIDEO_VENDOR_ADAPTERS } from './providers/relay-vid
 import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
 import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
 import { LumaUnsupportedController } from './luma-unsupported.controller.js';
+import { OpenAiUnsupportedController } from './openai-unsupported.controller.js';
+import { OpenAiVideoRecords } from './openai-video.records.js';
+import { OpenAiVideosController } from './openai-videos.controller.js';
+import { OpenAiVideosService } from './openai-videos.service.js';
 import { VideoController } from './video.controller.js';
 import { VideoKind } from './video.kind.js';
 import { VideoRecords } from './video.records.js';
@@ -16,11 +20,13 @@ import { VIDEO_VENDORS } from './vendors/video-vendors.js';
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [VideoController, LumaUnsupportedController, VideoModelsController],
+  controllers: [VideoController, LumaUnsupportedController, VideoModelsController, OpenAiUnsupportedController, OpenAiVideosController],
   providers: [
     VideoKind,
     VideoRecords,
     VideoService,
+    OpenAiVideosService,
+    OpenAiVideoRecords,
     SandboxVideoProvider,
     RelayVideoProvider,
     VideoModels,

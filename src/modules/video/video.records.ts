@@ -23,7 +23,9 @@ function mediaRef(frame: KeyframeParams | undefined): MediaRefDto | null {
 }
 
 /** The keyframes as they were given (Luma echoes them in `request`). */
-function keyframesAsGiven(keyframes: KeyframeParams[]): KeyframesRefDto | undefined {
+function keyframesAsGiven(all: KeyframeParams[]): KeyframesRefDto | undefined {
+  // an uploaded image (another door's) has no URL to echo: media_request names it
+  const keyframes = all.filter((k) => !k.upload);
   if (keyframes.length === 0) return undefined;
   const ref = (k: KeyframeParams): KeyframeRefDto => (k.type === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', id: k.generation_id! });
   return Object.fromEntries(keyframes.map((k) => [k.position, ref(k)]));

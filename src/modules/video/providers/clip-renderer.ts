@@ -50,14 +50,15 @@ export interface Clip {
 }
 
 /**
- * Frame size for `<w>:<h>`: `height` pixels high when given (Luma's resolution), else about TARGET_AREA
- * pixels; even sides (H.264 with 4:2:0 needs them), 16 to 1280 by default, up to 8192 for a resolution.
+ * Frame size for `<w>:<h>`: its shorter side `height` pixels when given (a resolution class: 720p is
+ * 1280x720 and 720x1280, as vendors make them), else about TARGET_AREA pixels; even sides (H.264 with 4:2:0
+ * needs them), 16 to 1280 by default, up to 8192 for a resolution.
  */
 export function frameSize(aspectRatio: string, height?: number): { width: number; height: number } {
   const [w, h] = aspectRatio.split(':').map(Number);
   if (height) {
     const even = (v: number) => Math.min(8192, Math.max(16, Math.round(v / 2) * 2));
-    return { width: even(height * (w / h)), height: even(height) };
+    return w >= h ? { width: even(height * (w / h)), height: even(height) } : { width: even(height), height: even(height * (h / w)) };
   }
   const even = (v: number) => Math.min(1280, Math.max(16, Math.round(v / 2) * 2));
   return { width: even(Math.sqrt(TARGET_AREA * (w / h))), height: even(Math.sqrt(TARGET_AREA / (w / h))) };

@@ -64,7 +64,9 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     try {
-      const request = toVideoRequest(generation.params);
+      const uploads = generation.params.keyframes.filter((k) => k.upload);
+      const uploadUrls = Object.fromEntries(await Promise.all(uploads.map(async (k) => [k.position, await ctx.uploadUrl(k.position)] as const)));
+      const request = toVideoRequest(generation.params, uploadUrls);
       if (generation.upstreamId) {
         const channel = await this.router.heldBy(generation, 'video');
         if (!channel) return { kind: 'failed', reason: 'the channel that holds the generation no longer exists' };

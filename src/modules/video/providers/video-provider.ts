@@ -20,6 +20,8 @@ export interface VideoContext extends SubmitMarks, WorkFiles {
   keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
   /** The upstream's id of a generation named as a keyframe, and the channel that holds it (relay); undefined if it never went upstream. */
   upstreamOf(generationId: string): Promise<{ upstreamId: string; channelId: string | null } | undefined>;
+  /** A link an upstream can fetch an uploaded keyframe at (signed, on the task's base URL). */
+  uploadUrl(position: KeyframePositionName): Promise<string | undefined>;
 }
 
 export interface VideoProvider {

@@ -1,0 +1,25 @@
+import { Get, Post } from '@nestjs/common';
+import { AppError } from '../errors/app-error.js';
+
+/** A provider's route a door does not offer, and the operation it is (for the message). */
+export interface UnsupportedRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  operation: string;
+}
+
+/**
+ * Gives `controller` one handler per route of the table, each answering 404 `not_supported` with
+ * `message(route)`: a provider's SDK user then reads which operation is missing, not a bare "no route".
+ */
+export function refuseRoutes(controller: { prototype: object }, routes: readonly UnsupportedRoute[], message: (route: UnsupportedRoute) => string): void {
+  for (const [index, route] of routes.entries()) {
+    const name = `unsupported${index}`;
+    const handler = (): never => {
+      throw new AppError('NOT_SUPPORTED', message(route));
+    };
+    Object.defineProperty(controller.prototype, name, { value: handler, writable: true, configurable: true });
+    const decorate = route.method === 'GET' ? Get(route.path) : Post(route.path);
+    decorate(controller.prototype, name, Object.getOwnPropertyDescriptor(controller.prototype, name)!);
+  }
+}

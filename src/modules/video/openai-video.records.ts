@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../infra/config/app-config.js';
+import type { MediaRow } from '../media/media.repository.js';
+import { MediaService } from '../media/media.service.js';
+import { durationSeconds } from './providers/clip-renderer.js';
+import type { OpenAiVideoDto } from './dto/openai-video.dto.js';
+import type { VideoTask } from './video-task.js';
+
+const STATUS = { queued: 'queued', running: 'in_progress', succeeded: 'completed', failed: 'failed' } as const;
+const PROGRESS = { queued: 0, in_progress: 50, completed: 100, failed: 100 } as const;
+const RESOLUTION_SIDE: Record<string, number> = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 };
+const DAY_S = 86_400;
+
+/** OpenAI's video objects of generations, whichever door made them. */
+@Injectable()
+export class OpenAiVideoRecords {
+  constructor(
+    private readonly media: MediaService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async videos(tasks: VideoTask[]): Promise<OpenAiVideoDto[]> {
+    const mediaOf = await this.media.linkedMedia(tasks);
+    return tasks.map((task) => this.toVideo(task, mediaOf(task).media));
+  }
+
+  private toVideo(task: VideoTask, media: MediaRow[]): OpenAiVideoDto {
+    const p = task.params;
+    const status = STATUS[task.state];
+    const seconds = unix(task.finishedAt);
+    const video = media.find((m) => m.role === 'video');
+    return {
+      id: task.id,
+      object: 'video',
+      model: p.any_model ? 'auto' : p.model,
+      status,
+      progress: PROGRESS[status],
+      created_at: unix(task.createdAt)!,
+      completed_at: status === 'completed' ? seconds : null,
+      expires_at: seconds === null ? null : seconds + this.config.resultRetentionDays * DAY_S,
+      prompt: p.prompt,
+      remixed_from_video_id: null,
+      seconds: String(durationSeconds(p.duration)),
+      size: video?.width && video.height ? `${video.width}x${video.height}` : sizeOf(p.aspect_ratio, p.resolution),
+      error: status === 'failed' ? { code: 'generation_failed', message: task.message ?? 'the generation failed' } : null,
+    };
+  }
+}
+
+function unix(date: Date | null): number | null {
+  return date ? Math.floor(date.getTime() / 1000) : null;
+}
+
+/** The frame size an aspect ratio and resolution class ask for: the shorter side is the class (720p without one). */
+export function sizeOf(aspectRatio: string, resolution?: string): string {
+  const [w, h] = aspectRatio.split(':').map(Number);
+  const side = RESOLUTION_SIDE[resolution ?? '720p'] ?? 720;
+  const even = (v: number) => Math.round(v / 2) * 2;
+  return w >= h ? `${even((side * w) / h)}x${side}` : `${side}x${even((side * h) / w)}`;
+}
+
+/** The aspect ratio and resolution class of a size `WxH` whose shorter side is a class; null when it is none. */
+export function classOf(size: string): { aspectRatio: string; resolution: string } | null {
+  const [w, h] = size.split('x').map(Number);
+  const resolution = Object.entries(RESOLUTION_SIDE).find(([, side]) => side === Math.min(w, h))?.[0];
+  if (!resolution) return null;
+  const divisor = gcd(w, h);
+  const aspectRatio = `${w / divisor}:${h / divisor}`;
+  return sizeOf(aspectRatio, resolution) === size ? { aspectRatio, resolution } : null;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}

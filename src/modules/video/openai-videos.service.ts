@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import sharp from 'sharp';
+import type { Principal } from '../../common/auth/credential.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { TaskEngine } from '../../common/tasks/task-engine.js';
+import { TaskRepository } from '../../common/tasks/task.repository.js';
+import type { DetailRows } from '../../infra/prisma/statement.js';
+import { type NewMedia, snakeMedia } from '../media/media.repository.js';
+import type { MediaAnswer, MediaRequest } from '../media/media-delivery.js';
+import { MediaService } from '../media/media.service.js';
+import { DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
+import type { CreateOpenAiVideoDto, ListOpenAiVideosQueryDto, OpenAiVideoDeletedDto, OpenAiVideoDto, OpenAiVideoListDto } from './dto/openai-video.dto.js';
+import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
+import type { VideoField } from './vendors/video-request.js';
+import { VideoKind } from './video.kind.js';
+import { VideoModels } from './video-models.js';
+import { type KeyframeParams, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+
+const KIND = VideoKind.definition.name;
+/** The door's defaults, as OpenAI's API has its own: 1280x720, and 5 s (the length the price counts without one). */
+const DEFAULT_SIZE = '1280x720';
+const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
+const UPLOAD_TYPES = new Set(['png', 'jpeg', 'webp']);
+
+/** The OpenAI door's names of the normalized fields, for its 400s. */
+const OPENAI_FIELDS: Record<VideoField, string> = {
+  model: 'model',
+  prompt: 'prompt',
+  negativePrompt: 'negative_prompt',
+  aspectRatio: 'size',
+  resolution: 'size',
+  durationS: 'seconds',
+  firstFrame: 'input_reference',
+  lastFrame: 'input_reference',
+  continues: 'input_reference',
+  loop: 'loop',
+  seed: 'seed',
+  audio: 'audio',
+  concepts: 'concepts',
+};
+
+/** A file part as multer hands it over (kept in memory: at most UPLOAD_MAX_BYTES). */
+export interface UploadedPart {
+  buffer: Buffer;
+  mimetype: string;
+  size: number;
+}
+
+/**
+ * The OpenAI-style video door over the video kind: its requests become the generation's parameters (the same
+ * document the Luma door writes, `door: "openai"`), and any generation of the owner reads as OpenAI's video
+ * object, whichever door made it.
+ */
+@Injectable()
+export class OpenAiVideosService {
+  constructor(
+    private readonly engine: TaskEngine,
+    private readonly tasks: TaskRepository,
+    private readonly kind: VideoKind,
+    private readonly records: OpenAiVideoRecords,
+    private readonly media: MediaService,
+    private readonly models: VideoModels,
+  ) {}
+
+  async create(principal: Principal, dto: CreateOpenAiVideoDto, file: UploadedPart | undefined, base?: string): Promise<OpenAiVideoDto> {
+    const size = classOf(dto.size ?? DEFAULT_SIZE);
+    if (!size) throw new AppError('INVALID_PARAMETER', `size must be WxH whose shorter side is 540, 720, 1080 or 2160 px at a whole-number ratio, such as 1280x720 or 720x1280 (not ${dto.size})`);
+    if (dto.input_reference?.file_id !== undefined) throw new AppError('INVALID_PARAMETER', 'input_reference.file_id: this gateway keeps no files; upload the image as input_reference, or give input_reference.image_url');
+    if (file && dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference: give a file or an image_url, not both');
+    const id = randomUUID();
+    const upload = file ? await this.storeUpload(principal.owner, id, file) : undefined;
+    const keyframes: KeyframeParams[] = upload
+      ? [{ id: upload.id, position: 'frame0', type: 'image', upload: true }]
+      : dto.input_reference?.image_url
+        ? [{ id: randomUUID(), position: 'frame0', type: 'image', url: dto.input_reference.image_url }]
+        : [];
+    const params: VideoParams = {
+      prompt: dto.prompt,
+      aspect_ratio: size.aspectRatio,
+      loop: false,
+      enhance: false,
+      model: dto.model ?? DEFAULT_VIDEO_MODEL,
+      resolution: size.resolution,
+      ...(dto.seconds ? { duration: `${dto.seconds}s` } : {}),
+      keyframes,
+      ...(dto.model === undefined ? { any_model: true as const } : {}),
+      door: 'openai',
+    };
+    const details: DetailRows[] = upload ? [{ table: 'media', rows: [snakeMedia(upload)] }] : [];
+    let task: VideoTask;
+    try {
+      await this.models.check(toVideoRequest(params), OPENAI_FIELDS);
+      task = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details });
+    } catch (err) {
+      if (upload) await this.media.discardObjects([upload]);
+      throw err;
+    }
+    return (await this.records.videos([task]))[0];
+  }
+
+  async get(principal: Principal, id: string): Promise<OpenAiVideoDto> {
+    return (await this.records.videos([await this.findOwn(principal, id)]))[0];
+  }
+
+  /** A cursor page of the caller's generations (every door's), newest first unless `order=asc`. */
+  async list(principal: Principal, query: ListOpenAiVideosQueryDto): Promise<OpenAiVideoListDto> {
+    const rows = await this.tasks.listForOwnerAfter<VideoParams, Record<string, never>>(KIND, principal.owner, { after: query.after, order: query.order, take: query.limit + 1 });
+    if (!rows) throw new AppError('INVALID_PARAMETER', `after must be the id of one of your videos (not ${query.after})`);
+    const data = await this.records.videos(rows.slice(0, query.limit));
+    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > query.limit };
+  }
+
+  async delete(principal: Principal, id: string): Promise<OpenAiVideoDeletedDto> {
+    if (!(await this.engine.deleteForOwner(this.kind, principal.owner, id))) throw notFound(id);
+    await this.media.deleteForTasks([id]);
+    return { id, object: 'video.deleted', deleted: true };
+  }
+
+  /** The video (or its thumbnail) as the media routes serve a file: Range, ETag, a file name. */
+  async content(principal: Principal, id: string, variant: 'video' | 'thumbnail', request: MediaRequest): Promise<MediaAnswer> {
+    const task = await this.findOwn(principal, id);
+    if (task.state !== 'succeeded') throw new AppError('CONFLICT', `video ${id} has no content: it is ${task.state === 'failed' ? 'failed' : 'not completed yet'}`);
+    const row = await this.media.findForTask(task.id, variant);
+    if (!row) throw new AppError('NOT_FOUND', task.mediaExpiredAt ? `video ${id}'s content was deleted after RESULT_RETENTION_DAYS` : `video ${id} has no ${variant}`);
+    return this.media.deliver(row, 0, request);
+  }
+
+  /** An uploaded reference image, checked and stored as the task's media (`frame0`), its row written with the task. */
+  private async storeUpload(owner: string, taskId: string, file: UploadedPart): Promise<NewMedia> {
+    if (file.size > UPLOAD_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `input_reference must be at most ${UPLOAD_MAX_BYTES} bytes`);
+    const meta = await sharp(file.buffer).metadata().catch(() => null);
+    if (!meta?.format || !UPLOAD_TYPES.has(meta.format) || !meta.width || !meta.height) throw new AppError('INVALID_PARAMETER', 'input_reference must be a PNG, JPEG or WebP image');
+    return this.media.putObject({ owner, taskId, role: 'frame0', index: 0, body: file.buffer, contentType: `image/${meta.format}`, width: meta.width, height: meta.height });
+  }
+
+  private async findOwn(principal: Principal, id: string): Promise<VideoTask> {
+    const task = await this.tasks.findForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, id);
+    if (!task) throw notFound(id);
+    return task;
+  }
+}
+
+function notFound(id: string): AppError {
+  return new AppError('NOT_FOUND', `No video ${id} among yours`);
+}

@@ -1,0 +1,77 @@
+import { runOpenAiVideos } from '../clients/openai-videos.client.js';
+import { frameColour, probeVideo, solid } from '../support/media.js';
+import { pollUntil } from '../support/poll.js';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+
+const DOOR = '/openai/v1/videos';
+
+/** The official openai SDK (7.x), baseURL <gateway>/openai/v1, as a team with OpenAI-style video code would use it. */
+describe('the OpenAI-style video door', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    // a little upstream-like latency, so a poll loop sees in_progress
+    t = await startTestApp({ SANDBOX_DELAY_MS: '1000' });
+    key = await t.createKey('openai-team');
+  });
+  afterAll(() => t.close());
+
+  it('videos.create (prompt only, and with an image file) → retrieve until completed → downloadContent gives the asked seconds and size → list → delete', async () => {
+    const red = await solid(720, 1280, [220, 30, 30]);
+    const run = await runOpenAiVideos(`${t.url}/openai/v1`, key, red);
+    for (const video of run.created) expect(video).toEqual(expect.objectContaining({ object: 'video', status: 'queued', progress: 0, model: 'auto', completed_at: null, error: null }));
+    expect(run.created.map((v) => [v.seconds, v.size])).toEqual([['4', '1280x720'], ['8', '720x1280']]);
+    expect(run.sawInProgress).toBe(true);
+    for (const video of run.completed) expect(video).toEqual(expect.objectContaining({ status: 'completed', progress: 100, completed_at: expect.any(Number), expires_at: expect.any(Number) }));
+    const [a, b] = await Promise.all(run.contents.map((bytes) => probeVideo(bytes)));
+    expect([a.codec, a.width, a.height, Math.round(a.durationS)]).toEqual(['h264', 1280, 720, 4]);
+    expect([b.width, b.height, Math.round(b.durationS)]).toEqual([720, 1280, 8]);
+    // the uploaded image is the first frame
+    const [r, g] = await frameColour(run.contents[1], 'first');
+    expect(r).toBeGreaterThan(150);
+    expect(g).toBeLessThan(90);
+    expect(run.thumbnail.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+    expect(run.listedIds).toEqual(expect.arrayContaining(run.created.map((v) => v.id)));
+    expect(run.deletedThenMissing).toBe(true);
+    expect(run.badRequest).toEqual({ status: 400, message: expect.stringMatching(/^400 seconds: /), param: 'seconds', requestId: expect.any(String) });
+    expect(run.notOffered).toMatch(/videos\.remix is not supported by this gateway/);
+  }, 120_000);
+
+  it('answers errors as OpenAI does, with request_id beside them; takes JSON and input_reference[image_url] too', async () => {
+    const bad = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', size: '1000x1000' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ error: { message: expect.stringMatching(/^size must be WxH whose shorter side is 540, 720, 1080 or 2160 px/), type: 'invalid_request_error', code: 'invalid_parameter', param: 'size' }, request_id: bad.headers.get('x-request-id') });
+    const unauthorized = await api(t.url, 'GET', DOOR, { key: 'sk-not-a-key-0000000000' });
+    expect([unauthorized.status, unauthorized.body.error.type]).toEqual([401, 'authentication_error']);
+    const fileId = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', input_reference: { file_id: 'file-123' } } });
+    expect([fileId.status, fileId.body.error.param]).toEqual([400, 'input_reference.file_id']);
+    const missing = await api(t.url, 'GET', `${DOOR}/00000000-0000-4000-8000-000000000000`, { key });
+    expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
+    const byUrl = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'From a sample', input_reference: { image_url: `${t.url}/samples/keyframe.jpg` } } });
+    expect([byUrl.status, byUrl.body.status, byUrl.body.size, byUrl.body.seconds]).toEqual([200, 'queued', '1280x720', '5']);
+    const notYet = await api(t.url, 'GET', `${DOOR}/${byUrl.body.id}/content`, { key });
+    expect([notYet.status, notYet.body.error?.code]).toEqual([409, 'conflict']);
+    await pollUntil(() => api(t.url, 'GET', `${DOOR}/${byUrl.body.id}`, { key }), (r) => r.body.status === 'completed', { timeoutMs: 60_000, what: 'the video' });
+    const spritesheet = await api(t.url, 'GET', `${DOOR}/${byUrl.body.id}/content?variant=spritesheet`, { key });
+    expect([spritesheet.status, spritesheet.body.error.param]).toEqual([400, 'variant']);
+    // OpenAI's operations this door does not offer: 404 naming each
+    for (const [method, path, operation] of [['POST', `${DOOR}/${byUrl.body.id}/remix`, 'videos.remix'], ['POST', `${DOOR}/edits`, 'videos.edit'], ['POST', `${DOOR}/extensions`, 'videos.extend'], ['POST', `${DOOR}/characters`, 'videos.createCharacter'], ['GET', `${DOOR}/characters/char_1`, 'videos.getCharacter']]) {
+      const res = await api(t.url, method, path, { key, body: method === 'POST' ? { prompt: 'x' } : undefined, unchecked: true });
+      expect([res.status, res.body.error?.code, res.body.error?.message]).toEqual([404, 'not_supported', expect.stringContaining(`${operation} is not supported by this gateway`)]);
+    }
+  }, 120_000);
+
+  it('one generation, every door: the Luma door reads what this door made, and this door what the Luma door made', async () => {
+    const made = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'Made through OpenAI', seconds: '5', size: '720x1280' } });
+    const asLuma = await api(t.url, 'GET', `/video-b/v1/generations/${made.body.id}`, { key });
+    expect([asLuma.status, asLuma.body.id, asLuma.body.request.prompt, asLuma.body.request.aspect_ratio, asLuma.body.request.duration]).toEqual([200, made.body.id, 'Made through OpenAI', '9:16', '5s']);
+    const luma = await api(t.url, 'POST', '/video-b/v1/generations', { key, body: { prompt: 'Made through Luma', duration: '5s', resolution: '540p' } });
+    const done = await pollUntil(() => api(t.url, 'GET', `${DOOR}/${luma.body.id}`, { key }), (r) => r.body.status === 'completed', { timeoutMs: 60_000, what: 'the Luma generation' });
+    expect(done.body).toEqual(expect.objectContaining({ id: luma.body.id, object: 'video', model: 'auto', prompt: 'Made through Luma', seconds: '5', size: '960x540' }));
+    const list = await api(t.url, 'GET', `${DOOR}?limit=100`, { key });
+    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual(expect.arrayContaining([made.body.id, luma.body.id]));
+    // another owner sees neither
+    const other = await t.createKey('someone-else');
+    expect((await api(t.url, 'GET', `${DOOR}/${made.body.id}`, { key: other })).status).toBe(404);
+  }, 120_000);
+});
