@@ -71,6 +71,18 @@ const OPERATIONS: Operation[] = [
     examples: ['keyframe', 'text', 'luma'],
     task: { success: 'completed', idOf: (body) => body.id, state: generationState },
   },
+  ...(['createKlingTextToVideo', 'createKlingImageToVideo'] as const).map((id) => ({
+    operation: `operations-video_generation_Kling-style-${id}`,
+    examples: id === 'createKlingTextToVideo' ? ['camera', 'prompt'] : ['image', 'tail'],
+    task: {
+      success: 'succeed',
+      idOf: (body: any) => body.data.task_id,
+      state: async (key: string, t: TestApp, taskId: string) => {
+        const { task_status, task_status_msg } = (await api(t.url, 'GET', `/video-a/v1/videos/text2video/${taskId}`, { key })).body.data;
+        return task_status === 'failed' ? `failed: ${task_status_msg}` : task_status;
+      },
+    },
+  })),
   {
     operation: 'operations-video_generation_OpenAI-style-createOpenAiVideo',
     examples: ['reference', 'sized', 'text'],

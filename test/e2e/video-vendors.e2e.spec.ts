@@ -76,7 +76,7 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     );
     const k = [...kling.created.values()].at(-1)!;
     expect(k.path).toBe('image2video');
-    expect(k.body).toEqual(expect.objectContaining({ model_name: 'kling-v1-6', prompt: body.prompt, mode: 'std', duration: '5', image: frameUrl, external_task_id: served.kling }));
+    expect(k.body).toEqual(expect.objectContaining({ model_name: 'kling-v1', prompt: body.prompt, mode: 'std', duration: '5', image: frameUrl, external_task_id: served.kling }));
     expect(k.body).not.toHaveProperty('aspect_ratio');
     const r = [...runway.created.values()].at(-1)!;
     expect(r.path).toBe('image_to_video');
@@ -133,5 +133,21 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     expect([...runway.created.values()].at(-1)!.body).toEqual(expect.objectContaining({ model: 'veo3.1', ratio: '1080:1920', duration: 8 }));
     const video = await storedVideo(done.assets.video);
     expect([video.width, video.height, Math.round(video.durationS)]).toEqual([1080, 1920, 8]);
+  }, 120_000);
+
+  it("a Kling-door request with Kling's own fields (negative_prompt, cfg_scale, camera_control) goes only to a Kling model that takes them, each field in Kling's words", async () => {
+    await only('luma', 'runway');
+    const body = { model_name: 'kling-v1', prompt: 'A lighthouse at dusk', negative_prompt: 'text', cfg_scale: 0.4, camera_control: { type: 'simple', config: { zoom: 5 } }, duration: '5', mode: 'std', aspect_ratio: '16:9' };
+    // with no Kling channel, no configured model takes cfg_scale: refused at once, naming it
+    const refused = await api(t.url, 'POST', '/video-a/v1/videos/text2video', { key, body: { prompt: 'x', cfg_scale: 0.4 } });
+    expect([refused.status, refused.body.message]).toEqual([400, expect.stringMatching(/^cfg_scale: /)]);
+    const k = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'kling-2', operations: ['video'], protocol: 'kling', base_url: kling.url, credentials: { access_key: KLING[0], secret_key: KLING[1] } } });
+    expect(k.status).toBe(201);
+    channels['kling-2'] = k.body.id;
+    const created = await pollUntil(() => api(t.url, 'POST', '/video-a/v1/videos/text2video', { key, body }), (r) => r.status === 200, { timeoutMs: 10_000, what: 'the models to be read again' });
+    const done = await pollUntil(() => api(t.url, 'GET', `/video-a/v1/videos/text2video/${created.body.data.task_id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { timeoutMs: 60_000, what: 'the task' });
+    expect(done.body.data.task_status).toBe('succeed');
+    const sent = [...kling.created.values()].at(-1)!;
+    expect([sent.path, sent.body]).toEqual(['text2video', expect.objectContaining({ model_name: 'kling-v1', negative_prompt: 'text', cfg_scale: 0.4, camera_control: { type: 'simple', config: { zoom: 5 } }, duration: '5', mode: 'std', aspect_ratio: '16:9' })]);
   }, 120_000);
 });

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import type { DetailRows } from '../../infra/prisma/statement.js';
-import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import type { MediaAnswer, MediaRequest } from '../media/media-delivery.js';
 import { MediaService } from '../media/media.service.js';
 import { DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
@@ -15,13 +12,12 @@ import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
 import type { VideoField } from './vendors/video-request.js';
 import { VideoKind } from './video.kind.js';
 import { VideoModels } from './video-models.js';
+import { VideoUploads } from './video-uploads.js';
 import { type KeyframeParams, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
 /** The door's defaults, as OpenAI's API has its own: 1280x720, and 5 s (the length the price counts without one). */
 const DEFAULT_SIZE = '1280x720';
-const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
-const UPLOAD_TYPES = new Set(['png', 'jpeg', 'webp']);
 
 /** The OpenAI door's names of the normalized fields, for its 400s. */
 const OPENAI_FIELDS: Record<VideoField, string> = {
@@ -38,6 +34,8 @@ const OPENAI_FIELDS: Record<VideoField, string> = {
   seed: 'seed',
   audio: 'audio',
   concepts: 'concepts',
+  cfgScale: 'cfg_scale',
+  cameraControl: 'camera_control',
 };
 
 /** A file part as multer hands it over (kept in memory: at most UPLOAD_MAX_BYTES). */
@@ -61,6 +59,7 @@ export class OpenAiVideosService {
     private readonly records: OpenAiVideoRecords,
     private readonly media: MediaService,
     private readonly models: VideoModels,
+    private readonly uploads: VideoUploads,
   ) {}
 
   async create(principal: Principal, dto: CreateOpenAiVideoDto, file: UploadedPart | undefined, base?: string): Promise<OpenAiVideoDto> {
@@ -69,7 +68,7 @@ export class OpenAiVideosService {
     if (dto.input_reference?.file_id !== undefined) throw new AppError('INVALID_PARAMETER', 'input_reference.file_id: this gateway keeps no files; upload the image as input_reference, or give input_reference.image_url');
     if (file && dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference: give a file or an image_url, not both');
     const id = randomUUID();
-    const upload = file ? await this.storeUpload(principal.owner, id, file) : undefined;
+    const upload = file ? await this.uploads.store(principal.owner, id, 'frame0', file.buffer, 'input_reference') : undefined;
     const keyframes: KeyframeParams[] = upload
       ? [{ id: upload.id, position: 'frame0', type: 'image', upload: true }]
       : dto.input_reference?.image_url
@@ -87,13 +86,13 @@ export class OpenAiVideosService {
       ...(dto.model === undefined ? { any_model: true as const } : {}),
       door: 'openai',
     };
-    const details: DetailRows[] = upload ? [{ table: 'media', rows: [snakeMedia(upload)] }] : [];
+    const stored = upload ? [upload] : [];
     let task: VideoTask;
     try {
       await this.models.check(toVideoRequest(params), OPENAI_FIELDS);
-      task = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details });
+      task = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.uploads.rows(stored) });
     } catch (err) {
-      if (upload) await this.media.discardObjects([upload]);
+      await this.uploads.discard(stored);
       throw err;
     }
     return (await this.records.videos([task]))[0];
@@ -124,14 +123,6 @@ export class OpenAiVideosService {
     const row = await this.media.findForTask(task.id, variant);
     if (!row) throw new AppError('NOT_FOUND', task.mediaExpiredAt ? `video ${id}'s content was deleted after RESULT_RETENTION_DAYS` : `video ${id} has no ${variant}`);
     return this.media.deliver(row, 0, request);
-  }
-
-  /** An uploaded reference image, checked and stored as the task's media (`frame0`), its row written with the task. */
-  private async storeUpload(owner: string, taskId: string, file: UploadedPart): Promise<NewMedia> {
-    if (file.size > UPLOAD_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `input_reference must be at most ${UPLOAD_MAX_BYTES} bytes`);
-    const meta = await sharp(file.buffer).metadata().catch(() => null);
-    if (!meta?.format || !UPLOAD_TYPES.has(meta.format) || !meta.width || !meta.height) throw new AppError('INVALID_PARAMETER', 'input_reference must be a PNG, JPEG or WebP image');
-    return this.media.putObject({ owner, taskId, role: 'frame0', index: 0, body: file.buffer, contentType: `image/${meta.format}`, width: meta.width, height: meta.height });
   }
 
   private async findOwn(principal: Principal, id: string): Promise<VideoTask> {

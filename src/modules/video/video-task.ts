@@ -32,7 +32,11 @@ export interface VideoParams {
   /** The caller gave no aspect ratio (`aspect_ratio` is the door's default): the vendor's default, or the first frame's shape, applies. */
   default_aspect_ratio?: true;
   /** The door it came through (absent: Luma's, as before doors were recorded). */
-  door?: 'luma' | 'openai';
+  door?: 'luma' | 'openai' | 'kling';
+  /** Kling's fields the Kling door takes. */
+  negative_prompt?: string;
+  cfg_scale?: number;
+  camera_control?: Record<string, unknown>;
   /** A seed, for doors that take one (the Luma door has none). */
   seed?: number;
   /** Generated sound with the video, for doors that ask for it (the Luma door has none). */
@@ -63,6 +67,9 @@ export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<K
     ...(last ? { lastFrame: last } : {}),
     ...(params.any_model ? {} : { model: params.model }),
     ...(params.concepts?.length ? { concepts: params.concepts.map((c) => c.key) } : {}),
+    ...(params.negative_prompt !== undefined ? { negativePrompt: params.negative_prompt } : {}),
+    ...(params.cfg_scale !== undefined ? { cfgScale: params.cfg_scale } : {}),
+    ...(params.camera_control !== undefined ? { cameraControl: params.camera_control } : {}),
     ...(params.seed !== undefined ? { seed: params.seed } : {}),
     ...(params.audio !== undefined ? { audio: params.audio } : {}),
   };

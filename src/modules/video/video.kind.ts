@@ -15,6 +15,8 @@ import { durationSeconds, lastFrame } from './providers/clip-renderer.js';
 import { VIDEO_PROVIDERS, type VideoProvider, type VideoResult } from './providers/video-provider.js';
 import { VIDEO_DEFINITION } from './video.definition.js';
 import { VideoRecords } from './video.records.js';
+import { KlingVideoRecords } from './kling-video.records.js';
+import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
 import type { KeyframePositionName, VideoParams, VideoTask } from './video-task.js';
 
 /**
@@ -31,6 +33,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     private readonly config: AppConfig,
     @Inject(VIDEO_PROVIDERS) private readonly providers: Record<ProviderName, VideoProvider>,
     private readonly records: VideoRecords,
+    private readonly klingRecords: KlingVideoRecords,
     private readonly tasks: TaskRepository,
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
@@ -73,8 +76,12 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: VideoTask[], tx?: TaskTx): Promise<GenerationDetailDto[]> {
-    return this.records.details(tasks, tx);
+  /** Each in the vocabulary of the door that made it: Kling's record (task_status at the top) for the Kling door, Luma's for the others. */
+  async notifications(tasks: VideoTask[], tx?: TaskTx): Promise<(GenerationDetailDto | KlingVideoTaskDto)[]> {
+    const kling = tasks.filter((t) => t.params.door === 'kling');
+    if (kling.length === 0) return this.records.details(tasks, tx);
+    const [klingRecords, lumaRecords] = await Promise.all([this.klingRecords.details(kling, tx), this.records.details(tasks.filter((t) => t.params.door !== 'kling'), tx)]);
+    return tasks.map((t) => (t.params.door === 'kling' ? klingRecords.shift()! : lumaRecords.shift()!));
   }
 
   /** The keyframe as an image: fetched from its URL, or the last frame of the generation it names. */

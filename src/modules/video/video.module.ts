@@ -5,6 +5,9 @@ import { RelayVideoProvider, VIDEO_VENDOR_ADAPTERS } from './providers/relay-vid
 import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
 import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
 import { LumaUnsupportedController } from './luma-unsupported.controller.js';
+import { KlingVideoRecords } from './kling-video.records.js';
+import { KlingVideosController } from './kling-videos.controller.js';
+import { KlingVideosService } from './kling-videos.service.js';
 import { OpenAiUnsupportedController } from './openai-unsupported.controller.js';
 import { OpenAiVideoRecords } from './openai-video.records.js';
 import { OpenAiVideosController } from './openai-videos.controller.js';
@@ -15,18 +18,22 @@ import { VideoRecords } from './video.records.js';
 import { VideoService } from './video.service.js';
 import { VideoModels } from './video-models.js';
 import { VideoModelsController } from './video-models.controller.js';
+import { VideoUploads } from './video-uploads.js';
 import type { VideoVendor } from './vendors/video-vendor.js';
 import { VIDEO_VENDORS } from './vendors/video-vendors.js';
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [VideoController, LumaUnsupportedController, VideoModelsController, OpenAiUnsupportedController, OpenAiVideosController],
+  controllers: [VideoController, LumaUnsupportedController, VideoModelsController, OpenAiUnsupportedController, OpenAiVideosController, KlingVideosController],
   providers: [
     VideoKind,
     VideoRecords,
     VideoService,
     OpenAiVideosService,
     OpenAiVideoRecords,
+    KlingVideosService,
+    KlingVideoRecords,
+    VideoUploads,
     SandboxVideoProvider,
     RelayVideoProvider,
     VideoModels,

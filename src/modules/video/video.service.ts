@@ -35,6 +35,8 @@ const LUMA_FIELDS: Record<VideoField, string> = {
   seed: 'seed',
   audio: 'audio',
   concepts: 'concepts',
+  cfgScale: 'cfg_scale',
+  cameraControl: 'camera_control',
 };
 
 @Injectable()

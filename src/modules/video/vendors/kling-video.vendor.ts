@@ -24,6 +24,9 @@ function kling(id: string, over: Partial<VideoModelSpec> = {}): VideoModelSpec {
     audio: false,
     negativePrompt: true,
     concepts: false,
+    // Kling: "the kling-v2.x models do not support cfg_scale"; camera_control on kling-v1 and kling-v1-5 only
+    cfgScale: false,
+    cameraControl: false,
     maxPromptChars: 2500,
     shapeFromImage: true,
     ...over,
@@ -31,7 +34,11 @@ function kling(id: string, over: Partial<VideoModelSpec> = {}): VideoModelSpec {
 }
 
 export const KLING_VIDEO_MODELS: readonly VideoModelSpec[] = [
-  kling('kling-v1-6'),
+  // its image_tail is for 5 s only, which a spec cannot say: declared without a last frame rather than risk one dropped
+  kling('kling-v1', { cfgScale: true, cameraControl: true, lastFrame: false }),
+  kling('kling-v1-5', { textToVideo: false, cfgScale: true, cameraControl: true }),
+  kling('kling-v1-6', { cfgScale: true }),
+  kling('kling-v2-master', { resolutions: ['720p'], lastFrame: false }),
   kling('kling-v2-1', { textToVideo: false }),
   kling('kling-v2-1-master', { resolutions: ['1080p'], lastFrame: false }),
   kling('kling-v2-5-turbo'),
@@ -39,7 +46,7 @@ export const KLING_VIDEO_MODELS: readonly VideoModelSpec[] = [
 ];
 
 /** Models that have one mode (their resolution is fixed): no `mode` is sent. */
-const ONE_MODE = new Set(['kling-v2-1-master']);
+const ONE_MODE = new Set(['kling-v2-master', 'kling-v2-1-master']);
 
 interface KlingTask {
   task_id?: unknown;
@@ -78,6 +85,8 @@ export class KlingVideoVendor implements VideoVendor {
       ...(request.firstFrame ? { image: image(request.firstFrame) } : {}),
       ...(request.lastFrame ? { image_tail: image(request.lastFrame) } : {}),
       ...(request.audio !== undefined && model.audio ? { sound: request.audio ? 'on' : 'off' } : {}),
+      ...(request.cfgScale !== undefined ? { cfg_scale: request.cfgScale } : {}),
+      ...(request.cameraControl ? { camera_control: request.cameraControl } : {}),
       ...(callbackUrl ? { callback_url: callbackUrl } : {}),
       external_task_id: taskId,
     };

@@ -22,12 +22,16 @@ export interface VideoRequest {
   model?: string;
   /** Luma's camera-motion concepts, by key. */
   concepts?: string[];
+  /** Kling's prompt adherence, 0 to 1. */
+  cfgScale?: number;
+  /** Kling's camera movement: `{type, config?: {horizontal, vertical, pan, tilt, roll, zoom}}`. */
+  cameraControl?: Record<string, unknown>;
 }
 
 export type VideoFrame = { type: 'image'; url: string } | { type: 'generation'; generationId: string };
 
 /** What a request asks for, by the normalized field a model must honour. */
-export const VIDEO_FIELDS = ['model', 'prompt', 'negativePrompt', 'aspectRatio', 'resolution', 'durationS', 'firstFrame', 'lastFrame', 'continues', 'loop', 'seed', 'audio', 'concepts'] as const;
+export const VIDEO_FIELDS = ['model', 'prompt', 'negativePrompt', 'aspectRatio', 'resolution', 'durationS', 'firstFrame', 'lastFrame', 'continues', 'loop', 'seed', 'audio', 'concepts', 'cfgScale', 'cameraControl'] as const;
 export type VideoField = (typeof VIDEO_FIELDS)[number];
 
 /** What one vendor model can do. A field it lacks is refused (never dropped). */
@@ -54,6 +58,10 @@ export interface VideoModelSpec {
   audio: boolean;
   negativePrompt: boolean;
   concepts: boolean;
+  /** It takes a prompt-adherence scale (Kling's cfg_scale). */
+  cfgScale?: boolean;
+  /** It takes a camera movement (Kling's camera_control). */
+  cameraControl?: boolean;
   maxPromptChars: number;
   /** Its image-to-video takes the frame shape of the first frame (Kling): an asked aspect ratio cannot be honoured then. */
   shapeFromImage?: boolean;
@@ -84,6 +92,8 @@ export function unmetFields(spec: VideoModelSpec, request: VideoRequest): VideoF
   if (request.seed !== undefined && !spec.seed) unmet.push('seed');
   if (request.audio && !spec.audio) unmet.push('audio');
   if (request.concepts?.length && !spec.concepts) unmet.push('concepts');
+  if (request.cfgScale !== undefined && !spec.cfgScale) unmet.push('cfgScale');
+  if (request.cameraControl !== undefined && !spec.cameraControl) unmet.push('cameraControl');
   return [...new Set(unmet)];
 }
 
@@ -104,6 +114,8 @@ export function everything(id: string): VideoModelSpec {
     audio: true,
     negativePrompt: true,
     concepts: true,
+    cfgScale: true,
+    cameraControl: true,
     maxPromptChars: 5000,
   };
 }

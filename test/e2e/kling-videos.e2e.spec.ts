@@ -1,0 +1,105 @@
+import { png } from '../support/images.js';
+import { probeVideo } from '../support/media.js';
+import { pollUntil } from '../support/poll.js';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+
+const T2V = '/video-a/v1/videos/text2video';
+const I2V = '/video-a/v1/videos/image2video';
+
+/** A client written for Kling's video API (no official Node SDK: its documented bodies), against the sandbox. */
+describe("Kling's video door under video-a", () => {
+  let t: TestApp;
+  let key: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', CALLBACK_RETRY_SCHEDULE_S: '0.2', SANDBOX_DELAY_MS: '500' });
+    key = await t.createKey('kling-video-team');
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  const finished = (path: string, id: string) =>
+    pollUntil(() => api(t.url, 'GET', `${path}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data?.task_status), { timeoutMs: 60_000, what: `task ${id}` });
+
+  it("takes Kling's documented text2video body, found by task_id and by external_task_id; callbacks carry task_status at the top; the result's url opens", async () => {
+    const body = {
+      model_name: 'kling-v1',
+      prompt: 'A paper boat drifting down a rainy street',
+      negative_prompt: '',
+      cfg_scale: 0.5,
+      mode: 'std',
+      aspect_ratio: '16:9',
+      duration: '5',
+      camera_control: { type: 'simple', config: { horizontal: 0, vertical: 0, pan: 0, tilt: 0, roll: 0, zoom: 5 } },
+      callback_url: `${receiver.url}/kling-video`,
+      external_task_id: 'order-7-video',
+    };
+    const created = await api(t.url, 'POST', T2V, { key, body });
+    expect([created.status, created.body.code, created.body.message]).toEqual([200, 0, 'SUCCEED']);
+    expect(created.body.data).toEqual(expect.objectContaining({ task_status: 'submitted', task_info: { external_task_id: 'order-7-video' }, created_at: expect.any(Number) }));
+    const id = created.body.data.task_id;
+    const done = (await finished(T2V, id)).body.data;
+    expect(done).toEqual(expect.objectContaining({ task_id: id, task_status: 'succeed', task_status_msg: '', final_unit_deduction: '5' }));
+    const byExternal = await api(t.url, 'GET', `${T2V}/order-7-video`, { key });
+    expect(byExternal.body.data.task_id).toBe(id);
+    const [video] = done.task_result.videos;
+    expect(video).toEqual({ id: expect.any(String), url: expect.stringMatching(/^http/), duration: '5' });
+    const info = await probeVideo(Buffer.from(await (await fetch(video.url)).arrayBuffer()));
+    expect([info.width, info.height, Math.round(info.durationS)]).toEqual([1280, 720, 5]);
+    // Kling's callbacks: the bare record, task_status at the top
+    const bodies = await pollUntil(async () => receiver.received.filter((r) => r.path === '/kling-video').map((r) => r.json), (b) => b.some((x) => x.task_status === 'succeed'), { what: 'the succeed callback' });
+    expect(bodies.map((b) => b.task_status)).toEqual(['processing', 'succeed']);
+    expect(bodies.every((b) => b.task_id === id && !('code' in b) && !('data' in b))).toBe(true);
+    expect(bodies[1].task_result.videos[0].url).toMatch(/^http/);
+    // the same external_task_id again: 409
+    const again = await api(t.url, 'POST', T2V, { key, body });
+    expect([again.status, again.body.message]).toEqual([409, expect.stringContaining('external_task_id "order-7-video" is already used')]);
+  }, 120_000);
+
+  it('takes image2video with image as Base64 and image_tail as a URL; refuses what no model can make, naming the field', async () => {
+    const image = (await png(640, 360)).toString('base64');
+    const created = await api(t.url, 'POST', I2V, { key, body: { prompt: 'From here to there', image, image_tail: `${t.url}/samples/keyframe.jpg`, mode: 'pro', duration: '5' } });
+    expect([created.status, created.body.data?.task_status]).toEqual([200, 'submitted']);
+    const done = (await finished(I2V, created.body.data.task_id)).body.data;
+    expect(done.task_status).toBe('succeed');
+    const info = await probeVideo(Buffer.from(await (await fetch(done.task_result.videos[0].url)).arrayBuffer()));
+    expect([info.height, Math.round(info.durationS)]).toEqual([1080, 5]);
+    const refused = async (path: string, body: Record<string, unknown>, message: RegExp) => {
+      const res = await api(t.url, 'POST', path, { key, body });
+      expect([res.status, res.body.code, res.body.message]).toEqual([400, 1201, expect.stringMatching(message)]);
+    };
+    await refused(T2V, { prompt: 'x', cfg_scale: 1.5 }, /^cfg_scale must be a number from 0 to 1/);
+    await refused(T2V, { prompt: 'x', duration: '11' }, /^duration: /);
+    await refused(T2V, { prompt: 'x', mode: 'ultra' }, /^mode must be std or pro/);
+    await refused(T2V, { prompt: 'x', aspect_ratio: '4:3' }, /^aspect_ratio must be 16:9, 9:16 or 1:1/);
+    await refused(T2V, { prompt: 'x', camera_control: { type: 'simple', config: { zoom: 5, pan: 2 } } }, /^camera_control\.config must set exactly one of/);
+    await refused(T2V, { prompt: 'x', watermark_info: { enabled: true } }, /^watermark_info\.enabled: /);
+    await refused(I2V, { prompt: 'x' }, /^image is required/);
+    await refused(I2V, { image: 'data:image/png;base64,AAAA' }, /^image must be an http\(s\) URL or Base64/);
+    await refused(I2V, { image: Buffer.from('not an image at all').toString('base64') }, /^image must be a PNG, JPEG or WebP image/);
+    expect((await api(t.url, 'POST', T2V, { key, body: { prompt: 'x', duration: '10' } })).status).toBe(200);
+  }, 120_000);
+
+  it('one generation, every door: Kling reads what Luma made, Luma and OpenAI read what Kling made; lists page with pageNum and pageSize', async () => {
+    const luma = await api(t.url, 'POST', '/video-b/v1/generations', { key, body: { prompt: 'Made through Luma' } });
+    const asKling = await api(t.url, 'GET', `${T2V}/${luma.body.id}`, { key });
+    expect([asKling.status, asKling.body.data.task_id, asKling.body.data.task_info]).toEqual([200, luma.body.id, { external_task_id: null }]);
+    const kling = await api(t.url, 'POST', T2V, { key, body: { prompt: 'Made through Kling', aspect_ratio: '9:16', duration: '5', external_task_id: 'k-2' } });
+    const id = kling.body.data.task_id;
+    const asLuma = await api(t.url, 'GET', `/video-b/v1/generations/${id}`, { key });
+    expect([asLuma.status, asLuma.body.request.prompt, asLuma.body.request.aspect_ratio]).toEqual([200, 'Made through Kling', '9:16']);
+    const asOpenAi = await api(t.url, 'GET', `/openai/v1/videos/${id}`, { key });
+    expect([asOpenAi.status, asOpenAi.body.prompt, asOpenAi.body.seconds]).toEqual([200, 'Made through Kling', '5']);
+    const page = await api(t.url, 'GET', `${I2V}?pageNum=1&pageSize=2`, { key });
+    expect(page.body.data.map((d: { task_id: string }) => d.task_id)).toEqual([id, luma.body.id]);
+    const second = await api(t.url, 'GET', `${T2V}?pageNum=2&pageSize=2`, { key });
+    expect(second.body.data).toHaveLength(2);
+    const other = await t.createKey('not-the-owner');
+    expect((await api(t.url, 'GET', `${T2V}/${id}`, { key: other })).status).toBe(404);
+    expect((await api(t.url, 'GET', `${T2V}/k-2`, { key: other })).status).toBe(404);
+  }, 120_000);
+});
