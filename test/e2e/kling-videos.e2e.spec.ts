@@ -62,10 +62,13 @@ describe("Kling's video door under video-a", () => {
 
   it('takes image2video with image as Base64 and image_tail as a URL; refuses what no model can make, naming the field', async () => {
     const image = (await png(640, 360)).toString('base64');
-    const created = await api(t.url, 'POST', I2V, { key, body: { prompt: 'From here to there', image, image_tail: `${t.url}/samples/keyframe.jpg`, mode: 'pro', duration: '5' } });
-    expect([created.status, created.body.data?.task_status]).toEqual([200, 'submitted']);
-    const done = (await finished(I2V, created.body.data.task_id)).body.data;
-    expect(done.task_status).toBe('succeed');
+    const body = { model_name: 'kling-v1-6', prompt: 'From here to there', image, image_tail: `${t.url}/samples/keyframe.jpg`, mode: 'pro', duration: '5', callback_url: `${receiver.url}/kling-i2v`, external_task_id: 'order-8-video' };
+    const created = await api(t.url, 'POST', I2V, { key, body });
+    expect([created.status, created.body.data?.task_status, created.body.data?.task_info]).toEqual([200, 'submitted', { external_task_id: 'order-8-video' }]);
+    const done = (await finished(I2V, 'order-8-video')).body.data;
+    expect([done.task_id, done.task_status]).toEqual([created.body.data.task_id, 'succeed']);
+    const statuses = await pollUntil(async () => receiver.received.filter((r) => r.path === '/kling-i2v').map((r) => r.json.task_status as string), (s) => s.includes('succeed'), { what: 'the succeed callback' });
+    expect(statuses).toEqual(['processing', 'succeed']);
     const info = await probeVideo(Buffer.from(await (await fetch(done.task_result.videos[0].url)).arrayBuffer()));
     expect([info.height, Math.round(info.durationS)]).toEqual([1080, 5]);
     const refused = async (path: string, body: Record<string, unknown>, message: RegExp) => {

@@ -98,6 +98,8 @@ export class VideoService {
       audio: spec.audio,
       negative_prompt: spec.negativePrompt,
       concepts: spec.concepts,
+      cfg_scale: spec.cfgScale === true,
+      camera_control: spec.cameraControl === true,
       max_prompt_chars: spec.maxPromptChars,
       shape_from_first_frame: spec.shapeFromImage === true,
       credits_per_second: perSecond,

@@ -53,6 +53,12 @@ export class ModelDto {
   @ApiProperty({ description: "Luma's camera-motion concepts.", example: false })
   concepts!: boolean;
 
+  @ApiProperty({ description: "Kling's cfg_scale (how closely to follow the prompt).", example: false })
+  cfg_scale!: boolean;
+
+  @ApiProperty({ description: "Kling's camera_control.", example: false })
+  camera_control!: boolean;
+
   @ApiProperty({ example: 2500 })
   max_prompt_chars!: number;
 
