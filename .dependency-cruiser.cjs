@@ -1,5 +1,5 @@
 /**
- * The layers of src/ and what each may import (docs/architecture.md, "Layers"):
+ * The layers of src/ and what each may import (docs/contributors/architecture.md, "Layers"):
  *   src/*.ts (entry points, app module)  →  src/modules  →  src/common  →  src/infra
  * Lower layers never import upper ones, and no file takes part in an import cycle. `npm test` runs this
  * first (npm run lint:deps), so a violation fails the build.

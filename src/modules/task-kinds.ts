@@ -7,7 +7,7 @@ import { VideoModule } from './video/video.module.js';
 
 /**
  * The registry: every operation the service runs as a task, one line each. A kind's module provides its
- * TaskKind (see docs/architecture.md, "Adding an operation"); the config, the job queues, limits and
+ * TaskKind (see docs/contributors/architecture.md, "Adding an operation"); the config, the job queues, limits and
  * usage, metrics and the OpenAPI document all read this list.
  */
 export const TASK_KIND_MODULES: readonly KindModule[] = [
