@@ -33,6 +33,7 @@ describe('video failover after acceptance, charged once, and routing by cost', (
     luma.knobs.pollsUntilDone = 1;
     kling = await startFakeKlingVideo(...KLING);
     runway = await startFakeRunway(RUNWAY_KEY);
+    runway.knobs.pollsUntilDone = 1; // Runway asks for 5 s between polls: one poll to the end keeps the suite short
     hooks = await startReceiver();
     t = await startTestApp({ VIDEO_PROVIDER: 'relay', VIDEO_ROUTING: 'cost', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
     key = await t.createKey('team-failover');

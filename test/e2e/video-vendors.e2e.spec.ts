@@ -27,6 +27,7 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     luma.knobs.pollsUntilDone = 1;
     kling = await startFakeKlingVideo(...KLING);
     runway = await startFakeRunway(RUNWAY_KEY);
+    runway.knobs.pollsUntilDone = 1; // Runway asks for 5 s between polls: one poll to the end keeps the suite short
     const frame = await png(640, 360);
     images = await startServer((_req, res) => sendBytes(res, 'image/png', frame));
     t = await startTestApp({ VIDEO_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
