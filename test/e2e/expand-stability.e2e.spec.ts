@@ -141,4 +141,18 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     expect([refused.task_status, refused.task_status_msg]).toEqual(['failed', expect.stringMatching(/risk control/)]);
     expect(stability.received.length).toBe(s + 1);
   }, 120_000);
+
+  it('with only Stability channels configured, an expand Stability cannot make is refused at once with 400 naming the field; one it can make is taken', async () => {
+    expect((await admin('DELETE', `/admin/channels/${channels.kling}`)).status).toBe(200);
+    const watermarked = await pollUntil(
+      async () => api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { up: 0.2 }, { watermark_info: { enabled: true } }) }),
+      (r) => r.status === 400,
+      { timeoutMs: 10_000, what: 'the channels to be read again' },
+    );
+    expect([watermarked.body.code, watermarked.body.message]).toEqual([1201, expect.stringMatching(/^watermark_info: Stability makes no watermarked copy; no configured channel makes it/)]);
+    const wide = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(2400, 1200)).toString('base64'), { left: 1 }) });
+    expect([wide.status, wide.body.message]).toEqual([400, expect.stringMatching(/^left_expansion_ratio: 2400 px, Stability adds at most 2000 px a side/)]);
+    const fine = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { up: 0.2 }) });
+    expect((await finished(fine.body.data.task_id)).task_status).toBe('succeed');
+  }, 120_000);
 });

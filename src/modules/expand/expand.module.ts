@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
+import { ExpandCapability } from './expand-capability.js';
 import { ExpandController } from './expand.controller.js';
 import { ExpandKind } from './expand.kind.js';
 import { ExpandRecords } from './expand.records.js';
@@ -22,6 +23,7 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
     SandboxExpandProvider,
     RelayExpandProvider,
     StabilityOutpaintVendor,
+    ExpandCapability,
     {
       provide: EXPAND_PROVIDERS,
       useFactory: (sandbox: SandboxExpandProvider, relay: RelayExpandProvider): Record<ProviderName, ExpandProvider> => ({ sandbox, relay }),

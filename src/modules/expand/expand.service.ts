@@ -14,6 +14,7 @@ import type { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { parseImageCount } from './dto/expand-validators.js';
 import type { ExpandTaskDetailEnvelopeDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
 import type { ListExpandTasksQueryDto } from './dto/list-expand-tasks.dto.js';
+import { ExpandCapability } from './expand-capability.js';
 import { ExpandKind } from './expand.kind.js';
 import { ExpandRecords, toTaskDto } from './expand.records.js';
 import { ExpandRepository } from './expand.repository.js';
@@ -28,6 +29,7 @@ export class ExpandService {
     private readonly records: ExpandRecords,
     private readonly media: MediaService,
     private readonly callbacks: CallbacksService,
+    private readonly capability: ExpandCapability,
   ) {}
 
   /**
@@ -48,6 +50,7 @@ export class ExpandService {
       n: parseImageCount(dto.n)!,
       watermark: dto.watermark_info?.enabled ?? false,
     };
+    await this.capability.check(params);
     const id = randomUUID();
     let input: NewMedia | undefined;
     if (image.kind === 'base64' && facts && this.media.storesInputs) {
