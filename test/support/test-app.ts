@@ -48,6 +48,9 @@ export async function queryDb<T extends pg.QueryResultRow>(db: TestDatabase, sql
   }
 }
 
+/** A teardown step slower than this is reported on stderr. */
+const SLOW_TEARDOWN_MS = 10_000;
+
 /** A fresh, empty database of its own for a test file, dropped at the end. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
@@ -100,8 +103,15 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     logs,
     createKey: async (owner = 'team-a') => (await app.get(KeysService).createKey({ owner, name: 'test' })).key,
     close: async () => {
-      await app.close();
-      if (!options.db) await db.drop();
+      // a teardown that takes long says which part did (one hit jest's 60 s hook limit once, on a loaded CI machine)
+      const timed = async (what: string, work: () => Promise<unknown>) => {
+        const started = Date.now();
+        await work();
+        const ms = Date.now() - started;
+        if (ms > SLOW_TEARDOWN_MS) process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name})\n`);
+      };
+      await timed('app.close()', () => app.close());
+      if (!options.db) await timed('DROP DATABASE', () => db.drop());
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
