@@ -11,9 +11,8 @@ import { DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL } from './dto/create-generati
 import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
 import type { ListExpandTasksQueryDto as KlingPageQuery } from '../expand/dto/list-expand-tasks.dto.js';
 import { KlingVideoRecords } from './kling-video.records.js';
-import type { VideoField } from './vendors/video-request.js';
 import { VideoKind } from './video.kind.js';
-import { VideoModels } from './video-models.js';
+import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
 import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
@@ -22,23 +21,7 @@ const KIND = VideoKind.definition.name;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The Kling door's names of the normalized fields, for its 400s. */
-const KLING_FIELDS: Record<VideoField, string> = {
-  model: 'model_name',
-  prompt: 'prompt',
-  negativePrompt: 'negative_prompt',
-  aspectRatio: 'aspect_ratio',
-  resolution: 'mode',
-  durationS: 'duration',
-  firstFrame: 'image',
-  lastFrame: 'image_tail',
-  continues: 'image',
-  loop: 'loop',
-  seed: 'seed',
-  audio: 'sound',
-  concepts: 'concepts',
-  cfgScale: 'cfg_scale',
-  cameraControl: 'camera_control',
-};
+const KLING_FIELDS = doorFieldNames({ model: 'model_name', resolution: 'mode', firstFrame: 'image', lastFrame: 'image_tail', continues: 'image', audio: 'sound' });
 
 export type KlingEndpoint = 'text2video' | 'image2video';
 

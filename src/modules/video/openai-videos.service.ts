@@ -9,9 +9,8 @@ import { MediaService } from '../media/media.service.js';
 import { DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
 import type { CreateOpenAiVideoDto, ListOpenAiVideosQueryDto, OpenAiVideoDeletedDto, OpenAiVideoDto, OpenAiVideoListDto } from './dto/openai-video.dto.js';
 import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
-import type { VideoField } from './vendors/video-request.js';
 import { VideoKind } from './video.kind.js';
-import { VideoModels } from './video-models.js';
+import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
 import { type KeyframeParams, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
@@ -20,23 +19,7 @@ const KIND = VideoKind.definition.name;
 const DEFAULT_SIZE = '1280x720';
 
 /** The OpenAI door's names of the normalized fields, for its 400s. */
-const OPENAI_FIELDS: Record<VideoField, string> = {
-  model: 'model',
-  prompt: 'prompt',
-  negativePrompt: 'negative_prompt',
-  aspectRatio: 'size',
-  resolution: 'size',
-  durationS: 'seconds',
-  firstFrame: 'input_reference',
-  lastFrame: 'input_reference',
-  continues: 'input_reference',
-  loop: 'loop',
-  seed: 'seed',
-  audio: 'audio',
-  concepts: 'concepts',
-  cfgScale: 'cfg_scale',
-  cameraControl: 'camera_control',
-};
+const OPENAI_FIELDS = doorFieldNames({ aspectRatio: 'size', resolution: 'size', durationS: 'seconds', firstFrame: 'input_reference', lastFrame: 'input_reference', continues: 'input_reference' });
 
 /** A file part as multer hands it over (kept in memory: at most UPLOAD_MAX_BYTES). */
 export interface UploadedPart {

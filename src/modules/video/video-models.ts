@@ -78,6 +78,30 @@ export class VideoModels {
   }
 }
 
+/** The normalized fields by the names most doors give them; a door overrides those it names otherwise. */
+const FIELD_NAMES: Record<VideoField, string> = {
+  model: 'model',
+  prompt: 'prompt',
+  negativePrompt: 'negative_prompt',
+  aspectRatio: 'aspect_ratio',
+  resolution: 'resolution',
+  durationS: 'duration',
+  firstFrame: 'first_frame',
+  lastFrame: 'last_frame',
+  continues: 'continuation',
+  loop: 'loop',
+  seed: 'seed',
+  audio: 'audio',
+  concepts: 'concepts',
+  cfgScale: 'cfg_scale',
+  cameraControl: 'camera_control',
+};
+
+/** A door's names of the normalized fields (for its 400s): the common names, with its own where they differ. */
+export function doorFieldNames(own: Partial<Record<VideoField, string>>): Record<VideoField, string> {
+  return { ...FIELD_NAMES, ...own };
+}
+
 function names(models: OfferedModel[]): string {
   return [...new Set(models.map((m) => `${m.name} (${m.vendor})`))].join(', ');
 }

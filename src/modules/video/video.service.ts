@@ -12,32 +12,15 @@ import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, ty
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
 import type { ModelListDto } from './dto/model.dto.js';
-import type { VideoField } from './vendors/video-request.js';
 import { VideoKind } from './video.kind.js';
-import { VideoModels } from './video-models.js';
+import { doorFieldNames, VideoModels } from './video-models.js';
 import { toGenerationDto, VideoRecords } from './video.records.js';
 import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
 
 /** The Luma door's names of the normalized fields, for its 400s. */
-const LUMA_FIELDS: Record<VideoField, string> = {
-  model: 'model',
-  prompt: 'prompt',
-  negativePrompt: 'negative_prompt',
-  aspectRatio: 'aspect_ratio',
-  resolution: 'resolution',
-  durationS: 'duration',
-  firstFrame: 'keyframes.frame0',
-  lastFrame: 'keyframes.frame1',
-  continues: 'keyframes (a generation)',
-  loop: 'loop',
-  seed: 'seed',
-  audio: 'audio',
-  concepts: 'concepts',
-  cfgScale: 'cfg_scale',
-  cameraControl: 'camera_control',
-};
+const LUMA_FIELDS = doorFieldNames({ firstFrame: 'keyframes.frame0', lastFrame: 'keyframes.frame1', continues: 'keyframes (a generation)' });
 
 @Injectable()
 export class VideoService {
