@@ -58,6 +58,8 @@ describe('the console is served by the service at /console', () => {
       'public, max-age=31536000, immutable',
       CSP,
     ]);
+    // read to its end: a response left unread keeps its connection busy, and the app's close waits for it
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(0);
     for (const deep of ['/console/tasks/0b6f3c1e-5d2a-4f7e-9c1b-2a3d4e5f6a7b', '/console/usage', '/console/owners/team-a']) {
       const res = await fetch(t.url + deep);
       expect([deep, res.status, res.headers.get('content-security-policy'), await res.text()]).toEqual([deep, 200, CSP, index]);
@@ -79,7 +81,9 @@ describe("the console's media sources follow where /media sends the browser", ()
     const s3 = await startS3();
     const t = await startTestApp({ ...s3.env, MEDIA_DELIVERY: 'redirect', PUBLIC_BASE_URL: 'https://media.example.com', LOG_LEVEL: 'warn' });
     try {
-      const csp = (await fetch(`${t.url}/console/`)).headers.get('content-security-policy')!;
+      const index = await fetch(`${t.url}/console/`);
+      await index.text(); // read to its end, so this app's close does not wait for the connection
+      const csp = index.headers.get('content-security-policy')!;
       const directive = (name: string) => csp.split('; ').find((d) => d.startsWith(`${name} `));
       expect(directive('img-src')).toBe(`img-src 'self' data: blob: https://media.example.com ${s3.url}`);
       expect(directive('media-src')).toBe(`media-src 'self' blob: https://media.example.com ${s3.url}`);
