@@ -1,6 +1,7 @@
+import { readdir, readFile } from 'node:fs/promises';
 import PgBoss from 'pg-boss';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
-import { EchoModule } from '../support/echo-kind.js';
+import { EchoModule, hangMarker } from '../support/echo-kind.js';
 import { pollUntil } from '../support/poll.js';
 import { api, createTestDatabase, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -128,4 +129,43 @@ describe('a task kind defined outside src/, through the real engine', () => {
       await db.drop();
     }
   }, 60_000);
+});
+
+/** The pids of this machine's processes whose command line holds `marker`. */
+async function processesWith(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(marker)) pids.push(Number(name));
+  }
+  return pids;
+}
+
+describe('a step that never returns', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    // one worker slot and a 3 s deadline: a hanging step would hold the only slot forever
+    t = await startTestApp({ ECHO_TIMEOUT_S: '3', WORKER_CONCURRENCY: '1' }, { kinds: KINDS });
+    key = await t.createKey(OWNER);
+  });
+  afterAll(() => t.close());
+
+  it('fails on its deadline, its child process killed and its slot freed for the next task', async () => {
+    const hang = await api(t.url, 'POST', '/echo/tasks', { key, body: { outcome: 'hang', units: 1 } });
+    expect(hang.status).toBe(201);
+    const marker = hangMarker(hang.body.id);
+    const [pid] = await pollUntil(() => processesWith(marker), (pids) => pids.length === 1, { what: "the hanging step's ffmpeg to start" });
+    // queued behind it: it runs only once the hanging step has let go of the only slot
+    const next = await api(t.url, 'POST', '/echo/tasks', { key, body: { outcome: 'succeed', units: 1 } });
+
+    const ended = await pollUntil(() => api(t.url, 'GET', `/echo/tasks/${hang.body.id}`, { key }), (r) => r.body.state !== 'working' && r.body.state !== 'waiting', { timeoutMs: 30_000, what: 'the hanging task to end' });
+    expect(ended.body).toMatchObject({ state: 'broken', message: 'timed out: the echo did not finish within 3 s' });
+    expect(await pollUntil(() => processesWith(marker), (pids) => pids.length === 0, { what: `ffmpeg ${pid} to be gone` })).toEqual([]);
+    const done = await pollUntil(() => api(t.url, 'GET', `/echo/tasks/${next.body.id}`, { key }), (r) => r.body.state === 'done', { timeoutMs: 30_000, what: 'the next task' });
+    expect(done.body.echoed).toBe(1);
+    const [{ slots }] = await sql<{ slots: number }>(t.db, 'SELECT active_slots AS slots FROM owner_counters WHERE owner = $1', [OWNER]);
+    expect(slots).toBe(0);
+  });
 });

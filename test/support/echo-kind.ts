@@ -11,13 +11,20 @@ import type { KindDefinition, Price, StepOutcome, Success, Task, TaskKind } from
 import { TaskRepository } from '../../src/common/tasks/task.repository.js';
 import { AppConfig } from '../../src/infra/config/app-config.js';
 import { IsHttpUrl } from '../../src/common/validation/validators.js';
+import { runFfmpeg } from '../../src/infra/ffmpeg/ffmpeg.js';
+
+/** What a hanging echo task's ffmpeg carries in its arguments, to be found among the machine's processes. */
+export function hangMarker(taskId: string): string {
+  return `mgw-hang-${taskId}`;
+}
 
 /**
  * A task kind that lives only in the tests: one definition (this file) plugged into the real engine
  * beside the registry's kinds. Its step echoes its parameters, or fails, as the request asks.
  */
 interface EchoParams {
-  outcome: 'succeed' | 'fail';
+  /** hang: the step starts an ffmpeg that waits for input forever (`mgw-hang-<task id>` in its arguments), and never returns. */
+  outcome: 'succeed' | 'fail' | 'hang';
   units: number;
 }
 interface EchoResult {
@@ -34,9 +41,9 @@ export const ECHO_DEFINITION: KindDefinition = {
 };
 
 class CreateEchoDto {
-  @ApiProperty({ enum: ['succeed', 'fail'] })
-  @IsIn(['succeed', 'fail'], { message: 'outcome must be "succeed" or "fail"' })
-  outcome!: 'succeed' | 'fail';
+  @ApiProperty({ enum: ['succeed', 'fail', 'hang'] })
+  @IsIn(['succeed', 'fail', 'hang'], { message: 'outcome must be "succeed", "fail" or "hang"' })
+  outcome!: 'succeed' | 'fail' | 'hang';
 
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 9 })
   @IsInt({ message: 'units must be a whole number' })
@@ -81,6 +88,11 @@ export class EchoKind implements TaskKind<EchoParams, EchoResult, number> {
   }
 
   async step(task: EchoTask): Promise<StepOutcome<number>> {
+    if (task.params.outcome === 'hang') {
+      // ffmpeg reads raw audio from a pipe nobody ever writes to or closes: only the step's end can stop it
+      await runFfmpeg(['-f', 's16le', '-ar', '8000', '-ac', '1', '-i', 'pipe:0', '-metadata', `comment=${hangMarker(task.id)}`, '-f', 'null', '-'], { feed: () => new Promise<void>(() => undefined) });
+      return { kind: 'failed', reason: 'ffmpeg stopped' };
+    }
     return task.params.outcome === 'fail' ? { kind: 'failed', reason: `asked to fail after ${task.params.units} unit(s)` } : { kind: 'done', result: task.params.units };
   }
 

@@ -39,6 +39,12 @@ export interface StepContext {
   files: WorkScope;
   /** How the task records the create request it sends upstream (see submitOnce). */
   marks: SubmitMarks;
+  /**
+   * Aborts when the step must stop: it ran past the task's deadline (the task has failed), or it ended.
+   * Child processes started inside the step are killed then whatever the step does (StepScope); pass it
+   * to long waits of your own.
+   */
+  signal: AbortSignal;
 }
 
 /** What a success stores: the result facts (the task's `result`), and detail rows written in the statement that ends it. */

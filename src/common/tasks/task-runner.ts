@@ -5,6 +5,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { taskJobName } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
+import { StepScope, StepTimeLimit } from '../../infra/process/step-scope.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKind } from './task-kind.js';
@@ -18,6 +19,14 @@ export const DEFER_BACKOFF_MS = 1000;
 
 /** A task whose step keeps failing unexpectedly ends failed instead of retrying forever. */
 export const MAX_ATTEMPTS = 5;
+
+/**
+ * After a step's time limit its child processes are killed at once and its signal aborts; its own code is
+ * given this long to notice before its work files are removed from under it (the task has failed already).
+ */
+const STEP_STOP_GRACE_MS = 5000;
+
+const TIMED_OUT = Symbol('the step ran out of time');
 
 type Durably = <V>(work: () => Promise<V>) => Promise<V>;
 
@@ -88,7 +97,7 @@ export class TaskRunner {
       this.metrics.tasksRunning.inc(labels);
       try {
         const span = { parent: task.traceParent, startTime: claimedFrom, work: true, attributes: { 'mgw.task.id': id, 'mgw.task.kind': labels.operation, 'mgw.task.attempt': task.attempts } };
-        await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, { files, marks: this.states.submitMarks(id, this.worker) }, durably));
+        await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, files, durably));
       } finally {
         this.metrics.tasksRunning.dec(labels);
       }
@@ -114,8 +123,15 @@ export class TaskRunner {
     return this.claims.size;
   }
 
-  private async runClaimed(kind: TaskKind, task: Task, ctx: StepContext, durably: Durably): Promise<void> {
+  /**
+   * Runs the claimed task's step within its time limit (what is left of the task's deadline), in a StepScope:
+   * when the step ends, fails or runs out of time, the child processes it started are killed; out of time,
+   * the task fails on its deadline at once (its slot freed) without waiting for the step's code to return.
+   */
+  private async runClaimed(kind: TaskKind, task: Task, files: StepContext['files'], durably: Durably): Promise<void> {
     const { id } = task;
+    const scope = new StepScope();
+    const ctx: StepContext = { files, marks: this.states.submitMarks(id, this.worker), signal: scope.signal };
     const leaseS = this.config.workerLeaseS;
     const fail = async (reason: string) => {
       const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
@@ -131,10 +147,12 @@ export class TaskRunner {
         if (!this.database.report(err)) this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`);
       });
     }, (leaseS * 1000) / 3);
+    const limitMs = task.deadlineAt.getTime() - Date.now();
     try {
-      let outcome: StepOutcome<unknown>;
+      let outcome: StepOutcome<unknown> | typeof TIMED_OUT;
+      const stepping = scope.run(() => kind.step(task, ctx));
       try {
-        outcome = await kind.step(task, ctx);
+        outcome = await withinLimit(stepping, limitMs);
       } catch (err) {
         if (!(err instanceof TaskFailure) && (await this.database.confirm(err))) {
           // The step needed the database and it went away: not the task's fault. Put it back to run again.
@@ -143,6 +161,14 @@ export class TaskRunner {
           return;
         }
         throw err;
+      }
+      if (outcome === TIMED_OUT) {
+        scope.close(new StepTimeLimit(limitMs));
+        this.tracing.annotate({ 'mgw.task.outcome': 'timed_out' });
+        this.logger.warn({ msg: `task ${id}: its step ran past the task's deadline; it failed, and the step's processes were stopped`, task_id: id, kind: kind.definition.name, limit_ms: limitMs });
+        await fail(this.lifecycle.timeoutReason(kind));
+        if (!(await settlesWithin(stepping, STEP_STOP_GRACE_MS))) this.logger.warn(`task ${id}: its step did not return within ${STEP_STOP_GRACE_MS} ms of its time limit; its work files are removed anyway`);
+        return;
       }
       this.tracing.annotate({ 'mgw.task.outcome': outcome.kind });
       switch (outcome.kind) {
@@ -182,6 +208,7 @@ export class TaskRunner {
       throw err; // the queue retries the job with backoff
     } finally {
       clearInterval(beat);
+      scope.close();
     }
   }
 
@@ -209,4 +236,19 @@ export class TaskRunner {
     if ((await this.tasks.findById(task.id))?.state !== 'succeeded') await success.discard();
     return false;
   }
+}
+
+/** The step's outcome, or TIMED_OUT once `ms` have passed first (setTimeout's ceiling is about 24.8 days; a deadline is 7 at most). */
+function withinLimit<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), Math.min(Math.max(0, ms), 2 ** 31 - 1))));
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+/** Whether `work` settles (either way) within `ms`. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = work.then(() => true, () => true);
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { StepScope } from '../process/step-scope.js';
 
 /** The ffmpeg binary shipped in the @ffmpeg-installer npm package (its install script is in allowScripts). */
 export const FFMPEG_PATH: string = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
@@ -15,6 +16,7 @@ export interface FfmpegRun {
 export function runFfmpeg(args: string[], run: FfmpegRun = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(FFMPEG_PATH, ['-hide_banner', ...(run.feed ? [] : ['-nostdin']), ...args], { stdio: [run.feed ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    StepScope.current()?.adopt(child); // killed when the step that runs it ends or runs out of time
     const out: Buffer[] = [];
     let err = '';
     child.stdout!.on('data', (chunk: Buffer) => run.collectStdout && out.push(chunk));
@@ -37,6 +39,7 @@ export function runFfmpeg(args: string[], run: FfmpegRun = {}): Promise<Buffer> 
 /** Duration (s), frame size and codec of a media file, read from ffmpeg's own report. */
 export async function probe(file: string): Promise<{ durationS: number; width: number; height: number; codec: string }> {
   const child = spawn(FFMPEG_PATH, ['-hide_banner', '-nostdin', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  StepScope.current()?.adopt(child);
   let err = '';
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   await new Promise((resolve) => child.on('close', resolve));
