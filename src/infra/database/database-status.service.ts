@@ -11,15 +11,22 @@ export type DatabaseListener = (available: boolean) => void;
 export class ShuttingDown extends Error {}
 
 const PROBE_INTERVAL_MS = 1000;
-const CHECK_TIMEOUT_MS = 1000;
+/**
+ * A check that has had no answer for this long counts as a database that does not answer. Long enough that a
+ * database (or a machine) that is only slow, under load, is not taken for one that is gone: a stopped
+ * database refuses or drops the connection at once, which the check sees as it happens.
+ */
+const CHECK_TIMEOUT_MS = 10_000;
+/** How long /health/ready waits for its check before answering from what is known (a probe must answer quickly). */
+const READY_WAIT_MS = 1000;
 
 /**
  * Whether the database answers, as this process sees it. Any part of the service that meets a
- * connection-class error reports it here; the status goes "down" and a probe on a connection pool of
- * its own (two connections, one-second timeouts, so it never queues behind request traffic) checks
- * every second until the database answers again. Listeners hear both transitions (the queue pauses and
- * resumes its workers); callers can wait for the database to come back. /health/ready uses the same
- * short check.
+ * connection-class error reports it here; a check confirms it, the status goes "down" and a probe on a
+ * connection pool of its own (two connections, so it never queues behind request traffic) checks every
+ * second until the database answers again. Listeners hear both transitions (the queue pauses and resumes
+ * its workers); callers can wait for the database to come back. /health/ready uses the same check, and
+ * tells a database that is down (refused, dropped, or silent for 10 s) from one that is slow.
  */
 @Injectable()
 export class DatabaseStatus implements OnModuleDestroy {
@@ -85,11 +92,20 @@ export class DatabaseStatus implements OnModuleDestroy {
     return this.inFlight;
   }
 
-  /** The readiness check: the short check, and the outage state follows what it finds. */
+  /**
+   * The readiness check. A database that answers, however slowly, is ready; one that refuses or drops the
+   * connection, or has not answered within CHECK_TIMEOUT_MS, is not (and the outage state follows). It waits
+   * READY_WAIT_MS at most: a check still out then goes on, and the answer is what is known — ready, unless an
+   * outage is — so a machine whose CPUs are saturated, or a database answering slowly, does not take a busy
+   * instance out of its load balancer's rotation.
+   */
   async ready(): Promise<boolean> {
-    const ok = await this.check();
-    if (!ok) this.markDown(new Error('readiness check failed'));
-    return ok;
+    const checking = this.check().then((ok) => {
+      if (!ok) this.markDown(new Error('readiness check failed'));
+      return ok;
+    });
+    const answer = await Promise.race([checking, sleep(READY_WAIT_MS, undefined, { ref: false })]);
+    return answer ?? this.available;
   }
 
   /** Resolves once the database answers (at once when no outage is known). */

@@ -48,7 +48,8 @@ export class HealthController {
   @ApiOperation({
     operationId: 'getReadiness',
     summary: 'Readiness: the database answers and the instance is not draining',
-    description: 'A short check (one second at most) on a connection of its own, so it never waits behind request traffic. 503 from the moment the instance receives SIGTERM, so a load balancer drains it.',
+    description:
+      'A check on a connection of its own, so it never waits behind request traffic, answered within about a second. A database that answers, however slowly, is ready; 503 when it refuses or drops the connection (a stopped database: at once) or has not answered for 10 s, and from the moment the instance receives SIGTERM, so a load balancer drains it.',
   })
   @ApiOkResponse({ type: HealthDto })
   @ApiErrors(['INVALID_REQUEST', 'UNAVAILABLE'])
