@@ -1,3 +1,4 @@
+import { deflateSync, gzipSync } from 'node:zlib';
 import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
@@ -105,4 +106,19 @@ describe("Kling's video door under video-a", () => {
     expect((await api(t.url, 'GET', `${T2V}/${id}`, { key: other })).status).toBe(404);
     expect((await api(t.url, 'GET', `${T2V}/k-2`, { key: other })).status).toBe(404);
   }, 120_000);
+  it('reads a compressed body on image2video as on expand: zeros refused at their first byte, a bomb 413 at the 28 MB limit, a gzipped request taken', async () => {
+    const send = (body: Buffer, encoding: string, path = I2V) =>
+      fetch(`${t.url}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': encoding } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    // body-parser read these in 16 kB pieces, each a trip through the thread pool: zeros were inflated to the limit before being refused
+    const zeros = await send(gzipSync(Buffer.alloc(50 * 1024 * 1024)), 'gzip');
+    expect([zeros.status, zeros.body.message]).toEqual([400, expect.stringMatching(/^Request body is not valid JSON: Unexpected token "\\u0000" at position 0/)]);
+    const bomb = await send(deflateSync(Buffer.from(`{"image":"${'A'.repeat(40 * 1024 * 1024)}"}`)), 'deflate');
+    expect([bomb.status, bomb.body.message]).toEqual([413, "Request body is larger than this route's limit of 28 MB"]);
+    const image = (await png(400, 300)).toString('base64');
+    const taken = await send(gzipSync(JSON.stringify({ prompt: 'gzipped', image })), 'gzip');
+    expect([taken.status, taken.body.data?.task_status]).toEqual([200, 'submitted']);
+    // a small route's body too
+    const small = await send(gzipSync(JSON.stringify({ prompt: 'gzipped text' })), 'gzip', T2V);
+    expect([small.status, small.body.data?.task_status]).toEqual([200, 'submitted']);
+  });
 });

@@ -123,6 +123,8 @@ const HOSTILE_STRINGS = [
   'undefined',
   'NaN',
   '-1',
+  '0', // Base64 of no bytes
+  'AAAA', // Base64 of three zero bytes
   '1e309',
   '0x10',
   '{}',
@@ -535,6 +537,8 @@ function rawCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
 
 const MB = 1024 * 1024;
 const EXPAND = '/video-a/v1/images/editing/expand';
+/** Kling's image2video: a large limit (two Base64 images) without a streamed field. */
+const IMAGE2VIDEO = '/video-a/v1/videos/image2video';
 
 /**
  * Bodies built once per run and shared by every case that sends them (a sample holds thousands of
@@ -582,7 +586,7 @@ function largeBodyCases(keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
     .record({
       encoding: fc.constantFrom<Encoding>('gzip', 'deflate', 'br'),
       payload: fc.constantFrom<Payload>('zeros', 'json-image', 'json-string'),
-      path: fc.constantFrom(EXPAND, EXPAND, '/video-b/v1/generations'),
+      path: fc.constantFrom(EXPAND, EXPAND, IMAGE2VIDEO, IMAGE2VIDEO, '/video-b/v1/generations'),
       chunked: fc.boolean(),
     })
     .map(({ encoding, payload, path, chunked }): FuzzCase => ({
@@ -597,7 +601,7 @@ function largeBodyCases(keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
   const bigBodies = fc
     .record({
       method: fc.constantFrom('OPTIONS', 'PUT', 'PATCH', 'DELETE', 'POST'),
-      path: fc.constantFrom(EXPAND, EXPAND, '/video-b/v1/generations', '/no/such/route'),
+      path: fc.constantFrom(EXPAND, EXPAND, IMAGE2VIDEO, '/video-b/v1/generations', '/no/such/route'),
       mb: fc.constantFrom(1, 3, 5),
       auth: fc.boolean(),
       chunked: fc.boolean(),

@@ -1,4 +1,4 @@
-import { crc32 } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 
 /** A real PNG of the given size (a gradient, so it is not trivially compressible). */
@@ -36,3 +36,30 @@ export function padPng(image: Buffer, size: number): Buffer {
 }
 
 export const GIF_1X1 = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+/** A PNG chunk: length, type, data, CRC. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const out = Buffer.alloc(12 + data.length);
+  out.writeUInt32BE(data.length, 0);
+  out.write(type, 4, 'latin1');
+  data.copy(out, 8);
+  out.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'latin1'), data])), 8 + data.length);
+  return out;
+}
+
+/**
+ * A valid PNG of one colour, of any size, in a few kB: a 1-bit palette image (every pixel index 0, so the
+ * image data is zeros and deflates about 1000:1). A decoder expands it to 8-bit RGB: 16000 x 16000 is a 31 kB
+ * file that decodes to 768 MB. Built here in milliseconds (sharp takes seconds to encode 256 M pixels).
+ */
+export function flatPng(width: number, height: number, rgb: [number, number, number] = [40, 90, 160]): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 1; // bit depth
+  header[9] = 3; // palette
+  const rowBytes = 1 + Math.ceil(width / 8); // filter type 0, then the indexes
+  const data = deflateSync(Buffer.alloc(rowBytes * height), { level: 9 });
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('PLTE', Buffer.from(rgb)), pngChunk('IDAT', data), pngChunk('IEND', Buffer.alloc(0))]);
+}

@@ -11,7 +11,7 @@ describe('the sandbox clip renderer', () => {
   let n = 0;
   const render = async (spec: Partial<ClipSpec>) => {
     const file = path.join(dir, `c${n++}.mp4`);
-    const clip = await renderClip({ aspectRatio: '16:9', loop: false, title: 'seeded', seconds: 1, height: 90, ...spec }, file);
+    const clip = await renderClip({ aspectRatio: '16:9', loop: false, title: 'seeded', seconds: 1, height: 90, imageLimits: { maxSide: 8192, maxPixels: 8192 * 8192 }, ...spec }, file);
     return { clip, bytes: readFileSync(file) };
   };
 

@@ -89,7 +89,8 @@ export class Base64FieldReader {
   private decoded?: DecodedBase64;
 
   constructor(
-    private readonly field: string,
+    /** null: no field is decoded (the body is only read, its shape checked from its first byte, and parsed). */
+    private readonly field: string | null,
     private readonly maxDecodedBytes: number,
     /** The body's declared length, when known: the decoded bytes get room for all of it at once. */
     private readonly expectedBodyBytes?: number,
@@ -215,7 +216,7 @@ export class Base64FieldReader {
     if (this.mode === 'sniff') this.pushRest(Buffer.from(this.sniffed)); // unterminated: JSON.parse reports it
     const text = Buffer.concat(this.rest, this.restLength).toString('utf8').replace(/^\uFEFF/, '');
     const body = JSON.parse(text) as unknown;
-    if (this.decoded && typeof body === 'object' && body !== null && !Array.isArray(body) && (body as Record<string, unknown>)[this.field] === DECODED_MARKER) {
+    if (this.decoded && this.field !== null && typeof body === 'object' && body !== null && !Array.isArray(body) && (body as Record<string, unknown>)[this.field] === DECODED_MARKER) {
       (body as BodyWithDecoded)[DECODED] = this.decoded;
     }
     return body;

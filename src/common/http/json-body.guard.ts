@@ -123,8 +123,11 @@ export class JsonBodyGuard implements CanActivate {
     const declared = Number(req.headers['content-length']);
     // refused before a byte is read (body-parser would read it all first); settleUnreadBody deals with the rest
     if (declared > limit && identityEncoded(req)) throw toAppError(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }), limit);
-    // a compressed body may inflate to the route's limit whatever its declared size: read it here too, in INFLATE_CHUNK_BYTES
-    if (streamed && (!(declared <= DEFAULT_BODY_LIMIT_BYTES) || !identityEncoded(req))) {
+    // A compressed body may inflate to the route's limit whatever its declared size: every route's is read
+    // here, inflated in large chunks (body-parser's 16 kB ones take a trip through the thread pool each: a bomb
+    // on image2video's 28 MB limit was 1,800 of them, and under load its answer came after 30 s). A large
+    // identity body on a route with a streamed field is read here too, the field decoded as it streams in.
+    if (!identityEncoded(req) || (streamed && !(declared <= DEFAULT_BODY_LIMIT_BYTES))) {
       await readStreamed(req, limit, streamed, formType ? contentType : undefined);
       return;
     }
@@ -171,33 +174,37 @@ export class JsonBodyGuard implements CanActivate {
 
 /**
  * The streamed counterpart of body-parser's json parser (same limits, charsets, encodings and errors):
- * reads `req` through Base64FieldReader. On an error it stops reading and answers at once; what is left of
- * the body is settleUnreadBody's (dropped after the answer, or the connection closed with a linger), so
- * a client sending 1 GB is not read to its end first.
+ * reads `req`, inflated in chunks of up to INFLATE_CHUNK_BYTES, through Base64FieldReader (which decodes the
+ * route's streamed field, if it has one, and refuses a body that is not a JSON object or array at its first
+ * byte). On an error it stops reading and answers at once; what is left of the body is settleUnreadBody's
+ * (dropped after the answer, or the connection closed with a linger), so a client sending 1 GB is not read
+ * to its end first.
  */
-async function readStreamed(req: Request, limit: number, { field, maxDecodedBytes }: StreamedField, formType?: string): Promise<void> {
+async function readStreamed(req: Request, limit: number, streamed: StreamedField | undefined, formType?: string): Promise<void> {
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
   if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   const declared = encoding === 'identity' ? Number(req.headers['content-length']) : NaN;
   let stream: Readable = req;
+  // a small route's body needs no 1 MB output buffer
+  const chunkSize = Math.min(INFLATE_CHUNK_BYTES, Math.max(16 * 1024, limit + 1));
   switch (encoding) {
     case 'identity':
       break;
     case 'gzip':
     case 'x-gzip':
-      stream = req.pipe(createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }));
+      stream = req.pipe(createGunzip({ chunkSize }));
       break;
     case 'deflate':
-      stream = req.pipe(createInflate({ chunkSize: INFLATE_CHUNK_BYTES }));
+      stream = req.pipe(createInflate({ chunkSize }));
       break;
     case 'br':
-      stream = req.pipe(createBrotliDecompress({ chunkSize: INFLATE_CHUNK_BYTES }));
+      stream = req.pipe(createBrotliDecompress({ chunkSize }));
       break;
     default:
       throw toAppError(Object.assign(new Error('unsupported content encoding'), { type: 'encoding.unsupported', encoding }), limit);
   }
-  const reader = new Base64FieldReader(field, maxDecodedBytes, Number.isFinite(declared) ? declared : undefined);
+  const reader = new Base64FieldReader(streamed?.field ?? null, streamed?.maxDecodedBytes ?? 0, Number.isFinite(declared) ? declared : undefined);
   try {
     if (declared > limit) throw Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
     let received = 0;

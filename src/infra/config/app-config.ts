@@ -158,6 +158,12 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1) @Max(2 ** 40)
   AUDIO_MAX_BYTES: number = 50 * 1024 * 1024;
 
+  @IsOptional() @IsInt() @Min(300) @Max(65_535)
+  IMAGE_MAX_SIDE: number = 8192;
+
+  @IsOptional() @IsInt() @Min(90_000) @Max(1_073_741_824)
+  IMAGE_MAX_PIXELS: number = 8192 * 8192;
+
   @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
   TASK_TIMEOUT_S?: number;
 
@@ -344,6 +350,15 @@ export interface TracingConfig {
   scheduleDelayMs: number;
 }
 
+/**
+ * The bounds of every image a caller or an upstream chose, read from its header before anything decodes it
+ * (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS): also sharp's limitInputPixels, so libvips itself refuses to decode past it.
+ */
+export interface ImageLimits {
+  maxSide: number;
+  maxPixels: number;
+}
+
 export interface OutboundConfig {
   allowPrivate: boolean;
   allowHosts: string[];
@@ -384,6 +399,7 @@ export class AppConfig {
   readonly relay!: RelayConfig;
   readonly outbound!: OutboundConfig;
   readonly audioMaxBytes!: number;
+  readonly images!: ImageLimits;
   readonly resultUrlTtlS!: number;
   readonly resultRetentionDays!: number;
   readonly storageDriver!: StorageDriverName;
@@ -565,6 +581,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       timeoutMs: vars.OUTBOUND_TIMEOUT_MS,
     },
     audioMaxBytes: vars.AUDIO_MAX_BYTES,
+    images: { maxSide: vars.IMAGE_MAX_SIDE, maxPixels: vars.IMAGE_MAX_PIXELS },
     resultUrlTtlS: vars.RESULT_URL_TTL_S,
     resultRetentionDays: vars.RESULT_RETENTION_DAYS,
     storageDriver: vars.STORAGE_DRIVER,

@@ -5,7 +5,15 @@ export const EXPAND_DEFINITION: KindDefinition = {
   name: 'expand',
   states: { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' },
   noun: 'task',
-  settings: { prefix: 'EXPAND', timeoutS: 600, prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } }, channels: true, costRouting: true },
+  settings: {
+    prefix: 'EXPAND',
+    timeoutS: 600,
+    prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } },
+    channels: true,
+    costRouting: true,
+    // the expanded image's area in pixels; the default (4096 x 4096) and its reasons: docs/operators/configuration.md
+    options: { maxOutputPixels: { env: 'EXPAND_MAX_OUTPUT_PIXELS', default: 16_777_216, min: 90_000, max: 268_402_689 } },
+  },
   openapi: { tag: 'image expand', description: 'Kling-style image expansion (outpainting).' },
   routes: { record: '/video-a/v1/images/editing/expand/{id}', callbacks: '/video-a/v1/images/editing/expand/{id}/callbacks' },
 };

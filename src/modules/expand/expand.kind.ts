@@ -13,7 +13,7 @@ import { EXPAND_DEFINITION } from './expand.definition.js';
 import { ExpandRecords } from './expand.records.js';
 import { ExpandRepository } from './expand.repository.js';
 import type { ExpandParams, ExpandTask } from './expand-task.js';
-import { IMAGE_RULES, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
+import { expandBoundsProblem, IMAGE_RULES, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
 import { EXPAND_PROVIDERS, type ExpandProvider, type ExpandResultImage, type ExpandSource } from './providers/expand-provider.js';
 
 /**
@@ -66,11 +66,27 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
   }
 
   /**
-   * The input image. Base64 was decoded and checked at submission, and its facts are in the parameters; it
-   * is copied into a work file (the renderer reads it from there). A URL is fetched now and checked against
-   * the same rules.
+   * The input image, checked against the bounds (its size, the expanded size) before anything decodes it. Base64
+   * was decoded and checked at submission, and its facts are in the parameters; it is copied into a work file
+   * (the renderer reads it from there). A URL is fetched now and checked against the same rules.
    */
   private async loadSource(task: ExpandTask, files: WorkScope): Promise<ExpandSource> {
+    const source = await this.readSource(task, files);
+    const problem = this.boundsProblem(task.params, source.facts.width, source.facts.height);
+    if (problem) throw new TaskFailure(`the image ${task.params.image_url ? 'at the URL ' : ''}breaks a rule: ${problem}`);
+    return source;
+  }
+
+  /**
+   * The image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS) and the expanded image's (EXPAND_MAX_OUTPUT_PIXELS) for
+   * an input of `width` x `height` with the task's ratios: the rule broken, naming the fields; null within.
+   * Checked at the door when the image came as Base64, and by the step before anything decodes the image.
+   */
+  boundsProblem(params: ExpandParams, width: number, height: number): string | null {
+    return expandBoundsProblem(params, width, height, this.config.images, this.config.kinds.expand.options.maxOutputPixels);
+  }
+
+  private async readSource(task: ExpandTask, files: WorkScope): Promise<ExpandSource> {
     const { image_url: url, image_format: format, image_width: width, image_height: height } = task.params;
     if (!url) {
       const image = new MediaFile(files.file('input', 'img'));

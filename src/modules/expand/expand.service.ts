@@ -50,6 +50,9 @@ export class ExpandService {
       n: parseImageCount(dto.n)!,
       watermark: dto.watermark_info?.enabled ?? false,
     };
+    // the image's size and the expanded size, known here for Base64 (a URL's are checked when the task runs)
+    const outOfBounds = facts ? this.kind.boundsProblem(params, facts.width, facts.height) : null;
+    if (outOfBounds) throw new AppError('INVALID_PARAMETER', outOfBounds);
     await this.capability.check(params);
     const id = randomUUID();
     let input: NewMedia | undefined;

@@ -1,4 +1,5 @@
-import { imageSize } from 'image-size';
+import { boundsProblem, headerDimensions, type ImageLimits } from '../../infra/images/image-bounds.js';
+import type { ExpandParams } from './expand-task.js';
 
 /** The spec's limits on the expand input image. */
 export const IMAGE_RULES = {
@@ -45,28 +46,6 @@ const PNG_HEADER_BYTES = 8 + 4 + 4 + 13 + 4;
 /** PNG's own limit on a side (2^31 - 1); JPEG's is 65535. Beyond it the header is corrupt. */
 const MAX_SIDE = 2 ** 31 - 1;
 
-/** Enough of a file for the header of almost every PNG or JPEG (a JPEG's frame header follows its EXIF). */
-const HEADER_WINDOW = 256 * 1024;
-
-/**
- * The dimensions in the header, read by image-size on memory that ends where the file ends. image-size
- * reads through DataViews over the whole ArrayBuffer under its input, so a file cut short inside a
- * larger buffer (pooled, or decoded into room to spare) would be read on into other bytes. A copy of
- * the first 256 kB is enough for almost every header; a file whose header lies beyond is copied whole.
- */
-function headerSize(bytes: Buffer): { width?: number; height?: number } {
-  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return imageSize(bytes);
-  if (bytes.length > HEADER_WINDOW) {
-    try {
-      const size = imageSize(Uint8Array.prototype.slice.call(bytes, 0, HEADER_WINDOW));
-      if (size.width && size.height) return size;
-    } catch {
-      // the header lies beyond the window
-    }
-  }
-  return imageSize(Uint8Array.prototype.slice.call(bytes));
-}
-
 /**
  * Checks an image file against every rule: size, JPEG/PNG by magic numbers, at least 300x300 px,
  * aspect ratio within 1:2.5..2.5:1. Dimensions come from the header, read by image-size in a few
@@ -82,7 +61,7 @@ export function inspectImage(bytes: Buffer): ImageFacts {
   let width: number | undefined;
   let height: number | undefined;
   try {
-    if (format === 'jpeg' || (bytes.length >= PNG_HEADER_BYTES && bytes.toString('latin1', 12, 16) === 'IHDR')) ({ width, height } = headerSize(bytes));
+    if (format === 'jpeg' || (bytes.length >= PNG_HEADER_BYTES && bytes.toString('latin1', 12, 16) === 'IHDR')) ({ width, height } = headerDimensions(bytes));
   } catch {
     // reported below
   }
@@ -98,4 +77,47 @@ export function inspectImage(bytes: Buffer): ImageFacts {
     throw new ImageRuleError(`image aspect ratio must be between 1:2.5 and 2.5:1; it is ${width}x${height} (${ratio})`);
   }
   return { format, width, height, bytes: bytes.length };
+}
+
+export interface Margins {
+  top: number;
+  bottom: number;
+  left: number;
+  right: number;
+}
+
+type Ratios = Pick<ExpandParams, 'up_ratio' | 'bottom_ratio' | 'left_ratio' | 'right_ratio'>;
+
+/** round(ratio × original dimension) on each side: height for up and bottom, width for left and right. */
+export function marginsOf(ratios: Ratios, width: number, height: number): Margins {
+  return {
+    top: Math.round(ratios.up_ratio * height),
+    bottom: Math.round(ratios.bottom_ratio * height),
+    left: Math.round(ratios.left_ratio * width),
+    right: Math.round(ratios.right_ratio * width),
+  };
+}
+
+/** The expanded image's size, as the renderer makes it: the original and its margins. */
+export function expandedSize(ratios: Ratios, width: number, height: number): { width: number; height: number } {
+  const m = marginsOf(ratios, width, height);
+  return { width: width + m.left + m.right, height: height + m.top + m.bottom };
+}
+
+/**
+ * The service's own bounds on an expand, beyond the spec's rules: the input within the image bounds
+ * (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS), and the expanded image at most `maxOutputPixels`
+ * (EXPAND_MAX_OUTPUT_PIXELS). The rule broken, naming the fields; null within.
+ */
+export function expandBoundsProblem(ratios: Ratios, width: number, height: number, limits: ImageLimits, maxOutputPixels: number): string | null {
+  const own = boundsProblem(width, height, limits);
+  if (own) return `image ${own}`;
+  const out = expandedSize(ratios, width, height);
+  if (out.width * out.height > maxOutputPixels) {
+    return (
+      `the expanded image must be at most ${maxOutputPixels} pixels (width x height): the image is ${width}x${height}, and up_expansion_ratio, ` +
+      `bottom_expansion_ratio, left_expansion_ratio and right_expansion_ratio make it ${out.width}x${out.height}, ${out.width * out.height} pixels; send a smaller image or smaller ratios`
+    );
+  }
+  return null;
 }

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import type { KeyframePositionName } from './video-task.js';
 
 export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
-const UPLOAD_TYPES = new Set(['png', 'jpeg', 'webp']);
 
 /**
  * Keyframe images sent with a request (the OpenAI door's input_reference file, the Kling door's Base64
@@ -16,13 +16,24 @@ const UPLOAD_TYPES = new Set(['png', 'jpeg', 'webp']);
  */
 @Injectable()
 export class VideoUploads {
-  constructor(private readonly media: MediaService) {}
+  constructor(
+    private readonly media: MediaService,
+    private readonly config: AppConfig,
+  ) {}
 
-  /** `field` names it in the caller's 400s. */
+  /**
+   * `field` names it in the caller's 400s: no bytes, not a PNG, JPEG or WebP file (read from its magic
+   * numbers), or over the image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS, read from its header). Nothing is decoded.
+   */
   async store(owner: string, taskId: string, position: KeyframePositionName, bytes: Buffer, field: string): Promise<NewMedia> {
     if (bytes.length > UPLOAD_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `${field} must be at most ${UPLOAD_MAX_BYTES} bytes`);
-    const meta = await sharp(bytes).metadata().catch(() => null);
-    if (!meta?.format || !UPLOAD_TYPES.has(meta.format) || !meta.width || !meta.height) throw new AppError('INVALID_PARAMETER', `${field} must be a PNG, JPEG or WebP image`);
+    let meta: { format: string; width: number; height: number };
+    try {
+      meta = readImageHeader(bytes, this.config.images);
+    } catch (err) {
+      if (err instanceof ImageRejected) throw new AppError('INVALID_PARAMETER', `${field} ${err.message}`);
+      throw err;
+    }
     return this.media.putObject({ owner, taskId, role: position, index: 0, body: bytes, contentType: `image/${meta.format}`, width: meta.width, height: meta.height });
   }
 

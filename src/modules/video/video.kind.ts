@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { IMAGE_RULES } from '../expand/image-rules.js';
@@ -17,7 +17,7 @@ import { VIDEO_DEFINITION } from './video.definition.js';
 import { VideoRecords } from './video.records.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
-import type { KeyframePositionName, VideoParams, VideoTask } from './video-task.js';
+import type { KeyframeParams, KeyframePositionName, VideoParams, VideoTask } from './video-task.js';
 
 /**
  * Video generation as a task kind: priced per second of video, run through VIDEO_PROVIDER (the sandbox
@@ -84,10 +84,27 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     return tasks.map((t) => (t.params.door === 'kling' ? klingRecords.shift()! : lumaRecords.shift()!));
   }
 
-  /** The keyframe as an image: fetched from its URL, or the last frame of the generation it names. */
+  /**
+   * The keyframe as an image: fetched from its URL, read from the upload stored with the task, or the last
+   * frame of the generation it names; in each case a PNG, JPEG or WebP file within the image bounds
+   * (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS), read from its header before anything decodes it, or the task fails
+   * with a reason naming the door's field.
+   */
   private async keyframeImage(task: VideoTask, position: KeyframePositionName, files: WorkScope): Promise<Buffer | undefined> {
     const frame = task.params.keyframes.find((k) => k.position === position);
     if (!frame) return undefined;
+    const bytes = await this.keyframeBytes(task, frame, files);
+    try {
+      readImageHeader(bytes, this.config.images);
+    } catch (err) {
+      if (err instanceof ImageRejected) throw new TaskFailure(`${keyframeField(task.params.door, frame)} ${err.message}`);
+      throw err;
+    }
+    return bytes;
+  }
+
+  private async keyframeBytes(task: VideoTask, frame: KeyframeParams, files: WorkScope): Promise<Buffer> {
+    const { position } = frame;
     if (frame.upload) {
       const row = await this.media.findForTask(task.id, position);
       const file = files.file(position, 'img');
@@ -104,15 +121,22 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
       }
       return lastFrame(file);
     }
-    let bytes = this.samples.resolve(frame.url!, task.baseUrl);
+    const field = keyframeField(task.params.door, frame);
+    const sample = this.samples.resolve(frame.url!, task.baseUrl);
+    if (sample) return sample;
     try {
-      bytes ??= (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
+      return (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
     } catch (err) {
-      if (err instanceof OutboundError) throw new TaskFailure(`could not fetch keyframes.${position}.url: ${err.message}`);
+      if (err instanceof OutboundError) throw new TaskFailure(`could not fetch ${field}: ${err.message}`);
       throw err;
     }
-    const meta = await sharp(bytes).metadata().catch(() => null);
-    if (!meta?.width || !meta.height) throw new TaskFailure(`keyframes.${position}.url is not an image (its bytes are not a format we can read)`);
-    return bytes;
   }
+}
+
+/** The field a keyframe came in, as its door names it (the Luma door's keyframes.frame0.url, Kling's image_tail, OpenAI's input_reference). */
+function keyframeField(door: VideoParams['door'], frame: KeyframeParams): string {
+  if (frame.type === 'generation') return `the last frame of generation ${frame.generation_id} (keyframes.${frame.position})`;
+  if (door === 'kling') return frame.position === 'frame0' ? 'image' : 'image_tail';
+  if (door === 'openai') return frame.upload ? 'input_reference' : 'input_reference.image_url';
+  return `keyframes.${frame.position}.url`;
 }

@@ -22,7 +22,8 @@ export class CreateExpandTaskDto {
     type: String,
     description:
       'The reference image: Base64 of the file with no `data:` prefix, or an http(s) URL (fetched when the task runs). ' +
-      'JPEG or PNG (read from the bytes), at most 10 MB, at least 300x300 px, aspect ratio from 1:2.5 to 2.5:1.',
+      'JPEG or PNG (read from the bytes), at most 10 MB, at least 300x300 px, aspect ratio from 1:2.5 to 2.5:1. ' +
+      'This gateway also takes at most 8192 px a side and 67,108,864 pixels, and makes expanded images of at most 16,777,216 pixels, unless its operators set other bounds.',
     example: EXAMPLE_IMAGE_BASE64,
   })
   @Transform(toImageField)

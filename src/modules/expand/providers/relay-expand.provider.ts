@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { boundedMetadata, ImageRejected } from '../../../infra/images/image-bounds.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { servedExpandModel } from '../../channels/channel-models.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn } from '../../channels/channel-router.js';
@@ -209,9 +209,14 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
         for (const image of images) {
           const bytes = await this.client.download(image.url!, RESULT_MAX_BYTES);
           const format = sniffFormat(bytes);
-          const meta = await sharp(bytes).metadata().catch(() => null);
-          if ((format !== 'png' && format !== 'jpeg') || !meta?.width || !meta.height) {
-            return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} is not a PNG or JPEG` };
+          if (format !== 'png' && format !== 'jpeg') return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} is not a PNG or JPEG` };
+          // an upstream's bytes: the header only, under the pixel limit
+          let meta: { width: number; height: number };
+          try {
+            meta = await boundedMetadata(bytes, this.config.images);
+          } catch (err) {
+            if (err instanceof ImageRejected) return { kind: 'failed', reason: `the upstream's result image ${image.index ?? results.length} ${err.message}` };
+            throw err;
           }
           const watermark = task.params.watermark && typeof image.watermark_url === 'string' ? await this.client.download(image.watermark_url, RESULT_MAX_BYTES) : undefined;
           results.push({ body: bytes, contentType: format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height, ...(watermark ? { watermark } : {}) });

@@ -3,9 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import sharp, { type ExtendWith, type Sharp } from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
-import { AppConfig } from '../../../infra/config/app-config.js';
+import { AppConfig, type ImageLimits } from '../../../infra/config/app-config.js';
+import { boundedSharp } from '../../../infra/images/image-bounds.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import type { ExpandParams, ExpandTask } from '../expand-task.js';
+import type { ExpandTask } from '../expand-task.js';
+import { type Margins, marginsOf } from '../image-rules.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
 
 // Inputs are read from work files that are removed when their step ends: libvips must not keep them open
@@ -31,23 +33,6 @@ const FILLS: Fill[] = [
   { extendWith: 'mirror', blur: 40 },
 ];
 
-export interface Margins {
-  top: number;
-  bottom: number;
-  left: number;
-  right: number;
-}
-
-/** round(ratio × original dimension) on each side: height for up and bottom, width for left and right. */
-export function marginsOf(ratios: Pick<ExpandParams, 'up_ratio' | 'bottom_ratio' | 'left_ratio' | 'right_ratio'>, width: number, height: number): Margins {
-  return {
-    top: Math.round(ratios.up_ratio * height),
-    bottom: Math.round(ratios.bottom_ratio * height),
-    left: Math.round(ratios.left_ratio * width),
-    right: Math.round(ratios.right_ratio * width),
-  };
-}
-
 /**
  * Works offline and makes real images: grows the canvas by exactly the requested margins and fills the
  * new area from the image itself (mirror, edge copy, tiling, blurred variants), one fill per result, as PNG.
@@ -67,7 +52,7 @@ export class SandboxExpandProvider implements ExpandProvider {
     for (let i = 0; i < task.params.n; i++) {
       // rendered into work files, from which storage takes them: no result buffer outlives its write
       const body = new MediaFile(ctx.file(`result-${i}`, 'png'));
-      await writeOut(await render(input, margins, FILLS[i % FILLS.length]), body.path);
+      await writeOut(await render(input, margins, FILLS[i % FILLS.length], this.config.images), body.path);
       let watermark: MediaFile | undefined;
       if (task.params.watermark) {
         watermark = new MediaFile(ctx.file(`watermark-${i}`, 'png'));
@@ -104,12 +89,16 @@ export function stampWatermark(image: Buffer | string, width: number, height: nu
   return sharp(image).composite([{ input: Buffer.from(svg), left: 0, top: 0 }]).png({ compressionLevel: 6 });
 }
 
-/** The pipeline of one result, ready to be written (as PNG). */
-async function render(input: Buffer | string, margins: Margins, fill: Fill): Promise<Sharp> {
-  const extended = sharp(input).extend({ ...margins, extendWith: fill.extendWith });
+/**
+ * The pipeline of one result, ready to be written (as PNG). The input is the caller's: read under the image
+ * bounds (its size was checked against them, and the output's against EXPAND_MAX_OUTPUT_PIXELS, before).
+ */
+async function render(input: Buffer | string, margins: Margins, fill: Fill, limits: ImageLimits): Promise<Sharp> {
+  const extended = boundedSharp(input, limits).extend({ ...margins, extendWith: fill.extendWith });
   if (fill.blur === 0) return extended.png({ compressionLevel: 6 });
   const blurred = await extended.blur(fill.blur).png({ compressionLevel: 1 }).toBuffer();
+  // the blurred canvas is the service's own; the input laid over it is the caller's again
   return sharp(blurred)
-    .composite([{ input, left: margins.left, top: margins.top }])
+    .composite([{ input, left: margins.left, top: margins.top, limitInputPixels: limits.maxPixels }])
     .png({ compressionLevel: 6 });
 }

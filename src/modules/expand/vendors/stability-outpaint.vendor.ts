@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
+import { AppConfig } from '../../../infra/config/app-config.js';
+import { boundedMetadata, ImageRejected } from '../../../infra/images/image-bounds.js';
 import { type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import type { ExpandParams } from '../expand-task.js';
@@ -42,7 +43,10 @@ export class StabilityOutpaintVendor {
   /** Its model, as a channel prices it. */
   static readonly model = 'outpaint';
 
-  constructor(private readonly client: UpstreamClient) {}
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly config: AppConfig,
+  ) {}
 
   /** Why Stability cannot make this expand exactly as asked; null when it can. `size` unknown: the input is a URL not yet read. */
   static unmet(params: ExpandParams, size: { width: number; height: number } | null): string | null {
@@ -74,8 +78,9 @@ export class StabilityOutpaintVendor {
         this.client.call('POST', `${account.baseUrl}/v2beta/stable-image/edit/outpaint`, { form, auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, headers: { accept: 'image/*' } }),
       );
       if (answer.headers['finish-reason'] === 'CONTENT_FILTERED') throw new UpstreamRefused('the result was filtered by the upstream\'s moderation (finish-reason CONTENT_FILTERED)', 200);
-      const meta = await sharp(answer.body).metadata().catch(() => null);
-      if ((meta?.format !== 'png' && meta?.format !== 'jpeg') || !meta.width || !meta.height) throw new UpstreamRefused('the upstream answered without a PNG or JPEG image', answer.status);
+      // an upstream's bytes: the header only, under the pixel limit
+      const meta = await boundedMetadata(answer.body, this.config.images).catch((err: unknown) => (err instanceof ImageRejected ? null : Promise.reject(err)));
+      if (meta?.format !== 'png' && meta?.format !== 'jpeg') throw new UpstreamRefused(`the upstream answered without a PNG or JPEG image of at most ${this.config.images.maxPixels} pixels`, answer.status);
       results.push({ body: answer.body, contentType: meta.format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height });
     }
     return results;

@@ -137,7 +137,7 @@ export class CreateKlingImageToVideoDto extends KlingVideoCommonDto {
   @MaxChars(KLING_PROMPT_MAX)
   prompt?: string;
 
-  @ApiPropertyOptional({ description: 'The first frame: an http(s) URL, or Base64 of a JPEG or PNG with no data: prefix (at most 10 MB, 300 px a side). image or image_tail is required.' })
+  @ApiPropertyOptional({ description: 'The first frame: an http(s) URL, or Base64 of a JPEG or PNG with no data: prefix (at most 10 MB, 300 px a side; WebP is taken too). At most 8192 px a side and 67,108,864 pixels unless the operators set other bounds. image or image_tail is required.' })
   @EmptyAsAbsent()
   @IsOptional()
   @IsString({ message: 'image must be an http(s) URL or Base64 of a JPEG or PNG' })

@@ -48,7 +48,7 @@ export class CreateOpenAiVideoDto {
 
   @ApiPropertyOptional({
     type: OpenAiInputReferenceDto,
-    description: 'The image the video starts from: a file part named input_reference (multipart), or { image_url }.',
+    description: 'The image the video starts from: a file part named input_reference (multipart; PNG, JPEG or WebP, at most 10 MB, 8192 px a side and 67,108,864 pixels unless the operators set other bounds), or { image_url }.',
   })
   @IsOptional()
   @IsObject({ message: 'input_reference must be an image file (multipart) or an object with image_url' })

@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import sharp from 'sharp';
+import type { ImageLimits } from '../../../infra/config/app-config.js';
 import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { boundedSharp } from '../../../infra/images/image-bounds.js';
 
 export const CLIP_FPS = 24;
 /** Length of a clip when none is asked for. */
@@ -30,9 +32,11 @@ export interface ClipSpec {
   seconds?: number;
   /** Frame height in pixels (about 640x360 worth of pixels when absent). */
   height?: number;
-  /** frame0 (start) and frame1 (end) as image files, if given. */
+  /** frame0 (start) and frame1 (end) as image files, if given (a caller's: checked against the bounds before). */
   start?: Buffer;
   end?: Buffer;
+  /** The bounds the keyframes are decoded under (sharp's limitInputPixels). */
+  imageLimits: ImageLimits;
   /** Shown on the gradient of a text-only clip. */
   title: string;
   /** Where the text-only clip's colour wave starts: the same seed draws the same clip, another seed another. */
@@ -101,14 +105,14 @@ async function frameSource(spec: ClipSpec, width: number, height: number): Promi
   const there = (t: number) => (spec.loop ? Math.sin(Math.PI * t) : t); // loop: 0 → 1 → 0
   const ease = (t: number) => t * t * (3 - 2 * t);
   if (spec.start && spec.end) {
-    const a = await cover(spec.start, width, height);
-    const b = await cover(spec.end, width, height);
+    const a = await cover(spec.start, width, height, spec.imageLimits);
+    const b = await cover(spec.end, width, height, spec.imageLimits);
     return async (t) => blend(a, b, ease(there(t)));
   }
   const single = spec.start ?? spec.end;
   if (single) {
     const big = { width: Math.round(width * ZOOM), height: Math.round(height * ZOOM) };
-    const source = await cover(single, big.width, big.height);
+    const source = await cover(single, big.width, big.height, spec.imageLimits);
     // Zoom in on frame0; zoom out onto frame1 when it is the only keyframe (the clip ends on it).
     const zoomAt = (t: number) => (spec.start ? 1 + (ZOOM - 1) * there(t) : ZOOM - (ZOOM - 1) * there(t));
     return async (t) => {
@@ -127,9 +131,9 @@ async function frameSource(spec: ClipSpec, width: number, height: number): Promi
   return async (t) => gradient(width, height, offset + (spec.loop ? t : t / 2), title);
 }
 
-/** The image scaled to cover width x height, centre-cropped, as raw RGB. */
-async function cover(image: Buffer, width: number, height: number): Promise<Buffer> {
-  return sharp(image).rotate().resize(width, height, { fit: 'cover' }).removeAlpha().toColourspace('srgb').raw().toBuffer();
+/** A keyframe (a caller's image) scaled to cover width x height, centre-cropped, as raw RGB. */
+async function cover(image: Buffer, width: number, height: number, limits: ImageLimits): Promise<Buffer> {
+  return boundedSharp(image, limits).rotate().resize(width, height, { fit: 'cover' }).removeAlpha().toColourspace('srgb').raw().toBuffer();
 }
 
 function blend(a: Buffer, b: Buffer, mix: number): Buffer {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { boundedMetadata } from '../../../infra/images/image-bounds.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ServedModel, servedVideoModels } from '../../channels/channel-models.js';
@@ -158,7 +158,8 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     await this.client.downloadToFile(status.videoUrl, VIDEO_MAX_BYTES, video.path);
     // a vendor without a still (Kling, Runway): the video's first frame
     const thumbnail = status.thumbnailUrl ? await this.client.download(status.thumbnailUrl, IMAGE_MAX_BYTES) : await firstFrame(video.path).catch(() => undefined);
-    const meta = thumbnail ? await sharp(thumbnail).metadata().catch(() => null) : null;
+    // an upstream's still, kept and served as it is: its header read under the pixel limit (unread: stored without a size)
+    const meta = thumbnail ? await boundedMetadata(thumbnail, this.config.images).catch(() => null) : null;
     return {
       kind: 'done',
       result: {

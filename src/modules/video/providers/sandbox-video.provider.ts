@@ -28,6 +28,7 @@ export class SandboxVideoProvider implements VideoProvider {
         loop: generation.params.loop,
         start,
         end,
+        imageLimits: this.config.images,
         title: generation.params.prompt,
         seconds: durationSeconds(generation.params.duration),
         height: resolutionHeight(generation.params.resolution),

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
+import { sniffRaster } from '../../../infra/images/image-bounds.js';
 import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from './video-request.js';
 import { isContentRefusal } from '../../channels/content-refusal.js';
@@ -121,7 +121,8 @@ export class RunwayVendor implements VideoVendor {
     if (frame?.type === 'image' && frame.url.startsWith('https://')) return frame.url;
     const bytes = await create.frameImage(position);
     if (!bytes) throw new UpstreamRefused(`the ${position} frame could not be read`, 0);
-    const format = (await sharp(bytes).metadata()).format;
+    // a keyframe the step checked (a PNG, JPEG or WebP file within the image bounds): its type from its magic numbers, nothing decoded
+    const format = sniffRaster(bytes);
     const type = format === 'png' ? 'image/png' : format === 'webp' ? 'image/webp' : 'image/jpeg';
     const uri = `data:${type};base64,${bytes.toString('base64')}`;
     if (uri.length >= DATA_URI_MAX) throw new UpstreamRefused(`the ${position} frame is too large for Runway inline (${uri.length} bytes encoded, under 5 MB taken); give it as an https URL`, 0);
