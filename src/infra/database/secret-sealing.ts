@@ -63,7 +63,7 @@ export async function sealStoredSecrets(databaseUrl: string, keys: SealingKeys):
       const where = c.plainColumn ? `"${c.column}" IS NOT NULL OR "${c.plainColumn}" IS NOT NULL` : `"${c.column}" IS NOT NULL`;
       // no row is locked (running instances go on using them); each change below applies only to the value
       // read, so one a running instance changed meanwhile (a rotation) is not overwritten with the old one
-      const { rows } = await client.query<{ ref: string; sealed: Buffer | null; plain: string | null }>(`SELECT "${c.key}"::text AS ref, "${c.column}" AS sealed${plain} FROM "${c.table}" WHERE ${where}`);
+      const { rows } = await client.query<{ ref: string; sealed: Buffer | null; plain: string | null }>(`SELECT "${c.key}"::text AS ref, "${c.column}" AS sealed${plain} FROM "${c.table}" WHERE ${where} ORDER BY 1`);
       for (const row of rows) {
         if (row.sealed) {
           const opened = keys.tryOpen(row.sealed);
