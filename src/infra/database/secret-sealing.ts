@@ -23,8 +23,8 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'channels', key: 'id', column: 'credentials', what: 'credentials of channel' },
 ];
 
-/** Serialises the sealing step of instances starting together (the migrations' lock is another). */
-const SEALING_LOCK_ID = 72_804_116;
+/** Serialises the sealing step of instances starting together (not the migrations' 72_804_115 nor the queue set-up's 72_804_116). */
+const SEALING_LOCK_ID = 72_804_121;
 
 export interface SealingReport {
   /** Values that opened with the current key and stay as they are. */
