@@ -1,5 +1,6 @@
 // Shared pieces of the benchmarks: a database, child servers, autocannon rounds, tables.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,10 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
+// made for each run: the service refuses a key value the repository ships
+export const ADMIN_KEY = randomBytes(24).toString('hex');
+/** The sealing key of every gateway of a run: instances that share a database must share it. */
+const SEALING_KEY = randomBytes(32).toString('hex');
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -131,7 +135,7 @@ export async function startGateway(dbUrl, env = {}, nodeArgs = []) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mgw-bench-app-'));
   onExit(() => rm(dataDir, { recursive: true, force: true }));
   const url = `http://127.0.0.1:${port}`;
-  const child = await startChild('the gateway', 'dist/main.js', { DATABASE_URL: dbUrl, PORT: String(port), ROLE: 'api', ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env }, httpReady(`${url}/health/ready`), nodeArgs);
+  const child = await startChild('the gateway', 'dist/main.js', { DATABASE_URL: dbUrl, PORT: String(port), ROLE: 'api', ADMIN_API_KEY: ADMIN_KEY, CHANNEL_SECRET_KEY: SEALING_KEY, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env }, httpReady(`${url}/health/ready`), nodeArgs);
   return { ...child, url };
 }
 

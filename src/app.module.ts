@@ -5,6 +5,7 @@ import { JsonBodyGuard } from './common/http/json-body.guard.js';
 import { AppValidationPipe } from './common/validation/app-validation.pipe.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ConfigModule } from './infra/config/config.module.js';
+import { CryptoModule } from './infra/crypto/crypto.module.js';
 import { ProcessModule } from './infra/process/shutdown-state.js';
 import { DatabaseModule } from './infra/database/database.module.js';
 import { OutboundModule } from './infra/outbound/outbound.module.js';
@@ -39,6 +40,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        CryptoModule,
         TracingModule,
         ProcessModule,
         DatabaseModule,

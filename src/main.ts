@@ -4,6 +4,7 @@ import { createApp } from './app.factory.js';
 import { ConfigError } from './infra/config/app-config.js';
 import { loadAppConfig } from './config.js';
 import { openDatabase } from './infra/database/database.js';
+import { SealingError } from './infra/database/secret-sealing.js';
 import { AppLogger, createRootLogger } from './infra/logger/app-logger.js';
 import { installLastResortHandlers } from './infra/process/last-resort.js';
 import { KeysService } from './modules/keys/keys.service.js';
@@ -55,6 +56,8 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
+  } else if (err instanceof SealingError) {
+    process.stderr.write(`Failed to start: ${err.message}\n`);
   } else {
     process.stderr.write(`Failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   }

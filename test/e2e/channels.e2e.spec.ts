@@ -194,30 +194,32 @@ describe('channels and the configuration', () => {
       expect(list.body).toEqual([
         expect.objectContaining({ name: 'expand (RELAY_EXPAND_URL)', source: 'config', protocol: 'kling', base_url: kling.url, status: 'enabled', credentials: { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' } }),
       ]);
-      // without CHANNEL_SECRET_KEY no credentials can be stored
-      const refused = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'n', operations: ['expand'], protocol: 'gateway', base_url: kling.url, credentials: { api_key: 'k-123456789012' } } });
-      expect([refused.status, refused.body.message]).toEqual([409, expect.stringMatching(/^CHANNEL_SECRET_KEY is not set/)]);
+      // an admin's channel beside it: its credentials are stored sealed, never as they were given
+      const stored = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'n', operations: ['expand'], protocol: 'gateway', base_url: kling.url, credentials: { api_key: 'k-123456789012' } } });
+      expect(stored.status).toBe(201);
+      const [row] = await queryDb<{ credentials: Buffer }>(t.db, 'SELECT credentials FROM channels WHERE id = $1', [stored.body.id]);
+      expect(row.credentials.includes(Buffer.from('k-123456789012'))).toBe(false);
     } finally {
       await t.close();
       await kling.close();
     }
   });
 
-  it('refuses to start with stored channels and no CHANNEL_SECRET_KEY to open them', async () => {
+  it('refuses to start with stored channels and no key that opens them', async () => {
     const db = await createTestDatabase();
     const first = await startTestApp({ ...FAST, CHANNEL_SECRET_KEY: SECRET_KEY }, { db });
     expect((await api(first.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'n', operations: ['expand'], protocol: 'gateway', base_url: 'https://example.com', credentials: { api_key: 'k-123456789012' } } })).status).toBe(201);
     await first.close();
-    // the real entry point, as an operator starts it: it exits with the reason
-    const service = Child.start('dist/main.js', [], { DATABASE_URL: db.url, PORT: '0', DATA_DIR: await mkdtemp(path.join(tmpdir(), 'mgw-ch-')), LOG_LEVEL: 'info' });
+    // the real entry point, as an operator starts it, without CHANNEL_SECRET_KEY (a key of its own made in its DATA_DIR): it exits with the reason
+    const service = Child.start('dist/main.js', [], { DATABASE_URL: db.url, PORT: '0', DATA_DIR: await mkdtemp(path.join(tmpdir(), 'mgw-ch-')), LOG_LEVEL: 'info', CHANNEL_SECRET_KEY: '' });
     const exit = await Promise.race([service.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running:\n${service.output}`)), 60_000).unref())]);
     expect(exit.code).toBe(1);
-    expect(service.output).toMatch(/CHANNEL_SECRET_KEY is not set/);
+    expect(service.output).toMatch(/\d+ stored secret\(s\) do not open with the key in \S+sealing\.key \(CHANNEL_SECRET_KEY is not set\) \(.*the credentials of channel [0-9a-f-]{36}/);
     // …nor with a key that does not open them
     const wrongKey = Child.start('dist/main.js', [], { DATABASE_URL: db.url, PORT: '0', DATA_DIR: await mkdtemp(path.join(tmpdir(), 'mgw-ch-')), CHANNEL_SECRET_KEY: 'b'.repeat(64) });
     const wrongExit = await Promise.race([wrongKey.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running:\n${wrongKey.output}`)), 60_000).unref())]);
     expect(wrongExit.code).toBe(1);
-    expect(wrongKey.output).toMatch(/CHANNEL_SECRET_KEY does not open the stored channel credentials/);
+    expect(wrongKey.output).toMatch(/\d+ stored secret\(s\) do not open with CHANNEL_SECRET_KEY \(.*the credentials of channel [0-9a-f-]{36}/);
     await db.drop();
   });
 });

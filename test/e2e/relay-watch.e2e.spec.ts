@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { POLL_LEASE_S } from '../../src/modules/upstream-watch/upstream-poller.js';
+import { AppSecretsRepository } from '../../src/infra/prisma/app-secrets.repository.js';
 import { Child } from '../support/child-process.js';
 import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
 import { freePort } from '../support/free-port.js';
@@ -192,7 +193,7 @@ describe('upstream callbacks', () => {
     const bad = await api(t.url, 'POST', '/upstream-callbacks/not-a-task/x', { body: {} });
     expect(bad.status).toBe(400);
     // a valid token (the service's own key) for a task that does not exist: nothing to poll
-    const [{ value }] = await queryDb<{ value: string }>(t.db, "SELECT value FROM app_secrets WHERE name = 'upstream_callback_key'");
+    const value = await t.app.get(AppSecretsRepository).findOrCreate('upstream_callback_key');
     const ghost = '00000000-0000-4000-8000-000000000000';
     const ghostToken = createHmac('sha256', Buffer.from(value, 'base64url')).update(ghost).digest('base64url');
     const unknownBefore = await callbacksMetric('unknown');

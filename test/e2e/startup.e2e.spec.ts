@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,7 +25,8 @@ describe('npm start on the embedded database', () => {
     await chmod(dir, 0o755);
     dataDir = path.join(dir, 'data');
     const port = await freePort();
-    env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()), ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'warn' };
+    // no CHANNEL_SECRET_KEY, as a newcomer runs it: the sealing key is made in DATA_DIR, beside the database
+    env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()), ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'warn', CHANNEL_SECRET_KEY: '' };
     base = `http://localhost:${port}`;
   });
   afterAll(async () => {
@@ -54,6 +55,9 @@ describe('npm start on the embedded database', () => {
       expect(await server.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     }
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    // the stored secrets' sealing key, the owner's alone (the CLI used the same one)
+    expect(readFileSync(path.join(dataDir, 'sealing.key'), 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(statSync(path.join(dataDir, 'sealing.key')).mode & 0o777).toBe(0o600);
   });
 
   it('prints no new key on the next start, and after a SIGKILL mid-task (PostgreSQL left running) restarts and finishes the task', async () => {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { TEST_SEALING_KEY } from './sealing-key.js';
 
 /** A child process whose output is collected, with helpers to wait on it within a deadline. */
 export class Child {
@@ -11,8 +12,10 @@ export class Child {
     this.exited = new Promise((resolve) => process.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
+  /** Runs `script` with `env` alone (and PATH, HOME), and TEST_SEALING_KEY as CHANNEL_SECRET_KEY unless `env` sets one ('' for none). */
   static start(script: string, args: string[], env: Record<string, string>): Child {
-    return new Child(spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CHANNEL_SECRET_KEY: TEST_SEALING_KEY };
+    return new Child(spawn(process.execPath, [script, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   }
 
   /** Resolves with the first match of `pattern` in the output; rejects on exit or after `ms`. */

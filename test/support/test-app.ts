@@ -13,6 +13,7 @@ import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { AppLogger, createRootLogger } from '../../src/infra/logger/app-logger.js';
 import { KeysService } from '../../src/modules/keys/keys.service.js';
 import { validatorFor } from './openapi-validator.js';
+import { TEST_SEALING_KEY } from './sealing-key.js';
 
 export interface TestDatabase {
   url: string;
@@ -84,13 +85,14 @@ export interface TestApp {
  * Boots the real application (AppModule, migrations, middleware, Swagger) on a real database,
  * listening on a free loopback port. Pass `db` to run a second instance on the same database, `kinds`
  * to run other task kinds than the registry's (a test's own kind beside them), `config` for settings no
- * variable sets (soleInstance: what the embedded database gives).
+ * variable sets (soleInstance: what the embedded database gives). Every app gets TEST_SEALING_KEY as its
+ * CHANNEL_SECRET_KEY unless `env` sets one ('' for none).
  */
 export async function startTestApp(env: Record<string, string> = {}, options: { db?: TestDatabase; kinds?: readonly KindModule[]; config?: Partial<AppConfigValues> } = {}): Promise<TestApp> {
   const kinds = options.kinds ?? TASK_KIND_MODULES;
   const db = options.db ?? (await createTestDatabase());
   const dataDir = env.DATA_DIR ? undefined : await mkdtemp(path.join(tmpdir(), 'mgw-app-'));
-  const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds }).with(options.config ?? {});
+  const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, CHANNEL_SECRET_KEY: TEST_SEALING_KEY, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds }).with(options.config ?? {});
   const logs = new LogCapture();
   const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds });
   await app.listen(0, '127.0.0.1');

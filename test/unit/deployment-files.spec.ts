@@ -1,22 +1,84 @@
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { loadAppConfig } from '../../src/config.js';
 
 /** There is no Docker engine here: these checks keep docker-compose.yml and the Dockerfile valid and wired. */
 const root = new URL('../../', import.meta.url);
 const read = (file: string) => readFileSync(new URL(file, root), 'utf8');
 
+/**
+ * Compose's variable interpolation (https://docs.docker.com/reference/compose-file/interpolation/), enough
+ * for this file: ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?message}, ${VAR?message} and $$. A
+ * required variable that is missing throws its message, as `docker compose` stops with it.
+ */
+function interpolate(text: string, env: Record<string, string>): string {
+  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g, (whole, name: string | undefined, colon: string, op: string, arg: string) => {
+    if (whole === '$$') return '$';
+    const value = env[name!];
+    const missing = value === undefined || (colon === ':' && value === '');
+    if (op === '?' && missing) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+    if (op === '-' && missing) return arg;
+    return value ?? '';
+  });
+}
+
+/** The secrets docker-compose.yml requires, as an operator's .env would give them. */
+const COMPOSE_SECRETS = ['ADMIN_API_KEY', 'CHANNEL_SECRET_KEY', 'POSTGRES_PASSWORD', 'MINIO_ROOT_PASSWORD'] as const;
+const freshSecrets = (): Record<string, string> => Object.fromEntries(COMPOSE_SECRETS.map((name) => [name, randomBytes(name.endsWith('PASSWORD') ? 24 : 32).toString('hex')]));
+
+/** A published port in compose's short ("[ip:]published:target[/proto]") or long syntax, as host ip and ports. */
+function publishedPort(port: string | number | Record<string, unknown>): { hostIp: string | undefined; published: string } {
+  if (typeof port === 'object') return { hostIp: port.host_ip as string | undefined, published: String(port.published ?? '') };
+  const parts = String(port).replace(/\/\w+$/, '').split(':');
+  // "target" alone publishes on a random port of every interface
+  if (parts.length === 1) return { hostIp: undefined, published: '' };
+  return { hostIp: parts.length === 3 ? parts[0].replace(/^\[|\]$/g, '') : undefined, published: parts.at(-2)! };
+}
+
 describe('docker-compose.yml', () => {
-  const compose = parse(read('docker-compose.yml'));
+  const raw = read('docker-compose.yml');
+  const secrets = freshSecrets();
+  const compose = parse(interpolate(raw, secrets));
 
   it('runs PostgreSQL 17 with a healthcheck', () => {
     const pg = compose.services.postgres;
     expect(pg.image).toMatch(/^postgres:17(\b|-|\.)/);
-    expect(pg.environment).toEqual(expect.objectContaining({ POSTGRES_USER: expect.any(String), POSTGRES_PASSWORD: expect.any(String), POSTGRES_DB: expect.any(String) }));
+    expect(pg.environment).toEqual(expect.objectContaining({ POSTGRES_USER: expect.any(String), POSTGRES_PASSWORD: secrets.POSTGRES_PASSWORD, POSTGRES_DB: expect.any(String) }));
     expect(pg.healthcheck.test.join(' ')).toMatch(/pg_isready/);
-    expect(pg.ports).toContain('5432:5432');
+  });
+
+  it('requires ADMIN_API_KEY and every other secret from the environment (${VAR:?…}), saying how to set it', () => {
+    const parsed = parse(raw);
+    const required = [...raw.matchAll(/\$\{([A-Z_]+):\?([^}]*)\}/g)].map((m) => ({ name: m[1], message: m[2] }));
+    expect(required.map((r) => r.name).sort()).toEqual([...COMPOSE_SECRETS].sort());
+    for (const { name, message } of required) expect([name, message]).toEqual([name, expect.stringMatching(new RegExp(`${name} .*openssl rand .*\\.env file next to docker-compose\\.yml or in the shell`))]);
+    expect(parsed.services.app.environment.ADMIN_API_KEY).toMatch(/^\$\{ADMIN_API_KEY:\?/);
+    // without one, nothing starts: compose stops with its message
+    for (const name of COMPOSE_SECRETS) {
+      const { [name]: _left, ...others } = secrets;
+      expect(() => interpolate(raw, others)).toThrow(new RegExp(`required variable ${name} is missing a value: set ${name} `));
+      expect(() => interpolate(raw, { ...others, [name]: '' })).toThrow(new RegExp(`required variable ${name}`));
+    }
+    // no default value stands in for a secret, and none is written in the file
+    expect(raw).not.toMatch(/\$\{[A-Z_]*(KEY|SECRET|PASSWORD|TOKEN)[A-Z_]*:?-/);
+    expect(raw).not.toMatch(/minioadmin|change-me/i);
+  });
+
+  it('publishes no PostgreSQL or MinIO port beyond this host\'s loopback', () => {
+    for (const name of ['postgres', 'minio', 'minio-bucket']) {
+      for (const port of compose.services[name].ports ?? []) expect([name, port, publishedPort(port).hostIp]).toEqual([name, port, '127.0.0.1']);
+      expect([name, compose.services[name].network_mode]).toEqual([name, undefined]);
+    }
+    // MinIO's API is for the service alone (it streams media: MEDIA_DELIVERY=proxy by default)
+    expect((compose.services.minio.ports ?? []).map((p: string) => publishedPort(p).published)).not.toContain('9000');
+    expect(compose.services.app.environment.MEDIA_DELIVERY ?? 'proxy').toBe('proxy');
+    // the checks above see what they must: a port on every interface, in either syntax, is caught
+    expect([publishedPort('5432:5432').hostIp, publishedPort('0.0.0.0:5432:5432').hostIp, publishedPort({ published: 5432, target: 5432 }).hostIp, publishedPort('5432').hostIp]).toEqual([undefined, '0.0.0.0', undefined, undefined]);
+    expect(publishedPort('127.0.0.1:9001:9001/tcp')).toEqual({ hostIp: '127.0.0.1', published: '9001' });
   });
 
   it('builds the service from the Dockerfile, wired to that PostgreSQL by DATABASE_URL', () => {
@@ -38,7 +100,10 @@ describe('docker-compose.yml', () => {
     expect(minio.image).toMatch(/^minio\/minio/);
     expect(bucket.depends_on.minio.condition).toBe('service_healthy');
     expect(bucket.entrypoint.join(' ')).toContain(`mb --ignore-existing local/${app.environment.S3_BUCKET}`);
-    expect(app.environment).toEqual(expect.objectContaining({ STORAGE_DRIVER: 's3', S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: minio.environment.MINIO_ROOT_USER, S3_SECRET_ACCESS_KEY: minio.environment.MINIO_ROOT_PASSWORD }));
+    // the bucket job reads MinIO's credentials from its environment ($$VAR: the container's shell expands it)
+    expect(bucket.entrypoint.join(' ')).toContain('mc alias set local http://minio:9000 "$MINIO_ROOT_USER" "$MINIO_ROOT_PASSWORD"');
+    expect(bucket.environment).toEqual({ MINIO_ROOT_USER: minio.environment.MINIO_ROOT_USER, MINIO_ROOT_PASSWORD: secrets.MINIO_ROOT_PASSWORD });
+    expect(app.environment).toEqual(expect.objectContaining({ STORAGE_DRIVER: 's3', S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: minio.environment.MINIO_ROOT_USER, S3_SECRET_ACCESS_KEY: secrets.MINIO_ROOT_PASSWORD }));
     expect(app.depends_on['minio-bucket'].condition).toBe('service_completed_successfully');
     // the container runtime waits longer than the service's own drain before it kills
     expect(Number.parseInt(app.stop_grace_period, 10)).toBeGreaterThan(Number(app.environment.SHUTDOWN_TIMEOUT_S));
@@ -49,6 +114,14 @@ describe('docker-compose.yml', () => {
     for (const name of Object.keys(compose.services.app.environment)) {
       expect([name, documented.includes(`${name}=`)]).toEqual([name, true]);
     }
+  });
+
+  it("passes the service's own configuration checks with fresh secrets, and refuses the formerly documented admin key", () => {
+    const env = compose.services.app.environment as Record<string, string>;
+    const config = loadAppConfig(env, { cwd: '/app' });
+    expect([config.adminApiKey, config.sealing.key?.toString('hex'), config.storageDriver]).toEqual([secrets.ADMIN_API_KEY, secrets.CHANNEL_SECRET_KEY, 's3']);
+    const old = parse(interpolate(raw, { ...secrets, ADMIN_API_KEY: 'change-me-admin-key-0000' })).services.app.environment;
+    expect(() => loadAppConfig(old, { cwd: '/app' })).toThrow(/ADMIN_API_KEY is an example value this repository ships/);
   });
 });
 

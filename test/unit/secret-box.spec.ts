@@ -28,7 +28,7 @@ describe('SecretBox (AES-256-GCM) and CHANNEL_SECRET_KEY', () => {
     expect(parseSecretKey('ab'.repeat(33))).toBeNull();
     expect(parseSecretKey(Buffer.alloc(31, 1).toString('base64'))).toBeNull();
     expect(parseSecretKey('not a key')).toBeNull();
-    expect(loadConfig({ CHANNEL_SECRET_KEY: 'cd'.repeat(32) }, '/srv').relay.channelSecretKey?.length).toBe(32);
+    expect(loadConfig({ CHANNEL_SECRET_KEY: 'cd'.repeat(32) }, '/srv').sealing.key?.length).toBe(32);
     expect(() => loadConfig({ CHANNEL_SECRET_KEY: 'short' }, '/srv')).toThrow(ConfigError);
     expect(() => loadConfig({ CHANNEL_SECRET_KEY: 'short' }, '/srv')).toThrow(/CHANNEL_SECRET_KEY must be 32 bytes/);
   });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 import { parseSecretKey } from '../crypto/secret-box.js';
+import { exampleSecretProblem } from './example-secrets.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -26,6 +27,8 @@ const HTTP_URL = /^https?:\/\/[^\s/]+/;
 /** W3C Baggage-like `key=value` pairs, comma-separated (values may be percent-encoded). */
 const OTLP_HEADERS = /^\s*[^\s=,]+\s*=[^,]*(,\s*[^\s=,]+\s*=[^,]*)*$/;
 const DAY_S = 24 * 3600;
+/** Variables whose values are credentials. */
+const SECRET_VARIABLE = /KEY|SECRET|TOKEN|PASSWORD|^DATABASE_URL$/;
 
 /**
  * The raw environment, as strings, with the rules each variable must follow.
@@ -133,6 +136,9 @@ class EnvironmentVariables {
 
   @IsOptional() @IsString()
   CHANNEL_SECRET_KEY?: string;
+
+  @IsOptional() @IsString()
+  CHANNEL_SECRET_KEY_PREVIOUS?: string;
 
   @IsOptional() @IsInt() @Min(1) @Max(1000)
   CHANNEL_FAILURE_THRESHOLD: number = 5;
@@ -262,12 +268,20 @@ export interface CallbackConfig {
   rotationOverlapS: number;
 }
 
+/** The key that seals every secret the service stores (see src/infra/crypto/sealing-keys.ts). */
+export interface SealingConfig {
+  /** CHANNEL_SECRET_KEY (32 bytes); unset: the key kept in keyFile, made at the first start. */
+  key?: Buffer;
+  /** CHANNEL_SECRET_KEY_PREVIOUS: keys that still open (never seal) values, during a rotation. */
+  previousKeys: Buffer[];
+  /** Where the key is kept when CHANNEL_SECRET_KEY is unset: DATA_DIR/sealing.key (mode 0600). */
+  keyFile: string;
+}
+
 export interface RelayConfig {
   apiKey?: string;
   klingAccessKey?: string;
   klingSecretKey?: string;
-  /** The key that seals channel credentials (CHANNEL_SECRET_KEY, 32 bytes); without it no channel can be stored. */
-  channelSecretKey?: Buffer;
   /** Consecutive failures that open a channel's circuit, and its first open time (it grows with each opening, to 10 min). */
   circuit: { failureThreshold: number; openS: number };
   /** How often auto-disabled channels are tested, in seconds (0: never; an admin's test still works). */
@@ -397,6 +411,7 @@ export class AppConfig {
   readonly workerLeaseS!: number;
   readonly sandboxDelayMs!: number;
   readonly relay!: RelayConfig;
+  readonly sealing!: SealingConfig;
   readonly outbound!: OutboundConfig;
   readonly audioMaxBytes!: number;
   readonly images!: ImageLimits;
@@ -520,11 +535,19 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const vars = plainToInstance(EnvironmentVariables, present, { enableImplicitConversion: true, exposeDefaultValues: true });
   const errors = validateSync(vars, { whitelist: false, skipMissingProperties: false });
-  const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${msg} (got ${JSON.stringify(present[e.property])})`));
+  // a secret's value is never repeated in a message (it would reach the logs): only its length
+  const got = (name: string) => (SECRET_VARIABLE.test(name) ? `${present[name]?.length ?? 0} characters` : JSON.stringify(present[name]));
+  const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `${msg} (got ${got(e.property)})`));
 
   const kindConfigs = kindSettings(present, kinds, { provider: vars.PROVIDER, timeoutS: vars.TASK_TIMEOUT_S }, problems);
-  const channelSecretKey = vars.CHANNEL_SECRET_KEY ? parseSecretKey(vars.CHANNEL_SECRET_KEY) : undefined;
-  if (channelSecretKey === null) problems.push('CHANNEL_SECRET_KEY must be 32 bytes written as 64 hex digits or as base64 (openssl rand -hex 32)');
+  const sealingKey = vars.CHANNEL_SECRET_KEY ? parseSecretKey(vars.CHANNEL_SECRET_KEY) : undefined;
+  if (sealingKey === null) problems.push('CHANNEL_SECRET_KEY must be 32 bytes written as 64 hex digits or as base64 (openssl rand -hex 32)');
+  const previousSealingKeys = (vars.CHANNEL_SECRET_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean).map(parseSecretKey);
+  if (previousSealingKeys.includes(null)) problems.push('CHANNEL_SECRET_KEY_PREVIOUS must be keys of 32 bytes (64 hex digits or base64), separated by commas');
+  for (const [variable, howToMake] of [['ADMIN_API_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY_PREVIOUS', 'openssl rand -hex 32']] as const) {
+    const problem = exampleSecretProblem(variable, present[variable], howToMake);
+    if (problem) problems.push(problem);
+  }
   if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
     problems.push('RELAY_KLING_ACCESS_KEY and RELAY_KLING_SECRET_KEY must be set together');
   }
@@ -563,7 +586,6 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       apiKey: vars.RELAY_API_KEY,
       klingAccessKey: vars.RELAY_KLING_ACCESS_KEY,
       klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
-      channelSecretKey: channelSecretKey ?? undefined,
       circuit: { failureThreshold: vars.CHANNEL_FAILURE_THRESHOLD, openS: vars.CHANNEL_CIRCUIT_OPEN_S },
       testIntervalS: vars.CHANNEL_TEST_INTERVAL_S,
       pollMs: vars.RELAY_POLL_MS,
@@ -573,6 +595,11 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       failoverOnContent: vars.RELAY_FAILOVER_ON_CONTENT === 'true' || vars.RELAY_FAILOVER_ON_CONTENT === '1',
       callbackBaseUrl: vars.UPSTREAM_CALLBACK_BASE_URL?.replace(/\/+$/, ''),
       callbackPollS: vars.UPSTREAM_CALLBACK_POLL_S,
+    },
+    sealing: {
+      key: sealingKey ?? undefined,
+      previousKeys: previousSealingKeys.filter((k): k is Buffer => k !== null),
+      keyFile: path.join(dataDir, 'sealing.key'),
     },
     outbound: {
       allowPrivate: vars.ALLOW_PRIVATE_URLS === 'true' || vars.ALLOW_PRIVATE_URLS === '1',

@@ -3,13 +3,16 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
+import { SealingKeys } from '../crypto/sealing-keys.js';
 import { KEPT_CONNECTIONS } from '../database/kept-connections.js';
 import { applyMigrations } from '../database/migrator.js';
+import { sealStoredSecrets } from '../database/secret-sealing.js';
 import { Tracing } from '../tracing/tracing.service.js';
 
 /**
  * The Prisma client over node-postgres. Before the first query it applies pending migrations,
- * so every start (and every instance) runs on the current schema.
+ * so every start (and every instance) runs on the current schema, then proves that the sealing key opens
+ * every stored secret (sealing those from before, and those under a previous key, again: sealStoredSecrets).
  * Only repositories inject it.
  */
 @Injectable()
@@ -27,6 +30,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   constructor(
     private readonly config: AppConfig,
     tracing: Tracing,
+    private readonly sealing: SealingKeys,
   ) {
     const pool = new pg.Pool({ connectionString: requireUrl(config), max: config.databasePoolSize, connectionTimeoutMillis: config.databasePoolTimeoutMs, ...KEPT_CONNECTIONS });
     super({
@@ -42,6 +46,10 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
 
   async onModuleInit(): Promise<void> {
     await applyMigrations(requireUrl(this.config), { info: (m) => this.logger.log(m), warn: (m) => this.logger.warn(m) });
+    const sealed = await sealStoredSecrets(requireUrl(this.config), this.sealing);
+    if (sealed.sealed > 0) this.logger.log(`sealed ${sealed.sealed} stored secret(s) kept in plain text until now, with ${this.sealing.source}`);
+    if (sealed.resealed > 0) this.logger.log(`sealed ${sealed.resealed} stored secret(s) again with ${this.sealing.source} (they were under CHANNEL_SECRET_KEY_PREVIOUS)`);
+    if (this.sealing.rotating) this.logger.log(`every stored secret is now sealed with ${this.sealing.source}: CHANNEL_SECRET_KEY_PREVIOUS can go once every instance runs with this key and has started once`);
     await this.$connect();
   }
 

@@ -1,13 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CallbackAttempt, CallbackDelivery, Prisma, WebhookSecret } from '../../generated/prisma/client.js';
+import { SealingKeys } from '../../infra/crypto/sealing-keys.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 
 export type DeliveryRow = CallbackDelivery;
 export type DeliveryWithAttempts = CallbackDelivery & { attemptLog: CallbackAttempt[] };
-export type WebhookSecretRow = WebhookSecret;
+/** An owner's webhook secrets, opened (they are sealed at rest). */
+export interface WebhookSecretRow {
+  owner: string;
+  secret: string;
+  previousSecret: string | null;
+  previousExpiresAt: Date | null;
+  createdAt: Date;
+  rotatedAt: Date | null;
+}
 
 export interface NewDelivery {
   id: string;
@@ -34,7 +43,10 @@ export type EnqueueDelivery = (db: SqlExecutor, deliveryId: string, jobId: strin
 
 @Injectable()
 export class CallbacksRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly sealing: SealingKeys,
+  ) {}
 
   /**
    * Writes the outbox rows inside the transaction of the status change. The task row is locked by
@@ -151,17 +163,36 @@ export class CallbacksRepository {
 
   /** The owner's signing secret, made on first use. */
   async findOrCreateSecret(owner: string, make: () => string): Promise<WebhookSecretRow> {
-    await this.prisma.webhookSecret.createMany({ data: [{ owner, secret: make() }], skipDuplicates: true });
-    return this.prisma.webhookSecret.findUniqueOrThrow({ where: { owner } });
+    await this.prisma.webhookSecret.createMany({ data: [{ owner, secret: this.sealing.seal(make()) }], skipDuplicates: true });
+    return this.opened(await this.prisma.webhookSecret.findUniqueOrThrow({ where: { owner } }));
   }
 
   /** A new secret; the current one becomes the previous, still signing until `previousUntil`. */
   async rotateSecret(owner: string, make: () => string, previousUntil: Date): Promise<WebhookSecretRow> {
-    return this.prisma.$transaction(async (tx) => {
+    const row = await this.prisma.$transaction(async (tx) => {
       const current = await tx.webhookSecret.findUnique({ where: { owner } });
       const now = new Date();
-      if (!current) return tx.webhookSecret.create({ data: { owner, secret: make(), rotatedAt: now } });
-      return tx.webhookSecret.update({ where: { owner }, data: { secret: make(), previousSecret: current.secret, previousExpiresAt: previousUntil, rotatedAt: now } });
+      if (!current) return tx.webhookSecret.create({ data: { owner, secret: this.sealing.seal(make()), rotatedAt: now } });
+      // the current secret moves as it is stored (sealed; a row from before sealing is sealed now)
+      const previous = current.secret ?? this.sealing.seal(current.plainSecret!);
+      return tx.webhookSecret.update({
+        where: { owner },
+        data: { secret: this.sealing.seal(make()), previousSecret: previous, plainSecret: null, plainPreviousSecret: null, previousExpiresAt: previousUntil, rotatedAt: now },
+      });
     });
+    return this.opened(row);
+  }
+
+  /** Opens a row's secrets (plain only on a row from before sealing that the start has not sealed yet). */
+  private opened(row: WebhookSecret): WebhookSecretRow {
+    const open = (sealed: Uint8Array | null, plain: string | null) => (sealed ? this.sealing.open(sealed) : plain);
+    return {
+      owner: row.owner,
+      secret: open(row.secret, row.plainSecret)!,
+      previousSecret: open(row.previousSecret, row.plainPreviousSecret),
+      previousExpiresAt: row.previousExpiresAt,
+      createdAt: row.createdAt,
+      rotatedAt: row.rotatedAt,
+    };
   }
 }

@@ -102,12 +102,6 @@ export class ChannelsRepository {
     });
   }
 
-  /** One channel's sealed credentials (to prove at start that CHANNEL_SECRET_KEY opens them). */
-  async anySealedCredentials(): Promise<Uint8Array | null> {
-    const row = await this.prisma.channel.findFirst({ where: { source: 'admin', deletedAt: null, credentials: { not: null } }, select: { credentials: true } });
-    return row?.credentials ?? null;
-  }
-
   /**
    * The enabled channels of an operation with a closed circuit (or one due for its probe) and a free
    * max_running slot, read from its counter (`exclude`: already tried). A channel the task already names
@@ -353,11 +347,6 @@ export class ChannelsRepository {
       where: { source: 'config', deletedAt: null, name: { notIn: names }, status: 'enabled' },
       data: { status: 'disabled', statusReason: reason, updatedAt: new Date() },
     });
-  }
-
-  /** Channels made with the admin API that hold sealed credentials. */
-  countStoredChannels(): Promise<number> {
-    return this.prisma.channel.count({ where: { source: 'admin', deletedAt: null } });
   }
 }
 

@@ -11,7 +11,7 @@ import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type Channe
 
 /**
  * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
- * (CHANNEL_SECRET_KEY) and answered only as their last 4 characters; and the configuration's own
+ * (the sealing key: CHANNEL_SECRET_KEY) and answered only as their last 4 characters; and the configuration's own
  * channels (RELAY_<OP>_URL), made or updated at start.
  */
 @Injectable()
@@ -25,19 +25,8 @@ export class ChannelsService implements OnModuleInit {
     private readonly config: AppConfig,
   ) {}
 
-  /** Refuses to start with stored credentials and no key to open them; makes the configuration's channels. */
+  /** Makes the configuration's channels (the start has proved that the sealing key opens the stored credentials: sealStoredSecrets). */
   async onModuleInit(): Promise<void> {
-    if (!this.secrets.available && (await this.channels.countStoredChannels()) > 0) {
-      throw new Error('channels with stored credentials exist but CHANNEL_SECRET_KEY is not set: set the key they were sealed with');
-    }
-    const sealed = this.secrets.available ? await this.channels.anySealedCredentials() : null;
-    if (sealed) {
-      try {
-        this.secrets.open(sealed);
-      } catch {
-        throw new Error('CHANNEL_SECRET_KEY does not open the stored channel credentials: set the key they were sealed with');
-      }
-    }
     const names: string[] = [];
     for (const operation of CHANNEL_OPERATIONS) {
       const kind = this.config.kinds[operation];
@@ -69,7 +58,6 @@ export class ChannelsService implements OnModuleInit {
   }
 
   async createChannel(dto: CreateChannelDto): Promise<ChannelDto> {
-    this.requireKey();
     checkName(dto.name);
     checkOperations(dto.protocol, dto.operations);
     checkCredentials(dto.protocol, dto.credentials);
@@ -138,7 +126,6 @@ export class ChannelsService implements OnModuleInit {
     }
     if (dto.credentials) {
       checkCredentials(protocol, dto.credentials);
-      this.requireKey();
       changes.credentials = this.secrets.seal(pickCredentials(dto.credentials));
       changes.credentialsHint = JSON.stringify(hints(dto.credentials));
     } else if (dto.protocol && dto.protocol !== current.protocol && current.source === 'admin') {
@@ -194,10 +181,6 @@ export class ChannelsService implements OnModuleInit {
     const channel = await this.channels.findChannel(id);
     if (!channel) throw new AppError('NOT_FOUND', `No channel ${id}`);
     return channel;
-  }
-
-  private requireKey(): void {
-    if (!this.secrets.available) throw new AppError('CONFLICT', 'CHANNEL_SECRET_KEY is not set, so channel credentials cannot be stored: set it (openssl rand -hex 32) and restart');
   }
 }
 
