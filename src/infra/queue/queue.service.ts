@@ -353,6 +353,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   /** Resolves after `ms`, or earlier when the consumer is woken. */
   private wait(c: Consumer, ms: number): Promise<void> {
+    // the drain wakes the consumers that wait; one whose fetch was in flight then comes here after it: no wait
+    if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
