@@ -28,6 +28,7 @@ export class AuthFailures {
   private readonly windows = new LRUCache<string, Window>({ max: MAX_ADDRESSES });
   private readonly limit: number;
   private readonly windowMs: number;
+  private lastFailureAt = Number.NEGATIVE_INFINITY;
 
   constructor(config: AppConfig) {
     this.limit = config.authFailures.limit;
@@ -36,8 +37,9 @@ export class AuthFailures {
 
   /** Seconds until `address` may authenticate again; 0 when it may now. */
   retryAfterS(address: string | undefined): number {
-    if (this.limit === 0) return 0;
-    const window = this.windows.get(clientKey(address), { updateAgeOnGet: false });
+    // nothing refused within a window's length (the usual case): no address can be limited, none is parsed
+    if (this.limit === 0 || Date.now() - this.lastFailureAt >= this.windowMs) return 0;
+    const window = this.windows.get(clientKey(address));
     if (!window || window.failures < this.limit) return 0;
     const leftMs = window.endsAt - Date.now();
     return leftMs > 0 ? Math.ceil(leftMs / 1000) : 0;
@@ -48,6 +50,7 @@ export class AuthFailures {
     if (this.limit === 0) return;
     const key = clientKey(address);
     const now = Date.now();
+    this.lastFailureAt = now;
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {
       window = { failures: 0, endsAt: now + this.windowMs, limited: false };
