@@ -23,7 +23,7 @@ import path from 'node:path';
 import pg from 'pg';
 import sharp from 'sharp';
 import { summarise } from './profile-summary.mjs';
-import { arg, benchKey, cleanUpAfter, freePort, httpReady, onExit, ROOT, startChild, startGateway, table } from './support.mjs';
+import { ADMIN_KEY, arg, benchKey, cleanUpAfter, freePort, httpReady, onExit, ROOT, startChild, startGateway, table } from './support.mjs';
 
 const OWNER = 'bench-inflight';
 const KLING = { access: 'bench-kling-access-key', secret: 'bench-kling-secret-key-0123456789abcdef' };
@@ -139,7 +139,8 @@ function parseMetrics(text) {
   return out;
 }
 
-const scrape = async (gateway) => parseMetrics(await (await fetch(`${gateway.url}/metrics`)).text());
+// /metrics takes the metrics token or the admin key (the gateway is started with ADMIN_API_KEY)
+const scrape = async (gateway) => parseMetrics(await (await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text());
 
 /** The sum of a metric's series matching `match` (labels), after minus before. */
 function delta(before, after, name, match = {}) {

@@ -4,6 +4,7 @@ import { AppModule } from './app.module.js';
 import { answerClientErrors } from './common/http/client-errors.js';
 import { settleUnreadBody } from './common/http/unread-body.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
+import { securityHeadersMiddleware } from './common/middleware/security-headers.middleware.js';
 import type { AppConfig } from './infra/config/app-config.js';
 import { ShutdownState } from './infra/process/shutdown-state.js';
 import { Tracing } from './infra/tracing/tracing.service.js';
@@ -29,6 +30,9 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   app.disable('x-powered-by');
   // No ETag on every answer: task records change under the client, and hashing each body costs CPU.
   app.set('etag', false);
+  // The client's address (the per-address limit of failed authentications) and protocol (result links)
+  // come from X-Forwarded-For and -Proto only when the peer is a trusted proxy (TRUST_PROXY).
+  app.set('trust proxy', config.trustProxy);
   const server = app.getHttpServer();
   // Idle keep-alive connections outlive a load balancer's own (60 s on the common ones), so the service never
   // closes one that a client or proxy is about to reuse (a reset request). Node's default is 5 s.
@@ -40,6 +44,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   // a body still arriving when its answer goes out is dropped or its connection closed with a linger, for every answer
   app.use(settleUnreadBody);
   app.use(requestIdMiddleware);
+  app.use(securityHeadersMiddleware);
   const shutdown = app.get(ShutdownState);
   // while draining, each answer closes its connection, so clients reconnect to another instance
   app.use((_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {

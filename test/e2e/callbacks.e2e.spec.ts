@@ -224,8 +224,8 @@ describe('callbacks to a refused target', () => {
       ]);
       expect(deliveries[0].last_error).toMatch(/private targets are refused/);
       expect(receiver.received).toEqual([]);
-      const metrics = await api(t.url, 'GET', '/metrics');
-      expect(metrics.text).toMatch(/mgw_callback_deliveries_failed_total\{reason="refused"\} 2/);
+      const metrics = await t.metrics();
+      expect(metrics).toMatch(/mgw_callback_deliveries_failed_total\{reason="refused"\} 2/);
     } finally {
       await t.close();
       await receiver.close();
@@ -247,7 +247,7 @@ describe('giving up', () => {
       expect(deliveries[0].state).toBe('failed');
       expect(deliveries[0].attempts).toBeGreaterThanOrEqual(2);
       expect(deliveries[0].last_error).toMatch(/^gave up after \d+ attempts: HTTP 503/);
-      expect((await api(t.url, 'GET', '/metrics')).text).toMatch(/mgw_callback_deliveries_failed_total\{reason="gave_up"\} 2/);
+      expect(await t.metrics()).toMatch(/mgw_callback_deliveries_failed_total\{reason="gave_up"\} 2/);
       expect(t.logs.lines.some((l) => String(l.msg).startsWith('callback failed after') && l.level === 'error')).toBe(true);
     } finally {
       await t.close();

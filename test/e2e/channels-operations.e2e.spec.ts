@@ -109,7 +109,7 @@ describe('channels for video, audio and music: failover, and follow-ups on the c
     );
     expect(byName['luma-busy']).toEqual(expect.objectContaining({ requests_5m: 1, success_rate_5m: 0, last_error: expect.stringMatching(/busy/), last_error_at: expect.any(String) }));
     expect(byName['suno-b']).toEqual(expect.objectContaining({ requests_5m: 1, success_rate_5m: 1 }));
-    const metrics = (await api(t.url, 'GET', '/metrics')).text;
+    const metrics = await t.metrics();
     expect(metrics).toMatch(/mgw_channel_requests_total\{channel="luma-good",operation="video",outcome="accepted"\} 2/);
     expect(metrics).toMatch(/mgw_channel_requests_total\{channel="luma-busy",operation="video",outcome="busy"\} 1/);
     expect(metrics).toMatch(/mgw_channel_request_duration_seconds_count\{channel="suno-a",operation="music"\} 3/);

@@ -110,7 +110,7 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     // the channel was not taken for a refused key
     expect((await admin('GET', `/admin/channels/${channels.stability}`)).body.status).toBe('enabled');
     expect((await admin('POST', `/admin/channels/${channels.stability}/test`)).body).toEqual(expect.objectContaining({ ok: true, status_code: 200 }));
-    const text = JSON.stringify(t.logs.lines) + (await api(t.url, 'GET', '/metrics')).text;
+    const text = JSON.stringify(t.logs.lines) + (await t.metrics());
     expect(text).not.toContain(STABILITY_KEY);
   }, 120_000);
 

@@ -192,7 +192,7 @@ describe('per-owner limits, shared by two instances', () => {
   });
 
   it('metrics: accepted, finished, refused by code, queue wait and credits, per owner and operation', async () => {
-    const text = (await api(pair.a.url, 'GET', '/metrics', { unchecked: true })).text + (await api(pair.b.url, 'GET', '/metrics', { unchecked: true })).text;
+    const text = (await pair.a.metrics()) + (await pair.b.metrics());
     const sum = (pattern: RegExp) => [...text.matchAll(new RegExp(pattern.source, 'gm'))].reduce((total, m) => total + Number(m[1]), 0);
     expect(sum(/^mgw_tasks_accepted_total\{owner="credit-o",operation="expand"\} (\d+)/)).toBe(2);
     expect(sum(/^mgw_credits_charged_total\{owner="credit-o",operation="expand"\} (\d+)/)).toBe(5);

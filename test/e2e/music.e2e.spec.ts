@@ -295,7 +295,7 @@ describe('music and concat under the owner limits: one slot each, their own pric
     expect([broke.status, broke.body.code, broke.headers.get('retry-after')]).toEqual([429, 'resource_pack_exhausted', expect.any(String)]);
     const usage = (await api(t.url, 'GET', '/usage', { key })).body;
     expect([usage.operations.music.accepted, usage.operations.music.credits_charged, usage.credits.used]).toEqual([2, 20, 20]);
-    const metrics = (await api(t.url, 'GET', '/metrics', { unchecked: true })).text;
+    const metrics = await t.metrics();
     expect(metrics).toMatch(/mgw_tasks_accepted_total\{owner="team-limited",operation="music"\} 2/);
   });
 });

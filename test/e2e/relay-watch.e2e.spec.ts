@@ -134,7 +134,7 @@ describe('upstream callbacks', () => {
     await kling.close();
   });
 
-  const callbacksMetric = async (outcome: string) => Number(new RegExp(`mgw_upstream_callbacks_total\\{outcome="${outcome}"\\} (\\d+)`).exec((await api(t.url, 'GET', '/metrics', { unchecked: true })).text)?.[1] ?? 0);
+  const callbacksMetric = async (outcome: string) => Number(new RegExp(`mgw_upstream_callbacks_total\\{outcome="${outcome}"\\} (\\d+)`).exec(await t.metrics())?.[1] ?? 0);
   const submit = async () => {
     const id = (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
     await pollUntil(async () => [...kling.created.values()].find((c) => c.body.external_task_id === id), Boolean, { what: 'the create upstream' });
@@ -283,7 +283,7 @@ describe('caps and refusals on polls', () => {
       // then polls resume, and the tasks end
       kling.knobs.hold = false;
       await pollUntil(() => states(t.db, ids), (s) => s.succeeded === 10, { timeoutMs: 30_000, what: 'the tasks to succeed once polls resume' });
-      expect(Number(/mgw_upstream_polls_total\{channel="polled",operation="expand",outcome="busy"\} (\d+)/.exec((await api(t.url, 'GET', '/metrics', { unchecked: true })).text)?.[1])).toBeGreaterThanOrEqual(1);
+      expect(Number(/mgw_upstream_polls_total\{channel="polled",operation="expand",outcome="busy"\} (\d+)/.exec(await t.metrics())?.[1])).toBeGreaterThanOrEqual(1);
     } finally {
       await t.close();
       await kling.close();

@@ -8,6 +8,7 @@ import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 /** Code passed to page functions runs in the browser; the project's types are Node's. */
 declare const document: any;
+declare const window: any;
 
 /** Debian's chromium (installed by .ci/run); CHROMIUM_PATH names another. */
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
@@ -174,6 +175,69 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     await rm(profile, { recursive: true, force: true });
   });
 
+  it('keeps what Authorize was given for the tab only: in sessionStorage, never localStorage; a reload keeps it, another tab and Logout do not', async () => {
+    const ADMIN = 'admin-secret-0123456789';
+    const page = await browser.newPage();
+    // what an earlier version (persistAuthorization) left in localStorage is removed at the next visit
+    await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
+    await page.evaluate((admin) => window.localStorage.setItem('authorized', JSON.stringify({ 'operator-admin-key': { name: 'operator-admin-key', value: admin } })), ADMIN);
+    await page.reload({ waitUntil: 'networkidle0' });
+    await page.waitForSelector('.btn.authorize');
+    expect(await page.evaluate(() => JSON.stringify(window.localStorage))).toBe('{}');
+
+    // the API key (Enter) and the admin key (its form's Authorize button)
+    await page.click('.btn.authorize');
+    await page.waitForSelector('.modal-ux input');
+    await page.keyboard.type(key);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.modal-ux .auth-container')[0]?.textContent?.includes('Logout'), { timeout: 5000 });
+    await page.type('.modal-ux .auth-container:nth-of-type(2) input', ADMIN);
+    await page.click('.modal-ux .auth-container:nth-of-type(2) .btn.modal-btn.auth.authorize');
+    await page.waitForFunction(() => document.querySelectorAll('.modal-ux .auth-container')[1]?.textContent?.includes('Logout'), { timeout: 5000 });
+    await page.click('.modal-ux .btn-done');
+    const stored = async (p: Page) => p.evaluate(() => ({ local: JSON.stringify(window.localStorage), session: JSON.stringify(window.sessionStorage) }));
+    const afterAuthorize = await stored(page);
+    expect(afterAuthorize.local).toBe('{}');
+    expect(afterAuthorize.session).toContain(key);
+    expect(afterAuthorize.session).toContain(ADMIN);
+
+    // a reload of the same tab keeps both, and a request made in it carries the API key
+    await page.reload({ waitUntil: 'networkidle0' });
+    await page.waitForSelector('.btn.authorize');
+    const authorized = () => page.evaluate(() => Object.keys((window as any).ui.authSelectors.authorized().toJS()).sort());
+    await pollUntil(authorized, (names) => names.length === 2, { timeoutMs: 10_000, what: 'the authorizations to be restored after the reload' });
+    expect(await authorized()).toEqual(['api-key', 'operator-admin-key']);
+    const usage = 'operations-usage-getUsage';
+    await page.click(`#${usage} .opblock-summary`);
+    await page.waitForSelector(`#${usage} .try-out__btn`);
+    await page.click(`#${usage} .try-out__btn`);
+    const answer = await execute(page, usage, '');
+    expect([answer.status, JSON.parse(answer.body).owner]).toEqual(['200', 'swagger']);
+    expect((await stored(page)).local).toBe('{}');
+
+    // another tab of the same browser starts without them
+    const other = await browser.newPage();
+    await other.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
+    await other.waitForSelector('.btn.authorize');
+    expect(await other.evaluate(() => Object.keys((window as any).ui.authSelectors.authorized().toJS()))).toEqual([]);
+    await other.close();
+
+    // Logout forgets them, and a reload then has nothing to restore
+    await page.click('.btn.authorize');
+    await page.waitForSelector('.modal-ux .auth-container');
+    const logouts = () => page.$$eval('.modal-ux button', (buttons) => buttons.filter((b) => b.textContent?.trim() === 'Logout').length);
+    expect(await logouts()).toBe(2);
+    for (let left = 2; left > 0; left--) {
+      await page.$$eval('.modal-ux button', (buttons) => buttons.find((b) => b.textContent?.trim() === 'Logout')?.click());
+      await page.waitForFunction((n) => [...document.querySelectorAll('.modal-ux button')].filter((b: any) => b.textContent?.trim() === 'Logout').length === n, { timeout: 5000 }, left - 1);
+    }
+    expect(await stored(page)).toEqual({ local: '{}', session: '{}' });
+    await page.reload({ waitUntil: 'networkidle0' });
+    await page.waitForSelector('.btn.authorize');
+    expect(await authorized()).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it('authorizes the API key when one is pasted and Enter pressed, runs every pre-filled example as it is, twice, to success (or to 404 for those that need your own ids), and fetches the new song to SUCCESS', async () => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
@@ -187,6 +251,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     expect(forms).toEqual([
       [expect.stringMatching(/^api-key/), true],
       [expect.stringMatching(/^operator-admin-key/), false],
+      [expect.stringMatching(/^operator-metrics-token/), false],
     ]);
     await page.click('.modal-ux .btn-done');
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { EXAMPLE_BASE } from '../../src/common/swagger/samples.js';
-import { ADMIN_KEY_SCHEME, API_KEY_SCHEME } from '../../src/common/swagger/security-schemes.js';
+import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from '../../src/common/swagger/security-schemes.js';
 import { LUMA_UNSUPPORTED } from '../../src/modules/video/luma-unsupported.controller.js';
 import { OPENAI_UNSUPPORTED } from '../../src/modules/video/openai-unsupported.controller.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
@@ -30,8 +30,11 @@ describe('Swagger UI and the OpenAPI document', () => {
     expect(doc.openapi).toMatch(/^3\./);
     expect(doc.components.securitySchemes[API_KEY_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringMatching(/mgw_/) }));
     expect(doc.components.securitySchemes[ADMIN_KEY_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
-    expect(Object.keys(doc.components.securitySchemes)).toEqual([API_KEY_SCHEME, ADMIN_KEY_SCHEME]);
-    for (const code of [1000, 1001, 1002, 1004, 1103, 1200, 1201, 1203, 1302, 1303, 5000, 5001]) {
+    expect(doc.components.securitySchemes[METRICS_TOKEN_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringMatching(/METRICS_TOKEN/) }));
+    expect(Object.keys(doc.components.securitySchemes)).toEqual([API_KEY_SCHEME, ADMIN_KEY_SCHEME, METRICS_TOKEN_SCHEME]);
+    // GET /metrics: the metrics token or the admin key, either alone
+    expect(doc.paths['/metrics'].get.security).toEqual(expect.arrayContaining([{ [METRICS_TOKEN_SCHEME]: [] }, { [ADMIN_KEY_SCHEME]: [] }]));
+    for (const code of [1000, 1001, 1002, 1004, 1005, 1103, 1200, 1201, 1203, 1302, 1303, 5000, 5001]) {
       expect(doc.info.description).toContain(`| ${code} |`);
     }
   });
@@ -43,7 +46,7 @@ describe('Swagger UI and the OpenAPI document', () => {
       const where = `${m.toUpperCase()} ${p}`;
       const statuses = Object.keys(op.responses);
       expect([where, statuses.some((s) => s.startsWith('2'))]).toEqual([where, true]);
-      if (!['/health', '/media', '/metrics', '/samples', '/upstream-callbacks'].some((open) => p.startsWith(open))) {
+      if (!['/health', '/media', '/samples', '/upstream-callbacks'].some((open) => p.startsWith(open))) {
         expect([where, op.security]).toEqual([where, expect.arrayContaining([expect.any(Object)])]);
         expect([where, op.responses['401']?.content?.['application/json']?.schema?.$ref]).toEqual([where, expect.stringMatching(/ErrorEnvelope/)]);
       } else {

@@ -97,7 +97,7 @@ describe('a task kind defined outside src/, through the real engine', () => {
     const usage = await api(t.url, 'GET', '/usage', { key });
     expect(usage.body.operations.echo).toEqual({ accepted: 4, succeeded: 2, failed: 2, credits_charged: 27, credits_refunded: 18 });
     expect(Object.keys(usage.body.operations)).toEqual(['expand', 'video', 'audio', 'music', 'concat', 'echo']);
-    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const metrics = await t.metrics();
     expect(metrics).toMatch(/mgw_tasks_finished_total\{owner="team-echo",operation="echo",state="failed"\} 2/);
     const doc = await api(t.url, 'GET', '/docs-json');
     expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(['expand', 'video', 'audio', 'music', 'concat', 'echo']);

@@ -150,7 +150,7 @@ describe('video failover after acceptance, charged once, and routing by cost', (
     // Kling: 3 here + 2 after failovers (0.7 each); Luma: the one abandoned (1.6); Runway: the stalled and the refused (1.25 each) + 9 s (2.25)
     expect(costs).toEqual({ 'team-failover/kling/kling-v1-6': [5, 3.5], 'team-failover/luma/ray-2': [1, 1.6], 'team-failover/runway/gen4.5': [3, 4.75] });
     expect(usage.days.reduce((n: number, d: { credits_charged: number }) => n + d.credits_charged, 0)).toBe(5 * 6 + 9);
-    const metrics = (await api(t.url, 'GET', '/metrics')).text;
+    const metrics = await t.metrics();
     expect(metrics).toMatch(/mgw_upstream_cost_total\{channel="kling",model="kling-v1-6"\} 3\.5/);
     expect(metrics).toMatch(/mgw_channel_requests_total\{channel="runway",operation="video",outcome="abandoned"\} 1/);
     // no vendor's credential in answers, logs or metrics

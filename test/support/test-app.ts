@@ -70,6 +70,9 @@ export class LogCapture extends Writable {
   }
 }
 
+/** The metrics token every test app gets unless its env sets another (or '' for none): what Prometheus sends. */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
+
 export interface TestApp {
   app: NestExpressApplication;
   url: string;
@@ -78,6 +81,8 @@ export interface TestApp {
   logs: LogCapture;
   /** Creates a key for `owner` and returns the plaintext. */
   createKey(owner?: string): Promise<string>;
+  /** GET /metrics with the metrics token: the Prometheus text (throws on any other answer than 200). */
+  metrics(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -92,7 +97,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const kinds = options.kinds ?? TASK_KIND_MODULES;
   const db = options.db ?? (await createTestDatabase());
   const dataDir = env.DATA_DIR ? undefined : await mkdtemp(path.join(tmpdir(), 'mgw-app-'));
-  const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, CHANNEL_SECRET_KEY: TEST_SEALING_KEY, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds }).with(options.config ?? {});
+  const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, CHANNEL_SECRET_KEY: TEST_SEALING_KEY, METRICS_TOKEN: TEST_METRICS_TOKEN, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds }).with(options.config ?? {});
   const logs = new LogCapture();
   const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds });
   await app.listen(0, '127.0.0.1');
@@ -104,6 +109,12 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     db,
     logs,
     createKey: async (owner = 'team-a') => (await app.get(KeysService).createKey({ owner, name: 'test' })).key,
+    metrics: async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${config.metricsToken}` } });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${text.slice(0, 300)}`);
+      return text;
+    },
     close: async () => {
       // a teardown that takes long says which part did (one hit jest's 60 s hook limit once, on a loaded CI machine)
       const timed = async (what: string, work: () => Promise<unknown>) => {

@@ -182,3 +182,42 @@ describe('loadConfig: OpenTelemetry traces (OTEL_*)', () => {
     for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_BSP_SCHEDULE_DELAY', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SDK_DISABLED']) expect(problems).toContain(name);
   });
 });
+
+describe('loadConfig: what is public and who is limited', () => {
+  it('takes a METRICS_TOKEN of 16 characters or more, and refuses a shorter one', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'm'.repeat(16) }).metricsToken).toBe('m'.repeat(16));
+    expect(() => loadConfig({ METRICS_TOKEN: 'm'.repeat(15) })).toThrow(/METRICS_TOKEN must be at least 16 characters/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'REPLACE_ME' })).toThrow(/METRICS_TOKEN/);
+  });
+
+  it('limits failed authentications to 20 a minute per address by default; 0 turns the limit off; the window is 1 s to a day', () => {
+    expect(loadConfig({}).authFailures).toEqual({ limit: 20, windowS: 60 });
+    expect(loadConfig({ AUTH_FAILURE_LIMIT: '0', AUTH_FAILURE_WINDOW_S: '1' }).authFailures).toEqual({ limit: 0, windowS: 1 });
+    expect(loadConfig({ AUTH_FAILURE_WINDOW_S: '86400' }).authFailures.windowS).toBe(86_400);
+    expect(() => loadConfig({ AUTH_FAILURE_WINDOW_S: '0' })).toThrow(/AUTH_FAILURE_WINDOW_S/);
+    expect(() => loadConfig({ AUTH_FAILURE_WINDOW_S: '86401' })).toThrow(/AUTH_FAILURE_WINDOW_S/);
+    expect(() => loadConfig({ AUTH_FAILURE_LIMIT: '-1' })).toThrow(/AUTH_FAILURE_LIMIT/);
+  });
+
+  it('trusts no proxy by default, and reads TRUST_PROXY as a boolean, a number of proxies or their addresses', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '100' }).trustProxy).toBe(100);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,192.168.1.7, fd00::/8, ::1, uniquelocal' }).trustProxy).toEqual(['loopback', '10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1', 'uniquelocal']);
+  });
+
+  it('names a TRUST_PROXY it cannot read, and each part of it', () => {
+    for (const bad of ['yes', '101', '10.0.0.0/33', '10.1', 'fd00::/129', 'loopback,,10.0.0.1', 'proxy.internal', '10.0.0.0/8/8']) {
+      let error: unknown;
+      try {
+        loadConfig({ TRUST_PROXY: bad });
+      } catch (err) {
+        error = err;
+      }
+      expect([bad, error instanceof ConfigError && (error as ConfigError).problems.join('\n')]).toEqual([bad, expect.stringMatching(/^TRUST_PROXY must be false, true, the number of proxies/)]);
+    }
+  });
+});

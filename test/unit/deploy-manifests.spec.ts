@@ -47,12 +47,12 @@ const selects = (selector: Record<string, string>, labels: Record<string, string
 const defaults = loadConfig({});
 
 /** GET routes of a Nest controller file, read from its decorators: @Controller('health') + @Get('ready') → /health/ready. */
-function routesOf(file: string): { routes: string[]; isPublic: boolean } {
+function routesOf(file: string): { routes: string[]; isPublic: boolean; takesMetricsToken: boolean } {
   const source = read(file);
   const prefix = /@Controller\('([^']*)'\)/.exec(source)![1];
   const routes = [...source.matchAll(/@Get\((?:'([^']*)')?\)/g)].map((m) => `/${[prefix, m[1]].filter(Boolean).join('/')}`);
-  // probes and scrapers send no API key: the whole controller must be public
-  return { routes, isPublic: /@Public\(\)\s*\n\s*@Controller/.test(source) };
+  // probes send no credential: the whole controller must be public; scrapers send the metrics token
+  return { routes, isPublic: /@Public\(\)(\s*\n\s*@\w+\([^)]*\))*\s*\n\s*@Controller/.test(source), takesMetricsToken: /@MetricsReader\(\)(\s*\n\s*@\w+\([^)]*\))*\s*\n\s*@Controller/.test(source) };
 }
 const health = routesOf('src/modules/health/health.controller.ts');
 const metricsRoute = routesOf('src/modules/health/metrics.controller.ts');
@@ -199,6 +199,7 @@ describe('deploy/k8s: Kubernetes manifests', () => {
       RELAY_KLING_SECRET_KEY: 'sk',
       S3_ACCESS_KEY_ID: 'id',
       S3_SECRET_ACCESS_KEY: 'secret',
+      METRICS_TOKEN: 'm'.repeat(32),
     };
     for (const [role, name] of Object.entries(ROLE_DEPLOYMENTS)) {
       const d = deployment(name);
@@ -207,6 +208,10 @@ describe('deploy/k8s: Kubernetes manifests', () => {
       expect([name, config.role, config.port, config.databaseUrl]).toEqual([name, role, containerOf(d).ports[0].containerPort, filled.DATABASE_URL]);
       // more than one pod: media must be where every pod reads it
       expect([name, config.storageDriver]).toEqual([name, expect.stringMatching(/^(s3|postgres)$/)]);
+      // both roles serve /metrics with the token Prometheus sends (workers have no admin key)
+      expect([name, config.metricsToken]).toEqual([name, filled.METRICS_TOKEN]);
+      // behind the Ingress: each client's own address (X-Forwarded-For from one proxy), not the proxy's
+      expect([name, config.trustProxy]).toEqual([name, 1]);
 
       const bare = Object.fromEntries(envOf(d).filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => [e.name, secret.stringData[e.name]]));
       let error: unknown;
@@ -218,6 +223,7 @@ describe('deploy/k8s: Kubernetes manifests', () => {
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).message).toMatch(/DATABASE_URL/);
       expect((error as ConfigError).message).toMatch(/CHANNEL_SECRET_KEY/);
+      expect((error as ConfigError).message).toMatch(/METRICS_TOKEN/);
       if (role === 'api') expect((error as ConfigError).message).toMatch(/ADMIN_API_KEY/);
     }
   });
@@ -389,10 +395,13 @@ describe('deploy/prometheus: scraping and alert rules', () => {
   const rules: Obj[] = alertGroups.groups.flatMap((g: Obj) => g.rules);
   const podLabels = deployments.map((d) => d.spec.template.metadata.labels);
 
-  it('scrapes /metrics, a public route, on the http port of both roles as job media-gateway (plain config and PodMonitor)', () => {
-    expect(metricsRoute).toEqual({ routes: ['/metrics'], isPublic: true });
+  it('scrapes /metrics, a route that takes the metrics token, on the http port of both roles as job media-gateway (plain config and PodMonitor), sending the token', () => {
+    expect(metricsRoute).toEqual({ routes: ['/metrics'], isPublic: false, takesMetricsToken: true });
     const [job] = yamlDocuments('deploy/prometheus/scrape-config.yaml')[0].scrape_configs;
     expect([job.job_name, job.metrics_path]).toEqual([SCRAPE_JOB, '/metrics']);
+    // Prometheus's own setting: the token as a Bearer credential, read from a file (a mounted copy of the Secret's key)
+    expect(job.authorization).toEqual({ type: 'Bearer', credentials_file: expect.stringMatching(/\/METRICS_TOKEN$/) });
+    expect([job.bearer_token, job.authorization.credentials]).toEqual([undefined, undefined]);
     const keep = (label: string) => job.relabel_configs.find((r: Obj) => r.action === 'keep' && r.source_labels[0] === label).regex;
     for (const labels of podLabels) expect(labels['app.kubernetes.io/name']).toMatch(new RegExp(`^(?:${keep('__meta_kubernetes_pod_label_app_kubernetes_io_name')})$`));
     for (const d of deployments) expect(containerOf(d).ports.map((p: Obj) => p.name)).toContain(keep('__meta_kubernetes_pod_container_port_name'));
@@ -407,6 +416,14 @@ describe('deploy/prometheus: scraping and alert rules', () => {
     for (const endpoint of monitor.spec.podMetricsEndpoints) {
       expect(endpoint.path).toBe('/metrics');
       for (const d of deployments) expect(containerOf(d).ports.map((p: Obj) => p.name)).toContain(endpoint.port);
+      // the operator reads the token from the service's Secret (in the PodMonitor's namespace) and sends it as Bearer
+      expect(endpoint.authorization).toEqual({ type: 'Bearer', credentials: { name: secret.metadata.name, key: 'METRICS_TOKEN' } });
+    }
+    // the key the scrapers send is the one each role's pods read: both roles serve /metrics with it
+    expect(Object.keys(secret.stringData)).toContain('METRICS_TOKEN');
+    for (const d of deployments) {
+      const ref = envOf(d).find((e: Obj) => e.name === 'METRICS_TOKEN')?.valueFrom?.secretKeyRef;
+      expect([d.metadata.name, ref?.name, ref?.key]).toEqual([d.metadata.name, secret.metadata.name, 'METRICS_TOKEN']);
     }
   });
 

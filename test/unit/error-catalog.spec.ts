@@ -15,6 +15,8 @@ describe('error catalog', () => {
       [401, 1002],
       [401, 1004],
     ]);
+    // too many refused credentials from one address: a rate refusal (429) in the authentication family
+    expect([wire.AUTH_THROTTLED.status, wire.AUTH_THROTTLED.code]).toEqual([429, 1005]);
     expect([wire.FORBIDDEN.status, wire.FORBIDDEN.code]).toEqual([403, 1103]);
     expect([wire.INVALID_REQUEST.status, wire.INVALID_REQUEST.code, wire.INVALID_PARAMETER.code]).toEqual([400, 1200, 1201]);
     expect([wire.NOT_FOUND.status, wire.NOT_FOUND.code]).toEqual([404, 1203]);

@@ -8,7 +8,7 @@ import { EXAMPLE_SECRETS, exampleSecretProblem, isExampleSecret } from '../../sr
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The secret variables the service reads that an operator sets by hand. */
-const SECRET_VARIABLES = ['ADMIN_API_KEY', 'CHANNEL_SECRET_KEY', 'CHANNEL_SECRET_KEY_PREVIOUS'];
+const SECRET_VARIABLES = ['ADMIN_API_KEY', 'CHANNEL_SECRET_KEY', 'CHANNEL_SECRET_KEY_PREVIOUS', 'METRICS_TOKEN'];
 
 function problemsOf(env: Record<string, string>): string[] {
   try {

@@ -3,13 +3,19 @@ import type { Request } from 'express';
 import { credentialOf, type Principal } from '../auth/credential.js';
 
 export const ROUTE_ACCESS = 'route-access';
-export type RouteAccess = 'public' | 'admin' | 'key-or-admin';
+export type RouteAccess = 'public' | 'admin' | 'key-or-admin' | 'metrics';
 
 /** The route needs no key (health checks). */
 export const Public = () => SetMetadata(ROUTE_ACCESS, 'public' satisfies RouteAccess);
 
 /** The route needs the admin key (ADMIN_API_KEY); without it configured, the route answers 404. */
 export const AdminOnly = () => SetMetadata(ROUTE_ACCESS, 'admin' satisfies RouteAccess);
+
+/**
+ * The route takes the metrics token (METRICS_TOKEN) or the admin key, on every role (workers too): the
+ * Prometheus metrics, which name owners and channels. With neither configured, it answers 404.
+ */
+export const MetricsReader = () => SetMetadata(ROUTE_ACCESS, 'metrics' satisfies RouteAccess);
 
 /**
  * The route takes an API key (the caller sees its own owner's records) or the admin key (every owner's):

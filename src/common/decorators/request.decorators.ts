@@ -13,7 +13,9 @@ const MAX_HOST_CHARS = 260;
 export const RequestBaseUrl = createParamDecorator((_: unknown, ctx: ExecutionContext): string | undefined => {
   const req = ctx.switchToHttp().getRequest<Request>();
   const host = req.get('host');
-  return host && host.length <= MAX_HOST_CHARS && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${req.protocol}://${host}` : undefined;
+  // behind a trusted proxy (TRUST_PROXY) the protocol is its X-Forwarded-Proto: only http or https is kept
+  const protocol = req.protocol === 'https' ? 'https' : 'http';
+  return host && host.length <= MAX_HOST_CHARS && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${protocol}://${host}` : undefined;
 });
 
 /** The request's id (X-Request-Id), for an answer that carries it in its body (Kling's envelope). */

@@ -6,13 +6,13 @@ import { ERROR_CODES } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import type { KindDefinition } from '../tasks/task-kind.js';
 import { EXAMPLE_BASE } from './samples.js';
-import { ADMIN_KEY_SCHEME, API_KEY_SCHEME } from './security-schemes.js';
+import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from './security-schemes.js';
 
 const DESCRIPTION = `
 An HTTP/JSON gateway for generative media: image expansion (outpainting), video generation and audio clip upload.
 
 **Authentication.** Every operation needs \`Authorization: Bearer <API_KEY>\`. Use **Authorize** above with your key.
-The admin routes take the admin key (ADMIN_API_KEY) instead.
+The admin routes take the admin key (ADMIN_API_KEY) instead; \`GET /metrics\` takes the metrics token (METRICS_TOKEN) or the admin key.
 
 **Try it out.** The examples are ready to run as they are: the image and audio URLs in them point at sample files this
 service serves itself, which a task reads without a network fetch. Examples leave out \`callback_url\` and
@@ -55,6 +55,58 @@ const FOCUS_API_KEY_FIELD = `new MutationObserver(function () {
   }
 }).observe(document.documentElement, { childList: true, subtree: true });`;
 
+/**
+ * Swagger UI keeps what was authorized for the tab's session only, as the console does: in sessionStorage
+ * (a reload keeps it, closing the tab forgets it), never in localStorage, where Swagger UI's own
+ * `persistAuthorization` would keep a pasted key, the admin key too, on disk for every later visitor of the
+ * browser profile. A plugin (Swagger UI's own API: wrapActions) saves the authorizations after each
+ * Authorize and Logout and restores them once the UI has loaded its configuration, where
+ * `persistAuthorization` restores its own; it is added to the plugins of the page's SwaggerUIBundle call
+ * (this script runs after the bundle is loaded and before the page's onload builds the UI). What an earlier
+ * version persisted in localStorage is removed.
+ */
+const SESSION_AUTHORIZATION = `(function () {
+  var KEY = 'mgw-swagger-authorized';
+  try { window.localStorage.removeItem('authorized'); } catch (e) {}
+  function save(system) {
+    try {
+      var authorized = system.authSelectors.authorized();
+      var value = authorized && authorized.toJS ? authorized.toJS() : {};
+      if (Object.keys(value).length > 0) window.sessionStorage.setItem(KEY, JSON.stringify(value));
+      else window.sessionStorage.removeItem(KEY);
+    } catch (e) {}
+  }
+  function thenSave(action, system) {
+    return function () { var result = action.apply(this, arguments); save(system); return result; };
+  }
+  function SessionAuthorization() {
+    return {
+      statePlugins: {
+        auth: { wrapActions: { authorize: thenSave, logout: thenSave } },
+        configs: {
+          wrapActions: {
+            loaded: function (action, system) {
+              return function () {
+                var result = action.apply(this, arguments);
+                try {
+                  var saved = window.sessionStorage.getItem(KEY);
+                  if (saved) system.authActions.restoreAuthorization({ authorized: JSON.parse(saved) });
+                } catch (e) {}
+                return result;
+              };
+            },
+          },
+        },
+      },
+    };
+  }
+  var build = window.SwaggerUIBundle;
+  window.SwaggerUIBundle = Object.assign(function (options) {
+    options.plugins = (options.plugins || []).concat([SessionAuthorization]);
+    return build(options);
+  }, build);
+})();`;
+
 /** The OpenAPI document served at /docs-json and written by `npm run openapi`; `kinds` are the registry's task kinds. */
 export function buildOpenApiDocument(app: INestApplication, kinds: KindDefinition[], config?: AppConfig): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -66,7 +118,8 @@ export function buildOpenApiDocument(app: INestApplication, kinds: KindDefinitio
     .addServer(config?.publicBaseUrl ?? '/', 'This service')
     // Swagger UI's Authorize dialog lists schemes by name: the API key's comes first.
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key: mgw_ and 48 letters and digits', description: 'An API key (mgw_…)' }, API_KEY_SCHEME)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the ADMIN_API_KEY value', description: 'The admin key (ADMIN_API_KEY), for the /admin routes only' }, ADMIN_KEY_SCHEME);
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the ADMIN_API_KEY value', description: 'The admin key (ADMIN_API_KEY), for the /admin routes only' }, ADMIN_KEY_SCHEME)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the METRICS_TOKEN value', description: "The metrics token (METRICS_TOKEN): Prometheus's, for GET /metrics only" }, METRICS_TOKEN_SCHEME);
   // Kinds may share a tag (music and concat); the first to declare it describes it.
   const tags = new Map<string, string>();
   for (const [name, description] of [...kinds.map((k): [string, string] => [k.openapi.tag, k.openapi.description]), ...TAGS]) if (!tags.has(name)) tags.set(name, description);
@@ -144,7 +197,7 @@ function toOpenApi31Nullables(node: unknown): void {
 function requestBase(req: Request, config?: AppConfig): string {
   if (config?.publicBaseUrl) return config.publicBaseUrl;
   const host = req.get('host');
-  return host && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${req.protocol}://${host}` : EXAMPLE_BASE;
+  return host && /^[A-Za-z0-9.:[\]-]+$/.test(host) ? `${req.protocol === 'https' ? 'https' : 'http'}://${host}` : EXAMPLE_BASE;
 }
 
 /** The document as one request gets it: its server and the sample URLs in its examples are this service, as the caller reached it. */
@@ -161,8 +214,9 @@ export function setupSwagger(app: INestApplication, kinds: KindDefinition[], con
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     customSiteTitle: 'Media Generation Gateway — API',
-    customJsStr: FOCUS_API_KEY_FIELD,
-    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+    customJsStr: [SESSION_AUTHORIZATION, FOCUS_API_KEY_FIELD],
+    // not Swagger UI's persistAuthorization (localStorage): SESSION_AUTHORIZATION keeps them for the session
+    swaggerOptions: { persistAuthorization: false, displayRequestDuration: true },
     patchDocumentOnRequest: <TRequest>(req: TRequest, _res: unknown, document: OpenAPIObject) => patch(req as unknown as Request, document),
   });
 }

@@ -5,6 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 import { parseSecretKey } from '../crypto/secret-box.js';
 import { exampleSecretProblem } from './example-secrets.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -82,6 +83,18 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(0) @Max(60_000)
   AUTH_CACHE_TTL_MS: number = 2000;
+
+  @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters long' }) @MaxLength(512)
+  METRICS_TOKEN?: string;
+
+  @IsOptional() @IsInt() @Min(0) @Max(1_000_000)
+  AUTH_FAILURE_LIMIT: number = 20;
+
+  @IsOptional() @IsInt() @Min(1) @Max(86_400)
+  AUTH_FAILURE_WINDOW_S: number = 60;
+
+  @IsOptional() @IsString()
+  TRUST_PROXY?: string;
 
   @IsOptional() @IsIn(ROLES)
   ROLE: Role = 'all';
@@ -404,6 +417,12 @@ export class AppConfig {
   readonly embeddedPgPort!: number;
   /** How long a key lookup may be served from memory; a revoked key stops working within this time. */
   readonly authCacheTtlMs!: number;
+  /** The Bearer token Prometheus reads /metrics with (METRICS_TOKEN); the admin key also reads it. */
+  readonly metricsToken?: string;
+  /** Failed authentications one client address may make within the window before it is refused with 429 (0: no limit). */
+  readonly authFailures!: { limit: number; windowS: number };
+  /** Express's `trust proxy`: which peers' X-Forwarded-For (and -Proto) are believed, for the client's address. */
+  readonly trustProxy!: TrustProxy;
   /** api: HTTP only; worker: jobs only; all: both. */
   readonly role!: Role;
   readonly workerConcurrency!: number;
@@ -544,7 +563,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   if (sealingKey === null) problems.push('CHANNEL_SECRET_KEY must be 32 bytes written as 64 hex digits or as base64 (openssl rand -hex 32)');
   const previousSealingKeys = (vars.CHANNEL_SECRET_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean).map(parseSecretKey);
   if (previousSealingKeys.includes(null)) problems.push('CHANNEL_SECRET_KEY_PREVIOUS must be keys of 32 bytes (64 hex digits or base64), separated by commas');
-  for (const [variable, howToMake] of [['ADMIN_API_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY_PREVIOUS', 'openssl rand -hex 32']] as const) {
+  for (const [variable, howToMake] of [['ADMIN_API_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY_PREVIOUS', 'openssl rand -hex 32'], ['METRICS_TOKEN', 'openssl rand -hex 24']] as const) {
     const problem = exampleSecretProblem(variable, present[variable], howToMake);
     if (problem) problems.push(problem);
   }
@@ -554,6 +573,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   if (vars.STORAGE_DRIVER === 's3' && !vars.S3_BUCKET) problems.push('S3_BUCKET must be set when STORAGE_DRIVER=s3');
   if (vars.STORAGE_DRIVER !== 's3' && vars.MEDIA_DELIVERY === 'redirect') problems.push('MEDIA_DELIVERY=redirect needs STORAGE_DRIVER=s3 (only a bucket can hand out presigned URLs)');
   if ((vars.S3_ACCESS_KEY_ID === undefined) !== (vars.S3_SECRET_ACCESS_KEY === undefined)) problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or both left unset to use the AWS default credentials)');
+  const trustProxy = parseTrustProxy(vars.TRUST_PROXY, problems);
   if (problems.length > 0) {
     throw new ConfigError(problems);
   }
@@ -577,6 +597,9 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     logLevel: vars.LOG_LEVEL,
     embeddedPgPort: vars.EMBEDDED_PG_PORT,
     authCacheTtlMs: vars.AUTH_CACHE_TTL_MS,
+    metricsToken: vars.METRICS_TOKEN,
+    authFailures: { limit: vars.AUTH_FAILURE_LIMIT, windowS: vars.AUTH_FAILURE_WINDOW_S },
+    trustProxy: trustProxy ?? false,
     role: vars.ROLE,
     // one more job than cores: while one task waits on the database or the disk, the cores keep rendering
     workerConcurrency: vars.WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1),

@@ -7,15 +7,21 @@ import { AppError } from '../../common/errors/app-error.js';
 import { requestPath } from '../../common/http/request-path.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { LimitsService } from '../limits/limits.service.js';
+import { AuthFailures } from './auth-failures.js';
+import { readBearer } from './bearer.js';
+import { secretsEqual } from './key-material.js';
 import { KeysService } from './keys.service.js';
 
 /**
  * Resolves the Authorization header and enforces each route's access rule, before any body is read
  * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
  * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); key-or-admin
- * routes take either (the admin key is not counted against any owner's rate limit); public routes
- * need nothing, and do not look the key up at all. A keyed request is then counted against its owner's
- * rate limit (1302 over it).
+ * routes take either (the admin key is not counted against any owner's rate limit); the metrics route
+ * takes METRICS_TOKEN or the admin key (404 when neither is configured); public routes need nothing, and
+ * do not look the key up at all. A keyed request is then counted against its owner's rate limit (1302
+ * over it). Every refused credential counts against the client's address (AuthFailures): past
+ * AUTH_FAILURE_LIMIT in the window, every request from it that needs a credential answers 429 (1005)
+ * before anything is looked up.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -24,6 +30,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly config: AppConfig,
     private readonly keys: KeysService,
     private readonly limits: LimitsService,
+    private readonly failures: AuthFailures,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -32,17 +39,24 @@ export class ApiKeyGuard implements CanActivate {
       return true;
     }
     const req = context.switchToHttp().getRequest<Request>();
+    if (access === 'metrics') {
+      this.authorizeMetrics(req);
+      return true;
+    }
     if (!this.config.runsApi) {
-      // ROLE=worker serves only the health checks (public routes)
+      // ROLE=worker serves only the health checks (public routes) and the metrics
       throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}: this instance runs workers only (ROLE=worker)`);
     }
     if (access === 'admin' && !this.config.adminApiKey) {
       throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`);
     }
+    this.refuseIfLimited(req);
     const check = await this.keys.resolveCredential(req.headers.authorization);
     switch (check.kind) {
       case 'none':
+        throw check.error;
       case 'rejected':
+        this.failures.record(req.ip);
         throw check.error;
       case 'admin':
         (req as AuthenticatedRequest).credential = check;
@@ -54,6 +68,28 @@ export class ApiKeyGuard implements CanActivate {
         (req as AuthenticatedRequest).credential = { kind: 'key', principal: check.identity } satisfies Credential;
         return true;
       }
+    }
+  }
+
+  /** GET /metrics: the metrics token or the admin key, compared in memory (no key is looked up). */
+  private authorizeMetrics(req: Request): void {
+    const { metricsToken, adminApiKey } = this.config;
+    if (!metricsToken && !adminApiKey) throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}: set METRICS_TOKEN (or ADMIN_API_KEY) to serve the metrics`);
+    this.refuseIfLimited(req);
+    const bearer = readBearer(req.headers.authorization, 'METRICS_TOKEN');
+    if ('kind' in bearer) {
+      if (bearer.kind === 'rejected') this.failures.record(req.ip);
+      throw bearer.error;
+    }
+    if ((metricsToken && secretsEqual(bearer.token, metricsToken)) || (adminApiKey && secretsEqual(bearer.token, adminApiKey))) return;
+    this.failures.record(req.ip);
+    throw new AppError('AUTH_FAILED', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key');
+  }
+
+  private refuseIfLimited(req: Request): void {
+    const retryAfterS = this.failures.retryAfterS(req.ip);
+    if (retryAfterS > 0) {
+      throw new AppError('AUTH_THROTTLED', `Too many failed authentications from your address (${this.config.authFailures.limit} within ${this.config.authFailures.windowS} s): every credential from it is refused for ${retryAfterS} s more`, retryAfterS);
     }
   }
 }

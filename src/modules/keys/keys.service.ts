@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
+import { LRUCache } from 'lru-cache';
 import type { KeyCheck } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { CreateKeyDto } from './dto/create-key.dto.js';
 import type { CreatedKeyDto, KeyDto } from './dto/key.dto.js';
+import { readBearer } from './bearer.js';
 import { KEY_SHAPE, generateKey, keyMatchesHash, prefixOf, secretsEqual } from './key-material.js';
 import { type ApiKeyRow, KeysRepository } from './keys.repository.js';
 
@@ -18,17 +20,31 @@ const MAX_CACHED_KEYS = 10_000;
 @Injectable()
 export class KeysService {
   private readonly logger = new Logger(KeysService.name);
-  private readonly cache = new Map<string, { row: ApiKeyRow; expiresAt: number }>();
+  /** Keys found, by prefix, for AUTH_CACHE_TTL_MS (none when it is 0). */
+  private readonly known?: LRUCache<string, ApiKeyRow>;
+  /**
+   * Prefixes looked up and not found, for AUTH_CACHE_TTL_MS too: the same unknown key sent again and again
+   * costs one query per that time, and a key created meanwhile on another instance works within it, as a
+   * revocation reaches every instance within it. Apart from `known`, so a flood of made-up keys never
+   * pushes the real ones out.
+   */
+  private readonly unknown?: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
 
   constructor(
     private readonly keys: KeysRepository,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    if (config.authCacheTtlMs > 0) {
+      this.known = new LRUCache({ max: MAX_CACHED_KEYS, ttl: config.authCacheTtlMs });
+      this.unknown = new LRUCache({ max: MAX_CACHED_KEYS, ttl: config.authCacheTtlMs });
+    }
+  }
 
   async createKey(input: CreateKeyDto): Promise<CreatedKeyDto> {
     const material = generateKey();
     const row = await this.keys.createKey({ id: randomUUID(), prefix: material.prefix, keyHash: material.hash, owner: input.owner, name: input.name });
+    this.unknown?.delete(row.prefix);
     return { id: row.id, key: material.key, prefix: row.prefix, owner: row.owner, name: row.name, created_at: row.createdAt.toISOString() };
   }
 
@@ -49,20 +65,15 @@ export class KeysService {
     if (!row) {
       throw new AppError('NOT_FOUND', `No API key with id ${id}`);
     }
-    this.cache.delete(row.prefix);
+    this.known?.delete(row.prefix);
     return toKeyDto(row);
   }
 
   /** Reads the Authorization header. Never throws for a bad credential: the guard decides per route. */
   async resolveCredential(header: string | undefined): Promise<KeyCheck> {
-    if (header === undefined || header.trim() === '') {
-      return { kind: 'none', error: new AppError('AUTH_MISSING', 'Authorization header is required: send "Authorization: Bearer <API_KEY>"') };
-    }
-    const match = /^Bearer +(\S+) *$/i.exec(header);
-    if (!match) {
-      return { kind: 'rejected', error: new AppError('AUTH_MALFORMED', 'Authorization header must have the form "Bearer <API_KEY>"') };
-    }
-    const token = match[1];
+    const bearer = readBearer(header, 'API_KEY');
+    if ('kind' in bearer) return bearer;
+    const { token } = bearer;
     if (this.config.adminApiKey && secretsEqual(token, this.config.adminApiKey)) {
       return { kind: 'admin' };
     }
@@ -80,20 +91,17 @@ export class KeysService {
     return { kind: 'key', identity: { owner: row.owner, keyId: row.id } };
   }
 
-  /** Known keys are cached for AUTH_CACHE_TTL_MS, so a revocation reaches every instance within that time. */
+  /**
+   * Known keys are cached for AUTH_CACHE_TTL_MS, so a revocation reaches every instance within that time;
+   * unknown prefixes too, so a key created on another instance works here within that time.
+   */
   private async lookup(prefix: string): Promise<ApiKeyRow | null> {
-    const now = Date.now();
-    const cached = this.cache.get(prefix);
-    if (cached && cached.expiresAt > now) {
-      return cached.row;
-    }
+    const cached = this.known?.get(prefix);
+    if (cached) return cached;
+    if (this.unknown?.has(prefix)) return null;
     const row = await this.keys.findByPrefix(prefix);
-    if (row && this.config.authCacheTtlMs > 0) {
-      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
-      this.cache.set(prefix, { row, expiresAt: now + this.config.authCacheTtlMs });
-    } else {
-      this.cache.delete(prefix);
-    }
+    if (row) this.known?.set(prefix, row);
+    else this.unknown?.set(prefix, true);
     return row;
   }
 
