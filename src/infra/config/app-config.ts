@@ -563,7 +563,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   if (sealingKey === null) problems.push('CHANNEL_SECRET_KEY must be 32 bytes written as 64 hex digits or as base64 (openssl rand -hex 32)');
   const previousSealingKeys = (vars.CHANNEL_SECRET_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean).map(parseSecretKey);
   if (previousSealingKeys.includes(null)) problems.push('CHANNEL_SECRET_KEY_PREVIOUS must be keys of 32 bytes (64 hex digits or base64), separated by commas');
-  for (const [variable, howToMake] of [['ADMIN_API_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY_PREVIOUS', 'openssl rand -hex 32'], ['METRICS_TOKEN', 'openssl rand -hex 24']] as const) {
+  for (const [variable, howToMake] of [['ADMIN_API_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY_PREVIOUS', 'openssl rand -hex 32'], ['METRICS_TOKEN', 'openssl rand -hex 32']] as const) {
     const problem = exampleSecretProblem(variable, present[variable], howToMake);
     if (problem) problems.push(problem);
   }
