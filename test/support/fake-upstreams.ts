@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
-import { FFMPEG_PATH } from '../../src/infra/ffmpeg/ffmpeg.js';
+import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { png } from './images.js';
 import { sizedMp4, testMp4 } from './media.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
@@ -291,7 +291,7 @@ export function testMp3(seconds: number, frequency = 440): Buffer {
   const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp3-'));
   const file = path.join(dir, 'a.mp3');
   try {
-    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-y', file]);
+    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-y', file]);
     return readFileSync(file);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -158,6 +158,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1) @Max(2 ** 40)
   AUDIO_MAX_BYTES: number = 50 * 1024 * 1024;
 
+  @IsOptional() @Matches(/^\//, { message: 'FFMPEG_PATH must be the absolute path of an ffmpeg binary, such as /usr/bin/ffmpeg' })
+  FFMPEG_PATH?: string;
+
   @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
   TASK_TIMEOUT_S?: number;
 
@@ -384,6 +387,8 @@ export class AppConfig {
   readonly relay!: RelayConfig;
   readonly outbound!: OutboundConfig;
   readonly audioMaxBytes!: number;
+  /** The ffmpeg to run (FFMPEG_PATH); unset: the system's, else the npm package's (infra/ffmpeg/ffmpeg-binary.ts). */
+  readonly ffmpegPath?: string;
   readonly resultUrlTtlS!: number;
   readonly resultRetentionDays!: number;
   readonly storageDriver!: StorageDriverName;
@@ -565,6 +570,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       timeoutMs: vars.OUTBOUND_TIMEOUT_MS,
     },
     audioMaxBytes: vars.AUDIO_MAX_BYTES,
+    ffmpegPath: vars.FFMPEG_PATH,
     resultUrlTtlS: vars.RESULT_URL_TTL_S,
     resultRetentionDays: vars.RESULT_RETENTION_DAYS,
     storageDriver: vars.STORAGE_DRIVER,

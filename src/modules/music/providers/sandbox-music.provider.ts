@@ -3,13 +3,17 @@ import { Injectable } from '@nestjs/common';
 import { parseFile } from 'music-metadata';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { measureAudio, type PinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { CLIP_AUDIO_ROLE } from '../../clips/clip-records.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
-import { decodeAudio, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
+import { encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
+
+/** The MP3s the sandbox encodes itself, read back as MP3. */
+const OWN_MP3: PinnedAudio = { format: 'mp3', demuxer: 'mp3' };
 
 /**
  * Composes offline: each take is a melody and rhythm derived from the request (model, prompt, style,
@@ -35,7 +39,7 @@ export class SandboxMusicProvider implements MusicProvider {
       const seed = JSON.stringify([p.mv, p.prompt, p.gpt_description_prompt, p.tags, p.negative_tags, p.title, p.make_instrumental, p.continue_clip_id, p.continue_at, index]);
       const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
       await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path, channels);
-      takes.push({ audio, durationS: durationOf(await decodeAudio(audio.path)), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
+      takes.push({ audio, durationS: (await measureAudio(audio.path, OWN_MP3, { maxS: this.config.kinds.music.options.sandboxDurationS + 5 })).durationS, cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
     }
     return { kind: 'done', result: takes };
   }
