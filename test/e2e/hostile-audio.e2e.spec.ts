@@ -203,6 +203,11 @@ describe('hostile audio', () => {
         expect(toneShare(samples, SECRET_HZ)).toBeLessThan(0.01);
       };
 
+      it('said at start which ffmpeg it runs, and its version', () => {
+        const line = t.logs.lines.find((l) => typeof l.ffmpeg_version === 'string');
+        expect(line).toEqual(expect.objectContaining({ ffmpeg_path: expect.stringMatching(/ffmpeg$/), ffmpeg_source: expect.stringMatching(/^(system|npm)$/) }));
+      });
+
       it('has a detector that hears the secret in the file the playlists name, and not in the good clips', async () => {
         expect(toneShare(await decodeMono(await readFile(SECRET), 'mp3'), SECRET_HZ)).toBeGreaterThan(0.5);
         expect(toneShare(await decodeMono(good, 'wav'), SECRET_HZ)).toBeLessThan(0.01);

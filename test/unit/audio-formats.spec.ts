@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../../src/infra/config/app-config.js';
 import { decodeFailure, measureAudio, NoAudio, pinAudio } from '../../src/infra/ffmpeg/audio-decode.js';
 import { ffmpegBinary, useFfmpeg, FfmpegUnusable, describeFfmpeg } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { FfmpegFailed, FfmpegTimedOut, pinnedInput, runFfmpeg } from '../../src/infra/ffmpeg/ffmpeg.js';
@@ -219,5 +220,11 @@ describe('the ffmpeg binary', () => {
     expect(() => useFfmpeg('/nonexistent/ffmpeg')).toThrow(FfmpegUnusable);
     const chosen = useFfmpeg(undefined);
     expect(chosen.source).toBe(['/usr/local/bin/ffmpeg', '/usr/bin/ffmpeg'].includes(chosen.path) ? 'system' : 'npm');
+  });
+
+  it('is set by FFMPEG_PATH, an absolute path', () => {
+    expect(loadConfig({ FFMPEG_PATH: '/opt/ffmpeg/bin/ffmpeg' }).ffmpegPath).toBe('/opt/ffmpeg/bin/ffmpeg');
+    expect(loadConfig({}).ffmpegPath).toBeUndefined();
+    expect(() => loadConfig({ FFMPEG_PATH: 'ffmpeg' })).toThrow(/FFMPEG_PATH must be the absolute path of an ffmpeg binary/);
   });
 });

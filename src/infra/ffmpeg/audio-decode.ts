@@ -24,6 +24,14 @@ export function decodeLimitMs(audioS: number): number {
   return 30_000 + Math.ceil(audioS * 100);
 }
 
+/**
+ * The wall-clock limit of a run paced by an MP3 encoder (the encode itself, or a decode whose output goes
+ * into one) for `audioS` seconds of audio: 30 s, plus 0.5 s for each second (twice real time at the least).
+ */
+export function encodeLimitMs(audioS: number): number {
+  return 30_000 + Math.ceil(audioS * 500);
+}
+
 /** No audio stream, or one that decodes to nothing. */
 export class NoAudio extends Error {
   constructor() {

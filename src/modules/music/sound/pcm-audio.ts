@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { decodeLimitMs, NoAudio, type PinnedAudio, pinAudio, readWavStream } from '../../../infra/ffmpeg/audio-decode.js';
+import { decodeLimitMs, encodeLimitMs, NoAudio, type PinnedAudio, pinAudio, readWavStream } from '../../../infra/ffmpeg/audio-decode.js';
 import { pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
 // All audio in memory is 44100 Hz stereo, 32-bit float, interleaved (L R L R …) in a Float32Array, one
@@ -190,7 +190,7 @@ export async function encodeMp3(pcm: Float32Array, file: string, channels: 1 | 2
 
 /**
  * encodeMp3 of PCM that `produce` hands over piece by piece (`write` waits while the encoder is behind), up
- * to `maxS` seconds of it (the run's wall-clock limit is decodeLimitMs of that).
+ * to `maxS` seconds of it (the run's wall-clock limit is encodeLimitMs of that).
  */
 export async function encodeMp3Stream(file: string, channels: 1 | 2, maxS: number, produce: (write: (pcm: Float32Array) => Promise<void>) => Promise<void>): Promise<void> {
   // A mono file is the mean of the two channels (the same samples when they are equal). Not ffmpeg's `-ac 1`:
@@ -199,7 +199,7 @@ export async function encodeMp3Stream(file: string, channels: 1 | 2, maxS: numbe
   await runFfmpeg(
     ['-loglevel', 'error', '-f', 'f32le', '-ar', String(SAMPLE_RATE), '-ac', String(CHANNELS), '-i', 'pipe:0', ...mono, '-c:a', 'libmp3lame', '-b:a', '192k', '-write_xing', '1', '-f', 'mp3', '-y', file],
     {
-      limitMs: decodeLimitMs(maxS),
+      limitMs: encodeLimitMs(maxS),
       feed: (stdin) =>
         produce(async (pcm) => {
           framesOf(pcm);
@@ -261,7 +261,7 @@ export async function streamPcm(file: string, pinned: PinnedAudio, options: { un
   let carry = Buffer.alloc(0); // the bytes of a frame cut between two pieces
   const untilS = options.untilS ?? UNBOUNDED_S;
   await runFfmpeg(decodeArgs(file, pinned, downmix, options.untilS), {
-    limitMs: decodeLimitMs(untilS),
+    limitMs: encodeLimitMs(untilS), // its pace may be its consumer's (concat's encoder)
     read: async (stdout) => {
       await readWavStream(stdout, {
         header: (h) => {
