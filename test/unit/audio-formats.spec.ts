@@ -90,6 +90,9 @@ describe('the format, from the bytes', () => {
     for (const size of [10, 4096, 4097, 70_000, 1_000_000]) expect(await sniff(Buffer.concat([id3(size), mp3()]))).toEqual(expect.objectContaining({ ok: true, format: 'mp3' }));
     expect(await sniff(Buffer.concat([id3(100), id3(5000), Buffer.alloc(300), mp3()]))).toEqual(expect.objectContaining({ ok: true, format: 'mp3' }));
     expect(await sniff(Buffer.concat([id3(5000), made('t.flac', 1, ['-c:a', 'flac'])]))).toEqual(expect.objectContaining({ ok: true, format: 'flac' }));
+    // eight tags in a row are skipped, a ninth is refused (a file of empty tags would otherwise be read 10 bytes at a time)
+    expect(await sniff(Buffer.concat([...Array.from({ length: 8 }, () => id3(10)), mp3()]))).toEqual(expect.objectContaining({ ok: true, format: 'mp3' }));
+    expect(await sniff(Buffer.concat([...Array.from({ length: 9 }, () => id3(10)), mp3()]))).toEqual({ ok: false, reason: 'has more than 8 ID3 tags in a row' });
   });
 
   it('refuses an HLS playlist, bare or behind an ID3 tag of any size, and an ffconcat list', async () => {

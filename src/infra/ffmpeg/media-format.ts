@@ -48,6 +48,9 @@ export class MediaRefused extends Error {
 /** Reads `length` bytes at `offset` (fewer at the end). */
 export type ByteReader = (offset: number, length: number) => Promise<Buffer>;
 
+/** ID3 tags skipped in a row at most (real files have one, rarely two). */
+const MAX_ID3_TAGS = 8;
+
 /** How much of the file after its ID3 tags the sniff looks at. */
 const WINDOW = 64 * 1024;
 
@@ -78,14 +81,15 @@ export async function sniffAudioFile(path: string): Promise<AudioSniff> {
  */
 export async function sniffAudio(read: ByteReader, size: number): Promise<AudioSniff> {
   let offset = 0;
-  let tagged = false;
+  let tags = 0;
   for (;;) {
     const head = await read(offset, 10);
     const tagSize = id3Size(head);
     if (tagSize === null) break;
-    tagged = true;
+    if (++tags > MAX_ID3_TAGS) return refuse(`has more than ${MAX_ID3_TAGS} ID3 tags in a row`);
     offset += tagSize;
   }
+  const tagged = tags > 0;
   if (offset >= size && tagged) return refuse('has an ID3 tag and nothing after it');
   let window = await read(offset, WINDOW);
   const list = listKind(window);
