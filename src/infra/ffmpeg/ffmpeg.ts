@@ -52,7 +52,8 @@ export function pinnedInput(demuxer: string, file: string): string[] {
 export function runFfmpeg(args: string[], run: FfmpegRun): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpegBinary().path, ['-hide_banner', ...(run.feed ? [] : ['-nostdin']), ...args], { stdio: [run.feed ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-    StepScope.current()?.adopt(child); // killed when the step that runs it ends or runs out of time
+    const scope = StepScope.current();
+    scope?.adopt(child); // killed when the step that runs it ends or runs out of time
     let failure: Error | undefined; // the first reason to stop, reported once the child is gone
     const stop = (reason: Error) => {
       failure ??= reason;
@@ -69,6 +70,7 @@ export function runFfmpeg(args: string[], run: FfmpegRun): Promise<Buffer> {
       clearTimeout(timer);
       void Promise.resolve(reading).then(() => {
         if (failure) reject(failure);
+        else if (code !== 0 && scope?.signal.aborted) reject(scope.signal.reason); // killed with its step: not the file's fault
         else if (code !== 0) reject(new FfmpegFailed(code, err.trim().split('\n').slice(-3).join(' | ')));
         else resolve(Buffer.concat(out));
       });
