@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { decodeLimitMs, encodeLimitMs, NoAudio, type PinnedAudio, pinAudio, readWavStream } from '../../../infra/ffmpeg/audio-decode.js';
 import { pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
@@ -205,11 +204,27 @@ export async function encodeMp3Stream(file: string, channels: 1 | 2, maxS: numbe
           framesOf(pcm);
           const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
           for (let at = 0; at < bytes.length; at += FEED_CHUNK) {
-            if (!stdin.write(bytes.subarray(at, at + FEED_CHUNK))) await once(stdin, 'drain');
+            if (!stdin.write(bytes.subarray(at, at + FEED_CHUNK))) await drained(stdin);
           }
         }),
     },
   );
+}
+
+/** Resolves once `stdin` takes more; rejects if it closes first (the encoder stopped: its exit says why). */
+function drained(stdin: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (closed: boolean) => () => {
+      stdin.off('drain', onDrain);
+      stdin.off('close', onClose);
+      if (closed) reject(new Error('the MP3 encoder stopped taking audio'));
+      else resolve();
+    };
+    const onDrain = settle(false);
+    const onClose = settle(true);
+    stdin.once('drain', onDrain);
+    stdin.once('close', onClose);
+  });
 }
 
 /**
