@@ -23,6 +23,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund && rm -rf node_mo
 FROM node:24-trixie-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/app/.data
 WORKDIR /app
+# Debian's ffmpeg, maintained, which the service prefers to the npm package's 2018 build (docs/operators/deployment.md#ffmpeg).
+RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -15,6 +15,7 @@ import { QueueModule } from './infra/queue/queue.module.js';
 import { RelayModule } from './infra/relay/relay.module.js';
 import { StorageModule } from './infra/storage/storage.module.js';
 import { WorkDirModule } from './infra/workdir/work-dir.module.js';
+import { FfmpegModule } from './infra/ffmpeg/ffmpeg.module.js';
 import { TasksModule } from './common/tasks/tasks.module.js';
 import { MediaModule } from './modules/media/media.module.js';
 import { SamplesModule } from './modules/samples/samples.module.js';
@@ -50,6 +51,7 @@ export class AppModule {
         RelayModule,
         StorageModule,
         WorkDirModule,
+        FfmpegModule,
         TasksModule,
         LimitsModule,
         KeysModule,

@@ -90,7 +90,7 @@ export class EchoKind implements TaskKind<EchoParams, EchoResult, number> {
   async step(task: EchoTask): Promise<StepOutcome<number>> {
     if (task.params.outcome === 'hang') {
       // ffmpeg reads raw audio from a pipe nobody ever writes to or closes: only the step's end can stop it
-      await runFfmpeg(['-f', 's16le', '-ar', '8000', '-ac', '1', '-i', 'pipe:0', '-metadata', `comment=${hangMarker(task.id)}`, '-f', 'null', '-'], { feed: () => new Promise<void>(() => undefined) });
+      await runFfmpeg(['-f', 's16le', '-ar', '8000', '-ac', '1', '-i', 'pipe:0', '-metadata', `comment=${hangMarker(task.id)}`, '-f', 'null', '-'], { feed: () => new Promise<void>(() => undefined), limitMs: 10 * 60_000 }); // the step's time limit stops it, long before its own
       return { kind: 'failed', reason: 'ffmpeg stopped' };
     }
     return task.params.outcome === 'fail' ? { kind: 'failed', reason: `asked to fail after ${task.params.units} unit(s)` } : { kind: 'done', result: task.params.units };

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
-import { FFMPEG_PATH } from '../../src/infra/ffmpeg/ffmpeg.js';
+import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { png } from './images.js';
 import { sizedMp4, testMp4 } from './media.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
@@ -291,7 +291,7 @@ export function testMp3(seconds: number, frequency = 440): Buffer {
   const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp3-'));
   const file = path.join(dir, 'a.mp3');
   try {
-    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-y', file]);
+    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-y', file]);
     return readFileSync(file);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -305,6 +305,8 @@ export interface FakeMusicAggregator extends FakeUpstream {
   ending: { kind: 'success' } | { kind: 'failure'; reason: string } | { kind: 'clip_error'; message: string } | { kind: 'never' };
   /** Answer 404 for covers (the audio is still served). */
   coversMissing: boolean;
+  /** The bytes served as the audio of the next tasks' clips (null: an MP3 of a tone made for each). */
+  songBytes: Buffer | null;
 }
 
 /**
@@ -320,7 +322,7 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
   const knobs = defaults();
   const files = new Map<string, { type: string; bytes: Buffer }>();
   const cover = await png(64, 64);
-  const state: { ending: FakeMusicAggregator['ending']; coversMissing: boolean } = { ending: { kind: 'success' }, coversMissing: false };
+  const state: { ending: FakeMusicAggregator['ending']; coversMissing: boolean; songBytes: Buffer | null } = { ending: { kind: 'success' }, coversMissing: false, songBytes: null };
   const endings = new Map<string, FakeMusicAggregator['ending']>();
   let base = '';
   const server = await startServer((req, res) => {
@@ -339,7 +341,7 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
       const id = `up-task-${music.size + 1}`;
       music.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
       endings.set(id, state.ending);
-      for (const n of [0, 1]) files.set(`${id}-${n}.mp3`, { type: 'audio/mpeg', bytes: testMp3(clipSeconds, 300 + 100 * music.size + 50 * n) });
+      for (const n of [0, 1]) files.set(`${id}-${n}.mp3`, { type: 'audio/mpeg', bytes: state.songBytes ?? testMp3(clipSeconds, 300 + 100 * music.size + 50 * n) });
       files.set(`${id}.png`, { type: 'image/png', bytes: cover });
       return sendJson(res, 200, { code: 'success', message: '', data: id });
     }
@@ -391,6 +393,12 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
     },
     set coversMissing(value) {
       state.coversMissing = value;
+    },
+    get songBytes() {
+      return state.songBytes;
+    },
+    set songBytes(value) {
+      state.songBytes = value;
     },
     close: () => server.close(),
   };

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { FFMPEG_PATH, probe } from '../../src/infra/ffmpeg/ffmpeg.js';
+import { probe } from '../../src/infra/ffmpeg/ffmpeg.js';
+import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { pcm16Wav } from '../../src/modules/samples/wav.js';
 
 /** A PCM WAV of a sine tone (no tool needed). */
@@ -39,7 +40,7 @@ export function probeVideo(bytes: Buffer): Promise<{ durationS: number; width: n
 export function frameColour(video: Buffer, which: 'first' | 'last'): Promise<[number, number, number]> {
   return withFile(video, 'mp4', async (file) => {
     const seek = which === 'first' ? [] : ['-sseof', '-0.1'];
-    const png = execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1']);
+    const png = execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1']);
     const { channels } = await sharp(png).stats();
     return [channels[0].mean, channels[1].mean, channels[2].mean].map(Math.round) as [number, number, number];
   });
@@ -58,7 +59,7 @@ export function testMp4(seconds = 1, size = '320x240', rate = 24): Buffer {
   const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp4-'));
   const file = path.join(dir, 'v.mp4');
   try {
-    execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', file]);
+    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', file]);
     return readFileSync(file);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -68,7 +69,7 @@ export function testMp4(seconds = 1, size = '320x240', rate = 24): Buffer {
 /** Audio decoded by the shipped ffmpeg (independently of the service's code) to mono float samples at 44.1 kHz. */
 export function decodeMono(bytes: Buffer, ext = 'audio'): Promise<Float32Array> {
   return withFile(bytes, ext, (file) => {
-    const raw = execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'f32le', '-ac', '1', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
+    const raw = execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'f32le', '-ac', '1', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
     return new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4).slice();
   });
 }
@@ -120,7 +121,7 @@ export function probeAudio(bytes: Buffer): Promise<{ channels: number; sampleRat
   return withFile(bytes, 'audio', (file) => {
     let report = '';
     try {
-      execFileSync(FFMPEG_PATH, ['-hide_banner', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(ffmpegBinary().path, ['-hide_banner', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (err) {
       report = String((err as { stderr?: Buffer }).stderr ?? '');
     }

@@ -148,6 +148,12 @@ describe('Dockerfile', () => {
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) expect([source, existsSync(new URL(source, root))]).toEqual([source, true]);
   });
+
+  it("runs on Debian's ffmpeg, installed in the stage the image runs (as CI installs it)", () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/^RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg /m);
+    expect(read('.ci/run')).toMatch(/apt-get install -y --no-install-recommends ffmpeg/);
+  });
 });
 
 describe('package-lock.json', () => {

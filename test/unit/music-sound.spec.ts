@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { CHANNELS, SAMPLE_RATE, decodeAudio, durationOf, encodeMp3, joinParts, renderCover, synthesizeSong } from '../../src/modules/music/sound/music-sound.js';
+import { NoAudio, pinAudio } from '../../src/infra/ffmpeg/audio-decode.js';
+import { CHANNELS, SAMPLE_RATE, decodeAudio, durationOf, encodeMp3, encodeMp3Stream, joinParts, PcmJoiner, type PcmPart, renderCover, streamPcm, synthesizeSong } from '../../src/modules/music/sound/music-sound.js';
 
 // Per-sample loops use these bindings: a lookup of the global `Math` is slow in Jest's vm context.
 const { sin, round, imul, PI } = Math;
@@ -152,9 +153,12 @@ describe('music sound', () => {
       expect(durationOf(decoded)).toBeCloseTo(1, 2);
     });
 
-    it('refuses a file with no audio', async () => {
+    it('refuses a file in no accepted format before decoding it, and one whose audio does not decode', async () => {
       await writeFile(path.join(dir, 'text.wav'), 'not audio at all');
-      await expect(decodeAudio(path.join(dir, 'text.wav'))).rejects.toThrow(/ffmpeg/);
+      await expect(decodeAudio(path.join(dir, 'text.wav'))).rejects.toThrow(/^is not audio in an accepted format/);
+      // a WAV header (consistent) over no samples
+      await writeFile(path.join(dir, 'hollow.wav'), wav(new Int16Array(0), 2, 44100));
+      await expect(decodeAudio(path.join(dir, 'hollow.wav'))).rejects.toBeInstanceOf(NoAudio);
     });
   });
 
@@ -193,6 +197,89 @@ describe('music sound', () => {
       expect(() => joinParts([{ pcm: a, cutAtS: null }, { pcm: a, cutAtS: 101 / 44100 }])).toThrow(/part 1: cut at .* past its end \(100 frames/);
       expect(() => joinParts([{ pcm: a, cutAtS: -1 }])).toThrow(/part 0/);
       expect(() => joinParts([{ pcm: a, cutAtS: Number.NaN }])).toThrow(/part 0/);
+    });
+  });
+
+  describe('PcmJoiner (the streaming join concat uses)', () => {
+    /** The joiner's output for these parts, each pushed in pieces of the given sizes (frames), in one array. */
+    function streamed(parts: PcmPart[], pieceFrames: (part: number) => number): Float32Array {
+      const joiner = new PcmJoiner();
+      const out: Float32Array[] = [];
+      parts.forEach(({ pcm, cutAtS }, p) => {
+        joiner.startPart(cutAtS === null ? null : Math.round(cutAtS * SAMPLE_RATE));
+        for (let at = 0; at < pcm.length; ) {
+          const frames = Math.max(1, pieceFrames(p));
+          out.push(...joiner.push(pcm.subarray(at, at + frames * 2)));
+          at += frames * 2;
+        }
+        joiner.endPart();
+      });
+      out.push(...joiner.finish());
+      const all = new Float32Array(out.reduce((n, piece) => n + piece.length, 0));
+      out.reduce((at, piece) => (all.set(piece, at), at + piece.length), 0);
+      return all;
+    }
+    let seed = 7;
+    const random = () => ((seed = (imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const noise = (frames: number) => Float32Array.from({ length: frames * 2 }, () => random() * 2 - 1);
+
+    it('gives joinParts’ samples bit for bit, whatever the pieces, the part lengths (shorter than a fade, empty, cut at 0) and the cuts', () => {
+      const lengths = [0, 1, 2, 131, 132, 133, 263, 264, 265, 1000, 5000];
+      for (let round = 0; round < 300; round++) {
+        const count = 1 + Math.floor(random() * 5);
+        const parts: PcmPart[] = Array.from({ length: count }, () => {
+          const frames = lengths[Math.floor(random() * lengths.length)];
+          const cut = random() < 0.4 ? Math.floor(random() * (frames + 1)) : null;
+          return { pcm: noise(frames), cutAtS: cut === null ? null : cut / SAMPLE_RATE };
+        });
+        const sizes = [1, 7, 132, 133, 4096][round % 5];
+        const expected = joinParts(parts);
+        const actual = streamed(parts, () => (round % 2 ? sizes : 1 + Math.floor(random() * 300)));
+        expect([round, actual.length]).toEqual([round, expected.length]);
+        expect([round, sameSamples(actual, expected)]).toEqual([round, true]);
+      }
+    });
+
+    it('says how long each part was and what it kept; holds back no more than a fade while a part goes on', () => {
+      const joiner = new PcmJoiner();
+      joiner.startPart(null);
+      expect(joiner.push(noise(1000)).reduce((n, p) => n + p.length / 2, 0)).toBe(1000 - 132);
+      expect(joiner.endPart()).toEqual({ frames: 1000, kept: 1000 });
+      joiner.startPart(500);
+      const frames = (pieces: Float32Array[]) => pieces.reduce((n, p) => n + p.length / 2, 0);
+      // the previous part's end, now known not to end the song, goes out faded; none of this one yet (under 3 ms of it)
+      expect(frames(joiner.push(noise(100)))).toBe(132);
+      expect(frames(joiner.push(noise(900)))).toBe(500 - 132);
+      expect(joiner.endPart()).toEqual({ frames: 1000, kept: 500 });
+      expect(joiner.finish().reduce((n, p) => n + p.length / 2, 0)).toBe(132);
+      expect(() => joiner.startPart(-1)).toThrow(/cut/);
+    });
+
+    it('streams a decode through the joiner into the encoder: the same song as decoding whole, joining and encoding', async () => {
+      const upload = testSignal(3 * SAMPLE_RATE, 2);
+      await writeFile(path.join(dir, 'stream-a.wav'), wav(upload, 2, 44100));
+      const song = synthesizeSong({ seed: 'stream', durationS: 2 });
+      await encodeMp3(song, path.join(dir, 'stream-b.mp3'));
+      const files = [path.join(dir, 'stream-a.wav'), path.join(dir, 'stream-b.mp3')];
+      const cuts = [1.5, null];
+      const whole = joinParts(await Promise.all(files.map(async (f, i) => ({ pcm: await decodeAudio(f), cutAtS: cuts[i] }))));
+      const joiner = new PcmJoiner();
+      const pieces: Float32Array[] = [];
+      for (const [i, f] of files.entries()) {
+        joiner.startPart(cuts[i] === null ? null : Math.round(cuts[i]! * SAMPLE_RATE));
+        await streamPcm(f, await pinAudio(f), { untilS: cuts[i] === null ? undefined : cuts[i]! + 0.05 }, (pcm) => void pieces.push(...joiner.push(pcm)));
+        joiner.endPart();
+      }
+      pieces.push(...joiner.finish());
+      const joined = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
+      pieces.reduce((at, p) => (joined.set(p, at), at + p.length), 0);
+      expect(sameSamples(joined, whole)).toBe(true);
+      await encodeMp3Stream(path.join(dir, 'streamed.mp3'), 2, 10, async (write) => {
+        for (let at = 0; at < joined.length; at += 10_000) await write(joined.subarray(at, at + 10_000));
+      });
+      await encodeMp3(whole, path.join(dir, 'whole.mp3'));
+      const [a, b] = await Promise.all([decodeAudio(path.join(dir, 'streamed.mp3')), decodeAudio(path.join(dir, 'whole.mp3'))]);
+      expect(sameSamples(a, b)).toBe(true);
     });
   });
 

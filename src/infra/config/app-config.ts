@@ -183,6 +183,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(90_000) @Max(1_073_741_824)
   IMAGE_MAX_PIXELS: number = 8192 * 8192;
 
+  @IsOptional() @Matches(/^\//, { message: 'FFMPEG_PATH must be the absolute path of an ffmpeg binary, such as /usr/bin/ffmpeg' })
+  FFMPEG_PATH?: string;
+
   @IsOptional() @IsInt() @Min(1) @Max(7 * DAY_S)
   TASK_TIMEOUT_S?: number;
 
@@ -434,6 +437,8 @@ export class AppConfig {
   readonly outbound!: OutboundConfig;
   readonly audioMaxBytes!: number;
   readonly images!: ImageLimits;
+  /** The ffmpeg to run (FFMPEG_PATH); unset: the system's, else the npm package's (infra/ffmpeg/ffmpeg-binary.ts). */
+  readonly ffmpegPath?: string;
   readonly resultUrlTtlS!: number;
   readonly resultRetentionDays!: number;
   readonly storageDriver!: StorageDriverName;
@@ -632,6 +637,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     },
     audioMaxBytes: vars.AUDIO_MAX_BYTES,
     images: { maxSide: vars.IMAGE_MAX_SIDE, maxPixels: vars.IMAGE_MAX_PIXELS },
+    ffmpegPath: vars.FFMPEG_PATH,
     resultUrlTtlS: vars.RESULT_URL_TTL_S,
     resultRetentionDays: vars.RESULT_RETENTION_DAYS,
     storageDriver: vars.STORAGE_DRIVER,

@@ -5,7 +5,13 @@ export const AUDIO_DEFINITION: KindDefinition = {
   name: 'audio',
   states: { queued: 'pending', running: 'pending', succeeded: 'ready', failed: 'failed' },
   noun: 'upload',
-  settings: { prefix: 'AUDIO', timeoutS: 300, prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } }, channels: true },
+  settings: {
+    prefix: 'AUDIO',
+    timeoutS: 300,
+    prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } },
+    channels: true,
+    options: { maxDurationS: { env: 'AUDIO_MAX_DURATION_S', default: 600, min: 1, max: 3600 } },
+  },
   openapi: { tag: 'audio', description: 'Suno-style audio clip upload by URL.' },
   routes: { record: '/music-a/uploads/{id}' },
 };

@@ -1,15 +1,19 @@
-import { Injectable } from '@nestjs/common';
+import { rm } from 'node:fs/promises';
+import { Injectable, Logger } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../infra/ffmpeg/audio-decode.js';
+import { FfmpegFailed } from '../../infra/ffmpeg/ffmpeg.js';
+import { AUDIO_FORMATS } from '../../infra/ffmpeg/media-format.js';
 import { MediaFile } from '../../infra/storage/storage.js';
 import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, ClipRecords } from '../clips/clip-records.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
 import type { MusicTaskDto } from '../clips/dto/music-task.dto.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
-import { CHANNELS, decodeAudio, decodeAudioFile, durationOf, encodeMp3, joinParts, type PcmPart, renderCover, SAMPLE_RATE } from '../music/sound/music-sound.js';
+import { decodedChannels, encodeMp3Stream, PcmJoiner, renderCover, SAMPLE_RATE, streamPcm } from '../music/sound/music-sound.js';
 import { CONCAT_DEFINITION } from './concat.definition.js';
-import type { ConcatParams, ConcatResult, ConcatTask } from './concat-task.js';
+import type { ConcatParams, ConcatPart, ConcatResult, ConcatTask } from './concat-task.js';
 
 /** How far past a clip's end its continuation may say it starts (durations are rounded to the millisecond). */
 const CUT_SLACK_S = 0.01;
@@ -23,13 +27,15 @@ export interface JoinedSong {
 
 /**
  * Concat as a task kind: one slot and PRICE_CONCAT, always run by the gateway itself: each part's audio
- * is read from the media store, decoded, cut at its sample (continue_at × 44 100), joined with a few
- * milliseconds of fade at each junction, and encoded as one MP3 (mono when every part is mono).
+ * is read from the media store, decoded (its format decided from its bytes and pinned), cut at its sample
+ * (continue_at × 44 100), joined with a few milliseconds of fade at each junction, and encoded as one MP3
+ * (mono when every part is mono), streamed from decoder to encoder.
  */
 @Injectable()
 export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSong> {
   static readonly definition = CONCAT_DEFINITION;
   readonly definition = CONCAT_DEFINITION;
+  private readonly logger = new Logger(ConcatKind.name);
 
   constructor(
     private readonly config: AppConfig,
@@ -43,52 +49,82 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
 
   async step(task: ConcatTask, ctx: StepContext): Promise<StepOutcome<JoinedSong>> {
     const audio = new MediaFile(ctx.files.file('song', 'mp3'));
-    const { pcm, channels } = await this.joined(task, ctx);
-    // Mono when every part is (an upload's chain stays as the upload was); a mono part in a stereo song is on both channels.
-    await encodeMp3(pcm, audio.path, channels);
+    const maxS = this.config.kinds.concat.options.maxDurationS;
+    await this.join(task, ctx, audio.path);
     let durationS: number;
     try {
-      durationS = durationOf(await decodeAudio(audio.path));
+      durationS = (await measureAudio(audio.path, { format: 'mp3', demuxer: AUDIO_FORMATS.mp3.demuxer }, { maxS: maxS + 5 })).durationS;
     } catch (err) {
-      throw new TaskFailure(`the joined song could not be read back: ${(err as Error).message}`);
+      if (decodeFailure(err) === undefined) throw err;
+      this.logger.warn({ msg: 'a joined song could not be read back', task_id: task.id, err: String(err), ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
+      throw new TaskFailure('the joined song could not be read back');
     }
     return { kind: 'done', result: { audio, durationS, cover: await renderCover({ seed: task.params.song_id, title: task.params.title ?? '' }) } };
   }
 
   /**
-   * The parts decoded (each only up to its cut, so a long clip cut early is never held whole) and joined,
-   * within CONCAT_MAX_DURATION_S of real audio. A cut a few milliseconds past its clip's end (a
-   * continuation from the end of a clip whose duration was rounded to the millisecond) keeps it whole.
+   * Joins the parts into `file`, an MP3, as a stream: each part is decoded (only up to its cut, so a long
+   * clip cut early is never decoded whole) and goes through the joiner into the encoder piece by piece; no
+   * part and no song is ever whole in memory. First each part's channel count is read (the first 50 ms of
+   * it decoded): mono when every part is (an upload's chain stays as the upload was); a mono part in a
+   * stereo song is on both channels. Within CONCAT_MAX_DURATION_S of real audio. A cut a few milliseconds
+   * past its clip's end (a continuation from the end of a clip whose duration was rounded to the
+   * millisecond) keeps it whole.
    */
-  private async joined(task: ConcatTask, ctx: StepContext): Promise<{ pcm: Float32Array; channels: 1 | 2 }> {
-    const maxFrames = this.config.kinds.concat.options.maxDurationS * SAMPLE_RATE;
-    const parts: PcmPart[] = [];
-    let channels: 1 | 2 = 1;
-    let frames = 0;
+  private async join(task: ConcatTask, ctx: StepContext, file: string): Promise<void> {
+    const maxS = this.config.kinds.concat.options.maxDurationS;
+    const maxFrames = maxS * SAMPLE_RATE;
+    const partChannels: number[] = [];
     for (const [i, part] of task.params.parts.entries()) {
-      const row = await this.media.findForTask(part.task_id, CLIP_AUDIO_ROLE, part.idx);
-      const file = ctx.files.file(`part${i}`, 'audio');
-      if (!row || (await this.media.copyToFile(row, file)) === null) throw new TaskFailure(`the audio of clip ${part.clip_id} is no longer stored (expired, or never kept by a relay)`);
-      let decoded;
-      try {
-        decoded = await decodeAudioFile(file, { untilS: part.cut_at !== null ? part.cut_at + 0.05 : (maxFrames - frames) / SAMPLE_RATE + 1 });
-      } catch (err) {
-        throw new TaskFailure(`the audio of clip ${part.clip_id} could not be decoded: ${(err as Error).message}`);
-      }
-      if (decoded.channels === 2) channels = 2;
-      const length = decoded.pcm.length / CHANNELS;
-      let cut = part.cut_at;
-      if (cut !== null && Math.round(cut * SAMPLE_RATE) > length) {
-        if (Math.round(cut * SAMPLE_RATE) - length > CUT_SLACK_S * SAMPLE_RATE) {
-          throw new TaskFailure(`clip ${part.clip_id} lasts ${durationOf(decoded.pcm)} s, less than the ${cut} s its continuation starts at`);
-        }
-        cut = null;
-      }
-      frames += cut === null ? length : Math.round(cut * SAMPLE_RATE);
-      if (frames > maxFrames) throw new TaskFailure(`the joined song would last more than CONCAT_MAX_DURATION_S (${this.config.kinds.concat.options.maxDurationS} s)`);
-      parts.push({ pcm: decoded.pcm, cutAtS: cut });
+      partChannels.push(await this.withPart(task, part, ctx, `probe${i}`, (path, pinned) => decodedChannels(path, pinned)));
     }
-    return { pcm: joinParts(parts), channels };
+    const joiner = new PcmJoiner();
+    let frames = 0;
+    await encodeMp3Stream(file, partChannels.every((c) => c === 1) ? 1 : 2, maxS + 1, async (write) => {
+      for (const [i, part] of task.params.parts.entries()) {
+        const cut = part.cut_at !== null ? Math.round(part.cut_at * SAMPLE_RATE) : null;
+        const untilS = part.cut_at !== null ? part.cut_at + 0.05 : (maxFrames - frames) / SAMPLE_RATE + 1;
+        joiner.startPart(cut);
+        await this.withPart(task, part, ctx, `part${i}`, (path, pinned) =>
+          streamPcm(path, pinned, { untilS, channels: partChannels[i] }, async (pcm) => {
+            for (const piece of joiner.push(pcm)) await write(piece);
+          }),
+        );
+        const { frames: length, kept } = joiner.endPart();
+        if (cut !== null && cut - length > CUT_SLACK_S * SAMPLE_RATE) {
+          throw new TaskFailure(`clip ${part.clip_id} lasts ${Math.round((length / SAMPLE_RATE) * 1000) / 1000} s, less than the ${part.cut_at} s its continuation starts at`);
+        }
+        frames += kept;
+        if (frames > maxFrames) throw new TaskFailure(`the joined song would last more than CONCAT_MAX_DURATION_S (${maxS} s)`);
+      }
+      for (const piece of joiner.finish()) await write(piece);
+    });
+  }
+
+  /**
+   * Runs `work` on a work file holding the part's stored audio, its format decided from its bytes (a clip
+   * stored before uploads were checked may be anything); the file is removed after. A file that is not
+   * audio in an accepted format, or does not decode, fails the task with a reason that names the clip and
+   * what is wrong with it (ffmpeg's own words, which name the worker's files, go to the log).
+   */
+  private async withPart<T>(task: ConcatTask, part: ConcatPart, ctx: StepContext, name: string, work: (path: string, pinned: PinnedAudio) => Promise<T>): Promise<T> {
+    const path = ctx.files.file(name, 'audio');
+    try {
+      const row = await this.media.findForTask(part.task_id, CLIP_AUDIO_ROLE, part.idx);
+      if (!row || (await this.media.copyToFile(row, path)) === null) throw new TaskFailure(`the audio of clip ${part.clip_id} is no longer stored (expired, or never kept by a relay)`);
+      let pinned: PinnedAudio | undefined;
+      try {
+        pinned = await pinAudio(path);
+        return await work(path, pinned);
+      } catch (err) {
+        const reason = decodeFailure(err, pinned?.format);
+        if (reason === undefined) throw err;
+        this.logger.warn({ msg: 'a part of a concat could not be decoded', task_id: task.id, clip_id: part.clip_id, reason, ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
+        throw new TaskFailure(`the audio of clip ${part.clip_id} ${reason}`);
+      }
+    } finally {
+      await rm(path, { force: true });
+    }
   }
 
   async store(task: ConcatTask, song: JoinedSong): Promise<Success<ConcatResult>> {

@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { FfmpegFailed, FfmpegTimedOut } from '../../infra/ffmpeg/ffmpeg.js';
+import { MediaRefused } from '../../infra/ffmpeg/media-format.js';
 import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
@@ -28,6 +30,7 @@ import type { KeyframeParams, KeyframePositionName, VideoParams, VideoTask } fro
 export class VideoKind implements TaskKind<VideoParams, Record<string, never>, VideoResult> {
   static readonly definition = VIDEO_DEFINITION;
   readonly definition = VIDEO_DEFINITION;
+  private readonly logger = new Logger(VideoKind.name);
 
   constructor(
     private readonly config: AppConfig,
@@ -119,7 +122,11 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
       if (!video || (await this.media.copyToFile(video, file)) === null) {
         throw new TaskFailure(`keyframes.${position} names generation ${frame.generation_id}, which has no completed video to continue from`);
       }
-      return lastFrame(file);
+      return lastFrame(file).catch((err: unknown) => {
+        if (!(err instanceof MediaRefused || err instanceof FfmpegFailed || err instanceof FfmpegTimedOut)) throw err;
+        this.logger.warn({ msg: "a generation's last frame could not be read", task_id: task.id, err: String(err), ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
+        throw new TaskFailure(`keyframes.${position}: the video of generation ${frame.generation_id} could not be read (its last frame does not decode)`);
+      });
     }
     const field = keyframeField(task.params.door, frame);
     const sample = this.samples.resolve(frame.url!, task.baseUrl);

@@ -16,13 +16,6 @@ export interface AudioFacts {
 
 export interface AudioContext extends SubmitMarks, WorkFiles {}
 
-/** The Content-Type a kept clip is served with, by format name. */
-const CONTENT_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg', m4a: 'audio/mp4', webm: 'audio/webm', flac: 'audio/flac', aac: 'audio/aac' };
-
-export function clipContentType(format: string): string {
-  return CONTENT_TYPES[format] ?? 'application/octet-stream';
-}
-
 export interface AudioProvider {
   step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>>;
   /** How its tasks that wait on an upstream are polled (a relay). */

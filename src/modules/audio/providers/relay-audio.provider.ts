@@ -7,7 +7,8 @@ import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
 import type { AudioTask } from '../audio-task.js';
-import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
+import { checkedFacts } from '../audio-check.js';
+import { type AudioContext, type AudioFacts, type AudioProvider } from './audio-provider.js';
 
 interface UpstreamUpload {
   status?: unknown;
@@ -73,11 +74,13 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
       const data = (answer.json.data ?? {}) as UpstreamUpload;
       switch (data.status) {
         case 'ready': {
-          const format = String(data.format ?? 'audio');
-          return {
-            kind: 'done',
-            result: { format, duration: Number(data.duration ?? 0), sizeBytes: Number(data.size_bytes ?? 0), sha256: String(data.sha256 ?? ''), ...(await this.keepClip(upload, ctx, format)) },
-          };
+          const upstream: AudioFacts = { format: String(data.format ?? 'audio'), duration: Number(data.duration ?? 0), sizeBytes: Number(data.size_bytes ?? 0), sha256: String(data.sha256 ?? '') };
+          const kept = await this.keepClip(upload, ctx);
+          if (kept && !kept.ok) {
+            this.logger.warn({ msg: "the gateway's copy of a relayed upload was refused; the upload fails", upload_id: upload.id, reason: kept.reason, ...(kept.detail ? { ffmpeg: kept.detail } : {}) });
+            return { kind: 'failed', reason: `the file at url ${kept.reason}` };
+          }
+          return { kind: 'done', result: kept ? kept.facts : upstream };
         }
         case 'failed':
           return { kind: 'failed', reason: `the upstream could not use the file: ${typeof data.error === 'string' && data.error ? data.error : 'no reason given'}` };
@@ -106,20 +109,24 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   }
 
   /**
-   * Our own copy of the clip, so clip_url works as with the sandbox (the upstream keeps its own): fetched
-   * from the URL the upload named, into a work file, within AUDIO_MAX_BYTES. Best effort: the upload is
-   * ready upstream whether or not this copy can be made (the URL may have expired, or be one only the
-   * upstream may reach); then clip_url stays null.
+   * Our own copy of the clip, so clip_url works and concat can join it as with the sandbox (the upstream
+   * keeps its own): fetched from the URL the upload named, into a work file, within AUDIO_MAX_BYTES, and
+   * checked as the sandbox checks its clips (checkAudio). A copy that passes gives the upload its facts (the
+   * file the gateway serves and joins is the one described); one that fails the check fails the upload,
+   * whatever the upstream thought of the file (it may have been served other bytes). Fetching is best
+   * effort: the URL may have expired, or be one only the upstream may reach; then no copy is kept
+   * (undefined), clip_url stays null and the upstream's facts stand.
    */
-  private async keepClip(upload: AudioTask, ctx: AudioContext, format: string): Promise<Pick<AudioFacts, 'clip'>> {
+  private async keepClip(upload: AudioTask, ctx: AudioContext): Promise<Awaited<ReturnType<typeof checkedFacts>> | undefined> {
     const clip = new MediaFile(ctx.file('clip', 'audio'));
+    let size: number;
     try {
-      await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
-      return { clip: { body: clip, contentType: clipContentType(format) } };
+      size = await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       this.logger.warn({ msg: 'could not keep a copy of the relayed clip; clip_url stays null', upload_id: upload.id, reason: err.message });
-      return {};
+      return undefined;
     }
+    return checkedFacts(clip, size, this.config.kinds.audio.options.maxDurationS);
   }
 }

@@ -1,36 +1,25 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
+import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable } from '@nestjs/common';
-import { type IFormat, parseBuffer, parseFile } from 'music-metadata';
+import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { SamplesService } from '../../samples/samples.service.js';
+import { checkedFacts } from '../audio-check.js';
 import type { AudioTask } from '../audio-task.js';
-import { type AudioContext, type AudioFacts, type AudioProvider, clipContentType } from './audio-provider.js';
-
-/** A short name for the file's format: mp3, wav, flac, ogg, opus, m4a, aiff, webm… */
-export function formatName(format: IFormat): string {
-  const container = (format.container ?? '').toLowerCase();
-  const codec = (format.codec ?? '').toLowerCase();
-  if (codec.includes('layer 3') || container === 'mpeg') return 'mp3';
-  if (container === 'wave') return 'wav';
-  if (container === 'ogg') return codec.includes('opus') ? 'opus' : 'ogg';
-  if (container.startsWith('m4a') || container.startsWith('mp4') || container.startsWith('isom')) return 'm4a';
-  if (container.startsWith('webm') || container.startsWith('matroska')) return 'webm';
-  return container.split('/')[0] || codec || 'audio';
-}
+import type { AudioContext, AudioFacts, AudioProvider } from './audio-provider.js';
 
 /**
  * Works offline (for URLs it may reach): fetches the file within AUDIO_MAX_BYTES into a work file (never
- * whole in memory), proves it is audio from its content (music-metadata), and records format, duration,
- * size and SHA-256; the file is the clip that is kept.
+ * whole in memory), checks it (checkAudio: its format from its bytes, decoded with that format pinned,
+ * within AUDIO_MAX_DURATION_S, its header agreeing with what decodes), and records format, the duration
+ * that decodes, size and SHA-256; the file is the clip that is kept.
  */
 @Injectable()
 export class SandboxAudioProvider implements AudioProvider {
+  private readonly logger = new Logger(SandboxAudioProvider.name);
+
   constructor(
     private readonly fetcher: SafeFetchService,
     private readonly config: AppConfig,
@@ -39,10 +28,11 @@ export class SandboxAudioProvider implements AudioProvider {
 
   async step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
     const sample = this.samples.resolve(upload.params.url, upload.baseUrl);
-    const clip: Buffer | MediaFile = sample ?? new MediaFile(ctx.file('clip', 'audio'));
-    let size = sample?.length ?? 0;
+    const clip = new MediaFile(ctx.file('clip', 'audio'));
+    let size: number;
     try {
-      if (clip instanceof MediaFile) size = await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
+      if (sample) await writeFile(clip.path, sample);
+      size = sample?.length ?? (await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path));
     } catch (err) {
       if (err instanceof OutboundError) {
         return { kind: 'failed', reason: err.kind === 'too_large' ? `the file is larger than AUDIO_MAX_BYTES (${this.config.audioMaxBytes} bytes)` : `could not fetch url: ${err.message}` };
@@ -50,32 +40,11 @@ export class SandboxAudioProvider implements AudioProvider {
       throw err;
     }
     if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
-    let format: IFormat;
-    try {
-      const options = { duration: true, skipCovers: true };
-      ({ format } = clip instanceof MediaFile ? await parseFile(clip.path, options) : await parseBuffer(clip, undefined, options));
-    } catch (err) {
-      return { kind: 'failed', reason: `the file at url is not audio: ${(err as Error).message}` };
+    const facts = await checkedFacts(clip, size, this.config.kinds.audio.options.maxDurationS);
+    if (!facts.ok) {
+      this.logger.warn({ msg: 'an uploaded file was refused', upload_id: upload.id, reason: facts.reason, ...(facts.detail ? { ffmpeg: facts.detail } : {}) });
+      return { kind: 'failed', reason: `the file at url ${facts.reason}` };
     }
-    if (!format.container || !format.duration || format.duration <= 0) {
-      return { kind: 'failed', reason: 'the file at url is not audio: no audio stream with a duration was found in it' };
-    }
-    return {
-      kind: 'done',
-      result: {
-        format: formatName(format),
-        duration: Math.round(format.duration * 1000) / 1000,
-        sizeBytes: size,
-        sha256: await sha256Of(clip),
-        clip: { body: clip, contentType: clipContentType(formatName(format)) },
-      },
-    };
+    return { kind: 'done', result: facts.facts };
   }
-}
-
-async function sha256Of(clip: Buffer | MediaFile): Promise<string> {
-  const hash = createHash('sha256');
-  if (clip instanceof MediaFile) await pipeline(createReadStream(clip.path), hash);
-  else hash.update(clip);
-  return hash.digest('hex');
 }

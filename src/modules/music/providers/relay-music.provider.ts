@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../../infra/ffmpeg/audio-decode.js';
+import { FfmpegFailed } from '../../../infra/ffmpeg/ffmpeg.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../../infra/relay/upstream-client.js';
 import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
@@ -8,7 +10,6 @@ import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
 import type { MusicTask } from '../music-task.js';
-import { decodeAudio, durationOf } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 
 interface UpstreamClip {
@@ -35,6 +36,8 @@ const MIN_POLL_S = 0;
 /** Largest file copied from the upstream: an MP3 of a long song, or a cover. */
 const MAX_AUDIO_BYTES = 200 * 1024 * 1024;
 const MAX_COVER_BYTES = 10 * 1024 * 1024;
+/** Longest upstream song taken (its file is decoded, its format pinned, to measure it): an hour. */
+const MAX_SONG_S = 3600;
 
 /**
  * Forwards music to a Suno-style aggregator through the task's channel (a channel's base is the
@@ -159,11 +162,17 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
           throw err;
         }
         let durationS: number;
+        let pinned: PinnedAudio | undefined;
         try {
-          durationS = durationOf(await this.cpu.run(() => decodeAudio(audio.path)));
-        } catch {
-          return { kind: 'failed', reason: `the upstream's clip ${index + 1} is not audio ffmpeg can decode` };
+          pinned = await pinAudio(audio.path);
+          durationS = (await this.cpu.run(() => measureAudio(audio.path, pinned!, { maxS: MAX_SONG_S }))).durationS;
+        } catch (err) {
+          const reason = decodeFailure(err, pinned?.format);
+          if (reason === undefined) throw err;
+          this.logger.warn({ msg: "an upstream's clip could not be decoded", task_id: task.id, reason, ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
+          return { kind: 'failed', reason: `the upstream's clip ${index + 1} ${reason}` };
         }
+        if (durationS > MAX_SONG_S) return { kind: 'failed', reason: `the upstream's clip ${index + 1} lasts more than ${MAX_SONG_S} s` };
         const upstreamId = typeof clip.id === 'string' && clip.id.length <= MAX_UPSTREAM_ID ? clip.id : null;
         takes.push({ audio, durationS, cover: await this.cover(task, clip), upstreamId });
       }

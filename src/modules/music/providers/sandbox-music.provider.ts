@@ -1,15 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable } from '@nestjs/common';
-import { parseFile } from 'music-metadata';
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import { Injectable, Logger } from '@nestjs/common';
+import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
+import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../../infra/ffmpeg/audio-decode.js';
+import { FfmpegFailed } from '../../../infra/ffmpeg/ffmpeg.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { CLIP_AUDIO_ROLE } from '../../clips/clip-records.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
-import { decodeAudio, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
+import { decodedChannels, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
+
+/** The MP3s the sandbox encodes itself, read back as MP3. */
+const OWN_MP3: PinnedAudio = { format: 'mp3', demuxer: 'mp3' };
 
 /**
  * Composes offline: each take is a melody and rhythm derived from the request (model, prompt, style,
@@ -20,6 +24,7 @@ import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js
  */
 @Injectable()
 export class SandboxMusicProvider implements MusicProvider {
+  private readonly logger = new Logger(SandboxMusicProvider.name);
   constructor(
     private readonly config: AppConfig,
     private readonly clips: ClipsRepository,
@@ -35,18 +40,30 @@ export class SandboxMusicProvider implements MusicProvider {
       const seed = JSON.stringify([p.mv, p.prompt, p.gpt_description_prompt, p.tags, p.negative_tags, p.title, p.make_instrumental, p.continue_clip_id, p.continue_at, index]);
       const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
       await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path, channels);
-      takes.push({ audio, durationS: durationOf(await decodeAudio(audio.path)), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
+      takes.push({ audio, durationS: (await measureAudio(audio.path, OWN_MP3, { maxS: this.config.kinds.music.options.sandboxDurationS + 5 })).durationS, cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
     }
     return { kind: 'done', result: takes };
   }
 
-  /** The channel count of the continued clip's file (stereo when it is not stored here). */
+  /**
+   * The channel count of the continued clip's file (stereo when it is not stored here), as concat will
+   * decode it: its format decided from its bytes, its first 50 ms decoded pinned. A stored file that is
+   * not audio in an accepted format (one kept before uploads were checked) fails the task with the reason.
+   */
   private async channelsOf(clipId: string, ctx: MusicContext): Promise<1 | 2> {
     const clip = await this.clips.findById(clipId);
     const row = clip && (await this.media.findForTask(clip.taskId, CLIP_AUDIO_ROLE, clip.idx));
     const file = ctx.file('parent', 'audio');
     if (!row || (await this.media.copyToFile(row, file)) === null) return 2;
-    const { format } = await parseFile(file, { duration: false, skipCovers: true });
-    return format.numberOfChannels === 1 ? 1 : 2;
+    let pinned: PinnedAudio | undefined;
+    try {
+      pinned = await pinAudio(file);
+      return (await decodedChannels(file, pinned)) === 1 ? 1 : 2;
+    } catch (err) {
+      const reason = decodeFailure(err, pinned?.format);
+      if (reason === undefined) throw err;
+      this.logger.warn({ msg: 'the clip a music task continues could not be decoded', clip_id: clipId, reason, ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
+      throw new TaskFailure(`the audio of clip ${clipId} ${reason}`);
+    }
   }
 }

@@ -1,5 +1,5 @@
-import { once } from 'node:events';
-import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { decodeLimitMs, encodeLimitMs, NoAudio, type PinnedAudio, pinAudio, readWavStream } from '../../../infra/ffmpeg/audio-decode.js';
+import { pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
 // All audio in memory is 44100 Hz stereo, 32-bit float, interleaved (L R L R …) in a Float32Array, one
 // "frame" being one L/R pair. Float32Array is native-endian; ffmpeg is told f32le (every platform Node
@@ -37,6 +37,7 @@ export interface PcmPart {
  * the length is the sum of the kept frames, and every sample is the part's own except within 3 ms of a junction, where
  * the end of the earlier part fades out and the start of the next fades in (no overlap, so no length changes).
  * Throws when a cut is negative, not a number, or past the end of its part.
+ * The whole song in memory: the reference that PcmJoiner (which concat streams with) is tested against.
  */
 export function joinParts(parts: PcmPart[]): Float32Array {
   const kept = parts.map(({ pcm, cutAtS }, i) => {
@@ -76,36 +77,163 @@ function scaleFrame(pcm: Float32Array, frame: number, gain: number): void {
   for (let c = 0; c < CHANNELS; c++) pcm[frame * CHANNELS + c] *= gain;
 }
 
+
+/**
+ * joinParts as a stream, sample for sample the same: parts come in pieces (`push`), in order, and the joined
+ * PCM goes out in pieces as soon as it is final, so no part and no song is ever held whole. Held back: the
+ * last 3 ms of the part being joined (they fade out if another part follows) and, at a part's start, its
+ * first 3 ms until it is known to last that long (its fade-in is shorter otherwise).
+ */
+export class PcmJoiner {
+  /** The previous non-empty part's last min(3 ms, its length) frames, not yet out: they fade out when a next part comes. */
+  private tail: Float32Array | null = null;
+  /** The current part's frames not yet out (at most JUNCTION_FRAMES once its fade-in is done). */
+  private pending: Float32Array = new Float32Array(0);
+  private cutFrames: number | null = null;
+  private received = 0;
+  private kept = 0;
+  /** Whether the current part follows a non-empty part (a junction: it fades in). */
+  private junction = false;
+  private fadedIn = false;
+  private open = false;
+
+  /** Starts the next part, to be cut after `cutFrames` frames (null: kept whole). */
+  startPart(cutFrames: number | null): void {
+    if (this.open) throw new Error('the previous part was not ended');
+    if (cutFrames !== null && (!Number.isInteger(cutFrames) || cutFrames < 0)) throw new Error(`a cut must be a whole number of frames ≥ 0, not ${cutFrames}`);
+    Object.assign(this, { open: true, cutFrames, received: 0, kept: 0, junction: this.tail !== null, fadedIn: this.tail === null, pending: new Float32Array(0) });
+  }
+
+  /** More frames of the current part (interleaved stereo); answers the joined PCM now final, in order. */
+  push(pcm: Float32Array): Float32Array[] {
+    if (!this.open) throw new Error('no part was started');
+    const frames = framesOf(pcm);
+    this.received += frames;
+    const take = this.cutFrames === null ? frames : Math.max(0, Math.min(frames, this.cutFrames - this.kept));
+    if (take === 0) return [];
+    this.kept += take;
+    const out: Float32Array[] = [];
+    if (this.tail) {
+      // the previous part does not end the song: its end fades out
+      fadeOut(this.tail);
+      out.push(this.tail);
+      this.tail = null;
+    }
+    this.pending = concatPcm(this.pending, pcm.subarray(0, take * CHANNELS));
+    if (!this.fadedIn && this.pending.length >= JUNCTION_FRAMES * CHANNELS) {
+      fadeIn(this.pending, JUNCTION_FRAMES);
+      this.fadedIn = true;
+    }
+    if (this.fadedIn) {
+      const ready = this.pending.length - JUNCTION_FRAMES * CHANNELS;
+      if (ready > 0) {
+        out.push(this.pending.slice(0, ready));
+        this.pending = this.pending.slice(ready);
+      }
+    }
+    return out;
+  }
+
+  /** Ends the current part: how many frames it had (all those pushed, before its cut) and how many it kept. */
+  endPart(): { frames: number; kept: number } {
+    if (!this.open) throw new Error('no part was started');
+    this.open = false;
+    if (this.kept > 0) {
+      if (!this.fadedIn) fadeIn(this.pending, this.kept); // shorter than a fade: it fades in over its whole length
+      this.tail = this.pending;
+    }
+    this.pending = new Float32Array(0);
+    return { frames: this.received, kept: this.kept };
+  }
+
+  /** Ends the song: the last frames, which do not fade out. */
+  finish(): Float32Array[] {
+    if (this.open) throw new Error('the last part was not ended');
+    const out = this.tail ? [this.tail] : [];
+    this.tail = null;
+    return out;
+  }
+}
+
+/** Fades in the first `length` frames (as joinParts does the start of a part after a junction). */
+function fadeIn(pcm: Float32Array, length: number): void {
+  for (let k = 0; k < length; k++) scaleFrame(pcm, k, raisedCosine((k + 1) / (length + 1)));
+}
+
+/** Fades out the whole of `pcm`, the end of a part before a junction (its last frame quietest). */
+function fadeOut(pcm: Float32Array): void {
+  const length = pcm.length / CHANNELS;
+  for (let k = 0; k < length; k++) scaleFrame(pcm, length - 1 - k, raisedCosine((k + 1) / (length + 1)));
+}
+
+function concatPcm(a: Float32Array, b: Float32Array): Float32Array {
+  if (a.length === 0) return b.slice();
+  const out = new Float32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
 /**
  * Writes PCM to `file` as a 192 kb/s MP3 (LAME through ffmpeg, PCM fed on stdin). `file` must be a regular
  * file: ffmpeg seeks back at the end to fill in the Xing/LAME "Info" header, whose gapless fields (encoder
  * delay 576 and the end padding) let decoders trim what LAME adds, so the decoded MP3 lines up with `pcm`
- * sample for sample and has its length (checked with this ffmpeg build, 2018-12: without the header a
- * decoder starts 1105 frames late — 576 of LAME plus 529 of the decoder — and ends about a frame long).
+ * sample for sample and has its length (checked with Debian's ffmpeg 5.1 and the npm package's 2018 build:
+ * without the header a decoder starts 1105 frames late — 576 of LAME plus 529 of the decoder — and ends
+ * about a frame long).
  */
 export async function encodeMp3(pcm: Float32Array, file: string, channels: 1 | 2 = CHANNELS): Promise<void> {
   framesOf(pcm);
-  const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  await encodeMp3Stream(file, channels, pcm.length / CHANNELS / SAMPLE_RATE, async (write) => write(pcm));
+}
+
+/**
+ * encodeMp3 of PCM that `produce` hands over piece by piece (`write` waits while the encoder is behind), up
+ * to `maxS` seconds of it (the run's wall-clock limit is encodeLimitMs of that).
+ */
+export async function encodeMp3Stream(file: string, channels: 1 | 2, maxS: number, produce: (write: (pcm: Float32Array) => Promise<void>) => Promise<void>): Promise<void> {
   // A mono file is the mean of the two channels (the same samples when they are equal). Not ffmpeg's `-ac 1`:
   // it mixes each channel at 1/√2, so a mono source copied to both channels would come out 3 dB louder.
   const mono = channels === 1 ? ['-af', 'pan=mono|c0=0.5*c0+0.5*c1'] : [];
   await runFfmpeg(
     ['-loglevel', 'error', '-f', 'f32le', '-ar', String(SAMPLE_RATE), '-ac', String(CHANNELS), '-i', 'pipe:0', ...mono, '-c:a', 'libmp3lame', '-b:a', '192k', '-write_xing', '1', '-f', 'mp3', '-y', file],
     {
-      feed: async (stdin) => {
-        for (let at = 0; at < bytes.length; at += FEED_CHUNK) {
-          if (!stdin.write(bytes.subarray(at, at + FEED_CHUNK))) await once(stdin, 'drain');
-        }
-      },
+      limitMs: encodeLimitMs(maxS),
+      feed: (stdin) =>
+        produce(async (pcm) => {
+          framesOf(pcm);
+          const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+          for (let at = 0; at < bytes.length; at += FEED_CHUNK) {
+            if (!stdin.write(bytes.subarray(at, at + FEED_CHUNK))) await drained(stdin);
+          }
+        }),
     },
   );
 }
 
+/** Resolves once `stdin` takes more; rejects if it closes first (the encoder stopped: its exit says why). */
+function drained(stdin: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (closed: boolean) => () => {
+      stdin.off('drain', onDrain);
+      stdin.off('close', onClose);
+      if (closed) reject(new Error('the MP3 encoder stopped taking audio'));
+      else resolve();
+    };
+    const onDrain = settle(false);
+    const onClose = settle(true);
+    stdin.once('drain', onDrain);
+    stdin.once('close', onClose);
+  });
+}
+
 /**
- * The first audio stream of any file ffmpeg reads (WAV of any rate, depth and channel count, MP3, FLAC, Ogg…)
- * as SAMPLE_RATE stereo PCM. Mono is copied to both channels at full level (ffmpeg's own `-ac 2` would lower
- * it by 3 dB), stereo is kept as is (a 44100 Hz 16-bit WAV comes back exactly, as sample / 32768), and more
+ * The first audio stream of an audio file (WAV of any rate, depth and channel count, MP3, FLAC, Ogg…, in
+ * one of the formats media-format.ts accepts, decided from its bytes and pinned) as SAMPLE_RATE stereo PCM,
+ * whole in memory. Mono is copied to both channels at full level (ffmpeg's own `-ac 2` would lower it by
+ * 3 dB), stereo is kept as is (a 44100 Hz 16-bit WAV comes back exactly, as sample / 32768), and more
  * channels are mixed down by ffmpeg. MP3 encoder delay and padding are trimmed by ffmpeg from the LAME header.
+ * Throws MediaRefused for a file in no accepted format, NoAudio, FfmpegFailed or FfmpegTimedOut.
  */
 export async function decodeAudio(file: string): Promise<Float32Array> {
   return (await decodeAudioFile(file)).pcm;
@@ -117,43 +245,75 @@ export interface DecodedAudio {
   channels: 1 | 2;
 }
 
+/** decodeAudio with the channel count; `untilS`: only the start of the file is decoded. */
 export async function decodeAudioFile(file: string, options: { untilS?: number } = {}): Promise<DecodedAudio> {
-  const decoded = await decodeToWav(file, false, options.untilS);
-  if (decoded.channels <= CHANNELS) return { pcm: toStereo(decoded.data, decoded.channels), channels: decoded.channels === 1 ? 1 : 2 };
-  const mixed = await decodeToWav(file, true, options.untilS);
-  return { pcm: toStereo(mixed.data, mixed.channels), channels: 2 };
-}
-
-/** ffmpeg's decode as a float WAV on stdout (its header tells the channel count), resampled to SAMPLE_RATE. */
-async function decodeToWav(file: string, downmix: boolean, untilS?: number): Promise<{ channels: number; data: Buffer }> {
-  // `untilS`: only the start of the file is needed (a part cut there): nothing after it is held in memory.
-  const until = untilS !== undefined ? ['-t', untilS.toFixed(6)] : [];
-  const wav = await runFfmpeg(
-    ['-loglevel', 'error', '-i', file, '-map', '0:a:0', '-map_metadata', '-1', '-fflags', '+bitexact', ...(downmix ? ['-ac', String(CHANNELS)] : []), '-ar', String(SAMPLE_RATE), ...until, '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1'],
-    { collectStdout: true },
-  );
-  return readFloatWav(wav);
-}
-
-/** The channel count and sample bytes of ffmpeg's streamed WAV (its sizes are unknown there: data runs to the end). */
-function readFloatWav(wav: Buffer): { channels: number; data: Buffer } {
-  if (wav.length < 12 || wav.toString('latin1', 0, 4) !== 'RIFF' || wav.toString('latin1', 8, 12) !== 'WAVE') throw new Error('ffmpeg did not produce a WAV stream');
-  let channels = 0;
-  for (let at = 12; at + 8 <= wav.length; ) {
-    const id = wav.toString('latin1', at, at + 4);
-    const size = wav.readUInt32LE(at + 4);
-    if (id === 'data') {
-      if (!channels) throw new Error('ffmpeg WAV stream has no format before its data');
-      const data = wav.subarray(at + 8);
-      return { channels, data: data.subarray(0, data.length - (data.length % (4 * channels))) };
-    }
-    if (id === 'fmt ') {
-      channels = wav.readUInt16LE(at + 10);
-      if (wav.readUInt16LE(at + 22) !== 32) throw new Error('ffmpeg WAV stream is not 32-bit float');
-    }
-    at += 8 + size + (size % 2);
+  const pinned = await pinAudio(file);
+  const pieces: Float32Array[] = [];
+  const { channels } = await streamPcm(file, pinned, options, (pcm) => void pieces.push(pcm));
+  const pcm = new Float32Array(pieces.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const piece of pieces) {
+    pcm.set(piece, at);
+    at += piece.length;
   }
-  throw new Error('ffmpeg WAV stream has no audio data (no audio in the file?)');
+  if (pcm.length === 0) throw new NoAudio();
+  return { pcm, channels };
+}
+
+/** How long a decode of a whole file may take when nothing bounds its length: as for an hour of audio. */
+const UNBOUNDED_S = 3600;
+
+/**
+ * Decodes a pinned file to SAMPLE_RATE stereo PCM (as decodeAudio), handing it to `onPcm` piece by piece
+ * as it comes (awaited: the decoder waits while `onPcm` does), never whole. `untilS`: stop after that
+ * many seconds; `channels`: what decodedChannels said of the file, if it was asked already. Answers the
+ * channel count decodeAudio would (1, or 2 for stereo and more).
+ */
+export async function streamPcm(file: string, pinned: PinnedAudio, options: { untilS?: number; channels?: number }, onPcm: (pcm: Float32Array) => void | Promise<void>): Promise<{ channels: 1 | 2 }> {
+  const channels = options.channels ?? (await decodedChannels(file, pinned));
+  const downmix = channels > CHANNELS;
+  let width = 0; // bytes in one frame of the decoder's output
+  let carry = Buffer.alloc(0); // the bytes of a frame cut between two pieces
+  const untilS = options.untilS ?? UNBOUNDED_S;
+  await runFfmpeg(decodeArgs(file, pinned, downmix, options.untilS), {
+    limitMs: encodeLimitMs(untilS), // its pace may be its consumer's (concat's encoder)
+    read: async (stdout) => {
+      await readWavStream(stdout, {
+        header: (h) => {
+          if (h.bitsPerSample !== 32) throw new Error('ffmpeg WAV stream is not 32-bit float');
+          if (h.channels !== (downmix ? CHANNELS : channels)) throw new Error(`ffmpeg WAV stream has ${h.channels} channels, ${channels} expected`);
+          width = 4 * h.channels;
+        },
+        data: async (bytes) => {
+          const all = carry.length ? Buffer.concat([carry, bytes]) : bytes;
+          const whole = all.length - (all.length % width);
+          carry = Buffer.from(all.subarray(whole));
+          if (whole > 0) await onPcm(toStereo(all.subarray(0, whole), width / 4));
+        },
+      });
+    },
+  });
+  return { channels: channels === 1 ? 1 : 2 };
+}
+
+/** The channel count of what decodes from a pinned file (a decode of its first 50 ms); NoAudio when nothing does. */
+export async function decodedChannels(file: string, pinned: PinnedAudio): Promise<number> {
+  let channels = 0;
+  await runFfmpeg(decodeArgs(file, pinned, false, 0.05), {
+    limitMs: decodeLimitMs(1),
+    read: async (stdout) => {
+      await readWavStream(stdout, { header: (h) => (channels = h.channels), data: () => undefined });
+    },
+  });
+  if (channels === 0) throw new NoAudio();
+  return channels;
+}
+
+/** ffmpeg's arguments for a float WAV on stdout (its header tells the channel count) resampled to SAMPLE_RATE. */
+function decodeArgs(file: string, pinned: PinnedAudio, downmix: boolean, untilS?: number): string[] {
+  // `untilS`: only the start of the file is needed (a part cut there): nothing after it is decoded.
+  const until = untilS !== undefined ? ['-t', untilS.toFixed(6)] : [];
+  return ['-loglevel', 'error', ...pinnedInput(pinned.demuxer, file), '-map', '0:a:0', '-map_metadata', '-1', '-fflags', '+bitexact', ...(downmix ? ['-ac', String(CHANNELS)] : []), '-ar', String(SAMPLE_RATE), ...until, '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1'];
 }
 
 /** Interleaved float32 little-endian samples of 1 or 2 channels as stereo PCM (a copy, 4-byte aligned). */

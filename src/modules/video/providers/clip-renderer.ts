@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import sharp from 'sharp';
 import type { ImageLimits } from '../../../infra/config/app-config.js';
-import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { MediaRefused, sniffVideoFile } from '../../../infra/ffmpeg/media-format.js';
 import { boundedSharp } from '../../../infra/images/image-bounds.js';
 
 export const CLIP_FPS = 24;
@@ -10,6 +11,9 @@ export const CLIP_SECONDS = 5;
 /** About 640x360 worth of pixels, whatever the aspect ratio, when no resolution is asked for. */
 const TARGET_AREA = 640 * 360;
 const ZOOM = 1.25;
+/** Wall-clock limit of a render (a 4k clip takes tens of seconds), and of reading one frame of a video. */
+const RENDER_LIMIT_MS = 10 * 60_000;
+const FRAME_LIMIT_MS = 60_000;
 
 /** Luma's resolutions as frame heights. */
 const RESOLUTION_HEIGHTS: Record<string, number> = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 };
@@ -87,6 +91,7 @@ export async function renderClip(spec: ClipSpec, file: string): Promise<Clip> {
   await runFfmpeg(
     ['-loglevel', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(CLIP_FPS), '-i', 'pipe:0', ...sound, '-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', '-y', file],
     {
+      limitMs: RENDER_LIMIT_MS,
       feed: async (stdin) => {
         for (let i = 0; i < count; i++) {
           const frame = await frames(count === 1 ? 0 : i / (count - 1));
@@ -182,12 +187,22 @@ async function titleLayer(text: string, width: number, height: number): Promise<
   }
 }
 
-/** The last frame of the video in `file`, as PNG (to continue from an earlier generation). */
+/**
+ * The last frame of the video in `file`, as PNG (to continue from an earlier generation). The file may be
+ * an upstream's: read as MP4 only (decided from its bytes, the demuxer pinned, local file only); throws
+ * MediaRefused for anything else, FfmpegFailed or FfmpegTimedOut.
+ */
 export async function lastFrame(file: string): Promise<Buffer> {
-  return runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true });
+  return runFfmpeg(['-loglevel', 'error', '-sseof', '-0.25', ...(await pinnedVideo(file)), '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'], { collectStdout: true, limitMs: FRAME_LIMIT_MS });
 }
 
-/** The first frame of the video in `file`, as JPEG (the still of a vendor that gives none). */
+/** The first frame of the video in `file`, as JPEG (the still of a vendor that gives none); read as lastFrame reads. */
 export async function firstFrame(file: string): Promise<Buffer> {
-  return runFfmpeg(['-loglevel', 'error', '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1'], { collectStdout: true });
+  return runFfmpeg(['-loglevel', 'error', ...(await pinnedVideo(file)), '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1'], { collectStdout: true, limitMs: FRAME_LIMIT_MS });
+}
+
+async function pinnedVideo(file: string): Promise<string[]> {
+  const sniffed = await sniffVideoFile(file);
+  if (!sniffed.ok) throw new MediaRefused(sniffed.reason);
+  return pinnedInput(sniffed.demuxer, file);
 }
