@@ -300,8 +300,8 @@ describe('deadlines', () => {
       const created = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 } });
       const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000, what: 'the deadline' });
       expect(done.body.data.task_status_msg).toBe('timed out: the task did not finish within 1 s');
-      // the worker that finishes late changes nothing, and leaves no files behind
-      await pollUntil(async () => t.logs.lines.some((l) => String(l.msg).includes('finished too late')), Boolean, { timeoutMs: 20_000, what: 'the late worker' });
+      // the worker failed it on time, without waiting for its step; what the step makes later changes nothing, and leaves no files behind
+      await pollUntil(async () => t.logs.lines.some((l) => String(l.msg).includes("its step ran past the task's deadline")), Boolean, { timeoutMs: 20_000, what: 'the worker to give up on the step' });
       const c = new pg.Client({ connectionString: t.db.url });
       await c.connect();
       const { rows } = await c.query('SELECT state, (SELECT count(*)::int FROM media WHERE task_id = $1) AS files FROM tasks WHERE id = $1', [created.body.data.task_id]);

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Why a step's scope was closed before its work ended: its time limit passed. */
 export class StepTimeLimit extends Error {
@@ -30,6 +31,11 @@ export class StepScope {
   /** Aborts when the scope closes (the step ended or ran out of time); its reason says why. */
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  /** Waits `ms`, or until the current step's scope closes (then rejects with its reason); outside a step, simply waits. */
+  static delay(ms: number): Promise<void> {
+    return sleep(ms, undefined, { signal: StepScope.current()?.signal });
   }
 
   /** Runs `work` inside the scope. */

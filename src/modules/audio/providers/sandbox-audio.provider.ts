@@ -1,5 +1,4 @@
 import { writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
@@ -9,6 +8,7 @@ import { SamplesService } from '../../samples/samples.service.js';
 import { checkedFacts } from '../audio-check.js';
 import type { AudioTask } from '../audio-task.js';
 import type { AudioContext, AudioFacts, AudioProvider } from './audio-provider.js';
+import { StepScope } from '../../../infra/process/step-scope.js';
 
 /**
  * Works offline (for URLs it may reach): fetches the file within AUDIO_MAX_BYTES into a work file (never
@@ -39,7 +39,7 @@ export class SandboxAudioProvider implements AudioProvider {
       }
       throw err;
     }
-    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    if (this.config.sandboxDelayMs > 0) await StepScope.delay(this.config.sandboxDelayMs); // ends with the step's time limit
     const facts = await checkedFacts(clip, size, this.config.kinds.audio.options.maxDurationS);
     if (!facts.ok) {
       this.logger.warn({ msg: 'an uploaded file was refused', upload_id: upload.id, reason: facts.reason, ...(facts.detail ? { ffmpeg: facts.detail } : {}) });

@@ -1,5 +1,4 @@
 import { writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import sharp, { type ExtendWith, type Sharp } from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
@@ -9,6 +8,7 @@ import { MediaFile } from '../../../infra/storage/storage.js';
 import type { ExpandTask } from '../expand-task.js';
 import { type Margins, marginsOf } from '../image-rules.js';
 import type { ExpandContext, ExpandProvider, ExpandResultImage } from './expand-provider.js';
+import { StepScope } from '../../../infra/process/step-scope.js';
 
 // Inputs are read from work files that are removed when their step ends: libvips must not keep them open
 // in its operation cache (the default keeps 20), or the disk space of removed inputs would stay in use.
@@ -43,7 +43,7 @@ export class SandboxExpandProvider implements ExpandProvider {
 
   async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
     const source = await ctx.source();
-    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    if (this.config.sandboxDelayMs > 0) await StepScope.delay(this.config.sandboxDelayMs); // ends with the step's time limit
     const margins = marginsOf(task.params, source.facts.width, source.facts.height);
     const width = source.facts.width + margins.left + margins.right;
     const height = source.facts.height + margins.top + margins.bottom;

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
@@ -11,6 +10,7 @@ import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
 import { decodedChannels, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
+import { StepScope } from '../../../infra/process/step-scope.js';
 
 /** The MP3s the sandbox encodes itself, read back as MP3. */
 const OWN_MP3: PinnedAudio = { format: 'mp3', demuxer: 'mp3' };
@@ -32,7 +32,7 @@ export class SandboxMusicProvider implements MusicProvider {
   ) {}
 
   async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
-    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    if (this.config.sandboxDelayMs > 0) await StepScope.delay(this.config.sandboxDelayMs); // ends with the step's time limit
     const p = task.params;
     const channels = p.continue_clip_id ? await this.channelsOf(p.continue_clip_id, ctx) : 2;
     const takes: MusicTake[] = [];

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
@@ -6,6 +5,7 @@ import { MediaFile } from '../../../infra/storage/storage.js';
 import type { VideoTask } from '../video-task.js';
 import { durationSeconds, renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
+import { StepScope } from '../../../infra/process/step-scope.js';
 
 /**
  * Works offline: renders a real H.264 MP4 from the keyframes or, for a text prompt, a titled gradient,
@@ -20,7 +20,7 @@ export class SandboxVideoProvider implements VideoProvider {
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
     const start = await ctx.keyframeImage('frame0');
     const end = await ctx.keyframeImage('frame1');
-    if (this.config.sandboxDelayMs > 0) await sleep(this.config.sandboxDelayMs);
+    if (this.config.sandboxDelayMs > 0) await StepScope.delay(this.config.sandboxDelayMs); // ends with the step's time limit
     const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
       {
