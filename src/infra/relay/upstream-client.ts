@@ -202,7 +202,7 @@ export class UpstreamClient {
       const bodyType: Record<string, string> = multipart ? { 'content-type': multipart.type } : options.body !== undefined ? { 'content-type': 'application/json' } : {};
       const headers = { accept: 'application/json', ...options.headers, ...(await this.authorization(auth)), ...bodyType };
       try {
-        const res = await this.fetcher.request(url, {
+        const res = await this.fetcher.request('upstream', url, {
           method,
           headers,
           body: multipart ? multipart.bytes : options.body !== undefined ? JSON.stringify(options.body) : undefined,
@@ -247,12 +247,12 @@ export class UpstreamClient {
 
   /** Downloads a result file the upstream produced (its URLs expire, so it is copied to our storage). */
   async download(url: string, maxBytes: number): Promise<Buffer> {
-    return this.downloading(async () => (await this.fetcher.fetchBytes(url, maxBytes)).body);
+    return this.downloading(async () => (await this.fetcher.fetchBytes('upstream', url, maxBytes)).body);
   }
 
   /** The same, written to `file` as it arrives (a video); answers its size. */
   async downloadToFile(url: string, maxBytes: number, file: string): Promise<number> {
-    return this.downloading(() => this.fetcher.fetchToFile(url, maxBytes, file));
+    return this.downloading(() => this.fetcher.fetchToFile('upstream', url, maxBytes, file));
   }
 
   /** A download's failures as the relays understand them: worth another try later, or not. */

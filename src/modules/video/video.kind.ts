@@ -106,7 +106,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     }
     let bytes = this.samples.resolve(frame.url!, task.baseUrl);
     try {
-      bytes ??= (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
+      bytes ??= (await this.fetcher.fetchBytes('caller', frame.url!, IMAGE_RULES.maxBytes)).body;
     } catch (err) {
       if (err instanceof OutboundError) throw new TaskFailure(`could not fetch keyframes.${position}.url: ${err.message}`);
       throw err;

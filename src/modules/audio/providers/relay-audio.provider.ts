@@ -114,7 +114,7 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   private async keepClip(upload: AudioTask, ctx: AudioContext, format: string): Promise<Pick<AudioFacts, 'clip'>> {
     const clip = new MediaFile(ctx.file('clip', 'audio'));
     try {
-      await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
+      await this.fetcher.fetchToFile('caller', upload.params.url, this.config.audioMaxBytes, clip.path);
       return { clip: { body: clip, contentType: clipContentType(format) } };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;

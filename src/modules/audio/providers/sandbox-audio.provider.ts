@@ -42,7 +42,7 @@ export class SandboxAudioProvider implements AudioProvider {
     const clip: Buffer | MediaFile = sample ?? new MediaFile(ctx.file('clip', 'audio'));
     let size = sample?.length ?? 0;
     try {
-      if (clip instanceof MediaFile) size = await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
+      if (clip instanceof MediaFile) size = await this.fetcher.fetchToFile('caller', upload.params.url, this.config.audioMaxBytes, clip.path);
     } catch (err) {
       if (err instanceof OutboundError) {
         return { kind: 'failed', reason: err.kind === 'too_large' ? `the file is larger than AUDIO_MAX_BYTES (${this.config.audioMaxBytes} bytes)` : `could not fetch url: ${err.message}` };
