@@ -69,6 +69,9 @@ export interface OutboundResponse {
 
 const MAX_REDIRECTS = 3;
 
+/** How long a caller's URL handed on to an upstream is looked up, at most: a name not resolved by then is the upstream's to resolve. */
+const HAND_OFF_LOOKUP_MS = 2000;
+
 /**
  * The one way the service reaches URLs (images, keyframes, audio, callbacks, upstreams and their results),
  * each request for a purpose (`OutboundPurpose`) that decides what it may reach: http(s) only; the host is
@@ -164,6 +167,34 @@ export class SafeFetchService implements OnApplicationBootstrap, OnApplicationSh
     }
     if (host === 'localhost' || host.endsWith('.localhost')) return `the host ${host} is a loopback name`;
     if (this.config.outbound.allowHosts.includes(host)) return `the host ${host} is not public`;
+    return null;
+  }
+
+  /**
+   * Why a caller's URL may not be handed on to an upstream, which fetches it from its own network (an in-cluster
+   * upstream: the gateway's): what callerUrlRefusal says, or that its host resolves to a non-public address. Null
+   * when it resolves to public addresses only, cannot be resolved here within HAND_OFF_LOOKUP_MS (the upstream
+   * resolves it on its own), or under ALLOW_PRIVATE_URLS. Same words as callerUrlRefusal.
+   */
+  async callerUrlHandOffRefusal(url: string): Promise<string | null> {
+    const judged = this.callerUrlRefusal(url);
+    if (judged || this.config.outbound.allowPrivate || !URL.canParse(url)) return judged;
+    const host = hostOf(new URL(url).hostname);
+    if (ipaddr.isValid(host)) return null; // a literal was judged above
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('timed out')), HAND_OFF_LOOKUP_MS)));
+    let addresses: ResolvedAddress[];
+    try {
+      addresses = await Promise.race([this.resolver.lookup(host), timeout]);
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+    for (const { address } of addresses) {
+      const range = nonPublicReason(address);
+      if (range) return `the host ${host} resolves to ${describeRange(range)}`;
+    }
     return null;
   }
 
@@ -292,7 +323,8 @@ export class SafeFetchService implements OnApplicationBootstrap, OnApplicationSh
           const status = res.statusCode ?? 0;
           if (options.toFile && status >= 200 && status < 300) {
             sink = createWriteStream(options.toFile);
-            sink.on('error', (err) => fail(new OutboundError('network', `could not write the download: ${err.message}`)));
+            // its code only: the message names the worker's file
+            sink.on('error', (err: NodeJS.ErrnoException) => fail(new OutboundError('network', `could not write the download (${err.code ?? 'write error'})`)));
           }
           const chunks: Buffer[] = [];
           let size = 0;
