@@ -12,6 +12,7 @@ import type { KindModule } from './common/tasks/task-kind.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import type { AppLogger } from './infra/logger/app-logger.js';
 import type { HostResolver } from './infra/outbound/host-resolver.js';
+import { SafeFetchService } from './infra/outbound/safe-fetch.service.js';
 import { ConsoleService } from './modules/console/console.service.js';
 
 /**
@@ -51,5 +52,6 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   if (config.runsApi) app.use('/console', app.get(ConsoleService).router());
   setupSwagger(app, kinds.map((m) => m.kind.definition), config);
   await app.init();
+  if (!options.preview) app.get(SafeFetchService).warnAtStart();
   return app;
 }

@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import ipaddr from 'ipaddr.js';
 import { AppConfig } from '../config/app-config.js';
@@ -81,7 +81,7 @@ const HAND_OFF_LOOKUP_MS = 2000;
  * cap while streaming. With tracing, each request (each hop) is a client span, and carries its `traceparent`.
  */
 @Injectable()
-export class SafeFetchService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SafeFetchService implements OnApplicationShutdown {
   private readonly logger = new Logger('Outbound');
   /** Keep-alive agents by purpose and origin (keepAlive requests), each checking the address of every connection it opens. */
   private readonly agents = new Map<string, http.Agent>();
@@ -92,7 +92,8 @@ export class SafeFetchService implements OnApplicationBootstrap, OnApplicationSh
     private readonly resolver: HostResolver,
   ) {}
 
-  onApplicationBootstrap(): void {
+  /** At the start of a service that serves (createApp; not a CLI whose output is its result): the warning of ALLOW_PRIVATE_URLS. */
+  warnAtStart(): void {
     if (this.config.outbound.allowPrivate) {
       this.logger.warn(
         'ALLOW_PRIVATE_URLS=true: callers\' URLs and callbacks may reach loopback, private and link-local addresses (cloud metadata among them). ' +
