@@ -152,8 +152,8 @@ describe('failure reasons, as the team and as admins see them', () => {
   beforeAll(async () => {
     luma = await startFakeLuma('luma-key');
     t = await startTestApp(
-      { VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: `http://relay.internal:${luma.server.port}`, RELAY_API_KEY: 'luma-key', OUTBOUND_ALLOW_HOSTS: 'relay.internal', RELAY_POLL_MS: '50', ADMIN_API_KEY: ADMIN },
-      { hostResolver: new HostTable({ 'relay.internal': '127.0.0.1', 'files.internal': '127.0.0.1' }) },
+      { VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: `http://relay.internal:${luma.server.port}`, RELAY_API_KEY: 'luma-key', OUTBOUND_ALLOW_HOSTS: 'relay.internal', RELAY_POLL_MS: '50', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64) },
+      { hostResolver: new HostTable({ 'relay.internal': '127.0.0.1', 'files.internal': '127.0.0.1', 'blocked.internal': '127.0.0.1' }) },
     );
     key = await t.createKey('team-reasons');
   });
@@ -195,8 +195,30 @@ describe('failure reasons, as the team and as admins see them', () => {
     try {
       const refused = await run({ prompt: 'too long' });
       expect([refused.state, refused.failure_reason]).toEqual(['failed', 'the upstream refused the generation: prompt is too long for this model']);
+      expect((await attempts(refused.id)).map((a) => a.outcome)).toEqual(['failed']);
     } finally {
       luma.knobs.createRefusal = undefined;
+    }
+  });
+
+  it('a channel whose host the rules refuse (not in OUTBOUND_ALLOW_HOSTS): the team reads the generic reason, admins the channel and the rule', async () => {
+    const added = await api(t.url, 'POST', '/admin/channels', {
+      key: ADMIN,
+      body: { name: 'luma-blocked', operations: ['video'], protocol: 'luma', base_url: `http://blocked.internal:${luma.server.port}`, credentials: { api_key: 'luma-key' }, priority: 10 },
+    });
+    expect(added.status).toBe(201);
+    try {
+      const done = await run({ prompt: 'to a refused host' });
+      expect([done.state, done.failure_reason]).toEqual(['failed', GATEWAY_FAILURE]);
+      const log = await attempts(done.id);
+      expect(log.map((a) => [a.channel, a.outcome])).toEqual([
+        ['luma-blocked', 'failed'],
+        [null, 'gateway_error'],
+      ]);
+      const rule = "the upstream URL is refused: the host blocked.internal resolves to a loopback address: only public addresses are fetched (private targets are refused); an upstream's host may be named in OUTBOUND_ALLOW_HOSTS";
+      expect([log[0].message, log[1].message]).toEqual([rule, `the upstream refused the generation: ${rule}`]);
+    } finally {
+      expect((await api(t.url, 'DELETE', `/admin/channels/${added.body.id}`, { key: ADMIN })).status).toBe(200);
     }
   });
 });
