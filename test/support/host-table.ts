@@ -14,7 +14,7 @@ export class HostTable extends HostResolver {
   }
 
   async lookup(host: string): Promise<ResolvedAddress[]> {
-    const address = this.names[host];
+    const address = this.names[host.replace(/\.$/, '')]; // relay.internal. is relay.internal, fully qualified
     return address ? [{ address, family: isIPv6(address) ? 6 : 4 }] : this.system.lookup(host);
   }
 }

@@ -180,13 +180,14 @@ export class SafeFetchService implements OnApplicationShutdown {
   async callerUrlHandOffRefusal(url: string): Promise<string | null> {
     const judged = this.callerUrlRefusal(url);
     if (judged || this.config.outbound.allowPrivate || !URL.canParse(url)) return judged;
-    const host = hostOf(new URL(url).hostname);
+    const { hostname } = new URL(url);
+    const host = hostOf(hostname);
     if (ipaddr.isValid(host)) return null; // a literal was judged above
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('timed out')), HAND_OFF_LOOKUP_MS)));
     let addresses: ResolvedAddress[];
     try {
-      addresses = await Promise.race([this.resolver.lookup(host), timeout]);
+      addresses = await Promise.race([this.resolver.lookup(hostname.toLowerCase()), timeout]);
     } catch {
       return null;
     } finally {
@@ -221,7 +222,8 @@ export class SafeFetchService implements OnApplicationShutdown {
       addresses = [{ address: host, family: host.includes(':') ? 6 : 4 }];
     } else {
       try {
-        addresses = await this.resolver.lookup(host);
+        // looked up as written (`name.` is absolute: no search domain), compared without the dot
+        addresses = await this.resolver.lookup(hostname.toLowerCase());
       } catch {
         throw new OutboundError('network', `the host ${host} could not be resolved`);
       }
