@@ -3,6 +3,9 @@ import { AppError } from '../../common/errors/app-error.js';
 import { SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { SamplesService } from './samples.service.js';
 
+/** The rule a refusal of a caller's URL ends with. */
+const RULE = '(the gateway reaches only public addresses for a caller)';
+
 /**
  * The doors' check of the URLs a caller gives (images, keyframes, audio, callback URLs): what can be judged
  * from the URL alone is refused at submission, 400 naming the field (SafeFetchService.callerUrlRefusal: a
@@ -11,8 +14,6 @@ import { SamplesService } from './samples.service.js';
  * whose addresses are private is refused when it is fetched (the task fails, the callback is never sent).
  * The service's own sample files under the request's base are read here, never fetched: they pass.
  */
-const RULE = '(the gateway reaches only public addresses for a caller)';
-
 @Injectable()
 export class CallerUrls {
   constructor(
