@@ -12,6 +12,8 @@ import { setupSwagger } from './common/swagger/openapi.js';
 import type { KindModule } from './common/tasks/task-kind.js';
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import type { AppLogger } from './infra/logger/app-logger.js';
+import type { HostResolver } from './infra/outbound/host-resolver.js';
+import { SafeFetchService } from './infra/outbound/safe-fetch.service.js';
 import { ConsoleService } from './modules/console/console.service.js';
 
 /**
@@ -19,9 +21,9 @@ import { ConsoleService } from './modules/console/console.service.js';
  * the request's span (with tracing) and id first, then the console's files at /console, Nest's routes, Swagger UI at /docs; malformed HTTP answered with the envelope.
  * Nest's own body parser is off: JsonBodyGuard parses, after the key guard, with per-route limits.
  */
-export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean; kinds?: readonly KindModule[] } = {}): Promise<NestExpressApplication> {
+export async function createApp(config: AppConfig, logger: AppLogger, options: { preview?: boolean; kinds?: readonly KindModule[]; hostResolver?: HostResolver } = {}): Promise<NestExpressApplication> {
   const kinds = options.kinds ?? TASK_KIND_MODULES;
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, kinds), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, kinds, { hostResolver: options.hostResolver }), {
     bodyParser: false,
     logger,
     abortOnError: false,
@@ -55,5 +57,6 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   if (config.runsApi) app.use('/console', app.get(ConsoleService).router());
   setupSwagger(app, kinds.map((m) => m.kind.definition), config);
   await app.init();
+  if (!options.preview) app.get(SafeFetchService).warnAtStart();
   return app;
 }

@@ -8,6 +8,7 @@ import { ConfigModule } from './infra/config/config.module.js';
 import { CryptoModule } from './infra/crypto/crypto.module.js';
 import { ProcessModule } from './infra/process/shutdown-state.js';
 import { DatabaseModule } from './infra/database/database.module.js';
+import type { HostResolver } from './infra/outbound/host-resolver.js';
 import { OutboundModule } from './infra/outbound/outbound.module.js';
 import { PrismaModule } from './infra/prisma/prisma.module.js';
 import { TracingModule } from './infra/tracing/tracing.module.js';
@@ -35,8 +36,8 @@ import type { KindModule } from './common/tasks/task-kind.js';
 
 @Module({})
 export class AppModule {
-  /** `kinds`: the task kinds to run (the registry's; a test adds its own). */
-  static forRoot(config: AppConfig, kinds: readonly KindModule[] = TASK_KIND_MODULES): DynamicModule {
+  /** `kinds`: the task kinds to run (the registry's; a test adds its own); `hostResolver`: where host names are resolved (the system's resolver unless a test gives its own). */
+  static forRoot(config: AppConfig, kinds: readonly KindModule[] = TASK_KIND_MODULES, options: { hostResolver?: HostResolver } = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -47,7 +48,7 @@ export class AppModule {
         DatabaseModule,
         PrismaModule,
         QueueModule,
-        OutboundModule,
+        OutboundModule.forRoot(options.hostResolver),
         RelayModule,
         StorageModule,
         WorkDirModule,

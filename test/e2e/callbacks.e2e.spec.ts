@@ -5,6 +5,7 @@ import pg from 'pg';
 import { CallbackSender } from '../../src/modules/callbacks/callback-sender.processor.js';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
+import { HostTable } from '../support/host-table.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, createTestDatabase, startTestApp, type TestApp } from '../support/test-app.js';
@@ -213,16 +214,20 @@ describe('callbacks', () => {
 describe('callbacks to a refused target', () => {
   it('fail without ever reaching it when private targets are not allowed', async () => {
     const receiver = await startReceiver();
-    const t = await startTestApp({ ADMIN_API_KEY: ADMIN });
+    // hooks.test resolves to loopback (the test's resolver): nothing in the URL says so, its delivery does
+    const t = await startTestApp({ ADMIN_API_KEY: ADMIN }, { hostResolver: new HostTable({ 'hooks.test': '127.0.0.1' }) });
     try {
       const key = await t.createKey('strict');
-      const id = (await api(t.url, 'POST', EXPAND, { key, body: expandBody(`${receiver.url}/private`) })).body.data.task_id;
+      // a loopback address in the URL itself is refused at once, naming the field
+      const literal = await api(t.url, 'POST', EXPAND, { key, body: expandBody(`${receiver.url}/private`) });
+      expect([literal.status, literal.body.message]).toEqual([400, expect.stringMatching(/^callback_url must be a public http\(s\) URL: 127\.0\.0\.1 is a loopback address/)]);
+      const id = (await api(t.url, 'POST', EXPAND, { key, body: expandBody(`http://hooks.test:${receiver.server.port}/private`) })).body.data.task_id;
       const deliveries = await settled(t, key, `${EXPAND}/${id}/callbacks`, 2);
       expect(deliveries.map((d) => [d.state, d.attempts])).toEqual([
         ['failed', 1],
         ['failed', 1],
       ]);
-      expect(deliveries[0].last_error).toMatch(/private targets are refused/);
+      expect(deliveries[0].last_error).toBe('the host hooks.test resolves to a loopback address: only public addresses are fetched (private targets are refused)');
       expect(receiver.received).toEqual([]);
       const metrics = await t.metrics();
       expect(metrics).toMatch(/mgw_callback_deliveries_failed_total\{reason="refused"\} 2/);

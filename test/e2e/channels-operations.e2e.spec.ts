@@ -29,7 +29,7 @@ describe('channels for video, audio and music: failover, and follow-ups on the c
     lumaGood.knobs.pollsUntilDone = 2;
     files = await startServer((_req, res) => sendBytes(res, 'audio/wav', wav(6, 44100)));
     // relay with no RELAY_*_URL: every channel comes from the admin API
-    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', AUDIO_PROVIDER: 'relay', MUSIC_PROVIDER: 'relay' });
+    t = await startTestApp({ ...FAST, ALLOW_PRIVATE_URLS: 'true', VIDEO_PROVIDER: 'relay', AUDIO_PROVIDER: 'relay', MUSIC_PROVIDER: 'relay' }); // the callers' files are on loopback too
     key = await t.createKey('team-ops');
   });
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GATEWAY_FAILURE } from '../../src/modules/channels/channel-router.js';
 import { Child } from '../support/child-process.js';
 import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
 import { freePort } from '../support/free-port.js';
@@ -374,7 +375,7 @@ describe('circuit breaking', () => {
 });
 
 describe('a task no channel can take', () => {
-  it('waits off the clock, and fails with the reason once EXPAND_TIMEOUT_S has passed since its acceptance', async () => {
+  it('waits off the clock, and fails once EXPAND_TIMEOUT_S has passed since its acceptance: a generic reason for the team, the detail for admins', async () => {
     // 3 s: each wait for a channel moves the task's deadline on, but a step that a loaded machine delays past it would end it as 'timed out' first
     const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '3' });
     try {
@@ -383,7 +384,10 @@ describe('a task no channel can take', () => {
       const res = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } });
       const id = res.body.data.task_id as string;
       const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000, what: 'the task to fail' });
-      expect(done.body.data.task_status_msg).toMatch(/no channel could take the task within 3 s \(EXPAND_TIMEOUT_S\)/);
+      expect(done.body.data.task_status_msg).toBe(GATEWAY_FAILURE);
+      expect(done.body.data.task_status_msg).not.toMatch(/channel|EXPAND_TIMEOUT_S/);
+      const attempts = (await api(t.url, 'GET', `/admin/tasks/${id}/attempts`, { key: ADMIN })).body;
+      expect(attempts).toEqual([expect.objectContaining({ outcome: 'gateway_error', channel: null, latency_ms: null, message: 'no channel could take the task within 3 s (EXPAND_TIMEOUT_S): none enabled, or all busy or unreachable' })]);
     } finally {
       await t.close();
     }

@@ -15,7 +15,7 @@ describe('music relayed to a Suno-API aggregator', () => {
   beforeAll(async () => {
     agg = await startFakeMusicAggregator('agg-key', 3);
     files = await startServer((_req, res) => sendBytes(res, 'audio/wav', wav(12, 44100)));
-    t = await startTestApp({ ...FAST, MUSIC_PROVIDER: 'relay', AUDIO_PROVIDER: 'relay', RELAY_MUSIC_URL: `${agg.url}/suno`, RELAY_AUDIO_URL: `${agg.url}/suno`, RELAY_API_KEY: 'agg-key', MUSIC_TIMEOUT_S: '8' }); // 8 s: also how long a task may wait for a free channel from its acceptance (the 429 test), on a loaded machine
+    t = await startTestApp({ ...FAST, ALLOW_PRIVATE_URLS: 'true', MUSIC_PROVIDER: 'relay', AUDIO_PROVIDER: 'relay', RELAY_MUSIC_URL: `${agg.url}/suno`, RELAY_AUDIO_URL: `${agg.url}/suno`, RELAY_API_KEY: 'agg-key', MUSIC_TIMEOUT_S: '8' }); // 8 s: also how long a task may wait for a free channel from its acceptance (the 429 test), on a loaded machine
     key = await t.createKey('team-relay');
   });
   afterAll(async () => {

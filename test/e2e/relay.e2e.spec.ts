@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { GATEWAY_FAILURE } from '../../src/modules/channels/channel-router.js';
 import { png } from '../support/images.js';
 import { probeVideo, wav } from '../support/media.js';
 import { sendBytes, startServer } from '../support/http-server.js';
@@ -132,13 +133,18 @@ describe('relay to Kling (expand)', () => {
     expect([...kling.created.values()].filter((c) => c.body.external_task_id === id)).toHaveLength(1);
   });
 
-  it('auto-disables the channel when the keys are wrong (the fake checks the JWT); with no other channel the task fails at its deadline, saying why', async () => {
+  it('auto-disables the channel when the keys are wrong (the fake checks the JWT); with no other channel the task fails at its deadline, saying why to admins', async () => {
     const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret', EXPAND_TIMEOUT_S: '3', ADMIN_API_KEY: ADMIN });
     try {
       const k = await wrong.createKey();
       const created = await api(wrong.url, 'POST', EXPAND, { key: k, body: { image, ...RATIOS } });
       const done = await pollUntil(() => api(wrong.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key: k }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000 });
-      expect(done.body.data.task_status_msg).toMatch(/no channel could take the task within 3 s/);
+      // the team reads the gateway's generic reason; admins read which channel and why in the task's attempts
+      expect(done.body.data.task_status_msg).toBe(GATEWAY_FAILURE);
+      const attempts = (await api(wrong.url, 'GET', `/admin/tasks/${created.body.data.task_id}/attempts`, { key: ADMIN })).body;
+      expect(attempts.map((a: any) => a.outcome)).toEqual(['refused_account', 'gateway_error']);
+      expect(attempts[0].message).toMatch(/credentials: Authentication failed/);
+      expect(attempts[1]).toEqual(expect.objectContaining({ channel: null, message: expect.stringMatching(/^no channel could take the task within 3 s \(EXPAND_TIMEOUT_S\)/) }));
       const [channel] = (await api(wrong.url, 'GET', '/admin/channels', { key: ADMIN })).body;
       expect([channel.status, channel.status_reason]).toEqual(['auto_disabled', expect.stringMatching(/credentials: Authentication failed/)]);
       expect(kling.authFailures.some((f) => /signature/.test(f))).toBe(true);
@@ -154,7 +160,7 @@ describe('relay to Luma (video)', () => {
   let key: string;
   beforeAll(async () => {
     luma = await startFakeLuma('luma-key');
-    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '1500' });
+    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN });
     key = await t.createKey();
   });
   afterAll(async () => {
@@ -216,7 +222,11 @@ describe('relay to Luma (video)', () => {
     const before = luma.created.size;
     const done = await run({ prompt: 'hang' });
     expect(done.body.state).toBe('failed');
-    expect(done.body.failure_reason).toMatch(/never answered the create request; it was not sent again/);
+    expect(done.body.failure_reason).toBe(GATEWAY_FAILURE);
+    const attempts = (await api(t.url, 'GET', `/admin/tasks/${done.body.id}/attempts`, { key: ADMIN })).body;
+    expect(attempts.map((a: any) => a.outcome)).toEqual(['ambiguous', 'gateway_error']);
+    expect(attempts[0].message).toMatch(/did not answer/);
+    expect(attempts[1].message).toMatch(/^the upstream never answered the create request \(channel [0-9a-f-]{36}\); it was not sent again/);
     expect(luma.created.size).toBe(before + 1);
   });
 });
@@ -256,7 +266,8 @@ describe('relay to Luma: a long video', () => {
 describe('relay to an audio aggregator', () => {
   it('registers the clip upstream and takes its facts when it is ready', async () => {
     const agg = await startFakeAudioAggregator('agg-key');
-    const t = await startTestApp({ ...FAST, AUDIO_PROVIDER: 'relay', RELAY_AUDIO_URL: agg.url, RELAY_API_KEY: 'agg-key' });
+    // ALLOW_PRIVATE_URLS: the caller's file server below is on loopback (OUTBOUND_ALLOW_HOSTS is for upstreams only)
+    const t = await startTestApp({ ...FAST, ALLOW_PRIVATE_URLS: 'true', AUDIO_PROVIDER: 'relay', RELAY_AUDIO_URL: agg.url, RELAY_API_KEY: 'agg-key' });
     try {
       const key = await t.createKey();
       const created = await api(t.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: 'https://example.com/song.mp3' } });
@@ -297,6 +308,7 @@ describe('relay to an upstream that speaks this same interface', () => {
     const backKey = await back.createKey('front-gateway');
     const front = await startTestApp({
       ...FAST,
+      ALLOW_PRIVATE_URLS: 'true', // the audio URL below names the back, on loopback: a caller's URL
       PROVIDER: 'relay',
       RELAY_EXPAND_URL: `${back.url}/video-a`,
       RELAY_VIDEO_URL: `${back.url}/video-b/v1`,

@@ -35,7 +35,7 @@ describe('video failover after acceptance, charged once, and routing by cost', (
     runway = await startFakeRunway(RUNWAY_KEY);
     runway.knobs.pollsUntilDone = 1; // Runway asks for 5 s between polls: one poll to the end keeps the suite short
     hooks = await startReceiver();
-    t = await startTestApp({ VIDEO_PROVIDER: 'relay', VIDEO_ROUTING: 'cost', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
+    t = await startTestApp({ VIDEO_PROVIDER: 'relay', VIDEO_ROUTING: 'cost', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ALLOW_PRIVATE_URLS: 'true', RELAY_POLL_MS: '100' }); // the callback receiver is on loopback too
     key = await t.createKey('team-failover');
     const add = async (name: keyof typeof PRICES, model: string, body: Record<string, unknown>) => {
       const models = [{ name: model, vendor_model: model, price: { per_second: { '720p': PRICES[name] } } }];

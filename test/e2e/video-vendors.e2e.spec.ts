@@ -30,7 +30,7 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     runway.knobs.pollsUntilDone = 1; // Runway asks for 5 s between polls: one poll to the end keeps the suite short
     const frame = await png(640, 360);
     images = await startServer((_req, res) => sendBytes(res, 'image/png', frame));
-    t = await startTestApp({ VIDEO_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
+    t = await startTestApp({ VIDEO_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ALLOW_PRIVATE_URLS: 'true', RELAY_POLL_MS: '100' }); // the keyframes' server is on loopback too
     key = await t.createKey('team-vendors');
     const add = async (name: string, body: Record<string, unknown>) => {
       const res = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['video'], ...body } });

@@ -30,6 +30,8 @@ export interface Misbehaviour {
   videoBytes?: number;
   /** Luma: serve each generation's video at the size and length it asked (resolution, aspect_ratio, duration). */
   render?: boolean;
+  /** Luma: name result files under this base (a file host of its own) instead of the address it was asked at. */
+  resultBase?: string;
   /** Kling: refuse every credential (401, code 1000), as when an account's keys are revoked. */
   rejectAuth?: boolean;
   /** Kling: keep every task processing, whatever pollsUntilDone says, until this is set false. */
@@ -196,12 +198,14 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
       authFailures.push(req.headers.authorization ?? 'none');
       return sendJson(res, 401, { detail: 'Invalid API key' });
     }
+    // results are named where the upstream was asked (relay.internal when the gateway asked it there)
+    const base = knobs.resultBase ?? (req.headers.host ? `http://${req.headers.host}` : server.url);
     const record = (id: string, state: string) => ({
       id,
       state,
       failure_reason: state === 'failed' ? knobs.failWith : null,
       created_at: new Date().toISOString(),
-      assets: state === 'completed' ? { video: knobs.render ? `${server.url}/files/gen/${id}.mp4` : `${server.url}/files/video.mp4`, image: `${server.url}/files/thumb.png` } : null,
+      assets: state === 'completed' ? { video: knobs.render ? `${base}/files/gen/${id}.mp4` : `${base}/files/video.mp4`, image: `${base}/files/thumb.png` } : null,
       request: created.get(id)?.body,
     });
     if (req.method === 'GET' && url.pathname === '/credits') return sendJson(res, 200, { credit_balance: 1000 });

@@ -9,6 +9,7 @@ import { createApp } from '../../src/app.factory.js';
 import type { KindModule } from '../../src/common/tasks/task-kind.js';
 import { loadAppConfig } from '../../src/config.js';
 import type { AppConfig, AppConfigValues } from '../../src/infra/config/app-config.js';
+import type { HostResolver } from '../../src/infra/outbound/host-resolver.js';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { AppLogger, createRootLogger } from '../../src/infra/logger/app-logger.js';
 import { KeysService } from '../../src/modules/keys/keys.service.js';
@@ -90,16 +91,17 @@ export interface TestApp {
  * Boots the real application (AppModule, migrations, middleware, Swagger) on a real database,
  * listening on a free loopback port. Pass `db` to run a second instance on the same database, `kinds`
  * to run other task kinds than the registry's (a test's own kind beside them), `config` for settings no
- * variable sets (soleInstance: what the embedded database gives). Every app gets TEST_SEALING_KEY as its
+ * variable sets (soleInstance: what the embedded database gives), `hostResolver` to resolve host names from a
+ * table of the test's (HostTable: `relay.internal` → 127.0.0.1). Every app gets TEST_SEALING_KEY as its
  * CHANNEL_SECRET_KEY unless `env` sets one ('' for none).
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { db?: TestDatabase; kinds?: readonly KindModule[]; config?: Partial<AppConfigValues> } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { db?: TestDatabase; kinds?: readonly KindModule[]; config?: Partial<AppConfigValues>; hostResolver?: HostResolver } = {}): Promise<TestApp> {
   const kinds = options.kinds ?? TASK_KIND_MODULES;
   const db = options.db ?? (await createTestDatabase());
   const dataDir = env.DATA_DIR ? undefined : await mkdtemp(path.join(tmpdir(), 'mgw-app-'));
   const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, CHANNEL_SECRET_KEY: TEST_SEALING_KEY, METRICS_TOKEN: TEST_METRICS_TOKEN, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds }).with(options.config ?? {});
   const logs = new LogCapture();
-  const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds });
+  const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds, hostResolver: options.hostResolver });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return {

@@ -1,14 +1,24 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import ipaddr from 'ipaddr.js';
 import { AppConfig } from '../config/app-config.js';
 import { Tracing } from '../tracing/tracing.service.js';
 import { describeRange, nonPublicReason } from './address-policy.js';
+import { HostResolver, type ResolvedAddress } from './host-resolver.js';
+
+/**
+ * What an outbound request is for, which decides the addresses it may reach. Every request names one:
+ * - `caller`: a URL a caller gave (an expand image, a keyframe, an audio file and the relay's copy of it,
+ *   a callback delivery). Public addresses only, whatever OUTBOUND_ALLOW_HOSTS says: a team's URL never
+ *   reaches the gateway's network. Only ALLOW_PRIVATE_URLS, a development switch, lets it through.
+ * - `upstream`: a channel's upstream (its calls, its tests) and the result files that upstream names.
+ *   Public addresses, and the hosts of OUTBOUND_ALLOW_HOSTS whatever they resolve to (an in-cluster upstream).
+ */
+export type OutboundPurpose = 'caller' | 'upstream';
 
 export type OutboundFailure = 'refused' | 'status' | 'timeout' | 'too_large' | 'network' | 'redirects';
 
@@ -59,37 +69,53 @@ export interface OutboundResponse {
 
 const MAX_REDIRECTS = 3;
 
+/** How long a caller's URL handed on to an upstream is looked up, at most: a name not resolved by then is the upstream's to resolve. */
+const HAND_OFF_LOOKUP_MS = 2000;
+
 /**
- * The one way the service reaches URLs it was given (images, keyframes, audio, upstreams, callbacks):
- * http(s) only; the host is resolved and the connection pinned to the checked address, so DNS cannot
- * change between check and use; non-public addresses are refused unless ALLOW_PRIVATE_URLS or
- * OUTBOUND_ALLOW_HOSTS allow them; at most 3 redirects, each checked; connect and total timeouts;
- * a byte cap while streaming. With tracing, each request (each hop) is a client span, and carries its
- * `traceparent`.
+ * The one way the service reaches URLs (images, keyframes, audio, callbacks, upstreams and their results),
+ * each request for a purpose (`OutboundPurpose`) that decides what it may reach: http(s) only; the host is
+ * resolved (HostResolver) and the connection pinned to the checked address, so DNS cannot change between
+ * check and use; non-public addresses are refused, but for an upstream's host in OUTBOUND_ALLOW_HOSTS (and
+ * anything under ALLOW_PRIVATE_URLS); at most 3 redirects, each checked; connect and total timeouts; a byte
+ * cap while streaming. With tracing, each request (each hop) is a client span, and carries its `traceparent`.
  */
 @Injectable()
 export class SafeFetchService implements OnApplicationShutdown {
-  /** Keep-alive agents by origin (keepAlive requests), each checking the address of every connection it opens. */
+  private readonly logger = new Logger('Outbound');
+  /** Keep-alive agents by purpose and origin (keepAlive requests), each checking the address of every connection it opens. */
   private readonly agents = new Map<string, http.Agent>();
 
   constructor(
     private readonly config: AppConfig,
     private readonly tracing: Tracing,
+    private readonly resolver: HostResolver,
   ) {}
+
+  /** At the start of a service that serves (createApp; not a CLI whose output is its result): the warning of ALLOW_PRIVATE_URLS. */
+  warnAtStart(): void {
+    if (this.config.outbound.allowPrivate) {
+      this.logger.warn(
+        'ALLOW_PRIVATE_URLS=true: callers\' URLs and callbacks may reach loopback, private and link-local addresses (cloud metadata among them). ' +
+          'It is a development switch: never set it where teams other than you call the service; name in-cluster upstreams in OUTBOUND_ALLOW_HOSTS instead.',
+      );
+    }
+  }
 
   onApplicationShutdown(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }
 
-  async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
+  /** Sends a request for `purpose` (see OutboundPurpose), following redirects unless asked not to. */
+  async request(purpose: OutboundPurpose, url: string, options: OutboundRequest): Promise<OutboundResponse> {
     const deadline = Date.now() + (options.timeoutMs ?? this.config.outbound.timeoutMs);
     let current = url;
     let method = options.method ?? 'GET';
     let body = options.body;
     let headers = options.headers;
     for (let hop = 0; ; hop++) {
-      const response = await this.once(current, { ...options, method, body, headers }, deadline);
+      const response = await this.once(purpose, current, { ...options, method, body, headers }, deadline);
       const location = response.headers.location;
       if (options.followRedirects !== false && response.status >= 300 && response.status < 400 && location) {
         if (hop >= MAX_REDIRECTS) throw new OutboundError('redirects', `too many redirects (more than ${MAX_REDIRECTS})`);
@@ -110,78 +136,140 @@ export class SafeFetchService implements OnApplicationShutdown {
     }
   }
 
-  /** GET a file, following redirects, failing on any non-2xx answer. */
-  async fetchBytes(url: string, maxBytes: number): Promise<OutboundResponse> {
-    return this.request(url, { maxBytes, followRedirects: true });
+  /** GET a file for `purpose`, following redirects, failing on any non-2xx answer. */
+  async fetchBytes(purpose: OutboundPurpose, url: string, maxBytes: number): Promise<OutboundResponse> {
+    return this.request(purpose, url, { maxBytes, followRedirects: true });
   }
 
   /** The same, written to `file` as it arrives; answers how many bytes were written. */
-  async fetchToFile(url: string, maxBytes: number, file: string): Promise<number> {
-    return (await this.request(url, { maxBytes, followRedirects: true, toFile: file })).size;
+  async fetchToFile(purpose: OutboundPurpose, url: string, maxBytes: number, file: string): Promise<number> {
+    return (await this.request(purpose, url, { maxBytes, followRedirects: true, toFile: file })).size;
   }
 
-  /** Resolves the host and checks every address; returns the one to connect to. */
-  async resolve(target: URL): Promise<{ address: string; family: number }> {
+  /**
+   * Why a caller's URL is refused before anything is fetched, judged from the URL alone (no name is
+   * resolved): an IP literal that is not public, a `localhost` name, a host of OUTBOUND_ALLOW_HOSTS (the
+   * gateway's own upstreams); null when it may be fetched as far as can be told now (its host's addresses
+   * are checked when it is fetched) or under ALLOW_PRIVATE_URLS. The words complete "<field> must be a public
+   * http(s) URL: …" and never name an address the caller did not write.
+   */
+  callerUrlRefusal(url: string): string | null {
+    if (this.config.outbound.allowPrivate) return null;
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return null; // the field's own validation words a malformed URL
+    }
+    const host = hostOf(target.hostname);
+    if (ipaddr.isValid(host)) {
+      const range = nonPublicReason(host);
+      return range ? `${host} is ${describeRange(range)}` : null;
+    }
+    if (host === 'localhost' || host.endsWith('.localhost')) return `the host ${host} is a loopback name`;
+    if (this.config.outbound.allowHosts.includes(host)) return `the host ${host} is not public`;
+    return null;
+  }
+
+  /**
+   * Why a caller's URL may not be handed on to an upstream, which fetches it from its own network (an in-cluster
+   * upstream: the gateway's): what callerUrlRefusal says, or that its host resolves to a non-public address. Null
+   * when it resolves to public addresses only, cannot be resolved here within HAND_OFF_LOOKUP_MS (the upstream
+   * resolves it on its own), or under ALLOW_PRIVATE_URLS. Same words as callerUrlRefusal.
+   */
+  async callerUrlHandOffRefusal(url: string): Promise<string | null> {
+    const judged = this.callerUrlRefusal(url);
+    if (judged || this.config.outbound.allowPrivate || !URL.canParse(url)) return judged;
+    const { hostname } = new URL(url);
+    const host = hostOf(hostname);
+    if (ipaddr.isValid(host)) return null; // a literal was judged above
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('timed out')), HAND_OFF_LOOKUP_MS)));
+    let addresses: ResolvedAddress[];
+    try {
+      addresses = await Promise.race([this.resolver.lookup(hostname.toLowerCase()), timeout]);
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+    for (const { address } of addresses) {
+      const range = nonPublicReason(address);
+      if (range) return `the host ${host} resolves to ${describeRange(range)}`;
+    }
+    return null;
+  }
+
+  /** Whether a request for `purpose` may reach a non-public address of `host`. */
+  private mayReachPrivate(purpose: OutboundPurpose, host: string): boolean {
+    const { allowPrivate, allowHosts } = this.config.outbound;
+    return allowPrivate || (purpose === 'upstream' && allowHosts.includes(host));
+  }
+
+  /** Resolves the target's host for `purpose` and checks every address; returns the one to connect to. */
+  private async resolve(purpose: OutboundPurpose, target: URL): Promise<ResolvedAddress> {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
       throw new OutboundError('refused', `only http and https URLs are fetched, not ${target.protocol.replace(':', '')}`);
     }
-    return this.resolveHost(target.hostname);
+    return this.resolveHost(purpose, target.hostname);
   }
 
-  /** The address to connect to for `hostname`, every address it resolves to checked against the rules. */
-  private async resolveHost(hostname: string): Promise<{ address: string; family: number }> {
-    const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const trusted = this.config.outbound.allowPrivate || this.config.outbound.allowHosts.includes(host);
-    let addresses: { address: string; family: number }[];
+  /** The address to connect to for `hostname`, every address it resolves to checked against the rules of `purpose`. */
+  private async resolveHost(purpose: OutboundPurpose, hostname: string): Promise<ResolvedAddress> {
+    const host = hostOf(hostname);
+    let addresses: ResolvedAddress[];
     if (ipaddr.isValid(host)) {
       addresses = [{ address: host, family: host.includes(':') ? 6 : 4 }];
     } else {
       try {
-        addresses = await dnsLookup(host, { all: true, verbatim: true });
+        // looked up as written (`name.` is absolute: no search domain), compared without the dot
+        addresses = await this.resolver.lookup(hostname.toLowerCase());
       } catch {
         throw new OutboundError('network', `the host ${host} could not be resolved`);
       }
     }
-    if (!trusted) {
+    if (!this.mayReachPrivate(purpose, host)) {
       for (const { address } of addresses) {
         const range = nonPublicReason(address);
         if (!range) continue;
         // Say which rule refused it; for a host name, never what it resolves to (that is internal knowledge).
         const what = ipaddr.isValid(host) ? `${host} is ${describeRange(range)}` : `the host ${host} resolves to ${describeRange(range)}`;
-        throw new OutboundError('refused', `${what}: only public addresses are fetched (private targets are refused)`);
+        // an upstream's refusal reaches admins only (the task's attempts): it says how to allow the host
+        const allow = purpose === 'upstream' ? `; an upstream's host may be named in OUTBOUND_ALLOW_HOSTS` : '';
+        throw new OutboundError('refused', `${what}: only public addresses are fetched (private targets are refused)${allow}`);
       }
     }
     if (addresses.length === 0) throw new OutboundError('network', `the host ${host} has no address`);
     return addresses[0];
   }
 
-  private async once(url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
+  private async once(purpose: OutboundPurpose, url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
     let target: URL;
     try {
       target = new URL(url);
     } catch {
       throw new OutboundError('refused', `not a valid URL: ${url.slice(0, 200)}`);
     }
-    if (!this.tracing.enabled) return this.send(target, url, options, deadline);
+    if (!this.tracing.enabled) return this.send(purpose, target, url, options, deadline);
     // the URL without its query or credentials: signed links and keys stay out of the trace
     const attributes = { 'http.request.method': options.method, 'url.full': `${target.origin}${target.pathname}`, 'server.address': target.hostname, 'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)) };
     return this.tracing.inSpan(options.method, { kind: SpanKind.CLIENT, attributes }, async () => {
-      const response = await this.send(target, url, { ...options, headers: { ...options.headers, ...this.tracing.outgoingHeaders() } }, deadline);
+      const response = await this.send(purpose, target, url, { ...options, headers: { ...options.headers, ...this.tracing.outgoingHeaders() } }, deadline);
       this.tracing.annotate({ 'http.response.status_code': response.status });
       return response;
     });
   }
 
   /**
-   * The keep-alive agent of the target's origin: a new connection resolves and checks the host when it opens
-   * (a refused address fails the request as it would otherwise), and stays pinned to that address.
+   * The keep-alive agent of the target's origin for `purpose`: a new connection resolves and checks the host
+   * when it opens (a refused address fails the request as it would otherwise), and stays pinned to that address.
    */
-  private agentFor(target: URL): http.Agent {
-    const key = `${target.protocol}//${target.host}`;
+  private agentFor(purpose: OutboundPurpose, target: URL): http.Agent {
+    const key = `${purpose} ${target.protocol}//${target.host}`;
     let agent = this.agents.get(key);
     if (!agent) {
       const lookup: LookupFunction = (hostname, opts, callback) => {
-        this.resolveHost(hostname).then(
+        this.resolveHost(purpose, hostname).then(
           (pinned) => answerLookup(opts, callback, pinned),
           (err: unknown) => callback(err as NodeJS.ErrnoException, '', 0),
         );
@@ -193,16 +281,16 @@ export class SafeFetchService implements OnApplicationShutdown {
     return agent;
   }
 
-  private async send(target: URL, url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
+  private async send(purpose: OutboundPurpose, target: URL, url: string, options: OutboundRequest & { method: string }, deadline: number): Promise<OutboundResponse> {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
       throw new OutboundError('refused', `only http and https URLs are fetched, not ${target.protocol.replace(':', '')}`);
     }
     let agent: http.Agent | false = false;
     let lookup: LookupFunction | undefined;
     if (options.keepAlive) {
-      agent = this.agentFor(target);
+      agent = this.agentFor(purpose, target);
     } else {
-      const pinned = await this.resolve(target);
+      const pinned = await this.resolve(purpose, target);
       lookup = (_host, opts, callback) => answerLookup(opts, callback, pinned);
     }
     const client = target.protocol === 'https:' ? https : http;
@@ -238,7 +326,8 @@ export class SafeFetchService implements OnApplicationShutdown {
           const status = res.statusCode ?? 0;
           if (options.toFile && status >= 200 && status < 300) {
             sink = createWriteStream(options.toFile);
-            sink.on('error', (err) => fail(new OutboundError('network', `could not write the download: ${err.message}`)));
+            // its code only: the message names the worker's file
+            sink.on('error', (err: NodeJS.ErrnoException) => fail(new OutboundError('network', `could not write the download (${err.code ?? 'write error'})`)));
           }
           const chunks: Buffer[] = [];
           let size = 0;
@@ -274,8 +363,13 @@ export class SafeFetchService implements OnApplicationShutdown {
   }
 }
 
+/** A URL's hostname as the rules compare it: without IPv6 brackets or a trailing dot (`relay.internal.` is `relay.internal`), lower case. */
+function hostOf(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+}
+
 /** Answers a connection's lookup with the checked address (one, or a list of one when all are asked). */
-function answerLookup(opts: unknown, callback: Parameters<LookupFunction>[2], pinned: { address: string; family: number }): void {
+function answerLookup(opts: unknown, callback: Parameters<LookupFunction>[2], pinned: ResolvedAddress): void {
   if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
   else callback(null, pinned.address, pinned.family);
 }

@@ -73,6 +73,12 @@ export class UpstreamRefused extends Error {
     readonly status: number,
     /** auth: the account's credentials were refused; account: it is out of credit; request: this request was refused. */
     readonly kind: 'auth' | 'account' | 'request' = 'request',
+    /**
+     * The refusal is the gateway's own, not an upstream's words about the request: an upstream URL the outbound
+     * rules refuse, a result it could not download, a channel that cannot serve the request. Its message names
+     * internal hosts and channels: tenants read a generic reason, admins the message (the task's attempts).
+     */
+    readonly internal = false,
   ) {
     super(message);
   }
@@ -80,6 +86,11 @@ export class UpstreamRefused extends Error {
   /** The account, not the task, was refused: nothing was created, and another account may take the task. */
   get accountRefused(): boolean {
     return this.kind !== 'request';
+  }
+
+  /** The upstream's words about the caller's request (a content refusal, a bad parameter): what a tenant may read. */
+  get aboutRequest(): boolean {
+    return this.kind === 'request' && !this.internal;
   }
 }
 
@@ -202,7 +213,7 @@ export class UpstreamClient {
       const bodyType: Record<string, string> = multipart ? { 'content-type': multipart.type } : options.body !== undefined ? { 'content-type': 'application/json' } : {};
       const headers = { accept: 'application/json', ...options.headers, ...(await this.authorization(auth)), ...bodyType };
       try {
-        const res = await this.fetcher.request(url, {
+        const res = await this.fetcher.request('upstream', url, {
           method,
           headers,
           body: multipart ? multipart.bytes : options.body !== undefined ? JSON.stringify(options.body) : undefined,
@@ -234,7 +245,7 @@ export class UpstreamClient {
         throw new UpstreamRefused(message, res.status, res.status === 401 || res.status === 403 ? 'auth' : res.status === 402 ? 'account' : 'request');
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
-        if (err.kind === 'refused') throw new UpstreamRefused(`the upstream URL is refused: ${err.message}`, 0);
+        if (err.kind === 'refused') throw new UpstreamRefused(`the upstream URL is refused: ${err.message}`, 0, 'request', true);
         const beforeSending = err.kind === 'network' && /ECONNREFUSED|could not be resolved|EHOSTUNREACH|ENETUNREACH/.test(err.message);
         last = new UpstreamUnavailable(`the upstream did not answer: ${err.message}`, !beforeSending);
         if (options.failFast && beforeSending) throw last;
@@ -247,12 +258,12 @@ export class UpstreamClient {
 
   /** Downloads a result file the upstream produced (its URLs expire, so it is copied to our storage). */
   async download(url: string, maxBytes: number): Promise<Buffer> {
-    return this.downloading(async () => (await this.fetcher.fetchBytes(url, maxBytes)).body);
+    return this.downloading(async () => (await this.fetcher.fetchBytes('upstream', url, maxBytes)).body);
   }
 
   /** The same, written to `file` as it arrives (a video); answers its size. */
   async downloadToFile(url: string, maxBytes: number, file: string): Promise<number> {
-    return this.downloading(() => this.fetcher.fetchToFile(url, maxBytes, file));
+    return this.downloading(() => this.fetcher.fetchToFile('upstream', url, maxBytes, file));
   }
 
   /** A download's failures as the relays understand them: worth another try later, or not. */
@@ -263,7 +274,7 @@ export class UpstreamClient {
       if (err instanceof OutboundError && err.kind !== 'refused' && err.kind !== 'too_large' && !(err.kind === 'status' && (err.status ?? 0) < 500)) {
         throw new UpstreamUnavailable(`could not download the upstream's result: ${err.message}`, false);
       }
-      throw new UpstreamRefused(`could not download the upstream's result: ${(err as Error).message}`, (err as OutboundError).status ?? 0);
+      throw new UpstreamRefused(`could not download the upstream's result: ${(err as Error).message}`, (err as OutboundError).status ?? 0, 'request', true);
     }
   }
 }

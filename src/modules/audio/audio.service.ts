@@ -5,6 +5,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import { AudioKind } from './audio.kind.js';
 import { AudioRecords } from './audio.records.js';
 import type { AudioParams, AudioResult } from './audio-task.js';
@@ -17,6 +18,7 @@ export class AudioService {
     private readonly tasks: TaskRepository,
     private readonly kind: AudioKind,
     private readonly records: AudioRecords,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   /**
@@ -24,6 +26,7 @@ export class AudioService {
    * clip too, with the task's own id: music can continue it and concat join it by that id.
    */
   async createUpload(principal: Principal, dto: CreateAudioUploadDto, requestBase?: string): Promise<AudioUploadResultDto> {
+    this.callerUrls.check('url', dto.url, requestBase);
     const id = randomUUID();
     const task = await this.engine.submit(this.kind, {
       id,

@@ -91,7 +91,7 @@ export class CallbackSender implements OnApplicationBootstrap, OnModuleDestroy {
     let error: string | null = null;
     let refused = false;
     try {
-      const res = await this.fetcher.request(delivery.url, {
+      const res = await this.fetcher.request('caller', delivery.url, {
         method: 'POST',
         headers,
         body: delivery.payload,

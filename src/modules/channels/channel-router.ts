@@ -57,6 +57,22 @@ export interface Abandonment {
   cancel?: () => Promise<void>;
 }
 
+/**
+ * What a tenant reads when its task ends for a reason of the gateway's own: its routing (no channel could take
+ * the task, the channel that holds it is gone or cannot make it) or its network (an upstream it could not reach,
+ * a result it could not download, an upstream URL the outbound rules refuse). The detail names channels and
+ * internal hosts: it is kept for admins as the task's `gateway_error` attempt (GET /admin/tasks/{id}/attempts).
+ */
+export const GATEWAY_FAILURE = "the gateway could not reach an upstream for this task; its credits were given back and it may be submitted again (the gateway's operators see why under the task's id)";
+
+/** An upstream task given up because it stalled: the words `abandon` keeps, by which a later failure tells a stall from the vendor's own failure. */
+const STALLED = 'the upstream task was still working after';
+
+/** Why an upstream task is given up when it stalled past its channel's limit. */
+export function stallReason(channel: Pick<ChannelHandle, 'stallAfterS'>): string {
+  return `${STALLED} ${channel.stallAfterS} s (the channel's stall_after_s)`;
+}
+
 /** What came of a create sent to one channel: its outcome, or that the channel provably did not take the task. */
 type Sent<R> = { outcome: StepOutcome<R> } | { notTaken: 'busy' | 'account'; message: string };
 
@@ -96,7 +112,7 @@ export class ChannelRouter {
         if (nowhere) return nowhere;
         const limitS = this.config.kinds[s.operation].timeoutS;
         if (Date.now() - s.task.createdAt.getTime() > limitS * 1000) {
-          return { kind: 'failed', reason: `no channel could take the task within ${limitS} s (${s.operation.toUpperCase()}_TIMEOUT_S): none enabled, or all busy or unreachable` };
+          return this.gatewayFailure(s.task.id, s.operation, `no channel could take the task within ${limitS} s (${s.operation.toUpperCase()}_TIMEOUT_S): none enabled, or all busy or unreachable`);
         }
         // every channel that could take it is at its max_running: a slot that frees wakes the longest waiting task
         // (TaskRunner), so this one need not knock often
@@ -112,25 +128,49 @@ export class ChannelRouter {
   /** A follow-up goes to the channel that holds what it follows, enabled or not, and waits for it when it is busy. */
   private async submitPinned<R>(s: Submission<R>, channelId: string): Promise<StepOutcome<R>> {
     const channel = await this.held(channelId);
-    if (!channel) return { kind: 'failed', reason: 'the channel that holds what this task continues no longer exists' };
-    if (s.fits && !s.fits(channel)) return { kind: 'failed', reason: `the channel that holds what this task continues (${channel.name}) has no model that can make what it asks` };
+    if (!channel) return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channelId}) no longer exists`);
+    if (s.fits && !s.fits(channel)) return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channel.name}) has no model that can make what it asks`, channel);
     await this.channels.pinTask(s.task.id, channelId);
     const sent = await this.sendTo(channel, s);
     if ('outcome' in sent) return sent.outcome;
-    if (sent.notTaken === 'account') return { kind: 'failed', reason: `the upstream refused the task: ${sent.message}` };
+    if (sent.notTaken === 'account') return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channel.name}) refused it: ${sent.message}`, channel);
     return this.busy(s);
   }
 
   /**
-   * A task that had upstream tasks and gave them up fails (with the last one's reason) once no enabled channel it
-   * has not had could make it: it would otherwise wait for its deadline for a channel that is not there.
+   * A task that had upstream tasks and gave them up fails once no enabled channel it has not had could make it:
+   * it would otherwise wait for its deadline for a channel that is not there. Its reason is the last upstream's
+   * own failure (the vendor's words about the request); after a stall, the gateway's failure.
    */
   private async nowhereElse<R>(s: Submission<R>): Promise<StepOutcome<R> | null> {
     const history = await this.channels.upstreamTasksOf(s.task.id);
     if (history.count === 0) return null;
     const left = (await this.channels.untriedFor(s.operation, s.task.id)).filter((c) => !s.fits || s.fits(c));
     if (left.length > 0) return null;
-    return { kind: 'failed', reason: `${history.lastAbandoned ?? 'the upstream gave up the task'}; no other channel can take it` };
+    const reason = `${history.lastAbandoned ?? 'the upstream gave up the task'}; no other channel can take it`;
+    if (!history.lastAbandoned || history.lastAbandoned.startsWith(STALLED)) return this.gatewayFailure(s.task.id, s.operation, reason);
+    return { kind: 'failed', reason };
+  }
+
+  /**
+   * Ends a task for a reason of the gateway's own (routing, network: see GATEWAY_FAILURE): its owner reads the
+   * generic reason; `detail` is kept as the task's `gateway_error` attempt, for admins, and logged. Not a request
+   * to the channel: it counts in neither the channel's health nor its metrics.
+   */
+  async gatewayFailure<R>(taskId: string, operation: ChannelOperation, detail: string, channel?: Pick<ChannelHandle, 'id' | 'name'> | null): Promise<StepOutcome<R>> {
+    await this.channels.recordAttempt(taskId, channel?.id || null, 'gateway_error', detail, null);
+    this.logger.warn({ msg: "a task failed for a reason of the gateway's own; its owner reads a generic reason", task_id: taskId, operation, channel_id: channel?.id || null, channel: channel?.name ?? null, reason: detail });
+    return { kind: 'failed', reason: GATEWAY_FAILURE };
+  }
+
+  /**
+   * The end of a task an upstream refused: `words` and the upstream's own when they are about the request (a
+   * content refusal, a bad parameter: `tenantWords` may scrub them); a gateway failure otherwise (credentials,
+   * credit, an upstream URL or result it could not reach).
+   */
+  async refusal<R>(taskId: string, operation: ChannelOperation, err: UpstreamRefused, words: string, tenantWords: (message: string) => string = (m) => m): Promise<StepOutcome<R>> {
+    if (err.aboutRequest) return { kind: 'failed', reason: `${words}: ${tenantWords(err.message)}` };
+    return this.gatewayFailure(taskId, operation, `${words}: ${err.message}`);
   }
 
   /**

@@ -278,13 +278,13 @@ export class ChannelsRepository {
     });
   }
 
-  /** Each channel's requests over the last 5 minutes: how many, how many answered, and their median latency. */
+  /** Each channel's requests over the last 5 minutes: how many, how many answered, and their median latency (a `gateway_error` is no request). */
   async recentHealth(channelIds: string[]): Promise<Map<string, ChannelRecent>> {
     if (channelIds.length === 0) return new Map();
     const rows = await this.prisma.$queryRawUnsafe<{ channel_id: string; total: number; ok: number; p50: number | null }[]>(
       `SELECT channel_id, count(*)::int AS total, count(*) FILTER (WHERE outcome IN (${ANSWERED}))::int AS ok,
               percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE latency_ms IS NOT NULL) AS p50
-       FROM task_attempts WHERE channel_id = ANY ($1::uuid[]) AND at > now() - interval '5 minutes' GROUP BY channel_id`,
+       FROM task_attempts WHERE channel_id = ANY ($1::uuid[]) AND at > now() - interval '5 minutes' AND outcome <> 'gateway_error' GROUP BY channel_id`,
       channelIds,
     );
     return new Map(rows.map((r) => [r.channel_id, { total: r.total, ok: r.ok, p50Ms: r.p50 === null ? null : Math.round(r.p50) }]));

@@ -8,6 +8,7 @@ import type { ClipDescription } from '../clips/clip-records.js';
 import { assertComplete } from '../clips/clip-rules.js';
 import { ClipsRepository, type OwnedClip } from '../clips/clips.repository.js';
 import type { MusicSubmitResultDto } from '../clips/dto/music-task.dto.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import { ConcatKind } from './concat.kind.js';
 import type { ConcatParams, ConcatPart } from './concat-task.js';
 import type { SubmitConcatDto } from './dto/submit-concat.dto.js';
@@ -20,9 +21,11 @@ export class ConcatService {
     private readonly kind: ConcatKind,
     private readonly clips: ClipsRepository,
     private readonly config: AppConfig,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   async submit(principal: Principal, dto: SubmitConcatDto, requestBase?: string): Promise<MusicSubmitResultDto> {
+    this.callerUrls.check(dto.callback_url ? 'callback_url' : 'notify_hook', dto.callback_url ?? dto.notify_hook, requestBase);
     if ((dto.clip_id == null) === (dto.clip_ids == null)) {
       throw new AppError('INVALID_PARAMETER', 'give either clip_id (the last clip of a continuation chain) or clip_ids (clips to join end to end), not both and not neither');
     }

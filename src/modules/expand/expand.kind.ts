@@ -97,7 +97,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
     }
     let bytes = this.samples.resolve(url, task.baseUrl);
     try {
-      bytes ??= (await this.fetcher.fetchBytes(url, IMAGE_RULES.maxBytes)).body;
+      bytes ??= (await this.fetcher.fetchBytes('caller', url, IMAGE_RULES.maxBytes)).body;
     } catch (err) {
       if (err instanceof OutboundError) {
         throw new TaskFailure(err.kind === 'too_large' ? 'image at the URL is larger than 10 MB' : `could not fetch the image URL: ${err.message}`);

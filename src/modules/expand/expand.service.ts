@@ -10,6 +10,7 @@ import { CallbacksService } from '../callbacks/callbacks.service.js';
 import type { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
 import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import type { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { parseImageCount } from './dto/expand-validators.js';
 import type { ExpandTaskDetailEnvelopeDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
@@ -30,6 +31,7 @@ export class ExpandService {
     private readonly media: MediaService,
     private readonly callbacks: CallbacksService,
     private readonly capability: ExpandCapability,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   /**
@@ -38,6 +40,8 @@ export class ExpandService {
    */
   async createTask(principal: Principal, requestId: string, dto: CreateExpandTaskDto, requestBase?: string): Promise<ExpandTaskEnvelopeDto | Base64Json> {
     const image = dto.image;
+    if (image.kind === 'url') this.callerUrls.check('image', image.url, requestBase);
+    this.callerUrls.check('callback_url', dto.callback_url, requestBase);
     const facts = image.kind === 'base64' ? image.facts : undefined;
     const params: ExpandParams = {
       ...(image.kind === 'url' ? { image_url: image.url } : {}),

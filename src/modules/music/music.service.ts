@@ -7,6 +7,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { assertComplete } from '../clips/clip-rules.js';
 import { ClipsRepository, type OwnedClip } from '../clips/clips.repository.js';
 import type { MusicSubmitResultDto } from '../clips/dto/music-task.dto.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import type { SubmitMusicDto } from './dto/submit-music.dto.js';
 import { MusicKind } from './music.kind.js';
 import { DEFAULT_MUSIC_MODEL, MUSIC_MODELS, type MusicModelName } from './music-models.js';
@@ -20,9 +21,11 @@ export class MusicService {
     private readonly kind: MusicKind,
     private readonly clips: ClipsRepository,
     private readonly config: AppConfig,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   async submit(principal: Principal, dto: SubmitMusicDto, requestBase?: string): Promise<MusicSubmitResultDto> {
+    this.callerUrls.check(dto.callback_url ? 'callback_url' : 'notify_hook', dto.callback_url ?? dto.notify_hook, requestBase);
     const mv = (dto.mv ?? DEFAULT_MUSIC_MODEL) as MusicModelName;
     checkModelLimits(mv, dto);
     if (!dto.continue_clip_id && (dto.continue_at != null || dto.task != null)) {

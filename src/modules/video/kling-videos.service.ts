@@ -7,6 +7,7 @@ import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { isHttpUrl } from '../../common/validation/validators.js';
 import type { NewMedia } from '../media/media.repository.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import { DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
 import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
 import type { ListExpandTasksQueryDto as KlingPageQuery } from '../expand/dto/list-expand-tasks.dto.js';
@@ -39,6 +40,7 @@ export class KlingVideosService {
     private readonly records: KlingVideoRecords,
     private readonly models: VideoModels,
     private readonly uploads: VideoUploads,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   async create(principal: Principal, requestId: string, endpoint: KlingEndpoint, dto: CreateKlingTextToVideoDto | CreateKlingImageToVideoDto, base?: string): Promise<KlingVideoTaskEnvelopeDto> {
@@ -46,6 +48,8 @@ export class KlingVideosService {
     checkCameraControl(dto.camera_control);
     const images = endpoint === 'image2video' ? (dto as CreateKlingImageToVideoDto) : {};
     if (endpoint === 'image2video' && !images.image && !images.image_tail) throw new AppError('INVALID_PARAMETER', 'image is required (or image_tail): an http(s) URL or Base64 of a JPEG or PNG');
+    for (const field of ['image', 'image_tail'] as const) if (isHttpUrl(images[field])) this.callerUrls.check(field, images[field], base);
+    this.callerUrls.check('callback_url', dto.callback_url, base);
     const id = randomUUID();
     const stored: NewMedia[] = [];
     try {

@@ -6,6 +6,7 @@ import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import type { MediaAnswer, MediaRequest } from '../media/media-delivery.js';
 import { MediaService } from '../media/media.service.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import { DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
 import type { CreateOpenAiVideoDto, ListOpenAiVideosQueryDto, OpenAiVideoDeletedDto, OpenAiVideoDto, OpenAiVideoListDto } from './dto/openai-video.dto.js';
 import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
@@ -43,6 +44,7 @@ export class OpenAiVideosService {
     private readonly media: MediaService,
     private readonly models: VideoModels,
     private readonly uploads: VideoUploads,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   async create(principal: Principal, dto: CreateOpenAiVideoDto, file: UploadedPart | undefined, base?: string): Promise<OpenAiVideoDto> {
@@ -50,6 +52,7 @@ export class OpenAiVideosService {
     if (!size) throw new AppError('INVALID_PARAMETER', `size must be WxH whose shorter side is 540, 720, 1080 or 2160 px at a whole-number ratio, such as 1280x720 or 720x1280 (not ${dto.size})`);
     if (dto.input_reference?.file_id !== undefined) throw new AppError('INVALID_PARAMETER', 'input_reference.file_id: this gateway keeps no files; upload the image as input_reference, or give input_reference.image_url');
     if (file && dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference: give a file or an image_url, not both');
+    this.callerUrls.check('input_reference.image_url', dto.input_reference?.image_url, base);
     const id = randomUUID();
     const upload = file ? await this.uploads.store(principal.owner, id, 'frame0', file.buffer, 'input_reference') : undefined;
     const keyframes: KeyframeParams[] = upload

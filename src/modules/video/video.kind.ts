@@ -132,7 +132,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     const sample = this.samples.resolve(frame.url!, task.baseUrl);
     if (sample) return sample;
     try {
-      return (await this.fetcher.fetchBytes(frame.url!, IMAGE_RULES.maxBytes)).body;
+      return (await this.fetcher.fetchBytes('caller', frame.url!, IMAGE_RULES.maxBytes)).body;
     } catch (err) {
       if (err instanceof OutboundError) throw new TaskFailure(`could not fetch ${field}: ${err.message}`);
       throw err;

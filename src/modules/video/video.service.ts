@@ -8,6 +8,7 @@ import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { MediaService } from '../media/media.service.js';
+import { CallerUrls } from '../samples/caller-urls.service.js';
 import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
@@ -33,12 +34,15 @@ export class VideoService {
     private readonly callbacks: CallbacksService,
     private readonly models: VideoModels,
     private readonly config: AppConfig,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   async createGeneration(principal: Principal, dto: CreateGenerationDto, requestBase?: string): Promise<GenerationDto> {
     const frames = (['frame0', 'frame1'] as const)
       .map((position) => [position, dto.keyframes?.[position]] as const)
       .filter((f): f is readonly [KeyframePositionName, KeyframeDto] => f[1] != null); // null, like absent, means no keyframe
+    for (const [position, frame] of frames) if (frame.type === 'image') this.callerUrls.check(`keyframes.${position}.url`, frame.url, requestBase);
+    this.callerUrls.check('callback_url', dto.callback_url, requestBase);
     await this.assertOwnGenerations(principal.owner, frames);
     const keyframes: KeyframeParams[] = frames.map(([position, frame]) =>
       frame.type === 'image' ? { id: randomUUID(), position, type: 'image', url: frame.url! } : { id: randomUUID(), position, type: 'generation', generation_id: frame.id! },

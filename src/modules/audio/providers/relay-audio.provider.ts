@@ -6,6 +6,7 @@ import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRef
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
+import { CallerUrls } from '../../samples/caller-urls.service.js';
 import type { AudioTask } from '../audio-task.js';
 import { checkedFacts } from '../audio-check.js';
 import { type AudioContext, type AudioFacts, type AudioProvider } from './audio-provider.js';
@@ -38,6 +39,7 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
     private readonly config: AppConfig,
     private readonly fetcher: SafeFetchService,
     private readonly router: ChannelRouter,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   /** The uploads a channel holds are asked about one by one. */
@@ -61,12 +63,15 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
     try {
       if (!upload.upstreamId) {
         if (upload.submitStartedAt) {
-          return { kind: 'failed', reason: 'the upstream never answered the upload request; it was not sent again, to avoid a duplicate' };
+          return await this.router.gatewayFailure(upload.id, 'audio', `the upstream never answered the upload request (channel ${upload.channelId ?? 'RELAY_AUDIO_URL'}); it was not sent again, to avoid a duplicate`);
         }
+        // the upstream fetches the URL from its network, which may be the gateway's own
+        const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url, upload.baseUrl);
+        if (handOff) return { kind: 'failed', reason: handOff };
         return await this.router.submitNew({ operation: 'audio', task: upload, marks: ctx, send: (channel) => this.submit(channel, upload, ctx) });
       }
       const channel = await this.router.heldBy(upload, 'audio');
-      if (!channel) return { kind: 'failed', reason: 'the channel that holds the upload no longer exists' };
+      if (!channel) return await this.router.gatewayFailure(upload.id, 'audio', `the channel that holds the upload (${upload.channelId ?? 'RELAY_AUDIO_URL'}) no longer exists`);
       const upstreamId = upload.upstreamId;
       const answer = await this.router.onHeld(channel, upload.id, 'audio', () =>
         this.client.call('GET', `${channel.baseUrl}/uploads/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true }),
@@ -88,7 +93,7 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
           return { kind: 'watch', minPollS: MIN_POLL_S };
       }
     } catch (err) {
-      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the upload: ${err.message}` };
+      if (err instanceof UpstreamRefused) return await this.router.refusal(upload.id, 'audio', err, 'the upstream refused the upload');
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       throw err;
@@ -121,7 +126,7 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
     const clip = new MediaFile(ctx.file('clip', 'audio'));
     let size: number;
     try {
-      size = await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path);
+      size = await this.fetcher.fetchToFile('caller', upload.params.url, this.config.audioMaxBytes, clip.path);
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       this.logger.warn({ msg: 'could not keep a copy of the relayed clip; clip_url stays null', upload_id: upload.id, reason: err.message });

@@ -32,7 +32,7 @@ export class SandboxAudioProvider implements AudioProvider {
     let size: number;
     try {
       if (sample) await writeFile(clip.path, sample);
-      size = sample?.length ?? (await this.fetcher.fetchToFile(upload.params.url, this.config.audioMaxBytes, clip.path));
+      size = sample?.length ?? (await this.fetcher.fetchToFile('caller', upload.params.url, this.config.audioMaxBytes, clip.path));
     } catch (err) {
       if (err instanceof OutboundError) {
         return { kind: 'failed', reason: err.kind === 'too_large' ? `the file is larger than AUDIO_MAX_BYTES (${this.config.audioMaxBytes} bytes)` : `could not fetch url: ${err.message}` };

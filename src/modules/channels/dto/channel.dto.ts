@@ -279,9 +279,9 @@ export class TaskAttemptDto {
   at!: string;
 
   @ApiProperty({
-    enum: ['accepted', 'busy', 'unreachable', 'refused_account', 'failed', 'ambiguous', 'abandoned'],
+    enum: ['accepted', 'busy', 'unreachable', 'refused_account', 'failed', 'ambiguous', 'abandoned', 'gateway_error'],
     description:
-      'accepted: the channel took it (an upstream task was made); busy / unreachable / refused_account: it provably did not, and the next channel was tried; failed: the task itself was refused; ambiguous: no answer after sending (looked up there next); abandoned: the upstream task the channel took failed there or stalled past its limit, was cancelled where the vendor can, and the task went on to the next channel.',
+      'accepted: the channel took it (an upstream task was made); busy / unreachable / refused_account: it provably did not, and the next channel was tried; failed: the task itself was refused; ambiguous: no answer after sending (looked up there next); abandoned: the upstream task the channel took failed there or stalled past its limit, was cancelled where the vendor can, and the task went on to the next channel; gateway_error: the task ended for a reason of the gateway\'s own (no channel could take it, the channel holding it is gone, an upstream or its result could not be reached), not a request: its owner read a generic reason, and the message here is why.',
   })
   outcome!: string;
 
@@ -291,7 +291,7 @@ export class TaskAttemptDto {
   @ApiProperty({ type: String, nullable: true, description: "The channel's name (null when it was RELAY_EXPAND_URL before channels existed).", example: 'kling-a' })
   channel!: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: "The upstream's words.", example: null })
+  @ApiProperty({ type: String, nullable: true, description: "The upstream's words; on gateway_error, the gateway's (which channel, host or rule).", example: null })
   message!: string | null;
 
   @ApiProperty({ type: Number, nullable: true, description: 'How long the request took, in ms.', example: 230 })

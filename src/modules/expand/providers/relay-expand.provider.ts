@@ -4,9 +4,10 @@ import { AppConfig } from '../../../infra/config/app-config.js';
 import { boundedMetadata, ImageRejected } from '../../../infra/images/image-bounds.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { servedExpandModel } from '../../channels/channel-models.js';
-import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn } from '../../channels/channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn, stallReason } from '../../channels/channel-router.js';
 import { isContentRefusal } from '../../channels/content-refusal.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
+import { CallerUrls } from '../../samples/caller-urls.service.js';
 import type { ExpandTask } from '../expand-task.js';
 import { sniffFormat } from '../image-rules.js';
 import { StabilityOutpaintVendor } from '../vendors/stability-outpaint.vendor.js';
@@ -50,6 +51,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
     private readonly router: ChannelRouter,
     private readonly callbacks: UpstreamCallbackUrls,
     private readonly stability: StabilityOutpaintVendor,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   /** The tasks a channel holds are asked about one by one (Kling has no query for several). */
@@ -72,9 +74,9 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
     try {
       if (task.upstreamId || task.submitStartedAt) {
         const channel = await this.router.heldBy(task, 'expand');
-        if (!channel) return { kind: 'failed', reason: 'the channel that holds the task no longer exists' };
+        if (!channel) return await this.router.gatewayFailure(task.id, 'expand', `the channel that holds the task (${task.channelId ?? 'RELAY_EXPAND_URL'}) no longer exists`);
         if (channel.protocol === StabilityOutpaintVendor.protocol) {
-          return { kind: 'failed', reason: 'the upstream never answered the request; it was not sent again, to avoid a second (billed) image' };
+          return await this.router.gatewayFailure(task.id, 'expand', 'the upstream never answered the request; it was not sent again, to avoid a second (billed) image', channel);
         }
         const upstreamId = task.upstreamId;
         if (upstreamId) {
@@ -89,6 +91,9 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
           await ctx.clearSubmitting();
         }
       }
+      // the upstream fetches the image URL from its network, which may be the gateway's own
+      const handOff = await this.callerUrls.handOffRefusal('image', task.params.image_url, task.baseUrl);
+      if (handOff) return { kind: 'failed', reason: handOff };
       const size = await this.inputSize(task, ctx);
       return await this.router.submitNew({
         operation: 'expand',
@@ -99,7 +104,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
         send: (channel) => (channel.protocol === StabilityOutpaintVendor.protocol ? this.outpaint(channel, task, ctx) : this.submit(channel, task, ctx)),
       });
     } catch (err) {
-      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the task: ${err.message}` };
+      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, 'expand', err, 'the upstream refused the task');
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       throw err;
@@ -119,7 +124,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
     const size = await this.inputSize(task, ctx);
     const fits = (c: CandidateChannel) => c.protocol !== StabilityOutpaintVendor.protocol || StabilityOutpaintVendor.unmet(task.params, size) === null;
     if (!(await this.router.mayFailOver('expand', task.id, fits))) return false;
-    const reason = stalled ? `the upstream task was still working after ${channel.stallAfterS} s (the channel's stall_after_s)` : `the upstream failed the task: ${words}`;
+    const reason = stalled ? stallReason(channel) : `the upstream failed the task: ${words}`;
     await this.router.abandon({ operation: 'expand', taskId: task.id, channel, upstreamId, marks: ctx, reason });
     return true;
   }

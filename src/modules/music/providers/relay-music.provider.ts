@@ -130,12 +130,12 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
     const wait = (): StepOutcome<MusicTake[]> => ({ kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) });
     try {
       if (!task.upstreamId) {
-        if (task.submitStartedAt) return { kind: 'failed', reason: 'the upstream never answered the music request; it was not sent again, to avoid a duplicate' };
+        if (task.submitStartedAt) return await this.router.gatewayFailure(task.id, 'music', `the upstream never answered the music request (channel ${task.channelId ?? 'RELAY_MUSIC_URL'}); it was not sent again, to avoid a duplicate`);
         // A continuation names the upstream's clip: only the account (channel) that holds it knows it.
         return await this.router.submitNew({ operation: 'music', task, marks: ctx, pinnedTo: task.params.continue_channel_id ?? null, send: (channel) => this.submit(channel, task, ctx) });
       }
       const channel = await this.router.heldBy(task, 'music');
-      if (!channel) return { kind: 'failed', reason: 'the channel that holds the music task no longer exists' };
+      if (!channel) return await this.router.gatewayFailure(task.id, 'music', `the channel that holds the music task (${task.channelId ?? 'RELAY_MUSIC_URL'}) no longer exists`);
       const upstreamId = task.upstreamId;
       const answer = await this.router.onHeld(channel, task.id, 'music', () =>
         this.client.call('GET', `${channel.baseUrl}/fetch/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true }),
@@ -158,7 +158,7 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
         try {
           await this.client.downloadToFile(clip.audio_url, MAX_AUDIO_BYTES, audio.path);
         } catch (err) {
-          if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `could not download the upstream's clip ${index + 1}: ${scrub(err.message, secrets)}` };
+          if (err instanceof UpstreamRefused) return await this.router.gatewayFailure(task.id, 'music', `could not download the upstream's clip ${index + 1}: ${err.message}`, channel);
           throw err;
         }
         let durationS: number;
@@ -178,7 +178,7 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
       }
       return { kind: 'done', result: takes };
     } catch (err) {
-      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the music task: ${scrub(err.message, [task.upstreamId])}` };
+      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, 'music', err, 'the upstream refused the music task', (m) => scrub(m, [task.upstreamId]));
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return wait();
       throw err;

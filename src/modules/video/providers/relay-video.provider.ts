@@ -5,8 +5,9 @@ import { boundedMetadata } from '../../../infra/images/image-bounds.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ServedModel, servedVideoModels } from '../../channels/channel-models.js';
-import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn } from '../../channels/channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn, stallReason } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
+import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { unmetFields, type VideoRequest } from '../vendors/video-request.js';
 import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../vendors/video-vendor.js';
 import { toVideoRequest, type VideoTask } from '../video-task.js';
@@ -43,6 +44,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     private readonly router: ChannelRouter,
     private readonly callbacks: UpstreamCallbackUrls,
     @Inject(VIDEO_VENDOR_ADAPTERS) private readonly vendors: Record<string, VideoVendor>,
+    private readonly callerUrls: CallerUrls,
   ) {}
 
   /** The generations a channel holds are asked about one by one (no video vendor has a query for several). */
@@ -69,7 +71,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       const request = toVideoRequest(generation.params, uploadUrls);
       if (generation.upstreamId) {
         const channel = await this.router.heldBy(generation, 'video');
-        if (!channel) return { kind: 'failed', reason: 'the channel that holds the generation no longer exists' };
+        if (!channel) return await this.router.gatewayFailure(generation.id, 'video', `the channel that holds the generation (${generation.channelId ?? 'RELAY_VIDEO_URL'}) no longer exists`);
         const upstreamId = generation.upstreamId;
         const vendor = this.vendorOf(channel);
         const status = await this.router.onHeld(channel, generation.id, 'video', () => vendor.query(channel, upstreamId, false));
@@ -80,12 +82,17 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         if (!((stalled && !pinned) || failsOver) || !(await this.router.mayFailOver('video', generation.id, (c) => this.modelFor(c, request) !== undefined))) {
           return await this.interpret(vendor, status, ctx);
         }
-        const reason = stalled ? `the upstream task was still working after ${channel.stallAfterS} s (the channel's stall_after_s)` : `the upstream failed the generation: ${status.state === 'failed' ? status.reason : ''}`;
+        const reason = stalled ? stallReason(channel) : `the upstream failed the generation: ${status.state === 'failed' ? status.reason : ''}`;
         const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
         await this.router.abandon({ operation: 'video', taskId: generation.id, channel, upstreamId, marks: ctx, reason, cancel });
         // on to a channel it has not had (ChannelRouter excludes those), in this same step
       } else if (generation.submitStartedAt) {
-        return { kind: 'failed', reason: 'the upstream never answered the create request; it was not sent again, to avoid a second (billed) generation' };
+        return await this.router.gatewayFailure(generation.id, 'video', `the upstream never answered the create request (channel ${generation.channelId ?? 'RELAY_VIDEO_URL'}); it was not sent again, to avoid a second (billed) generation`);
+      }
+      // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
+      for (const frame of generation.params.keyframes) {
+        const handOff = frame.type === 'image' ? await this.callerUrls.handOffRefusal(`keyframes.${frame.position}.url`, frame.url, generation.baseUrl) : null;
+        if (handOff) return { kind: 'failed', reason: handOff };
       }
       // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
       const generationIds: { first?: string; last?: string } = {};
@@ -113,7 +120,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       });
     } catch (err) {
       if (err instanceof UnusableAnswer) return { kind: 'failed', reason: err.message };
-      if (err instanceof UpstreamRefused) return { kind: 'failed', reason: `the upstream refused the generation: ${err.message}` };
+      if (err instanceof UpstreamRefused) return await this.router.refusal(generation.id, 'video', err, 'the upstream refused the generation');
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
       throw err;
@@ -127,14 +134,14 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
 
   private vendorOf(channel: ChannelHandle): VideoVendor {
     const vendor = this.vendors[channel.protocol];
-    if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which makes no video`, 0);
+    if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which makes no video`, 0, 'request', true);
     return vendor;
   }
 
   private async submit(channel: ChannelHandle, generation: VideoTask, request: VideoRequest, generationIds: { first?: string; last?: string }, ctx: VideoContext): Promise<Created<VideoResult>> {
     const vendor = this.vendorOf(channel);
     const model = this.modelFor(channel, request);
-    if (!model) return { kind: 'failed', reason: `channel ${channel.name} has no model that makes what the generation asks` };
+    if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that makes what the generation asks`, 0, 'request', true);
     const callbackUrl = this.callbacks.urlFor(generation.id);
     const created = await submitOnce(ctx, () =>
       vendor.create(channel, {

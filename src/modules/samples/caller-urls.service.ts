@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../../common/errors/app-error.js';
+import { SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
+import { SamplesService } from './samples.service.js';
+
+/** The rule a refusal of a caller's URL ends with. */
+const RULE = '(the gateway reaches only public addresses for a caller)';
+
+/**
+ * The doors' check of the URLs a caller gives (images, keyframes, audio, callback URLs): what can be judged
+ * from the URL alone is refused at submission, 400 naming the field (SafeFetchService.callerUrlRefusal: a
+ * non-public IP literal, a `localhost` name, a host of OUTBOUND_ALLOW_HOSTS), so a task never starts that
+ * could not fetch its input, and no URL on the gateway's own network is handed on to an upstream. A name
+ * whose addresses are private is refused when it is fetched (the task fails, the callback is never sent).
+ * The service's own sample files under the request's base are read here, never fetched: they pass.
+ */
+@Injectable()
+export class CallerUrls {
+  constructor(
+    private readonly fetcher: SafeFetchService,
+    private readonly samples: SamplesService,
+  ) {}
+
+  /** Throws INVALID_PARAMETER naming `field` when `url` may not be given; absent URLs pass. */
+  check(field: string, url: string | null | undefined, requestBase?: string | null): void {
+    if (!url || this.samples.resolve(url, requestBase ?? null)) return;
+    const refusal = this.fetcher.callerUrlRefusal(url);
+    if (refusal) throw new AppError('INVALID_PARAMETER', `${field} must be a public http(s) URL: ${refusal} ${RULE}`);
+  }
+
+  /**
+   * For a relay, before it hands a caller's URL to an upstream (which fetches it from its own network, and an
+   * in-cluster upstream's network is the gateway's): the failure reason when its host resolves to a non-public
+   * address, naming `field`; null when it may be handed on. A sample of the task's base passes, as at the door.
+   */
+  async handOffRefusal(field: string, url: string | null | undefined, taskBase: string | null): Promise<string | null> {
+    if (!url || this.samples.resolve(url, taskBase)) return null;
+    const refusal = await this.fetcher.callerUrlHandOffRefusal(url);
+    return refusal ? `${field} must be a public http(s) URL: ${refusal} ${RULE}` : null;
+  }
+}
