@@ -12,7 +12,7 @@ import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKi
 import type { PollSchedule } from './poll-schedule.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRepository } from './task.repository.js';
-import { TaskStatesRepository } from './task-states.repository.js';
+import { LeaseLost, TaskStatesRepository } from './task-states.repository.js';
 
 /** How long a consumer fetches no more work after a task had to wait for the upstream cap. */
 export const DEFER_BACKOFF_MS = 1000;
@@ -165,8 +165,8 @@ export class TaskRunner {
       if (outcome === TIMED_OUT) {
         scope.close(new StepTimeLimit(limitMs));
         this.tracing.annotate({ 'mgw.task.outcome': 'timed_out' });
-        this.logger.warn({ msg: `task ${id}: its step ran past the task's deadline; it failed, and the step's processes were stopped`, task_id: id, kind: kind.definition.name, limit_ms: limitMs });
-        await fail(this.lifecycle.timeoutReason(kind));
+        const failed = await fail(this.lifecycle.timeoutReason(kind));
+        this.logger.warn({ msg: `task ${id}: its step ran past the task's deadline; ${failed ? 'it failed on it' : 'the sweeper had already ended it'}, and the step's processes were stopped`, task_id: id, kind: kind.definition.name, limit_ms: limitMs });
         if (!(await settlesWithin(stepping, STEP_STOP_GRACE_MS))) this.logger.warn(`task ${id}: its step did not return within ${STEP_STOP_GRACE_MS} ms of its time limit; its work files are removed anyway`);
         return;
       }
@@ -197,6 +197,10 @@ export class TaskRunner {
     } catch (err) {
       if (err instanceof TaskFailure) {
         await fail(err.message);
+        return;
+      }
+      if (err instanceof LeaseLost) {
+        this.logger.warn(`task ${id}: ${err.message}; this worker's step stopped`);
         return;
       }
       if (task.attempts >= MAX_ATTEMPTS) {

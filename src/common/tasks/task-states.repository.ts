@@ -273,7 +273,12 @@ export class TaskStatesRepository {
 
   /** How task `id`, held by `worker`, records its create request upstream (see submitOnce). */
   submitMarks(id: string, worker: string): SubmitMarks {
-    const mark = async (set: string, ...values: unknown[]) => void (await this.prisma.pool.query(prepared(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2`, [id, worker, ...values])));
+    const mark = async (set: string, ...values: unknown[]) => {
+      const { rowCount } = await this.prisma.pool.query(prepared(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2`, [id, worker, ...values]));
+      // the lease is gone (the step ran out of time and the task failed, or the sweeper gave it to another
+      // worker): this step must stop here, before it sends a create nobody would record
+      if (rowCount === 0) throw new LeaseLost(id);
+    };
     return {
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),
@@ -483,4 +488,12 @@ function endStatement(s: Statement, id: string, worker: string, to: FinalState, 
     ...more,
   ];
   return `WITH ${parts.join(',\n')}`;
+}
+
+/** A step's write found its task no longer held by its worker: the step stops (the task is another's, or ended). */
+export class LeaseLost extends Error {
+  constructor(taskId: string) {
+    super(`task ${taskId} is no longer held by this worker (its time ran out, or its lease passed to another worker)`);
+    this.name = 'LeaseLost';
+  }
 }

@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config.js';
 import { Tracing } from '../tracing/tracing.service.js';
 import { describeRange, nonPublicReason } from './address-policy.js';
 import { HostResolver, type ResolvedAddress } from './host-resolver.js';
+import { StepScope } from '../process/step-scope.js';
 
 /**
  * What an outbound request is for, which decides the addresses it may reach. Every request names one:
@@ -173,9 +174,11 @@ export class SafeFetchService implements OnApplicationShutdown {
 
   /**
    * Why a caller's URL may not be handed on to an upstream, which fetches it from its own network (an in-cluster
-   * upstream: the gateway's): what callerUrlRefusal says, or that its host resolves to a non-public address. Null
-   * when it resolves to public addresses only, cannot be resolved here within HAND_OFF_LOOKUP_MS (the upstream
-   * resolves it on its own), or under ALLOW_PRIVATE_URLS. Same words as callerUrlRefusal.
+   * upstream: the gateway's): what callerUrlRefusal says, that its host resolves to a non-public address, or
+   * that it cannot be resolved here within HAND_OFF_LOOKUP_MS (a name a caller controls could answer slowly to
+   * slip past). Null when it resolves to public addresses only, or under ALLOW_PRIVATE_URLS. Same words as
+   * callerUrlRefusal. (A name that answers public here and private to the upstream later, DNS rebinding, can
+   * only be stopped by the upstream's own egress rules.)
    */
   async callerUrlHandOffRefusal(url: string): Promise<string | null> {
     const judged = this.callerUrlRefusal(url);
@@ -189,7 +192,7 @@ export class SafeFetchService implements OnApplicationShutdown {
     try {
       addresses = await Promise.race([this.resolver.lookup(hostname.toLowerCase()), timeout]);
     } catch {
-      return null;
+      return `the host ${host} could not be resolved (within ${HAND_OFF_LOOKUP_MS / 1000} s)`;
     } finally {
       clearTimeout(timer);
     }
@@ -297,14 +300,19 @@ export class SafeFetchService implements OnApplicationShutdown {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new OutboundError('timeout', 'timed out');
 
+    // a request made by a task's step ends with the step (its time limit passed): nothing more is sent or written for it
+    const step = StepScope.current()?.signal;
+    if (step?.aborted) throw new OutboundError('timeout', 'the step that made the request ran out of time');
     return new Promise<OutboundResponse>((resolve, reject) => {
       let settled = false;
       let sink: WriteStream | undefined;
+      const stop = () => fail(new OutboundError('timeout', 'the step that made the request ran out of time'));
       const fail = (err: OutboundError) => {
         if (settled) return;
         settled = true;
         clearTimeout(total);
         clearTimeout(connect);
+        step?.removeEventListener('abort', stop);
         req.destroy();
         sink?.destroy();
         reject(err);
@@ -345,6 +353,7 @@ export class SafeFetchService implements OnApplicationShutdown {
               if (settled) return;
               settled = true;
               clearTimeout(total);
+              step?.removeEventListener('abort', stop);
               resolve({ status, headers: res.headers, body: sink ? Buffer.alloc(0) : Buffer.concat(chunks, size), size, url });
             };
             if (sink && !settled) sink.end(done);
@@ -358,6 +367,7 @@ export class SafeFetchService implements OnApplicationShutdown {
       // a kept-alive connection is connected already
       req.on('socket', (socket) => (socket.connecting ? socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect)) : clearTimeout(connect)));
       req.on('error', (err: NodeJS.ErrnoException) => fail(err instanceof OutboundError ? err : new OutboundError('network', `the connection failed: ${err.code ?? err.message}`)));
+      step?.addEventListener('abort', stop, { once: true });
       req.end(options.body);
     });
   }
