@@ -221,3 +221,10 @@ describe('loadConfig: what is public and who is limited', () => {
     }
   });
 });
+
+describe('loadConfig: OUTBOUND_ALLOW_HOSTS', () => {
+  it('reads hosts as a URL writes them: lower case, an IPv6 address in brackets or not, a name with or without its final dot', () => {
+    const config = loadConfig({ OUTBOUND_ALLOW_HOSTS: ' Relay.Internal. , [FD00::1],10.0.0.7,, ' }, '/srv');
+    expect(config.outbound.allowHosts).toEqual(['relay.internal', 'fd00::1', '10.0.0.7']);
+  });
+});

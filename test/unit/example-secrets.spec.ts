@@ -67,13 +67,23 @@ describe('secret values the repository ships as examples', () => {
     for (const value of ['REPLACE_ME with a key of 32 characters', 'change-me-admin-key-0001', 'please-changeme-0123456789']) expect([value, isExampleSecret(value)]).toEqual([value, true]);
   });
 
+  it("refuses them in every other secret variable too (a vendor's or a store's credentials, OTLP headers, the database URL)", () => {
+    for (const variable of ['RELAY_API_KEY', 'RELAY_KLING_SECRET_KEY', 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID', 'OTEL_EXPORTER_OTLP_HEADERS', 'DATABASE_URL']) {
+      const value = variable === 'OTEL_EXPORTER_OTLP_HEADERS' ? 'api-key=REPLACE_ME' : variable === 'DATABASE_URL' ? 'REPLACE_ME with postgresql://USER:PASSWORD@HOST:5432/DATABASE' : 'minioadmin';
+      const problems = problemsOf({ [variable]: value }).filter((p) => p.startsWith(`${variable} is an example`));
+      expect([variable, problems]).toEqual([variable, [expect.stringMatching(/set a value of your own, the one its issuer \(the vendor, the store, the database\) gave you$/)]]);
+    }
+    // and a bad value of a secret variable is never repeated in the message
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_HEADERS: 'token-s3cr3t-value' }).join('\n')).not.toContain('s3cr3t');
+  });
+
   it('accepts fresh keys (openssl rand -hex 32), as the docs make them', () => {
     const fresh = randomBytes(32).toString('hex');
     const config = loadConfig({ ADMIN_API_KEY: fresh, CHANNEL_SECRET_KEY: randomBytes(32).toString('hex'), CHANNEL_SECRET_KEY_PREVIOUS: `${randomBytes(32).toString('hex')},${randomBytes(32).toString('base64')}` }, '/srv');
     expect([config.adminApiKey, config.sealing.key?.length, config.sealing.previousKeys.map((k) => k.length)]).toEqual([fresh, 32, [32, 32]]);
-    expect(exampleSecretProblem('METRICS_TOKEN', randomBytes(24).toString('base64url'), 'openssl rand -hex 32')).toBeUndefined();
-    expect(exampleSecretProblem('METRICS_TOKEN', undefined, 'openssl rand -hex 32')).toBeUndefined();
-    expect(exampleSecretProblem('METRICS_TOKEN', 'REPLACE_ME', 'openssl rand -hex 32')).toMatch(/^METRICS_TOKEN is an example value/);
+    expect(exampleSecretProblem('METRICS_TOKEN', randomBytes(24).toString('base64url'), 'made with openssl rand -hex 32')).toBeUndefined();
+    expect(exampleSecretProblem('METRICS_TOKEN', undefined, 'made with openssl rand -hex 32')).toBeUndefined();
+    expect(exampleSecretProblem('METRICS_TOKEN', 'REPLACE_ME', 'made with openssl rand -hex 32')).toMatch(/^METRICS_TOKEN is an example value/);
   });
 
   it('refuses every value set for a secret variable anywhere in the docs, deploy files, examples and benchmarks', () => {

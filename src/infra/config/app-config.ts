@@ -29,7 +29,9 @@ const HTTP_URL = /^https?:\/\/[^\s/]+/;
 const OTLP_HEADERS = /^\s*[^\s=,]+\s*=[^,]*(,\s*[^\s=,]+\s*=[^,]*)*$/;
 const DAY_S = 24 * 3600;
 /** Variables whose values are credentials. */
-const SECRET_VARIABLE = /KEY|SECRET|TOKEN|PASSWORD|^DATABASE_URL$/;
+const SECRET_VARIABLE = /KEY|SECRET|TOKEN|PASSWORD|HEADERS|^DATABASE_URL$/;
+/** The secrets the operator makes (not a vendor's or a store's credentials, which their issuer gives). */
+const MADE_SECRETS = new Set(['ADMIN_API_KEY', 'CHANNEL_SECRET_KEY', 'CHANNEL_SECRET_KEY_PREVIOUS', 'METRICS_TOKEN']);
 
 /**
  * The raw environment, as strings, with the rules each variable must follow.
@@ -568,8 +570,9 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   if (sealingKey === null) problems.push('CHANNEL_SECRET_KEY must be 32 bytes written as 64 hex digits or as base64 (openssl rand -hex 32)');
   const previousSealingKeys = (vars.CHANNEL_SECRET_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean).map(parseSecretKey);
   if (previousSealingKeys.includes(null)) problems.push('CHANNEL_SECRET_KEY_PREVIOUS must be keys of 32 bytes (64 hex digits or base64), separated by commas');
-  for (const [variable, howToMake] of [['ADMIN_API_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY', 'openssl rand -hex 32'], ['CHANNEL_SECRET_KEY_PREVIOUS', 'openssl rand -hex 32'], ['METRICS_TOKEN', 'openssl rand -hex 32']] as const) {
-    const problem = exampleSecretProblem(variable, present[variable], howToMake);
+  // every secret variable (keys, tokens, passwords, OTLP headers, the database URL): none may hold a value the repository ships
+  for (const variable of Object.keys(present).filter((name) => SECRET_VARIABLE.test(name))) {
+    const problem = exampleSecretProblem(variable, present[variable], MADE_SECRETS.has(variable) ? 'made with openssl rand -hex 32' : 'the one its issuer (the vendor, the store, the database) gave you');
     if (problem) problems.push(problem);
   }
   if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
@@ -631,7 +634,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     },
     outbound: {
       allowPrivate: vars.ALLOW_PRIVATE_URLS === 'true' || vars.ALLOW_PRIVATE_URLS === '1',
-      allowHosts: vars.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      // written as a URL's host may be: [v6] in brackets, a name with its final dot (as SafeFetch compares them)
+      allowHosts: vars.OUTBOUND_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')).filter(Boolean),
       connectTimeoutMs: vars.OUTBOUND_CONNECT_TIMEOUT_MS,
       timeoutMs: vars.OUTBOUND_TIMEOUT_MS,
     },

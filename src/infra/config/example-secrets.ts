@@ -26,10 +26,10 @@ export function isExampleSecret(value: string): boolean {
 }
 
 /**
- * The configuration problem of a secret variable set to a shipped example, or undefined. `howToMake` says
- * how to make a good value, e.g. `openssl rand -hex 32`. The value itself is never repeated.
+ * The configuration problem of a secret variable set to a shipped example, or undefined. `instead` says
+ * what to set instead, e.g. `made with openssl rand -hex 32`. The value itself is never repeated.
  */
-export function exampleSecretProblem(variable: string, value: string | undefined, howToMake: string): string | undefined {
+export function exampleSecretProblem(variable: string, value: string | undefined, instead: string): string | undefined {
   if (value === undefined || value === '' || !isExampleSecret(value)) return undefined;
-  return `${variable} is an example value this repository ships (in its docs or deploy files), which anyone can read: set a value of your own, made with ${howToMake}`;
+  return `${variable} is an example value this repository ships (in its docs or deploy files), which anyone can read: set a value of your own, ${instead}`;
 }
