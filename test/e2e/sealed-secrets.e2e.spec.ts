@@ -24,7 +24,7 @@ const newKey = () => randomBytes(32).toString('hex');
 async function sealedValues(db: TestDatabase): Promise<{ where: string; bytes: Buffer }[]> {
   const values: { where: string; bytes: Buffer }[] = [];
   for (const c of SEALED_COLUMNS) {
-    const rows = await queryDb<{ ref: string; bytes: Buffer }>(db, `SELECT "${c.key}"::text AS ref, "${c.column}" AS bytes FROM "${c.table}" WHERE "${c.column}" IS NOT NULL`);
+    const rows = await queryDb<{ ref: string; bytes: Buffer }>(db, `SELECT "${c.key}"::text AS ref, "${c.column}" AS bytes FROM "${c.table}" WHERE "${c.column}" IS NOT NULL ORDER BY 1`);
     values.push(...rows.map((r) => ({ where: `${c.table}.${c.column} ${r.ref}`, bytes: r.bytes })));
   }
   return values;
@@ -120,6 +120,7 @@ describe('secrets sealed at rest', () => {
     const apps = await queryDb<{ name: string; value: Buffer; plain_value: string | null }>(db, 'SELECT name, value, plain_value FROM app_secrets ORDER BY name');
     expect(apps.map((r) => [r.name, r.plain_value, new SecretBox(Buffer.from(K1, 'hex')).open(r.value)])).toEqual([
       ['media_url_signing_key', null, mediaKey],
+      ['sealing-check', null, expect.stringMatching(/^[A-Za-z0-9_-]{43}$/)],
       ['upstream_callback_key', null, callbackKey],
     ]);
     const [hooks] = await queryDb<{ secret: Buffer; previous_secret: Buffer; plain_secret: string | null; plain_previous_secret: string | null }>(db, "SELECT * FROM webhook_secrets WHERE owner = 'hooks'");
@@ -167,7 +168,7 @@ describe('secrets sealed at rest', () => {
     channelId = channel.body.id;
     underK1 = await sealedValues(db);
     expect(opensWith(K1, underK1)).toEqual(underK1.map((v) => v.where));
-    expect(underK1.map((v) => v.where)).toEqual(['app_secrets.value media_url_signing_key', 'app_secrets.value upstream_callback_key', 'webhook_secrets.secret hooks', 'webhook_secrets.previous_secret hooks', `channels.credentials ${channelId}`]);
+    expect(underK1.map((v) => v.where).sort()).toEqual(['app_secrets.value media_url_signing_key', 'app_secrets.value sealing-check', 'app_secrets.value upstream_callback_key', `channels.credentials ${channelId}`, 'webhook_secrets.previous_secret hooks', 'webhook_secrets.secret hooks']);
     const [row] = await queryDb<{ credentials: Buffer }>(db, 'SELECT credentials FROM channels WHERE id = $1', [channelId]);
     expect(row.credentials.includes(Buffer.from('k-rotation-0123456789'))).toBe(false);
   });
@@ -176,7 +177,7 @@ describe('secrets sealed at rest', () => {
     await t!.close();
     t = undefined;
     t = await startTestApp({ ...FAST, CHANNEL_SECRET_KEY: K2, CHANNEL_SECRET_KEY_PREVIOUS: K1 }, { db });
-    expect(t.logs.lines.map((l) => l.msg)).toContain(`sealed ${underK1.length} stored secret(s) again with CHANNEL_SECRET_KEY (they were under CHANNEL_SECRET_KEY_PREVIOUS)`);
+    expect(t.logs.lines.map((l) => l.msg)).toContain(`sealed ${underK1.length} stored secret(s) again with CHANNEL_SECRET_KEY (they were under CHANNEL_SECRET_KEY_PREVIOUS): every stored secret is now sealed with it; CHANNEL_SECRET_KEY_PREVIOUS can go once every instance runs with this key and has started once`);
     const underK2 = await sealedValues(db);
     expect(underK2.map((v) => v.where)).toEqual(underK1.map((v) => v.where));
     expect(opensWith(K2, underK2)).toEqual(underK2.map((v) => v.where));
@@ -210,7 +211,7 @@ describe('secrets sealed at rest', () => {
     for (const wrong of [K1, newKey()]) {
       const refused = await startRefused(db, { CHANNEL_SECRET_KEY: wrong });
       expect(refused.code).toBe(1);
-      expect(refused.output).toMatch(/Failed to start: 6 stored secret\(s\) do not open with CHANNEL_SECRET_KEY \(the service secret media_url_signing_key, the service secret upstream_callback_key, the webhook secret of owner hooks, the webhook secret of owner newcomer, the previous webhook secret of owner hooks and 1 more\): they were sealed with another key\. Start with the key they were sealed with/);
+      expect(refused.output).toMatch(/Failed to start: 7 stored secret\(s\) do not open with CHANNEL_SECRET_KEY \(the service secret media_url_signing_key, the service secret sealing-check, the service secret upstream_callback_key, the webhook secret of owner hooks, the webhook secret of owner newcomer and 2 more\): they were sealed with another key\. Start with the key they were sealed with/);
       expect(refused.output).toMatch(/put the former one in CHANNEL_SECRET_KEY_PREVIOUS/);
     }
     expect(await sealedValues(db)).toEqual(before);
@@ -241,7 +242,7 @@ describe('without CHANNEL_SECRET_KEY', () => {
     expect(fileKey).toMatch(/^[0-9a-f]{64}$/);
     expect((await stat(file())).mode & 0o777).toBe(0o600);
     const values = await sealedValues(db);
-    expect(values.map((v) => v.where)).toEqual(['app_secrets.value media_url_signing_key', 'app_secrets.value upstream_callback_key']);
+    expect(values.map((v) => v.where).sort()).toEqual(['app_secrets.value media_url_signing_key', 'app_secrets.value sealing-check', 'app_secrets.value upstream_callback_key']);
     expect(opensWith(fileKey, values)).toEqual(values.map((v) => v.where));
     expect(t.logs.lines.some((l) => l.level === 'warn' && /CHANNEL_SECRET_KEY is not set: the stored secrets are sealed with the key in .*sealing\.key, which every instance on this database must share/.test(String(l.msg)))).toBe(true);
   });
@@ -257,7 +258,7 @@ describe('without CHANNEL_SECRET_KEY', () => {
   it('refuses an instance whose DATA_DIR made another key, naming the file and the variable to set', async () => {
     const refused = await startRefused(db, { CHANNEL_SECRET_KEY: '' });
     expect(refused.code).toBe(1);
-    expect(refused.output).toMatch(/Failed to start: 2 stored secret\(s\) do not open with the key in \S+sealing\.key \(CHANNEL_SECRET_KEY is not set\) .*every instance on one database needs the same CHANNEL_SECRET_KEY/);
+    expect(refused.output).toMatch(/Failed to start: 3 stored secret\(s\) do not open with the key in \S+sealing\.key \(CHANNEL_SECRET_KEY is not set\) .*every instance on one database needs the same CHANNEL_SECRET_KEY/);
   });
 
   it('opens them with the file\'s key given as CHANNEL_SECRET_KEY', async () => {
@@ -265,6 +266,26 @@ describe('without CHANNEL_SECRET_KEY', () => {
     t = undefined;
     t = await startTestApp({ CHANNEL_SECRET_KEY: fileKey }, { db });
     expect(t.logs.lines.some((l) => /CHANNEL_SECRET_KEY is not set/.test(String(l.msg)))).toBe(false);
+  });
+});
+
+describe('two instances without CHANNEL_SECRET_KEY started at once on a new database', () => {
+  it('one starts; the other, whose DATA_DIR made another key, refuses at start (the first start seals a check value)', async () => {
+    const db = await createTestDatabase();
+    const dirs = [await mkdtemp(path.join(tmpdir(), 'mgw-nokey-a-')), await mkdtemp(path.join(tmpdir(), 'mgw-nokey-b-'))];
+    const children = dirs.map((dir) => Child.start('dist/main.js', [], { DATABASE_URL: db.url, PORT: '0', DATA_DIR: dir, CHANNEL_SECRET_KEY: '', LOG_LEVEL: 'info' }));
+    try {
+      // the sealing step of each runs under one lock: whichever comes second finds the first's check value
+      const refused = await Promise.race(children.map((c, i) => c.exited.then(() => i)));
+      const other = children[1 - refused];
+      await other.waitFor(/listening/);
+      expect((await children[refused].exited).code).toBe(1);
+      expect(children[refused].output).toMatch(/Failed to start: 1 stored secret\(s\) do not open with the key in \S+sealing\.key \(CHANNEL_SECRET_KEY is not set\) \(the service secret sealing-check\)/);
+    } finally {
+      await Promise.all(children.map((c) => c.stop('SIGTERM')));
+      await db.drop();
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

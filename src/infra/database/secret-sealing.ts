@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { SealingKeys } from '../crypto/sealing-keys.js';
 
@@ -25,6 +26,14 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
 
 /** Serialises the sealing step of instances starting together (not the migrations' 72_804_115 nor the queue set-up's 72_804_116). */
 const SEALING_LOCK_ID = 72_804_121;
+
+/**
+ * A service secret of its own that the first start seals, so that a database always holds a sealed value:
+ * an instance started later with another key (two instances without CHANNEL_SECRET_KEY, each with its own
+ * DATA_DIR/sealing.key, on a new database) meets it here and refuses, instead of sealing a secret of its
+ * own beside the first's and failing on the other's later.
+ */
+export const SEALING_CHECK = 'sealing-check';
 
 export interface SealingReport {
   /** Values that opened with the current key and stay as they are. */
@@ -79,7 +88,9 @@ export async function sealStoredSecrets(databaseUrl: string, keys: SealingKeys):
         }
       }
     }
-    if (unopened.length > 0) {
+    if (unopened.length === 0) {
+      await client.query('INSERT INTO app_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [SEALING_CHECK, keys.seal(randomBytes(32).toString('base64url'))]);
+    } else {
       await client.query('ROLLBACK');
       const listed = unopened.length > 5 ? `${unopened.slice(0, 5).join(', ')} and ${unopened.length - 5} more` : unopened.join(', ');
       throw new SealingError(
