@@ -5,6 +5,7 @@ import { probeVideo, wav } from '../support/media.js';
 import { sendBytes, startServer } from '../support/http-server.js';
 import { pollUntil } from '../support/poll.js';
 import { type FakeUpstream, startFakeAudioAggregator, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
+import { HostTable } from '../support/host-table.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
@@ -160,7 +161,8 @@ describe('relay to Luma (video)', () => {
   let key: string;
   beforeAll(async () => {
     luma = await startFakeLuma('luma-key');
-    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN });
+    // a keyframe URL is handed to Luma once its host resolves to public addresses: example.com's, as DNS would give it (this machine has none)
+    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN }, { hostResolver: new HostTable({ 'example.com': '93.184.215.14' }) });
     key = await t.createKey();
   });
   afterAll(async () => {
@@ -251,8 +253,10 @@ describe('relay to Luma: a long video', () => {
       }
       expect(done.body.state).toBe('completed');
       // A whole-buffer copy would hold all 160 MB at once (twice, while concatenating). Streamed, what shows
-      // is the socket's chunks, dead but not yet collected: V8 collects young buffers every ~32 MB of them.
-      expect(peak - base).toBeLessThan(64 * 1024 * 1024);
+      // is the socket's chunks, dead but not yet collected: V8 collects them once about 64 MB of external
+      // memory has been allocated since its last collection (84 MB was seen at the peak on Node.js 24), so
+      // the bound is three quarters of the video, well under one whole copy.
+      expect(peak - base).toBeLessThan(0.75 * size);
       const last = await fetch(done.body.assets.video, { headers: { range: 'bytes=-1' } });
       expect(last.status).toBe(206);
       expect(last.headers.get('content-range')).toBe(`bytes ${size - 1}-${size - 1}/${size}`);

@@ -31,10 +31,12 @@ export class CallerUrls {
   /**
    * For a relay, before it hands a caller's URL to an upstream (which fetches it from its own network, and an
    * in-cluster upstream's network is the gateway's): the failure reason when its host resolves to a non-public
-   * address, naming `field`; null when it may be handed on. A sample of the task's base passes, as at the door.
+   * address or not at all, naming `field`; null when it may be handed on. Of the service's own samples only
+   * those under PUBLIC_BASE_URL pass as they are: a task's base comes from its request's Host header, which the
+   * caller wrote, so a sample "under" it is judged as any URL would be.
    */
-  async handOffRefusal(field: string, url: string | null | undefined, taskBase: string | null): Promise<string | null> {
-    if (!url || this.samples.resolve(url, taskBase)) return null;
+  async handOffRefusal(field: string, url: string | null | undefined): Promise<string | null> {
+    if (!url || this.samples.resolve(url, null)) return null;
     const refusal = await this.fetcher.callerUrlHandOffRefusal(url);
     return refusal ? `${field} must be a public http(s) URL: ${refusal} ${RULE}` : null;
   }

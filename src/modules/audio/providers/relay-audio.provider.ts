@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
@@ -7,9 +8,11 @@ import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
+import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioTask } from '../audio-task.js';
 import { checkedFacts } from '../audio-check.js';
 import { type AudioContext, type AudioFacts, type AudioProvider } from './audio-provider.js';
+import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 
 interface UpstreamUpload {
   status?: unknown;
@@ -40,6 +43,8 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
     private readonly fetcher: SafeFetchService,
     private readonly router: ChannelRouter,
     private readonly callerUrls: CallerUrls,
+    private readonly cpu: CpuSlots,
+    private readonly samples: SamplesService,
   ) {}
 
   /** The uploads a channel holds are asked about one by one. */
@@ -66,7 +71,7 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
           return await this.router.gatewayFailure(upload.id, 'audio', `the upstream never answered the upload request (channel ${upload.channelId ?? 'RELAY_AUDIO_URL'}); it was not sent again, to avoid a duplicate`);
         }
         // the upstream fetches the URL from its network, which may be the gateway's own
-        const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url, upload.baseUrl);
+        const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url);
         if (handOff) return { kind: 'failed', reason: handOff };
         return await this.router.submitNew({ operation: 'audio', task: upload, marks: ctx, send: (channel) => this.submit(channel, upload, ctx) });
       }
@@ -126,12 +131,16 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
     const clip = new MediaFile(ctx.file('clip', 'audio'));
     let size: number;
     try {
-      size = await this.fetcher.fetchToFile('caller', upload.params.url, this.config.audioMaxBytes, clip.path);
+      // the service's own sample is read from here, as the sandbox reads it (its URL is the gateway's own address)
+      const sample = this.samples.resolve(upload.params.url, upload.baseUrl);
+      if (sample) await writeFile(clip.path, sample);
+      size = sample?.length ?? (await this.fetcher.fetchToFile('caller', upload.params.url, this.config.audioMaxBytes, clip.path));
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       this.logger.warn({ msg: 'could not keep a copy of the relayed clip; clip_url stays null', upload_id: upload.id, reason: err.message });
       return undefined;
     }
-    return checkedFacts(clip, size, this.config.kinds.audio.options.maxDurationS);
+    // decoding is a core's work: relayed steps run RELAY_CONCURRENCY at once, their CPU-heavy parts WORKER_CONCURRENCY
+    return this.cpu.run(() => checkedFacts(clip, size, this.config.kinds.audio.options.maxDurationS));
   }
 }

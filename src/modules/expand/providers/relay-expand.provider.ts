@@ -92,7 +92,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
         }
       }
       // the upstream fetches the image URL from its network, which may be the gateway's own
-      const handOff = await this.callerUrls.handOffRefusal('image', task.params.image_url, task.baseUrl);
+      const handOff = await this.callerUrls.handOffRefusal('image', task.params.image_url);
       if (handOff) return { kind: 'failed', reason: handOff };
       const size = await this.inputSize(task, ctx);
       return await this.router.submitNew({

@@ -91,7 +91,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       }
       // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
       for (const frame of generation.params.keyframes) {
-        const handOff = frame.type === 'image' ? await this.callerUrls.handOffRefusal(`keyframes.${frame.position}.url`, frame.url, generation.baseUrl) : null;
+        const handOff = frame.type === 'image' ? await this.callerUrls.handOffRefusal(`keyframes.${frame.position}.url`, frame.url) : null;
         if (handOff) return { kind: 'failed', reason: handOff };
       }
       // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.

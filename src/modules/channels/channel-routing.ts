@@ -1,0 +1,71 @@
+import type { StepOutcome } from '../../common/tasks/task-kind.js';
+import type { SubmitMarks, UpstreamAuth } from '../../infra/relay/upstream-client.js';
+import type { UpstreamTaskFacts } from './channels.repository.js';
+import type { ChannelOperation } from './channel-protocols.js';
+
+// The shapes of routing a task through channels (ChannelRouter's): what a step knows of a channel, a new
+// task's submission, an upstream task given up, and the words of the gateway's own failures.
+
+/** A channel as a task's step uses it: where to send, and how to authenticate (never logged). */
+export interface ChannelHandle {
+  /** Empty for RELAY_<OP>_URL as a task accepted before channels existed knows it. */
+  id: string;
+  name: string;
+  protocol: string;
+  baseUrl: string;
+  auth: UpstreamAuth;
+  /** The models it lists (`channels.models`; empty: its vendor's catalog). */
+  models: unknown;
+  /** Seconds after which an upstream task of it still working is given up (null: none). */
+  stallAfterS: number | null;
+}
+
+/** A channel as a candidate sees it: what it speaks and serves. */
+export type CandidateChannel = { protocol: string; models: unknown };
+
+/** What came of a create the channel answered; when it took the task, the facts of the upstream task it made. */
+export type Created<R> = StepOutcome<R> & { taken?: UpstreamTaskFacts };
+
+/** A new task's create request, as the channels are tried with it. */
+export interface Submission<R> {
+  operation: ChannelOperation;
+  task: { id: string; createdAt: Date };
+  marks: SubmitMarks;
+  /** A follow-up of what a channel holds (the clip continued, the generation named as a keyframe): only that channel can take it. */
+  pinnedTo?: string | null;
+  /** Whether a channel can make exactly what the task asks (a model of its that honours every field); absent: any can. */
+  fits?(channel: CandidateChannel): boolean;
+  /** What the task would cost the company on this channel (its model's price); null: not priced. Read when the operation routes by cost. */
+  costOf?(channel: CandidateChannel): number | null;
+  /** Sends the create to this channel: throws UpstreamBusy when it provably did not take it, UpstreamRefused (account) on its credentials. */
+  send(channel: ChannelHandle): Promise<Created<R>>;
+}
+
+/** An upstream task given up: it failed there for a reason of the vendor's own, or stalled past the channel's limit. */
+export interface Abandonment {
+  operation: ChannelOperation;
+  taskId: string;
+  channel: ChannelHandle;
+  upstreamId: string;
+  marks: SubmitMarks;
+  reason: string;
+  /** Cancels the upstream task, where the vendor can. */
+  cancel?: () => Promise<void>;
+}
+
+/**
+ * What a tenant reads when its task ends for a reason of the gateway's own: its routing (no channel could take
+ * the task, the channel that holds it is gone or cannot make it) or its network (an upstream it could not reach,
+ * a result it could not download, an upstream URL the outbound rules refuse). The detail names channels and
+ * internal hosts: it is kept for admins as the task's `gateway_error` attempt (GET /admin/tasks/{id}/attempts).
+ */
+export const GATEWAY_FAILURE = "the gateway could not reach an upstream for this task; its credits were given back and it may be submitted again (the gateway's operators see why under the task's id)";
+
+/** An upstream task given up because it stalled: the words `abandon` keeps, by which a later failure tells a stall from the vendor's own failure. */
+export const STALLED = 'the upstream task was still working after';
+
+/** Why an upstream task is given up when it stalled past its channel's limit. */
+export function stallReason(channel: Pick<ChannelHandle, 'stallAfterS'>): string {
+  return `${STALLED} ${channel.stallAfterS} s (the channel's stall_after_s)`;
+}
+
