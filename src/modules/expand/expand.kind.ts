@@ -78,12 +78,14 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
   }
 
   /**
-   * The image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS) and the expanded image's (EXPAND_MAX_OUTPUT_PIXELS) for
-   * an input of `width` x `height` with the task's ratios: the rule broken, naming the fields; null within.
+   * The image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS) and, when the sandbox renders, the expanded image's
+   * (EXPAND_MAX_OUTPUT_PIXELS) for an input of `width` x `height` with the task's ratios: the rule broken, naming the fields; null within.
    * Checked at the door when the image came as Base64, and by the step before anything decodes the image.
    */
   boundsProblem(params: ExpandParams, width: number, height: number): string | null {
-    return expandBoundsProblem(params, width, height, this.config.images, this.config.kinds.expand.options.maxOutputPixels);
+    // the expanded image's cap spares the sandbox's renderer; a relayed task's image is the upstream's to make
+    const settings = this.config.kinds.expand;
+    return expandBoundsProblem(params, width, height, this.config.images, settings.provider === 'sandbox' ? settings.options.maxOutputPixels : Number.POSITIVE_INFINITY);
   }
 
   private async readSource(task: ExpandTask, files: WorkScope): Promise<ExpandSource> {
