@@ -192,7 +192,7 @@ describe('tasks run to the end on the sandbox provider', () => {
 
     it('fails with a reason when a keyframe URL does not give an image', async () => {
       const done = await finishedGeneration((await api(t.url, 'POST', GEN, { key, body: { prompt: 'x', keyframes: { frame0: { type: 'image', url: `${files.url}/page.html` } } } })).body.id);
-      expect(done.body).toEqual(expect.objectContaining({ state: 'failed', failure_reason: expect.stringMatching(/keyframes.frame0.url must be a PNG, JPEG or WebP image; its bytes are not one/) }));
+      expect(done.body).toEqual(expect.objectContaining({ state: 'failed', failure_reason: expect.stringMatching(/keyframes.frame0.url must be a PNG, JPEG or WebP image; its bytes say: not a known image format/) }));
       expect(done.body).not.toHaveProperty('assets');
     });
 

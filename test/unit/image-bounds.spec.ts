@@ -31,10 +31,10 @@ describe('readImageHeader: the format from the bytes, the size from the header, 
 
   it('refuses no bytes, another format, and a header cut short, in words that follow the field name', async () => {
     expect(rejection(() => readImageHeader(Buffer.alloc(0), LIMITS))).toBe('must be a PNG, JPEG or WebP image; it has no bytes');
-    expect(rejection(() => readImageHeader(Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1'), LIMITS))).toBe('must be a PNG, JPEG or WebP image; its bytes are not one');
+    expect(rejection(() => readImageHeader(Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1'), LIMITS))).toBe('must be a PNG, JPEG or WebP image; its bytes say: GIF');
     const cut = (await image(300, 300)).subarray(0, 20);
     expect(rejection(() => readImageHeader(cut, LIMITS))).toBe('must be a whole PNG file; its header is truncated or corrupt');
-    expect(rejection(() => readImageHeader(flatPng(300, 300), LIMITS, ['jpeg']))).toBe('must be a JPEG image; its bytes are not one');
+    expect(rejection(() => readImageHeader(flatPng(300, 300), LIMITS, ['jpeg']))).toBe('must be a JPEG image; its bytes say: PNG');
   });
 });
 

@@ -40,6 +40,20 @@ export function sniffRaster(bytes: Buffer): RasterFormat | null {
   return null;
 }
 
+/**
+ * What the magic numbers say the bytes are, for a refusal that tells the caller: a raster format's name
+ * (PNG, JPEG, WebP), another image format's (GIF, BMP, HEIC/AVIF), or that it is none the service knows.
+ */
+export function describeImageBytes(bytes: Buffer): string {
+  const raster = sniffRaster(bytes);
+  if (raster) return FORMAT_NAMES[raster];
+  if (bytes.length === 0) return 'no bytes';
+  if (bytes.toString('latin1', 0, 4) === 'GIF8') return 'GIF';
+  if (bytes.toString('latin1', 0, 2) === 'BM') return 'BMP';
+  if (bytes.toString('latin1', 4, 8) === 'ftyp') return 'HEIC/AVIF';
+  return 'not a known image format';
+}
+
 /** Enough of a file for the header of almost every image (a JPEG's frame header follows its EXIF). */
 const HEADER_WINDOW = 256 * 1024;
 
@@ -92,7 +106,7 @@ export function formatList(formats: readonly RasterFormat[]): string {
 export function readImageHeader(bytes: Buffer, limits: ImageLimits, formats: readonly RasterFormat[] = ['png', 'jpeg', 'webp']): ImageHeader {
   if (bytes.length === 0) throw new ImageRejected(`must be ${formatList(formats)}; it has no bytes`);
   const format = sniffRaster(bytes);
-  if (!format || !formats.includes(format)) throw new ImageRejected(`must be ${formatList(formats)}; its bytes are not one`);
+  if (!format || !formats.includes(format)) throw new ImageRejected(`must be ${formatList(formats)}; its bytes say: ${describeImageBytes(bytes)}`);
   let size: { width?: number; height?: number } = {};
   try {
     size = headerDimensions(bytes);

@@ -1,4 +1,4 @@
-import { boundsProblem, headerDimensions, type ImageLimits } from '../../infra/images/image-bounds.js';
+import { boundsProblem, describeImageBytes, headerDimensions, type ImageLimits, sniffRaster } from '../../infra/images/image-bounds.js';
 import type { ExpandParams } from './expand-task.js';
 
 /** The spec's limits on the expand input image. */
@@ -21,18 +21,12 @@ export interface ImageFacts {
 /** A rule the image breaks; the message names `image` and the rule, for the caller. */
 export class ImageRuleError extends Error {}
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const MB = 1024 * 1024;
 
-/** Reads the format from the magic numbers: a name or a Content-Type is never trusted. */
+/** The format from the magic numbers (a name or a Content-Type is never trusted): png, jpeg, or what the bytes are instead. */
 export function sniffFormat(bytes: Buffer): ImageFormat | string {
-  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE)) return 'png';
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
-  if (bytes.subarray(0, 4).toString('latin1') === 'GIF8') return 'GIF';
-  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'WebP';
-  if (bytes.subarray(0, 2).toString('latin1') === 'BM') return 'BMP';
-  if (bytes.subarray(4, 12).toString('latin1').startsWith('ftyp')) return 'HEIC/AVIF';
-  return 'not a known image format';
+  const raster = sniffRaster(bytes);
+  return raster === 'png' || raster === 'jpeg' ? raster : describeImageBytes(bytes);
 }
 
 export function assertSize(bytes: number): void {
