@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { probe } from '../../src/infra/ffmpeg/ffmpeg.js';
 import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { pcm16Wav } from '../../src/modules/samples/wav.js';
 
@@ -129,4 +128,21 @@ export function probeAudio(bytes: Buffer): Promise<{ channels: number; sampleRat
     if (!audio) throw new Error(`no audio stream in: ${report.slice(-300)}`);
     return { sampleRate: Number(audio[1]), channels: audio[2] === 'mono' ? 1 : 2 };
   });
+}
+
+/** Duration (s), frame size and codec of a video the service made, read from ffmpeg's own report (tests only). */
+async function probe(file: string): Promise<{ durationS: number; width: number; height: number; codec: string }> {
+  const child = spawn(ffmpegBinary().path, ['-hide_banner', '-nostdin', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  await new Promise((resolve) => child.on('close', resolve));
+  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(err);
+  const video = /Video: (\w+)[^\n]*?, (\d{2,5})x(\d{2,5})/.exec(err);
+  if (!duration || !video) throw new Error(`not a video ffmpeg can read: ${err.split('\n').slice(-2).join(' ')}`);
+  return {
+    durationS: Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]),
+    codec: video[1],
+    width: Number(video[2]),
+    height: Number(video[3]),
+  };
 }

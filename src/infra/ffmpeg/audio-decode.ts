@@ -132,3 +132,30 @@ export function decodeFailure(err: unknown, format?: AudioFormatName): string | 
   if (err instanceof FfmpegFailed) return `is damaged: its ${format ? `${AUDIO_FORMATS[format].label} ` : ''}audio does not decode`;
   return undefined;
 }
+
+/** A file that does not decode as audio: `reason` a caller may read ("is damaged: …"); `detail`, ffmpeg's words, for the log only. */
+export class AudioUnreadable extends Error {
+  constructor(
+    readonly reason: string,
+    readonly detail?: string,
+  ) {
+    super(reason);
+    this.name = 'AudioUnreadable';
+  }
+}
+
+/**
+ * Runs `work` on the audio file at `path` with its format decided from its bytes and pinned (pinAudio), and
+ * turns a refusal or a failed decode into AudioUnreadable (see decodeFailure); other errors pass as they are.
+ */
+export async function withPinnedAudio<T>(path: string, work: (pinned: PinnedAudio) => Promise<T>): Promise<T> {
+  let pinned: PinnedAudio | undefined;
+  try {
+    pinned = await pinAudio(path);
+    return await work(pinned);
+  } catch (err) {
+    const reason = decodeFailure(err, pinned?.format);
+    if (reason === undefined) throw err;
+    throw new AudioUnreadable(reason, err instanceof FfmpegFailed ? err.detail : undefined);
+  }
+}

@@ -85,20 +85,22 @@ export function runFfmpeg(args: string[], run: FfmpegRun): Promise<Buffer> {
   });
 }
 
-/** Duration (s), frame size and codec of a media file the service made itself, read from ffmpeg's own report. */
-export async function probe(file: string): Promise<{ durationS: number; width: number; height: number; codec: string }> {
-  const child = spawn(ffmpegBinary().path, ['-hide_banner', '-nostdin', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
-  StepScope.current()?.adopt(child);
-  let err = '';
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  await new Promise((resolve) => child.on('close', resolve));
-  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(err);
-  const video = /Video: (\w+)[^\n]*?, (\d{2,5})x(\d{2,5})/.exec(err);
-  if (!duration || !video) throw new Error(`not a video ffmpeg can read: ${err.split('\n').slice(-2).join(' ')}`);
-  return {
-    durationS: Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]),
-    codec: video[1],
-    width: Number(video[2]),
-    height: Number(video[3]),
-  };
+/**
+ * Writes `bytes` to a child's stdin (FfmpegRun.feed), waiting, when its buffer is full, until it takes more;
+ * rejects if it closes first (the child stopped: its exit says why), instead of waiting for a drain that never comes.
+ */
+export async function feedTo(stdin: NodeJS.WritableStream, bytes: Uint8Array): Promise<void> {
+  if (stdin.write(bytes)) return;
+  await new Promise<void>((resolve, reject) => {
+    const settle = (closed: boolean) => () => {
+      stdin.off('drain', onDrain);
+      stdin.off('close', onClose);
+      if (closed) reject(new Error('ffmpeg stopped taking input'));
+      else resolve();
+    };
+    const onDrain = settle(false);
+    const onClose = settle(true);
+    stdin.once('drain', onDrain);
+    stdin.once('close', onClose);
+  });
 }

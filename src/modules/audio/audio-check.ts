@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { parseFile } from 'music-metadata';
+import { parseStream } from 'music-metadata';
 import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../infra/ffmpeg/audio-decode.js';
 import { FfmpegFailed } from '../../infra/ffmpeg/ffmpeg.js';
 import { AUDIO_FORMATS, type AudioFormatName, MediaRefused } from '../../infra/ffmpeg/media-format.js';
@@ -76,7 +77,9 @@ export async function checkAudio(file: string, options: { maxDurationS: number; 
 async function claimedDuration(file: string, pinned: PinnedAudio): Promise<number | null> {
   if (pinned.format === 'wav') return pinned.wav?.dataBytes != null ? pinned.wav.dataBytes / pinned.wav.byteRate : null;
   try {
-    const { format } = await parseFile(file, { duration: true, skipCovers: true });
+    // the parser of the format the bytes were found to be (not one music-metadata picks), reading headers
+    // only: what the file claims, not a second decode of it in this process
+    const { format } = await parseStream(createReadStream(file), { mimeType: AUDIO_FORMATS[pinned.format].contentType, size: (await stat(file)).size }, { duration: false, skipCovers: true });
     return typeof format.duration === 'number' && Number.isFinite(format.duration) && format.duration > 0 ? format.duration : null;
   } catch {
     return null;

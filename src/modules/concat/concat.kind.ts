@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../infra/ffmpeg/audio-decode.js';
+import { AudioUnreadable, decodeFailure, measureAudio, type PinnedAudio, withPinnedAudio } from '../../infra/ffmpeg/audio-decode.js';
 import { FfmpegFailed } from '../../infra/ffmpeg/ffmpeg.js';
 import { AUDIO_FORMATS } from '../../infra/ffmpeg/media-format.js';
 import { MediaFile } from '../../infra/storage/storage.js';
@@ -112,15 +112,12 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
     try {
       const row = await this.media.findForTask(part.task_id, CLIP_AUDIO_ROLE, part.idx);
       if (!row || (await this.media.copyToFile(row, path)) === null) throw new TaskFailure(`the audio of clip ${part.clip_id} is no longer stored (expired, or never kept by a relay)`);
-      let pinned: PinnedAudio | undefined;
       try {
-        pinned = await pinAudio(path);
-        return await work(path, pinned);
+        return await withPinnedAudio(path, (pinned) => work(path, pinned));
       } catch (err) {
-        const reason = decodeFailure(err, pinned?.format);
-        if (reason === undefined) throw err;
-        this.logger.warn({ msg: 'a part of a concat could not be decoded', task_id: task.id, clip_id: part.clip_id, reason, ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
-        throw new TaskFailure(`the audio of clip ${part.clip_id} ${reason}`);
+        if (!(err instanceof AudioUnreadable)) throw err;
+        this.logger.warn({ msg: 'a part of a concat could not be decoded', task_id: task.id, clip_id: part.clip_id, reason: err.reason, ffmpeg: err.detail });
+        throw new TaskFailure(`the audio of clip ${part.clip_id} ${err.reason}`);
       }
     } finally {
       await rm(path, { force: true });

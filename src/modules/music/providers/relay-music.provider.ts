@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../../infra/ffmpeg/audio-decode.js';
-import { FfmpegFailed } from '../../../infra/ffmpeg/ffmpeg.js';
+import { AudioUnreadable, measureAudio, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../../infra/relay/upstream-client.js';
 import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
@@ -162,15 +161,12 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
           throw err;
         }
         let durationS: number;
-        let pinned: PinnedAudio | undefined;
         try {
-          pinned = await pinAudio(audio.path);
-          durationS = (await this.cpu.run(() => measureAudio(audio.path, pinned!, { maxS: MAX_SONG_S }))).durationS;
+          durationS = (await withPinnedAudio(audio.path, (pinned) => this.cpu.run(() => measureAudio(audio.path, pinned, { maxS: MAX_SONG_S })))).durationS;
         } catch (err) {
-          const reason = decodeFailure(err, pinned?.format);
-          if (reason === undefined) throw err;
-          this.logger.warn({ msg: "an upstream's clip could not be decoded", task_id: task.id, reason, ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
-          return { kind: 'failed', reason: `the upstream's clip ${index + 1} ${reason}` };
+          if (!(err instanceof AudioUnreadable)) throw err;
+          this.logger.warn({ msg: "an upstream's clip could not be decoded", task_id: task.id, reason: err.reason, ffmpeg: err.detail });
+          return { kind: 'failed', reason: `the upstream's clip ${index + 1} ${err.reason}` };
         }
         if (durationS > MAX_SONG_S) return { kind: 'failed', reason: `the upstream's clip ${index + 1} lasts more than ${MAX_SONG_S} s` };
         const upstreamId = typeof clip.id === 'string' && clip.id.length <= MAX_UPSTREAM_ID ? clip.id : null;

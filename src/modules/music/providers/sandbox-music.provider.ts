@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { decodeFailure, measureAudio, type PinnedAudio, pinAudio } from '../../../infra/ffmpeg/audio-decode.js';
-import { FfmpegFailed } from '../../../infra/ffmpeg/ffmpeg.js';
+import { AudioUnreadable, measureAudio, type PinnedAudio, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { CLIP_AUDIO_ROLE } from '../../clips/clip-records.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
@@ -55,15 +54,12 @@ export class SandboxMusicProvider implements MusicProvider {
     const row = clip && (await this.media.findForTask(clip.taskId, CLIP_AUDIO_ROLE, clip.idx));
     const file = ctx.file('parent', 'audio');
     if (!row || (await this.media.copyToFile(row, file)) === null) return 2;
-    let pinned: PinnedAudio | undefined;
     try {
-      pinned = await pinAudio(file);
-      return (await decodedChannels(file, pinned)) === 1 ? 1 : 2;
+      return (await withPinnedAudio(file, (pinned) => decodedChannels(file, pinned))) === 1 ? 1 : 2;
     } catch (err) {
-      const reason = decodeFailure(err, pinned?.format);
-      if (reason === undefined) throw err;
-      this.logger.warn({ msg: 'the clip a music task continues could not be decoded', clip_id: clipId, reason, ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
-      throw new TaskFailure(`the audio of clip ${clipId} ${reason}`);
+      if (!(err instanceof AudioUnreadable)) throw err;
+      this.logger.warn({ msg: 'the clip a music task continues could not be decoded', clip_id: clipId, reason: err.reason, ffmpeg: err.detail });
+      throw new TaskFailure(`the audio of clip ${clipId} ${err.reason}`);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { decodeLimitMs, encodeLimitMs, NoAudio, type PinnedAudio, pinAudio, readWavStream } from '../../../infra/ffmpeg/audio-decode.js';
-import { pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { feedTo, pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 
 // All audio in memory is 44100 Hz stereo, 32-bit float, interleaved (L R L R …) in a Float32Array, one
 // "frame" being one L/R pair. Float32Array is native-endian; ffmpeg is told f32le (every platform Node
@@ -204,27 +204,11 @@ export async function encodeMp3Stream(file: string, channels: 1 | 2, maxS: numbe
           framesOf(pcm);
           const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
           for (let at = 0; at < bytes.length; at += FEED_CHUNK) {
-            if (!stdin.write(bytes.subarray(at, at + FEED_CHUNK))) await drained(stdin);
+            await feedTo(stdin, bytes.subarray(at, at + FEED_CHUNK));
           }
         }),
     },
   );
-}
-
-/** Resolves once `stdin` takes more; rejects if it closes first (the encoder stopped: its exit says why). */
-function drained(stdin: NodeJS.WritableStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const settle = (closed: boolean) => () => {
-      stdin.off('drain', onDrain);
-      stdin.off('close', onClose);
-      if (closed) reject(new Error('the MP3 encoder stopped taking audio'));
-      else resolve();
-    };
-    const onDrain = settle(false);
-    const onClose = settle(true);
-    stdin.once('drain', onDrain);
-    stdin.once('close', onClose);
-  });
 }
 
 /**

@@ -1,7 +1,6 @@
-import { once } from 'node:events';
 import sharp from 'sharp';
 import type { ImageLimits } from '../../../infra/config/app-config.js';
-import { pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { feedTo, pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 import { MediaRefused, sniffVideoFile } from '../../../infra/ffmpeg/media-format.js';
 import { boundedSharp } from '../../../infra/images/image-bounds.js';
 
@@ -96,7 +95,7 @@ export async function renderClip(spec: ClipSpec, file: string): Promise<Clip> {
         for (let i = 0; i < count; i++) {
           const frame = await frames(count === 1 ? 0 : i / (count - 1));
           if (i === 0) first = frame;
-          if (!stdin.write(frame)) await once(stdin, 'drain');
+          await feedTo(stdin, frame);
         }
       },
     },
