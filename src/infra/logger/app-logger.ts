@@ -11,7 +11,8 @@ function traceIds(): object {
 
 /**
  * The process-wide pino logger. A line about a request names it (`request_id`) itself: carrying it
- * implicitly would need an AsyncLocalStorage, whose promise hooks cost a fifth of the CPU of a request.
+ * implicitly would need an AsyncLocalStorage around each request (on Node.js 20 its promise hooks cost a
+ * fifth of the CPU of a request; on 24 it costs about nothing, see docs/contributors/performance.md).
  * With `traceIds` (tracing is on, and its context manager keeps the active span), each line written
  * within a span carries its `trace_id` and `span_id`.
  */

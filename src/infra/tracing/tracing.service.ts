@@ -34,7 +34,8 @@ type HttpRequest = IncomingMessage & { originalUrl?: string; route?: { path?: un
  * OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or the traces endpoint) is set: spans for each
  * request, task step, callback delivery, outbound HTTP call and database call, exported over OTLP. Without
  * it the SDK is never loaded and every method here returns at its first line, so the accept path does no
- * extra work (no span, no context manager: an AsyncLocalStorage costs about a fifth of a request's CPU).
+ * extra work (no span, no context manager: on Node.js 20 an AsyncLocalStorage cost about a fifth of a
+ * request's CPU; see docs/contributors/performance.md).
  */
 @Injectable()
 export class Tracing implements OnModuleInit, OnApplicationShutdown {

@@ -178,7 +178,8 @@ function concatPcm(a: Float32Array, b: Float32Array): Float32Array {
  * Writes PCM to `file` as a 192 kb/s MP3 (LAME through ffmpeg, PCM fed on stdin). `file` must be a regular
  * file: ffmpeg seeks back at the end to fill in the Xing/LAME "Info" header, whose gapless fields (encoder
  * delay 576 and the end padding) let decoders trim what LAME adds, so the decoded MP3 lines up with `pcm`
- * sample for sample and has its length (checked with Debian's ffmpeg 5.1 and the npm package's 2018 build:
+ * sample for sample and has its length (checked with Debian 12's ffmpeg 5.1, an n7.1 build as Debian 13's, the
+ * image's, and the npm package's 2018 build:
  * without the header a decoder starts 1105 frames late — 576 of LAME plus 529 of the decoder — and ends
  * about a frame long).
  */
