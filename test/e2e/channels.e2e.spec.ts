@@ -207,7 +207,7 @@ describe('channels and the configuration', () => {
   });
 
   it('refuses to start with stored channels and no key that opens them', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const first = await startTestApp({ ...FAST, CHANNEL_SECRET_KEY: SECRET_KEY }, { db });
     expect((await api(first.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'n', operations: ['expand'], protocol: 'gateway', base_url: 'https://example.com', credentials: { api_key: 'k-123456789012' } } })).status).toBe(201);
     await first.close();

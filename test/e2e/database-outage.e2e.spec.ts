@@ -8,9 +8,10 @@ import { png } from '../support/images.js';
 import { wav } from '../support/media.js';
 import { OwnPostgres } from '../support/own-postgres.js';
 import { pollUntil } from '../support/poll.js';
-import { api } from '../support/test-app.js';
+import { api, createKeyThrough } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
+const ADMIN = 'admin-secret-0123456789';
 const OUTAGE_MS = 6000;
 
 /** The process still runs; if not, the failure shows how it ended. */
@@ -39,15 +40,13 @@ describe('a database outage while jobs run', () => {
     const pg = await OwnPostgres.start();
     const dataDir = await mkdtemp(path.join(tmpdir(), 'mgw-outage-'));
     const ports = await Promise.all(roles.map(() => freePort()));
-    const env = (role: string, port: number) => ({ DATABASE_URL: pg.url, ROLE: role, PORT: String(port), SANDBOX_DELAY_MS: '2500', ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info', DATA_DIR: dataDir });
+    const env = (role: string, port: number) => ({ DATABASE_URL: pg.url, ROLE: role, PORT: String(port), ADMIN_API_KEY: ADMIN, SANDBOX_DELAY_MS: '2500', ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info', DATA_DIR: dataDir });
     const base = `http://127.0.0.1:${ports[0]}`;
     const processes: Child[] = [];
     try {
-      const cli = Child.start('dist/cli/key-create.js', ['--owner', 'outage', '--name', 'test'], env('all', ports[0]));
-      expect((await cli.exited).code).toBe(0);
-      const key = JSON.parse(cli.output.slice(cli.output.indexOf('{'))).key as string;
       for (const [i, role] of roles.entries()) processes.push(Child.start('dist/main.js', [], env(role, ports[i])));
       await Promise.all(processes.map((p) => p.waitFor(/"listening"/)));
+      const key = await createKeyThrough(base, ADMIN, 'outage');
 
       const image = (await png(320, 320)).toString('base64');
       const expandBody = { image, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 };

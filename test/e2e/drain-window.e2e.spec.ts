@@ -8,9 +8,10 @@ import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createTestDatabase, queryDb as query, startTestApp, type TestDatabase } from '../support/test-app.js';
+import { api, createKeyThrough, createTestDatabase, queryDb as query, startTestApp, type TestDatabase } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
+const ADMIN = 'admin-secret-0123456789';
 
 interface TaskRow {
   state: string;
@@ -33,17 +34,15 @@ describe('the drain, when a claim is in flight', () => {
   let body: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ migrated: true });
     dir = await mkdtemp(path.join(tmpdir(), 'mgw-drain-'));
     common = { DATABASE_URL: db.url, STORAGE_DRIVER: 'postgres', WORKER_LEASE_S: '120', SHUTDOWN_TIMEOUT_S: '4', SANDBOX_DELAY_MS: '2000', LOG_LEVEL: 'info' };
-    const cli = Child.start('dist/cli/key-create.js', ['--owner', 'drain', '--name', 'test'], { ...common, DATA_DIR: dir });
-    expect((await cli.exited).code).toBe(0);
-    key = JSON.parse(cli.output.slice(cli.output.indexOf('{'))).key as string;
     // the tasks are accepted by an instance that runs no worker, so only the instance under test claims them
     const port = await freePort();
-    api_ = Child.start('dist/main.js', [], { ...common, ROLE: 'api', PORT: String(port), DATA_DIR: path.join(dir, 'api') });
+    api_ = Child.start('dist/main.js', [], { ...common, ROLE: 'api', ADMIN_API_KEY: ADMIN, PORT: String(port), DATA_DIR: path.join(dir, 'api') });
     await api_.waitFor(/listening on/);
     common.API = `http://127.0.0.1:${port}`;
+    key = await createKeyThrough(common.API, ADMIN, 'drain');
     body = JSON.stringify({ image: (await png(320, 320)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 });
   }, 120_000);
   afterAll(async () => {
@@ -74,6 +73,9 @@ describe('the drain, when a claim is in flight', () => {
     return { id, lock, worker };
   }
 
+  /** Another worker instance on the database, the one that finishes what the stopped one let go of (in the test's process: only the instance under test needs a process of its own, for its SIGTERM). */
+  const otherInstance = () => startTestApp({ STORAGE_DRIVER: 'postgres', WORKER_LEASE_S: '120', SANDBOX_DELAY_MS: '2000', ROLE: 'worker' }, { db });
+
   const task = async (id: string) => (await query<TaskRow>(db, 'SELECT state::text, lease_owner, attempts FROM tasks WHERE id = $1', [id]))[0];
 
   it('a claim answered during the drain: the hand-back waits for it, so the task is handed back, not held', async () => {
@@ -93,11 +95,11 @@ describe('the drain, when a claim is in flight', () => {
       await lock.end();
       await worker.stop('SIGKILL').catch(() => undefined);
     }
-    const b = Child.start('dist/main.js', [], { ...common, ROLE: 'worker', PORT: String(await freePort()), DATA_DIR: path.join(dir, 'b') });
+    const b = await otherInstance();
     try {
       await pollUntil(() => task(id), (t) => t.state === 'succeeded', { timeoutMs: 30_000, what: 'the task to succeed on the other instance' });
     } finally {
-      await b.stop('SIGTERM');
+      await b.close();
     }
   }, 120_000);
 
@@ -116,13 +118,13 @@ describe('the drain, when a claim is in flight', () => {
     // it did land: the task is held by a worker that no longer exists, under a 120 s lease
     await pollUntil(() => task(id), (t) => t.state === 'running' && t.lease_owner !== null && t.lease_owner !== '~abandoned', { what: "the stopped worker's late claim" });
     const startedAt = Date.now();
-    const b = Child.start('dist/main.js', [], { ...common, ROLE: 'worker', PORT: String(await freePort()), DATA_DIR: path.join(dir, 'd') });
+    const b = await otherInstance();
     try {
       await pollUntil(() => task(id), (t) => t.state === 'succeeded', { timeoutMs: 30_000, what: 'the task to succeed on the other instance' });
       // well within its 120 s lease: the stopped worker's claim did not hold it
       expect(Date.now() - startedAt).toBeLessThan(30_000);
     } finally {
-      await b.stop('SIGTERM');
+      await b.close();
     }
   }, 120_000);
 });

@@ -22,7 +22,7 @@ describe('health', () => {
   });
 
   it('answers /health/ready with 503/5001 when the database is gone, while /health stays up', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const t = await startTestApp({}, { db });
     try {
       await adminQuery(`DROP DATABASE ${db.name} WITH (FORCE)`);
@@ -37,7 +37,7 @@ describe('health', () => {
   });
 
   it('stays ready while the CPUs are saturated and the database answers slowly, and turns 503 within seconds of the database stopping', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const url = new URL(db.url);
     const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) });
     url.port = String(proxy.port);

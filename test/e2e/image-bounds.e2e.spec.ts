@@ -155,7 +155,7 @@ function rssOf(pid: number): number {
 
 describe('the worker under 10 images of 16000 x 16000 px at once (default bounds)', () => {
   it("keeps its RSS within 300 MB of its idle figure until every request and task has ended", async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const port = await freePort();
     const admin = `admin-${randomBytes(16).toString('hex')}`;
     const dataDir = await mkdtemp(path.join(tmpdir(), 'mgw-bounds-'));

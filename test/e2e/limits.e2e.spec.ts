@@ -16,7 +16,7 @@ beforeAll(async () => {
 
 /** Two instances on one database, as a deployment runs them. */
 async function startPair(env: Record<string, string>): Promise<{ db: TestDatabase; a: TestApp; b: TestApp; close(): Promise<void> }> {
-  const db = await createTestDatabase();
+  const db = await createTestDatabase({ migrated: true });
   const a = await startTestApp({ ADMIN_API_KEY: ADMIN, ...env }, { db });
   const b = await startTestApp({ ADMIN_API_KEY: ADMIN, ...env }, { db });
   return {

@@ -18,7 +18,7 @@ describe('work whose job died before any worker claimed it', () => {
     ['failed while the database was down (failed)', 'fail'],
     ['gone from the queue', 'delete'],
   ])('a waiting task whose job was %s finishes within 3 leases, once', async (_, how) => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const front = await startTestApp({ ROLE: 'api' }, { db });
     let worker: Awaited<ReturnType<typeof startTestApp>> | undefined;
     const boss = new PgBoss({ connectionString: db.url, schema: 'pgboss', supervise: false, schedule: false });
@@ -51,7 +51,7 @@ describe('work whose job died before any worker claimed it', () => {
   }, 60_000);
 
   it('leaves a task whose job is merely queued alone', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const front = await startTestApp({ ROLE: 'api', WORKER_LEASE_S: '2' }, { db });
     try {
       const key = await front.createKey();

@@ -161,7 +161,7 @@ describe('STORAGE_DRIVER=s3', () => {
   });
 
   it('refuses to start when the bucket cannot be reached or does not exist, saying which and why', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     try {
       const start = async (env: Record<string, string>) => {
         const child = Child.start('dist/main.js', [], { ...s3.env, ...env, DATABASE_URL: db.url, PORT: String(await freePort()), DATA_DIR: t.config.dataDir });

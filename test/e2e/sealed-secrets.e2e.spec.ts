@@ -227,7 +227,7 @@ describe('without CHANNEL_SECRET_KEY', () => {
   const file = () => path.join(first(), 'sealing.key');
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ migrated: true });
     dir = await mkdtemp(path.join(tmpdir(), 'mgw-nokey-'));
   });
   afterAll(async () => {

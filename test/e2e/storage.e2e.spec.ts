@@ -8,7 +8,7 @@ import { api, createTestDatabase, startTestApp } from '../support/test-app.js';
 
 describe('STORAGE_DRIVER=postgres', () => {
   it('keeps result files in PostgreSQL, where another instance serves them', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const writer = await startTestApp({ STORAGE_DRIVER: 'postgres' }, { db });
     try {
       const key = await writer.createKey();

@@ -106,7 +106,7 @@ describe('a task kind defined outside src/, through the real engine', () => {
   });
 
   it("recovers a task whose job died before any worker claimed it, through the engine's sweeper", async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const front = await startTestApp({ ROLE: 'api' }, { db, kinds: KINDS });
     let worker: TestApp | undefined;
     try {

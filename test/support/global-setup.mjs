@@ -1,30 +1,65 @@
 // One real PostgreSQL for the whole run: the server of DATABASE_URL when it is set, otherwise an
-// embedded one in a fresh temporary directory. Each test file creates its own database on it
-// (test-app.ts). Jest loads this file outside its module system, so it uses the build in dist/
-// (`npm test` builds first).
+// embedded one in a fresh temporary directory. Each test file creates its own databases on it
+// (test-app.ts): empty ones, or copies of a template made here once, with every migration and the job
+// queue's schema applied (what each start of the service would otherwise do again). Jest loads this file
+// outside its module system, so it uses the build in dist/ (`npm test` builds first).
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import PgBoss from 'pg-boss';
 import { startEmbeddedPostgres } from '../../dist/infra/database/embedded-postgres.js';
+import { applyMigrations } from '../../dist/infra/database/migrator.js';
 
 export default async function globalSetup() {
   if (process.env.DATABASE_URL) {
     const url = new URL(process.env.DATABASE_URL);
     url.pathname = '';
     process.env.TEST_PG_SERVER_URL = url.toString().replace(/\/$/, '');
-    return;
+  } else {
+    const dir = await mkdtemp(path.join(tmpdir(), 'mgw-test-'));
+    await chmod(dir, 0o755); // as root the cluster runs as the postgres user, which must reach it
+    const db = await startEmbeddedPostgres({
+      dir: path.join(dir, 'pg'),
+      port: await freePort(),
+      database: 'postgres',
+      log: { info: () => undefined, debug: () => undefined },
+    });
+    process.env.TEST_PG_SERVER_URL = db.url.replace(/\/postgres$/, '');
+    globalThis.__TEST_PG__ = db;
   }
-  const dir = await mkdtemp(path.join(tmpdir(), 'mgw-test-'));
-  await chmod(dir, 0o755); // as root the cluster runs as the postgres user, which must reach it
-  const db = await startEmbeddedPostgres({
-    dir: path.join(dir, 'pg'),
-    port: await freePort(),
-    database: 'postgres',
-    log: { info: () => undefined, debug: () => undefined },
-  });
-  process.env.TEST_PG_SERVER_URL = db.url.replace(/\/postgres$/, '');
-  globalThis.__TEST_PG__ = db;
+  process.env.TEST_PG_TEMPLATE = await createTemplate(process.env.TEST_PG_SERVER_URL);
+}
+
+/**
+ * A database with every migration and pg-boss's schema (as the service's first start leaves it, before it
+ * creates its queues), closed to connections: `CREATE DATABASE … TEMPLATE` copies it, and refuses while
+ * anyone is connected to it.
+ */
+async function createTemplate(server) {
+  const name = `mgw_template_${randomBytes(4).toString('hex')}`;
+  await admin(server, `CREATE DATABASE ${name}`);
+  const url = `${server}/${name}`;
+  await applyMigrations(url, { info: () => undefined, warn: (message) => process.stderr.write(`${message}\n`) });
+  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', supervise: false, schedule: false });
+  await boss.start();
+  await boss.stop({ graceful: false, close: true, wait: true });
+  await admin(server, `ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+  // pg-boss's pool ends its connections without waiting for the server to see them go
+  await admin(server, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+  return name;
+}
+
+export async function admin(server, sql) {
+  const client = new pg.Client({ connectionString: `${server}/postgres` });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 function freePort() {

@@ -53,10 +53,16 @@ export async function queryDb<T extends pg.QueryResultRow>(db: TestDatabase, sql
 /** A teardown step slower than this is reported on stderr. */
 const SLOW_TEARDOWN_MS = 10_000;
 
-/** A fresh, empty database of its own for a test file, dropped at the end. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh database of its own for a test file, dropped at the end: empty (what a first start or a migration
+ * test needs), or with `migrated` a copy of the run's template (global-setup.mjs), which has every migration
+ * and the job queue's schema already, as a service that started on it before would have left it.
+ */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
+  const template = process.env.TEST_PG_TEMPLATE;
+  if (options.migrated && !template) throw new Error('TEST_PG_TEMPLATE is not set: run the tests through jest (global-setup.mjs)');
+  await adminQuery(options.migrated ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   return { url: `${serverUrl()}/${name}`, name, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
@@ -88,8 +94,8 @@ export interface TestApp {
 }
 
 /**
- * Boots the real application (AppModule, migrations, middleware, Swagger) on a real database,
- * listening on a free loopback port. Pass `db` to run a second instance on the same database, `kinds`
+ * Boots the real application (AppModule, migrations, middleware, Swagger) on a real database (a copy of the
+ * run's migrated template), listening on a free loopback port. Pass `db` to run a second instance on the same database, `kinds`
  * to run other task kinds than the registry's (a test's own kind beside them), `config` for settings no
  * variable sets (soleInstance: what the embedded database gives), `hostResolver` to resolve host names from a
  * table of the test's (HostTable: `relay.internal` → 127.0.0.1). Every app gets TEST_SEALING_KEY as its
@@ -97,7 +103,7 @@ export interface TestApp {
  */
 export async function startTestApp(env: Record<string, string> = {}, options: { db?: TestDatabase; kinds?: readonly KindModule[]; config?: Partial<AppConfigValues>; hostResolver?: HostResolver } = {}): Promise<TestApp> {
   const kinds = options.kinds ?? TASK_KIND_MODULES;
-  const db = options.db ?? (await createTestDatabase());
+  const db = options.db ?? (await createTestDatabase({ migrated: true }));
   const dataDir = env.DATA_DIR ? undefined : await mkdtemp(path.join(tmpdir(), 'mgw-app-'));
   const config = loadAppConfig({ LOG_LEVEL: 'info', DATA_DIR: dataDir, CHANNEL_SECRET_KEY: TEST_SEALING_KEY, METRICS_TOKEN: TEST_METRICS_TOKEN, ...env, DATABASE_URL: db.url, PORT: '0' }, { kinds }).with(options.config ?? {});
   const logs = new LogCapture();
@@ -130,6 +136,17 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A key for `owner`, made through the admin API (POST /admin/keys) of a running instance whose ADMIN_API_KEY
+ * is `admin`: what a test of a child process needs, with no process start of its own (the key-create CLI is
+ * tested in startup.e2e).
+ */
+export async function createKeyThrough(base: string, admin: string, owner: string): Promise<string> {
+  const res = await api(base, 'POST', '/admin/keys', { key: admin, body: { owner, name: 'test' } });
+  if (res.status !== 201) throw new Error(`POST /admin/keys answered ${res.status}: ${res.text.slice(0, 300)}`);
+  return res.body.key as string;
 }
 
 export interface ApiResponse<T = any> {
