@@ -95,10 +95,11 @@ describe('GET /metrics with one credential configured, or none', () => {
     expectEnvelope(await metrics(adminOnly, `Bearer ${TOKEN}`), 401, 1000);
   });
 
-  it('with neither METRICS_TOKEN nor ADMIN_API_KEY: 404, as the admin routes, whatever is sent', async () => {
-    for (const authorization of [undefined, `Bearer ${TOKEN}`, `Bearer ${ADMIN}`]) {
+  it('with neither METRICS_TOKEN nor ADMIN_API_KEY: 401 whatever is sent, saying what the operators set', async () => {
+    expectEnvelope(await metrics(none, undefined), 401, 1001);
+    for (const authorization of [`Bearer ${TOKEN}`, `Bearer ${ADMIN}`]) {
       const res = await metrics(none, authorization);
-      expectEnvelope(res, 404, 1203, /set METRICS_TOKEN \(or ADMIN_API_KEY\) to serve the metrics/);
+      expectEnvelope(res, 401, 1000, /^No credential opens the metrics on this instance: its operators set METRICS_TOKEN \(or ADMIN_API_KEY\) to serve them$/);
       expect(res.text).not.toContain('mgw_');
     }
   });

@@ -52,6 +52,9 @@ export class GracefulShutdown {
     const unanswered = await this.runner.stopClaiming(Math.max(deadline, Date.now() + CLAIM_ANSWER_MS));
     if (unanswered > 0) this.logger.warn(`${unanswered} claim(s) still unanswered at the hand-back; another instance's sweep will take their tasks back`);
     await this.sweeper.handBack(this.runner.worker);
+    // what the handed-back tasks' steps still run here stops: no ffmpeg of theirs outlives this process
+    const ended = this.runner.endSteps();
+    if (ended > 0) this.logger.log(`stopped the ${ended} step(s) still running; their tasks were handed back`);
     await requests;
   }
 

@@ -50,6 +50,8 @@ export class TaskRunner {
   private closing = false;
   /** Claims sent and not yet answered. */
   private readonly claims = new Set<Promise<unknown>>();
+  /** The scopes of the steps running now. */
+  private readonly steps = new Set<StepScope>();
   private readonly pollSchedule: PollSchedule;
 
   constructor(
@@ -131,6 +133,7 @@ export class TaskRunner {
   private async runClaimed(kind: TaskKind, task: Task, files: StepContext['files'], durably: Durably): Promise<void> {
     const { id } = task;
     const scope = new StepScope();
+    this.steps.add(scope);
     const ctx: StepContext = { files, marks: this.states.submitMarks(id, this.worker), signal: scope.signal };
     const leaseS = this.config.workerLeaseS;
     const fail = async (reason: string) => {
@@ -213,7 +216,19 @@ export class TaskRunner {
     } finally {
       clearInterval(beat);
       scope.close();
+      this.steps.delete(scope);
     }
+  }
+
+  /**
+   * At shutdown, once the tasks this worker held have been handed back: the steps still running end (their
+   * child processes killed, their requests aborted), so none outlives the process; their tasks run again
+   * elsewhere.
+   */
+  endSteps(): number {
+    const ending = this.steps.size;
+    for (const scope of this.steps) scope.close(new Error('the instance is shutting down; the task was handed back'));
+    return ending;
   }
 
   /** The task ended: if it held a slot of a capped channel, the task waiting longest for one is woken now (best effort). */

@@ -19,11 +19,11 @@ export class MetricsController {
     operationId: 'getMetrics',
     summary: 'Prometheus metrics',
     description:
-      'Process metrics, tasks and credits by owner and operation, upstream channels, callback deliveries. They name owners and channels, so they need `Authorization: Bearer` with the metrics token (METRICS_TOKEN: what Prometheus sends) or the admin key; served on every role, workers too. Without either configured, 404.',
+      'Process metrics, tasks and credits by owner and operation, upstream channels, callback deliveries. They name owners and channels, so they need `Authorization: Bearer` with the metrics token (METRICS_TOKEN: what Prometheus sends) or the admin key; served on every role, workers too. Without either configured, every request is 401.',
   })
   // the text on success only: its errors are the JSON envelope
   @ApiOkResponse({ description: 'The Prometheus text format.', content: { 'text/plain': { schema: { type: 'string', example: 'mgw_callback_deliveries_failed_total{reason="gave_up"} 0' } } } })
-  @ApiErrors(['AUTH_MISSING', 'AUTH_MALFORMED', 'AUTH_FAILED', 'AUTH_THROTTLED', 'NOT_FOUND', 'INVALID_REQUEST'])
+  @ApiErrors(['AUTH_MISSING', 'AUTH_MALFORMED', 'AUTH_FAILED', 'AUTH_THROTTLED', 'INVALID_REQUEST'])
   read(): Promise<string> {
     return this.metrics.registry.metrics();
   }

@@ -17,7 +17,7 @@ import { KeysService } from './keys.service.js';
  * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
  * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); key-or-admin
  * routes take either (the admin key is not counted against any owner's rate limit); the metrics route
- * takes METRICS_TOKEN or the admin key (404 when neither is configured); public routes need nothing, and
+ * takes METRICS_TOKEN or the admin key (401 for any request when neither is configured); public routes need nothing, and
  * do not look the key up at all. A keyed request is then counted against its owner's rate limit (1302
  * over it). Every refused credential counts against the client's address (AuthFailures): past
  * AUTH_FAILURE_LIMIT in the window, every request from it that needs a credential answers 429 (1005)
@@ -71,16 +71,19 @@ export class ApiKeyGuard implements CanActivate {
     }
   }
 
-  /** GET /metrics: the metrics token or the admin key, compared in memory (no key is looked up). */
+  /**
+   * GET /metrics: the metrics token or the admin key, compared in memory (no key is looked up). Without
+   * either configured nothing opens it: every request is 401, saying what the operators set.
+   */
   private authorizeMetrics(req: Request): void {
     const { metricsToken, adminApiKey } = this.config;
-    if (!metricsToken && !adminApiKey) throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}: set METRICS_TOKEN (or ADMIN_API_KEY) to serve the metrics`);
     this.refuseIfLimited(req);
     const bearer = readBearer(req.headers.authorization, 'METRICS_TOKEN');
     if ('kind' in bearer) {
       if (bearer.kind === 'rejected') this.failures.record(req.ip);
       throw bearer.error;
     }
+    if (!metricsToken && !adminApiKey) throw new AppError('AUTH_FAILED', 'No credential opens the metrics on this instance: its operators set METRICS_TOKEN (or ADMIN_API_KEY) to serve them');
     if ((metricsToken && secretsEqual(bearer.token, metricsToken)) || (adminApiKey && secretsEqual(bearer.token, adminApiKey))) return;
     this.failures.record(req.ip);
     throw new AppError('AUTH_FAILED', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key');
