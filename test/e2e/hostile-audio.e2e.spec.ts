@@ -183,10 +183,12 @@ describe('hostile audio', () => {
         expect((await ended(id, k)).status).toBe('SUCCESS');
         return id;
       }
-      /** The task ended FAILURE with `reason`, within its step's limit, with no path or ffmpeg words in it, and no audio. */
-      const failedWithin = async (id: string, started: number, reason: string | RegExp) => {
+      /**
+       * The task ended FAILURE with `reason` (a refusal of its content, not the deadline's "timed out": so within its
+       * step's limit, whatever the machine's load), with no path or ffmpeg words in it, and no audio.
+       */
+      const failedWith = async (id: string, reason: string | RegExp) => {
         const task = await ended(id);
-        expect(Date.now() - started).toBeLessThan(LIMIT_S * 1000);
         expect(task.status).toBe('FAILURE');
         expect(task.fail_reason).toMatch(typeof reason === 'string' ? new RegExp(`^${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : reason);
         expect(task.fail_reason).not.toMatch(/\/tmp|\/work|\/proc|mgw-|ffmpeg|Invalid data|\|/);
@@ -214,9 +216,8 @@ describe('hostile audio', () => {
       });
 
       it.each(HOSTILE)('%s: the upload fails with a clear reason in time, and continuing or joining it is refused', async (_name, file, reason) => {
-        const started = Date.now();
         const id = await submitted('/music-a/uploads/audio-url', { url: `${files.url}${file}` });
-        await failedWithin(id, started, typeof reason === 'string' ? `the file at url ${reason}` : new RegExp(`^the file at url ${reason.source.slice(1)}`));
+        await failedWith(id, typeof reason === 'string' ? `the file at url ${reason}` : new RegExp(`^the file at url ${reason.source.slice(1)}`));
         const continued = await post('/music-a/submit/music', { continue_clip_id: id, continue_at: 1, prompt: 'more' });
         expect([continued.status, continued.body.code, continued.body.message]).toEqual([400, 'invalid_parameter', expect.stringMatching(/^continue_clip_id: /)]);
         const joined = await post('/music-a/submit/concat', { clip_ids: [goodIds[0], id] });
@@ -245,11 +246,9 @@ describe('hostile audio', () => {
         it.each(PLANTED)('a stored clip that is %s: its continuation and its concat fail with a clear reason, reading nothing it names', async (_name, bytes, reason) => {
           const id = await uploaded('/good.wav');
           await writeFile(path.join(t.config.dataDir, 'media', id, 'clip-0.wav'), bytes());
-          let started = Date.now();
-          await failedWithin(await submitted('/music-a/submit/music', { continue_clip_id: id, continue_at: 1, prompt: 'more' }), started, `the audio of clip ${id} ${reason}`);
+          await failedWith(await submitted('/music-a/submit/music', { continue_clip_id: id, continue_at: 1, prompt: 'more' }), `the audio of clip ${id} ${reason}`);
           await noFfmpegLeft();
-          started = Date.now();
-          await failedWithin(await submitted('/music-a/submit/concat', { clip_ids: [goodIds[0], id] }), started, `the audio of clip ${id} ${reason}`);
+          await failedWith(await submitted('/music-a/submit/concat', { clip_ids: [goodIds[0], id] }), `the audio of clip ${id} ${reason}`);
           await noFfmpegLeft();
         });
 
@@ -264,8 +263,7 @@ describe('hostile audio', () => {
         it("fails a music task whose upstream's song is a playlist naming a file of the worker, and the next works", async () => {
           agg!.songBytes = Buffer.concat([id3(5000), playlist(`file://${SECRET}`)]);
           try {
-            const started = Date.now();
-            await failedWithin(await submitted('/music-a/submit/music', { prompt: 'a song', tags: 'pop' }), started, `the upstream's clip 1 ${PLAYLIST_REASON}`);
+            await failedWith(await submitted('/music-a/submit/music', { prompt: 'a song', tags: 'pop' }), `the upstream's clip 1 ${PLAYLIST_REASON}`);
           } finally {
             agg!.songBytes = null;
           }

@@ -250,15 +250,16 @@ describe('fair scheduling', () => {
         const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => expandTask([a, b][i % 2], keyA, 1)));
         expect(answers.every((r) => r.status === 200)).toBe(true);
       }
-      const submittedAt = new Date();
       const taskB = (await expandTask(a, keyB, 1)).body.data.task_id as string;
       await finished(b, keyB, taskB);
-      const [{ finished_at: doneB }] = await queryDb<{ finished_at: Date }>(db, 'SELECT finished_at FROM tasks WHERE id = $1', [taskB]);
-      const [{ n: aAfterB }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND finished_at > $1 AND finished_at <= $2", [submittedAt, doneB]);
+      // measured from B's row (its insert, not the moment the test sent it: on a loaded machine the request alone can
+      // outlast a 400 ms task, and the slots that free meanwhile rightly take A's tasks, B not being there yet)
+      const [{ created_at: createdB, finished_at: doneB }] = await queryDb<{ created_at: Date; finished_at: Date }>(db, 'SELECT created_at, finished_at FROM tasks WHERE id = $1', [taskB]);
+      const [{ n: aAfterB }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND finished_at > $1 AND finished_at <= $2", [createdB, doneB]);
       const [{ n: aStartedBetween }] = await queryDb<{ n: number }>(
         db,
         "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND started_at > $1 AND started_at < (SELECT started_at FROM tasks WHERE id = $2)",
-        [submittedAt, taskB],
+        [createdB, taskB],
       );
       const [{ n: aLeft }] = await queryDb<{ n: number }>(db, "SELECT count(*)::int AS n FROM tasks WHERE owner = 'fair-a' AND state <> 'succeeded'");
       // the backlog was still there, and at most one task per worker slot (2 instances × 2) went ahead of B
