@@ -8,7 +8,7 @@ import { png } from '../support/images.js';
 import { wav } from '../support/media.js';
 import { OwnPostgres } from '../support/own-postgres.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createKeyThrough } from '../support/test-app.js';
+import { api, createKeyThrough, queryDb } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const ADMIN = 'admin-secret-0123456789';
@@ -78,8 +78,15 @@ describe('a database outage while jobs run', () => {
         (await api(base, 'GET', `/video-b/v1/generations/${ids.video}`, { key })).body.state,
         (await api(base, 'GET', `/music-a/uploads/${ids.audio}`, { key })).body.data?.status,
       ];
-      for (const ids of [before, after]) {
-        const final = await pollUntil(() => states(ids), (s) => s.every((v) => ['succeed', 'completed', 'ready', 'failed'].includes(v)), { timeoutMs: 60_000, what: 'every task to finish' });
+      for (const [when, ids] of [['before', before], ['after', after]] as const) {
+        const final = await pollUntil(() => states(ids), (s) => s.every((v) => ['succeed', 'completed', 'ready', 'failed'].includes(v)), { timeoutMs: 60_000, what: `every task submitted ${when} the outage to finish` }).catch(
+          async (err: Error) => {
+            // what the database and the processes say of the tasks that did not finish
+            const rows = await queryDb({ url: pg.url, name: 'gateway', drop: async () => undefined }, 'SELECT id, kind, state, lease_owner, lease_until, attempts, started_at, now() AS now FROM tasks WHERE id = ANY($1::uuid[])', [Object.values(ids)]).catch((e: Error) => e.message);
+            const lines = processes.map((p, i) => `${roles[i]}:\n${p.output.split('\n').filter((l) => Object.values(ids).some((id) => l.includes(id)) || /"level":"(warn|error)"/.test(l)).slice(-30).join('\n')}`);
+            throw new Error(`${err.message}\n${JSON.stringify(rows)}\n${lines.join('\n')}`);
+          },
+        );
         expect(final).toEqual(['succeed', 'completed', 'ready']);
       }
       for (const p of processes) expectAlive(p);
