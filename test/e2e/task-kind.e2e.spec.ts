@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import PgBoss from 'pg-boss';
+import { GracefulShutdown } from '../../src/common/tasks/graceful-shutdown.js';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { EchoModule, hangMarker } from '../support/echo-kind.js';
 import { pollUntil } from '../support/poll.js';
@@ -168,4 +169,27 @@ describe('a step that never returns', () => {
     const [{ slots }] = await sql<{ slots: number }>(t.db, 'SELECT active_slots AS slots FROM owner_counters WHERE owner = $1', [OWNER]);
     expect(slots).toBe(0);
   });
+});
+
+describe('a step still running at shutdown', () => {
+  it("is handed back with its task, and its child process does not outlive the drain", async () => {
+    // a deadline far beyond the drain: only the shutdown can end this step here
+    const t = await startTestApp({ ECHO_TIMEOUT_S: '120', WORKER_CONCURRENCY: '1' }, { kinds: KINDS });
+    try {
+      const key = await t.createKey(OWNER);
+      const hang = await api(t.url, 'POST', '/echo/tasks', { key, body: { outcome: 'hang', units: 1 } });
+      const marker = hangMarker(hang.body.id);
+      const [pid] = await pollUntil(() => processesWith(marker), (pids) => pids.length === 1, { what: "the hanging step's ffmpeg to start" });
+      // what SIGTERM runs (main.ts) before the application closes
+      await t.app.get(GracefulShutdown).drain(4);
+      // killed at the drain's end (its exit is reaped a moment later)
+      expect(await pollUntil(() => processesWith(marker), (pids) => pids.length === 0, { timeoutMs: 5000, what: `ffmpeg ${pid} to be gone` })).toEqual([]);
+      const [row] = await sql<{ state: string; lease_owner: string }>(t.db, 'SELECT state::text, lease_owner FROM tasks WHERE id = $1', [hang.body.id]);
+      // handed back: still running, held by no live worker, for another instance to take at once
+      expect(row).toEqual({ state: 'running', lease_owner: '~abandoned' });
+      expect(t.logs.lines.some((l) => /stopped the 1 step\(s\) still running; their tasks were handed back/.test(String(l.msg)))).toBe(true);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
 });
