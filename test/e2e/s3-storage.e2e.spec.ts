@@ -87,7 +87,9 @@ describe('STORAGE_DRIVER=s3', () => {
     expect(await queryDb(t.db, 'SELECT count(*)::int AS n FROM media_blobs')).toEqual([{ n: 0 }]);
     expect(await queryDb(t.db, 'SELECT DISTINCT driver FROM media WHERE task_id = $1', [id])).toEqual([{ driver: 's3' }]);
     const image = await fetch(done.body.data.task_result.images[0].url);
-    expect([image.status, image.headers.get('content-type')]).toEqual([200, 'image/png']);
+    // read to its end: an answer left unread holds its connection open, and the app's close waits for it
+    const bytes = Buffer.from(await image.arrayBuffer());
+    expect([image.status, image.headers.get('content-type'), bytes.subarray(1, 4).toString()]).toEqual([200, 'image/png', 'PNG']);
   });
 
   it('serves a video as a CDN would: Range 206, ETag 304, 416 past the end, and deleting the generation deletes its objects', async () => {
@@ -149,6 +151,7 @@ describe('STORAGE_DRIVER=s3', () => {
       const link = new URL(done.body.data.task_result.images[0].url);
       const answer = await fetch(`${other.url}${link.pathname}${link.search}`, { redirect: 'manual' });
       expect(answer.status).toBe(302);
+      await answer.arrayBuffer();
       const location = answer.headers.get('location')!;
       expect(location.startsWith(`${s3.url}/${s3.bucket}/${id}/image-0.png?`)).toBe(true);
       expect(new URL(location).searchParams.get('X-Amz-Expires')).toBe('60');

@@ -127,9 +127,16 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       // a teardown that takes long says which part did (one hit jest's 60 s hook limit once, on a loaded CI machine)
       const timed = async (what: string, work: () => Promise<unknown>) => {
         const started = Date.now();
-        await work();
+        const since = new Date(started).toISOString();
+        // what the process waits on once it is slow, and what the app logged meanwhile: where the time went
+        let waiting = '';
+        const slow = setTimeout(() => (waiting = process.getActiveResourcesInfo().join(', ')), SLOW_TEARDOWN_MS).unref();
+        await work().finally(() => clearTimeout(slow));
         const ms = Date.now() - started;
-        if (ms > SLOW_TEARDOWN_MS) process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name})\n`);
+        if (ms > SLOW_TEARDOWN_MS) {
+          const lines = logs.lines.filter((l) => String(l.time) >= since).map((l) => `  ${String(l.time)} ${String(l.context ?? '')} ${String(l.msg).slice(0, 300)}`);
+          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}); waiting on: ${waiting}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
+        }
       };
       await timed('app.close()', () => app.close());
       if (!options.db) await timed('DROP DATABASE', () => db.drop());
