@@ -294,12 +294,13 @@ describe('tasks run to the end on the sandbox provider', () => {
 
 describe('deadlines', () => {
   it('end a task that runs past its deadline failed, with the reason', async () => {
-    const t = await startTestApp({ EXPAND_TIMEOUT_S: '1', SANDBOX_DELAY_MS: '4000' });
+    // a deadline that leaves room for the claim on a loaded machine (a task claimed past its deadline fails there, no step run)
+    const t = await startTestApp({ EXPAND_TIMEOUT_S: '3', SANDBOX_DELAY_MS: '10000' });
     try {
       const key = await t.createKey();
       const created = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 } });
       const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000, what: 'the deadline' });
-      expect(done.body.data.task_status_msg).toBe('timed out: the task did not finish within 1 s');
+      expect(done.body.data.task_status_msg).toBe('timed out: the task did not finish within 3 s');
       // the worker failed it on time, without waiting for its step; what the step makes later changes nothing, and leaves no files behind
       await pollUntil(async () => t.logs.lines.some((l) => String(l.msg).includes("its step ran past the task's deadline")), Boolean, { timeoutMs: 20_000, what: 'the worker to give up on the step' });
       const c = new pg.Client({ connectionString: t.db.url });

@@ -135,7 +135,9 @@ describe('relay to Kling (expand)', () => {
   });
 
   it('auto-disables the channel when the keys are wrong (the fake checks the JWT); with no other channel the task fails at its deadline, saying why to admins', async () => {
-    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret', EXPAND_TIMEOUT_S: '3', ADMIN_API_KEY: ADMIN });
+    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret', EXPAND_TIMEOUT_S: '6', ADMIN_API_KEY: ADMIN });
+    // (6 s: the first step, which meets the refusal, ends well within it on a loaded machine; a step cut by the deadline
+    // would fail the task as timed out instead)
     try {
       const k = await wrong.createKey();
       const created = await api(wrong.url, 'POST', EXPAND, { key: k, body: { image, ...RATIOS } });
@@ -145,7 +147,7 @@ describe('relay to Kling (expand)', () => {
       const attempts = (await api(wrong.url, 'GET', `/admin/tasks/${created.body.data.task_id}/attempts`, { key: ADMIN })).body;
       expect(attempts.map((a: any) => a.outcome)).toEqual(['refused_account', 'gateway_error']);
       expect(attempts[0].message).toMatch(/credentials: Authentication failed/);
-      expect(attempts[1]).toEqual(expect.objectContaining({ channel: null, message: expect.stringMatching(/^no channel could take the task within 3 s \(EXPAND_TIMEOUT_S\)/) }));
+      expect(attempts[1]).toEqual(expect.objectContaining({ channel: null, message: expect.stringMatching(/^no channel could take the task within 6 s \(EXPAND_TIMEOUT_S\)/) }));
       const [channel] = (await api(wrong.url, 'GET', '/admin/channels', { key: ADMIN })).body;
       expect([channel.status, channel.status_reason]).toEqual(['auto_disabled', expect.stringMatching(/credentials: Authentication failed/)]);
       expect(kling.authFailures.some((f) => /signature/.test(f))).toBe(true);
