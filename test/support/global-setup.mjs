@@ -26,6 +26,8 @@ export default async function globalSetup() {
       port: await freePort(),
       database: 'postgres',
       log: { info: () => undefined, debug: () => undefined },
+      // a cluster that lives as long as the run: no commit waits for its WAL to reach the disk
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
     });
     process.env.TEST_PG_SERVER_URL = db.url.replace(/\/postgres$/, '');
     globalThis.__TEST_PG__ = db;

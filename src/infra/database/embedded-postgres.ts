@@ -17,6 +17,8 @@ export interface EmbeddedPostgresOptions {
   port: number;
   database: string;
   log: { info(msg: string): void; debug(msg: string): void };
+  /** Server settings beside ours (`-c name=value`): the tests' throw-away cluster trades durability for speed. */
+  settings?: Record<string, string>;
 }
 
 const USER = 'postgres';
@@ -42,7 +44,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', ...Object.entries(opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`])],
     onLog: (message: string) => {
       recent.push(message.trim());
       if (recent.length > 20) recent.shift();
