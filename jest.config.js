@@ -11,6 +11,6 @@ export default {
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
   testTimeout: 60_000,
   // Three test files at once on a 2-core machine: most of a file's time is waiting (on upstream fakes, polls,
-  // child processes), and two workers left a quarter of the CPU idle (measured: 15-16 min with two, 12-13 with three).
+  // child processes), and two workers left a quarter of the CPU idle (measured: 15-16 min with two, 12-13 with three, before the tests' database ran without fsync).
   maxWorkers: 3,
 };
