@@ -5,8 +5,9 @@ WORKDIR /app
 COPY package.json package-lock.json prisma.config.ts ./
 COPY scripts ./scripts
 COPY prisma ./prisma
-# Install scripts are skipped (npm 10 here would run all of them, some download from outside); the two
-# things they do that the image needs are done by hand: mark ffmpeg executable, generate the Prisma client.
+# Install scripts are skipped (--ignore-scripts: whichever npm the base image has, none runs, and some would
+# download from outside); the two things they do that the image needs are done by hand: mark ffmpeg
+# executable, generate the Prisma client.
 # `npm ci`: exactly the committed lock file (a test checks that `npm ci` accepts it).
 RUN npm ci --ignore-scripts --no-audit --no-fund \
   && chmod +x node_modules/@ffmpeg-installer/*/ffmpeg \
