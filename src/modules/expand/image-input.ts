@@ -1,5 +1,5 @@
 import type { DecodedBase64 } from '../../common/http/base64-field-reader.js';
-import { isHttpUrl } from '../../common/validation/validators.js';
+import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
 import { assertSize, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
 
 /**
@@ -10,8 +10,6 @@ import { assertSize, type ImageFacts, ImageRuleError, inspectImage } from './ima
 export type ImageInput =
   | { kind: 'url'; original: string; url: string }
   | { kind: 'base64'; original?: string; bytes: Buffer; facts?: ImageFacts };
-
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 /** Turns the raw field into an ImageInput, or throws ImageRuleError naming the rule it breaks. */
 export function parseImageField(value: unknown): ImageInput {
@@ -34,7 +32,7 @@ export function parseImageField(value: unknown): ImageInput {
   const compact = /\s/.test(value) ? value.replace(/\s+/g, '') : value;
   const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
   assertSize(Math.floor((compact.length * 3) / 4) - padding); // before decoding anything
-  if (!BASE64.test(compact) || (padding > 0 && compact.length % 4 !== 0)) {
+  if (!isBase64Text(compact, { urlSafe: true, allowEmpty: true }) || (padding > 0 && compact.length % 4 !== 0)) {
     throw new ImageRuleError('image must be an http(s) URL or Base64 (standard or URL-safe alphabet) of a JPEG or PNG file');
   }
   return { kind: 'base64', original: value, bytes: Buffer.from(compact, 'base64') };

@@ -5,7 +5,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { successEnvelope } from '../../common/http/envelope.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { isHttpUrl } from '../../common/validation/validators.js';
+import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
 import type { NewMedia } from '../media/media.repository.js';
 import { CallerUrls } from '../samples/caller-urls.service.js';
 import { DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
@@ -18,8 +18,6 @@ import { VideoUploads } from './video-uploads.js';
 import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
-/** A Base64 image as Kling takes it: no data: prefix, no whitespace. */
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The Kling door's names of the normalized fields, for its 400s. */
 const KLING_FIELDS = doorFieldNames({ model: 'model_name', resolution: 'mode', firstFrame: 'image', lastFrame: 'image_tail', continues: 'image', audio: 'sound' });
@@ -109,7 +107,8 @@ export class KlingVideosService {
   /** A frame given as a URL is kept as one; Base64 is decoded and stored with the generation. */
   private async keyframe(owner: string, taskId: string, position: KeyframePositionName, field: string, value: string, stored: NewMedia[]): Promise<KeyframeParams> {
     if (isHttpUrl(value)) return { id: randomUUID(), position, type: 'image', url: value };
-    if (!BASE64.test(value)) throw new AppError('INVALID_PARAMETER', `${field} must be an http(s) URL or Base64 of a JPEG or PNG (no data: prefix)`);
+    // a Base64 image as Kling takes it: no data: prefix, no whitespace
+    if (!isBase64Text(value)) throw new AppError('INVALID_PARAMETER', `${field} must be an http(s) URL or Base64 of a JPEG or PNG (no data: prefix)`);
     const media = await this.uploads.store(owner, taskId, position, Buffer.from(value, 'base64'), field);
     stored.push(media);
     return { id: media.id, position, type: 'image', upload: true };
