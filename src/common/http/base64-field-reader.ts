@@ -1,3 +1,4 @@
+import { OUTSIDE_BASE64 } from '../validation/validators.js';
 /**
  * Reads a JSON object body in which one top-level string field carries a large Base64 file (an expand
  * image), decoding that field into bytes while the body streams in. The Base64 text is never held whole:
@@ -40,8 +41,6 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 CLASS['='.charCodeAt(0)] = 2;
 for (const c of ' \t\r\n') CLASS[c.charCodeAt(0)] = 3;
 
-/** Anything that is not in either Base64 alphabet (whitespace and "=" take the careful path). */
-const NOT_BASE64 = /[^A-Za-z0-9+/_-]/;
 
 /** The index of the next quote or backslash in chunk from `from` on, or chunk.length. */
 function nextSpecial(chunk: Buffer, from: number): number {
@@ -179,7 +178,7 @@ export class Base64FieldReader {
             // the common case: a run of plain Base64 characters up to the next quote or backslash, checked
             // with one native search and copied in bulk
             const end = nextSpecial(chunk, i);
-            if (this.padding === 0 && !NOT_BASE64.test(chunk.toString('latin1', i, end))) {
+            if (this.padding === 0 && !OUTSIDE_BASE64.test(chunk.toString('latin1', i, end))) {
               this.base64Run(chunk, i, end);
             } else {
               for (let j = i; j < end; j++) this.base64Byte(chunk[j]);

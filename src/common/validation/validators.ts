@@ -4,7 +4,8 @@ import { registerDecorator, type ValidationArguments, type ValidationOptions } f
 export const MAX_URL_LENGTH = 2048;
 
 const OUTSIDE_STANDARD = /[^A-Za-z0-9+/]/;
-const OUTSIDE_EITHER = /[^A-Za-z0-9+/_-]/;
+/** A character in neither Base64 alphabet (standard or URL-safe). */
+export const OUTSIDE_BASE64 = /[^A-Za-z0-9+/_-]/;
 
 /**
  * Whether `value` is Base64 text: characters of the alphabet (the standard one, or with `urlSafe` the URL-safe
@@ -15,7 +16,7 @@ const OUTSIDE_EITHER = /[^A-Za-z0-9+/_-]/;
 export function isBase64Text(value: string, options: { urlSafe?: boolean; allowEmpty?: boolean } = {}): boolean {
   const end = value.endsWith('==') ? value.length - 2 : value.endsWith('=') ? value.length - 1 : value.length;
   if (end === 0) return options.allowEmpty === true;
-  return !(options.urlSafe ? OUTSIDE_EITHER : OUTSIDE_STANDARD).test(end === value.length ? value : value.slice(0, end));
+  return !(options.urlSafe ? OUTSIDE_BASE64 : OUTSIDE_STANDARD).test(end === value.length ? value : value.slice(0, end));
 }
 
 /** True for an absolute http(s) URL with a host, at most MAX_URL_LENGTH characters. */
