@@ -1,8 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createConnection, createServer, type Socket } from 'node:net';
 import path from 'node:path';
-import type pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { copyByteaToFile } from '../../src/infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../src/infra/prisma/prisma.service.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -44,7 +46,96 @@ describe('copyByteaToFile', () => {
     expect(existsSync(none)).toBe(false);
   });
 
+  it('ends when the database ends the connection just after the copy, in the same packet (a server shutting down)', async () => {
+    const id = randomUUID();
+    const bytes = randomBytes(1000);
+    await pool.query('INSERT INTO bytea_probe (id, bytes) VALUES ($1, $2)', [id, bytes]);
+    const url = new URL(pool.options.connectionString as string);
+    const proxy = await startShutdownAfterCopyProxy({ host: url.hostname, port: Number(url.port) });
+    url.host = `127.0.0.1:${proxy.port}`;
+    const proxied = new pg.Pool({ connectionString: url.toString(), max: 1 });
+    proxied.on('error', () => undefined);
+    let copied: unknown;
+    try {
+      const into = file();
+      // Before: the FATAL after ReadyForQuery reached a checked-out client with no 'error' listener, whose
+      // throw broke off pg-copy-streams' hand-back, and the copy waited forever (a task's step with it).
+      copied = await Promise.race([copyByteaToFile(proxied, source, id, into), sleep(10_000, 'still waiting after 10 s', { ref: false })]);
+      expect(copied).toBe(bytes.length);
+      expect(readFileSync(into).equals(bytes)).toBe(true);
+      expect(proxy.ended()).toBe(1);
+      // the broken connection was not handed back to the pool: the next query gets a new one
+      expect((await proxied.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await proxy.close();
+      if (copied === bytes.length) await proxied.end();
+      else void proxied.end(); // a client still checked out would hold end() forever
+    }
+  });
+
   it('refuses a key that is not a UUID before it reaches SQL', async () => {
     await expect(copyByteaToFile(pool, source, "x' OR '1'='1", file())).rejects.toThrow(/not a UUID/);
   });
 });
+
+/** PostgreSQL's ErrorResponse for a backend ended by a fast shutdown. */
+function adminShutdownError(): Buffer {
+  const fields = Buffer.from('SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0', 'latin1');
+  const head = Buffer.alloc(5);
+  head.write('E', 0, 'latin1');
+  head.writeUInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+}
+
+/**
+ * A TCP proxy in front of the test's PostgreSQL that, for the first COPY … TO STDOUT, holds the server's
+ * messages from CopyOutResponse to ReadyForQuery and writes them in one packet followed by the FATAL a fast
+ * shutdown sends, then closes the connection: what a client sees when the server stops just as a copy ends.
+ */
+async function startShutdownAfterCopyProxy(target: { host: string; port: number }): Promise<{ port: number; ended(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let ended = 0;
+  const server = createServer((client) => {
+    const upstream = createConnection(target);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream);
+    let pending = Buffer.alloc(0);
+    let held: Buffer[] | null = null;
+    upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 5 && pending.length >= 1 + pending.readUInt32BE(1)) {
+        const size = 1 + pending.readUInt32BE(1);
+        const message = pending.subarray(0, size);
+        pending = pending.subarray(size);
+        const type = String.fromCharCode(message[0]);
+        if (type === 'H' && ended === 0) held = [];
+        if (!held) {
+          client.write(message);
+          continue;
+        }
+        held.push(message);
+        if (type === 'Z') {
+          ended++;
+          client.end(Buffer.concat([...held, adminShutdownError()]));
+          upstream.destroy();
+          return;
+        }
+      }
+    });
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    ended: () => ended,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}

@@ -26,6 +26,15 @@ export async function copyByteaToFile(pool: pg.Pool, source: { table: string; co
   if (!UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id).slice(0, 60)}`);
   const sql = `COPY (SELECT "${source.column}" FROM "${source.table}" WHERE "${source.key}" = '${id}'::uuid LIMIT 1) TO STDOUT (FORMAT binary)`;
   const client = await pool.connect();
+  // A checked-out client has no 'error' listener of the pool's. When the server ends the connection just after
+  // the copy (a shutdown's FATAL in the same packet as ReadyForQuery), pg emits that error on the client, not
+  // the copy (which pg no longer counts as running), from inside pg-copy-streams' hand-back of the connection:
+  // unheard, the emit threw there, the copy never ended, and this function (a task's step with it) waited
+  // forever. Heard here, the copy ends as it should and the broken connection is discarded on release. An
+  // error while the copy runs reaches the copy itself, through pg.
+  let broken: Error | undefined;
+  const onError = (err: Error) => (broken ??= err);
+  client.on('error', onError);
   const value = new FirstFieldParser();
   let handle: FileHandle | undefined;
   try {
@@ -45,8 +54,10 @@ export async function copyByteaToFile(pool: pg.Pool, source: { table: string; co
     value.end();
     if (batch.length > 0) await handle.writev(batch);
     await handle.close();
-    client.release();
+    client.off('error', onError);
+    client.release(broken);
   } catch (err) {
+    client.off('error', onError);
     client.release(err as Error);
     await handle?.close().catch(() => undefined);
     await rm(file, { force: true });
