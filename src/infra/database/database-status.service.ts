@@ -147,7 +147,18 @@ export class DatabaseStatus implements OnModuleDestroy {
       this.logger.error({ msg: 'the database is unavailable; requests that need it answer 503 and workers wait until it answers again', err: error instanceof Error ? error : new Error(String(error)) });
       this.notify(false);
     }
-    this.probing ??= this.probe().finally(() => (this.probing = undefined));
+    this.probeUntilAvailable();
+  }
+
+  /**
+   * One probe at a time. An outage that begins between a probe's last check and the end of its promise
+   * finds `probing` still set: the probe ending then starts the next, so no outage goes unprobed.
+   */
+  private probeUntilAvailable(): void {
+    this.probing ??= this.probe().finally(() => {
+      this.probing = undefined;
+      if (!this.available && !this.closed) this.probeUntilAvailable();
+    });
   }
 
   private async probe(): Promise<void> {
