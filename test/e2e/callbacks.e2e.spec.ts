@@ -144,6 +144,20 @@ describe('callbacks', () => {
     expect(at('/elsewhere')).toEqual([]);
   });
 
+  it('rotations of one owner at once each succeed, one after the other: the first makes the secret, each next demotes the one before', async () => {
+    // Before: two first rotations both created the row (a unique violation: 500, found by a fuzz run), and two
+    // later ones both demoted the same secret
+    for (const owner of ['rotating-new', 'rotating-new']) {
+      const answers = await Promise.all(Array.from({ length: 6 }, () => api(t.url, 'POST', `/admin/owners/${owner}/webhook-secret/rotate`, { key: ADMIN })));
+      expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+      const secrets = new Set(answers.map((a) => a.body.secret as string));
+      expect(secrets.size).toBe(6);
+      // queued: each answer's previous secret is another answer's secret, but for the first's (none, or the secret before)
+      const demoted = answers.map((a) => a.body.previous_secret as string | null).filter((p) => p !== null && secrets.has(p));
+      expect(new Set(demoted).size).toBe(5);
+    }
+  });
+
   it('signs with both secrets during a rotation, each verifying', async () => {
     const old = await secretOf(t, 'hooks');
     const rotated = await api(t.url, 'POST', '/admin/owners/hooks/webhook-secret/rotate', { key: ADMIN });

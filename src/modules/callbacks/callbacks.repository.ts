@@ -167,12 +167,20 @@ export class CallbacksRepository {
     return this.opened(await this.prisma.webhookSecret.findUniqueOrThrow({ where: { owner } }));
   }
 
-  /** A new secret; the current one becomes the previous, still signing until `previousUntil`. */
+  /**
+   * A new secret; the current one becomes the previous, still signing until `previousUntil`. Rotations of
+   * one owner at once queue on its row: the first of an owner without a secret inserts it (a second insert
+   * waits, then does nothing), and each later one locks the row before it reads the current secret. (A read
+   * then a create let two first rotations both create: a unique violation, answered 500 in a fuzz run; a
+   * read then an update let two rotations both demote the same secret, one new secret lost.)
+   */
   async rotateSecret(owner: string, make: () => string, previousUntil: Date): Promise<WebhookSecretRow> {
     const row = await this.prisma.$transaction(async (tx) => {
-      const current = await tx.webhookSecret.findUnique({ where: { owner } });
       const now = new Date();
-      if (!current) return tx.webhookSecret.create({ data: { owner, secret: this.sealing.seal(make()), rotatedAt: now } });
+      const inserted = await tx.webhookSecret.createMany({ data: [{ owner, secret: this.sealing.seal(make()), rotatedAt: now }], skipDuplicates: true });
+      if (inserted.count === 1) return tx.webhookSecret.findUniqueOrThrow({ where: { owner } });
+      await tx.$queryRaw`SELECT 1 FROM webhook_secrets WHERE owner = ${owner} FOR UPDATE`;
+      const current = await tx.webhookSecret.findUniqueOrThrow({ where: { owner } });
       // the current secret moves as it is stored (sealed; a row from before sealing is sealed now)
       const previous = current.secret ?? this.sealing.seal(current.plainSecret!);
       return tx.webhookSecret.update({
