@@ -222,6 +222,48 @@ describe('upstream callbacks', () => {
   });
 });
 
+describe('upstream callbacks, with the safety poll 300 s away', () => {
+  let kling: FakeUpstream;
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    kling = await startFakeKling(KLING[0], KLING[1]);
+    t = await startTestApp({
+      EXPAND_PROVIDER: 'relay',
+      RELAY_EXPAND_URL: kling.url,
+      RELAY_KLING_ACCESS_KEY: KLING[0],
+      RELAY_KLING_SECRET_KEY: KLING[1],
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      RELAY_POLL_MS: '100',
+      UPSTREAM_CALLBACK_BASE_URL: 'https://gateway.example',
+      UPSTREAM_CALLBACK_POLL_S: '300',
+    });
+    key = await t.createKey('team-callbacks-300');
+  });
+  afterAll(async () => {
+    await t.close();
+    await kling.close();
+  });
+
+  // Before: the poll a first callback asked for held the task's lease until its next poll, 300 s away, and every later callback was
+  // taken for one already due: a task Kling said had succeeded waited for the safety poll.
+  it('a second callback, right after the poll the first asked for (during it or after it), is polled at once too', async () => {
+    kling.knobs.hold = false;
+    kling.knobs.pollsUntilDone = 2; // the first poll says processing, the second succeed
+    const id = (await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } })).body.data.task_id as string;
+    const [upstreamId, create] = (await pollUntil(async () => [...kling.created.entries()].find(([, c]) => c.body.external_task_id === id), Boolean, { what: 'the create upstream' }))!;
+    const route = new URL(String(create.body.callback_url)).pathname;
+    await pollUntil(() => queryDb(t.db, 'SELECT 1 FROM task_watches WHERE task_id = $1', [id]), (rows) => rows.length === 1, { what: 'the task to be watched' });
+    const queries = () => kling.queries!.filter((q) => q.id === upstreamId).length;
+    expect(queries()).toBe(0);
+    expect((await api(t.url, 'POST', route, { body: { task_status: 'processing' } })).status).toBe(200);
+    await pollUntil(async () => queries(), (n) => n >= 1, { timeoutMs: 5000, what: 'the poll the first callback asked for' });
+    expect((await api(t.url, 'POST', route, { body: { task_status: 'succeed' } })).status).toBe(200);
+    await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'succeed', { timeoutMs: 8000, what: 'the task to succeed after the second callback' });
+    expect(queries()).toBe(2);
+  });
+});
+
 describe('caps and refusals on polls', () => {
   // five times the cap at once: every create races the others for the channel's slots, on both instances
   const SIMULTANEOUS = 100;

@@ -227,7 +227,7 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       if (channelId) this.pauses.delete(channelId);
       const changed = chunk.filter((w) => news.get(w.id) === 'changed');
       outcome.changed.push(...changed);
-      outcome.working.push(...chunk.filter((w) => news.get(w.id) !== 'changed' && w.releaseAfterPoll).map((w) => w.id));
+      outcome.working.push(...chunk.filter((w) => news.get(w.id) !== 'changed').map((w) => w.id));
       count('changed', changed.length);
       count('working', chunk.length - changed.length);
       return undefined;

@@ -9,8 +9,6 @@ import { QueueService } from '../../infra/queue/queue.service.js';
 /** A watched task a poller took: the task, and when its poll was due (for the lag). */
 export interface DueWatch extends WatchedTask {
   dueAt: Date;
-  /** Its next poll comes before its lease ends: after a poll without news, release lets go of it (the others need no write). */
-  releaseAfterPoll: boolean;
 }
 
 interface DueRow {
@@ -23,14 +21,16 @@ interface DueRow {
   created_at: Date;
   trace_parent: string | null;
   due_at: Date;
-  release_after_poll: boolean;
 }
 
 /**
  * The watched tasks (task_watches: created upstream, not final), as the pollers of every instance share
- * them: one statement takes a batch of due ones, sets each one's next poll time and holds it until then
- * (at least a short lease), in the same write, so a poll that finds nothing new writes nothing more (unless
- * its next poll comes before the lease ends: then one statement for the batch lets go of them).
+ * them: one statement takes a batch of due ones, sets each one's next poll time and holds it for the poll
+ * (a short lease), in the same write, so a poll that finds nothing new writes nothing more (unless its next
+ * poll comes before the lease ends, or a callback made it due meanwhile: then one statement for the batch
+ * lets go of them). The lease means "a poll is in flight", never "not before the next poll" (poll_at says
+ * that): a lease held until a callback-pending task's safety poll, 300 s away, made every later callback
+ * of that task count as already due, and the task waited for the safety poll.
  */
 @Injectable()
 export class WatchesRepository {
@@ -38,9 +38,8 @@ export class WatchesRepository {
 
   /**
    * Takes up to `limit` due tasks for `owner` (skipping those of a channel whose polls are paused), each
-   * given its next poll time and held until then, or for `leaseS` when its next poll comes sooner (then a
-   * write lets go of it after the poll: see release); watches whose task is no longer running (its
-   * deadline, a delete) are dropped in the same statement.
+   * given its next poll time and held for `leaseS` (the poll; see release); watches whose task is no longer
+   * running (its deadline, a delete) are dropped in the same statement.
    */
   async takeDue(owner: string, limit: number, leaseS: number, schedule: PollSchedule): Promise<DueWatch[]> {
     const next = nextPollSql({ startedAt: 't.started_at', callbackPending: 'due.callback_pending', minPollS: 'due.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
@@ -58,21 +57,26 @@ export class WatchesRepository {
          gone AS (DELETE FROM task_watches w WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state <> 'running' OR upstream_id IS NULL))),
          taken AS (
            UPDATE task_watches w SET lease_owner = $2, poll_at = now() + make_interval(secs => t.next_s),
-             lease_until = now() + make_interval(secs => GREATEST(t.next_s, $3::float8))
+             lease_until = now() + make_interval(secs => $3::float8)
            FROM t WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state = 'running' AND upstream_id IS NOT NULL)) AND t.id = w.task_id
-           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.upstream_since, t.created_at, t.trace_parent, t.poll_at AS due_at, t.next_s < $3::float8 AS release_after_poll)
+           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.upstream_since, t.created_at, t.trace_parent, t.poll_at AS due_at)
          SELECT * FROM taken`,
         [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS],
       ),
     );
-    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, upstreamSince: r.upstream_since, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at, releaseAfterPoll: r.release_after_poll }));
+    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, upstreamSince: r.upstream_since, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at }));
   }
 
-  /** Polled, nothing new: lets go of those whose next poll comes before their lease ends (held until their next poll, the others need no write). */
+  /**
+   * Polled, nothing new: lets go of those whose next poll comes before their lease ends (a short poll floor,
+   * or a callback that arrived during the poll) and of those waiting for a callback, so that the next callback
+   * finds no lease and is polled at once (they are polled rarely, on the safety net: one write per such poll);
+   * the others' leases run out by themselves, unwritten.
+   */
   async release(owner: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.prisma.pool.query(
-      prepared(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 AND poll_at < lease_until`, [ids, owner]),
+      prepared(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 AND (poll_at < lease_until OR callback_pending)`, [ids, owner]),
     );
   }
 
@@ -90,7 +94,7 @@ export class WatchesRepository {
 
   /** Everything `owner` holds goes back at once (its instance is shutting down). */
   async giveBackAll(owner: string): Promise<void> {
-    await this.prisma.pool.query(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL, poll_at = LEAST(poll_at, now()) WHERE lease_owner = $1`, [owner]);
+    await this.prisma.pool.query(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL, poll_at = LEAST(poll_at, now()) WHERE lease_owner = $1 AND lease_until > now()`, [owner]);
   }
 
   /**
@@ -127,18 +131,20 @@ export class WatchesRepository {
   }
 
   /**
-   * An upstream called back about the task: its next poll is now, unless it is due already or being polled
-   * (a burst of callbacks makes one poll). Answers whether the task is watched at all.
+   * An upstream called back about the task: its next poll is now. Answers 'due' when a poller should be
+   * woken; 'already' when it was due already (a burst of callbacks makes one poll) or a poll is in flight
+   * (which lets go of the task when it ends without news, so the poll this callback asked for follows at
+   * once); 'unwatched' when the task waits on no upstream.
    */
   async pollNow(taskId: string): Promise<'due' | 'already' | 'unwatched'> {
-    const { rows } = await this.prisma.pool.query<{ moved: boolean }>(
-      `WITH w AS (SELECT task_id, poll_at > now() AND (lease_until IS NULL OR lease_until < now()) AS later FROM task_watches WHERE task_id = $1::uuid FOR UPDATE),
+    const { rows } = await this.prisma.pool.query<{ wake: boolean }>(
+      `WITH w AS (SELECT task_id, poll_at > now() AS later, COALESCE(lease_until > now(), false) AS in_flight FROM task_watches WHERE task_id = $1::uuid FOR UPDATE),
             moved AS (UPDATE task_watches t SET poll_at = now() FROM w WHERE t.task_id = w.task_id AND w.later RETURNING t.task_id)
-       SELECT EXISTS (SELECT 1 FROM moved) AS moved FROM w`,
+       SELECT w.later AND NOT w.in_flight AND EXISTS (SELECT 1 FROM moved) AS wake FROM w`,
       [taskId],
     );
     if (rows.length === 0) return 'unwatched';
-    return rows[0].moved ? 'due' : 'already';
+    return rows[0].wake ? 'due' : 'already';
   }
 
   /** Tasks waiting on their upstream, by kind (the metrics' gauge). */
