@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { probeVideo } from '../support/media.js';
+import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -81,7 +83,7 @@ describe('POST /video-b/v1/generations', () => {
   });
 
   it.each([
-    ['model', 'ray-3', /model must be one of the configured models: ray-2 \(sandbox\), ray-flash-2 \(sandbox\).* \(not ray-3\)/],
+    ['model', 'ray-3', /model must be one of the configured models: ray-2 \(luma\), ray-flash-2 \(luma\).* \(not ray-3\)/],
     ['model', 'ray 2', /model must name one of the models GET \/models lists/],
     ['resolution', '2160p', /resolution must be one of 540p, 720p, 1080p, 4k/],
     ['resolution', '720', /resolution must be one of/],
@@ -94,6 +96,31 @@ describe('POST /video-b/v1/generations', () => {
   ])("refuses %s = %p (Luma's allowed values)", async (field, value, pattern) => {
     await refused({ prompt: 'p', [field]: value }, pattern);
   });
+
+  it('takes, in the sandbox, what a real model makes: Kling\'s door refuses "7" as Kling does and the model "sandbox" makes it; the Luma door takes "8s" (Veo through Runway makes 8 s)', async () => {
+    const kling = (body: Record<string, unknown>) => api(t.url, 'POST', '/video-a/v1/videos/text2video', { key, body: { prompt: 'A heron in the reeds', ...body } });
+    // Before: every model could do everything in the sandbox, and this made a 7 s video that Kling itself refuses
+    const seven = await kling({ duration: '7' });
+    expect([seven.status, seven.body.code, seven.body.message]).toEqual([400, 1201, expect.stringMatching(/^duration: no configured model makes this duration of 7 s; .*kling-v1 \(kling\)/)]);
+    expect((await kling({ duration: '10' })).status).toBe(200);
+    const free = await kling({ duration: '7', model_name: 'sandbox' });
+    expect(free.status).toBe(200);
+    const done = await pollUntil(() => api(t.url, 'GET', `/video-a/v1/videos/text2video/${free.body.data.task_id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { timeoutMs: 60_000, what: 'the sandbox model\'s video' });
+    expect(done.body.data.task_status).toBe('succeed');
+    const video = await probeVideo(Buffer.from(await (await fetch(done.body.data.task_result.videos[0].url)).arrayBuffer()));
+    expect(Math.round(video.durationS)).toBe(7);
+    expect((await create({ prompt: 'Rain', duration: '8s' })).status).toBe(201);
+    await refused({ prompt: 'Rain', duration: '7s', model: 'ray-2' }, /^duration: model ray-2 does not make this duration of 7 s/);
+    // GET /models lists what the doors take: the vendors' catalogs and the free-form model
+    const { models } = (await api(t.url, 'GET', '/models', { key })).body as { models: { name: string; vendor: string; durations_s: number[] }[] };
+    expect(models).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'kling-v1', vendor: 'kling', durations_s: [5, 10] }),
+        expect.objectContaining({ name: 'veo3.1', vendor: 'runway', durations_s: [4, 6, 8] }),
+        expect.objectContaining({ name: 'sandbox', vendor: 'sandbox', durations_s: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }),
+      ]),
+    );
+  }, 90_000);
 
   it('leaves out failure_reason and assets while the generation has none, as Luma does', async () => {
     const res = await create({ prompt: 'Plain' });

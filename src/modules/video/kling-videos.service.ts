@@ -13,6 +13,7 @@ import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVid
 import type { ListExpandTasksQueryDto as KlingPageQuery } from '../expand/dto/list-expand-tasks.dto.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import { VideoKind } from './video.kind.js';
+import { KlingVideoVendor } from './vendors/kling-video.vendor.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
 import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
@@ -74,7 +75,7 @@ export class KlingVideosService {
         ...(dto.camera_control ? { camera_control: { ...dto.camera_control } as Record<string, unknown> } : {}),
         ...(dto.sound ? { audio: dto.sound === 'on' } : {}),
       };
-      await this.models.check(toVideoRequest(params), KLING_FIELDS);
+      await this.models.check(toVideoRequest(params), KLING_FIELDS, KlingVideoVendor.protocol);
       const task = await this.engine.submit(this.kind, {
         id,
         owner: principal.owner,

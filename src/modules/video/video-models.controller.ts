@@ -15,7 +15,7 @@ export class VideoModelsController {
   @ApiOperation({
     operationId: 'listModels',
     summary: 'The models you can ask for',
-    description: "Each video model the configured channels serve (or, with the sandbox, every vendor's model), what it can make and its price in credits. A request no model can make is refused with 400, naming the field and the models that could.",
+    description: "Each video model the configured channels serve (or, with the sandbox, every vendor's model as its catalog describes it, and the model `sandbox`, which makes anything the sandbox renders when a request names it), what it can make and its price in credits. A request no model can make is refused with 400, naming the field and the models that could.",
   })
   @ApiOkResponse({ type: ModelListDto })
   @ApiErrors(KEYED_ROUTE_ERRORS)

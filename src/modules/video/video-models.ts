@@ -11,7 +11,12 @@ export interface OfferedModel {
   name: string;
   vendor: string;
   spec: VideoModelSpec;
+  /** Taken only when a request names it (the sandbox's free-form model): never a match for a request that names none. */
+  namedOnly?: boolean;
 }
+
+/** The sandbox's model that makes anything it can render, for free-form trials: asked for by name only. */
+export const SANDBOX_MODEL = 'sandbox';
 
 /** How long the configured models are reused before the channels are read again. */
 const CACHE_MS = 2000;
@@ -19,7 +24,9 @@ const CACHE_MS = 2000;
 /**
  * The video models callers may ask for: those the video channels serve (any status: a disabled channel
  * may come back; a request none of them could ever make is refused at once), or, with the sandbox, every
- * vendor's model, each able to do everything the sandbox renders.
+ * vendor's model as its catalog describes it (so the sandbox accepts exactly what a real model makes, and a
+ * team meets no difference when its gateway relays to the vendor), plus the model `sandbox`, which makes
+ * anything the sandbox renders and is used only when a request names it.
  */
 @Injectable()
 export class VideoModels {
@@ -42,8 +49,8 @@ export class VideoModels {
 
   private async read(): Promise<OfferedModel[]> {
     if (this.config.kinds.video.provider === 'sandbox') {
-      const ids = [...new Set(VIDEO_VENDORS.flatMap((v) => v.models.map((m) => m.id)))];
-      return ids.map((id) => ({ name: id, vendor: 'sandbox', spec: everything(id) }));
+      const catalogs = VIDEO_VENDORS.flatMap((v) => v.models.map((spec): OfferedModel => ({ name: spec.id, vendor: v.protocol, spec })));
+      return [...catalogs, { name: SANDBOX_MODEL, vendor: 'sandbox', spec: everything(SANDBOX_MODEL), namedOnly: true }];
     }
     // one entry per (name, vendor, vendor model), however many channels serve it
     const offered = new Map<string, OfferedModel>();
@@ -55,12 +62,16 @@ export class VideoModels {
 
   /**
    * Refuses (400) a request no configured model could ever make, naming the door's fields (`labels`) it
-   * cannot have together and the models that could make it, or each field.
+   * cannot have together and the models that could make it, or each field. A door that is one vendor's API
+   * (`vendor`: Kling's) takes, for a request that names no model, what that vendor's configured models make,
+   * as the vendor itself would (Kling refuses a duration of "7"); any configured model's when none of them is
+   * configured. Which channel then makes it is the router's choice among all that can.
    */
-  async check(request: VideoRequest, labels: Record<VideoField, string>): Promise<void> {
+  async check(request: VideoRequest, labels: Record<VideoField, string>, vendor?: string): Promise<void> {
     const offered = await this.offered();
     if (offered.length === 0) return; // no channel yet: the task waits for one, as any relayed task does
-    const pool = offered.filter((m) => request.model === undefined || m.name === request.model);
+    const native = vendor !== undefined && offered.some((m) => m.vendor === vendor);
+    const pool = offered.filter((m) => (request.model === undefined ? !m.namedOnly && (!native || m.vendor === vendor) : m.name === request.model));
     if (pool.length === 0) {
       throw new AppError('INVALID_PARAMETER', `${labels.model} must be one of the configured models: ${names(offered)} (not ${request.model})`);
     }

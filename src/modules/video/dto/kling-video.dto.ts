@@ -74,7 +74,7 @@ class KlingVideoCommonDto {
   @IsIn(['std', 'pro'], { message: 'mode must be std or pro' })
   mode?: 'std' | 'pro';
 
-  @ApiPropertyOptional({ description: 'Seconds, as a string: "5" or "10" for Kling\'s models, any a configured model makes (GET /models). Default "5".', example: '5', pattern: '^[1-9][0-9]?$' })
+  @ApiPropertyOptional({ description: 'Seconds, as a string: "5" or "10", as Kling\'s models make (any a configured model makes when no Kling model is configured, or what the model named makes; GET /models). Default "5".', example: '5', pattern: '^[1-9][0-9]?$' })
   @EmptyAsAbsent()
   @IsOptional()
   @IsString({ message: 'duration must be a string of whole seconds, such as "5" or "10"' })
