@@ -1,6 +1,6 @@
 /**
  * The layers of src/ and what each may import (docs/contributors/architecture.md, "Layers"):
- *   src/*.ts (entry points, app module)  →  src/modules  →  src/common  →  src/infra
+ *   src/*.ts (entry points, app module)  →  src/modules  →  src/vendors  →  src/common  →  src/infra
  * Lower layers never import upper ones, and no file takes part in an import cycle. `npm test` runs this
  * first (npm run lint:deps), so a violation fails the build.
  */
@@ -11,13 +11,20 @@ module.exports = {
       comment: 'infra holds infrastructure (config, database, queue, storage…): it may not know the common code or the features above it.',
       severity: 'error',
       from: { path: '^src/infra/' },
-      to: { path: '^src/(common|modules)/|^src/[^/]+\\.ts$' },
+      to: { path: '^src/(common|vendors|modules)/|^src/[^/]+\\.ts$' },
     },
     {
       name: 'common-imports-modules',
       comment: 'common is cross-cutting (the task engine, guards, errors, swagger): features plug into it, it never imports them.',
       severity: 'error',
       from: { path: '^src/common/' },
+      to: { path: '^src/(vendors|modules)/|^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'vendors-import-modules',
+      comment: "vendors hold what one vendor is (its wire format, its codes): the operations use them, they never import an operation.",
+      severity: 'error',
+      from: { path: '^src/vendors/' },
       to: { path: '^src/modules/|^src/[^/]+\\.ts$' },
     },
     {

@@ -136,6 +136,28 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     expect([video.width, video.height, Math.round(video.durationS)]).toEqual([1080, 1920, 8]);
   }, 120_000);
 
+  it('Kling busy inside an HTTP 200 envelope (1303): the generation waits and is made once; a create whose answer is lost (the connection reset after Kling made it) is found by its external_task_id and made once', async () => {
+    await only('kling');
+    const madeFor = (id: string) => [...kling.created.values()].filter((c) => c.body.external_task_id === id).length;
+    const body = { prompt: 'A kite over a beach', resolution: '720p', duration: '5s', aspect_ratio: '16:9' };
+    // Before: the video adapter read no envelope code, and the task failed ("without a task_id")
+    kling.knobs.createBusy = 2;
+    const before = kling.createRequests ?? 0;
+    const busy = await api(t.url, 'POST', GEN, { key, body });
+    expect(busy.status).toBe(201);
+    expect((await finished(busy.body.id)).state).toBe('completed');
+    expect([madeFor(busy.body.id), (kling.createRequests ?? 0) - before]).toEqual([1, 3]);
+    // Before: the next step failed the generation ("the upstream never answered the create request"), though Kling had made it
+    kling.knobs.resetAfterCreate = 1;
+    const lost = await api(t.url, 'POST', GEN, { key, body });
+    expect(lost.status).toBe(201);
+    const done = await finished(lost.body.id);
+    expect([done.state, madeFor(lost.body.id)]).toEqual(['completed', 1]);
+    const attempts = (await api(t.url, 'GET', `/admin/tasks/${lost.body.id}/attempts`, { key: ADMIN })).body;
+    expect((attempts as { outcome: string }[]).map((a) => a.outcome)).toEqual(['ambiguous', 'accepted']);
+    await only('luma', 'kling', 'runway');
+  }, 120_000);
+
   it("a Kling-door request with Kling's own fields (negative_prompt, cfg_scale, camera_control) goes only to a Kling model that takes them, each field in Kling's words", async () => {
     await only('luma', 'runway');
     const body = { model_name: 'kling-v1', prompt: 'A lighthouse at dusk', negative_prompt: 'text', cfg_scale: 0.4, camera_control: { type: 'simple', config: { zoom: 5 } }, duration: '5', mode: 'std', aspect_ratio: '16:9' };

@@ -15,8 +15,15 @@ export interface FakeVideoVendor {
   url: string;
   /** Creates received, by the vendor's task id: the path they came to and the body as sent. */
   created: Map<string, { path: string; body: Record<string, unknown>; polls: number; size: string; seconds: number; deleted?: boolean }>;
-  /** `stall`: its tasks stay in progress for ever (until deleted, where the vendor can). */
-  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean };
+  /**
+   * `stall`: its tasks stay in progress for ever (until deleted, where the vendor can). Kling's only:
+   * `createBusy` creates answered HTTP 200 with code 1303 (its concurrency limit) before it takes one;
+   * `resetAfterCreate` creates made, their connection then reset before any answer; `createDelayMs`
+   * how long a create is held before it is made.
+   */
+  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean; createBusy?: number; resetAfterCreate?: number; createDelayMs?: number };
+  /** Create requests received (answered or not). */
+  createRequests?: number;
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -67,6 +74,12 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
       return sendJson(res, 200, envelope(record(key, knobs.stall || task.polls < knobs.pollsUntilDone ? 'processing' : knobs.failWith ? 'failed' : 'succeed')));
     }
     if (req.method !== 'POST' || id) return sendJson(res, 404, envelope(null, 1202, 'invalid method'));
+    fake.createRequests = (fake.createRequests ?? 0) + 1;
+    if (knobs.createBusy) {
+      knobs.createBusy--;
+      return sendJson(res, 200, envelope(null, 1303, 'Parallel task over resource pack limit'));
+    }
+    if (knobs.createDelayMs) await new Promise((resolve) => setTimeout(resolve, knobs.createDelayMs));
     const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
     const refuse = (message: string) => sendJson(res, 400, envelope(null, 1201, message));
     const model = String(body.model_name ?? 'kling-v1');
@@ -91,9 +104,15 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
     const size = KLING_SIZES[mode][endpoint === 'text2video' ? String(body.aspect_ratio ?? '16:9') : '16:9'];
     created.set(taskId, { path: endpoint, body, polls: 0, size, seconds: Number(body.duration ?? '5') });
     if (external !== undefined) byExternal.set(external, taskId);
+    if (knobs.resetAfterCreate) {
+      knobs.resetAfterCreate--;
+      res.socket?.resetAndDestroy();
+      return;
+    }
     return sendJson(res, 200, envelope(record(taskId, 'submitted')));
   });
-  return { server, url: server.url, created, knobs, authFailures, close: () => server.close() };
+  const fake: FakeVideoVendor = { server, url: server.url, created, knobs, authFailures, close: () => server.close() };
+  return fake;
 }
 
 const RUNWAY_VERSION = '2024-11-06';

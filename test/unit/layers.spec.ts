@@ -42,10 +42,11 @@ describe('import layers', () => {
 
   it('passes imports that go down the layers, and fails each break of a rule, naming the rule and the import', async () => {
     const result = await tree({
-      // down the layers: entry point → module → common → infra
+      // down the layers: entry point → module → vendor → common → infra
       'infra/db.ts': 'export const db = 1;\n',
       'common/engine.ts': "import { db } from '../infra/db.js';\nexport const engine = db;\n",
-      'modules/video/video.kind.ts': "import { engine } from '../../common/engine.js';\nexport const kind = engine;\n",
+      'vendors/kling/wire.ts': "import { engine } from '../../common/engine.js';\nexport const wire = engine;\n",
+      'modules/video/video.kind.ts': "import { wire } from '../../vendors/kling/wire.js';\nexport const kind = wire;\n",
       'main.ts': "import { kind } from './modules/video/video.kind.js';\nexport const app = kind;\n",
       // infra imports common
       'common/up1.ts': 'export const x = 1;\n',
@@ -56,6 +57,12 @@ describe('import layers', () => {
       // common imports a module (type only)
       'modules/m/up3.ts': 'export type X = number;\n',
       'common/up3.ts': "import type { X } from '../modules/m/up3.js';\nexport type Y = X;\n",
+      // common imports a vendor
+      'vendors/v/up5.ts': 'export const x = 1;\n',
+      'common/up5.ts': "import { x } from '../vendors/v/up5.js';\nexport const y = x;\n",
+      // a vendor imports a module
+      'modules/m/up6.ts': 'export const x = 1;\n',
+      'vendors/v/up6.ts': "import { x } from '../../modules/m/up6.js';\nexport const y = x;\n",
       // a module imports the registry at the top
       'kinds.ts': 'export const kinds = [];\n',
       'modules/m/up4.ts': "import { kinds } from '../../kinds.js';\nexport const y = kinds;\n",
@@ -67,13 +74,15 @@ describe('import layers', () => {
     const errors = result.output.split('\n').filter((line) => /^\s*error /.test(line)).map((line) => line.trim().replace(/\s+/g, ' ')).sort();
     expect(errors).toEqual([
       expect.stringMatching(/^error common-imports-modules: src\/common\/up3\.ts → src\/modules\/m\/up3\.ts$/),
+      expect.stringMatching(/^error common-imports-modules: src\/common\/up5\.ts → src\/vendors\/v\/up5\.ts$/),
       expect.stringMatching(/^error infra-imports-upward: src\/infra\/up1\.ts → src\/common\/up1\.ts$/),
       expect.stringMatching(/^error infra-imports-upward: src\/infra\/up2\.ts → src\/modules\/m\/up2\.ts$/),
       expect.stringMatching(/^error modules-import-entry-points: src\/modules\/m\/up4\.ts → src\/kinds\.ts$/),
+      expect.stringMatching(/^error vendors-import-modules: src\/vendors\/v\/up6\.ts → src\/modules\/m\/up6\.ts$/),
       // a cycle is reported once, from its first file (the rest of it on the lines after)
       expect.stringMatching(/^error no-circular: src\/modules\/a\.ts →$/),
     ]);
     expect(result.output).toMatch(/error no-circular: src\/modules\/a\.ts →\s*\n\s*src\/modules\/b\.ts →\s*\n\s*src\/modules\/a\.ts\n/);
-    expect(result.output).toMatch(/x 5 dependency violations \(5 errors, 0 warnings\)/);
+    expect(result.output).toMatch(/x 7 dependency violations \(7 errors, 0 warnings\)/);
   }, 60_000);
 });

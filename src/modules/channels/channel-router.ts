@@ -115,13 +115,14 @@ export class ChannelRouter {
 
   /**
    * Whether a task whose upstream task failed or stalled may go on to another channel: it has had fewer than
-   * RELAY_UPSTREAM_ATTEMPTS upstream tasks, and an enabled channel it has not had can make it. When not, its
+   * RELAY_UPSTREAM_ATTEMPTS upstream tasks, and an enabled channel it has not had (nor `besides`, the one
+   * that holds it, where that one's attempt may not be written: a create whose answer was lost) can make it. When not, its
    * upstream task is left as it is (a failure ends the task with the vendor's words; a stall waits on).
    */
-  async mayFailOver(operation: ChannelOperation, taskId: string, fits?: Submission<unknown>['fits']): Promise<boolean> {
+  async mayFailOver(operation: ChannelOperation, taskId: string, fits?: Submission<unknown>['fits'], besides?: ChannelHandle): Promise<boolean> {
     const { count } = await this.channels.upstreamTasksOf(taskId);
     if (count >= this.config.relay.upstreamAttempts) return false;
-    return (await this.channels.untriedFor(operation, taskId)).some((c) => !fits || fits(c));
+    return (await this.channels.untriedFor(operation, taskId)).some((c) => (!besides?.id || c.id !== besides.id) && (!fits || fits(c)));
   }
 
   /**
@@ -268,6 +269,14 @@ export class ChannelRouter {
     if (!channel.id) return this.attempt(taskId, channel, operation, outcome, message, latencyMs, taken);
     if (await this.channels.recordAnswered(taskId, channel.id, outcome, message, latencyMs, taken)) this.logger.warn({ msg: 'channel circuit closed', channel_id: channel.id, channel: channel.name });
     this.count(channel, operation, outcome, latencyMs, taken);
+  }
+
+  /**
+   * A create whose answer was lost, found upstream by the task's own id: recorded as the accepted attempt
+   * its answer would have made (the channel then counts as having had the task, and its cost is kept).
+   */
+  async adopted(taskId: string, operation: ChannelOperation, channel: ChannelHandle, taken: UpstreamTaskFacts): Promise<void> {
+    await this.answeredAttempt(taskId, channel, operation, 'accepted', null, 0, taken);
   }
 
   /** The channel answered (it took the task, or refused the task itself): its circuit is healthy. */

@@ -46,7 +46,8 @@ export interface Abandonment {
   operation: ChannelOperation;
   taskId: string;
   channel: ChannelHandle;
-  upstreamId: string;
+  /** null: a create whose answer never came, given up without knowing whether it was made. */
+  upstreamId: string | null;
   marks: SubmitMarks;
   reason: string;
   /** Cancels the upstream task, where the vendor can. */

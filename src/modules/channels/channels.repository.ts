@@ -109,14 +109,16 @@ export class ChannelsRepository {
    */
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
     // one named statement for the whole rows (Prisma's findMany by the ids found was a second round trip per create);
-    // a channel that already took the task (and failed it, or stalled) is not given it again
+    // a channel that already took the task (and failed it, or stalled), or whose create of it was given up unanswered
+    // (an abandoned attempt: the one record a worker killed before the accepted attempt was written still leaves), is
+    // not given it again
     const { rows } = await this.prisma.pool.query<Record<string, unknown>>(
       prepared(
         `SELECT c.* FROM channels c
          WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
            AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())
            AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))
-           AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $3::uuid AND a.channel_id = c.id AND a.outcome = 'accepted')`,
+           AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $3::uuid AND a.channel_id = c.id AND a.outcome IN ('accepted', 'abandoned'))`,
         [operation, exclude, taskId],
       ),
     );
@@ -127,7 +129,7 @@ export class ChannelsRepository {
   async untriedFor(operation: string, taskId: string): Promise<ChannelRow[]> {
     const rows = await this.prisma.$queryRawUnsafe<Record<string, unknown>[]>(
       `SELECT c.* FROM channels c WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations)
-         AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $2::uuid AND a.channel_id = c.id AND a.outcome = 'accepted')`,
+         AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $2::uuid AND a.channel_id = c.id AND a.outcome IN ('accepted', 'abandoned'))`,
       operation,
       taskId,
     );

@@ -3,6 +3,7 @@ import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews 
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { boundedMetadata, ImageRejected } from '../../../infra/images/image-bounds.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { isKlingNotFound, klingEnvelopeData } from '../../../vendors/kling/kling-envelope.js';
 import { servedExpandModel } from '../../channels/channel-models.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn, stallReason } from '../../channels/channel-router.js';
 import { isContentRefusal } from '../../channels/content-refusal.js';
@@ -162,7 +163,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
     };
     let data;
     try {
-      data = await submitOnce(ctx, async () => envelopeData((await this.client.call('POST', endpoint(channel), { body, auth: channel.auth, failFast: true })).json));
+      data = await submitOnce(ctx, async () => klingEnvelopeData<UpstreamTask>((await this.client.call('POST', endpoint(channel), { body, auth: channel.auth, failFast: true })).json));
     } catch (err) {
       // A refusal may be the upstream recognising our external_task_id from a create that did go through.
       if (err instanceof UpstreamRefused) {
@@ -187,7 +188,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
   /** `poll`: one try with a short time limit (the poller asks again at its next time). */
   private async query(channel: ChannelHandle, id: string, poll = false): Promise<UpstreamTask> {
     const answer = await this.client.call('GET', `${endpoint(channel)}/${encodeURIComponent(id)}`, { auth: channel.auth, idempotent: true, once: poll });
-    const data = envelopeData(answer.json);
+    const data = klingEnvelopeData<UpstreamTask>(answer.json);
     if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
     return data;
   }
@@ -197,7 +198,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
       const found = await this.query(channel, taskId);
       return typeof found.task_id === 'string' ? found : null;
     } catch (err) {
-      if (err instanceof UpstreamRefused && (err.status === 404 || err.status === 400)) return null;
+      if (isKlingNotFound(err)) return null;
       throw err;
     }
   }
@@ -244,22 +245,4 @@ function costOf(channel: CandidateChannel, task: ExpandTask): number | null {
 
 function endpoint(channel: ChannelHandle): string {
   return `${channel.baseUrl}/v1/images/editing/expand`;
-}
-
-/** Kling's codes that mean "busy, not taken": 1302 rate, 1303 concurrency (resource pack), 5001 temporarily unavailable. */
-const KLING_BUSY_CODES = new Set([1302, 1303, 5001]);
-
-/**
- * Kling's envelope: `{ code, message, request_id, data }`; a non-zero code is a refusal even under HTTP 200,
- * except the busy codes (wait and retry) and 5000/5002 (a server error: it may have acted).
- */
-function envelopeData(json: Record<string, unknown>): UpstreamTask | null {
-  if (typeof json.code === 'number' && json.code !== 0) {
-    const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
-    if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code: json.code });
-    if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true, { status: 200, code: json.code });
-    // Kling's 1000–1004: the credentials; 1100–1102: the account (arrears, resource pack exhausted or expired).
-    throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : json.code >= 1100 && json.code <= 1102 ? 'account' : 'request');
-  }
-  return typeof json.data === 'object' && json.data !== null ? (json.data as UpstreamTask) : null;
 }

@@ -87,7 +87,9 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         await this.router.abandon({ operation: 'video', taskId: generation.id, channel, upstreamId, marks: ctx, reason, cancel });
         // on to a channel it has not had (ChannelRouter excludes those), in this same step
       } else if (generation.submitStartedAt) {
-        return await this.router.gatewayFailure(generation.id, 'video', `the upstream never answered the create request (channel ${generation.channelId ?? 'RELAY_VIDEO_URL'}); it was not sent again, to avoid a second (billed) generation`);
+        const settled = await this.unansweredCreate(generation, request, ctx);
+        if (settled) return settled;
+        // not made there, or given up there: on to a channel (one that has not had it), in this same step
       }
       // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
       for (const frame of generation.params.keyframes) {
@@ -125,6 +127,37 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(generation.createdAt, this.config.relay.pollMs) };
       throw err;
     }
+  }
+
+  /**
+   * A create went out and its answer never came back (a timeout, a reset, a worker killed while it was in
+   * flight). A vendor that keeps our id (Kling) is asked for the task by it: found, it is adopted (its
+   * accepted attempt recorded now); provably not made, the create may be sent again (Kling refuses a second
+   * with the same id, so it can never be made twice). A vendor that cannot be asked is never sent it again:
+   * the task goes on to another channel that has not had it when it may fail over (a possibly billed orphan
+   * upstream, the tenant charged once), and fails otherwise. Answers the step's outcome, or null to go on
+   * to a create.
+   */
+  private async unansweredCreate(generation: VideoTask, request: VideoRequest, ctx: VideoContext): Promise<StepOutcome<VideoResult> | null> {
+    const channel = await this.router.heldBy(generation, 'video');
+    const vendor = channel ? this.vendors[channel.protocol] : undefined;
+    if (channel && vendor?.findByOwnId) {
+      const found = await this.router.onHeld(channel, generation.id, 'video', () => vendor.findByOwnId!(channel, generation.id, request));
+      if (!found) {
+        await ctx.clearSubmitting();
+        return null;
+      }
+      await ctx.saveUpstreamId(found.upstreamId, { callback: false });
+      const model = this.modelFor(channel, request);
+      await this.router.adopted(generation.id, 'video', channel, { model: model?.name ?? request.model ?? '', upstreamId: found.upstreamId, cost: model ? costOf(model, request) : null });
+      return this.interpret(vendor, found.status, ctx);
+    }
+    const reason = `the upstream never answered the create request (channel ${generation.channelId ?? 'RELAY_VIDEO_URL'}); it was not sent again, to avoid a second (billed) generation`;
+    if (!channel || !(await this.router.mayFailOver('video', generation.id, (c) => this.modelFor(c, request) !== undefined, channel))) {
+      return this.router.gatewayFailure(generation.id, 'video', reason);
+    }
+    await this.router.abandon({ operation: 'video', taskId: generation.id, channel, upstreamId: null, marks: ctx, reason });
+    return null;
   }
 
   /** The channel's first model (in its list's order) that makes exactly what the request asks. */

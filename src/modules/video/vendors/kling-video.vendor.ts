@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { UpstreamClient } from '../../../infra/relay/upstream-client.js';
+import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
+import { isKlingNotFound, klingEnvelopeData } from '../../../vendors/kling/kling-envelope.js';
 import type { VideoModelSpec } from './video-request.js';
 import { isContentRefusal } from '../../channels/content-refusal.js';
 import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
@@ -90,17 +91,39 @@ export class KlingVideoVendor implements VideoVendor {
       ...(callbackUrl ? { callback_url: callbackUrl } : {}),
       external_task_id: taskId,
     };
-    // external_task_id is unique per account: a create sent twice is refused the second time, never made twice
-    const answer = await this.client.call('POST', `${account.baseUrl}/v1/videos/${endpoint}`, { body, auth: account.auth, failFast: true });
-    const data = (answer.json.data ?? {}) as KlingTask;
-    if (typeof data.task_id !== 'string' || !data.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
+    // external_task_id is unique per account: a create sent twice is refused the second time, never made twice;
+    // a refusal may be Kling recognising our id from a create that did go through (its answer lost): look it up
+    let data: KlingTask | null;
+    try {
+      data = klingEnvelopeData<KlingTask>((await this.client.call('POST', `${account.baseUrl}/v1/videos/${endpoint}`, { body, auth: account.auth, failFast: true })).json);
+    } catch (err) {
+      const earlier = err instanceof UpstreamRefused && err.aboutRequest ? await this.findByOwnId(account, taskId, request) : null;
+      if (earlier) return earlier;
+      throw err;
+    }
+    if (typeof data?.task_id !== 'string' || !data.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
     return { upstreamId: `${endpoint}/${data.task_id}`, status: statusOf(data) };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
     const [endpoint, id] = splitId(upstreamId);
     const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(id)}`, { auth: account.auth, idempotent: true, once });
-    return statusOf((answer.json.data ?? {}) as KlingTask);
+    const data = klingEnvelopeData<KlingTask>(answer.json);
+    if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
+    return statusOf(data);
+  }
+
+  /** Kling's query takes our external_task_id in place of its task_id (on the endpoint the create went to). */
+  async findByOwnId(account: VendorAccount, taskId: string, request: VendorCreate['request']): Promise<{ upstreamId: string; status: VendorStatus } | null> {
+    const endpoint = request.firstFrame ? 'image2video' : 'text2video';
+    try {
+      const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(taskId)}`, { auth: account.auth, idempotent: true });
+      const data = klingEnvelopeData<KlingTask>(answer.json);
+      return typeof data?.task_id === 'string' && data.task_id ? { upstreamId: `${endpoint}/${data.task_id}`, status: statusOf(data) } : null;
+    } catch (err) {
+      if (isKlingNotFound(err)) return null;
+      throw err;
+    }
   }
 }
 

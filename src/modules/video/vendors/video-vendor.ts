@@ -44,6 +44,12 @@ export interface VideoVendor {
   create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }>;
   /** Asks about one task (`once`: one try with a short time limit, as the poller asks). */
   query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus>;
+  /**
+   * The task this gateway's id (`taskId`, sent with the create) names upstream, or null when the vendor
+   * has none: for vendors whose tasks can be asked for by the caller's own id (Kling's external_task_id),
+   * so that a create whose answer was lost is found rather than failed or sent twice.
+   */
+  findByOwnId?(account: VendorAccount, taskId: string, request: VideoRequest): Promise<{ upstreamId: string; status: VendorStatus } | null>;
   /** Cancels a task it is still working on (vendors that can: Runway's DELETE /v1/tasks/{id}). */
   cancel?(account: VendorAccount, upstreamId: string): Promise<void>;
 }

@@ -1,0 +1,30 @@
+import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+
+/** Kling's codes that mean "busy, not taken": 1302 rate, 1303 concurrency (resource pack), 5001 temporarily unavailable. */
+export const KLING_BUSY_CODES: ReadonlySet<number> = new Set([1302, 1303, 5001]);
+
+/**
+ * The `data` of Kling's envelope `{ code, message, request_id, data }`, as every Kling operation (expand,
+ * video) reads it: a non-zero code is a refusal even under HTTP 200 (1000–1004 the credentials, 1100–1102
+ * the account: arrears, resource pack exhausted or expired), except the busy codes (wait and retry: nothing
+ * was taken) and 5000/5002 (a server error: it may have acted). Null when the envelope carries no object.
+ * One reader, so that the operations cannot drift apart again (video read no code: a busy 1303 under 200
+ * failed its task, and a 200 with 1102 was polled as work in progress).
+ */
+export function klingEnvelopeData<T extends object>(json: Record<string, unknown>): T | null {
+  if (typeof json.code === 'number' && json.code !== 0) {
+    const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
+    if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code: json.code });
+    if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true, { status: 200, code: json.code });
+    throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : json.code >= 1100 && json.code <= 1102 ? 'account' : 'request');
+  }
+  return typeof json.data === 'object' && json.data !== null ? (json.data as T) : null;
+}
+
+/**
+ * Whether Kling's refusal of a query means "no such task" (404, or 400 for an id it does not know): a task
+ * looked up by our external_task_id that Kling does not have was provably never made.
+ */
+export function isKlingNotFound(err: unknown): boolean {
+  return err instanceof UpstreamRefused && (err.status === 404 || err.status === 400);
+}
