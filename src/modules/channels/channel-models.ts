@@ -1,6 +1,6 @@
 import { AppError } from '../../common/errors/app-error.js';
-import { videoCatalogOf } from '../video/vendors/video-vendors.js';
-import type { VideoModelSpec } from '../video/vendors/video-request.js';
+import { videoCatalogOf } from '../../vendors/video-vendors.js';
+import type { VideoModelSpec } from '../../vendors/contracts/video-request.js';
 
 /** A model a channel serves, as stored (`channels.models`). */
 export type ChannelModel = {

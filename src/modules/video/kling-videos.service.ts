@@ -13,7 +13,7 @@ import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVid
 import type { ListExpandTasksQueryDto as KlingPageQuery } from '../expand/dto/list-expand-tasks.dto.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import { VideoKind } from './video.kind.js';
-import { KlingVideoVendor } from './vendors/kling-video.vendor.js';
+import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
 import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';

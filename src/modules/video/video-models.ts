@@ -3,8 +3,8 @@ import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { servedVideoModels } from '../channels/channel-models.js';
 import { ChannelRouter } from '../channels/channel-router.js';
-import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from './vendors/video-request.js';
-import { VIDEO_VENDORS } from './vendors/video-vendors.js';
+import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
+import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
 
 /** A model callers may ask for: its name, the vendor behind it, what it can do. */
 export interface OfferedModel {

@@ -1,5 +1,5 @@
 import type { Task } from '../../common/tasks/task-kind.js';
-import type { VideoFrame, VideoRequest } from './vendors/video-request.js';
+import type { VideoFrame, VideoRequest } from '../../vendors/contracts/video-request.js';
 
 export type KeyframePositionName = 'frame0' | 'frame1';
 

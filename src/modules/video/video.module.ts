@@ -19,8 +19,8 @@ import { VideoService } from './video.service.js';
 import { VideoModels } from './video-models.js';
 import { VideoModelsController } from './video-models.controller.js';
 import { VideoUploads } from './video-uploads.js';
-import type { VideoVendor } from './vendors/video-vendor.js';
-import { VIDEO_VENDORS } from './vendors/video-vendors.js';
+import type { VideoVendor } from '../../vendors/contracts/video-vendor.js';
+import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
 
 @Module({
   imports: [ChannelsModule],

@@ -6,7 +6,7 @@ import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRef
 import { isKlingNotFound, klingEnvelopeData } from '../../../vendors/kling/kling-envelope.js';
 import { servedExpandModel } from '../../channels/channel-models.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn, stallReason } from '../../channels/channel-router.js';
-import { isContentRefusal } from '../../channels/content-refusal.js';
+import { isContentRefusal } from '../../../vendors/contracts/content-refusal.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import type { ExpandTask } from '../expand-task.js';

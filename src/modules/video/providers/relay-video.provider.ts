@@ -8,8 +8,8 @@ import { type ServedModel, servedVideoModels } from '../../channels/channel-mode
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn, stallReason } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
-import { unmetFields, type VideoRequest } from '../vendors/video-request.js';
-import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../vendors/video-vendor.js';
+import { unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
+import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import { toVideoRequest, type VideoTask } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
@@ -17,7 +17,7 @@ import type { VideoContext, VideoProvider, VideoResult } from './video-provider.
 const VIDEO_MAX_BYTES = 512 * 1024 * 1024;
 const IMAGE_MAX_BYTES = 32 * 1024 * 1024;
 
-/** The video vendors' adapters by channel protocol (`video-vendors.ts`; a gateway speaks Luma's). */
+/** The video vendors' adapters by channel protocol (`src/vendors/video-vendors.ts`; a gateway speaks Luma's). */
 export const VIDEO_VENDOR_ADAPTERS = Symbol('VIDEO_VENDOR_ADAPTERS');
 
 /**

@@ -1,4 +1,4 @@
-import type { UpstreamAuth } from '../../../infra/relay/upstream-client.js';
+import type { UpstreamAuth } from '../../infra/relay/upstream-client.js';
 import type { VideoModelSpec, VideoRequest } from './video-request.js';
 
 /** The account a call goes to: its base URL and how it authenticates (never logged). */

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
-import { isKlingNotFound, klingEnvelopeData } from '../../../vendors/kling/kling-envelope.js';
-import type { VideoModelSpec } from './video-request.js';
-import { isContentRefusal } from '../../channels/content-refusal.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { isKlingNotFound, klingEnvelopeData } from './kling-envelope.js';
+import type { VideoModelSpec } from '../contracts/video-request.js';
+import { isContentRefusal } from '../contracts/content-refusal.js';
+import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 
 /**
  * Kling's models as its capability map gives them: `std` mode makes 720p and `pro` 1080p, a last frame

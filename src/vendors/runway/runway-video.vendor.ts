@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { sniffRaster } from '../../../infra/images/image-bounds.js';
-import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
-import type { VideoModelSpec } from './video-request.js';
-import { isContentRefusal } from '../../channels/content-refusal.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from './video-vendor.js';
+import { sniffRaster } from '../../infra/images/image-bounds.js';
+import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import type { VideoModelSpec } from '../contracts/video-request.js';
+import { isContentRefusal } from '../contracts/content-refusal.js';
+import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 
 /** The API version the adapter speaks (the `X-Runway-Version` header, as the SDK sends it). */
 export const RUNWAY_VERSION = '2024-11-06';

@@ -1,7 +1,7 @@
-import { KlingVideoVendor } from './kling-video.vendor.js';
-import { LumaVendor } from './luma.vendor.js';
-import { RunwayVendor } from './runway.vendor.js';
-import type { VideoModelSpec } from './video-request.js';
+import { KlingVideoVendor } from './kling/kling-video.vendor.js';
+import { LumaVendor } from './luma/luma-video.vendor.js';
+import { RunwayVendor } from './runway/runway-video.vendor.js';
+import type { VideoModelSpec } from './contracts/video-request.js';
 
 /**
  * The registry of video vendors: one adapter per channel protocol. A gateway speaking this interface's
