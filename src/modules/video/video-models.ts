@@ -80,7 +80,7 @@ export class VideoModels {
     const failing = VIDEO_FIELDS.filter((f) => unmet.some((u) => u.includes(f)));
     const blocking = failing.filter((f) => unmet.every((u) => u.includes(f)));
     const fields = blocking.length > 0 ? blocking : failing;
-    const asked = request.model === undefined ? 'no configured model makes' : `model ${request.model} does not make`;
+    const asked = request.model !== undefined ? `model ${request.model} does not make` : native ? `no configured ${vendorTitle(vendor!)} model makes` : 'no configured model makes';
     const whole = offered.filter((m) => unmetFields(m.spec, request).length === 0);
     const could = whole.length > 0
       ? `models that could make it: ${names(whole)}`
@@ -111,6 +111,11 @@ const FIELD_NAMES: Record<VideoField, string> = {
 /** A door's names of the normalized fields (for its 400s): the common names, with its own where they differ. */
 export function doorFieldNames(own: Partial<Record<VideoField, string>>): Record<VideoField, string> {
   return { ...FIELD_NAMES, ...own };
+}
+
+/** A vendor's name in a sentence: kling → Kling. */
+function vendorTitle(vendor: string): string {
+  return vendor.charAt(0).toUpperCase() + vendor.slice(1);
 }
 
 function names(models: OfferedModel[]): string {
