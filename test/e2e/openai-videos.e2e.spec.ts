@@ -40,7 +40,7 @@ describe('the OpenAI-style video door', () => {
   it('answers errors as OpenAI does, with request_id beside them; takes JSON and input_reference[image_url] too', async () => {
     const bad = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', size: '1000x1000' } });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ error: { message: expect.stringMatching(/^size must be WxH whose shorter side is 540, 720, 1080 or 2160 px/), type: 'invalid_request_error', code: 'invalid_parameter', param: 'size' }, request_id: bad.headers.get('x-request-id') });
+    expect(bad.body).toEqual({ error: { message: expect.stringMatching(/^size must be WxH whose shorter side is 540, 720, 768, 1080 or 2160 px/), type: 'invalid_request_error', code: 'invalid_parameter', param: 'size' }, request_id: bad.headers.get('x-request-id') });
     const unauthorized = await api(t.url, 'GET', DOOR, { key: 'sk-not-a-key-0000000000' });
     expect([unauthorized.status, unauthorized.body.error.type]).toEqual([401, 'authentication_error']);
     const fileId = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', input_reference: { file_id: 'file-123' } } });

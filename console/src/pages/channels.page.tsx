@@ -12,11 +12,12 @@ type Protocol = CreateChannelDto['protocol'];
 type Operation = CreateChannelDto['operations'][number];
 const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
 /** The operations each protocol takes (a gateway channel: one group, as its base URL is one). */
-const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], stability: ['expand'], suno: ['audio', 'music'], gateway: OPERATIONS };
+const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], minimax: ['video'], stability: ['expand'], suno: ['audio', 'music'], gateway: OPERATIONS };
 const BASE_URL_HINT: Record<Protocol, string> = {
   kling: 'https://api-singapore.klingai.com',
   luma: 'https://api.lumalabs.ai/dream-machine/v1',
   runway: 'https://api.dev.runwayml.com',
+  minimax: 'https://api.minimax.io',
   stability: 'https://api.stability.ai',
   suno: 'https://aggregator.example/suno',
   gateway: 'https://other-gateway/video-a',
@@ -130,9 +131,10 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
             setForm({ ...form, protocol, operations: allowed.length ? allowed : [PROTOCOL_OPERATIONS[protocol][0]] });
           }}
         >
-          <option value="kling">kling (Kling's API, expand: access key and secret key)</option>
+          <option value="kling">kling (Kling's API, expand and video: access key and secret key)</option>
           <option value="luma">luma (Luma's API, video: an API key)</option>
           <option value="runway">runway (Runway's API, video: its models, Veo, Seedance: an API key)</option>
+          <option value="minimax">minimax (MiniMax's API, video: Hailuo: an API key)</option>
           <option value="stability">stability (Stability's outpaint, expand: an API key)</option>
           <option value="suno">suno (a Suno-style aggregator, audio and music: an API key)</option>
           <option value="gateway">gateway (this interface: an API key)</option>

@@ -1,5 +1,6 @@
 import type { AppConfig } from '../../infra/config/app-config.js';
 import { UpstreamBusy, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import { MINIMAX_PROBE } from '../../vendors/minimax/minimax-video.vendor.js';
 
 /** The operations whose relay goes through channels. */
 export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music'] as const;
@@ -8,20 +9,20 @@ export type ChannelOperation = (typeof CHANNEL_OPERATIONS)[number];
 /**
  * kling: Kling's API (a JWT from access_key and secret_key), for expand and video; luma: Luma's Dream
  * Machine API (Bearer api_key), for video; runway: Runway's API (Bearer api_key), for video (its own
- * models, Google's Veo, ByteDance's Seedance); stability: Stability AI's API (Bearer api_key), for expand (its
+ * models, Google's Veo, ByteDance's Seedance); minimax: MiniMax's API (Bearer api_key), for video (Hailuo); stability: Stability AI's API (Bearer api_key), for expand (its
  * outpaint); suno: a Suno-style aggregator (Bearer api_key), for audio
  * uploads and music; gateway: a service speaking this interface (Bearer api_key), for any one operation group.
  */
-export const CHANNEL_PROTOCOLS = ['kling', 'luma', 'runway', 'stability', 'suno', 'gateway'] as const;
+export const CHANNEL_PROTOCOLS = ['kling', 'luma', 'runway', 'minimax', 'stability', 'suno', 'gateway'] as const;
 export type ChannelProtocol = (typeof CHANNEL_PROTOCOLS)[number];
 
 /** Operations that share one base URL, and so may share one channel. */
 const GROUPS: readonly (readonly ChannelOperation[])[] = [['expand'], ['video'], ['audio', 'music']];
-const PROTOCOL_GROUP: Record<Exclude<ChannelProtocol, 'gateway'>, readonly ChannelOperation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], stability: ['expand'], suno: ['audio', 'music'] };
+const PROTOCOL_GROUP: Record<Exclude<ChannelProtocol, 'gateway'>, readonly ChannelOperation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], minimax: ['video'], stability: ['expand'], suno: ['audio', 'music'] };
 
 /** What a channel's base_url is, per operation group. */
 export const BASE_URL_RULE =
-  "kling: the base before /v1/ (https://api-singapore.klingai.com), for expand and video alike, or a gateway's https://gateway/video-a for expand; luma: the base before /generations (https://api.lumalabs.ai/dream-machine/v1, or a gateway's https://gateway/video-b/v1); runway: the base before /v1/ (https://api.dev.runwayml.com); stability: the base before /v2beta/ (https://api.stability.ai); audio and music: the base before /uploads/audio-url and /submit/music (https://aggregator/suno, or a gateway's https://gateway/music-a)";
+  "kling: the base before /v1/ (https://api-singapore.klingai.com), for expand and video alike, or a gateway's https://gateway/video-a for expand; luma: the base before /generations (https://api.lumalabs.ai/dream-machine/v1, or a gateway's https://gateway/video-b/v1); runway: the base before /v1/ (https://api.dev.runwayml.com); minimax: the base before /v1/ (https://api.minimax.io, or https://api.minimaxi.com in mainland China); stability: the base before /v2beta/ (https://api.stability.ai); audio and music: the base before /uploads/audio-url and /submit/music (https://aggregator/suno, or a gateway's https://gateway/music-a)";
 
 /** Why these operations cannot go through one channel of this protocol; null when they can. */
 export function operationsProblem(protocol: string, operations: readonly string[]): string | null {
@@ -54,10 +55,11 @@ export function configProtocolOf(operation: ChannelOperation, config: AppConfig)
 
 /**
  * The cheap real call that tests a channel's credentials: Kling's (or a gateway's) list of expand tasks
- * (of video tasks, for a Kling channel of video alone), one per page; Runway's organization; Stability's balance; Luma's (or a gateway's) credits; an aggregator's fetch of a task that does not exist
+ * (of video tasks, for a Kling channel of video alone), one per page; Runway's organization; MiniMax's list of video files; Stability's balance; Luma's (or a gateway's) credits; an aggregator's fetch of a task that does not exist
  * (`notFoundPasses`: its 404 means the credentials were accepted).
  */
-export function probeOf(protocol: string, operations: readonly string[]): { path: string; notFoundPasses: boolean; headers?: Record<string, string> } {
+export function probeOf(protocol: string, operations: readonly string[]): { path: string; notFoundPasses: boolean; headers?: Record<string, string>; check?: (json: Record<string, unknown>) => void } {
+  if (protocol === 'minimax') return MINIMAX_PROBE;
   if (protocol === 'runway') return { path: '/v1/organization', notFoundPasses: false, headers: { 'x-runway-version': '2024-11-06' } };
   if (protocol === 'stability') return { path: '/v1/user/balance', notFoundPasses: false };
   if (protocol === 'kling' && !operations.includes('expand')) return { path: '/v1/videos/text2video?pageNum=1&pageSize=1', notFoundPasses: false };

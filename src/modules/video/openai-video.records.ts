@@ -5,10 +5,10 @@ import { MediaService } from '../media/media.service.js';
 import { durationSeconds } from './providers/clip-renderer.js';
 import type { OpenAiVideoDto } from './dto/openai-video.dto.js';
 import type { VideoTask } from './video-task.js';
+import { COMMON_ASPECT_RATIOS, RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
 
 const STATUS = { queued: 'queued', running: 'in_progress', succeeded: 'completed', failed: 'failed' } as const;
 const PROGRESS = { queued: 0, in_progress: 50, completed: 100, failed: 100 } as const;
-const RESOLUTION_SIDE: Record<string, number> = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 };
 const DAY_S = 86_400;
 
 /** OpenAI's video objects of generations, whichever door made them. */
@@ -54,7 +54,7 @@ function unix(date: Date | null): number | null {
 /** The frame size an aspect ratio and resolution class ask for: the shorter side is the class (720p without one). */
 export function sizeOf(aspectRatio: string, resolution?: string): string {
   const [w, h] = aspectRatio.split(':').map(Number);
-  const side = RESOLUTION_SIDE[resolution ?? '720p'] ?? 720;
+  const side = RESOLUTION_SIDES[resolution ?? '720p'] ?? 720;
   const even = (v: number) => Math.round(v / 2) * 2;
   return w >= h ? `${even((side * w) / h)}x${side}` : `${side}x${even((side * h) / w)}`;
 }
@@ -62,8 +62,10 @@ export function sizeOf(aspectRatio: string, resolution?: string): string {
 /** The aspect ratio and resolution class of a size `WxH` whose shorter side is a class; null when it is none. */
 export function classOf(size: string): { aspectRatio: string; resolution: string } | null {
   const [w, h] = size.split('x').map(Number);
-  const resolution = Object.entries(RESOLUTION_SIDE).find(([, side]) => side === Math.min(w, h))?.[0];
+  const resolution = Object.entries(RESOLUTION_SIDES).find(([, side]) => side === Math.min(w, h))?.[0];
   if (!resolution) return null;
+  const common = COMMON_ASPECT_RATIOS.find((ratio) => sizeOf(ratio, resolution) === size);
+  if (common) return { aspectRatio: common, resolution };
   const divisor = gcd(w, h);
   const aspectRatio = `${w / divisor}:${h / divisor}`;
   return sizeOf(aspectRatio, resolution) === size ? { aspectRatio, resolution } : null;

@@ -13,6 +13,7 @@ import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
 import { VideoKind } from './video.kind.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
+import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
 import { type KeyframeParams, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
@@ -34,6 +35,9 @@ export interface UploadedPart {
  * document the Luma door writes, `door: "openai"`), and any generation of the owner reads as OpenAI's video
  * object, whichever door made it.
  */
+
+/** The shorter sides a size may have (540, 720, 768, 1080 or 2160). */
+const SIDES_IN_WORDS = ((sides) => `${sides.slice(0, -1).join(', ')} or ${sides.at(-1)}`)(Object.values(RESOLUTION_SIDES));
 @Injectable()
 export class OpenAiVideosService {
   constructor(
@@ -49,7 +53,7 @@ export class OpenAiVideosService {
 
   async create(principal: Principal, dto: CreateOpenAiVideoDto, file: UploadedPart | undefined, base?: string): Promise<OpenAiVideoDto> {
     const size = classOf(dto.size ?? DEFAULT_SIZE);
-    if (!size) throw new AppError('INVALID_PARAMETER', `size must be WxH whose shorter side is 540, 720, 1080 or 2160 px at a whole-number ratio, such as 1280x720 or 720x1280 (not ${dto.size})`);
+    if (!size) throw new AppError('INVALID_PARAMETER', `size must be WxH whose shorter side is ${SIDES_IN_WORDS} px at a whole-number ratio, such as 1280x720 or 720x1280 (not ${dto.size})`);
     if (dto.input_reference?.file_id !== undefined) throw new AppError('INVALID_PARAMETER', 'input_reference.file_id: this gateway keeps no files; upload the image as input_reference, or give input_reference.image_url');
     if (file && dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference: give a file or an image_url, not both');
     this.callerUrls.check('input_reference.image_url', dto.input_reference?.image_url, base);

@@ -8,7 +8,7 @@ export interface VideoRequest {
   negativePrompt?: string;
   /** `<w>:<h>`, such as 16:9. */
   aspectRatio?: string;
-  /** The video's height class: 540p, 720p, 1080p or 4k. */
+  /** The video's height class (its shorter side): 540p, 720p, 768p, 1080p or 4k (contracts/resolution.ts). */
   resolution?: string;
   durationS?: number;
   /** The first frame: an image by URL, or the last frame of a generation the same upstream account made. */
@@ -43,6 +43,8 @@ export interface VideoModelSpec {
   /** Frame shapes it makes (`<w>:<h>`), or any; with a first frame and `shapeFromImage`, the image decides. */
   aspectRatios: readonly string[] | 'any';
   resolutions: readonly string[];
+  /** Durations it makes at a resolution, where fewer than `durations` (MiniMax: 1080P is 6 s only). */
+  durationsAt?: Readonly<Record<string, readonly number[]>>;
   /** The (aspect ratio, resolution) pairs it makes, when not every pair of the two lists: `16:9@720p`. */
   sizes?: readonly string[];
   /** It makes a video from a prompt alone (no first frame). */
@@ -77,6 +79,7 @@ export function unmetFields(spec: VideoModelSpec, request: VideoRequest): VideoF
   if (request.negativePrompt !== undefined && !spec.negativePrompt) unmet.push('negativePrompt');
   if (request.durationS !== undefined && !spec.durations.includes(request.durationS)) unmet.push('durationS');
   if (request.resolution !== undefined && !spec.resolutions.includes(request.resolution)) unmet.push('resolution');
+  else if (request.resolution !== undefined && request.durationS !== undefined && spec.durationsAt?.[request.resolution] && !spec.durationsAt[request.resolution].includes(request.durationS)) unmet.push('durationS');
   if (request.aspectRatio !== undefined) {
     const fromImage = spec.shapeFromImage && request.firstFrame !== undefined;
     if (fromImage || (spec.aspectRatios !== 'any' && !spec.aspectRatios.includes(request.aspectRatio))) unmet.push('aspectRatio');

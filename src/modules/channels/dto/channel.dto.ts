@@ -72,14 +72,14 @@ export class CreateChannelDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9 _.()-]{0,127}$/, NAME_RULE)
   name!: string;
 
-  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes: kling takes expand and video; luma and runway video; suno audio and music; a gateway channel one of expand, video, or audio and music.', example: ['expand'] })
+  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes: kling takes expand and video; luma, runway and minimax video; stability expand; suno audio and music; a gateway channel one of expand, video, or audio and music.', example: ['expand'] })
   @IsArray({ message: `operations must be an array of: ${CHANNEL_OPERATIONS.join(', ')}` })
   @ArrayMinSize(1, { message: 'operations must name at least one operation' })
   @ArrayMaxSize(CHANNEL_OPERATIONS.length, { message: `operations must name each of ${CHANNEL_OPERATIONS.join(', ')} at most once` })
   @IsIn(CHANNEL_OPERATIONS, { each: true, message: `operations must hold only ${CHANNEL_OPERATIONS.join(', ')}` })
   operations!: (typeof CHANNEL_OPERATIONS)[number][];
 
-  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: "kling: Kling's API (JWT from access_key and secret_key), expand and video; luma: Luma's Dream Machine API, video; runway: Runway's API (its models, Veo, Seedance), video; suno: a Suno-style aggregator; gateway: a service speaking this interface (all but kling with a Bearer api_key)." })
+  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: "kling: Kling's API (JWT from access_key and secret_key), expand and video; luma: Luma's Dream Machine API, video; runway: Runway's API (its models, Veo, Seedance), video; minimax: MiniMax's API (Hailuo), video; stability: Stability AI's outpaint, expand; suno: a Suno-style aggregator; gateway: a service speaking this interface (all but kling with a Bearer api_key)." })
   @IsIn(CHANNEL_PROTOCOLS, { message: `protocol must be one of ${CHANNEL_PROTOCOLS.join(', ')}` })
   protocol!: (typeof CHANNEL_PROTOCOLS)[number];
 

@@ -40,7 +40,7 @@ export class CreateOpenAiVideoDto {
   @Matches(/^[1-9]\d?$/, { message: 'seconds must be a string of whole seconds from 1 to 99, such as "5"' })
   seconds?: string;
 
-  @ApiPropertyOptional({ description: 'Frame size `WxH` whose shorter side is 540, 720, 1080 or 2160 px (720p is 1280x720 or 720x1280). Default 1280x720.', example: '1280x720', pattern: '^[1-9][0-9]{1,3}x[1-9][0-9]{1,3}$' })
+  @ApiPropertyOptional({ description: 'Frame size `WxH` whose shorter side is 540, 720, 768, 1080 or 2160 px (720p is 1280x720 or 720x1280; 768p, as MiniMax makes it, 1366x768). Default 1280x720.', example: '1280x720', pattern: '^[1-9][0-9]{1,3}x[1-9][0-9]{1,3}$' })
   @IsOptional()
   @IsString({ message: 'size must be a string WxH, such as "1280x720"' })
   @Matches(/^[1-9]\d{1,3}x[1-9]\d{1,3}$/, { message: 'size must have the form WxH, such as "1280x720" or "720x1280"' })

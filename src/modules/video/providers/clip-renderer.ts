@@ -3,6 +3,7 @@ import type { ImageLimits } from '../../../infra/config/app-config.js';
 import { feedTo, pinnedInput, runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
 import { MediaRefused, sniffVideoFile } from '../../../infra/ffmpeg/media-format.js';
 import { boundedSharp } from '../../../infra/images/image-bounds.js';
+import { RESOLUTION_SIDES } from '../../../vendors/contracts/resolution.js';
 
 export const CLIP_FPS = 24;
 /** Frames drawn per second of clip: CLIP_FPS / DRAW_EVERY (8), enough for its slow motion. */
@@ -17,7 +18,7 @@ const RENDER_LIMIT_MS = 10 * 60_000;
 const FRAME_LIMIT_MS = 60_000;
 
 /** Luma's resolutions as frame heights. */
-const RESOLUTION_HEIGHTS: Record<string, number> = { '540p': 540, '720p': 720, '1080p': 1080, '4k': 2160 };
+const RESOLUTION_HEIGHTS = RESOLUTION_SIDES;
 
 /** Seconds of a Luma duration ("5s", "9s"); the sandbox's default when none is given. */
 export function durationSeconds(duration: string | null | undefined): number {
