@@ -1,3 +1,4 @@
+import { VENDORS } from '../../src/vendors/registry.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -361,6 +362,14 @@ describeWithBrowser('the console in a real browser', () => {
     await heading(page, 'Channels');
     await page.waitForFunction(() => /No channels yet/.test(document.body.textContent), { timeout: 10_000 });
     await page.type('#new-channel-name', 'gateway-b');
+    // the form's protocols are the vendors' descriptors (GET /admin/protocols), with their credential fields
+    await page.waitForSelector('#new-channel-protocol option[value="gateway"]');
+    expect(await page.$$eval('#new-channel-protocol option', (os) => os.map((o) => (o as unknown as { value: string }).value))).toEqual(VENDORS.map((v) => v.protocol));
+    const credentialInputs = () => page.$$eval('input[type="password"][id^="new-channel-"]', (es) => es.map((e) => e.id.replace('new-channel-', '')));
+    expect(await credentialInputs()).toEqual(['access_key', 'secret_key']);
+    await page.select('#new-channel-protocol', 'minimax');
+    expect(await credentialInputs()).toEqual(['api_key']);
+    expect(await page.$eval('#new-channel-base_url', (e) => (e as unknown as { placeholder: string }).placeholder)).toBe('https://api.minimax.io');
     await page.select('#new-channel-protocol', 'gateway');
     await page.type('#new-channel-base_url', 'http://127.0.0.1:1/video-a');
     await page.type('#new-channel-api_key', 'upstream-secret-1234');

@@ -1,7 +1,7 @@
 import type { InputHTMLAttributes, JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { createChannel, disableChannel, enableChannel, listChannels, testChannel, updateChannel } from '../api/sdk.gen';
-import type { ChannelCredentialsDto, ChannelDto, ChannelModelDto, CreateChannelDto, UpdateChannelDtoWritable } from '../api/types.gen';
+import { createChannel, disableChannel, enableChannel, listChannels, listProtocols, testChannel, updateChannel } from '../api/sdk.gen';
+import type { ChannelCredentialsDto, ChannelDto, ChannelModelDto, CreateChannelDto, ProtocolDto, UpdateChannelDtoWritable } from '../api/types.gen';
 import { ErrorMessage, Loading, Notice } from '../components/status.component';
 import { call } from '../lib/api.client';
 import { formatTime } from '../lib/format';
@@ -11,17 +11,14 @@ type Protocol = CreateChannelDto['protocol'];
 
 type Operation = CreateChannelDto['operations'][number];
 const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
-/** The operations each protocol takes (a gateway channel: one group, as its base URL is one). */
-const PROTOCOL_OPERATIONS: Record<Protocol, Operation[]> = { kling: ['expand', 'video'], luma: ['video'], runway: ['video'], minimax: ['video'], stability: ['expand'], suno: ['audio', 'music'], gateway: OPERATIONS };
-const BASE_URL_HINT: Record<Protocol, string> = {
-  kling: 'https://api-singapore.klingai.com',
-  luma: 'https://api.lumalabs.ai/dream-machine/v1',
-  runway: 'https://api.dev.runwayml.com',
-  minimax: 'https://api.minimax.io',
-  stability: 'https://api.stability.ai',
-  suno: 'https://aggregator.example/suno',
-  gateway: 'https://other-gateway/video-a',
-};
+type CredentialField = keyof ChannelCredentialsDto;
+/** How the form names a credential field. */
+const CREDENTIAL_LABELS: Record<CredentialField, string> = { access_key: 'Access key', secret_key: 'Secret key', api_key: 'API key' };
+
+/** What the form knows of a protocol: from GET /admin/protocols (the vendors' descriptors), nothing of its own. */
+function protocolOf(protocols: ProtocolDto[], name: string): ProtocolDto | undefined {
+  return protocols.find((p) => p.protocol === name);
+}
 
 interface ChannelForm {
   name: string;
@@ -48,9 +45,10 @@ function formOf(c: ChannelDto): ChannelForm {
   };
 }
 
-/** The credentials typed (write-only: never read back); none typed on an edit keeps the stored ones. */
-function credentialsOf(f: ChannelForm): ChannelCredentialsDto | undefined {
-  const c: ChannelCredentialsDto = f.protocol === 'kling' ? { access_key: f.access_key || undefined, secret_key: f.secret_key || undefined } : { api_key: f.api_key || undefined };
+/** The credentials typed for the protocol's fields (write-only: never read back); none typed on an edit keeps the stored ones. */
+function credentialsOf(f: ChannelForm, protocol: ProtocolDto | undefined): ChannelCredentialsDto | undefined {
+  const fields = (protocol?.credentials ?? ['api_key']) as CredentialField[];
+  const c: ChannelCredentialsDto = Object.fromEntries(fields.map((field) => [field, f[field] || undefined]));
   return Object.values(c).some((v) => v !== undefined) ? c : undefined;
 }
 
@@ -70,7 +68,7 @@ function parseModels(text: string): ChannelModelDto[] {
 }
 
 /** Add (no `channel`) or edit a channel. Credentials are write-only fields: empty on an edit means unchanged. */
-function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(message: string | null): void }): JSX.Element {
+function ChannelEditor({ channel, protocols, onDone }: { channel?: ChannelDto; protocols: ProtocolDto[]; onDone(message: string | null): void }): JSX.Element {
   const [form, setForm] = useState<ChannelForm>(channel ? formOf(channel) : EMPTY);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -99,7 +97,7 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
       };
       if (channel) {
         const body: UpdateChannelDtoWritable = { ...common, operations: form.operations };
-        const credentials = credentialsOf(form);
+        const credentials = credentialsOf(form, protocolOf(protocols, form.protocol));
         if (credentials) body.credentials = credentials;
         if (channel.protocol === form.protocol && channel.base_url === body.base_url && !credentials) {
           delete body.protocol;
@@ -108,7 +106,7 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
         const saved = await call(updateChannel({ path: { id: channel.id }, body }));
         onDone(`Channel ${saved.name} saved.`);
       } else {
-        const saved = await call(createChannel({ body: { ...common, operations: form.operations, credentials: credentialsOf(form) ?? {} } }));
+        const saved = await call(createChannel({ body: { ...common, operations: form.operations, credentials: credentialsOf(form, protocolOf(protocols, form.protocol)) ?? {} } }));
         onDone(`Channel ${saved.name} added (${saved.status}).`);
       }
     } catch (err) {
@@ -127,22 +125,21 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
           value={form.protocol}
           onChange={(e) => {
             const protocol = e.currentTarget.value as Protocol;
-            const allowed = form.operations.filter((o) => PROTOCOL_OPERATIONS[protocol].includes(o));
-            setForm({ ...form, protocol, operations: allowed.length ? allowed : [PROTOCOL_OPERATIONS[protocol][0]] });
+            const takes = (protocolOf(protocols, protocol)?.operations ?? OPERATIONS) as Operation[];
+            const allowed = form.operations.filter((o) => takes.includes(o));
+            setForm({ ...form, protocol, operations: allowed.length ? allowed : [takes[0]] });
           }}
         >
-          <option value="kling">kling (Kling's API, expand and video: access key and secret key)</option>
-          <option value="luma">luma (Luma's API, video: an API key)</option>
-          <option value="runway">runway (Runway's API, video: its models, Veo, Seedance: an API key)</option>
-          <option value="minimax">minimax (MiniMax's API, video: Hailuo: an API key)</option>
-          <option value="stability">stability (Stability's outpaint, expand: an API key)</option>
-          <option value="suno">suno (a Suno-style aggregator, audio and music: an API key)</option>
-          <option value="gateway">gateway (this interface: an API key)</option>
+          {protocols.map((p) => (
+            <option key={p.protocol} value={p.protocol}>
+              {`${p.protocol} (${p.title}${p.makes ? `: ${p.makes}` : ''}; ${p.groups.map((g) => g.join(' and ')).join(', or ')}; ${p.credentials.map((c) => CREDENTIAL_LABELS[c as CredentialField] ?? c).join(' and ')})`}
+            </option>
+          ))}
         </select>
       </div>
       <fieldset>
         <legend>Operations</legend>
-        {OPERATIONS.filter((o) => PROTOCOL_OPERATIONS[form.protocol].includes(o)).map((o) => (
+        {OPERATIONS.filter((o) => (protocolOf(protocols, form.protocol)?.operations ?? OPERATIONS).includes(o)).map((o) => (
           <label key={o} class="check">
             <input
               type="checkbox"
@@ -153,17 +150,10 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
           </label>
         ))}
       </fieldset>
-      {input('base_url', 'Base URL', { type: 'url', required: true, placeholder: BASE_URL_HINT[form.protocol] })}
+      {input('base_url', 'Base URL', { type: 'url', required: true, placeholder: protocolOf(protocols, form.protocol)?.base_url.example ?? '' })}
       <fieldset>
         <legend>Credentials (write-only{channel ? ': leave empty to keep the stored ones' : ''})</legend>
-        {form.protocol === 'kling' ? (
-          <>
-            {input('access_key', 'Access key', { type: 'password' })}
-            {input('secret_key', 'Secret key', { type: 'password' })}
-          </>
-        ) : (
-          input('api_key', 'API key', { type: 'password' })
-        )}
+        {((protocolOf(protocols, form.protocol)?.credentials ?? ['api_key']) as CredentialField[]).map((field) => input(field, CREDENTIAL_LABELS[field] ?? field, { type: 'password' }))}
       </fieldset>
       {input('weight', 'Weight (0–1000)', { type: 'number', min: 0, max: 1000 })}
       {input('priority', 'Priority (−1000–1000, higher first)', { type: 'number', min: -1000, max: 1000 })}
@@ -190,6 +180,7 @@ function ChannelEditor({ channel, onDone }: { channel?: ChannelDto; onDone(messa
 
 export function ChannelsPage(): JSX.Element {
   const channels = usePoll<ChannelDto[]>(() => call(listChannels()), [], 10_000);
+  const protocols = usePoll<ProtocolDto[]>(() => call(listProtocols()), [], null);
   const [editing, setEditing] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -283,12 +274,12 @@ export function ChannelsPage(): JSX.Element {
               </button>
             )}
           </p>
-          {editing === c.id && <ChannelEditor channel={c} onDone={done} />}
+          {editing === c.id && <ChannelEditor channel={c} protocols={protocols.data ?? []} onDone={done} />}
         </article>
       ))}
       <section aria-labelledby="add-channel-h">
         <h2 id="add-channel-h">Add a channel</h2>
-        <ChannelEditor key={notice ?? 'new'} onDone={done} />
+        <ChannelEditor key={notice ?? 'new'} protocols={protocols.data ?? []} onDone={done} />
       </section>
     </section>
   );

@@ -8,6 +8,8 @@ import { pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, Up
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
+import { bearerAuth } from '../../vendors/contracts/vendor.js';
+import { vendorOf } from '../../vendors/registry.js';
 import { type ChannelOperation, configProtocolOf } from './channel-protocols.js';
 import { type Abandonment, type CandidateChannel, type ChannelHandle, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
 
@@ -337,9 +339,7 @@ export class ChannelRouter {
   private authOf(channel: Channel): UpstreamAuth {
     if (channel.source === 'config') return this.client.configAuth(channel.protocol === 'kling');
     if (!channel.credentials) return { kind: 'none' };
-    const credentials = this.secrets.open(channel.credentials);
-    if (channel.protocol === 'kling' && credentials.access_key && credentials.secret_key) return { kind: 'kling', accessKey: credentials.access_key, secretKey: credentials.secret_key };
-    return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
+    return (vendorOf(channel.protocol)?.auth ?? bearerAuth)({ ...this.secrets.open(channel.credentials) });
   }
 }
 

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdminChannelsController } from './admin-channels.controller.js';
+import { AdminProtocolsController } from './admin-protocols.controller.js';
 import { AdminTaskAttemptsController } from './admin-task-attempts.controller.js';
 import { ChannelMetrics } from './channel-metrics.js';
 import { ChannelRouter } from './channel-router.js';
@@ -11,7 +12,7 @@ import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
 
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
-  controllers: [AdminChannelsController, AdminTaskAttemptsController],
+  controllers: [AdminChannelsController, AdminTaskAttemptsController, AdminProtocolsController],
   providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls],
   exports: [ChannelRouter, UpstreamCallbackUrls],
 })

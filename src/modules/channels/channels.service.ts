@@ -3,10 +3,12 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
-import { CHANNEL_OPERATIONS, configProtocolOf, credentialRule, operationsProblem } from './channel-protocols.js';
+import { CHANNEL_OPERATIONS, configProtocolOf, credentialRule, hasCredentials, operationsProblem } from './channel-protocols.js';
 import { type ChannelModel, checkModels } from './channel-models.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelTester } from './channel-tester.js';
+import type { ProtocolDto } from './dto/protocol.dto.js';
+import { VENDORS } from '../../vendors/registry.js';
 import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelModelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
@@ -152,6 +154,19 @@ export class ChannelsService implements OnModuleInit {
     return { ok: result.ok, status_code: result.statusCode, latency_ms: result.latencyMs, message: result.message, channel: await this.getChannel(id) };
   }
 
+  /** The protocols a channel may speak, from the vendors' descriptors. */
+  protocols(): ProtocolDto[] {
+    return VENDORS.map((v) => ({
+      protocol: v.protocol,
+      title: v.title,
+      ...(v.makes ? { makes: v.makes } : {}),
+      operations: [...v.operations],
+      groups: (v.groups ?? [v.operations]).map((g) => [...g]),
+      credentials: [...v.credentials],
+      base_url: { rule: v.baseUrl.rule, example: v.baseUrl.example },
+    }));
+  }
+
   async attemptsOf(taskId: string): Promise<TaskAttemptDto[]> {
     const rows = await this.channels.attemptsOf(taskId);
     if (!rows) throw new AppError('NOT_FOUND', `No task ${taskId}`);
@@ -195,8 +210,7 @@ function checkOperations(protocol: string, operations: readonly string[]): void 
 }
 
 function checkCredentials(protocol: string, credentials: ChannelCredentialsDto): void {
-  const ok = protocol === 'kling' ? Boolean(credentials.access_key && credentials.secret_key) : Boolean(credentials.api_key);
-  if (!ok) throw new AppError('INVALID_PARAMETER', `credentials: ${credentialRule(protocol)}`);
+  if (!hasCredentials(protocol, { ...credentials })) throw new AppError('INVALID_PARAMETER', `credentials: ${credentialRule(protocol)}`);
 }
 
 /** A model as stored: its name, the vendor's id, its price when one is given. */

@@ -95,7 +95,7 @@ export class MinimaxVideoVendor implements VideoVendor {
       ...(request.firstFrame ? { first_frame_image: image(request.firstFrame) } : {}),
       ...(request.lastFrame ? { last_frame_image: image(request.lastFrame) } : {}),
     };
-    const answer = checked((await this.client.call('POST', `${account.baseUrl}/v1/video_generation`, { body, auth: account.auth, failFast: true })).json, true) as QueryAnswer;
+    const answer = minimaxChecked((await this.client.call('POST', `${account.baseUrl}/v1/video_generation`, { body, auth: account.auth, failFast: true })).json, true) as QueryAnswer;
     if (typeof answer.task_id !== 'string' || !answer.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
     return { upstreamId: answer.task_id, status: { state: 'working' } };
   }
@@ -110,10 +110,10 @@ export class MinimaxVideoVendor implements VideoVendor {
       const reason = failureOf(answer);
       return { state: 'failed', reason, content: isContentRefusal(reason) || answer.base_resp?.status_code === 1027 };
     }
-    checked(answer as Record<string, unknown>, false);
+    minimaxChecked(answer as Record<string, unknown>, false);
     if (status !== 'success') return { state: 'working' };
     if (typeof answer.file_id !== 'string' && typeof answer.file_id !== 'number') return { state: 'failed', reason: 'the upstream succeeded without a file_id' };
-    const file = checked((await this.client.call('GET', `${account.baseUrl}/v1/files/retrieve?file_id=${encodeURIComponent(String(answer.file_id))}`, { auth: account.auth, idempotent: true, once })).json, false) as FileAnswer;
+    const file = minimaxChecked((await this.client.call('GET', `${account.baseUrl}/v1/files/retrieve?file_id=${encodeURIComponent(String(answer.file_id))}`, { auth: account.auth, idempotent: true, once })).json, false) as FileAnswer;
     const link = file.file?.download_url;
     return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a download_url' };
   }
@@ -124,11 +124,8 @@ function failureOf(answer: QueryAnswer): string {
   return typeof message === 'string' && message && message !== 'success' ? message : 'no reason given';
 }
 
-/** MiniMax's cheap call that tests an account: its list of generated videos' files (a refusal comes as base_resp under 200). */
-export const MINIMAX_PROBE = { path: '/v1/files/list?purpose=video_generation', notFoundPasses: false, check: (json: Record<string, unknown>) => void checked(json, false) };
-
 /** The answer when its base_resp says success (0); MiniMax's refusals, waits and failures thrown as the UpstreamClient throws them. */
-function checked(json: Record<string, unknown>, create: boolean): Record<string, unknown> {
+export function minimaxChecked(json: Record<string, unknown>, create: boolean): Record<string, unknown> {
   const base = (json as BaseResp).base_resp;
   const code = typeof base?.status_code === 'number' ? base.status_code : 0;
   if (code === 0) return json;

@@ -6,7 +6,7 @@ import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fe
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
-import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
+import { checkAggregatorAnswer } from '../../../vendors/suno-aggregator/suno-aggregator.vendor.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioTask } from '../audio-task.js';

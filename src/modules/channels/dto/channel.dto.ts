@@ -3,11 +3,11 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
-import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS } from '../channel-protocols.js';
+import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
 
-/** Write-only: stored sealed (AES-256-GCM), never answered. kling: access_key + secret_key; gateway: api_key. */
+/** Write-only: stored sealed (AES-256-GCM), never answered. The fields a protocol needs: kling access_key + secret_key, the others api_key. */
 export class ChannelCredentialsDto {
   @ApiPropertyOptional({ description: "Kling's access key.", writeOnly: true, maxLength: 512 })
   @IsOptional()
@@ -21,7 +21,7 @@ export class ChannelCredentialsDto {
   @Length(1, 512, { message: 'credentials.secret_key must be 1 to 512 characters long' })
   secret_key?: string;
 
-  @ApiPropertyOptional({ description: 'Bearer key of a gateway upstream.', writeOnly: true, maxLength: 512 })
+  @ApiPropertyOptional({ description: 'The API key (a Bearer token) of every protocol but kling.', writeOnly: true, maxLength: 512 })
   @IsOptional()
   @IsString({ message: 'credentials.api_key must be a string' })
   @Length(1, 512, { message: 'credentials.api_key must be 1 to 512 characters long' })
@@ -72,14 +72,14 @@ export class CreateChannelDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9 _.()-]{0,127}$/, NAME_RULE)
   name!: string;
 
-  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: 'The operations it takes: kling takes expand and video; luma, runway and minimax video; stability expand; suno audio and music; a gateway channel one of expand, video, or audio and music.', example: ['expand'] })
+  @ApiProperty({ enum: CHANNEL_OPERATIONS, isArray: true, description: `The operations it takes, as its protocol serves them (see protocol).`, example: ['expand'] })
   @IsArray({ message: `operations must be an array of: ${CHANNEL_OPERATIONS.join(', ')}` })
   @ArrayMinSize(1, { message: 'operations must name at least one operation' })
   @ArrayMaxSize(CHANNEL_OPERATIONS.length, { message: `operations must name each of ${CHANNEL_OPERATIONS.join(', ')} at most once` })
   @IsIn(CHANNEL_OPERATIONS, { each: true, message: `operations must hold only ${CHANNEL_OPERATIONS.join(', ')}` })
   operations!: (typeof CHANNEL_OPERATIONS)[number][];
 
-  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: "kling: Kling's API (JWT from access_key and secret_key), expand and video; luma: Luma's Dream Machine API, video; runway: Runway's API (its models, Veo, Seedance), video; minimax: MiniMax's API (Hailuo), video; stability: Stability AI's outpaint, expand; suno: a Suno-style aggregator; gateway: a service speaking this interface (all but kling with a Bearer api_key)." })
+  @ApiProperty({ enum: CHANNEL_PROTOCOLS, example: 'kling', description: `${PROTOCOLS_IN_WORDS}.` })
   @IsIn(CHANNEL_PROTOCOLS, { message: `protocol must be one of ${CHANNEL_PROTOCOLS.join(', ')}` })
   protocol!: (typeof CHANNEL_PROTOCOLS)[number];
 

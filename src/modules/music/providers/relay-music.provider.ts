@@ -7,7 +7,7 @@ import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
-import { checkAggregatorAnswer } from '../../channels/channel-protocols.js';
+import { checkAggregatorAnswer } from '../../../vendors/suno-aggregator/suno-aggregator.vendor.js';
 import type { MusicTask } from '../music-task.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 

@@ -1,0 +1,58 @@
+import { type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+
+/** The operations whose relay goes through channels. */
+export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music'] as const;
+export type ChannelOperation = (typeof CHANNEL_OPERATIONS)[number];
+
+/** The cheap real call that tests a channel's credentials. */
+export interface VendorProbe {
+  path: string;
+  /** A 404 means the credentials were accepted (a fetch of a task that does not exist). */
+  notFoundPasses: boolean;
+  headers?: Record<string, string>;
+  /** Reads an answer whose refusal comes under HTTP 200 in the vendor's own shape: throws as the UpstreamClient throws. */
+  check?: (json: Record<string, unknown>) => void;
+}
+
+/**
+ * What one vendor is to the channels, the console and the docs: its protocol name, the operations it
+ * serves, the credentials it takes and how it authenticates with them, its base URL rule with an example,
+ * and the cheap call that tests an account. One per vendor folder; `src/vendors/registry.ts` lists them.
+ */
+export interface VendorDescriptor {
+  /** The channel protocol, as channels name it. */
+  readonly protocol: string;
+  /** Its name in a sentence: "Kling's API". */
+  readonly title: string;
+  /** What it makes, in a few words, where more than its operations say ("its models, Google's Veo, …"). */
+  readonly makes?: string;
+  readonly operations: readonly ChannelOperation[];
+  /** The operations one channel may take together (a gateway's one base URL serves one group); by default all of `operations`. */
+  readonly groups?: readonly (readonly ChannelOperation[])[];
+  /** The credential fields a channel of it needs, all of them. */
+  readonly credentials: readonly string[];
+  /** What a channel's base_url is: the part of the vendor's URLs before its paths, and an example. */
+  readonly baseUrl: { readonly rule: string; readonly example: string };
+  probe(operations: readonly string[]): VendorProbe;
+  auth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth;
+}
+
+/**
+ * A probe's check from a reader of the vendor's answers: only a refusal of the credentials or of the
+ * account's credit fails a test (a busy account, or a refusal of the probe's own parameters, has had its
+ * credentials accepted).
+ */
+export function credentialRefusals(read: (json: Record<string, unknown>) => unknown): (json: Record<string, unknown>) => void {
+  return (json) => {
+    try {
+      read(json);
+    } catch (err) {
+      if (err instanceof UpstreamRefused && err.accountRefused) throw err;
+    }
+  };
+}
+
+/** Bearer auth from `api_key` (most vendors). */
+export function bearerAuth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth {
+  return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
+}

@@ -1,0 +1,19 @@
+import { KLING } from '../kling/kling.vendor.js';
+import { LUMA } from '../luma/luma.vendor.js';
+import { AGGREGATOR_PROBE } from '../suno-aggregator/suno-aggregator.vendor.js';
+import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
+
+/**
+ * A service speaking this interface (Bearer api_key): its expand door is Kling's, its video door Luma's, its
+ * music doors an aggregator's; one channel has one base URL, so it takes one group of operations.
+ */
+export const GATEWAY: VendorDescriptor = {
+  protocol: 'gateway',
+  title: 'a service speaking this interface',
+  operations: ['expand', 'video', 'audio', 'music'],
+  groups: [['expand'], ['video'], ['audio', 'music']],
+  credentials: ['api_key'],
+  baseUrl: { rule: "its door's base: …/video-a for expand, …/video-b/v1 for video, …/music-a for audio and music", example: 'https://other-gateway/video-a' },
+  probe: (operations) => (operations.includes('expand') ? KLING.probe(['expand']) : operations.includes('video') ? LUMA.probe(['video']) : AGGREGATOR_PROBE),
+  auth: bearerAuth,
+};

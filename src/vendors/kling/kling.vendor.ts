@@ -1,0 +1,18 @@
+import { credentialRefusals, type VendorDescriptor } from '../contracts/vendor.js';
+import { klingEnvelopeData } from './kling-envelope.js';
+
+/** Kling's API: a JWT from the account's access and secret key (minted by the UpstreamClient), for expand and video. */
+export const KLING: VendorDescriptor = {
+  protocol: 'kling',
+  title: "Kling's API",
+  operations: ['expand', 'video'],
+  credentials: ['access_key', 'secret_key'],
+  baseUrl: { rule: 'the base before /v1/, for expand and video alike', example: 'https://api-singapore.klingai.com' },
+  // its list of expand tasks (video alone: of text2video tasks), one per page; refusals also come under HTTP 200
+  probe: (operations) => ({
+    path: operations.includes('expand') ? '/v1/images/editing/expand?pageNum=1&pageSize=1' : '/v1/videos/text2video?pageNum=1&pageSize=1',
+    notFoundPasses: false,
+    check: credentialRefusals(klingEnvelopeData),
+  }),
+  auth: (c) => (c.access_key && c.secret_key ? { kind: 'kling', accessKey: c.access_key, secretKey: c.secret_key } : { kind: 'none' }),
+};

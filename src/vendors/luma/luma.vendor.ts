@@ -1,0 +1,12 @@
+import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
+
+/** Luma's Dream Machine API (Bearer api_key), for video. */
+export const LUMA: VendorDescriptor = {
+  protocol: 'luma',
+  title: "Luma's Dream Machine API",
+  operations: ['video'],
+  credentials: ['api_key'],
+  baseUrl: { rule: 'the base before /generations', example: 'https://api.lumalabs.ai/dream-machine/v1' },
+  probe: () => ({ path: '/credits', notFoundPasses: false }),
+  auth: bearerAuth,
+};

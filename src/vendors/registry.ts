@@ -1,0 +1,19 @@
+import type { VendorDescriptor } from './contracts/vendor.js';
+import { GATEWAY } from './gateway/gateway.vendor.js';
+import { KLING } from './kling/kling.vendor.js';
+import { LUMA } from './luma/luma.vendor.js';
+import { MINIMAX } from './minimax/minimax.vendor.js';
+import { RUNWAY } from './runway/runway.vendor.js';
+import { STABILITY } from './stability/stability.vendor.js';
+import { SUNO_AGGREGATOR } from './suno-aggregator/suno-aggregator.vendor.js';
+
+/**
+ * The vendors, one descriptor each (its folder's `<vendor>.vendor.ts`): what the channels accept (protocol,
+ * operations, credentials), how they authenticate and test an account, and what the docs and the channel
+ * DTO say of each. A new vendor is a folder and a line here.
+ */
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, STABILITY, SUNO_AGGREGATOR, GATEWAY];
+
+export function vendorOf(protocol: string): VendorDescriptor | undefined {
+  return VENDORS.find((v) => v.protocol === protocol);
+}
