@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
-import { SignJWT } from 'jose';
 import { AppConfig } from '../config/app-config.js';
 import { OutboundError, retryAfterOf, SafeFetchService } from '../outbound/safe-fetch.service.js';
 import { Tracing } from '../tracing/tracing.service.js';
@@ -45,8 +44,22 @@ export interface SubmitMarks {
   abandonUpstream(): Promise<void>;
 }
 
-/** How calls to one upstream account authenticate: Kling's JWT from its keys, a Bearer key, or nothing. */
-export type UpstreamAuth = { kind: 'kling'; accessKey: string; secretKey: string } | { kind: 'bearer'; apiKey: string } | { kind: 'none' };
+/**
+ * How a request to an upstream account authenticates: the headers it adds. A vendor's folder makes them
+ * (Kling's JWT in src/vendors/kling); this client knows no vendor.
+ */
+export interface UpstreamAuth {
+  headers(): Promise<Record<string, string>> | Record<string, string>;
+}
+
+/** No credentials (an upstream that needs none, or a channel without them: its calls are refused). */
+export const NO_AUTH: UpstreamAuth = { headers: () => ({}) };
+
+/** A Bearer key: what most vendors take. */
+export function bearerKey(apiKey: string): UpstreamAuth {
+  const headers = { authorization: `Bearer ${apiKey}` };
+  return { headers: () => headers };
+}
 
 /**
  * Sends a create request between the marks: when the upstream surely did not act on it (busy, or the
@@ -103,10 +116,6 @@ export interface UpstreamAnswer {
 }
 
 const MAX_BODY = 1024 * 1024;
-/** A Kling JWT (valid 1800 s) is used for this long, then minted again: never close to its expiry. */
-const JWT_REUSE_S = 300;
-/** Accounts whose JWTs are kept (more are rare: the map starts over). */
-const MAX_TOKENS = 1000;
 /** Kling's account codes (exception, arrears, resource pack exhausted or expired): refusals even under HTTP 429. */
 const ACCOUNT_CODES = new Set([1100, 1101, 1102]);
 const TRIES = 3;
@@ -114,7 +123,7 @@ const TRIES = 3;
 /** How one request to an upstream is made. */
 export interface CallOptions {
   body?: unknown;
-  kling?: boolean;
+  /** The account's auth; none without it. */
   auth?: UpstreamAuth;
   /** Retried on any transient failure (a GET, a create the upstream de-duplicates). */
   idempotent?: boolean;
@@ -134,53 +143,18 @@ export interface CallOptions {
 const POLL_TIMEOUT_MS = 10_000;
 
 /**
- * JSON calls to a relay upstream through the outbound rules (SafeFetchService), with the upstream's
- * auth: Bearer RELAY_API_KEY, or for Kling a JWT minted per call (HS256, iss = access key,
- * exp = now + 1800 s, nbf = now - 5 s, signed with the secret key).
+ * JSON calls to a relay upstream through the outbound rules (SafeFetchService), with the account's auth
+ * headers (UpstreamAuth: a vendor's folder makes them).
  * 429, 503 and connection failures before sending are retried here with backoff (Retry-After honoured);
  * what is left is thrown as UpstreamUnavailable (try again later) or UpstreamRefused (fail the task).
  */
 @Injectable()
 export class UpstreamClient {
-  /** Kling JWTs by account, with when they were minted (seconds). */
-  private readonly tokens = new Map<string, { token: string; at: number }>();
-
   constructor(
     private readonly fetcher: SafeFetchService,
     private readonly config: AppConfig,
     private readonly tracing: Tracing,
   ) {}
-
-  /** The configuration's own upstream auth (RELAY_KLING_* when `kling` is asked and they are set, else RELAY_API_KEY). */
-  configAuth(kling: boolean): UpstreamAuth {
-    const { klingAccessKey, klingSecretKey, apiKey } = this.config.relay;
-    if (kling && klingAccessKey && klingSecretKey) return { kind: 'kling', accessKey: klingAccessKey, secretKey: klingSecretKey };
-    return apiKey ? { kind: 'bearer', apiKey } : { kind: 'none' };
-  }
-
-  /**
-   * Authorization header for an upstream account: its Bearer key, or a Kling JWT (valid 30 min, as Kling's
-   * sample mints them), minted again once it is JWT_REUSE_S old: a poll does not pay for a signature.
-   */
-  async authorization(auth: UpstreamAuth): Promise<Record<string, string>> {
-    if (auth.kind === 'kling') {
-      const key = `${auth.accessKey}\n${auth.secretKey}`;
-      const now = Math.floor(Date.now() / 1000);
-      let minted = this.tokens.get(key);
-      if (!minted || now - minted.at >= JWT_REUSE_S) {
-        const token = await new SignJWT({})
-          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-          .setIssuer(auth.accessKey)
-          .setExpirationTime(now + 1800)
-          .setNotBefore(now - 5)
-          .sign(new TextEncoder().encode(auth.secretKey));
-        if (this.tokens.size >= MAX_TOKENS) this.tokens.clear();
-        this.tokens.set(key, (minted = { token, at: now }));
-      }
-      return { authorization: `Bearer ${minted.token}` };
-    }
-    return auth.kind === 'bearer' ? { authorization: `Bearer ${auth.apiKey}` } : {};
-  }
 
   /**
    * Sends one request. `idempotent` requests (GETs, and creates that carry an id the upstream
@@ -205,13 +179,13 @@ export class UpstreamClient {
   }
 
   private async calling(method: 'GET' | 'POST' | 'DELETE', url: string, options: CallOptions): Promise<UpstreamAnswer> {
-    const auth = options.auth ?? this.configAuth(options.kling ?? false);
+    const auth = options.auth ?? NO_AUTH;
     const multipart = options.form ? await encodeForm(options.form) : undefined;
     let last: UpstreamUnavailable | undefined;
     for (let attempt = 0; attempt < (options.once ? 1 : TRIES); attempt++) {
       if (attempt > 0) await sleep(Math.min(250 * 2 ** attempt, 2000));
       const bodyType: Record<string, string> = multipart ? { 'content-type': multipart.type } : options.body !== undefined ? { 'content-type': 'application/json' } : {};
-      const headers = { accept: 'application/json', ...options.headers, ...(await this.authorization(auth)), ...bodyType };
+      const headers = { accept: 'application/json', ...options.headers, ...(await auth.headers()), ...bodyType };
       try {
         const res = await this.fetcher.request('upstream', url, {
           method,

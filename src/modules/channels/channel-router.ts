@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import { pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { NO_AUTH, pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
@@ -322,7 +322,7 @@ export class ChannelRouter {
     const url = this.config.kinds[operation].relayUrl;
     if (!url) return null;
     const protocol = configProtocolOf(operation, this.config);
-    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.client.configAuth(protocol === 'kling'), models: [], stallAfterS: null };
+    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.configAuth(protocol), models: [], stallAfterS: null };
   }
 
   /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
@@ -335,10 +335,16 @@ export class ChannelRouter {
     return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models, stallAfterS: channel.stallAfterS };
   }
 
+  /** A configuration channel's auth, by its protocol's descriptor: RELAY_KLING_ACCESS_KEY and _SECRET_KEY as Kling's keys, RELAY_API_KEY as the others'. */
+  private configAuth(protocol: string): UpstreamAuth {
+    const { klingAccessKey, klingSecretKey, apiKey } = this.config.relay;
+    return (vendorOf(protocol)?.auth ?? bearerAuth)({ access_key: klingAccessKey, secret_key: klingSecretKey, api_key: apiKey });
+  }
+
   /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */
   private authOf(channel: Channel): UpstreamAuth {
-    if (channel.source === 'config') return this.client.configAuth(channel.protocol === 'kling');
-    if (!channel.credentials) return { kind: 'none' };
+    if (channel.source === 'config') return this.configAuth(channel.protocol);
+    if (!channel.credentials) return NO_AUTH;
     return (vendorOf(channel.protocol)?.auth ?? bearerAuth)({ ...this.secrets.open(channel.credentials) });
   }
 }

@@ -1,4 +1,4 @@
-import { type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import { bearerKey, NO_AUTH, type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 
 /** The operations whose relay goes through channels. */
 export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music'] as const;
@@ -54,5 +54,5 @@ export function credentialRefusals(read: (json: Record<string, unknown>) => unkn
 
 /** Bearer auth from `api_key` (most vendors). */
 export function bearerAuth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth {
-  return credentials.api_key ? { kind: 'bearer', apiKey: credentials.api_key } : { kind: 'none' };
+  return credentials.api_key ? bearerKey(credentials.api_key) : NO_AUTH;
 }

@@ -1,4 +1,5 @@
 import { credentialRefusals, type VendorDescriptor } from '../contracts/vendor.js';
+import { klingAuth } from './kling-auth.js';
 import { klingEnvelopeData } from './kling-envelope.js';
 
 /** Kling's API: a JWT from the account's access and secret key (minted by the UpstreamClient), for expand and video. */
@@ -14,5 +15,5 @@ export const KLING: VendorDescriptor = {
     notFoundPasses: false,
     check: credentialRefusals(klingEnvelopeData),
   }),
-  auth: (c) => (c.access_key && c.secret_key ? { kind: 'kling', accessKey: c.access_key, secretKey: c.secret_key } : { kind: 'none' }),
+  auth: (c) => klingAuth(c.access_key, c.secret_key),
 };
