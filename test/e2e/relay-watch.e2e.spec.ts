@@ -323,7 +323,15 @@ describe('caps and refusals on polls', () => {
       await pollUntil(async () => kling.knobs.pollBusy!.count, (n) => n === 0, { what: 'a poll to be refused' });
       const refusedAt = Date.now();
       const after = gets().length;
-      const paused = (await queryDb<{ until: Date; failures: number; state: string }>(t.db, 'SELECT polls_paused_until AS until, consecutive_failures AS failures, circuit_state AS state FROM channels WHERE id = $1', [channel.id]))[0];
+      // the pause and the circuit are two writes after the refused answer: read once both have landed (a read
+      // between them saw the circuit closed once, under load)
+      const paused = (
+        await pollUntil(
+          () => queryDb<{ until: Date | null; failures: number; state: string }>(t.db, 'SELECT polls_paused_until AS until, consecutive_failures AS failures, circuit_state AS state FROM channels WHERE id = $1', [channel.id]),
+          (rows) => rows[0].until !== null && rows[0].state !== 'closed',
+          { timeoutMs: 10_000, what: 'the pause and the circuit to be written' },
+        )
+      )[0] as { until: Date; state: string };
       expect(paused.until.getTime()).toBeGreaterThan(refusedAt + 1500);
       // counted toward the circuit: Retry-After opens it for that long
       expect(paused.state).toBe('open');
