@@ -46,7 +46,7 @@ describe('a worker killed three times during failovers', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it(`${GENERATIONS} generations fail over from Luma to Kling: all complete, each made once by Kling and sent once to Luma, charged once`, async () => {
+  it(`${GENERATIONS} generations fail over from Luma to Kling: all complete, each made once by Kling and never sent twice to Luma, charged once`, async () => {
     const env = {
       DATABASE_URL: db.url,
       VIDEO_PROVIDER: 'relay',
@@ -100,7 +100,8 @@ describe('a worker killed three times during failovers', () => {
       for (const [i, id] of ids.entries()) {
         const byKling = [...kling.created.values()].filter((c) => c.body.external_task_id === id).length;
         const byLuma = [...luma.created.values()].filter((c) => c.body.prompt === `generation ${i}`).length;
-        expect([id, byKling, byLuma]).toEqual([id, 1, 1]);
+        // Luma never twice (a kill after the create was marked but before it left leaves Luma none: it fails over unsent)
+        expect([id, byKling, byLuma <= 1]).toEqual([id, 1, true]);
       }
       // charged once each: 5 s at PRICE_VIDEO_SECOND (1)
       expect((await api(api1.url, 'GET', '/usage', { key })).body.credits.used).toBe(GENERATIONS * 5);
