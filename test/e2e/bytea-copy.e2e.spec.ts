@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createConnection, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { copyByteaToFile } from '../../src/infra/prisma/bytea-copy.js';
 import { PrismaService } from '../../src/infra/prisma/prisma.service.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 // copyByteaToFile parses PostgreSQL's binary COPY by hand as it streams: every size across chunk boundaries, no row, NULL.
@@ -92,17 +92,9 @@ function adminShutdownError(): Buffer {
  * messages from CopyOutResponse to ReadyForQuery and writes them in one packet followed by the FATAL a fast
  * shutdown sends, then closes the connection: what a client sees when the server stops just as a copy ends.
  */
-async function startShutdownAfterCopyProxy(target: { host: string; port: number }): Promise<{ port: number; ended(): number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
+async function startShutdownAfterCopyProxy(target: { host: string; port: number }): Promise<TcpProxy & { ended(): number }> {
   let ended = 0;
-  const server = createServer((client) => {
-    const upstream = createConnection(target);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream);
+  const proxy = await startTcpProxy(target, (upstream, client) => {
     let pending = Buffer.alloc(0);
     let held: Buffer[] | null = null;
     upstream.on('data', (chunk: Buffer) => {
@@ -126,16 +118,6 @@ async function startShutdownAfterCopyProxy(target: { host: string; port: number 
         }
       }
     });
-    upstream.on('close', () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    ended: () => ended,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
+  return Object.assign(proxy, { ended: () => ended });
 }

@@ -113,25 +113,31 @@ describe('waiting on upstreams: watched in batches by every instance, not re-que
   }, 600_000);
 });
 
+/** Kling's fake and an app relaying expand to it, asking it to call back, with the safety poll `pollS` seconds away. */
+async function startCallingBack(pollS: number): Promise<{ kling: FakeUpstream; t: TestApp }> {
+  const kling = await startFakeKling(KLING[0], KLING[1]);
+  // the base upstreams would reach; the test calls the route on the app itself
+  const t = await startTestApp({
+    EXPAND_PROVIDER: 'relay',
+    RELAY_EXPAND_URL: kling.url,
+    RELAY_KLING_ACCESS_KEY: KLING[0],
+    RELAY_KLING_SECRET_KEY: KLING[1],
+    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    RELAY_POLL_MS: '100',
+    UPSTREAM_CALLBACK_BASE_URL: 'https://gateway.example',
+    UPSTREAM_CALLBACK_POLL_S: String(pollS),
+    ADMIN_API_KEY: ADMIN,
+  });
+  return { kling, t };
+}
+
 describe('upstream callbacks', () => {
   let kling: FakeUpstream;
   let t: TestApp;
   let key: string;
   let image: string;
   beforeAll(async () => {
-    kling = await startFakeKling(KLING[0], KLING[1]);
-    // the base upstreams would reach; the test calls the route on the app itself
-    t = await startTestApp({
-      EXPAND_PROVIDER: 'relay',
-      RELAY_EXPAND_URL: kling.url,
-      RELAY_KLING_ACCESS_KEY: KLING[0],
-      RELAY_KLING_SECRET_KEY: KLING[1],
-      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-      RELAY_POLL_MS: '100',
-      UPSTREAM_CALLBACK_BASE_URL: 'https://gateway.example',
-      UPSTREAM_CALLBACK_POLL_S: '2',
-      ADMIN_API_KEY: ADMIN,
-    });
+    ({ kling, t } = await startCallingBack(2));
     key = await t.createKey('team-callbacks');
     image = (await png(300, 300)).toString('base64');
   });
@@ -227,17 +233,7 @@ describe('upstream callbacks, with the safety poll 300 s away', () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
-    kling = await startFakeKling(KLING[0], KLING[1]);
-    t = await startTestApp({
-      EXPAND_PROVIDER: 'relay',
-      RELAY_EXPAND_URL: kling.url,
-      RELAY_KLING_ACCESS_KEY: KLING[0],
-      RELAY_KLING_SECRET_KEY: KLING[1],
-      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-      RELAY_POLL_MS: '100',
-      UPSTREAM_CALLBACK_BASE_URL: 'https://gateway.example',
-      UPSTREAM_CALLBACK_POLL_S: '300',
-    });
+    ({ kling, t } = await startCallingBack(300));
     key = await t.createKey('team-callbacks-300');
   });
   afterAll(async () => {

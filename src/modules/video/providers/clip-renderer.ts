@@ -17,9 +17,6 @@ const ZOOM = 1.25;
 const RENDER_LIMIT_MS = 10 * 60_000;
 const FRAME_LIMIT_MS = 60_000;
 
-/** Luma's resolutions as frame heights. */
-const RESOLUTION_HEIGHTS = RESOLUTION_SIDES;
-
 /** Seconds of a Luma duration ("5s", "9s"); the sandbox's default when none is given. */
 export function durationSeconds(duration: string | null | undefined): number {
   const seconds = Number(/^(\d+)s$/.exec(duration ?? '')?.[1]);
@@ -28,7 +25,7 @@ export function durationSeconds(duration: string | null | undefined): number {
 
 /** Frame height of a Luma resolution, or undefined for the default size. */
 export function resolutionHeight(resolution: string | null | undefined): number | undefined {
-  return resolution ? RESOLUTION_HEIGHTS[resolution] : undefined;
+  return resolution ? RESOLUTION_SIDES[resolution] : undefined;
 }
 
 export interface ClipSpec {
