@@ -290,7 +290,8 @@ describeWithBrowser('Swagger UI in a real browser', () => {
           return { status: answer.status, text: answer.body, body: JSON.parse(answer.body) };
         },
         (a) => a.status !== '200' || !UNDER_WAY.includes(a.body.data?.status),
-        { timeoutMs: 60_000, what: `the new song ${songId} to end, fetched in Swagger UI` },
+        // each Execute renders the whole answer again in the page: twice a second is enough to see it end
+        { timeoutMs: 60_000, intervalMs: 500, what: `the new song ${songId} to end, fetched in Swagger UI` },
       );
       await page.click(`#${SONG.fetch} .opblock-summary`);
       expect([fetched.status, fetched.text]).toEqual(['200', expect.stringContaining('"status": "SUCCESS"')]);

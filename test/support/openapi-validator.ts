@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
@@ -59,13 +60,21 @@ export class OpenApiValidator {
 }
 
 const validators = new Map<string, Promise<OpenApiValidator | null>>();
+/** By document, its own address left out: instances serving the same document share one validator and its compiled schemas. */
+const byDocument = new Map<string, OpenApiValidator>();
 
 /** The validator of the service at `base`, from its own /docs-json (null if it serves none). */
 export function validatorFor(base: string): Promise<OpenApiValidator | null> {
   let validator = validators.get(base);
   if (!validator) {
     validator = fetch(`${base}/docs-json`)
-      .then(async (res) => (res.ok ? new OpenApiValidator(await res.json()) : null))
+      .then(async (res) => {
+        if (!res.ok) return null;
+        const text = await res.text();
+        const key = createHash('sha256').update(text.replaceAll(base, '')).digest('hex');
+        if (!byDocument.has(key)) byDocument.set(key, new OpenApiValidator(JSON.parse(text)));
+        return byDocument.get(key)!;
+      })
       .catch(() => null);
     validators.set(base, validator);
   }

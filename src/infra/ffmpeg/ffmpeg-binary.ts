@@ -75,7 +75,15 @@ function executable(path: string): boolean {
   }
 }
 
+/** `-version` answers by path, asked once per process (an instance starts in a second; this was a tenth of it). */
+const versions = new Map<string, string | undefined>();
+
 function versionOf(path: string): string | undefined {
+  if (!versions.has(path)) versions.set(path, askVersion(path));
+  return versions.get(path);
+}
+
+function askVersion(path: string): string | undefined {
   try {
     const out = execFileSync(path, ['-hide_banner', '-version'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
     return /^ffmpeg version (\S+)/m.exec(out)?.[1];

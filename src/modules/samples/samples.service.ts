@@ -34,6 +34,19 @@ function chord(seconds: number, sampleRate = 22_050): Buffer {
   return pcm16Wav(data, sampleRate);
 }
 
+/** The same files for every instance in the process: rendered once (a test run starts hundreds of instances). */
+let rendered: Promise<SampleFile[]> | undefined;
+
+async function renderSamples(): Promise<SampleFile[]> {
+  const keyframe = await sharp(landscape(1280, 720)).jpeg({ quality: 85 }).toBuffer();
+  const photo = await sharp(landscape(640, 480)).resize(640, 480, { fit: 'cover' }).png().toBuffer();
+  return [
+    { name: 'keyframe.jpg', contentType: 'image/jpeg', bytes: keyframe },
+    { name: 'photo.png', contentType: 'image/png', bytes: photo },
+    { name: 'clip.wav', contentType: 'audio/wav', bytes: chord(2) },
+  ];
+}
+
 /**
  * Sample files the service makes at start and serves at /samples/{name}, so that Swagger UI's examples
  * (and anyone trying the API) have an image and a clip to point at, with no network. A task whose URL
@@ -47,11 +60,7 @@ export class SamplesService implements OnModuleInit {
   constructor(private readonly config: AppConfig) {}
 
   async onModuleInit(): Promise<void> {
-    const keyframe = await sharp(landscape(1280, 720)).jpeg({ quality: 85 }).toBuffer();
-    const photo = await sharp(landscape(640, 480)).resize(640, 480, { fit: 'cover' }).png().toBuffer();
-    this.add({ name: 'keyframe.jpg', contentType: 'image/jpeg', bytes: keyframe });
-    this.add({ name: 'photo.png', contentType: 'image/png', bytes: photo });
-    this.add({ name: 'clip.wav', contentType: 'audio/wav', bytes: chord(2) });
+    for (const file of await (rendered ??= renderSamples())) this.files.set(file.name, file);
   }
 
   file(name: string): SampleFile | undefined {
@@ -70,9 +79,5 @@ export class SamplesService implements OnModuleInit {
     if (!match || parsed.search) return undefined;
     const origins = [this.config.publicBaseUrl, taskBase].filter((b): b is string => !!b).map((b) => new URL(b).origin);
     return origins.includes(parsed.origin) ? this.file(match[1])?.bytes : undefined;
-  }
-
-  private add(file: SampleFile): void {
-    this.files.set(file.name, file);
   }
 }
