@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, ROLES } from '../../src/infra/config/app-confi
 import { MetricsService } from '../../src/infra/metrics/metrics.service.js';
 import { ChannelMetrics } from '../../src/modules/channels/channel-metrics.js';
 import { WaitingMetrics } from '../../src/modules/upstream-watch/waiting-metrics.js';
-import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
+import { knownVariables } from '../support/known-variables.js';
 
 /**
  * There is no cluster, no promtool and no Grafana here: these checks parse the files under deploy/ and hold
@@ -57,19 +57,6 @@ function routesOf(file: string): { routes: string[]; isPublic: boolean; takesMet
 const health = routesOf('src/modules/health/health.controller.ts');
 const metricsRoute = routesOf('src/modules/health/metrics.controller.ts');
 
-/** Every variable the service reads: EnvironmentVariables' fields in app-config.ts, and those each task kind declares. */
-function knownVariables(): Set<string> {
-  const source = read('src/infra/config/app-config.ts');
-  const body = /class EnvironmentVariables \{([\s\S]*?)\n\}/.exec(source)![1];
-  const names = [...body.matchAll(/^\s+([A-Z][A-Z0-9_]*)[?!]?:/gm)].map((m) => m[1]);
-  for (const { kind } of TASK_KIND_MODULES) {
-    const { prefix, prices, relays, options, costRouting } = kind.definition.settings;
-    if (costRouting) names.push(`${prefix}_ROUTING`);
-    names.push(`${prefix}_TIMEOUT_S`, `${prefix}_MAX_RUNNING`, ...Object.values(prices).map((p) => p.env), ...Object.values(options ?? {}).map((o) => o.env));
-    if (relays !== false) names.push(`${prefix}_PROVIDER`, `RELAY_${prefix}_URL`);
-  }
-  return new Set(names);
-}
 const KNOWN_VARIABLES = knownVariables();
 /** Variables that hold credentials: they may only come from the Secret. */
 const SECRET_LIKE = /KEY|SECRET|PASSWORD|TOKEN|^DATABASE_URL$/;

@@ -4,8 +4,8 @@ import { ERROR_CODES } from '../../src/common/errors/app-error.js';
 import { describeError } from '../../src/common/errors/error-catalog.js';
 import { MetricsService } from '../../src/infra/metrics/metrics.service.js';
 import { ChannelMetrics } from '../../src/modules/channels/channel-metrics.js';
-import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { WaitingMetrics } from '../../src/modules/upstream-watch/waiting-metrics.js';
+import { knownVariables } from '../support/known-variables.js';
 
 const ROOT = path.resolve(new URL('../..', import.meta.url).pathname);
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -87,19 +87,6 @@ export function overBudget(readme: string, budget = README_BUDGET_LINES): string
   return lines > budget ? `README.md has ${lines} lines, over its budget of ${budget}` : null;
 }
 
-/** Every variable the service reads: EnvironmentVariables' fields in app-config.ts, and those each task kind declares. */
-function knownVariables(): Set<string> {
-  const source = read('src/infra/config/app-config.ts');
-  const body = /class EnvironmentVariables \{([\s\S]*?)\n\}/.exec(source)![1];
-  const names = [...body.matchAll(/^\s+([A-Z][A-Z0-9_]*)[?!]?:/gm)].map((m) => m[1]);
-  for (const { kind } of TASK_KIND_MODULES) {
-    const { prefix, prices, relays, options, costRouting } = kind.definition.settings;
-    names.push(`${prefix}_TIMEOUT_S`, `${prefix}_MAX_RUNNING`, ...Object.values(prices).map((p) => p.env), ...Object.values(options ?? {}).map((o) => o.env));
-    if (relays !== false) names.push(`${prefix}_PROVIDER`, `RELAY_${prefix}_URL`);
-    if (costRouting) names.push(`${prefix}_ROUTING`);
-  }
-  return new Set(names);
-}
 
 /** The metrics the service declares (its own, not Node's defaults). */
 function declaredMetrics(): string[] {

@@ -20,9 +20,6 @@ const BRANCH = new RegExp(`(?<!door )(===|!==)\\s*'(${PROTOCOLS})'|case\\s+'(${P
  * (a new branch fails this test: put what it knows into the vendor's folder instead).
  */
 const KNOWN: Record<string, { count: number; why: string }> = {
-  'src/modules/channels/channels.service.ts': { count: 1, why: "the configuration channel's credential hint names RELAY_KLING_*" },
-  'src/modules/expand/expand-capability.ts': { count: 1, why: "expand's capability check knows Stability's limits by its protocol" },
-  'src/modules/expand/providers/relay-expand.provider.ts': { count: 5, why: "expand is Kling's wire inline, with Stability's synchronous outpaint beside it" },
 };
 
 describe('the vendor layer', () => {

@@ -122,12 +122,6 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   RELAY_API_KEY?: string;
 
-  @IsOptional() @IsString()
-  RELAY_KLING_ACCESS_KEY?: string;
-
-  @IsOptional() @IsString()
-  RELAY_KLING_SECRET_KEY?: string;
-
   @IsOptional() @IsInt() @Min(10) @Max(600_000)
   RELAY_POLL_MS: number = 2000;
 
@@ -298,8 +292,12 @@ export interface SealingConfig {
 
 export interface RelayConfig {
   apiKey?: string;
-  klingAccessKey?: string;
-  klingSecretKey?: string;
+  /**
+   * The credentials of a configuration channel (RELAY_<OP>_URL) by vendor protocol, from the variables its
+   * descriptor declares (VendorSettingsSpec), for the vendors whose variables are all set: Kling's
+   * RELAY_KLING_ACCESS_KEY and _SECRET_KEY. Any other vendor's configuration channel takes RELAY_API_KEY.
+   */
+  vendorCredentials: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Consecutive failures that open a channel's circuit, and its first open time (it grows with each opening, to 10 min). */
   circuit: { failureThreshold: number; openS: number };
   /** How often auto-disabled channels are tested, in seconds (0: never; an admin's test still works). */
@@ -348,6 +346,12 @@ export interface KindSettingsSpec {
   costRouting?: boolean;
   /** Its own integer settings, by name: the variable, its default and its bounds. */
   options?: Record<string, { env: string; default: number; min: number; max: number }>;
+}
+
+/** What a vendor declares of the environment: the variables that hold a configuration channel's credentials, by credential field, set together. */
+export interface VendorSettingsSpec {
+  protocol: string;
+  configCredentials?: Readonly<Record<string, string>>;
 }
 
 /** A task kind's settings, validated. */
@@ -514,6 +518,19 @@ function integerVar(present: Record<string, string | undefined>, name: string, m
   return value;
 }
 
+/** Each vendor's configuration-channel credentials whose variables are all set; a problem for those set in part. */
+function vendorSettings(present: Record<string, string | undefined>, vendors: readonly VendorSettingsSpec[], problems: string[]): Record<string, Record<string, string>> {
+  const credentials: Record<string, Record<string, string>> = {};
+  for (const { protocol, configCredentials } of vendors) {
+    const fields = Object.entries(configCredentials ?? {});
+    const set = fields.filter(([, variable]) => present[variable] !== undefined);
+    if (set.length === 0) continue;
+    if (set.length < fields.length) problems.push(`${fields.map(([, v]) => v).join(' and ')} must be set together`);
+    else credentials[protocol] = Object.fromEntries(fields.map(([field, variable]) => [field, present[variable]!]));
+  }
+  return credentials;
+}
+
 /** The settings of each task kind, from the variables its spec names. */
 function kindSettings(present: Record<string, string | undefined>, specs: KindSettingsSpec[], defaults: { provider: ProviderName; timeoutS?: number }, problems: string[]): Record<string, KindConfig> {
   const kinds: Record<string, KindConfig> = {};
@@ -557,7 +574,7 @@ function kindSettings(present: Record<string, string | undefined>, specs: KindSe
  * Validates the environment once; throws a ConfigError naming every bad variable. `kinds` are the
  * settings the task kinds declare (the registry's: see src/config.ts), validated with the rest.
  */
-export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd(), kinds: KindSettingsSpec[] = []): AppConfig {
+export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd(), kinds: KindSettingsSpec[] = [], vendors: readonly VendorSettingsSpec[] = []): AppConfig {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const vars = plainToInstance(EnvironmentVariables, present, { enableImplicitConversion: true, exposeDefaultValues: true });
   const errors = validateSync(vars, { whitelist: false, skipMissingProperties: false });
@@ -575,9 +592,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     const problem = exampleSecretProblem(variable, present[variable], MADE_SECRETS.has(variable) ? 'made with openssl rand -hex 32' : 'the one its issuer (the vendor, the store, the database) gave you');
     if (problem) problems.push(problem);
   }
-  if (Boolean(vars.RELAY_KLING_ACCESS_KEY) !== Boolean(vars.RELAY_KLING_SECRET_KEY)) {
-    problems.push('RELAY_KLING_ACCESS_KEY and RELAY_KLING_SECRET_KEY must be set together');
-  }
+  const vendorCredentials = vendorSettings(present, vendors, problems);
   if (vars.STORAGE_DRIVER === 's3' && !vars.S3_BUCKET) problems.push('S3_BUCKET must be set when STORAGE_DRIVER=s3');
   if (vars.STORAGE_DRIVER !== 's3' && vars.MEDIA_DELIVERY === 'redirect') problems.push('MEDIA_DELIVERY=redirect needs STORAGE_DRIVER=s3 (only a bucket can hand out presigned URLs)');
   if ((vars.S3_ACCESS_KEY_ID === undefined) !== (vars.S3_SECRET_ACCESS_KEY === undefined)) problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or both left unset to use the AWS default credentials)');
@@ -615,8 +630,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     sandboxDelayMs: vars.SANDBOX_DELAY_MS,
     relay: {
       apiKey: vars.RELAY_API_KEY,
-      klingAccessKey: vars.RELAY_KLING_ACCESS_KEY,
-      klingSecretKey: vars.RELAY_KLING_SECRET_KEY,
+      vendorCredentials,
       circuit: { failureThreshold: vars.CHANNEL_FAILURE_THRESHOLD, openS: vars.CHANNEL_CIRCUIT_OPEN_S },
       testIntervalS: vars.CHANNEL_TEST_INTERVAL_S,
       pollMs: vars.RELAY_POLL_MS,

@@ -40,17 +40,19 @@ export function hasCredentials(protocol: string, credentials: Readonly<Record<st
   return (vendorOf(protocol)?.credentials ?? ['api_key']).every((f) => Boolean(credentials[f]));
 }
 
-/** The protocol of the channel RELAY_<OP>_URL defines. */
+/** What RELAY_<OP>_URL speaks when no vendor's own variables are set: the door's interface, by the operation. */
+const CONFIG_DEFAULT_PROTOCOL: Record<ChannelOperation, string> = { expand: 'gateway', video: 'luma', audio: 'suno', music: 'suno' };
+
+/** The protocol of the channel RELAY_<OP>_URL defines: the vendor serving the operation whose credential variables are set, else the default. */
 export function configProtocolOf(operation: ChannelOperation, config: AppConfig): string {
-  switch (operation) {
-    case 'expand':
-      return config.relay.klingAccessKey && config.relay.klingSecretKey ? 'kling' : 'gateway';
-    case 'video':
-      return 'luma';
-    case 'audio':
-    case 'music':
-      return 'suno';
-  }
+  return VENDORS.find((v) => v.operations.includes(operation) && config.relay.vendorCredentials[v.protocol])?.protocol ?? CONFIG_DEFAULT_PROTOCOL[operation];
+}
+
+/** The variables that hold a configuration channel's credentials, by credential field (shown in its hint, never their values). */
+export function configCredentialVariables(protocol: string, config: AppConfig): Record<string, string> {
+  const declared = vendorOf(protocol)?.configCredentials;
+  if (declared) return { ...declared };
+  return config.relay.apiKey ? { api_key: 'RELAY_API_KEY' } : {};
 }
 
 /** The cheap real call that tests a channel's credentials (its vendor's). */

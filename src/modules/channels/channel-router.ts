@@ -335,10 +335,10 @@ export class ChannelRouter {
     return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models, stallAfterS: channel.stallAfterS };
   }
 
-  /** A configuration channel's auth, by its protocol's descriptor: RELAY_KLING_ACCESS_KEY and _SECRET_KEY as Kling's keys, RELAY_API_KEY as the others'. */
+  /** A configuration channel's auth, by its protocol's descriptor: the variables the vendor declares (Kling's RELAY_KLING_*), else RELAY_API_KEY. */
   private configAuth(protocol: string): UpstreamAuth {
-    const { klingAccessKey, klingSecretKey, apiKey } = this.config.relay;
-    return (vendorOf(protocol)?.auth ?? bearerAuth)({ access_key: klingAccessKey, secret_key: klingSecretKey, api_key: apiKey });
+    const { vendorCredentials, apiKey } = this.config.relay;
+    return (vendorOf(protocol)?.auth ?? bearerAuth)({ api_key: apiKey, ...vendorCredentials[protocol] });
   }
 
   /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */

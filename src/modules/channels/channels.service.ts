@@ -3,7 +3,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
-import { CHANNEL_OPERATIONS, configProtocolOf, credentialRule, hasCredentials, operationsProblem } from './channel-protocols.js';
+import { CHANNEL_OPERATIONS, configCredentialVariables, configProtocolOf, credentialRule, hasCredentials, operationsProblem } from './channel-protocols.js';
 import { type ChannelModel, checkModels } from './channel-models.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelTester } from './channel-tester.js';
@@ -35,7 +35,6 @@ export class ChannelsService implements OnModuleInit {
       if (!kind || kind.provider !== 'relay' || !kind.relayUrl) continue;
       const name = `${operation} (RELAY_${operation.toUpperCase()}_URL)`;
       const protocol = configProtocolOf(operation, this.config);
-      const kling = protocol === 'kling';
       names.push(name);
       await this.channels.upsertConfigChannel({
         id: randomUUID(),
@@ -44,7 +43,7 @@ export class ChannelsService implements OnModuleInit {
         protocol,
         baseUrl: kind.relayUrl,
         credentials: null,
-        credentialsHint: JSON.stringify(kling ? { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' } : this.config.relay.apiKey ? { api_key: 'RELAY_API_KEY' } : {}),
+        credentialsHint: JSON.stringify(configCredentialVariables(protocol, this.config)),
         weight: 100,
         priority: 0,
         maxRunning: null,

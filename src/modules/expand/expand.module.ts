@@ -8,8 +8,9 @@ import { ExpandRecords } from './expand.records.js';
 import { ExpandRepository } from './expand.repository.js';
 import { ExpandService } from './expand.service.js';
 import { EXPAND_PROVIDERS, type ExpandProvider } from './providers/expand-provider.js';
-import { RelayExpandProvider } from './providers/relay-expand.provider.js';
-import { StabilityOutpaintVendor } from './vendors/stability-outpaint.vendor.js';
+import { EXPAND_VENDOR_ADAPTERS, RelayExpandProvider } from './providers/relay-expand.provider.js';
+import type { ExpandVendor } from '../../vendors/contracts/expand-vendor.js';
+import { EXPAND_VENDORS, GATEWAY_EXPAND_PROTOCOL } from '../../vendors/expand-vendors.js';
 import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
 
 @Module({
@@ -22,8 +23,17 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
     ExpandService,
     SandboxExpandProvider,
     RelayExpandProvider,
-    StabilityOutpaintVendor,
     ExpandCapability,
+    ...EXPAND_VENDORS,
+    {
+      provide: EXPAND_VENDOR_ADAPTERS,
+      // one adapter per protocol; a gateway speaks the door's interface, which is Kling's
+      useFactory: (...vendors: ExpandVendor[]): Record<string, ExpandVendor> => {
+        const byProtocol = Object.fromEntries(vendors.map((v) => [v.protocol, v]));
+        return { ...byProtocol, gateway: byProtocol[GATEWAY_EXPAND_PROTOCOL] };
+      },
+      inject: [...EXPAND_VENDORS],
+    },
     {
       provide: EXPAND_PROVIDERS,
       useFactory: (sandbox: SandboxExpandProvider, relay: RelayExpandProvider): Record<ProviderName, ExpandProvider> => ({ sandbox, relay }),

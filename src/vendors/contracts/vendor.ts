@@ -34,6 +34,14 @@ export interface VendorDescriptor {
   /** What a channel's base_url is: the part of the vendor's URLs before its paths, and an example. */
   readonly baseUrl: { readonly rule: string; readonly example: string };
   probe(operations: readonly string[]): VendorProbe;
+  /**
+   * The variables that hold a configuration channel's credentials (RELAY_<OP>_URL), by credential field, set
+   * together and validated at start with the rest; set, the configuration channel of an operation it serves
+   * speaks its protocol. Vendors without them take RELAY_API_KEY as `api_key`.
+   */
+  readonly configCredentials?: Readonly<Record<string, string>>;
+  /** How often one of its tasks may be asked about, at least (seconds; 0: it publishes no limit, the schedule alone decides). Every operation's adapter polls by it. */
+  readonly pollFloorS: number;
   auth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth;
 }
 

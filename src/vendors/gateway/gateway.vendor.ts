@@ -14,6 +14,7 @@ export const GATEWAY: VendorDescriptor = {
   groups: [['expand'], ['video'], ['audio', 'music']],
   credentials: ['api_key'],
   baseUrl: { rule: "its door's base: …/video-a for expand, …/video-b/v1 for video, …/music-a for audio and music", example: 'https://other-gateway/video-a' },
+  pollFloorS: 0,
   probe: (operations) => (operations.includes('expand') ? KLING.probe(['expand']) : operations.includes('video') ? LUMA.probe(['video']) : AGGREGATOR_PROBE),
   auth: bearerAuth,
 };

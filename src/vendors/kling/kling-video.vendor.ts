@@ -4,6 +4,7 @@ import { isKlingNotFound, klingEnvelopeData } from './kling-envelope.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { KLING } from './kling.vendor.js';
 
 /**
  * Kling's models as its capability map gives them: `std` mode makes 720p and `pro` 1080p, a last frame
@@ -68,7 +69,7 @@ export class KlingVideoVendor implements VideoVendor {
   static readonly models = KLING_VIDEO_MODELS;
   readonly protocol = KlingVideoVendor.protocol;
   readonly models = KLING_VIDEO_MODELS;
-  readonly minPollS = 2;
+  readonly minPollS = KLING.pollFloorS;
 
   constructor(private readonly client: UpstreamClient) {}
 

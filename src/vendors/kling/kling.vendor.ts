@@ -9,6 +9,9 @@ export const KLING: VendorDescriptor = {
   operations: ['expand', 'video'],
   credentials: ['access_key', 'secret_key'],
   baseUrl: { rule: 'the base before /v1/, for expand and video alike', example: 'https://api-singapore.klingai.com' },
+  // it publishes no limit on queries: the schedule (RELAY_POLL_MS and the age back-off) alone decides
+  pollFloorS: 0,
+  configCredentials: { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' },
   // its list of expand tasks (video alone: of text2video tasks), one per page; refusals also come under HTTP 200
   probe: (operations) => ({
     path: operations.includes('expand') ? '/v1/images/editing/expand?pageNum=1&pageSize=1' : '/v1/videos/text2video?pageNum=1&pageSize=1',

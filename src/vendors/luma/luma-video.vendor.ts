@@ -3,6 +3,7 @@ import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { LUMA } from './luma.vendor.js';
 
 const ASPECTS = ['1:1', '16:9', '9:16', '4:3', '3:4', '21:9', '9:21'];
 
@@ -49,7 +50,7 @@ export class LumaVendor implements VideoVendor {
   readonly protocol = LumaVendor.protocol;
   readonly models = LUMA_MODELS;
   /** Luma publishes no limit: the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
-  readonly minPollS = 0;
+  readonly minPollS = LUMA.pollFloorS;
 
   constructor(private readonly client: UpstreamClient) {}
 

@@ -7,6 +7,7 @@ export const LUMA: VendorDescriptor = {
   operations: ['video'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /generations', example: 'https://api.lumalabs.ai/dream-machine/v1' },
+  pollFloorS: 0,
   probe: () => ({ path: '/credits', notFoundPasses: false }),
   auth: bearerAuth,
 };

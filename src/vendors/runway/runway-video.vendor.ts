@@ -4,9 +4,8 @@ import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-clie
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { RUNWAY, RUNWAY_VERSION } from './runway.vendor.js';
 
-/** The API version the adapter speaks (the `X-Runway-Version` header, as the SDK sends it). */
-export const RUNWAY_VERSION = '2024-11-06';
 /** Runway takes a data: URI under 5 MB encoded. */
 const DATA_URI_MAX = 5 * 1024 * 1024;
 
@@ -75,7 +74,7 @@ export class RunwayVendor implements VideoVendor {
   readonly protocol = RunwayVendor.protocol;
   readonly models = RUNWAY_MODELS;
   /** Runway asks not to expect updates more often than every 5 s. */
-  readonly minPollS = 5;
+  readonly minPollS = RUNWAY.pollFloorS;
 
   constructor(private readonly client: UpstreamClient) {}
 

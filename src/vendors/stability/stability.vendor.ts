@@ -8,6 +8,7 @@ export const STABILITY: VendorDescriptor = {
   operations: ['expand'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /v2beta/', example: 'https://api.stability.ai' },
+  pollFloorS: 0,
   probe: () => ({ path: '/v1/user/balance', notFoundPasses: false }),
   auth: bearerAuth,
 };

@@ -24,6 +24,7 @@ export const SUNO_AGGREGATOR: VendorDescriptor = {
   operations: ['audio', 'music'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /uploads/audio-url and /submit/music', example: 'https://aggregator.example/suno' },
+  pollFloorS: 0,
   probe: () => AGGREGATOR_PROBE,
   auth: bearerAuth,
 };

@@ -1,0 +1,11 @@
+import { KlingExpandVendor } from './kling/kling-expand.vendor.js';
+import { StabilityExpandVendor } from './stability/stability-expand.vendor.js';
+
+/**
+ * The registry of expand vendors: one adapter per channel protocol. A gateway speaking this interface's
+ * expand door is Kling's protocol (the door is Kling's interface).
+ */
+export const EXPAND_VENDORS = [KlingExpandVendor, StabilityExpandVendor] as const;
+
+/** The protocol whose adapter a gateway channel's expand goes through. */
+export const GATEWAY_EXPAND_PROTOCOL = KlingExpandVendor.protocol;
