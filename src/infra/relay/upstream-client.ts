@@ -10,7 +10,7 @@ export class UpstreamUnavailable extends Error {
     message: string,
     /** The request may have reached the upstream and been acted on (timeout, reset, 5xx). */
     readonly ambiguous: boolean,
-    /** What the upstream answered, for the log line: its HTTP status and its own code (Kling's 1303, an aggregator's 429). */
+    /** What the upstream answered, for the log line: its HTTP status and its own code (a vendor's busy code, an aggregator's 429). */
     readonly answer: { status?: number; code?: number } = {},
   ) {
     super(message);
@@ -18,7 +18,7 @@ export class UpstreamUnavailable extends Error {
 }
 
 /**
- * The upstream is at capacity (429, Kling's 1302/1303, 503) and did not take a create request: the task
+ * The upstream is at capacity (429, 503, or a vendor's busy code under 200) and did not take a create request: the task
  * waits and tries again later, without the wait counting against its deadline.
  */
 export class UpstreamBusy extends UpstreamUnavailable {
@@ -116,8 +116,6 @@ export interface UpstreamAnswer {
 }
 
 const MAX_BODY = 1024 * 1024;
-/** Kling's account codes (exception, arrears, resource pack exhausted or expired): refusals even under HTTP 429. */
-const ACCOUNT_CODES = new Set([1100, 1101, 1102]);
 const TRIES = 3;
 
 /** How one request to an upstream is made. */
@@ -125,6 +123,11 @@ export interface CallOptions {
   body?: unknown;
   /** The account's auth; none without it. */
   auth?: UpstreamAuth;
+  /**
+   * The vendor's own reading of an answer that is not a success, before the generic one: a refusal where
+   * the status alone would say otherwise (Kling's account codes under 429: waiting will not help).
+   */
+  refusal?: (status: number, json: Record<string, unknown>) => UpstreamRefused | undefined;
   /** Retried on any transient failure (a GET, a create the upstream de-duplicates). */
   idempotent?: boolean;
   /** No retry here on busy answers or refused connections (the caller has another account to try). */
@@ -200,10 +203,8 @@ export class UpstreamClient {
         const json = /^(image|video|audio)\//.test(String(res.headers['content-type'] ?? '')) ? {} : parseJson(res.body);
         if (res.status >= 200 && res.status < 300) return { status: res.status, json, body: res.body, headers: res.headers };
         const message = upstreamMessage(json) ?? `HTTP ${res.status}`;
-        if (res.status === 429 && ACCOUNT_CODES.has(json.code as number)) {
-          // Kling's 1100s under 429: the account is out of credit or in arrears; waiting will not help.
-          throw new UpstreamRefused(message, res.status, 'account');
-        }
+        const refused = options.refusal?.(res.status, json);
+        if (refused) throw refused;
         if (res.status === 429 || res.status === 503) {
           const wait = retryAfterOf(res.headers);
           last = new UpstreamBusy(`the upstream is busy (HTTP ${res.status}): ${message}`, wait, { status: res.status, code: typeof json.code === 'number' ? json.code : undefined });

@@ -52,7 +52,7 @@ export class ChannelTester implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       let answer: { status: number; json: Record<string, unknown> };
       try {
-        answer = await this.client.call('GET', `${channel.baseUrl}${probe.path}`, { auth: channel.auth, failFast: true, headers: probe.headers });
+        answer = await this.client.call('GET', `${channel.baseUrl}${probe.path}`, { auth: channel.auth, failFast: true, headers: probe.headers, refusal: probe.refusal });
       } catch (err) {
         if (!(probe.notFoundPasses && err instanceof UpstreamRefused && err.status === 404)) throw err;
         answer = { status: 404, json: {} };

@@ -1,4 +1,4 @@
-import { bearerKey, NO_AUTH, type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import { bearerKey, type CallOptions, NO_AUTH, type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 
 /** The operations whose relay goes through channels. */
 export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music'] as const;
@@ -10,6 +10,8 @@ export interface VendorProbe {
   /** A 404 means the credentials were accepted (a fetch of a task that does not exist). */
   notFoundPasses: boolean;
   headers?: Record<string, string>;
+  /** The vendor's reading of an answer that is not a success (the UpstreamClient's `refusal`). */
+  refusal?: CallOptions['refusal'];
   /** Reads an answer whose refusal comes under HTTP 200 in the vendor's own shape: throws as the UpstreamClient throws. */
   check?: (json: Record<string, unknown>) => void;
 }

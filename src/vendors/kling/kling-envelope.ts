@@ -1,4 +1,4 @@
-import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../infra/relay/upstream-client.js';
 
 /** Kling's codes that mean "busy, not taken": 1302 rate, 1303 concurrency (resource pack), 5001 temporarily unavailable. */
 export const KLING_BUSY_CODES: ReadonlySet<number> = new Set([1302, 1303, 5001]);
@@ -16,7 +16,7 @@ export function klingEnvelopeData<T extends object>(json: Record<string, unknown
     const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
     if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code: json.code });
     if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true, { status: 200, code: json.code });
-    throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : json.code >= 1100 && json.code <= 1102 ? 'account' : 'request');
+    throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : ACCOUNT_CODES.has(json.code) ? 'account' : 'request');
   }
   return typeof json.data === 'object' && json.data !== null ? (json.data as T) : null;
 }
@@ -27,4 +27,17 @@ export function klingEnvelopeData<T extends object>(json: Record<string, unknown
  */
 export function isKlingNotFound(err: unknown): boolean {
   return err instanceof UpstreamRefused && (err.status === 404 || err.status === 400);
+}
+
+/** Kling's account codes (exception, arrears, resource pack exhausted or expired). */
+const ACCOUNT_CODES: ReadonlySet<number> = new Set([1100, 1101, 1102]);
+
+/**
+ * Kling's reading of an answer that is not a success (the UpstreamClient's `refusal`, on every Kling call):
+ * its account codes under HTTP 429 refuse the account (out of credit or in arrears: waiting will not help),
+ * where the status alone would say busy.
+ */
+export function klingRefusal(status: number, json: Record<string, unknown>): UpstreamRefused | undefined {
+  if (status === 429 && typeof json.code === 'number' && ACCOUNT_CODES.has(json.code)) return new UpstreamRefused(upstreamMessage(json) ?? `HTTP ${status}`, status, 'account');
+  return undefined;
 }

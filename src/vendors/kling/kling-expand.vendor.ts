@@ -3,7 +3,7 @@ import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infr
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { ExpandAnswer, ExpandCreate, ExpandStatus, ExpandVendor } from '../contracts/expand-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/video-vendor.js';
-import { isKlingNotFound, klingEnvelopeData } from './kling-envelope.js';
+import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 import { KLING } from './kling.vendor.js';
 
 interface KlingExpandTask {
@@ -44,7 +44,7 @@ export class KlingExpandVendor implements ExpandVendor {
     };
     let data: KlingExpandTask | null;
     try {
-      data = klingEnvelopeData<KlingExpandTask>((await this.client.call('POST', endpoint(account), { body, auth: account.auth, failFast: true })).json);
+      data = klingEnvelopeData<KlingExpandTask>((await this.client.call('POST', endpoint(account), { body, auth: account.auth, refusal: klingRefusal, failFast: true })).json);
     } catch (err) {
       // a refusal may be Kling recognising our external_task_id from a create that did go through (its answer lost)
       const earlier = err instanceof UpstreamRefused && err.aboutRequest ? await this.findByOwnId(account, taskId) : null;
@@ -56,7 +56,7 @@ export class KlingExpandVendor implements ExpandVendor {
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ExpandStatus> {
-    const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(upstreamId)}`, { auth: account.auth, idempotent: true, once });
+    const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(upstreamId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true, once });
     const data = klingEnvelopeData<KlingExpandTask>(answer.json);
     if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
     return statusOf(data);
@@ -65,7 +65,7 @@ export class KlingExpandVendor implements ExpandVendor {
   /** Kling's query takes our external_task_id in place of its task_id. */
   async findByOwnId(account: VendorAccount, taskId: string): Promise<{ upstreamId: string; status: ExpandStatus } | null> {
     try {
-      const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(taskId)}`, { auth: account.auth, idempotent: true });
+      const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(taskId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true });
       const data = klingEnvelopeData<KlingExpandTask>(answer.json);
       return typeof data?.task_id === 'string' && data.task_id ? { upstreamId: data.task_id, status: statusOf(data) } : null;
     } catch (err) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-import { isKlingNotFound, klingEnvelopeData } from './kling-envelope.js';
+import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
@@ -96,7 +96,7 @@ export class KlingVideoVendor implements VideoVendor {
     // a refusal may be Kling recognising our id from a create that did go through (its answer lost): look it up
     let data: KlingTask | null;
     try {
-      data = klingEnvelopeData<KlingTask>((await this.client.call('POST', `${account.baseUrl}/v1/videos/${endpoint}`, { body, auth: account.auth, failFast: true })).json);
+      data = klingEnvelopeData<KlingTask>((await this.client.call('POST', `${account.baseUrl}/v1/videos/${endpoint}`, { body, auth: account.auth, refusal: klingRefusal, failFast: true })).json);
     } catch (err) {
       const earlier = err instanceof UpstreamRefused && err.aboutRequest ? await this.findByOwnId(account, taskId, request) : null;
       if (earlier) return earlier;
@@ -108,7 +108,7 @@ export class KlingVideoVendor implements VideoVendor {
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
     const [endpoint, id] = splitId(upstreamId);
-    const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(id)}`, { auth: account.auth, idempotent: true, once });
+    const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(id)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true, once });
     const data = klingEnvelopeData<KlingTask>(answer.json);
     if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
     return statusOf(data);
@@ -118,7 +118,7 @@ export class KlingVideoVendor implements VideoVendor {
   async findByOwnId(account: VendorAccount, taskId: string, request: VendorCreate['request']): Promise<{ upstreamId: string; status: VendorStatus } | null> {
     const endpoint = request.firstFrame ? 'image2video' : 'text2video';
     try {
-      const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(taskId)}`, { auth: account.auth, idempotent: true });
+      const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(taskId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true });
       const data = klingEnvelopeData<KlingTask>(answer.json);
       return typeof data?.task_id === 'string' && data.task_id ? { upstreamId: `${endpoint}/${data.task_id}`, status: statusOf(data) } : null;
     } catch (err) {

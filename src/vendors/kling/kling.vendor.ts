@@ -1,6 +1,6 @@
 import { credentialRefusals, type VendorDescriptor } from '../contracts/vendor.js';
 import { klingAuth } from './kling-auth.js';
-import { klingEnvelopeData } from './kling-envelope.js';
+import { klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 
 /** Kling's API: a JWT from the account's access and secret key (minted by the UpstreamClient), for expand and video. */
 export const KLING: VendorDescriptor = {
@@ -16,6 +16,7 @@ export const KLING: VendorDescriptor = {
   probe: (operations) => ({
     path: operations.includes('expand') ? '/v1/images/editing/expand?pageNum=1&pageSize=1' : '/v1/videos/text2video?pageNum=1&pageSize=1',
     notFoundPasses: false,
+    refusal: klingRefusal,
     check: credentialRefusals(klingEnvelopeData),
   }),
   auth: (c) => klingAuth(c.access_key, c.secret_key),
