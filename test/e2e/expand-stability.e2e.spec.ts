@@ -142,6 +142,31 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     expect(stability.received.length).toBe(s + 1);
   }, 120_000);
 
+  it("a Stability outpaint whose answer is lost is never sent again: the task goes to Kling when it may, and fails when no other channel can take it", async () => {
+    // Stability first; its connection closes once it has read the outpaint (it may have made and billed it)
+    expect((await admin('PATCH', `/admin/channels/${channels.stability}`, { priority: 20 })).status).toBe(200);
+    stability.knobs.reset = true;
+    const s = stability.received.length;
+    const lost = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { left: 0.5 }) });
+    const done = await finished(lost.body.data.task_id);
+    expect(done.task_status).toBe('succeed');
+    expect(stability.received.length).toBe(s + 1);
+    const attempts = (await admin('GET', `/admin/tasks/${done.task_id}/attempts`)).body as { channel: string; outcome: string; cost: number | null }[];
+    expect(attempts.filter((a) => a.channel === 'stability' && a.outcome === 'accepted')).toEqual([]);
+    expect(attempts.map((a) => [a.channel, a.outcome, a.cost]).at(-1)).toEqual(['kling', 'accepted', 0.03]);
+    // with Kling disabled, nothing else may take it: it fails, and Stability is still asked once
+    await setEnabled('kling', false);
+    const alone = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { left: 0.5 }) });
+    const failed = await finished(alone.body.data.task_id);
+    stability.knobs.reset = false;
+    await setEnabled('kling', true);
+    expect((await admin('PATCH', `/admin/channels/${channels.stability}`, { priority: 0 })).status).toBe(200);
+    expect(failed.task_status).toBe('failed');
+    expect(stability.received.length).toBe(s + 2);
+    const gave = (await admin('GET', `/admin/tasks/${failed.task_id}/attempts`)).body as { channel: string | null; outcome: string; message: string | null }[];
+    expect(gave.at(-1)).toEqual(expect.objectContaining({ outcome: 'gateway_error', message: expect.stringMatching(/never answered the request .*it was not sent again/) }));
+  }, 120_000);
+
   it('with only Stability channels configured, an expand Stability cannot make is refused at once with 400 naming the field; one it can make is taken', async () => {
     expect((await admin('DELETE', `/admin/channels/${channels.kling}`)).status).toBe(200);
     const watermarked = await pollUntil(

@@ -197,8 +197,8 @@ export interface FakeStability {
   url: string;
   /** Each outpaint received: its form fields (the image as its size) and what was answered. */
   received: { fields: Record<string, string>; image: { width: number; height: number; type: string } | null; status: number }[];
-  /** `moderate`: 403 content_moderation; `fail`: 500; `busy`: 429. */
-  knobs: { moderate?: boolean; fail?: boolean; busy?: boolean };
+  /** `moderate`: 403 content_moderation; `fail`: 500; `busy`: 429; `reset`: the connection closed once the outpaint was read (its answer lost). */
+  knobs: { moderate?: boolean; fail?: boolean; busy?: boolean; reset?: boolean };
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -240,6 +240,10 @@ export async function startFakeStability(apiKey: string): Promise<FakeStability>
     }
     const entry = { fields, image, status: 200 };
     received.push(entry);
+    if (knobs.reset) {
+      entry.status = 0;
+      return void req.socket.destroy();
+    }
     const refuse = (status: number, name: string, errors: string[]) => {
       entry.status = status;
       return error(res, status, name, errors);
