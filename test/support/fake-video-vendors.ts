@@ -19,9 +19,10 @@ export interface FakeVideoVendor {
    * `stall`: its tasks stay in progress for ever (until deleted, where the vendor can). Kling's only:
    * `createBusy` creates answered HTTP 200 with code 1303 (its concurrency limit) before it takes one;
    * `resetAfterCreate` creates made, their connection then reset before any answer; `createDelayMs`
-   * how long a create is held before it is made.
+   * how long a create is held before it is made; `createInArrears` creates refused with HTTP 429 and code
+   * 1102 (its resource pack exhausted: not busy, the account is out of credit).
    */
-  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean; createBusy?: number; resetAfterCreate?: number; createDelayMs?: number };
+  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean; createBusy?: number; resetAfterCreate?: number; createDelayMs?: number; createInArrears?: boolean };
   /** Create requests received (answered or not). */
   createRequests?: number;
   authFailures: string[];
@@ -79,6 +80,7 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
       knobs.createBusy--;
       return sendJson(res, 200, envelope(null, 1303, 'Parallel task over resource pack limit'));
     }
+    if (knobs.createInArrears) return sendJson(res, 429, envelope(null, 1102, 'Account exception: resource pack exhausted'));
     if (knobs.createDelayMs) await new Promise((resolve) => setTimeout(resolve, knobs.createDelayMs));
     const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
     const refuse = (message: string) => sendJson(res, 400, envelope(null, 1201, message));
