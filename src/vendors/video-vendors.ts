@@ -12,9 +12,12 @@ export const VIDEO_VENDORS = [LumaVendor, KlingVideoVendor, RunwayVendor, Minima
 
 export type VideoVendorClass = (typeof VIDEO_VENDORS)[number];
 
+/** The protocol whose adapter a gateway channel's video goes through (it speaks the Luma door). */
+export const GATEWAY_VIDEO_PROTOCOL = LumaVendor.protocol;
+
 /** The adapter class of a channel protocol for video; undefined when it has none. */
 export function videoVendorOf(protocol: string): VideoVendorClass | undefined {
-  return protocol === 'gateway' ? LumaVendor : VIDEO_VENDORS.find((v) => v.protocol === protocol);
+  return VIDEO_VENDORS.find((v) => v.protocol === (protocol === 'gateway' ? GATEWAY_VIDEO_PROTOCOL : protocol));
 }
 
 /** The models a protocol offers for video, by the vendor's ids. */

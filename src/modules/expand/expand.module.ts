@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ExpandCapability } from './expand-capability.js';
@@ -28,10 +29,7 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
     {
       provide: EXPAND_VENDOR_ADAPTERS,
       // one adapter per protocol; a gateway speaks the door's interface, which is Kling's
-      useFactory: (...vendors: ExpandVendor[]): Record<string, ExpandVendor> => {
-        const byProtocol = Object.fromEntries(vendors.map((v) => [v.protocol, v]));
-        return { ...byProtocol, gateway: byProtocol[GATEWAY_EXPAND_PROTOCOL] };
-      },
+      useFactory: (...vendors: ExpandVendor[]) => adaptersByProtocol(vendors, GATEWAY_EXPAND_PROTOCOL),
       inject: [...EXPAND_VENDORS],
     },
     {

@@ -20,7 +20,8 @@ import { VideoModels } from './video-models.js';
 import { VideoModelsController } from './video-models.controller.js';
 import { VideoUploads } from './video-uploads.js';
 import type { VideoVendor } from '../../vendors/contracts/video-vendor.js';
-import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
+import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
+import { GATEWAY_VIDEO_PROTOCOL, VIDEO_VENDORS } from '../../vendors/video-vendors.js';
 
 @Module({
   imports: [ChannelsModule],
@@ -41,7 +42,7 @@ import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
     {
       provide: VIDEO_VENDOR_ADAPTERS,
       // one adapter per protocol; a gateway speaks the Luma door
-      useFactory: (...vendors: VideoVendor[]): Record<string, VideoVendor> => ({ ...Object.fromEntries(vendors.map((v) => [v.protocol, v])), gateway: vendors[0] }),
+      useFactory: (...vendors: VideoVendor[]) => adaptersByProtocol(vendors, GATEWAY_VIDEO_PROTOCOL),
       inject: [...VIDEO_VENDORS],
     },
     {

@@ -66,3 +66,9 @@ export function credentialRefusals(read: (json: Record<string, unknown>) => unkn
 export function bearerAuth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth {
   return credentials.api_key ? bearerKey(credentials.api_key) : NO_AUTH;
 }
+
+/** An operation's adapters by the protocol they speak, a gateway channel's being the adapter of the protocol its door is (a gateway speaks the door's interface). */
+export function adaptersByProtocol<T extends { protocol: string }>(adapters: readonly T[], gatewaySpeaks: string): Record<string, T> {
+  const byProtocol: Record<string, T> = Object.fromEntries(adapters.map((a) => [a.protocol, a]));
+  return { ...byProtocol, gateway: byProtocol[gatewaySpeaks] };
+}

@@ -1,0 +1,10 @@
+import { SunoMusicVendor } from './suno-aggregator/suno-music.vendor.js';
+
+/**
+ * The registry of music vendors: one adapter per channel protocol. A gateway speaking this interface's
+ * music door is a Suno-style aggregator's protocol (the door is that interface).
+ */
+export const MUSIC_VENDORS = [SunoMusicVendor] as const;
+
+/** The protocol whose adapter a gateway channel's music goes through. */
+export const GATEWAY_MUSIC_PROTOCOL = SunoMusicVendor.protocol;
