@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import type { AudioVendor } from '../../vendors/contracts/audio-vendor.js';
+import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
+import { AUDIO_VENDORS, GATEWAY_AUDIO_PROTOCOL } from '../../vendors/audio-vendors.js';
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ClipsModule } from '../clips/clips.module.js';
@@ -7,7 +10,7 @@ import { AudioKind } from './audio.kind.js';
 import { AudioRecords } from './audio.records.js';
 import { AudioService } from './audio.service.js';
 import { AUDIO_PROVIDERS, type AudioProvider } from './providers/audio-provider.js';
-import { RelayAudioProvider } from './providers/relay-audio.provider.js';
+import { AUDIO_VENDOR_ADAPTERS, RelayAudioProvider } from './providers/relay-audio.provider.js';
 import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
 
 @Module({
@@ -19,6 +22,13 @@ import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
     AudioService,
     SandboxAudioProvider,
     RelayAudioProvider,
+    ...AUDIO_VENDORS,
+    {
+      provide: AUDIO_VENDOR_ADAPTERS,
+      // one adapter per protocol; a gateway speaks the door's interface, a Suno-style aggregator's
+      useFactory: (...vendors: AudioVendor[]) => adaptersByProtocol(vendors, GATEWAY_AUDIO_PROTOCOL),
+      inject: [...AUDIO_VENDORS],
+    },
     {
       provide: AUDIO_PROVIDERS,
       useFactory: (sandbox: SandboxAudioProvider, relay: RelayAudioProvider): Record<ProviderName, AudioProvider> => ({ sandbox, relay }),

@@ -1,12 +1,13 @@
 import { writeFile } from 'node:fs/promises';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
-import { checkAggregatorAnswer } from '../../../vendors/suno-aggregator/suno-aggregator.vendor.js';
+import type { AudioUploadStatus, AudioVendor } from '../../../vendors/contracts/audio-vendor.js';
+import { UnusableAnswer } from '../../../vendors/contracts/video-vendor.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioTask } from '../audio-task.js';
@@ -14,24 +15,15 @@ import { checkedFacts } from '../audio-check.js';
 import { type AudioContext, type AudioFacts, type AudioProvider } from './audio-provider.js';
 import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 
-interface UpstreamUpload {
-  status?: unknown;
-  format?: unknown;
-  duration?: unknown;
-  size_bytes?: unknown;
-  sha256?: unknown;
-  error?: unknown;
-}
+/** The audio vendors' adapters by channel protocol (`src/vendors/audio-vendors.ts`; a gateway speaks the aggregator's). */
+export const AUDIO_VENDOR_ADAPTERS = Symbol('AUDIO_VENDOR_ADAPTERS');
 
 /**
- * Forwards uploads to a Suno-style aggregator speaking this same interface, through the upload's channel
- * (RELAY_AUDIO_URL is one): POST {base}/uploads/audio-url answers `{ code: "success", data: <id> }`, and
- * GET {base}/uploads/{id} reports its status. The clip then lives on that channel's account: a music
- * continuation of it goes to the same channel.
+ * Relays uploads to the vendor behind the upload's channel (its adapter by protocol, `src/vendors/`;
+ * RELAY_AUDIO_URL is one channel speaking the door's own interface, a Suno-style aggregator's): the vendor
+ * is handed the URL and asked about the upload until it is ready. The clip then lives on that channel's
+ * account: a music continuation of it goes to the same channel. The gateway keeps a checked copy of its own.
  */
-/** How often The aggregator may be asked about an upload: it publishes no limit, so the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
-const MIN_POLL_S = 0;
-
 @Injectable()
 export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   private readonly logger = new Logger(RelayAudioProvider.name);
@@ -45,21 +37,20 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
     private readonly callerUrls: CallerUrls,
     private readonly cpu: CpuSlots,
     private readonly samples: SamplesService,
+    @Inject(AUDIO_VENDOR_ADAPTERS) private readonly vendors: Record<string, AudioVendor>,
   ) {}
 
   /** The uploads a channel holds are asked about one by one. */
   async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
     const channel = await this.router.heldBy({ channelId }, 'audio');
-    if (!channel) return null;
+    const vendor = channel ? this.vendors[channel.protocol] : undefined;
+    if (!channel || !vendor) return null;
     return {
       name: channel.name,
       batchSize: 1,
       poll: async ([task]: WatchedTask[]) => {
-        const answer = await this.router.onHeld(channel, task.id, 'audio', () =>
-          this.client.call('GET', `${channel.baseUrl}/uploads/${encodeURIComponent(task.upstreamId)}`, { auth: channel.auth, idempotent: true, once: true }),
-        );
-        const status = ((answer.json.data ?? {}) as UpstreamUpload).status;
-        return new Map<string, WatchNews>([[task.id, status === 'ready' || status === 'failed' ? 'changed' : 'working']]);
+        const status = await this.router.onHeld(channel, task.id, 'audio', () => vendor.query(channel, task.upstreamId, true));
+        return new Map<string, WatchNews>([[task.id, status.state === 'working' ? 'working' : 'changed']]);
       },
     };
   }
@@ -77,27 +68,27 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
       }
       const channel = await this.router.heldBy(upload, 'audio');
       if (!channel) return await this.router.gatewayFailure(upload.id, 'audio', `the channel that holds the upload (${upload.channelId ?? 'RELAY_AUDIO_URL'}) no longer exists`);
+      const vendor = this.vendors[channel.protocol];
+      if (!vendor) return await this.router.gatewayFailure(upload.id, 'audio', `channel ${channel.name} speaks ${channel.protocol}, which takes no uploads`, channel);
       const upstreamId = upload.upstreamId;
-      const answer = await this.router.onHeld(channel, upload.id, 'audio', () =>
-        this.client.call('GET', `${channel.baseUrl}/uploads/${encodeURIComponent(upstreamId)}`, { auth: channel.auth, idempotent: true }),
-      );
-      const data = (answer.json.data ?? {}) as UpstreamUpload;
-      switch (data.status) {
+      const status: AudioUploadStatus = await this.router.onHeld(channel, upload.id, 'audio', () => vendor.query(channel, upstreamId, false));
+      switch (status.state) {
         case 'ready': {
-          const upstream: AudioFacts = { format: String(data.format ?? 'audio'), duration: Number(data.duration ?? 0), sizeBytes: Number(data.size_bytes ?? 0), sha256: String(data.sha256 ?? '') };
+          const { format, durationS, sizeBytes, sha256 } = status.facts;
           const kept = await this.keepClip(upload, ctx);
           if (kept && !kept.ok) {
             this.logger.warn({ msg: "the gateway's copy of a relayed upload was refused; the upload fails", upload_id: upload.id, reason: kept.reason, ...(kept.detail ? { ffmpeg: kept.detail } : {}) });
             return { kind: 'failed', reason: `the file at url ${kept.reason}` };
           }
-          return { kind: 'done', result: kept ? kept.facts : upstream };
+          return { kind: 'done', result: kept ? kept.facts : { format, duration: durationS, sizeBytes, sha256 } };
         }
         case 'failed':
-          return { kind: 'failed', reason: `the upstream could not use the file: ${typeof data.error === 'string' && data.error ? data.error : 'no reason given'}` };
+          return { kind: 'failed', reason: `the upstream could not use the file: ${status.reason}` };
         default: // the poller watches it
-          return { kind: 'watch', minPollS: MIN_POLL_S };
+          return { kind: 'watch', minPollS: vendor.minPollS };
       }
     } catch (err) {
+      if (err instanceof UnusableAnswer) return { kind: 'failed', reason: err.message };
       if (err instanceof UpstreamRefused) return await this.router.refusal(upload.id, 'audio', err, 'the upstream refused the upload');
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
@@ -106,16 +97,11 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   }
 
   private async submit(channel: ChannelHandle, upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
-    const created = await submitOnce(ctx, async () => {
-      const answer = await this.client.call('POST', `${channel.baseUrl}/uploads/audio-url`, { body: { url: upload.params.url }, auth: channel.auth, failFast: true });
-      checkAggregatorAnswer(answer.json);
-      return answer;
-    });
-    if (created.json.code !== 'success' || typeof created.json.data !== 'string') {
-      return { kind: 'failed', reason: `the upstream refused the upload: ${String(created.json.message || created.json.code || 'no task id returned')}` };
-    }
-    await ctx.saveUpstreamId(created.json.data);
-    return { kind: 'watch', minPollS: MIN_POLL_S };
+    const vendor = this.vendors[channel.protocol];
+    if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which takes no uploads`, 0, 'request', true);
+    const upstreamId = await submitOnce(ctx, () => vendor.create(channel, upload.params.url));
+    await ctx.saveUpstreamId(upstreamId);
+    return { kind: 'watch', minPollS: vendor.minPollS };
   }
 
   /**
