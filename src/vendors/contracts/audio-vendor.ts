@@ -1,4 +1,4 @@
-import type { VendorAccount } from './video-vendor.js';
+import { type VendorAccount } from './vendor.js';
 
 /** What a vendor says of a clip uploaded by URL: still being read, ready with what it found, or refused. */
 export type AudioUploadStatus =

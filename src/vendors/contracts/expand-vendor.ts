@@ -1,4 +1,4 @@
-import type { VendorAccount } from './video-vendor.js';
+import { type VendorAccount } from './vendor.js';
 
 /** An expand as the door accepted it, in the gateway's own words: what an adapter maps out to its vendor. */
 export interface ExpandRequest {

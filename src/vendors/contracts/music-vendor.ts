@@ -1,4 +1,4 @@
-import type { VendorAccount } from './video-vendor.js';
+import { type VendorAccount } from './vendor.js';
 
 /** A song as the gateway asks for it, in its own words: what an adapter maps out to its vendor. */
 export interface MusicRequest {

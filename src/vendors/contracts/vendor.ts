@@ -1,5 +1,14 @@
 import { bearerKey, type CallOptions, NO_AUTH, type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 
+/** The account a call goes to: its base URL and how it authenticates (never logged). */
+export interface VendorAccount {
+  baseUrl: string;
+  auth: UpstreamAuth;
+}
+
+/** The upstream's answer cannot be used (a create without an id): the task fails with these words. Every operation's adapters throw it. */
+export class UnusableAnswer extends Error {}
+
 /** The operations whose relay goes through channels. */
 export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music'] as const;
 export type ChannelOperation = (typeof CHANNEL_OPERATIONS)[number];

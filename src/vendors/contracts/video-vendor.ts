@@ -1,11 +1,5 @@
-import type { UpstreamAuth } from '../../infra/relay/upstream-client.js';
+import type { VendorAccount } from './vendor.js';
 import type { VideoModelSpec, VideoRequest } from './video-request.js';
-
-/** The account a call goes to: its base URL and how it authenticates (never logged). */
-export interface VendorAccount {
-  baseUrl: string;
-  auth: UpstreamAuth;
-}
 
 /** A create, mapped out of the normalized request by the adapter. */
 export interface VendorCreate {
@@ -59,6 +53,3 @@ export interface VideoVendor {
 export function modelOf(vendor: Pick<VideoVendor, 'models'>, vendorModel: string): VideoModelSpec | undefined {
   return vendor.models.find((m) => m.id === vendorModel);
 }
-
-/** The upstream's answer cannot be used (a create without an id): the task fails with these words. */
-export class UnusableAnswer extends Error {}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { ExpandAnswer, ExpandCreate, ExpandStatus, ExpandVendor } from '../contracts/expand-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 import { KLING } from './kling.vendor.js';
 

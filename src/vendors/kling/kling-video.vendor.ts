@@ -3,7 +3,8 @@ import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infr
 import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { KLING } from './kling.vendor.js';
 
 /**

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { LUMA } from './luma.vendor.js';
 
 const ASPECTS = ['1:1', '16:9', '9:16', '4:3', '3:4', '21:9', '9:21'];

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { type BaseResp, minimaxChecked } from './minimax-answer.js';
 import { MINIMAX } from './minimax.vendor.js';
 

@@ -3,7 +3,8 @@ import { sniffRaster } from '../../infra/images/image-bounds.js';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
-import { UnusableAnswer, type VendorAccount, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { RUNWAY, RUNWAY_VERSION } from './runway.vendor.js';
 
 /** Runway takes a data: URI under 5 MB encoded. */

@@ -3,7 +3,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { boundedMetadata, ImageRejected } from '../../infra/images/image-bounds.js';
 import { UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { type ExpandAnswer, type ExpandCreate, type ExpandImageSize, type ExpandRequest, type ExpandVendor, type MadeImage, marginsOf } from '../contracts/expand-vendor.js';
-import type { VendorAccount } from '../contracts/video-vendor.js';
+import { type VendorAccount } from '../contracts/vendor.js';
 import { STABILITY } from './stability.vendor.js';
 
 /** Stability's limits of an outpaint: margins per side, the input's sides, pixels and shape, the prompt. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { AudioUploadStatus, AudioVendor } from '../contracts/audio-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { checkAggregatorAnswer, SUNO_AGGREGATOR } from './suno-aggregator.vendor.js';
 
 interface AggregatorUpload {

@@ -7,7 +7,7 @@ import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRef
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import type { AudioUploadStatus, AudioVendor } from '../../../vendors/contracts/audio-vendor.js';
-import { UnusableAnswer } from '../../../vendors/contracts/video-vendor.js';
+import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioTask } from '../audio-task.js';

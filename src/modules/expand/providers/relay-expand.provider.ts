@@ -5,7 +5,7 @@ import { AppConfig } from '../../../infra/config/app-config.js';
 import { boundedMetadata, ImageRejected } from '../../../infra/images/image-bounds.js';
 import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import type { ExpandImageSize, ExpandInput, ExpandStatus, ExpandVendor } from '../../../vendors/contracts/expand-vendor.js';
-import { UnusableAnswer } from '../../../vendors/contracts/video-vendor.js';
+import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
 import { servedExpandModel } from '../../channels/channel-models.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created, stalledOn, stallReason } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';

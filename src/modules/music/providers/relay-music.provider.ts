@@ -8,7 +8,7 @@ import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import type { MusicClipStatus, MusicRequest, MusicStatus, MusicVendor } from '../../../vendors/contracts/music-vendor.js';
-import { UnusableAnswer } from '../../../vendors/contracts/video-vendor.js';
+import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
 import type { MusicTask } from '../music-task.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 

@@ -9,7 +9,8 @@ import { type CandidateChannel, type ChannelHandle, ChannelRouter, type Created,
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
-import { UnusableAnswer, type VendorStatus, type VideoVendor } from '../../../vendors/contracts/video-vendor.js';
+import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
+import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import { toVideoRequest, type VideoTask } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
