@@ -24,3 +24,30 @@ export function videoVendorOf(protocol: string): VideoVendorClass | undefined {
 export function videoCatalogOf(protocol: string): readonly VideoModelSpec[] {
   return videoVendorOf(protocol)?.models ?? [];
 }
+
+/** What some video model makes, field by field: its durations, frame shapes and `<aspect ratio>@<resolution>` pairs. */
+export interface VideoCatalogRange {
+  durations: number[];
+  aspectRatios: string[];
+  shapes: string[];
+}
+
+/**
+ * What the vendors' video models make (one protocol's, or every protocol's), read from their catalogs: the
+ * doors' Swagger enumerations. A request naming no model is taken only when some configured model makes it,
+ * and channels serve catalog models only, so these are every value a door may take (the sandbox, whose
+ * models are the catalogs, takes exactly these; a relay takes those its channels' models make).
+ */
+export function videoCatalogRange(protocol?: string): VideoCatalogRange {
+  const models = protocol === undefined ? VIDEO_VENDORS.flatMap((v) => [...v.models]) : videoCatalogOf(protocol);
+  const durations = new Set<number>();
+  const aspectRatios = new Set<string>();
+  const shapes = new Set<string>();
+  for (const model of models) {
+    for (const s of model.durations) durations.add(s);
+    const ratios = model.aspectRatios === 'any' ? [] : model.aspectRatios;
+    for (const r of ratios) aspectRatios.add(r);
+    for (const shape of model.sizes ?? ratios.flatMap((r) => model.resolutions.map((res) => `${r}@${res}`))) shapes.add(shape);
+  }
+  return { durations: [...durations].sort((a, b) => a - b), aspectRatios: [...aspectRatios], shapes: [...shapes] };
+}

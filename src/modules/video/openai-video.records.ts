@@ -5,7 +5,7 @@ import { MediaService } from '../media/media.service.js';
 import { durationSeconds } from './providers/clip-renderer.js';
 import type { OpenAiVideoDto } from './dto/openai-video.dto.js';
 import type { VideoTask } from './video-task.js';
-import { COMMON_ASPECT_RATIOS, RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
+import { COMMON_ASPECT_RATIOS, RESOLUTION_SIDES, sizeOf } from '../../vendors/contracts/resolution.js';
 
 const STATUS = { queued: 'queued', running: 'in_progress', succeeded: 'completed', failed: 'failed' } as const;
 const PROGRESS = { queued: 0, in_progress: 50, completed: 100, failed: 100 } as const;
@@ -49,14 +49,6 @@ export class OpenAiVideoRecords {
 
 function unix(date: Date | null): number | null {
   return date ? Math.floor(date.getTime() / 1000) : null;
-}
-
-/** The frame size an aspect ratio and resolution class ask for: the shorter side is the class (720p without one). */
-export function sizeOf(aspectRatio: string, resolution?: string): string {
-  const [w, h] = aspectRatio.split(':').map(Number);
-  const side = RESOLUTION_SIDES[resolution ?? '720p'] ?? 720;
-  const even = (v: number) => Math.round(v / 2) * 2;
-  return w >= h ? `${even((side * w) / h)}x${side}` : `${side}x${even((side * h) / w)}`;
 }
 
 /** The aspect ratio and resolution class of a size `WxH` whose shorter side is a class; null when it is none. */

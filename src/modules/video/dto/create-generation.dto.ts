@@ -2,11 +2,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
+import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
 export const PROMPT_MAX_CHARS = 5000;
 export const DEFAULT_ASPECT_RATIO = '16:9';
+
+/** What some vendor's model makes (the catalogs'): the Luma door's enumerations. */
+const RANGE = videoCatalogRange();
 /** Luma's video models (the door's examples); the configured models decide what is taken (GET /models). */
 export const VIDEO_MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'] as const;
 /** What the record shows as the model of a generation that named none (any configured model that makes the rest serves it). */
@@ -68,7 +72,12 @@ export class CreateGenerationDto {
   @IsBoolean({ message: 'loop must be a boolean (true or false)' })
   loop?: boolean;
 
-  @ApiPropertyOptional({ description: 'Frame shape, `<w>:<h>` with positive integers (up to 4 digits each).', default: DEFAULT_ASPECT_RATIO, pattern: '^[1-9][0-9]{0,3}:[1-9][0-9]{0,3}$', example: '16:9' })
+  @ApiPropertyOptional({
+    enum: RANGE.aspectRatios,
+    description: 'Frame shape, `<w>:<h>`: one some vendor\'s model makes (GET /models: the configured models\' `aspect_ratios`). The sandbox\'s model `sandbox`, named, takes any `<w>:<h>` of positive integers up to 4 digits.',
+    default: DEFAULT_ASPECT_RATIO,
+    example: '16:9',
+  })
   @IsOptional()
   @IsString({ message: 'aspect_ratio must be a string of the form <w>:<h>, such as "16:9"' })
   @Matches(/^[1-9]\d{0,3}:[1-9]\d{0,3}$/, { message: 'aspect_ratio must have the form <w>:<h> with positive integers, such as "16:9"' })
@@ -102,8 +111,9 @@ export class CreateGenerationDto {
   resolution?: (typeof VIDEO_RESOLUTIONS)[number];
 
   @ApiPropertyOptional({
-    description: "Length of the video, `<seconds>s`: Luma's 5s and 9s, and any other a configured model makes (Kling 5s, 10s; Veo 4s, 6s, 8s …: GET /models). Without it the vendor's default (the sandbox renders 5 s).",
-    pattern: '^[1-9][0-9]?s$',
+    enum: RANGE.durations.map((s) => `${s}s`),
+    description:
+      "Length of the video, `<seconds>s`: one some vendor's model makes (Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; GET /models: the configured models' `durations_s`). Without it the model's default (the sandbox renders 5 s). The sandbox's model `sandbox`, named, takes 1s to 10s.",
     example: '5s',
   })
   @IsOptional()

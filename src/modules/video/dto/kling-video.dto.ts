@@ -3,6 +3,11 @@ import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto.js';
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
+import { KlingVideoVendor } from '../../../vendors/kling/kling-video.vendor.js';
+import { videoCatalogRange } from '../../../vendors/video-vendors.js';
+
+/** What Kling's models make (its catalog): the door's enumerations. */
+const KLING_RANGE = videoCatalogRange(KlingVideoVendor.protocol);
 
 export const KLING_VIDEO_STATUSES = ['submitted', 'processing', 'succeed', 'failed'] as const;
 const KLING_PROMPT_MAX = 2500;
@@ -74,7 +79,11 @@ class KlingVideoCommonDto {
   @IsIn(['std', 'pro'], { message: 'mode must be std or pro' })
   mode?: 'std' | 'pro';
 
-  @ApiPropertyOptional({ description: 'Seconds, as a string: "5" or "10", as Kling\'s models make (any a configured model makes when no Kling model is configured, or what the model named makes; GET /models). Default "5".', example: '5', pattern: '^[1-9][0-9]?$' })
+  @ApiPropertyOptional({
+    enum: KLING_RANGE.durations.map(String),
+    description: 'Seconds, as a string: what Kling\'s models make (when no Kling model is configured, any a configured model makes; with model_name, what that model makes: GET /models). Default "5".',
+    example: '5',
+  })
   @EmptyAsAbsent()
   @IsOptional()
   @IsString({ message: 'duration must be a string of whole seconds, such as "5" or "10"' })

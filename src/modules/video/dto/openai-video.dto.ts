@@ -3,6 +3,12 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { PROMPT_MAX_CHARS } from './create-generation.dto.js';
+import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.js';
+import { videoCatalogRange } from '../../../vendors/video-vendors.js';
+
+/** What some vendor's model makes (the catalogs'): the door's enumerations, sizes by their shorter side. */
+const RANGE = videoCatalogRange();
+const SIZES = [...new Set(RANGE.shapes.map((shape) => shape.split('@') as [string, string]).sort(([, a], [, b]) => RESOLUTION_SIDES[a] - RESOLUTION_SIDES[b]).map(([ratio, resolution]) => sizeOf(ratio, resolution)))];
 
 /** The reference image by URL (`input_reference[image_url]` in a multipart body), or a file id (not kept here). */
 export class OpenAiInputReferenceDto {
@@ -34,13 +40,22 @@ export class CreateOpenAiVideoDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, { message: 'model must name one of the models GET /models lists (1 to 64 letters, digits and . _ : -)' })
   model?: string;
 
-  @ApiPropertyOptional({ description: 'Length in whole seconds, as a string: any a configured model makes (GET /models: Luma 5, 9; Kling 5, 10; Veo 4, 6, 8). Default "5".', example: '5', pattern: '^[1-9][0-9]?$' })
+  @ApiPropertyOptional({
+    enum: RANGE.durations.map(String),
+    description: 'Length in whole seconds, as a string: one some vendor\'s model makes (GET /models: the configured models\' `durations_s`). Default "5". The sandbox\'s model `sandbox`, named, takes 1 to 10.',
+    example: '5',
+  })
   @IsOptional()
   @IsString({ message: 'seconds must be a string of whole seconds, such as "5"' })
   @Matches(/^[1-9]\d?$/, { message: 'seconds must be a string of whole seconds from 1 to 99, such as "5"' })
   seconds?: string;
 
-  @ApiPropertyOptional({ description: 'Frame size `WxH` whose shorter side is 540, 720, 768, 1080 or 2160 px (720p is 1280x720 or 720x1280; 768p, as MiniMax makes it, 1366x768). Default 1280x720.', example: '1280x720', pattern: '^[1-9][0-9]{1,3}x[1-9][0-9]{1,3}$' })
+  @ApiPropertyOptional({
+    enum: SIZES,
+    description:
+      'Frame size `WxH`: one some vendor\'s model makes (GET /models: a model\'s `aspect_ratios` at its `resolutions`, or its `sizes`; the shorter side is the resolution: 720p is 1280x720 or 720x1280, 768p 1366x768). Default 1280x720. The sandbox\'s model `sandbox`, named, takes any whole-number ratio at 540, 720, 1080 or 2160 px.',
+    example: '1280x720',
+  })
   @IsOptional()
   @IsString({ message: 'size must be a string WxH, such as "1280x720"' })
   @Matches(/^[1-9]\d{1,3}x[1-9]\d{1,3}$/, { message: 'size must have the form WxH, such as "1280x720" or "720x1280"' })
