@@ -13,7 +13,7 @@ const RATIOS = { up_expansion_ratio: 0.25, bottom_expansion_ratio: 0.25, left_ex
 const FAST = { RELAY_POLL_MS: '50', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: SECRET_KEY };
 const KEYS = { lumaBusy: 'luma-key-busy-0001', lumaGood: 'luma-key-good-0002', sunoA: 'suno-key-a-000003', sunoB: 'suno-key-b-000004' };
 
-type Attempt = { outcome: string; channel: string; latency_ms: number | null };
+type Attempt = { outcome: string; channel: string; latency_ms: number | null; message?: string | null };
 
 /**
  * Reads until `done`, noting when the last read that still missed it was sent: a view at most 2 s old means
@@ -150,6 +150,35 @@ describe('channels for video, audio and music: failover, and follow-ups on the c
     const suno = (await admin('GET', '/admin/channels')).body.find((c: { name: string }) => c.name === 'suno-b');
     const passed = await admin('POST', `/admin/channels/${suno.id}/test`);
     expect([passed.body.ok, passed.body.status_code]).toEqual([true, 404]);
+  });
+
+  it('music whose create answer was lost (the aggregator made it, then reset the connection) is never sent there again: a new song goes on to the other channel, a continuation fails', async () => {
+    const channels = (await admin('GET', '/admin/channels')).body as { id: string; name: string }[];
+    const idA = channels.find((c) => c.name === 'suno-a')!.id;
+    expect((await admin('POST', `/admin/channels/${idA}/enable`)).body.status).toBe('enabled');
+    const [a, b] = [sunoA.music.size, sunoB.music.size];
+    sunoA.knobs.resetAfterCreate = 1;
+    const song = await musicEnded(await submitMusic('/music-a/submit/music', { prompt: 'lost at sea' }));
+    expect(song.status).toBe('SUCCESS');
+    // made once on each account: the aggregator cannot be asked for a task by our id, so suno-a's (an orphan) is not looked for
+    expect([sunoA.music.size, sunoB.music.size]).toEqual([a + 1, b + 1]);
+    expect((await attemptsOf(song.task_id)).map((x) => [x.outcome, x.channel])).toEqual([
+      ['ambiguous', 'suno-a'],
+      ['abandoned', 'suno-a'],
+      ['accepted', 'suno-b'],
+    ]);
+    // a continuation of a clip suno-a holds can go nowhere else: it fails with the gateway's reason, sent once
+    const held = await musicEnded(await submitMusic('/music-a/submit/music', { prompt: 'on the rocks' }));
+    expect(held.status).toBe('SUCCESS');
+    expect(sunoA.music.size).toBe(a + 2);
+    sunoA.knobs.resetAfterCreate = 1;
+    const more = await musicEnded(await submitMusic('/music-a/submit/music', { continue_clip_id: held.data[0].id, continue_at: 1 }));
+    expect([more.status, more.fail_reason]).toEqual(['FAILURE', expect.stringMatching(/^the gateway could not reach an upstream/)]);
+    expect([sunoA.music.size, sunoB.music.size]).toEqual([a + 3, b + 1]);
+    expect((await attemptsOf(more.task_id)).map((x) => [x.outcome, x.channel, x.message])).toEqual([
+      ['ambiguous', 'suno-a', expect.any(String)],
+      ['gateway_error', 'suno-a', expect.stringMatching(/^the upstream never answered the create request .*it was not sent again, to avoid a second \(billed\) music task$/)],
+    ]);
   });
 });
 

@@ -164,7 +164,7 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     expect(failed.task_status).toBe('failed');
     expect(stability.received.length).toBe(s + 2);
     const gave = (await admin('GET', `/admin/tasks/${failed.task_id}/attempts`)).body as { channel: string | null; outcome: string; message: string | null }[];
-    expect(gave.at(-1)).toEqual(expect.objectContaining({ outcome: 'gateway_error', message: expect.stringMatching(/never answered the request .*it was not sent again/) }));
+    expect(gave.at(-1)).toEqual(expect.objectContaining({ outcome: 'gateway_error', message: expect.stringMatching(/never answered the create request .*it was not sent again/) }));
   }, 120_000);
 
   it('with only Stability channels configured, an expand Stability cannot make is refused at once with 400 naming the field; one it can make is taken', async () => {

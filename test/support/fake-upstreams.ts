@@ -42,6 +42,8 @@ export interface Misbehaviour {
   queryDelayMs?: number;
   /** Kling: leave every query signed by this account (access key) unanswered until its client goes away, as a hung upstream. */
   stallAccount?: string;
+  /** Music aggregator: make the next N songs, then reset the connection before answering (the create's answer lost). */
+  resetAfterCreate?: number;
 }
 
 export interface FakeUpstream {
@@ -347,6 +349,10 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
       endings.set(id, state.ending);
       for (const n of [0, 1]) files.set(`${id}-${n}.mp3`, { type: 'audio/mpeg', bytes: state.songBytes ?? testMp3(clipSeconds, 300 + 100 * music.size + 50 * n) });
       files.set(`${id}.png`, { type: 'image/png', bytes: cover });
+      if (knobs.resetAfterCreate) {
+        knobs.resetAfterCreate--;
+        return void res.socket?.resetAndDestroy();
+      }
       return sendJson(res, 200, { code: 'success', message: '', data: id });
     }
     const fetched = /^\/suno\/fetch\/(.+)$/.exec(url.pathname);

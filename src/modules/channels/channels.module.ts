@@ -8,12 +8,13 @@ import { ChannelTester } from './channel-tester.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
 import { ChannelsService } from './channels.service.js';
+import { RelayFlow } from './relay-flow.js';
 import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
 
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController, AdminProtocolsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls],
-  exports: [ChannelRouter, UpstreamCallbackUrls],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, RelayFlow],
+  exports: [ChannelRouter, UpstreamCallbackUrls, RelayFlow],
 })
 export class ChannelsModule {}

@@ -1,13 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { ChannelPoll, StepOutcome, UpstreamWatcher, WatchedTask, WatchNews } from '../../../common/tasks/task-kind.js';
+import type { ChannelPoll, StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { OutboundError, SafeFetchService } from '../../../infra/outbound/safe-fetch.service.js';
-import { pollDelaySeconds, submitOnce, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { RelayFlow } from '../../channels/relay-flow.js';
 import type { AudioUploadStatus, AudioVendor } from '../../../vendors/contracts/audio-vendor.js';
-import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { SamplesService } from '../../samples/samples.service.js';
 import type { AudioTask } from '../audio-task.js';
@@ -19,10 +17,10 @@ import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 export const AUDIO_VENDOR_ADAPTERS = Symbol('AUDIO_VENDOR_ADAPTERS');
 
 /**
- * Relays uploads to the vendor behind the upload's channel (its adapter by protocol, `src/vendors/`;
- * RELAY_AUDIO_URL is one channel speaking the door's own interface, a Suno-style aggregator's): the vendor
- * is handed the URL and asked about the upload until it is ready. The clip then lives on that channel's
- * account: a music continuation of it goes to the same channel. The gateway keeps a checked copy of its own.
+ * Relays uploads to the vendor behind the upload's channel, on the one relay path (RelayFlow: channel,
+ * create once, watch): the vendor is handed the URL and asked about the upload until it is ready. The clip
+ * then lives on that channel's account: a music continuation of it goes to the same channel. The gateway
+ * keeps a checked copy of its own. RELAY_AUDIO_URL is one channel speaking the door's own interface.
  */
 @Injectable()
 export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
@@ -30,10 +28,9 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   readonly watcher: UpstreamWatcher = this;
 
   constructor(
-    private readonly client: UpstreamClient,
     private readonly config: AppConfig,
     private readonly fetcher: SafeFetchService,
-    private readonly router: ChannelRouter,
+    private readonly flow: RelayFlow,
     private readonly callerUrls: CallerUrls,
     private readonly cpu: CpuSlots,
     private readonly samples: SamplesService,
@@ -41,67 +38,32 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   ) {}
 
   /** The uploads a channel holds are asked about one by one. */
-  async channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
-    const channel = await this.router.heldBy({ channelId }, 'audio');
-    const vendor = channel ? this.vendors[channel.protocol] : undefined;
-    if (!channel || !vendor) return null;
-    return {
-      name: channel.name,
-      batchSize: 1,
-      poll: async ([task]: WatchedTask[]) => {
-        const status = await this.router.onHeld(channel, task.id, 'audio', () => vendor.query(channel, task.upstreamId, true));
-        return new Map<string, WatchNews>([[task.id, status.state === 'working' ? 'working' : 'changed']]);
-      },
-    };
+  channelPoll(channelId: string | null): Promise<ChannelPoll | null> {
+    return this.flow.channelPoll(channelId, { operation: 'audio', vendors: this.vendors });
   }
 
-  async step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
-    try {
-      if (!upload.upstreamId) {
-        if (upload.submitStartedAt) {
-          return await this.router.gatewayFailure(upload.id, 'audio', `the upstream never answered the upload request (channel ${upload.channelId ?? 'RELAY_AUDIO_URL'}); it was not sent again, to avoid a duplicate`);
-        }
+  step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
+    return this.flow.step<AudioVendor, AudioUploadStatus, AudioFacts>(upload, ctx, {
+      operation: 'audio',
+      noun: 'upload',
+      vendors: this.vendors,
+      beforeCreate: async () => {
         // the upstream fetches the URL from its network, which may be the gateway's own
         const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url);
-        if (handOff) return { kind: 'failed', reason: handOff };
-        return await this.router.submitNew({ operation: 'audio', task: upload, marks: ctx, send: (channel) => this.submit(channel, upload, ctx) });
-      }
-      const channel = await this.router.heldBy(upload, 'audio');
-      if (!channel) return await this.router.gatewayFailure(upload.id, 'audio', `the channel that holds the upload (${upload.channelId ?? 'RELAY_AUDIO_URL'}) no longer exists`);
-      const vendor = this.vendors[channel.protocol];
-      if (!vendor) return await this.router.gatewayFailure(upload.id, 'audio', `channel ${channel.name} speaks ${channel.protocol}, which takes no uploads`, channel);
-      const upstreamId = upload.upstreamId;
-      const status: AudioUploadStatus = await this.router.onHeld(channel, upload.id, 'audio', () => vendor.query(channel, upstreamId, false));
-      switch (status.state) {
-        case 'ready': {
-          const { format, durationS, sizeBytes, sha256 } = status.facts;
-          const kept = await this.keepClip(upload, ctx);
-          if (kept && !kept.ok) {
-            this.logger.warn({ msg: "the gateway's copy of a relayed upload was refused; the upload fails", upload_id: upload.id, reason: kept.reason, ...(kept.detail ? { ffmpeg: kept.detail } : {}) });
-            return { kind: 'failed', reason: `the file at url ${kept.reason}` };
-          }
-          return { kind: 'done', result: kept ? kept.facts : { format, duration: durationS, sizeBytes, sha256 } };
+        return handOff ? { kind: 'failed', reason: handOff } : null;
+      },
+      create: async (channel, vendor) => ({ upstreamId: await vendor.create(channel, upload.params.url) }),
+      failure: (status) => `the upstream could not use the file: ${status.reason}`,
+      finished: async (status) => {
+        const { format, durationS, sizeBytes, sha256 } = (status as Extract<AudioUploadStatus, { state: 'ready' }>).facts;
+        const kept = await this.keepClip(upload, ctx);
+        if (kept && !kept.ok) {
+          this.logger.warn({ msg: "the gateway's copy of a relayed upload was refused; the upload fails", upload_id: upload.id, reason: kept.reason, ...(kept.detail ? { ffmpeg: kept.detail } : {}) });
+          return { kind: 'failed', reason: `the file at url ${kept.reason}` };
         }
-        case 'failed':
-          return { kind: 'failed', reason: `the upstream could not use the file: ${status.reason}` };
-        default: // the poller watches it
-          return { kind: 'watch', minPollS: vendor.minPollS };
-      }
-    } catch (err) {
-      if (err instanceof UnusableAnswer) return { kind: 'failed', reason: err.message };
-      if (err instanceof UpstreamRefused) return await this.router.refusal(upload.id, 'audio', err, 'the upstream refused the upload');
-      if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
-      if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(upload.createdAt, this.config.relay.pollMs) };
-      throw err;
-    }
-  }
-
-  private async submit(channel: ChannelHandle, upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
-    const vendor = this.vendors[channel.protocol];
-    if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which takes no uploads`, 0, 'request', true);
-    const upstreamId = await submitOnce(ctx, () => vendor.create(channel, upload.params.url));
-    await ctx.saveUpstreamId(upstreamId);
-    return { kind: 'watch', minPollS: vendor.minPollS };
+        return { kind: 'done', result: kept ? kept.facts : { format, duration: durationS, sizeBytes, sha256 } };
+      },
+    });
   }
 
   /**

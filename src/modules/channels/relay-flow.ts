@@ -1,0 +1,238 @@
+import { Injectable } from '@nestjs/common';
+import type { ChannelPoll, StepOutcome, Task, WatchedTask, WatchNews } from '../../common/tasks/task-kind.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
+import type { UpstreamTaskFacts } from './channels.repository.js';
+import type { ChannelOperation } from './channel-protocols.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
+
+/** What every operation's vendor says of an upstream task: still working, failed (its words), or its own end. */
+export type RelayStatus = { state: 'working' } | { state: 'failed'; reason: string; content?: boolean } | { state: string };
+
+/** What the relay path needs of an operation's vendor adapter (each operation's contract extends it). */
+export interface RelayVendor<S> {
+  readonly protocol: string;
+  readonly minPollS: number;
+  query?(account: VendorAccount, upstreamId: string, once: boolean): Promise<S>;
+  /** Several tasks in one request; null when the account refuses it (its tasks are then asked one by one). */
+  queryMany?(account: VendorAccount, upstreamIds: string[]): Promise<Map<string, S> | null>;
+  cancel?(account: VendorAccount, upstreamId: string): Promise<void>;
+}
+
+/** What a create came to: the results at once (a vendor that answers with them), or an upstream task to watch. */
+export type RelayCreated<S, R> = { made: R } | { upstreamId: string; status?: S; callback?: boolean };
+
+/**
+ * One operation's part of relaying one task: its vendors, what its request asks of a channel, how a create is
+ * sent and how a vendor's end becomes the task's. RelayFlow does the rest, the same for every operation.
+ */
+export interface RelayOperation<V extends RelayVendor<S>, S extends RelayStatus, R> {
+  operation: ChannelOperation;
+  /** What the operation's API calls the task, in its failures: "generation", "task", "music task", "upload". */
+  noun: string;
+  /** The adapters by channel protocol. */
+  vendors: Readonly<Record<string, V>>;
+  /** Reads what `fits` needs (an input's size), once, before a channel is chosen: only steps that choose one read it. */
+  readyToFit?(): Promise<void>;
+  /** Whether a channel makes the task exactly as asked (a model that honours every field); absent: any does. */
+  fits?(channel: CandidateChannel): boolean;
+  /** What the task costs the company on a channel; null: unpriced. */
+  costOf?(channel: CandidateChannel): number | null;
+  /** The model and price an upstream task of it on this channel is recorded with. */
+  taken?(channel: CandidateChannel): Omit<UpstreamTaskFacts, 'upstreamId'>;
+  /** The task follows something a channel holds (a clip continued, a generation named): only that channel can take it, and it never fails over. */
+  pinned?: boolean;
+  /** That channel (read after beforeCreate, which may find it). */
+  pinnedTo?: string | null;
+  /**
+   * Whether an upstream task that failed for a reason of the vendor's own, or stalled past its channel's
+   * limit, is given up for another channel (video, expand). Without it the task ends with the vendor's end.
+   */
+  failsOver?: boolean;
+  /** Checks before a create (a caller's URL the vendor would fetch, a generation a keyframe names): an outcome ends the step. */
+  beforeCreate?(): Promise<StepOutcome<R> | null>;
+  /** Sends the create to the vendor (RelayFlow marks it as sent first: an answer that never comes is never sent again blindly). */
+  create(channel: ChannelHandle, vendor: V): Promise<RelayCreated<S, R>>;
+  /** Finds the task the vendor made under our id, for a create whose answer was lost (null: not made); null at once where the vendor cannot be asked. */
+  findByOwnId?(channel: ChannelHandle, vendor: V): Promise<{ upstreamId: string; status: S } | null> | null;
+  /** A vendor's end other than working or failed (succeeded, ready): the results copied into our store. */
+  finished(status: S, channel: ChannelHandle): Promise<StepOutcome<R>>;
+  /** The words of the vendor's failure as the caller reads them (default: "the upstream failed the <noun>: <its words>"). */
+  failure?(status: Extract<S, { state: 'failed' }>): string;
+  /** A vendor's words as a caller may read them (an aggregator's carry its ids): applied to refusals and unusable answers. */
+  tenantWords?(message: string): string;
+}
+
+/** Longest upstream id kept (the column's size): a vendor answering a longer one fails the task. */
+export const MAX_UPSTREAM_ID = 256;
+
+/** How many tasks one batch query asks about. */
+const FETCH_BATCH = 50;
+
+/**
+ * The one relay path of every operation: a new task goes to a channel the router picks (one whose vendor
+ * makes it as asked, by priority and, where the operation routes by cost, price); its create is sent once
+ * (marked before it goes); the answer is classified (busy and refused accounts go on to the next channel, a
+ * refusal of the task ends it, an answer that never came stays with that channel); an upstream task is
+ * watched (polled, or called back) and its end mapped by the operation. A create whose answer was lost is
+ * found by our id where the vendor keeps it, else never sent there again: it goes on to a channel it has not
+ * had when one may take it. An upstream task that failed for a reason of the vendor's own or stalled is given
+ * up for another channel where the operation fails over. Each operation's provider only maps its request.
+ */
+@Injectable()
+export class RelayFlow {
+  /** Accounts that refused a batch query: their tasks are asked about one by one. */
+  private readonly singleQuery = new Set<string>();
+
+  constructor(
+    private readonly router: ChannelRouter,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** One step of a relayed task: its upstream task asked about, or a create sent. */
+  async step<V extends RelayVendor<S>, S extends RelayStatus, R>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R>): Promise<StepOutcome<R>> {
+    try {
+      if (task.upstreamId || task.submitStartedAt) {
+        const held = await this.held(task, marks, op);
+        if (held) return held;
+        // given up there (or provably never made): on to a channel it has not had, in this same step
+      }
+      const before = await op.beforeCreate?.();
+      if (before) return before;
+      await op.readyToFit?.();
+      return await this.router.submitNew({
+        operation: op.operation,
+        task,
+        marks,
+        pinnedTo: op.pinnedTo ?? null,
+        fits: op.fits,
+        costOf: op.costOf,
+        send: (channel) => this.create(channel, marks, op),
+      });
+    } catch (err) {
+      const words = op.tenantWords ?? ((m: string) => m);
+      if (err instanceof UnusableAnswer) return { kind: 'failed', reason: words(err.message) };
+      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, op.operation, err, `the upstream refused the ${op.noun}`, words);
+      if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
+      throw err;
+    }
+  }
+
+  /**
+   * How the poller asks about the tasks a channel holds: up to FETCH_BATCH in one request where the vendor
+   * has a batch query (a task the answer leaves out is news: its step asks for it alone and decides), else one
+   * at a time. A task stalled past its channel's limit is news at once where the operation fails over.
+   */
+  async channelPoll<V extends RelayVendor<S>, S extends RelayStatus>(channelId: string | null, op: Pick<RelayOperation<V, S, unknown>, 'operation' | 'vendors' | 'failsOver'>): Promise<ChannelPoll | null> {
+    const channel = await this.router.heldBy({ channelId }, op.operation);
+    const vendor = channel ? op.vendors[channel.protocol] : undefined;
+    const query = vendor?.query?.bind(vendor);
+    if (!channel || !vendor || !query) return null;
+    const many = vendor.queryMany && !this.singleQuery.has(channel.baseUrl) ? vendor.queryMany.bind(vendor) : undefined;
+    const newsOf = (status: S | undefined): WatchNews => (status?.state === 'working' ? 'working' : 'changed');
+    return {
+      name: channel.name,
+      batchSize: many ? FETCH_BATCH : 1,
+      poll: (tasks: WatchedTask[]) =>
+        this.router.onHeld(channel, tasks[0].id, op.operation, async () => {
+          if (many) {
+            const statuses = await many(channel, tasks.map((t) => t.upstreamId));
+            if (!statuses) {
+              this.singleQuery.add(channel.baseUrl);
+              return new Map<string, WatchNews>();
+            }
+            return new Map(tasks.map((t): [string, WatchNews] => [t.id, newsOf(statuses.get(t.upstreamId))]));
+          }
+          const [task] = tasks;
+          // stalled past the channel's limit: its step gives it up
+          if (op.failsOver && stalledOn(channel, task.upstreamSince)) return new Map<string, WatchNews>([[task.id, 'changed']]);
+          return new Map<string, WatchNews>([[task.id, newsOf(await query(channel, task.upstreamId, true))]]);
+        }),
+    };
+  }
+
+  /** A task a channel holds (its create sent, answered or not): its outcome, or null to go on to a create. */
+  private async held<V extends RelayVendor<S>, S extends RelayStatus, R>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R>): Promise<StepOutcome<R> | null> {
+    const where = task.channelId ?? `RELAY_${op.operation.toUpperCase()}_URL`;
+    const channel = await this.router.heldBy(task, op.operation);
+    if (!channel) return this.router.gatewayFailure(task.id, op.operation, `the channel that holds the ${op.noun} (${where}) no longer exists`);
+    const vendor = op.vendors[channel.protocol];
+    if (!vendor) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, channel);
+    if (!task.upstreamId) return this.unansweredCreate(task, marks, op, channel, vendor, where);
+    const upstreamId = task.upstreamId;
+    if (!vendor.query) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name}'s vendor cannot be asked about upstream task ${upstreamId}`, channel);
+    const status = await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false));
+    const failed = status.state === 'failed' && (!(status as { content?: boolean }).content || this.config.relay.failoverOnContent);
+    const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
+    const givesUp = op.failsOver && !op.pinned && (failed || stalled);
+    if (!givesUp || !(await this.readyToFit(op)) || !(await this.router.mayFailOver(op.operation, task.id, op.fits))) return this.outcome(vendor, status, channel, op);
+    const reason = stalled ? stallReason(channel) : `the upstream failed the ${op.noun}: ${(status as { reason: string }).reason}`;
+    const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
+    await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId, marks, reason, cancel });
+    return null;
+  }
+
+  /**
+   * A create went out and its answer never came back (a timeout, a reset, a worker killed while it was in
+   * flight). A vendor that keeps our id (Kling) is asked for the task by it: found, it is adopted (its
+   * accepted attempt recorded now); provably not made, the create may be sent again (Kling refuses a second
+   * with the same id, so it can never be made twice). A vendor that cannot be asked is never sent it again:
+   * the task goes on to another channel that has not had it when it may (a possibly billed orphan upstream,
+   * the tenant charged once), and fails otherwise.
+   */
+  private async unansweredCreate<V extends RelayVendor<S>, S extends RelayStatus, R>(
+    task: Task<unknown, unknown>,
+    marks: SubmitMarks,
+    op: RelayOperation<V, S, R>,
+    channel: ChannelHandle,
+    vendor: V,
+    where: string,
+  ): Promise<StepOutcome<R> | null> {
+    const lookUp = op.findByOwnId?.(channel, vendor);
+    if (lookUp) {
+      const found = await this.router.onHeld(channel, task.id, op.operation, () => lookUp);
+      if (!found) {
+        await marks.clearSubmitting();
+        return null;
+      }
+      await marks.saveUpstreamId(found.upstreamId, { callback: false });
+      await this.router.adopted(task.id, op.operation, channel, { model: '', cost: null, ...op.taken?.(channel), upstreamId: found.upstreamId });
+      return this.outcome(vendor, found.status, channel, op);
+    }
+    const reason = `the upstream never answered the create request (channel ${where}); it was not sent again, to avoid a second (billed) ${op.noun}`;
+    if (op.pinned || !(await this.readyToFit(op)) || !(await this.router.mayFailOver(op.operation, task.id, op.fits, channel))) return this.router.gatewayFailure(task.id, op.operation, reason, channel);
+    await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId: null, marks, reason });
+    return null;
+  }
+
+  /** One create to one channel, marked as sent before it goes; its upstream task saved, or its results at once. */
+  private async create<V extends RelayVendor<S>, S extends RelayStatus, R>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R>) {
+    const vendor = op.vendors[channel.protocol];
+    if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, 0, 'request', true);
+    const answer = await submitOnce(marks, () => op.create(channel, vendor));
+    const facts = { model: '', cost: null, ...op.taken?.(channel) };
+    if ('made' in answer) return { kind: 'done' as const, result: answer.made, taken: { ...facts, upstreamId: null } };
+    if (answer.upstreamId.length > MAX_UPSTREAM_ID) return { kind: 'failed' as const, reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
+    await marks.saveUpstreamId(answer.upstreamId, { callback: answer.callback ?? false });
+    const taken = op.taken ? { ...facts, upstreamId: answer.upstreamId } : undefined;
+    const outcome = answer.status ? await this.outcome(vendor, answer.status, channel, op) : { kind: 'watch' as const, minPollS: vendor.minPollS };
+    return { ...outcome, taken };
+  }
+
+  private async readyToFit(op: Pick<RelayOperation<never, never, unknown>, 'readyToFit'>): Promise<true> {
+    await op.readyToFit?.();
+    return true;
+  }
+
+  /** A vendor's state onto the step's: working → watched; failed → its words; its end → the operation's results. */
+  private outcome<V extends RelayVendor<S>, S extends RelayStatus, R>(vendor: V, status: S, channel: ChannelHandle, op: RelayOperation<V, S, R>): Promise<StepOutcome<R>> | StepOutcome<R> {
+    if (status.state === 'working') return { kind: 'watch', minPollS: vendor.minPollS };
+    if (status.state === 'failed') {
+      const failed = status as Extract<S, { state: 'failed' }>;
+      return { kind: 'failed', reason: op.failure ? op.failure(failed) : `the upstream failed the ${op.noun}: ${(failed as { reason: string }).reason}` };
+    }
+    return op.finished(status, channel);
+  }
+}
