@@ -12,11 +12,11 @@ export const MUSIC_ACTIONS_BY_KIND: Record<string, string> = { music: 'MUSIC', c
 /** What a music or concat task's parameters say of its clips (an upload's say none of it). */
 export interface ClipDescription {
   title?: string | null;
-  tags?: string | null;
-  negative_tags?: string | null;
-  prompt?: string | null;
-  gpt_description_prompt?: string | null;
-  mv?: string | null;
+  style?: string | null;
+  avoid_style?: string | null;
+  lyrics?: string | null;
+  description?: string | null;
+  model?: string | null;
   /** A concat's parts, in order. */
   parts?: { clip_id: string; type: string; cut_at: number | null }[];
 }
@@ -115,12 +115,12 @@ function toClip(task: Task<object, unknown>, clip: Clip, status: string, ancesto
     audio_url: status === 'SUCCESS' ? audioUrl : null,
     image_url: status === 'SUCCESS' ? imageUrl : null,
     title: p.title ?? null,
-    model_name: p.mv ?? null,
+    model_name: p.model ?? null,
     created_at: clip.createdAt.toISOString(),
     metadata: {
-      tags: p.tags ?? null,
-      prompt: p.prompt ?? p.gpt_description_prompt ?? null,
-      negative_tags: p.negative_tags ?? null,
+      tags: p.style ?? null,
+      prompt: p.lyrics ?? p.description ?? null,
+      negative_tags: p.avoid_style ?? null,
       duration: clip.duration,
       type: clip.type,
       continue_clip_id: clip.parentId,

@@ -18,10 +18,11 @@ export interface ConcatParams {
   parts: ConcatPart[];
   /** Its clip's id (given at acceptance). */
   song_id: string;
+  /** The last part's description, shown on the joined song (ClipDescription). */
   title: string | null;
-  tags: string | null;
-  prompt: string | null;
-  mv: string | null;
+  style: string | null;
+  lyrics: string | null;
+  model: string | null;
 }
 
 export type ConcatResult = Record<string, never>;

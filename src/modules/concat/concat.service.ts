@@ -49,9 +49,9 @@ export class ConcatService {
       parts: parts.map(({ clip, cutAt }): ConcatPart => ({ clip_id: clip.id, task_id: clip.taskId, idx: clip.idx, type: clip.type, cut_at: cutAt })),
       song_id: songId,
       title: last.title ?? null,
-      tags: last.tags ?? null,
-      prompt: last.prompt ?? last.gpt_description_prompt ?? null,
-      mv: last.mv ?? null,
+      style: last.style ?? null,
+      lyrics: last.lyrics ?? last.description ?? null,
+      model: last.model ?? null,
     };
     const task = await this.engine.submit(this.kind, {
       id,

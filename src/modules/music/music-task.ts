@@ -1,25 +1,37 @@
 import type { Task } from '../../common/tasks/task-kind.js';
 import type { MusicModelName } from './music-models.js';
 
-/** A music task's parameters document (tasks.params): the request as accepted, and the clip it continues. */
+/**
+ * A music task's parameters document (tasks.params), in the gateway's own words: what the song is (lyrics,
+ * or a description to write them from; a style and a style to avoid; a title), the model, whether it is
+ * instrumental, the two clips it makes, and the clip it continues. A door maps its request into it (the
+ * Suno-style door's prompt, gpt_description_prompt, tags, negative_tags, mv, make_instrumental, continue_*);
+ * a vendor's adapter maps it out (`MusicRequest`).
+ */
 export interface MusicParams {
-  prompt: string | null;
-  gpt_description_prompt: string | null;
-  tags: string | null;
-  negative_tags: string | null;
+  lyrics: string | null;
+  description: string | null;
+  style: string | null;
+  avoid_style: string | null;
   title: string | null;
-  mv: MusicModelName;
-  make_instrumental: boolean;
+  model: MusicModelName;
+  instrumental: boolean;
   /** The two clips it makes (ids given at acceptance, so a fetch lists them from the start). */
   clip_ids: [string, string];
-  /** A continuation: the clip, the second it is cut at (its end when the request named none), and its kind of source. */
-  continue_clip_id: string | null;
-  continue_at: number | null;
-  task: 'extend' | 'upload_extend' | null;
-  /** The upstream's id of the continued clip (relay: what the continuation sends upstream). */
-  continue_upstream_id: string | null;
-  /** The channel that holds the continued clip (relay): the continuation goes to it (absent in tasks accepted before channels). */
-  continue_channel_id?: string | null;
+  /** The clip it continues, or null for a new song. */
+  continues: MusicContinuation | null;
+}
+
+/** The clip a continuation continues. */
+export interface MusicContinuation {
+  clip_id: string;
+  /** The second it is cut at (its end when the request named none). */
+  at_s: number | null;
+  /** It is an upload (a vendor continues an upload its own way), not a take or a joined song. */
+  from_upload: boolean;
+  /** The vendor's id of that clip (relay: what the continuation names upstream), and the channel that holds it. */
+  upstream_clip_id: string | null;
+  channel_id: string | null;
 }
 
 /** A success stores nothing but its clips' facts (in the clips table) and files (media). */

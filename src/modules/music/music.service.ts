@@ -38,20 +38,19 @@ export class MusicService {
     const id = randomUUID();
     const clipIds: [string, string] = [randomUUID(), randomUUID()];
     const continueAt = parent ? (dto.continue_at ?? parent.duration) : null;
+    // the door's (Suno's) names mapped into the gateway's own parameters
     const params: MusicParams = {
-      prompt: dto.prompt ?? null,
-      gpt_description_prompt: dto.gpt_description_prompt ?? null,
-      tags: dto.tags ?? null,
-      negative_tags: dto.negative_tags ?? null,
+      lyrics: dto.prompt ?? null,
+      description: dto.gpt_description_prompt ?? null,
+      style: dto.tags ?? null,
+      avoid_style: dto.negative_tags ?? null,
       title: dto.title ?? null,
-      mv,
-      make_instrumental: dto.make_instrumental ?? false,
+      model: mv,
+      instrumental: dto.make_instrumental ?? false,
       clip_ids: clipIds,
-      continue_clip_id: parent?.id ?? null,
-      continue_at: continueAt,
-      task: parent ? (dto.task ?? (parent.type === 'upload' ? 'upload_extend' : 'extend')) : null,
-      continue_upstream_id: parent?.upstreamId ?? null,
-      continue_channel_id: parent?.upstreamId ? parent.channelId : null,
+      continues: parent
+        ? { clip_id: parent.id, at_s: continueAt, from_upload: parent.type === 'upload', upstream_clip_id: parent.upstreamId ?? null, channel_id: parent.upstreamId ? parent.channelId : null }
+        : null,
     };
     const task = await this.engine.submit(this.kind, {
       id,

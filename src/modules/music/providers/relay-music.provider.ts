@@ -48,7 +48,7 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
   }
 
   step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
-    const pinnedTo = task.params.continue_channel_id ?? null;
+    const pinnedTo = task.params.continues?.channel_id ?? null;
     return this.flow.step<MusicVendor, MusicStatus, MusicTake[]>(task, ctx, {
       operation: 'music',
       noun: 'music task',
@@ -119,17 +119,17 @@ function withoutUrls(text: string): string {
   return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>');
 }
 
-/** The task's request in the gateway's words (its parameters document keeps the door's names): what the vendor's adapter maps out. */
+/** The task's request as the vendors' adapters take it. */
 function musicRequest(task: MusicTask): MusicRequest {
   const p = task.params;
   return {
-    lyrics: p.prompt,
-    description: p.gpt_description_prompt,
-    style: p.tags,
-    avoidStyle: p.negative_tags,
+    lyrics: p.lyrics,
+    description: p.description,
+    style: p.style,
+    avoidStyle: p.avoid_style,
     title: p.title,
-    model: p.mv,
-    instrumental: p.make_instrumental,
-    continues: p.continue_clip_id ? { upstreamClipId: p.continue_upstream_id, atS: p.continue_at, upload: p.task === 'upload_extend' } : null,
+    model: p.model,
+    instrumental: p.instrumental,
+    continues: p.continues ? { upstreamClipId: p.continues.upstream_clip_id, atS: p.continues.at_s, upload: p.continues.from_upload } : null,
   };
 }

@@ -33,10 +33,10 @@ export class SandboxMusicProvider implements MusicProvider {
   async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
     if (this.config.sandboxDelayMs > 0) await StepScope.delay(this.config.sandboxDelayMs); // ends with the step's time limit
     const p = task.params;
-    const channels = p.continue_clip_id ? await this.channelsOf(p.continue_clip_id, ctx) : 2;
+    const channels = p.continues ? await this.channelsOf(p.continues.clip_id, ctx) : 2;
     const takes: MusicTake[] = [];
     for (const [index, clipId] of p.clip_ids.entries()) {
-      const seed = JSON.stringify([p.mv, p.prompt, p.gpt_description_prompt, p.tags, p.negative_tags, p.title, p.make_instrumental, p.continue_clip_id, p.continue_at, index]);
+      const seed = JSON.stringify([p.model, p.lyrics, p.description, p.style, p.avoid_style, p.title, p.instrumental, p.continues?.clip_id ?? null, p.continues?.at_s ?? null, index]);
       const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
       await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path, channels);
       takes.push({ audio, durationS: (await measureAudio(audio.path, OWN_MP3, { maxS: this.config.kinds.music.options.sandboxDurationS + 5 })).durationS, cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
