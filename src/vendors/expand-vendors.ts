@@ -9,3 +9,8 @@ export const EXPAND_VENDORS = [KlingExpandVendor, StabilityExpandVendor] as cons
 
 /** The protocol whose adapter a gateway channel's expand goes through. */
 export const GATEWAY_EXPAND_PROTOCOL = KlingExpandVendor.protocol;
+
+/** The one expand model a protocol's channel serves (a gateway's, and any other's: `expand`). */
+export function expandModelOf(protocol: string): string {
+  return EXPAND_VENDORS.find((v) => v.protocol === protocol)?.model ?? 'expand';
+}

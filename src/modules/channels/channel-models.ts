@@ -1,4 +1,5 @@
 import { AppError } from '../../common/errors/app-error.js';
+import { expandModelOf } from '../../vendors/expand-vendors.js';
 import { videoCatalogOf } from '../../vendors/video-vendors.js';
 import type { VideoModelSpec } from '../../vendors/contracts/video-request.js';
 
@@ -9,13 +10,10 @@ export type ChannelModel = {
   price?: { per_second?: Record<string, number>; per_image?: number };
 };
 
-/** The one model each expand vendor offers, by channel protocol (a channel names it to price it). */
-export const EXPAND_MODELS: Record<string, string> = { kling: 'kling-expand', stability: 'outpaint', gateway: 'expand' };
-
 /** The expand model a channel serves, under the name it lists it by (its vendor's id when it lists none), with its price. */
 export function servedExpandModel(channel: { protocol: string; models: unknown }): { name: string; price?: ChannelModel['price'] } {
   const listed = Array.isArray(channel.models) ? (channel.models as ChannelModel[]) : [];
-  const id = EXPAND_MODELS[channel.protocol] ?? 'expand';
+  const id = expandModelOf(channel.protocol);
   const model = listed.find((m) => m.vendor_model === id);
   return model ? { name: model.name, ...(model.price ? { price: model.price } : {}) } : { name: id };
 }
@@ -65,7 +63,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
 
 /** An expand channel lists its vendor's one model, to name and price it (per image). */
 function checkExpandModels(protocol: string, models: readonly ChannelModel[]): void {
-  const id = EXPAND_MODELS[protocol] ?? 'expand';
+  const id = expandModelOf(protocol);
   if (models.length > 1) throw new AppError('INVALID_PARAMETER', `models: a ${protocol} expand channel serves one model (${id}); list it once`);
   const [m] = models;
   if (m.vendor_model !== id) throw new AppError('INVALID_PARAMETER', `models[0].vendor_model must be ${id}, the ${protocol} expand model (not ${m.vendor_model})`);

@@ -23,6 +23,8 @@ interface KlingExpandTask {
 @Injectable()
 export class KlingExpandVendor implements ExpandVendor {
   static readonly protocol = 'kling';
+  /** Its one expand model, as a channel names it to price it. */
+  static readonly model = 'kling-expand';
   readonly protocol = KlingExpandVendor.protocol;
   readonly minPollS = KLING.pollFloorS;
 

@@ -28,6 +28,8 @@ const RESULT_MAX_BYTES = 64 * 1024 * 1024;
 @Injectable()
 export class StabilityExpandVendor implements ExpandVendor {
   static readonly protocol = 'stability';
+  /** Its one expand model (the outpaint endpoint), as a channel names it to price it. */
+  static readonly model = 'outpaint';
   readonly protocol = StabilityExpandVendor.protocol;
   /** It answers at once: nothing is polled. */
   readonly minPollS = STABILITY.pollFloorS;
