@@ -8,6 +8,7 @@ import { freePort } from '../support/free-port.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, createTestDatabase, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
+import { VENDORS } from '../../src/vendors/registry.js';
 
 const ADMIN = 'admin-secret-0123456789';
 const SECRET_KEY = 'a'.repeat(64);
@@ -138,7 +139,7 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     };
     await bad({ weight: 1001 }, /^weight must be an integer from 0 to 1000/);
     await bad({ weight: -1 }, /^weight must be an integer from 0 to 1000/);
-    await bad({ protocol: 'openai' }, /^protocol must be one of kling, luma, runway, minimax, stability, suno, gateway$/);
+    await bad({ protocol: 'openai' }, new RegExp(`^protocol must be one of ${VENDORS.map((v) => v.protocol).join(', ')}$`));
     await bad({ operations: ['image'] }, /^operations must hold only expand, video, audio, music/);
     await bad({ operations: ['audio'] }, /^operations: a kling channel takes only expand and video \(not audio\)/);
     await bad({ protocol: 'runway', operations: ['expand'], credentials: { api_key: 'k' } }, /^operations: a runway channel takes only video \(not expand\)/);
