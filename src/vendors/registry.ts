@@ -4,6 +4,7 @@ import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
 import { MINIMAX } from './minimax/minimax.vendor.js';
 import { RUNWAY } from './runway/runway.vendor.js';
+import { SEEDANCE } from './seedance/seedance.vendor.js';
 import { STABILITY } from './stability/stability.vendor.js';
 import { SUNO_AGGREGATOR } from './suno-aggregator/suno-aggregator.vendor.js';
 
@@ -12,7 +13,7 @@ import { SUNO_AGGREGATOR } from './suno-aggregator/suno-aggregator.vendor.js';
  * operations, credentials), how they authenticate and test an account, and what the docs and the channel
  * DTO say of each. A new vendor is a folder and a line here.
  */
-export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, STABILITY, SUNO_AGGREGATOR, GATEWAY];
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, STABILITY, SUNO_AGGREGATOR, GATEWAY];
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);
