@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/infra/config/app-config.js';
@@ -8,6 +10,7 @@ import { OutboundError, type OutboundPurpose, SafeFetchService } from '../../src
 import { Tracing } from '../../src/infra/tracing/tracing.service.js';
 import { HostTable } from '../support/host-table.js';
 import { startServer, type TestServer } from '../support/http-server.js';
+import { pollUntil } from '../support/poll.js';
 
 function fetcher(env: Record<string, string> = {}, resolver: HostResolver = new SystemHostResolver()): SafeFetchService {
   const config = loadConfig({ OUTBOUND_TIMEOUT_MS: '1500', OUTBOUND_CONNECT_TIMEOUT_MS: '1000', ...env });
@@ -154,6 +157,32 @@ describe('SafeFetchService', () => {
     expect([err.kind, err.message]).toEqual(['refused', 'the host localhost resolves to a loopback address: only public addresses are fetched (private targets are refused)']);
     expect((await failure(allowed.request('caller', `http://localhost:${server.port}/ok`, { method: 'POST', body: '{}', maxBytes: 1024, followRedirects: false, acceptAnyStatus: true }))).kind).toBe('refused');
     expect(server.requests.length).toBe(before);
+  });
+
+  it("lets go of a kept-alive connection before the server's Keep-Alive timeout, so no request is sent on a connection the server is closing", async () => {
+    // a server that keeps idle connections 3 s and says so (Keep-Alive: timeout=3), as Node's servers do with their 5 s
+    const idle = http.createServer((_req, res) => res.end('ok'));
+    idle.keepAliveTimeout = 3000;
+    await new Promise<void>((resolve) => idle.listen(0, '127.0.0.1', resolve));
+    const port = (idle.address() as AddressInfo).port;
+    const endedByClient: boolean[] = [];
+    idle.on('connection', (socket) => {
+      let ended = false;
+      socket.on('end', () => (ended = true)); // the client closed its side first
+      socket.on('close', () => endedByClient.push(ended));
+    });
+    const allowed = fetcher({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+    try {
+      const answer = await allowed.request('upstream', `http://127.0.0.1:${port}/ok`, { maxBytes: 1024, keepAlive: true });
+      expect(answer.headers['keep-alive']).toBe('timeout=3');
+      // the client drops it 1 s before the server would (both timers in this one process: their order holds under load)
+      await pollUntil(async () => endedByClient.length, (n) => n === 1, { timeoutMs: 10_000, what: 'the kept-alive connection to close' });
+      expect(endedByClient).toEqual([true]);
+    } finally {
+      allowed.onApplicationShutdown();
+      idle.closeAllConnections();
+      await new Promise((resolve) => idle.close(resolve));
+    }
   });
 
   it('resolves names through its resolver: relay.internal on loopback serves an upstream, and is refused to a caller', async () => {

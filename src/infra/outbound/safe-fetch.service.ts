@@ -58,6 +58,8 @@ export interface OutboundRequest {
 
 /** Connections kept open to one origin, at most. */
 const KEEP_ALIVE_SOCKETS = 64;
+/** How long a kept-alive connection may idle before the agent drops it (shorter when the server's Keep-Alive hint says so). */
+const KEEP_ALIVE_IDLE_MS = 30_000;
 
 export interface OutboundResponse {
   status: number;
@@ -278,7 +280,10 @@ export class SafeFetchService implements OnApplicationShutdown {
         );
       };
       const Agent = target.protocol === 'https:' ? https.Agent : http.Agent;
-      agent = new Agent({ keepAlive: true, maxSockets: KEEP_ALIVE_SOCKETS, lookup } as http.AgentOptions);
+      // `timeout` makes the agent honour a server's `Keep-Alive: timeout=N` hint (it drops an idle connection
+      // 1 s before the server would; without it, never): a create sent on a connection the server was closing
+      // is an answer lost, which fails over or fails the task (seen under load against Node servers' 5 s)
+      agent = new Agent({ keepAlive: true, maxSockets: KEEP_ALIVE_SOCKETS, timeout: KEEP_ALIVE_IDLE_MS, lookup } as http.AgentOptions);
       this.agents.set(key, agent);
     }
     return agent;
