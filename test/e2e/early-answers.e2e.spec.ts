@@ -190,7 +190,7 @@ describe('every request gets an answer, whatever is left of its body', () => {
     ];
     const doc = (await api(t.url, 'GET', '/docs-json')).body;
     let mixing = true;
-    const traffic = runFuzz({ base: t.url, doc, keys: { api: await t.createKey('fuzz'), admin: ADMIN }, count: 500, seed: 25, concurrency: 11, deadlineMs: 10_000 }).finally(() => (mixing = false));
+    const traffic = runFuzz({ base: t.url, doc, keys: { api: await t.createKey('fuzz'), admin: ADMIN }, count: 500, seed: 25, concurrency: 11, deadlineMs: 30_000 }).finally(() => (mixing = false));
     const answers: { encoding: string; expected: number; status: number; envelope?: boolean; error?: string }[] = [];
     for (let i = 0; mixing || i < bombs.length; i++) {
       const bomb = bombs[i % bombs.length];
