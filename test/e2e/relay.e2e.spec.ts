@@ -358,3 +358,36 @@ describe('relay to an upstream that speaks this same interface', () => {
     }
   });
 });
+
+describe('configuration channels of several operations', () => {
+  it("RELAY_KLING_* are RELAY_EXPAND_URL's credentials: RELAY_VIDEO_URL beside them still speaks the Luma door with RELAY_API_KEY", async () => {
+    const kling = await startFakeKling('ak-config-0001', 'sk-config-secret-0001');
+    const luma = await startFakeLuma('luma-config-key-0001');
+    luma.knobs.pollsUntilDone = 1;
+    const t = await startTestApp({
+      ...FAST,
+      EXPAND_PROVIDER: 'relay',
+      RELAY_EXPAND_URL: kling.url,
+      RELAY_KLING_ACCESS_KEY: 'ak-config-0001',
+      RELAY_KLING_SECRET_KEY: 'sk-config-secret-0001',
+      VIDEO_PROVIDER: 'relay',
+      RELAY_VIDEO_URL: luma.url,
+      RELAY_API_KEY: 'luma-config-key-0001',
+    });
+    try {
+      const key = await t.createKey('team-config');
+      // before: the video channel took Kling's protocol and signed its creates with Kling's JWT; Luma refused them
+      const created = await api(t.url, 'POST', '/video-b/v1/generations', { key, body: { prompt: 'A lighthouse at dusk' } });
+      expect(created.status).toBe(201);
+      const done = await pollUntil(() => api(t.url, 'GET', `/video-b/v1/generations/${created.body.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { timeoutMs: 30_000, what: 'the relayed generation' });
+      expect([done.body.state, luma.created.size, luma.authFailures]).toEqual(['completed', 1, []]);
+      const expand = await api(t.url, 'POST', '/video-a/v1/images/editing/expand', { key, body: { image: (await png(300, 300)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 } });
+      expect(expand.status).toBe(200);
+      await pollUntil(async () => kling.created.size, (n) => n === 1, { timeoutMs: 30_000, what: "the expand's create to reach Kling" });
+      expect(kling.authFailures).toEqual([]);
+    } finally {
+      await t.close();
+      await Promise.all([kling.close(), luma.close()]);
+    }
+  }, 90_000);
+});

@@ -43,9 +43,9 @@ export function hasCredentials(protocol: string, credentials: Readonly<Record<st
 /** What RELAY_<OP>_URL speaks when no vendor's own variables are set: the door's interface, by the operation. */
 const CONFIG_DEFAULT_PROTOCOL: Record<ChannelOperation, string> = { expand: 'gateway', video: 'luma', audio: 'suno', music: 'suno' };
 
-/** The protocol of the channel RELAY_<OP>_URL defines: the vendor serving the operation whose credential variables are set, else the default. */
+/** The protocol of the channel RELAY_<OP>_URL defines: the vendor whose credential variables are set for that operation (its `configFor`), else the default. */
 export function configProtocolOf(operation: ChannelOperation, config: AppConfig): string {
-  return VENDORS.find((v) => v.operations.includes(operation) && config.relay.vendorCredentials[v.protocol])?.protocol ?? CONFIG_DEFAULT_PROTOCOL[operation];
+  return VENDORS.find((v) => v.configFor?.includes(operation) && config.relay.vendorCredentials[v.protocol])?.protocol ?? CONFIG_DEFAULT_PROTOCOL[operation];
 }
 
 /** The variables that hold a configuration channel's credentials, by credential field (shown in its hint, never their values). */

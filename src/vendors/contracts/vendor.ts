@@ -47,10 +47,12 @@ export interface VendorDescriptor {
   probe(operations: readonly string[]): VendorProbe;
   /**
    * The variables that hold a configuration channel's credentials (RELAY_<OP>_URL), by credential field, set
-   * together and validated at start with the rest; set, the configuration channel of an operation it serves
-   * speaks its protocol. Vendors without them take RELAY_API_KEY as `api_key`.
+   * together and validated at start with the rest; set, the configuration channel of each operation in
+   * `configFor` speaks its protocol (the others keep theirs: RELAY_VIDEO_URL stays a Luma-speaking gateway
+   * when Kling's are set for RELAY_EXPAND_URL). Vendors without them take RELAY_API_KEY as `api_key`.
    */
   readonly configCredentials?: Readonly<Record<string, string>>;
+  readonly configFor?: readonly ChannelOperation[];
   /** How often one of its tasks may be asked about, at least (seconds; 0: it publishes no limit, the schedule alone decides). Every operation's adapter polls by it. */
   readonly pollFloorS: number;
   auth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth;

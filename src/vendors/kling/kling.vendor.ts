@@ -12,6 +12,8 @@ export const KLING: VendorDescriptor = {
   // it publishes no limit on queries: the schedule (RELAY_POLL_MS and the age back-off) alone decides
   pollFloorS: 0,
   configCredentials: { access_key: 'RELAY_KLING_ACCESS_KEY', secret_key: 'RELAY_KLING_SECRET_KEY' },
+  // they are RELAY_EXPAND_URL's (as before the vendor layer): RELAY_VIDEO_URL speaks the Luma door's interface
+  configFor: ['expand'],
   // its list of expand tasks (video alone: of text2video tasks), one per page; refusals also come under HTTP 200
   probe: (operations) => ({
     path: operations.includes('expand') ? '/v1/images/editing/expand?pageNum=1&pageSize=1' : '/v1/videos/text2video?pageNum=1&pageSize=1',
