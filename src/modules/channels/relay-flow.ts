@@ -167,7 +167,7 @@ export class RelayFlow {
     const failed = status.state === 'failed' && (!(status as { content?: boolean }).content || this.config.relay.failoverOnContent);
     const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
     const givesUp = op.failsOver && !op.pinned && (failed || stalled);
-    if (!givesUp || !(await this.readyToFit(op)) || !(await this.router.mayFailOver(op.operation, task.id, op.fits))) return this.outcome(vendor, status, channel, op);
+    if (!givesUp || !(await this.mayFailOver(op, task.id))) return this.outcome(vendor, status, channel, op);
     const reason = stalled ? stallReason(channel) : `the upstream failed the ${op.noun}: ${(status as { reason: string }).reason}`;
     const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
     await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId, marks, reason, cancel });
@@ -202,7 +202,7 @@ export class RelayFlow {
       return this.outcome(vendor, found.status, channel, op);
     }
     const reason = `the upstream never answered the create request (channel ${where}); it was not sent again, to avoid a second (billed) ${op.noun}`;
-    if (op.pinned || !(await this.readyToFit(op)) || !(await this.router.mayFailOver(op.operation, task.id, op.fits, channel))) return this.router.gatewayFailure(task.id, op.operation, reason, channel);
+    if (op.pinned || !(await this.mayFailOver(op, task.id, channel))) return this.router.gatewayFailure(task.id, op.operation, reason, channel);
     await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId: null, marks, reason });
     return null;
   }
@@ -221,9 +221,10 @@ export class RelayFlow {
     return { ...outcome, taken };
   }
 
-  private async readyToFit(op: Pick<RelayOperation<never, never, unknown>, 'readyToFit'>): Promise<true> {
+  /** Whether the task may go on to a channel it has not had (ChannelRouter.mayFailOver), what `fits` needs read first. */
+  private async mayFailOver(op: Pick<RelayOperation<never, never, unknown>, 'operation' | 'fits' | 'readyToFit'>, taskId: string, besides?: ChannelHandle): Promise<boolean> {
     await op.readyToFit?.();
-    return true;
+    return this.router.mayFailOver(op.operation, taskId, op.fits, besides);
   }
 
   /** A vendor's state onto the step's: working → watched; failed → its words; its end → the operation's results. */
