@@ -2,6 +2,7 @@ import type { KindModule } from '../common/tasks/task-kind.js';
 import { AudioModule } from './audio/audio.module.js';
 import { ConcatModule } from './concat/concat.module.js';
 import { ExpandModule } from './expand/expand.module.js';
+import { ImageModule } from './image/image.module.js';
 import { MusicModule } from './music/music.module.js';
 import { VideoModule } from './video/video.module.js';
 
@@ -16,4 +17,5 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   AudioModule,
   MusicModule,
   ConcatModule,
+  ImageModule,
 ];

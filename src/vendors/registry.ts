@@ -1,8 +1,11 @@
 import type { VendorDescriptor } from './contracts/vendor.js';
+import { BFL } from './bfl/bfl.vendor.js';
 import { GATEWAY } from './gateway/gateway.vendor.js';
+import { GOOGLE } from './google/google.vendor.js';
 import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
 import { MINIMAX } from './minimax/minimax.vendor.js';
+import { OPENAI } from './openai/openai.vendor.js';
 import { RUNWAY } from './runway/runway.vendor.js';
 import { SEEDANCE } from './seedance/seedance.vendor.js';
 import { STABILITY } from './stability/stability.vendor.js';
@@ -13,7 +16,7 @@ import { SUNO_AGGREGATOR } from './suno-aggregator/suno-aggregator.vendor.js';
  * operations, credentials), how they authenticate and test an account, and what the docs and the channel
  * DTO say of each. A new vendor is a folder and a line here.
  */
-export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, STABILITY, SUNO_AGGREGATOR, GATEWAY];
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, STABILITY, BFL, OPENAI, GOOGLE, SUNO_AGGREGATOR, GATEWAY];
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);

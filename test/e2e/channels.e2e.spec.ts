@@ -139,15 +139,15 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     };
     await bad({ weight: 1001 }, /^weight must be an integer from 0 to 1000/);
     await bad({ weight: -1 }, /^weight must be an integer from 0 to 1000/);
-    await bad({ protocol: 'openai' }, new RegExp(`^protocol must be one of ${VENDORS.map((v) => v.protocol).join(', ')}$`));
-    await bad({ operations: ['image'] }, /^operations must hold only expand, video, audio, music/);
-    await bad({ operations: ['audio'] }, /^operations: a kling channel takes only expand and video \(not audio\)/);
+    await bad({ protocol: 'midjourney' }, new RegExp(`^protocol must be one of ${VENDORS.map((v) => v.protocol).join(', ')}$`));
+    await bad({ operations: ['painting'] }, /^operations must hold only expand, video, audio, music, image/);
+    await bad({ operations: ['audio'] }, /^operations: a kling channel takes only expand, video and image \(not audio\)/);
     await bad({ protocol: 'runway', operations: ['expand'], credentials: { api_key: 'k' } }, /^operations: a runway channel takes only video \(not expand\)/);
     // an expand channel lists its vendor's one model, priced per image
     await bad({ models: [{ name: 'm', vendor_model: 'kling-v2-1' }] }, /^models\[0\]\.vendor_model must be kling-expand, the kling expand model \(not kling-v2-1\)/);
     await bad({ models: [{ name: 'm', vendor_model: 'kling-expand', price: { per_second: { '720p': 1 } } }] }, /^models\[0\]\.price: an expand model is priced per_image/);
     await bad({ models: [{ name: 'm', vendor_model: 'kling-expand' }, { name: 'n', vendor_model: 'kling-expand' }] }, /^models: a kling expand channel serves one model/);
-    await bad({ operations: ['audio'], protocol: 'suno', credentials: { api_key: 'k-123456789012' }, models: [{ name: 'm', vendor_model: 'x' }] }, /^models: only a channel that takes video or expand lists models/);
+    await bad({ operations: ['audio'], protocol: 'suno', credentials: { api_key: 'k-123456789012' }, models: [{ name: 'm', vendor_model: 'x' }] }, /^models: only a channel that takes video, image or expand lists models/);
     await bad({ stall_after_s: 0 }, /^stall_after_s must be an integer from 1 to 86400, or null/);
     await bad({ stall_after_s: 86401 }, /^stall_after_s must be an integer from 1 to 86400, or null/);
     await bad({ operations: ['video'], models: [{ name: 'm', vendor_model: 'gen4.5' }] }, /^models\[0\]\.vendor_model must be one of the kling models: kling-v1, kling-v1-5, kling-v1-6, .* \(not gen4\.5\)/);

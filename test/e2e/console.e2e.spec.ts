@@ -257,6 +257,21 @@ describeWithBrowser('the console in a real browser', () => {
     await page.close();
   }, 90_000);
 
+  it("shows a generated image's thumbnails, decoded from signed links", async () => {
+    const res = await api(t.url, 'POST', '/openai/v1/images/generations', { key: keyA, body: { prompt: 'Two paper cranes', n: 2, size: '1024x1536', output_format: 'webp' } });
+    expect(res.status).toBe(200);
+    const taskId = res.body.task_id as string;
+    const page = await newPage();
+    await signIn(page, keyA, /team-a/);
+    await page.goto(`${t.url}/console/tasks/${taskId}`, { waitUntil: 'networkidle0' });
+    await heading(page, `Task ${taskId}`);
+    await page.waitForFunction(() => [...document.querySelectorAll('img')].filter((i: any) => i.complete && i.naturalWidth > 0).length === 2, { timeout: 15_000 });
+    const images = await page.$$eval('img', (els: any[]) => els.map((i) => ({ width: i.naturalWidth, height: i.naturalHeight, path: new URL(i.src).pathname })));
+    expect(images).toEqual([0, 1].map(() => ({ width: 1024, height: 1536, path: expect.stringMatching(/^\/media\/[0-9a-f-]{36}$/) })));
+    expect(await cspOf(page)).toEqual([]);
+    await page.close();
+  }, 90_000);
+
   it('shows usage: credits, tasks per day as a chart, refusals by code; signing out forgets the key', async () => {
     const page = await newPage();
     await signIn(page, keyA, /team-a/);

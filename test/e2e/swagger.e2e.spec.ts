@@ -6,6 +6,7 @@ import { EXAMPLE_BASE } from '../../src/common/swagger/samples.js';
 import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from '../../src/common/swagger/security-schemes.js';
 import { LUMA_UNSUPPORTED } from '../../src/modules/video/luma-unsupported.controller.js';
 import { OPENAI_UNSUPPORTED } from '../../src/modules/video/openai-unsupported.controller.js';
+import { OPENAI_IMAGES_UNSUPPORTED } from '../../src/modules/image/openai-images.controller.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 describe('Swagger UI and the OpenAPI document', () => {
@@ -79,6 +80,7 @@ describe('Swagger UI and the OpenAPI document', () => {
     const refused = [
       ...LUMA_UNSUPPORTED.map((r) => `${r.method} /video-b/v1/${r.path.replace(/:(\w+)/g, '{$1}')}`),
       ...OPENAI_UNSUPPORTED.map((r) => `${r.method} /openai/v1/videos/${r.path.replace(/:(\w+)/g, '{$1}')}`),
+      ...OPENAI_IMAGES_UNSUPPORTED.map((r) => `${r.method} /openai/v1/images/${r.path}`),
     ];
     expect(served.length).toBeGreaterThan(3);
     expect(refused.every((r) => served.includes(r))).toBe(true);

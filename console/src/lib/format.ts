@@ -7,6 +7,7 @@ export const OPERATIONS = {
   audio: 'Audio upload',
   music: 'Music',
   concat: 'Music concat',
+  image: 'Image generation',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 
 export type Operation = keyof typeof OPERATIONS;

@@ -54,8 +54,13 @@ export const StreamedBase64Field = (field: string, maxDecodedBytes: number) => S
 
 const MULTIPART = Symbol('multipart-body');
 interface MultipartSpec {
+  /** The one file part's name; or, with `parts`, how the parts are named in messages. */
   file: string;
   maxFileBytes: number;
+  /** Several file parts: each name and how many of it (OpenAI's image edits: `image`, `image[]`, `mask`). */
+  parts?: { name: string; maxCount: number }[];
+  /** The whole body's limit, with `parts`. */
+  maxTotalBytes?: number;
 }
 /** Fields of a multipart body besides its file: their count and each one's size. */
 const MULTIPART_FIELDS = { fields: 32, fieldSize: 64 * 1024 };
@@ -66,6 +71,13 @@ const MULTIPART_FIELDS = { fields: 32, fieldSize: 64 * 1024 };
  * `input_reference[image_url]`), the file `req.file` (in memory, at most `maxFileBytes`).
  */
 export const MultipartBody = (file: string, maxFileBytes: number) => SetMetadata(MULTIPART, { file, maxFileBytes } satisfies MultipartSpec);
+
+/**
+ * A route that takes multipart/form-data with several file parts (`parts`: each name and how many), each at
+ * most `maxFileBytes`, the whole body at most `maxTotalBytes`: the files are `req.files` by part name.
+ */
+export const MultipartFiles = (parts: { name: string; maxCount: number }[], maxFileBytes: number, maxTotalBytes: number) =>
+  SetMetadata(MULTIPART, { file: parts.map((p) => p.name).join(', '), parts, maxFileBytes, maxTotalBytes } satisfies MultipartSpec);
 
 function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : `${Math.round(bytes / 1024)} kB`;
@@ -141,10 +153,12 @@ export class JsonBodyGuard implements CanActivate {
 
   /** A multipart body, with multer (memory storage), every failure a 400 or 413 naming the part and the rule. */
   private async readMultipart(req: Request, res: Response, spec: MultipartSpec): Promise<void> {
-    const limit = spec.maxFileBytes + MULTIPART_FIELDS.fields * MULTIPART_FIELDS.fieldSize;
+    const limit = (spec.maxTotalBytes ?? spec.maxFileBytes) + MULTIPART_FIELDS.fields * MULTIPART_FIELDS.fieldSize;
     this.admit(req, res, limit);
     if (Number(req.headers['content-length']) > limit && identityEncoded(req)) throw toAppError(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }), limit);
-    const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: spec.maxFileBytes, files: 1, ...MULTIPART_FIELDS } }).single(spec.file);
+    const files = spec.parts ? spec.parts.reduce((sum, p) => sum + p.maxCount, 0) : 1;
+    const reader = multer({ storage: multer.memoryStorage(), limits: { fileSize: spec.maxFileBytes, files, ...MULTIPART_FIELDS } });
+    const upload = spec.parts ? reader.fields(spec.parts) : reader.single(spec.file);
     await new Promise<void>((resolve, reject) => upload(req, res, (err?: unknown) => (err ? reject(multipartError(err, spec)) : resolve())));
     req.body ??= {};
   }
@@ -346,9 +360,10 @@ function multipartError(err: unknown, spec: MultipartSpec): AppError {
   if (err instanceof multer.MulterError) {
     switch (err.code) {
       case 'LIMIT_FILE_SIZE':
-        return new AppError('PAYLOAD_TOO_LARGE', `${spec.file} must be at most ${formatBytes(spec.maxFileBytes)}`);
+        return new AppError('PAYLOAD_TOO_LARGE', `${spec.parts ? (err.field ?? spec.file) : spec.file} must be at most ${formatBytes(spec.maxFileBytes)}${spec.parts ? ' a file' : ''}`);
       case 'LIMIT_UNEXPECTED_FILE':
       case 'LIMIT_FILE_COUNT':
+        if (spec.parts) return new AppError('INVALID_PARAMETER', `${err.field ?? spec.parts[0].name}: the file parts taken are ${spec.parts.map((p) => `${p.name} (at most ${p.maxCount})`).join(', ')}${err.field ? ` (not another ${err.field})` : ''}`);
         return new AppError('INVALID_PARAMETER', `${spec.file}: one file part, named ${spec.file}, is taken${err.field && err.field !== spec.file ? ` (not ${err.field})` : ''}`);
       default:
         return new AppError('INVALID_REQUEST', `Request body exceeds a multipart limit (${err.message}): at most ${MULTIPART_FIELDS.fields} text parts of ${formatBytes(MULTIPART_FIELDS.fieldSize)} each`);

@@ -28,7 +28,7 @@ export class OpenAiErrorDto {
   @ApiProperty({ example: 'size must have the form WxH, such as "1280x720" or "720x1280"' })
   message!: string;
 
-  @ApiProperty({ enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'server_error'], example: 'invalid_request_error' })
+  @ApiProperty({ enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'server_error', 'image_generation_user_error'], example: 'invalid_request_error' })
   type!: string;
 
   @ApiProperty({ description: "The error code's name (see the error-code table).", example: 'invalid_parameter' })

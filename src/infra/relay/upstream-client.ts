@@ -140,7 +140,15 @@ export interface CallOptions {
   form?: FormData;
   /** The largest answer taken (1 MiB unless said: an image answer is larger). */
   maxBytes?: number;
+  /**
+   * How long one request may take (30 s, or OUTBOUND_TIMEOUT_MS when lower, unless said): a synchronous
+   * vendor that answers with what it made (an image, up to two minutes at OpenAI) is given longer.
+   */
+  timeoutMs?: number;
 }
+
+/** How long a synchronous image vendor's call may take: OpenAI says an image may take up to two minutes; Gemini's 4K ones are as slow. */
+export const SYNC_GENERATION_TIMEOUT_MS = 180_000;
 
 /** A poll's time limit: well within the poller's lease. */
 const POLL_TIMEOUT_MS = 10_000;
@@ -198,7 +206,7 @@ export class UpstreamClient {
           acceptAnyStatus: true,
           keepAlive: true,
           followRedirects: method === 'GET',
-          timeoutMs: Math.min(this.config.outbound.timeoutMs, options.once ? POLL_TIMEOUT_MS : 30_000),
+          timeoutMs: options.once ? Math.min(this.config.outbound.timeoutMs, POLL_TIMEOUT_MS) : (options.timeoutMs ?? Math.min(this.config.outbound.timeoutMs, 30_000)),
         });
         const json = /^(image|video|audio)\//.test(String(res.headers['content-type'] ?? '')) ? {} : parseJson(res.body);
         if (res.status >= 200 && res.status < 300) return { status: res.status, json, body: res.body, headers: res.headers };

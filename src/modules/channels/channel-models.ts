@@ -1,13 +1,19 @@
 import { AppError } from '../../common/errors/app-error.js';
 import { expandModelOf } from '../../vendors/expand-vendors.js';
+import { imageCatalogOf } from '../../vendors/image-vendors.js';
 import { videoCatalogOf } from '../../vendors/video-vendors.js';
+import type { ImageModelSpec, ImageRequest } from '../../vendors/contracts/image-request.js';
 import type { VideoModelSpec } from '../../vendors/contracts/video-request.js';
 
 /** A model a channel serves, as stored (`channels.models`). */
 export type ChannelModel = {
   name: string;
   vendor_model: string;
-  price?: { per_second?: Record<string, number>; per_image?: number };
+  /**
+   * Its price to the company: video per second (by resolution or `*`); expand and images per image, images
+   * also `per_image_by` size, quality or `<size>@<quality>` (the most specific wins, then `per_image`).
+   */
+  price?: { per_second?: Record<string, number>; per_image?: number; per_image_by?: Record<string, number> };
 };
 
 /** The expand model a channel serves, under the name it lists it by (its vendor's id when it lists none), with its price. */
@@ -25,40 +31,81 @@ export interface ServedModel {
   price?: ChannelModel['price'];
 }
 
-/** The video models a channel serves: those it lists, or its vendor's whole catalog under the vendor's ids. */
+/** The video models a channel serves: those it lists, or (listing none of them) its vendor's whole catalog under the vendor's ids. */
 export function servedVideoModels(channel: { protocol: string; models: unknown }): ServedModel[] {
-  const catalog = videoCatalogOf(channel.protocol);
-  const listed = Array.isArray(channel.models) ? (channel.models as ChannelModel[]) : [];
+  return served(channel, videoCatalogOf(channel.protocol));
+}
+
+/** An image model a channel serves: the callers' name and what the vendor's model can do. */
+export interface ServedImageModel {
+  name: string;
+  spec: ImageModelSpec;
+  price?: ChannelModel['price'];
+}
+
+/** The image models a channel serves: those it lists, or (listing none of them) its vendor's whole catalog. */
+export function servedImageModels(channel: { protocol: string; models: unknown }): ServedImageModel[] {
+  return served(channel, imageCatalogOf(channel.protocol));
+}
+
+function served<S extends { id: string }>(channel: { models: unknown }, catalog: readonly S[]): { name: string; spec: S; price?: ChannelModel['price'] }[] {
+  const listed = (Array.isArray(channel.models) ? (channel.models as ChannelModel[]) : []).filter((m) => catalog.some((s) => s.id === m.vendor_model));
   if (listed.length === 0) return catalog.map((spec) => ({ name: spec.id, spec }));
-  return listed.flatMap((m) => {
-    const spec = catalog.find((s) => s.id === m.vendor_model);
-    return spec ? [{ name: m.name, spec, ...(m.price ? { price: m.price } : {}) }] : [];
-  });
+  return listed.map((m) => ({ name: m.name, spec: catalog.find((s) => s.id === m.vendor_model)!, ...(m.price ? { price: m.price } : {}) }));
+}
+
+/** What `n` images cost on a model: its most specific per-image price for the asked size and quality, times n; null when unpriced. */
+export function imageCostOf(model: { price?: ChannelModel['price'] }, request: Pick<ImageRequest, 'n' | 'size' | 'quality'>): number | null {
+  const by = model.price?.per_image_by ?? {};
+  const keys = [request.size && request.quality ? `${request.size}@${request.quality}` : undefined, request.size, request.quality, '*'];
+  const price = keys.map((k) => (k === undefined ? undefined : by[k])).find((p) => p !== undefined) ?? model.price?.per_image;
+  return price === undefined ? null : Math.round(price * request.n * 1e6) / 1e6;
 }
 
 const RESOLUTION_KEYS = new Set(['*', '540p', '720p', '1080p', '4k']);
 
-/** Refuses a list of models the channel's vendor does not offer, a name given twice, or a malformed price. */
+/**
+ * Refuses a list of models the channel's vendor does not offer for the channel's operations, a name given
+ * twice, or a malformed price: video models are priced per second, image and expand models per image.
+ */
 export function checkModels(protocol: string, operations: readonly string[], models: readonly ChannelModel[]): void {
   if (models.length === 0) return;
-  if (!operations.includes('video')) {
-    if (!operations.includes('expand')) throw new AppError('INVALID_PARAMETER', 'models: only a channel that takes video or expand lists models (audio and music have one model each, unpriced)');
+  const videos = operations.includes('video') ? videoCatalogOf(protocol) : [];
+  const images = operations.includes('image') ? imageCatalogOf(protocol) : [];
+  if (videos.length === 0 && images.length === 0) {
+    if (!operations.includes('expand')) throw new AppError('INVALID_PARAMETER', 'models: only a channel that takes video, image or expand lists models (audio and music have one model each, unpriced)');
     return checkExpandModels(protocol, models);
   }
-  const catalog = videoCatalogOf(protocol);
   const seen = new Set<string>();
   models.forEach((m, i) => {
-    if (!catalog.some((s) => s.id === m.vendor_model)) {
-      throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model must be one of the ${protocol} models: ${catalog.map((s) => s.id).join(', ')} (not ${m.vendor_model})`);
+    const video = videos.some((s) => s.id === m.vendor_model);
+    if (!video && !images.some((s) => s.id === m.vendor_model)) {
+      const ids = [...videos, ...images].map((s) => s.id);
+      throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model must be one of the ${protocol} models: ${ids.join(', ')} (not ${m.vendor_model})`);
     }
     if (seen.has(m.name)) throw new AppError('INVALID_PARAMETER', `models[${i}].name: ${m.name} is listed twice`);
     seen.add(m.name);
-    for (const [key, value] of Object.entries(m.price?.per_second ?? {})) {
-      if (!RESOLUTION_KEYS.has(key) || typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-        throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_second must map 540p, 720p, 1080p, 4k or * to a number from 0 (not ${JSON.stringify(key)}: ${JSON.stringify(value)})`);
-      }
+    if (video) return checkPerSecond(m, i);
+    if (m.price?.per_second !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: an image model is priced per_image (and per_image_by), not per_second`);
+    checkPerImage(m.price?.per_image, `models[${i}].price.per_image`);
+    for (const [key, value] of Object.entries(m.price?.per_image_by ?? {})) {
+      if (!/^(\*|low|medium|high|\d{2,5}x\d{2,5}(@(low|medium|high))?)$/.test(key)) throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_image_by keys are a size (1024x1024), a quality (low, medium, high), <size>@<quality> or * (not ${JSON.stringify(key)})`);
+      checkPerImage(value, `models[${i}].price.per_image_by.${key}`);
     }
   });
+}
+
+function checkPerSecond(m: ChannelModel, i: number): void {
+  if (m.price?.per_image !== undefined || m.price?.per_image_by !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: a video model is priced per_second, not per_image`);
+  for (const [key, value] of Object.entries(m.price?.per_second ?? {})) {
+    if (!RESOLUTION_KEYS.has(key) || typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_second must map 540p, 720p, 1080p, 4k or * to a number from 0 (not ${JSON.stringify(key)}: ${JSON.stringify(value)})`);
+    }
+  }
+}
+
+function checkPerImage(value: unknown, field: string): void {
+  if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) throw new AppError('INVALID_PARAMETER', `${field} must be a number from 0 (not ${JSON.stringify(value)})`);
 }
 
 /** An expand channel lists its vendor's one model, to name and price it (per image). */
@@ -68,6 +115,5 @@ function checkExpandModels(protocol: string, models: readonly ChannelModel[]): v
   const [m] = models;
   if (m.vendor_model !== id) throw new AppError('INVALID_PARAMETER', `models[0].vendor_model must be ${id}, the ${protocol} expand model (not ${m.vendor_model})`);
   if (m.price?.per_second !== undefined) throw new AppError('INVALID_PARAMETER', 'models[0].price: an expand model is priced per_image, not per_second');
-  const perImage = m.price?.per_image;
-  if (perImage !== undefined && (typeof perImage !== 'number' || !Number.isFinite(perImage) || perImage < 0)) throw new AppError('INVALID_PARAMETER', `models[0].price.per_image must be a number from 0 (not ${JSON.stringify(perImage)})`);
+  checkPerImage(m.price?.per_image, 'models[0].price.per_image');
 }

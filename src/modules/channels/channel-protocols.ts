@@ -26,7 +26,7 @@ export function operationsProblem(protocol: string, operations: readonly string[
     return fits ? null : `operations: one ${protocol} channel has one base URL, so it takes ${vendor.groups.map((g) => g.join(' and ')).join(', or ')} (make a channel per group)`;
   }
   const other = operations.filter((o) => !vendor.operations.includes(o as ChannelOperation));
-  return other.length ? `operations: a ${protocol} channel takes only ${vendor.operations.join(' and ')} (not ${other.join(', ')})` : null;
+  return other.length ? `operations: a ${protocol} channel takes only ${inWords(vendor.operations)} (not ${other.join(', ')})` : null;
 }
 
 /** The credentials a protocol needs, in words. */
@@ -41,7 +41,7 @@ export function hasCredentials(protocol: string, credentials: Readonly<Record<st
 }
 
 /** What RELAY_<OP>_URL speaks when no vendor's own variables are set: the door's interface, by the operation. */
-const CONFIG_DEFAULT_PROTOCOL: Record<ChannelOperation, string> = { expand: 'gateway', video: 'luma', audio: 'suno', music: 'suno' };
+const CONFIG_DEFAULT_PROTOCOL: Record<ChannelOperation, string> = { expand: 'gateway', video: 'luma', audio: 'suno', music: 'suno', image: 'gateway' };
 
 /** The protocol of the channel RELAY_<OP>_URL defines: the vendor whose credential variables are set for that operation (its `configFor`), else the default. */
 export function configProtocolOf(operation: ChannelOperation, config: AppConfig): string {
@@ -60,4 +60,9 @@ export function probeOf(protocol: string, operations: readonly string[]): Vendor
   const vendor = vendorOf(protocol);
   if (!vendor) throw new Error(`no vendor speaks protocol ${protocol}`);
   return vendor.probe(operations);
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function inWords(items: readonly string[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items.at(-1)}` : items.join('');
 }

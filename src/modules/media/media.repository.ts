@@ -40,6 +40,12 @@ export class MediaRepository {
     return tx.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
   }
 
+  /** Records an object at once (a partial image shown while its task runs); one already there is replaced. */
+  async upsert(media: NewMedia): Promise<void> {
+    const { id, taskId, role, index, ...rest } = media;
+    await this.prisma.media.upsert({ where: { taskId_role_index: { taskId, role, index } }, create: media, update: { id, ...rest } });
+  }
+
   /** Deletes the rows and returns them, so their bytes can be deleted too. */
   async deleteForTasks(taskIds: string[]): Promise<MediaRow[]> {
     return this.prisma.$transaction(async (tx) => {

@@ -9,7 +9,7 @@ import { TaskStatesRepository } from '../../common/tasks/task-states.repository.
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
-import type { MediaBody } from '../../infra/storage/storage.js';
+import { collect, type MediaBody } from '../../infra/storage/storage.js';
 import { AppSecretsRepository } from '../../infra/prisma/app-secrets.repository.js';
 import { StorageService } from '../../infra/storage/storage.service.js';
 import { type MediaAnswer, type MediaRequest, answerFor, dispositionOf } from './media-delivery.js';
@@ -36,7 +36,7 @@ export interface LinkedMedia {
 /** What a stored object is to its task, named by its kind: 'image', 'video', 'input', 'clip'… (at most 16 characters). */
 export type MediaRole = string;
 
-const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac' };
+const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac' };
 
 function extensionOf(contentType: string): string {
   return EXTENSIONS[contentType] ?? 'bin';
@@ -165,6 +165,17 @@ export class MediaService implements OnModuleInit {
     const sink = createWriteStream(file);
     await pipeline(stream, sink);
     return sink.bytesWritten;
+  }
+
+  /** Writes an object and records it at once, while its task runs (a partial image a streaming caller is shown). */
+  async putNow(input: StoreMedia): Promise<void> {
+    await this.media.upsert(await this.putObject(input));
+  }
+
+  /** A stored object's bytes (a small one: an image), or null when it is gone. */
+  async readBytes(row: MediaRow): Promise<Buffer | null> {
+    const stream = await this.storage.driver(row.driver).open(row.storageKey);
+    return stream ? collect(stream) : null;
   }
 
   /** A task's stored object of this role (its input image, its clip), if there is one. */

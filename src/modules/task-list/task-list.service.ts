@@ -66,7 +66,7 @@ export class TaskListService {
       ...this.summary({ ...task, credits: task.credits }),
       timeline: this.timeline(task),
       media: media
-        .filter((m) => m.role !== 'input')
+        .filter((m) => m.role !== 'input' && m.role !== 'mask' && m.role !== 'partial')
         .sort((a, b) => a.role.localeCompare(b.role) || a.index - b.index)
         .map((m) => ({ id: m.id, role: m.role, index: m.index, content_type: m.contentType, size_bytes: Number(m.sizeBytes), url: this.media.signedUrl(m, linkBase) })),
       media_expired: task.mediaExpiredAt !== null,

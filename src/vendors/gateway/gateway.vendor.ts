@@ -10,11 +10,12 @@ import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
 export const GATEWAY: VendorDescriptor = {
   protocol: 'gateway',
   title: 'a service speaking this interface',
-  operations: ['expand', 'video', 'audio', 'music'],
-  groups: [['expand'], ['video'], ['audio', 'music']],
+  operations: ['expand', 'video', 'audio', 'music', 'image'],
+  groups: [['expand'], ['video'], ['audio', 'music'], ['image']],
   credentials: ['api_key'],
-  baseUrl: { rule: "its door's base: …/video-a for expand, …/video-b/v1 for video, …/music-a for audio and music", example: 'https://other-gateway/video-a' },
+  baseUrl: { rule: "its door's base: …/video-a for expand, …/video-b/v1 for video, …/music-a for audio and music, …/openai/v1 for images", example: 'https://other-gateway/video-a' },
   pollFloorS: 0,
-  probe: (operations) => (operations.includes('expand') ? KLING.probe(['expand']) : operations.includes('video') ? LUMA.probe(['video']) : AGGREGATOR_PROBE),
+  probe: (operations) =>
+    operations.includes('expand') ? KLING.probe(['expand']) : operations.includes('video') ? LUMA.probe(['video']) : operations.includes('image') ? { path: '/models', notFoundPasses: false } : AGGREGATOR_PROBE,
   auth: bearerAuth,
 };

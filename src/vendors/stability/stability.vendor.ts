@@ -1,11 +1,11 @@
 import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
 
-/** Stability AI's API (Bearer api_key), for expand: its outpaint, answered at once. */
+/** Stability AI's API (Bearer api_key), for expand (its outpaint) and image (its Stable Image models), answered at once. */
 export const STABILITY: VendorDescriptor = {
   protocol: 'stability',
   title: "Stability AI's API",
-  makes: 'its outpaint',
-  operations: ['expand'],
+  makes: 'its outpaint, Stable Image Ultra and Core, Stable Diffusion 3.5',
+  operations: ['expand', 'image'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /v2beta/', example: 'https://api.stability.ai' },
   pollFloorS: 0,

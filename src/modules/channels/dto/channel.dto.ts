@@ -42,6 +42,11 @@ export class ChannelModelPriceDto {
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'models[].price.per_image must be a number from 0' })
   @Min(0, { message: 'models[].price.per_image must be a number from 0' })
   per_image?: number;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'number' }, description: 'Images only: per image by size (1024x1024), quality (low, medium, high), <size>@<quality> or "*"; the most specific wins, then per_image.', example: { high: 0.17, '1024x1024@low': 0.011 } })
+  @IsOptional()
+  @IsObject({ message: 'models[].price.per_image_by must be an object such as {"high": 0.17}' })
+  per_image_by?: Record<string, number>;
 }
 
 /** A model a channel serves: the name callers use, and the vendor's id of it. */

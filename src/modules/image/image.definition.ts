@@ -1,0 +1,17 @@
+import type { KindDefinition } from '../../common/tasks/task-kind.js';
+
+/** Image generation and editing, as Kling's image task: submitted → processing → succeed | failed (the OpenAI door holds the request until the end). */
+export const IMAGE_DEFINITION: KindDefinition = {
+  name: 'image',
+  states: { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' },
+  noun: 'task',
+  settings: {
+    prefix: 'IMAGE',
+    timeoutS: 300,
+    prices: { image: { env: 'PRICE_IMAGE', default: 1 } },
+    channels: true,
+    costRouting: true,
+  },
+  openapi: { tag: 'image generation', description: "Image generation and editing: OpenAI's Images API (the official openai SDK works with baseURL <this service>/openai/v1) and Kling's image API." },
+  routes: { record: '/video-a/v1/images/generations/{id}', callbacks: '/video-a/v1/images/generations/{id}/callbacks' },
+};

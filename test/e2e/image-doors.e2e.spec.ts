@@ -1,0 +1,132 @@
+import OpenAI, { BadRequestError, toFile } from 'openai';
+import sharp from 'sharp';
+import { png } from '../support/images.js';
+import { pollUntil } from '../support/poll.js';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+
+const KLING_DOOR = '/video-a/v1/images/generations';
+
+/** How many pixels of an image are not fully opaque. */
+async function seeThrough(bytes: Buffer): Promise<number> {
+  const { data, info } = await sharp(bytes).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  let count = 0;
+  for (let i = info.channels - 1; i < data.length; i += info.channels) if (data[i] < 255) count++;
+  return count;
+}
+
+/**
+ * The image operation's two doors on the sandbox: OpenAI's Images API driven by the official openai SDK
+ * (generate, edit with files and a mask, streaming, links), and Kling's image API with its records and callbacks.
+ */
+describe('the image doors (sandbox)', () => {
+  let t: TestApp;
+  let key: string;
+  let openai: OpenAI;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', CALLBACK_RETRY_SCHEDULE_S: '0.2' });
+    key = await t.createKey('image-team');
+    openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('images.generate: two transparent WebP images of 1536x1024, with what was made (never auto) and a task in GET /tasks', async () => {
+    const res = await openai.images.generate({ model: 'gpt-image-1', prompt: 'A sticker of a red fox', n: 2, size: '1536x1024', background: 'transparent', output_format: 'webp' });
+    expect(res.data).toHaveLength(2);
+    expect([res.size, res.background, res.output_format, res.quality]).toEqual(['1536x1024', 'transparent', 'webp', 'medium']);
+    for (const image of res.data!) {
+      const bytes = Buffer.from(image.b64_json!, 'base64');
+      const meta = await sharp(bytes).metadata();
+      expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(['webp', 1536, 1024, true]);
+      expect(await seeThrough(bytes)).toBeGreaterThan(1000);
+    }
+    const taskId = (res as unknown as { task_id: string }).task_id;
+    const task = await api(t.url, 'GET', `/tasks/${taskId}`, { key });
+    expect([task.status, task.body.kind, task.body.state]).toEqual([200, 'image', 'succeeded']);
+  }, 60_000);
+
+  it('images.edit: two image files and a PNG mask → an image the size of the first input', async () => {
+    const first = await png(640, 480);
+    const second = await png(320, 320);
+    const mask = await sharp({ create: { width: 640, height: 480, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+    const res = await openai.images.edit({
+      model: 'gpt-image-1',
+      prompt: 'Put a hat on it',
+      image: [await toFile(first, 'a.png', { type: 'image/png' }), await toFile(second, 'b.png', { type: 'image/png' })],
+      mask: await toFile(mask, 'mask.png', { type: 'image/png' }),
+    });
+    const meta = await sharp(Buffer.from(res.data![0].b64_json!, 'base64')).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 640, 480]);
+    expect(res.size).toBe('640x480');
+  }, 60_000);
+
+  it('images.generate with stream and partial_images 2: partial events, then one completed event the SDK parses', async () => {
+    const stream = await openai.images.generate({ model: 'gpt-image-1', prompt: 'A paper boat', stream: true, partial_images: 2, size: '1024x1024' });
+    const events: { type: string; partial_image_index?: number; b64_json: string; size?: string }[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events.map((e) => [e.type, e.partial_image_index])).toEqual([
+      ['image_generation.partial_image', 0],
+      ['image_generation.partial_image', 1],
+      ['image_generation.completed', undefined],
+    ]);
+    const meta = await sharp(Buffer.from(events[2].b64_json, 'base64')).metadata();
+    expect([meta.width, meta.height, events[2].size]).toEqual([1024, 1024, '1024x1024']);
+  }, 60_000);
+
+  it('response_format url: links to the stored copies, which open without a key', async () => {
+    const res = await openai.images.generate({ prompt: 'A bowl of ramen', response_format: 'url', size: '1024x1536' });
+    const link = res.data![0].url!;
+    expect(link).toMatch(/\/media\/.+signature=/);
+    const fetched = await fetch(link);
+    expect(fetched.status).toBe(200);
+    const meta = await sharp(Buffer.from(await fetched.arrayBuffer())).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 1024, 1536]);
+  }, 60_000);
+
+  it("refuses what no configured model honours, with OpenAI's BadRequestError naming the field", async () => {
+    const refused = async (body: Record<string, unknown>) => {
+      try {
+        await openai.images.generate({ prompt: 'x', ...body } as never);
+      } catch (err) {
+        return err;
+      }
+      throw new Error('not refused');
+    };
+    for (const [body, param] of [
+      [{ style: 'vivid' }, 'style'],
+      [{ n: 11 }, 'n'],
+      [{ background: 'transparent', output_format: 'jpeg' }, 'background'],
+      [{ model: 'dall-e-3' }, 'model'],
+    ] as const) {
+      const err = await refused(body);
+      expect(err).toBeInstanceOf(BadRequestError);
+      expect([(err as BadRequestError).param, (err as BadRequestError).message]).toEqual([param, expect.stringContaining(param)]);
+    }
+  }, 60_000);
+
+  it("Kling's door: a task found by task_id and external_task_id, callbacks [processing, succeed] with the images' URLs, which open", async () => {
+    const created = await api(t.url, 'POST', KLING_DOOR, { key, body: { prompt: 'A Pixar-style puppy', n: 2, aspect_ratio: '3:2', external_task_id: 'order-77-image', callback_url: `${receiver.url}/kling-image` } });
+    expect([created.status, created.body.code, created.body.data?.task_status, created.body.message]).toEqual([200, 0, 'submitted', 'SUCCEED']);
+    const id = created.body.data.task_id as string;
+    const done = await pollUntil(() => api(t.url, 'GET', `${KLING_DOOR}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { timeoutMs: 60_000, what: 'the image task' });
+    expect([done.body.data.task_status, done.body.data.task_result.images.length, done.body.data.final_unit_deduction]).toEqual(['succeed', 2, '2']);
+    const byExternal = await api(t.url, 'GET', `${KLING_DOOR}/order-77-image`, { key });
+    expect(byExternal.body.data.task_id).toBe(id);
+    const listed = await api(t.url, 'GET', `${KLING_DOOR}?pageSize=5`, { key });
+    expect(listed.body.data.map((r: { task_id: string }) => r.task_id)).toContain(id);
+    const bodies = await pollUntil(async () => receiver.received.filter((r) => r.path === '/kling-image').map((r) => r.json as { task_status: string; task_result: { images: { url: string }[] } }), (b) => b.some((x) => x.task_status === 'succeed'), { what: 'the succeed callback' });
+    expect(bodies.map((b) => b.task_status)).toEqual(['processing', 'succeed']);
+    for (const image of bodies[1].task_result.images) {
+      const fetched = await fetch(image.url);
+      expect(fetched.status).toBe(200);
+      const meta = await sharp(Buffer.from(await fetched.arrayBuffer())).metadata();
+      expect(meta.width! / meta.height!).toBeCloseTo(1.5, 2);
+    }
+  }, 90_000);
+});
