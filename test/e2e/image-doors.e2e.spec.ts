@@ -130,3 +130,25 @@ describe('the image doors (sandbox)', () => {
     }
   }, 90_000);
 });
+
+describe("OpenAI's image door on an instance that runs no worker", () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestApp({ ROLE: 'api', IMAGE_HOLD_S: '1' });
+    key = await t.createKey('image-held');
+  }, 60_000);
+  afterAll(() => t.close());
+
+  it('answers 504 timeout at the end of its hold, naming the task, which is kept (queued) and not to be retried by the SDK', async () => {
+    const res = await api(t.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'A slow painting' } });
+    expect([res.status, res.body.error.code, res.headers.get('x-should-retry')]).toEqual([504, 'timeout', 'false']);
+    const taskId = /image task ([0-9a-f-]{36})/.exec(res.body.error.message)![1];
+    const task = await api(t.url, 'GET', `/tasks/${taskId}`, { key });
+    expect([task.status, task.body.kind, task.body.state]).toEqual([200, 'image', 'queued']);
+    // streamed, the hold ends with an error event in OpenAI's shape
+    const streamed = await fetch(`${t.url}/openai/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Another', stream: true }) });
+    expect([streamed.status, streamed.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    expect(await streamed.text()).toMatch(/^event: error\ndata: \{"type":"error","error":\{"message":"the image task [0-9a-f-]{36} did not end within 1 s.*"code":"timeout"/);
+  }, 60_000);
+});

@@ -11,6 +11,8 @@ export const IMAGE_DEFINITION: KindDefinition = {
     prices: { image: { env: 'PRICE_IMAGE', default: 1 } },
     channels: true,
     costRouting: true,
+    // how long OpenAI's Images door holds a request for its task's end (0: the task's deadline and 15 s); see docs/operators/configuration.md
+    options: { holdS: { env: 'IMAGE_HOLD_S', default: 0, min: 0, max: 3600 } },
   },
   openapi: { tag: 'image generation', description: "Image generation and editing: OpenAI's Images API (the official openai SDK works with baseURL <this service>/openai/v1) and Kling's image API." },
   routes: { record: '/video-a/v1/images/generations/{id}', callbacks: '/video-a/v1/images/generations/{id}/callbacks' },

@@ -46,7 +46,7 @@ const OPENAI_FIELDS: Record<ImageField, string> = {
 /** An edit's files as multer hands them over (in memory), by part name. */
 export type ImageParts = Partial<Record<'image' | 'image[]' | 'mask', { buffer: Buffer }[]>>;
 
-/** How long a held request waits beyond the task's own deadline (IMAGE_TIMEOUT_S) before it is answered 504. */
+/** How long a held request waits beyond the task's own deadline (IMAGE_TIMEOUT_S) before it is answered 504, unless IMAGE_HOLD_S says. */
 const HOLD_MARGIN_S = 15;
 
 /**
@@ -150,7 +150,9 @@ export class OpenAiImagesService {
 
   /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin; `onWait` is called between reads. */
   private async held(principal: Principal, id: string, res: Response, onWait?: () => Promise<void>): Promise<ImageTask> {
-    const until = Date.now() + (this.config.kinds.image.timeoutS + HOLD_MARGIN_S) * 1000;
+    const settings = this.config.kinds.image;
+    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
+    const until = Date.now() + holdS * 1000;
     let pause = 100;
     for (;;) {
       const task = await this.tasks.findForOwner<ImageParams, ImageTask['result']>(KIND, principal.owner, id);
@@ -158,7 +160,7 @@ export class OpenAiImagesService {
       if (task.state === 'succeeded' || task.state === 'failed') return task;
       if (onWait) await onWait();
       if (res.destroyed || Date.now() > until) {
-        throw new AppError('TIMEOUT', `the image task ${id} did not end within ${this.config.kinds.image.timeoutS + HOLD_MARGIN_S} s; it goes on: GET /tasks/${id} shows its end and its images`);
+        throw new AppError('TIMEOUT', `the image task ${id} did not end within ${holdS} s; it goes on: GET /tasks/${id} shows its end and its images`);
       }
       await sleep(pause);
       pause = Math.min(1000, Math.round(pause * 1.5));
