@@ -1,25 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { servedVideoModels } from '../channels/channel-models.js';
 import { ChannelRouter } from '../channels/channel-router.js';
+import { type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.js';
 import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
 import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
 
-/** A model callers may ask for: its name, the vendor behind it, what it can do. */
-export interface OfferedModel {
-  name: string;
-  vendor: string;
-  spec: VideoModelSpec;
-  /** Taken only when a request names it (the sandbox's free-form model): never a match for a request that names none. */
-  namedOnly?: boolean;
-}
+/** A video model callers may ask for. */
+export type OfferedModel = Offered<VideoModelSpec>;
 
 /** The sandbox's model that makes anything it can render, for free-form trials: asked for by name only. */
 export const SANDBOX_MODEL = 'sandbox';
 
-/** How long the configured models are reused before the channels are read again. */
-const CACHE_MS = 2000;
+/** What the video check needs of its fields. */
+const VIDEO_RULES = { fields: VIDEO_FIELDS, unmet: unmetFields, describe };
 
 /**
  * The video models callers may ask for: those the video channels serve (any status: a disabled channel
@@ -30,7 +24,7 @@ const CACHE_MS = 2000;
  */
 @Injectable()
 export class VideoModels {
-  private cached?: { at: number; models: Promise<OfferedModel[]> };
+  private readonly cache = new OfferCache<VideoModelSpec>(() => this.read());
 
   constructor(
     private readonly router: ChannelRouter,
@@ -38,13 +32,7 @@ export class VideoModels {
   ) {}
 
   offered(): Promise<OfferedModel[]> {
-    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.models;
-    const models = this.read().catch((err: unknown) => {
-      this.cached = undefined;
-      throw err;
-    });
-    this.cached = { at: Date.now(), models };
-    return models;
+    return this.cache.offered();
   }
 
   private async read(): Promise<OfferedModel[]> {
@@ -60,32 +48,9 @@ export class VideoModels {
     return [...offered.values()];
   }
 
-  /**
-   * Refuses (400) a request no configured model could ever make, naming the door's fields (`labels`) it
-   * cannot have together and the models that could make it, or each field. A door that is one vendor's API
-   * (`vendor`: Kling's) takes, for a request that names no model, what that vendor's configured models make,
-   * as the vendor itself would (Kling refuses a duration of "7"); any configured model's when none of them is
-   * configured. Which channel then makes it is the router's choice among all that can.
-   */
+  /** Refuses (400) a request no configured model could ever make (refuseUnmade), naming the door's fields (`labels`). */
   async check(request: VideoRequest, labels: Record<VideoField, string>, vendor?: string): Promise<void> {
-    const offered = await this.offered();
-    if (offered.length === 0) return; // no channel yet: the task waits for one, as any relayed task does
-    const native = vendor !== undefined && offered.some((m) => m.vendor === vendor);
-    const pool = offered.filter((m) => (request.model === undefined ? !m.namedOnly && (!native || m.vendor === vendor) : m.name === request.model));
-    if (pool.length === 0) {
-      throw new AppError('INVALID_PARAMETER', `${labels.model} must be one of the configured models: ${names(offered)} (not ${request.model})`);
-    }
-    const unmet = pool.map((m) => unmetFields(m.spec, request));
-    if (unmet.some((u) => u.length === 0)) return;
-    const failing = VIDEO_FIELDS.filter((f) => unmet.some((u) => u.includes(f)));
-    const blocking = failing.filter((f) => unmet.every((u) => u.includes(f)));
-    const fields = blocking.length > 0 ? blocking : failing;
-    const asked = request.model !== undefined ? `model ${request.model} does not make` : native ? `no configured ${vendorTitle(vendor!)} model makes` : 'no configured model makes';
-    const whole = offered.filter((m) => unmetFields(m.spec, request).length === 0);
-    const could = whole.length > 0
-      ? `models that could make it: ${names(whole)}`
-      : fields.map((f) => `${labels[f]} is made by ${names(offered.filter((m) => !unmetFields(m.spec, request).includes(f))) || 'no configured model'}`).join('; ');
-    throw new AppError('INVALID_PARAMETER', `${fields.map((f) => labels[f]).join(', ')}: ${asked} this ${fields.map((f) => describe(f, request)).join(' with ')}; ${could}`);
+    refuseUnmade(await this.offered(), request, VIDEO_RULES, labels, vendor === undefined ? undefined : { protocol: vendor, title: vendorTitle(vendor) });
   }
 }
 
@@ -118,9 +83,6 @@ function vendorTitle(vendor: string): string {
   return vendor.charAt(0).toUpperCase() + vendor.slice(1);
 }
 
-function names(models: OfferedModel[]): string {
-  return [...new Set(models.map((m) => `${m.name} (${m.vendor})`))].join(', ');
-}
 
 /** The asked value of a field, in words. */
 function describe(field: VideoField, r: VideoRequest): string {

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, resolutionOf, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
+import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { GOOGLE, googleRefusal } from './google.vendor.js';
 
@@ -107,22 +108,12 @@ export class GeminiImageVendor implements ImageVendor {
           ...(request.seed !== undefined ? { seed: (request.seed + i) % 2 ** 31 } : {}),
         },
       };
-      const answer = await this.calling(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
+      const answer = await failedGenerationsAsBusy(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
       made.push(imageOf(answer.json as GenerateContentResponse, answer.status));
     }
     return { made };
   }
 
-  /** Google's answers the UpstreamClient's reading and `googleRefusal` leave (see the class). */
-  private async calling<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      // a generation that failed upstream (500 INTERNAL) is not charged: the task may go to another channel
-      if (err instanceof UpstreamUnavailable && !(err instanceof UpstreamBusy) && err.answer.status !== undefined && err.answer.status >= 500) throw new UpstreamBusy(err.message, undefined, err.answer);
-      throw err;
-    }
-  }
 }
 
 /** The shape asked: `aspectRatio`, or the asked size's (one of the model's, the gateway fits the image to the size); none: 1:1, or an edit's first image's. */

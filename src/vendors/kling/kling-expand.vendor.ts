@@ -1,17 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
+import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { ExpandAnswer, ExpandCreate, ExpandStatus, ExpandVendor } from '../contracts/expand-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
-import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
+import type { VendorAccount } from '../contracts/vendor.js';
+import { type KlingImageTask, klingImagesStatus, KlingTasks } from './kling-tasks.js';
 import { KLING } from './kling.vendor.js';
 
-interface KlingExpandTask {
-  task_id?: unknown;
-  task_status?: unknown;
-  task_status_msg?: unknown;
-  task_result?: { images?: { index?: number; url?: unknown; watermark_url?: unknown }[] } | null;
-}
+type KlingExpandTask = KlingImageTask<{ index?: number; url?: unknown; watermark_url?: unknown }>;
 
 /**
  * Kling's image expand (`POST /v1/images/editing/expand`, `GET …/{task_id}`), whose interface the expand
@@ -28,7 +22,11 @@ export class KlingExpandVendor implements ExpandVendor {
   readonly protocol = KlingExpandVendor.protocol;
   readonly minPollS = KLING.pollFloorS;
 
-  constructor(private readonly client: UpstreamClient) {}
+  private readonly tasks: KlingTasks<KlingExpandTask, ExpandStatus>;
+
+  constructor(client: UpstreamClient) {
+    this.tasks = new KlingTasks(client, '/v1/images/editing/expand', statusOf);
+  }
 
   async create(account: VendorAccount, { request, image, taskId, callbackUrl }: ExpandCreate): Promise<ExpandAnswer> {
     const body = {
@@ -39,60 +37,22 @@ export class KlingExpandVendor implements ExpandVendor {
       left_expansion_ratio: request.left_ratio,
       right_expansion_ratio: request.right_ratio,
       n: request.n,
-      external_task_id: taskId,
       ...(callbackUrl ? { callback_url: callbackUrl } : {}),
       ...(request.watermark ? { watermark_info: { enabled: true } } : {}),
       ...(request.prompt ? { prompt: request.prompt } : {}),
     };
-    let data: KlingExpandTask | null;
-    try {
-      data = klingEnvelopeData<KlingExpandTask>((await this.client.call('POST', endpoint(account), { body, auth: account.auth, refusal: klingRefusal, failFast: true })).json);
-    } catch (err) {
-      // a refusal may be Kling recognising our external_task_id from a create that did go through (its answer lost)
-      const earlier = err instanceof UpstreamRefused && err.aboutRequest ? await this.findByOwnId(account, taskId) : null;
-      if (earlier) return earlier;
-      throw err;
-    }
-    if (typeof data?.task_id !== 'string' || !data.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
-    return { upstreamId: data.task_id, status: statusOf(data) };
+    return this.tasks.create(account, body, taskId);
   }
 
-  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ExpandStatus> {
-    const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(upstreamId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true, once });
-    const data = klingEnvelopeData<KlingExpandTask>(answer.json);
-    if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
-    return statusOf(data);
+  query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ExpandStatus> {
+    return this.tasks.query(account, upstreamId, once);
   }
 
-  /** Kling's query takes our external_task_id in place of its task_id. */
-  async findByOwnId(account: VendorAccount, taskId: string): Promise<{ upstreamId: string; status: ExpandStatus } | null> {
-    try {
-      const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(taskId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true });
-      const data = klingEnvelopeData<KlingExpandTask>(answer.json);
-      return typeof data?.task_id === 'string' && data.task_id ? { upstreamId: data.task_id, status: statusOf(data) } : null;
-    } catch (err) {
-      if (isKlingNotFound(err)) return null;
-      throw err;
-    }
+  findByOwnId(account: VendorAccount, taskId: string): Promise<{ upstreamId: string; status: ExpandStatus } | null> {
+    return this.tasks.findByOwnId(account, taskId);
   }
-}
-
-function endpoint(account: VendorAccount): string {
-  return `${account.baseUrl}/v1/images/editing/expand`;
 }
 
 function statusOf(task: KlingExpandTask): ExpandStatus {
-  switch (task.task_status) {
-    case 'succeed': {
-      const images = [...(task.task_result?.images ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-      if (images.length === 0 || images.some((i) => typeof i.url !== 'string')) return { state: 'failed', reason: 'it reported success without result images' };
-      return { state: 'succeeded', images: images.map((i) => ({ url: i.url as string, ...(typeof i.watermark_url === 'string' ? { watermarkUrl: i.watermark_url } : {}) })) };
-    }
-    case 'failed': {
-      const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
-      return { state: 'failed', reason, content: isContentRefusal(reason) };
-    }
-    default: // submitted, processing: the poller watches it
-      return { state: 'working' };
-  }
+  return klingImagesStatus(task, (i) => ({ url: i.url, ...(typeof i.watermark_url === 'string' ? { watermarkUrl: i.watermark_url } : {}) }));
 }

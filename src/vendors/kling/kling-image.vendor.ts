@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
+import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, resolutionOf, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageStatus, ImageVendor } from '../contracts/image-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
-import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
+import type { VendorAccount } from '../contracts/vendor.js';
+import { type KlingImageTask, klingImagesStatus, KlingTasks } from './kling-tasks.js';
 import { KLING } from './kling.vendor.js';
 
 /** The shapes of its `aspect_ratio` (its default 16:9). */
@@ -50,12 +49,6 @@ export const KLING_IMAGE_MODELS: readonly ImageModelSpec[] = [
   kling('kling-v3', {}),
 ];
 
-interface KlingImageTask {
-  task_id?: unknown;
-  task_status?: unknown;
-  task_status_msg?: unknown;
-  task_result?: { images?: { index?: number; url?: unknown }[] } | null;
-}
 
 /**
  * Kling's image generation (`POST /v1/images/generations`, `GET …/{task_id}`), its envelope `{code, message,
@@ -75,7 +68,11 @@ export class KlingImageVendor implements ImageVendor {
   readonly models = KLING_IMAGE_MODELS;
   readonly minPollS = KLING.pollFloorS;
 
-  constructor(private readonly client: UpstreamClient) {}
+  private readonly tasks: KlingTasks<KlingImageTask, ImageStatus>;
+
+  constructor(client: UpstreamClient) {
+    this.tasks = new KlingTasks(client, '/v1/images/generations', statusOf);
+  }
 
   async create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer> {
     const { model, request, taskId, callbackUrl } = create;
@@ -93,44 +90,18 @@ export class KlingImageVendor implements ImageVendor {
       ...(request.humanFidelity !== undefined ? { human_fidelity: request.humanFidelity } : {}),
       n: request.n,
       ...shapeFields(model, request),
-      external_task_id: taskId,
       ...(callbackUrl ? { callback_url: callbackUrl } : {}),
     };
-    let data: KlingImageTask | null;
-    try {
-      data = klingEnvelopeData<KlingImageTask>((await this.client.call('POST', endpoint(account), { body, auth: account.auth, refusal: klingRefusal, failFast: true })).json);
-    } catch (err) {
-      // a refusal may be Kling recognising our external_task_id from a create that did go through (its answer lost)
-      const earlier = err instanceof UpstreamRefused && err.aboutRequest ? await this.findByOwnId(account, taskId) : null;
-      if (earlier) return earlier;
-      throw err;
-    }
-    if (typeof data?.task_id !== 'string' || !data.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
-    return { upstreamId: data.task_id, status: statusOf(data) };
+    return this.tasks.create(account, body, taskId);
   }
 
-  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ImageStatus> {
-    const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(upstreamId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true, once });
-    const data = klingEnvelopeData<KlingImageTask>(answer.json);
-    if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
-    return statusOf(data);
+  query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ImageStatus> {
+    return this.tasks.query(account, upstreamId, once);
   }
 
-  /** Kling's query takes our external_task_id in place of its task_id. */
-  async findByOwnId(account: VendorAccount, taskId: string): Promise<{ upstreamId: string; status: ImageStatus } | null> {
-    try {
-      const answer = await this.client.call('GET', `${endpoint(account)}/${encodeURIComponent(taskId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true });
-      const data = klingEnvelopeData<KlingImageTask>(answer.json);
-      return typeof data?.task_id === 'string' && data.task_id ? { upstreamId: data.task_id, status: statusOf(data) } : null;
-    } catch (err) {
-      if (isKlingNotFound(err)) return null;
-      throw err;
-    }
+  findByOwnId(account: VendorAccount, taskId: string): Promise<{ upstreamId: string; status: ImageStatus } | null> {
+    return this.tasks.findByOwnId(account, taskId);
   }
-}
-
-function endpoint(account: VendorAccount): string {
-  return `${account.baseUrl}/v1/images/generations`;
 }
 
 /** What Kling refuses that a model spec cannot say (its words, as its 400 would put them); null: nothing. */
@@ -155,17 +126,5 @@ function shapeFields(model: ImageModelSpec, request: ImageRequest): { aspect_rat
 }
 
 function statusOf(task: KlingImageTask): ImageStatus {
-  switch (task.task_status) {
-    case 'succeed': {
-      const images = [...(task.task_result?.images ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-      if (images.length === 0 || images.some((i) => typeof i.url !== 'string' || !i.url)) return { state: 'failed', reason: 'it reported success without result images' };
-      return { state: 'succeeded', images: images.map((i) => ({ url: i.url as string })) };
-    }
-    case 'failed': {
-      const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
-      return { state: 'failed', reason, content: isContentRefusal(reason) };
-    }
-    default: // submitted, processing: the poller watches it
-      return { state: 'working' };
-  }
+  return klingImagesStatus(task, (i) => ({ url: i.url }));
 }

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { boundedMetadata, ImageRejected } from '../../infra/images/image-bounds.js';
-import { UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ExpandAnswer, type ExpandCreate, type ExpandImageSize, type ExpandRequest, type ExpandVendor, type MadeImage, marginsOf } from '../contracts/expand-vendor.js';
+import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
 import { type VendorAccount } from '../contracts/vendor.js';
 import { STABILITY } from './stability.vendor.js';
 
@@ -79,11 +80,9 @@ export class StabilityExpandVendor implements ExpandVendor {
   /** Stability's answers as the relay reads them (see the class). */
   private async calling<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await work();
+      return await failedGenerationsAsBusy(work);
     } catch (err) {
       if (err instanceof UpstreamRefused && err.status === 403 && /content_moderation/.test(err.message)) throw new UpstreamRefused(`the upstream's moderation refused the request: ${err.message}`, 403, 'request');
-      // a generation that failed upstream is not charged: the task may go to another channel
-      if (err instanceof UpstreamUnavailable && err.answer.status !== undefined && err.answer.status >= 500) throw new UpstreamBusy(err.message, undefined, err.answer);
       throw err;
     }
   }

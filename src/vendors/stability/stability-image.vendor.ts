@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
-import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
+import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { STABILITY } from './stability.vendor.js';
 
@@ -105,7 +106,7 @@ export class StabilityImageVendor implements ImageVendor {
           if (ratio) form.set('aspect_ratio', ratio);
         }
       }
-      const answer = await this.calling(() => this.client.call('POST', `${account.baseUrl}/v2beta/stable-image/${path}`, { form, auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
+      const answer = await failedGenerationsAsBusy(() => this.client.call('POST', `${account.baseUrl}/v2beta/stable-image/${path}`, { form, auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
       if (answer.headers['finish-reason'] === 'CONTENT_FILTERED') throw new UpstreamRefused("the result was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)", 200, 'request');
       if (!/^image\//.test(String(answer.headers['content-type'] ?? ''))) throw new UpstreamRefused('the upstream answered without an image', answer.status, 'request', true);
       made.push({ bytes: answer.body });
@@ -113,15 +114,6 @@ export class StabilityImageVendor implements ImageVendor {
     return { made };
   }
 
-  /** Stability's failed generations (5xx) are not charged: busy, so that another channel may take the task. */
-  private async calling<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      if (err instanceof UpstreamUnavailable && !(err instanceof UpstreamBusy) && err.answer.status !== undefined && err.answer.status >= 500) throw new UpstreamBusy(err.message, undefined, err.answer);
-      throw err;
-    }
-  }
 }
 
 /** The asked shape: Kling's `aspect_ratio`, or an asked size's (the gateway resizes to the size); none: its default, 1:1. */

@@ -1,0 +1,75 @@
+import { AppError } from '../../common/errors/app-error.js';
+
+/** A model callers may ask for: its name, the vendor behind it, what it can do (its spec). */
+export interface Offered<S> {
+  name: string;
+  vendor: string;
+  spec: S;
+  /** Taken only when a request names it (the sandbox's free-form model): never a match for a request that names none. */
+  namedOnly?: boolean;
+}
+
+/** How long the configured models are reused before the channels are read again. */
+const CACHE_MS = 2000;
+
+/** The models an operation offers, read at most every 2 s (a failed read is not kept). */
+export class OfferCache<S> {
+  private cached?: { at: number; models: Promise<Offered<S>[]> };
+
+  constructor(private readonly read: () => Promise<Offered<S>[]>) {}
+
+  offered(): Promise<Offered<S>[]> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.models;
+    const models = this.read().catch((err: unknown) => {
+      this.cached = undefined;
+      throw err;
+    });
+    this.cached = { at: Date.now(), models };
+    return models;
+  }
+}
+
+/** What an operation's check needs to know of its requests' fields. */
+export interface FieldRules<S, R extends { model?: string }, F extends string> {
+  /** Its fields, in the order a refusal names them. */
+  fields: readonly F[];
+  /** The fields of `request` this spec cannot honour. */
+  unmet(spec: S, request: R): F[];
+  /** The asked value of a field, in words. */
+  describe(field: F, request: R): string;
+}
+
+/**
+ * Refuses (400) a request no offered model could ever make, naming the door's fields (`labels`) it cannot
+ * have together and the models that could make it, or each field. A door that is one vendor's API (`vendor`:
+ * Kling's) takes, for a request that names no model, what that vendor's offered models make, as the vendor
+ * itself would; any model's when none of them is offered. Which channel then makes it is the router's choice.
+ */
+export function refuseUnmade<S, R extends { model?: string }, F extends string>(
+  offered: Offered<S>[],
+  request: R,
+  rules: FieldRules<S, R, F>,
+  /** The door's name of each field (`model` among them). */
+  labels: Record<F, string>,
+  vendor?: { protocol: string; title: string },
+): void {
+  if (offered.length === 0) return; // no channel yet: the task waits for one, as any relayed task does
+  const native = vendor !== undefined && offered.some((m) => m.vendor === vendor.protocol);
+  const pool = offered.filter((m) => (request.model === undefined ? !m.namedOnly && (!native || m.vendor === vendor!.protocol) : m.name === request.model));
+  if (pool.length === 0) throw new AppError('INVALID_PARAMETER', `${(labels as Record<string, string>).model} must be one of the configured models: ${names(offered)} (not ${request.model})`);
+  const unmet = pool.map((m) => rules.unmet(m.spec, request));
+  if (unmet.some((u) => u.length === 0)) return;
+  const failing = rules.fields.filter((f) => unmet.some((u) => u.includes(f)));
+  const blocking = failing.filter((f) => unmet.every((u) => u.includes(f)));
+  const fields = blocking.length > 0 ? blocking : failing;
+  const asked = request.model !== undefined ? `model ${request.model} does not make` : native ? `no configured ${vendor!.title} model makes` : 'no configured model makes';
+  const whole = offered.filter((m) => rules.unmet(m.spec, request).length === 0);
+  const could = whole.length > 0
+    ? `models that could make it: ${names(whole)}`
+    : fields.map((f) => `${labels[f]} is made by ${names(offered.filter((m) => !rules.unmet(m.spec, request).includes(f))) || 'no configured model'}`).join('; ');
+  throw new AppError('INVALID_PARAMETER', `${[...new Set(fields.map((f) => labels[f]))].join(', ')}: ${asked} this ${fields.map((f) => rules.describe(f, request)).join(' with ')}; ${could}`);
+}
+
+function names<S>(models: Offered<S>[]): string {
+  return [...new Set(models.map((m) => `${m.name} (${m.vendor})`))].join(', ');
+}
