@@ -110,6 +110,12 @@ describe('the image doors (sandbox)', () => {
     }
   }, 60_000);
 
+  it('reads a JSON null as the default, as OpenAI does (the SDK types every optional field | null)', async () => {
+    const nulls = Object.fromEntries(['model', 'n', 'size', 'quality', 'background', 'output_format', 'output_compression', 'response_format', 'moderation', 'stream', 'partial_images', 'user', 'seed', 'negative_prompt', 'style'].map((f) => [f, null]));
+    const res = await api(t.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'A lemon', ...nulls } });
+    expect([res.status, res.body.data?.length, res.body.size, res.body.output_format]).toEqual([200, 1, '1024x1024', 'png']);
+  }, 60_000);
+
   it("Kling's door: a task found by task_id and external_task_id, callbacks [processing, succeed] with the images' URLs, which open", async () => {
     const created = await api(t.url, 'POST', KLING_DOOR, { key, body: { prompt: 'A Pixar-style puppy', n: 2, aspect_ratio: '3:2', external_task_id: 'order-77-image', callback_url: `${receiver.url}/kling-image` } });
     expect([created.status, created.body.code, created.body.data?.task_status, created.body.message]).toEqual([200, 0, 'submitted', 'SUCCEED']);

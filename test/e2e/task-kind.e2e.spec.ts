@@ -97,13 +97,13 @@ describe('a task kind defined outside src/, through the real engine', () => {
   it('counts the kind in usage, metrics and the OpenAPI document, as the registry lists it', async () => {
     const usage = await api(t.url, 'GET', '/usage', { key });
     expect(usage.body.operations.echo).toEqual({ accepted: 4, succeeded: 2, failed: 2, credits_charged: 27, credits_refunded: 18 });
-    expect(Object.keys(usage.body.operations)).toEqual(['expand', 'video', 'audio', 'music', 'concat', 'echo']);
+    expect(Object.keys(usage.body.operations)).toEqual(KINDS.map((k) => k.kind.definition.name));
     const metrics = await t.metrics();
     expect(metrics).toMatch(/mgw_tasks_finished_total\{owner="team-echo",operation="echo",state="failed"\} 2/);
     const doc = await api(t.url, 'GET', '/docs-json');
-    expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(['expand', 'video', 'audio', 'music', 'concat', 'echo']);
+    expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(KINDS.map((k) => k.kind.definition.name));
     // music and concat share one tag
-    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 5)).toEqual(['image expand', 'video generation', 'audio', 'music', 'echo']);
+    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 6)).toEqual(['image expand', 'video generation', 'audio', 'music', 'image generation', 'echo']);
   });
 
   it("recovers a task whose job died before any worker claimed it, through the engine's sweeper", async () => {

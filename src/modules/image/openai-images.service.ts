@@ -83,7 +83,9 @@ export class OpenAiImagesService {
     return this.submitAndAnswer(principal, dto, 'edit', parts ?? {}, res, base);
   }
 
-  private async submitAndAnswer(principal: Principal, dto: OpenAiImageFieldsDto, mode: 'generate' | 'edit', parts: ImageParts, res: Response, base?: string): Promise<void> {
+  private async submitAndAnswer(principal: Principal, given: OpenAiImageFieldsDto, mode: 'generate' | 'edit', parts: ImageParts, res: Response, base?: string): Promise<void> {
+    // a JSON null is the field's default, as OpenAI reads it (the SDKs type every optional field `| null`)
+    const dto = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) as OpenAiImageFieldsDto;
     const images = [...(parts.image ?? []), ...(parts['image[]'] ?? [])];
     if (mode === 'edit' && images.length === 0) throw new AppError('INVALID_PARAMETER', 'image: an edit needs one or more image files (multipart parts named image or image[])');
     if (images.length > 16) throw new AppError('INVALID_PARAMETER', `image: at most 16 images (not ${images.length})`);
