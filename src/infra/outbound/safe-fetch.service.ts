@@ -50,6 +50,11 @@ export interface OutboundRequest {
   /** Write a 2xx body to this file as it streams (the answer's `body` is then empty): a video is never held whole. */
   toFile?: string;
   /**
+   * Called with each chunk of a 2xx body as it arrives (the body is still collected and answered, under the same
+   * cap): an answer read while it streams (server-sent events). If it throws, the request fails with its error.
+   */
+  onChunk?: (chunk: Buffer) => void;
+  /**
    * Reuse connections to the origin (an upstream asked again and again: polls, creates). Each new connection
    * is checked as every request is (its address resolved and checked when it connects, and pinned to it).
    */
@@ -312,7 +317,7 @@ export class SafeFetchService implements OnApplicationShutdown {
       let settled = false;
       let sink: WriteStream | undefined;
       const stop = () => fail(new OutboundError('timeout', 'the step that made the request ran out of time'));
-      const fail = (err: OutboundError) => {
+      const fail = (err: Error) => {
         if (settled) return;
         settled = true;
         clearTimeout(total);
@@ -344,9 +349,16 @@ export class SafeFetchService implements OnApplicationShutdown {
           }
           const chunks: Buffer[] = [];
           let size = 0;
+          const onChunk = status >= 200 && status < 300 ? options.onChunk : undefined;
           res.on('data', (chunk: Buffer) => {
+            if (settled) return;
             size += chunk.length;
             if (size > options.maxBytes) return fail(new OutboundError('too_large', `the response is larger than the limit of ${options.maxBytes} bytes`));
+            try {
+              onChunk?.(chunk);
+            } catch (err) {
+              return fail(err instanceof Error ? err : new Error(String(err)));
+            }
             if (!sink) chunks.push(chunk);
             else if (!sink.write(chunk)) {
               res.pause();

@@ -145,6 +145,12 @@ export interface CallOptions {
    * vendor that answers with what it made (an image, up to two minutes at OpenAI) is given longer.
    */
   timeoutMs?: number;
+  /**
+   * Called with each chunk of a 2xx body as it arrives (the answer is still read whole and answered as always):
+   * a vendor that streams what it makes (OpenAI's partial images as server-sent events) hands it on at once.
+   * A request retried here (a connection refused before sending) had sent it nothing.
+   */
+  onChunk?: (chunk: Buffer) => void;
 }
 
 /** How long a synchronous image vendor's call may take: OpenAI says an image may take up to two minutes; Gemini's 4K ones are as slow. */
@@ -206,6 +212,7 @@ export class UpstreamClient {
           acceptAnyStatus: true,
           keepAlive: true,
           followRedirects: method === 'GET',
+          onChunk: options.onChunk,
           timeoutMs: options.once ? Math.min(this.config.outbound.timeoutMs, POLL_TIMEOUT_MS) : (options.timeoutMs ?? Math.min(this.config.outbound.timeoutMs, 30_000)),
         });
         const json = /^(image|video|audio)\//.test(String(res.headers['content-type'] ?? '')) ? {} : parseJson(res.body);

@@ -17,6 +17,8 @@ export interface ImageCreate {
   taskId: string;
   /** Where the upstream is asked to call back (UPSTREAM_CALLBACK_BASE_URL set), for vendors that answer later. */
   callbackUrl?: string;
+  /** Partial images per image a streaming caller asked for, 0-3 (OpenAI's partial_images); none when absent. */
+  partials?: number;
   /** The input images (request.images of them): references of a generation, or the images an edit changes. */
   images(): Promise<ImageInput[]>;
   /** An edit's mask (request.mask). */

@@ -1,7 +1,9 @@
+import { StringDecoder } from 'node:string_decoder';
 import { Injectable } from '@nestjs/common';
-import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { SYNC_GENERATION_TIMEOUT_MS, type UpstreamAnswer, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { COMMON_IMAGE_RATIOS, type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
+import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { OPENAI, openaiRefusal } from './openai.vendor.js';
 
@@ -28,8 +30,8 @@ function gptImage(id: string, over: Partial<ImageModelSpec> = {}): ImageModelSpe
     mask: true,
     seed: false,
     negativePrompt: false,
-    // it streams them, but the UpstreamClient reads an answer only once it is whole: none are handed on (see the class)
-    partials: false,
+    // streamed as they are made (see the class); gpt-image-2 says otherwise below
+    partials: true,
     maxPromptChars: 32_000,
     ...over,
   };
@@ -54,11 +56,16 @@ export const OPENAI_IMAGE_MODELS: readonly ImageModelSpec[] = [
     aspectRatios: [...COMMON_IMAGE_RATIOS],
     resolutions: ['1k', '2k', '4k'],
     transparent: false,
+    // the research notes (OpenAI's guide, openai-node) say nothing of it streaming: a stream refused would fail
+    // the task, where not asking loses only the previews
+    partials: false,
   }),
 ];
 
 /** An answer of up to 10 images as Base64 PNG in JSON (a high-quality 1536x1024 PNG is a few MB). */
 const RESULT_MAX_BYTES = 96 * 1024 * 1024;
+/** OpenAI's most partial images per image (`partial_images`, 0-3). */
+const MAX_PARTIALS = 3;
 
 interface ImagesResponse {
   data?: { b64_json?: unknown; url?: unknown; revised_prompt?: unknown }[] | null;
@@ -70,12 +77,14 @@ interface ImagesResponse {
  * `mask`, the same fields as strings) changes the input images, the mask applying to the first. A generation
  * with reference images is sent as an edit without a mask, as OpenAI's guide does. Its images are always asked
  * for as PNG: lossless (a transparent background kept), the gateway converts them once into the asked format.
- * Not streamed: OpenAI streams partial images as server-sent events (`stream: true, partial_images`), but the
- * UpstreamClient hands on an answer only once it is whole, so partial images would come with the final ones,
- * at 100 output tokens each. Answers: 400 `moderation_blocked` its safety system (a content refusal), 401
- * credentials, 403 an organization not verified (the account's), 429 `insufficient_quota` the account's
- * credit and other 429s its rate limits (busy), 5xx a failed generation (not charged: another channel may take
- * the task). It keeps no id of ours: a create whose answer was lost is never sent there again.
+ * Where a streaming caller asked for partial images (`create.partials`) of a model that streams them, it asks
+ * for them too (`stream: true, partial_images`: 100 output tokens each) and reads the server-sent events as they
+ * arrive (StreamedImages): each partial image is kept at once, for the caller's stream to show while the task
+ * runs; the `*.completed` events are the images; an `error` event is what the same failure answered unstreamed
+ * would be. Otherwise it is not streamed: partial images nobody shows are not paid for. Answers: 400
+ * `moderation_blocked` its safety system (a content refusal), 401 credentials, 403 an organization not verified
+ * (the account's), 429 `insufficient_quota` the account's credit and other 429s its rate limits (busy), 5xx a
+ * failed generation (not charged: another channel may take the task); the same in a stream's error event. It keeps no id of ours: a create whose answer was lost is never sent there again.
  */
 @Injectable()
 export class OpenAIImageVendor implements ImageVendor {
@@ -100,15 +109,27 @@ export class OpenAIImageVendor implements ImageVendor {
       ...optional('background', request.background),
       output_format: 'png',
     };
-    const answer = await this.calling(async () => {
-      if (images.length === 0) return this.client.call('POST', `${account.baseUrl}/images/generations`, { body: fields, auth: account.auth, failFast: true, refusal: openaiRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
-      const form = new FormData();
-      for (const [name, value] of Object.entries(fields)) form.set(name, String(value));
-      images.forEach((image, i) => form.append('image[]', blobOf(image), `image-${i}.${extension(image)}`));
-      const mask = request.mode === 'edit' && request.mask ? await create.mask() : undefined;
-      if (mask) form.set('mask', blobOf(mask), `mask.${extension(mask)}`);
-      return this.client.call('POST', `${account.baseUrl}/images/edits`, { form, auth: account.auth, failFast: true, refusal: openaiRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
+    const partials = model.partials ? Math.min(Math.max(Math.floor(create.partials ?? 0), 0), MAX_PARTIALS) : 0;
+    const streamed = partials > 0 ? new StreamedImages(partials, request.n, create.partial) : undefined;
+    const asked = { ...fields, ...(streamed ? { stream: true, partial_images: partials } : {}) };
+    // a streamed answer carries each image's partial images besides it
+    const call = { auth: account.auth, failFast: true, refusal: openaiRefusal, maxBytes: RESULT_MAX_BYTES * (1 + partials), timeoutMs: SYNC_GENERATION_TIMEOUT_MS, onChunk: streamed && ((chunk: Buffer) => streamed.push(chunk)) };
+    const answer = await failedGenerationsAsBusy(async () => {
+      let answered: UpstreamAnswer;
+      if (images.length === 0) answered = await this.client.call('POST', `${account.baseUrl}/images/generations`, { ...call, body: asked });
+      else {
+        const form = new FormData();
+        for (const [name, value] of Object.entries(asked)) form.set(name, String(value));
+        images.forEach((image, i) => form.append('image[]', blobOf(image), `image-${i}.${extension(image)}`));
+        const mask = request.mode === 'edit' && request.mask ? await create.mask() : undefined;
+        if (mask) form.set('mask', blobOf(mask), `mask.${extension(mask)}`);
+        answered = await this.client.call('POST', `${account.baseUrl}/images/edits`, { ...call, form });
+      }
+      // the partial images are kept before the task can end (a failure to keep one fails the step, as the sandbox's)
+      await streamed?.finish();
+      return answered;
     });
+    if (streamed && streamed.made.length > 0) return { made: streamed.made };
     const data = (answer.json as ImagesResponse).data;
     const made: VendorImage[] = (Array.isArray(data) ? data : []).flatMap((image): VendorImage[] => {
       if (typeof image?.b64_json === 'string' && image.b64_json) return [{ bytes: Buffer.from(image.b64_json, 'base64') }];
@@ -119,16 +140,6 @@ export class OpenAIImageVendor implements ImageVendor {
     return { made, ...(typeof revised === 'string' ? { revisedPrompt: revised } : {}) };
   }
 
-  /** OpenAI's answers the UpstreamClient's reading and `openaiRefusal` leave (see the class). */
-  private async calling<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      // a generation that failed upstream is not charged: the task may go to another channel
-      if (err instanceof UpstreamUnavailable && !(err instanceof UpstreamBusy) && err.answer.status !== undefined && err.answer.status >= 500) throw new UpstreamBusy(err.message, undefined, err.answer);
-      throw err;
-    }
-  }
 }
 
 /**
@@ -161,6 +172,124 @@ function freeSize({ width, height }: { width: number; height: number }): string 
   while (w > FREE.maxShape * h) h += step;
   while (h > FREE.maxShape * w) w += step;
   return `${w}x${h}`;
+}
+
+/**
+ * OpenAI's image stream read as it arrives (server-sent events, OpenAI's wire as its SDKs read it: lines end with
+ * `\n`, `\r\n` or `\r`, a blank line ends an event, `data:` lines are joined, `:` lines are comments, the
+ * `event:` line is optional: the JSON's `type` says what it is; no `[DONE]`, the stream ends by closing).
+ * `*.partial_image` events are kept as they come, in order; `*.completed` events are the images; an `error`
+ * event (or any JSON with an `error`) is thrown by `finish` as its unstreamed answer would be. The events name no
+ * image, so partial images are numbered by a running count j (image j / partials, the k = j % partials of it,
+ * kept at image * 3 + k as the door reads them, in order): all are shown even when an image ends early or the
+ * images' events interleave.
+ */
+class StreamedImages {
+  readonly made: VendorImage[] = [];
+  private readonly decoder = new StringDecoder('utf8');
+  private rest = '';
+  private event: string | undefined;
+  private data: string[] = [];
+  private partialsSeen = 0;
+  private error: Record<string, unknown> | undefined;
+  /** The partial images kept so far, one after the other (the door shows them in order). */
+  private kept: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly perImage: number,
+    private readonly n: number,
+    private readonly keep: (index: number, image: Buffer) => Promise<void>,
+  ) {}
+
+  push(chunk: Buffer): void {
+    this.lines(this.decoder.write(chunk));
+  }
+
+  /** After the answer: its last event read, the partial images kept; throws the stream's error. */
+  async finish(): Promise<void> {
+    this.lines(this.decoder.end());
+    // a last line without its end, then the last event without its blank line: the stream ended by closing
+    if (this.rest) this.line(this.rest.replace(/\r$/, ''));
+    this.rest = '';
+    this.dispatch();
+    await this.kept;
+    if (this.error) throw streamFailure(this.error);
+  }
+
+  private lines(text: string): void {
+    // only the new text is searched (a data line of a few MB comes in many chunks), from a `\r` held back before it
+    const ends = /\r\n|\r|\n/g;
+    ends.lastIndex = Math.max(0, this.rest.length - 1);
+    this.rest += text;
+    let start = 0;
+    for (let m = ends.exec(this.rest); m; m = ends.exec(this.rest)) {
+      // a `\r` last may be the first half of a `\r\n` still to come
+      if (m[0] === '\r' && m.index === this.rest.length - 1) break;
+      this.line(this.rest.slice(start, m.index));
+      start = m.index + m[0].length;
+    }
+    this.rest = this.rest.slice(start);
+  }
+
+  private line(line: string): void {
+    if (line === '') return this.dispatch();
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+  }
+
+  private dispatch(): void {
+    const [name, data] = [this.event, this.data.join('\n')];
+    this.event = undefined;
+    this.data = [];
+    if (!data || data === '[DONE]') return;
+    let json: Record<string, unknown>;
+    try {
+      const value: unknown = JSON.parse(data);
+      if (typeof value !== 'object' || value === null) return;
+      json = value as Record<string, unknown>;
+    } catch {
+      return; // not an event of OpenAI's: the images are judged at the end (none made is an unusable answer)
+    }
+    const type = typeof json.type === 'string' ? json.type : (name ?? '');
+    if (name === 'error' || type === 'error' || json.error) {
+      this.error ??= json;
+      return;
+    }
+    const b64 = typeof json.b64_json === 'string' && json.b64_json ? json.b64_json : undefined;
+    if (!b64) return;
+    if (type.endsWith('.completed')) this.made.push({ bytes: Buffer.from(b64, 'base64') });
+    else if (type.endsWith('.partial_image')) {
+      const j = this.partialsSeen++;
+      if (j >= this.perImage * this.n) return;
+      const index = Math.floor(j / this.perImage) * MAX_PARTIALS + (j % this.perImage);
+      const bytes = Buffer.from(b64, 'base64');
+      this.kept = this.kept.then(() => this.keep(index, bytes));
+      // awaited by finish; until then a failure is not unhandled
+      this.kept.catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * A stream's error event as the same failure answered unstreamed (`{error: {message, type, code}}`): its safety
+ * system's refusal and an account out of credit as `openaiRefusal` reads them, a rate limit as busy, a request
+ * refused as refused, anything else as a failed generation (a 5xx: `failedGenerationsAsBusy` makes it busy).
+ */
+function streamFailure(json: Record<string, unknown>): Error {
+  const error = (typeof json.error === 'object' && json.error ? json.error : json) as { message?: unknown; type?: unknown; code?: unknown };
+  const code = typeof error.code === 'string' ? error.code : '';
+  const type = typeof error.type === 'string' ? error.type : '';
+  const message = typeof error.message === 'string' && error.message ? error.message : typeof json.error === 'string' && json.error ? json.error : code || type || 'an error event';
+  const status = code === 'moderation_blocked' || code === 'content_policy_violation' || type === 'invalid_request_error' || type === 'image_generation_user_error' ? 400 : code === 'insufficient_quota' || code === 'rate_limit_exceeded' || type === 'insufficient_quota' ? 429 : 500;
+  const refused = openaiRefusal(status, { error: { ...error, message } });
+  if (refused) return refused;
+  if (status === 429) return new UpstreamBusy(`the upstream is busy (in its stream): ${message}`, undefined, { status });
+  if (status === 400) return new UpstreamRefused(message, status, 'request');
+  return new UpstreamUnavailable(`the upstream failed (in its stream): ${message}`, true, { status });
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {

@@ -70,7 +70,7 @@ export class RelayImageProvider implements ImageProvider, UpstreamWatcher {
         const model = modelFor(channel);
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that makes what the task asks`, 0, 'request', true);
         const callbackUrl = vendor.query ? this.callbacks.urlFor(task.id) : undefined;
-        const answer = await vendor.create(channel, { model: model.spec, request, taskId: task.id, callbackUrl, images: ctx.inputs, mask: ctx.mask, partial: ctx.partial });
+        const answer = await vendor.create(channel, { model: model.spec, request, taskId: task.id, callbackUrl, partials: task.params.partial_images, images: ctx.inputs, mask: ctx.mask, partial: ctx.partial });
         if ('made' in answer) return { made: await this.downloaded(answer.made, answer.revisedPrompt) };
         return { ...answer, callback: callbackUrl !== undefined };
       },
