@@ -10,13 +10,14 @@ import { RUNWAY } from './runway/runway.vendor.js';
 import { SEEDANCE } from './seedance/seedance.vendor.js';
 import { STABILITY } from './stability/stability.vendor.js';
 import { SUNO_AGGREGATOR } from './suno-aggregator/suno-aggregator.vendor.js';
+import { WAN } from './wan/wan.vendor.js';
 
 /**
  * The vendors, one descriptor each (its folder's `<vendor>.vendor.ts`): what the channels accept (protocol,
  * operations, credentials), how they authenticate and test an account, and what the docs and the channel
  * DTO say of each. A new vendor is a folder and a line here.
  */
-export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, STABILITY, BFL, OPENAI, GOOGLE, SUNO_AGGREGATOR, GATEWAY];
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, SUNO_AGGREGATOR, GATEWAY];
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);

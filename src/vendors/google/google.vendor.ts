@@ -43,16 +43,16 @@ function googleKey(apiKey: string | undefined): UpstreamAuth {
   return { headers: () => headers };
 }
 
-/** Google's Gemini API (Google AI Studio's keys; not Vertex AI, whose calls take OAuth), for images: its Gemini image models ("Nano Banana"). */
+/** Google's Gemini API (Google AI Studio's keys; not Vertex AI, whose calls take OAuth), for images (its Gemini image models, "Nano Banana") and video (Veo). */
 export const GOOGLE: VendorDescriptor = {
   protocol: 'gemini',
   title: "Google's Gemini API",
-  makes: 'its Gemini image models',
-  operations: ['image'],
+  makes: 'its Gemini image models and Veo',
+  operations: ['image', 'video'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /models/, with its /v1beta', example: 'https://generativelanguage.googleapis.com/v1beta' },
-  // it answers at once: nothing is polled
-  pollFloorS: 0,
+  // images answer at once (nothing polled); Veo's operations: not documented, Google's own examples poll every 10 s
+  pollFloorS: 5,
   // free, and proves the key (not billing: a free-tier key lists the image models it has no quota for)
   probe: () => ({ path: '/models?pageSize=1', notFoundPasses: false, refusal: googleRefusal }),
   auth: (c) => googleKey(c.api_key),

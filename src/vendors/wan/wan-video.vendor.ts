@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import { isContentRefusal } from '../contracts/content-refusal.js';
+import type { VideoModelSpec } from '../contracts/video-request.js';
+import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { dashscopeRefusal, WAN } from './wan.vendor.js';
+
+/**
+ * The text-to-video `size` (`W*H`) of each frame shape and tier, as the API reference's table gives them (its
+ * 4:3 and 3:4 are 1088*832 and 1632*1248, not exactly 4:3). Its 480P tier (832*480, 480*832, 624*624) is
+ * left out: no normalized resolution of ours is 480 px high.
+ */
+const SIZES: Readonly<Record<string, string>> = {
+  '16:9@720p': '1280*720',
+  '9:16@720p': '720*1280',
+  '1:1@720p': '960*960',
+  '4:3@720p': '1088*832',
+  '3:4@720p': '832*1088',
+  '16:9@1080p': '1920*1080',
+  '9:16@1080p': '1080*1920',
+  '1:1@1080p': '1440*1440',
+  '4:3@1080p': '1632*1248',
+  '3:4@1080p': '1248*1632',
+};
+const RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4'];
+/** The image-to-video `resolution` tier of each of our classes (the frame's shape is the image's). */
+const TIERS: Readonly<Record<string, string>> = { '720p': '720P', '1080p': '1080P' };
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+function wan(id: string, kind: 't2v' | 'i2v', over: Partial<VideoModelSpec>): VideoModelSpec {
+  return {
+    id,
+    durations: [5],
+    aspectRatios: RATIOS,
+    resolutions: ['720p', '1080p'],
+    // text-to-video and image-to-video are different models: one takes a prompt alone, the other a first frame
+    textToVideo: kind === 't2v',
+    firstFrame: kind === 'i2v',
+    lastFrame: false,
+    continues: false,
+    loop: false,
+    seed: true,
+    audio: false,
+    negativePrompt: true,
+    concepts: false,
+    maxPromptChars: 800,
+    // from a first frame the video takes the image's shape at the asked tier: no ratio is promised then
+    ...(kind === 'i2v' ? { shapeFromImage: true } : {}),
+    ...over,
+  };
+}
+
+/**
+ * Wan's video models on DashScope as Model Studio's text-to-video and image-to-video API references give them
+ * (alibabacloud.com/help/en/model-studio, "Wan - text-to-video API reference", "… image-to-video (first
+ * frame) …"): wan2.6 720P and 1080P with sound, 2.5 preview 480P to 1080P, 5 or 10 s, with sound (prompts up to
+ * 1500 and 2000 characters), 2.2 plus 480P and 1080P, 5 s only, silent (800). Sources disagreed on wan2.6's
+ * durations (the December 2025 reference and resellers' pages: 5, 10 or 15 s; the reference and user guide from
+ * January 2026 on: any whole second from 2 to 15): the newest reference is followed. The 2.1 series and the
+ * flash variants are left out (older, or documented only by resellers); 480P is left out (no normalized class).
+ */
+export const WAN_MODELS: readonly VideoModelSpec[] = [
+  wan('wan2.6-t2v', 't2v', { durations: range(2, 15), audio: true, maxPromptChars: 1500 }),
+  wan('wan2.5-t2v-preview', 't2v', { durations: [5, 10], audio: true, maxPromptChars: 2000 }),
+  wan('wan2.2-t2v-plus', 't2v', { resolutions: ['1080p'] }),
+  wan('wan2.6-i2v', 'i2v', { durations: range(2, 15), audio: true, maxPromptChars: 1500 }),
+  wan('wan2.5-i2v-preview', 'i2v', { durations: [5, 10], audio: true, maxPromptChars: 2000 }),
+  wan('wan2.2-i2v-plus', 'i2v', { resolutions: ['1080p'] }),
+];
+
+interface DashScopeTask {
+  output?: { task_id?: unknown; task_status?: unknown; video_url?: unknown; code?: unknown; message?: unknown } | null;
+  code?: unknown;
+  message?: unknown;
+}
+
+/**
+ * DashScope's video synthesis: `POST /services/aigc/video-generation/video-synthesis` with `X-DashScope-Async:
+ * enable` (HTTP calls are asynchronous only) — `model`; `input`: `prompt`, `negative_prompt`, `img_url` (the
+ * first frame, image-to-video models only); `parameters`: `size` (`W*H` from the model's table) for
+ * text-to-video or `resolution` (`720P`, `1080P`: the image decides the shape) for image-to-video,
+ * `duration`, `seed`, `audio` where the model makes sound, `watermark: false` — answering `{output: {task_id,
+ * task_status: "PENDING"}, request_id}`; `GET /tasks/{task_id}` (PENDING, RUNNING, SUCCEEDED with
+ * `output.video_url`, valid 24 h: the relay stores it at once; FAILED with `output.code` and `message`:
+ * `DataInspectionFailed`, "… inappropriate content", is its moderation; CANCELED; UNKNOWN: expired or not
+ * found); `POST /tasks/{task_id}/cancel` for a task still PENDING. A Bearer API key; errors as HTTP statuses
+ * with `{code, message}` (400 InvalidParameter, 401 InvalidApiKey, 403 AccessDenied, 429 Throttling;
+ * `Arrearage` an overdue account). Its tasks take no callback URL (task events go to an account's
+ * EventBridge, not per request): they are polled. A task cannot be asked for by the caller's own id, so a
+ * create whose answer was lost is not looked up. `prompt_extend` (its prompt rewriting, on by default) is
+ * left to its default: the normalized request has no such field.
+ */
+@Injectable()
+export class WanVideoVendor implements VideoVendor {
+  static readonly protocol = 'wan';
+  static readonly models = WAN_MODELS;
+  readonly protocol = WanVideoVendor.protocol;
+  readonly models = WAN_MODELS;
+  readonly minPollS = WAN.pollFloorS;
+
+  constructor(private readonly client: UpstreamClient) {}
+
+  async create(account: VendorAccount, { model, request }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+    const image = request.firstFrame?.type === 'image' ? request.firstFrame.url : undefined;
+    if (request.firstFrame && !image) throw new UpstreamRefused('Wan takes a first frame as an image only', 0);
+    const body = {
+      model: model.id,
+      input: {
+        prompt: request.prompt,
+        ...(request.negativePrompt !== undefined ? { negative_prompt: request.negativePrompt } : {}),
+        ...(image ? { img_url: image } : {}),
+      },
+      parameters: {
+        ...(image ? this.tier(request.resolution) : this.size(model, request.aspectRatio, request.resolution)),
+        ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
+        ...(request.seed !== undefined ? { seed: request.seed } : {}),
+        ...(model.audio ? { audio: request.audio ?? false } : {}),
+        watermark: false,
+      },
+    };
+    const answer = (await this.client.call('POST', `${account.baseUrl}/services/aigc/video-generation/video-synthesis`, { body, auth: account.auth, headers: { 'x-dashscope-async': 'enable' }, refusal: dashscopeRefusal, failFast: true })).json as DashScopeTask;
+    const id = answer.output?.task_id;
+    if (typeof id !== 'string' || !id) throw new UnusableAnswer(`the upstream answered the create request without a task_id${typeof answer.message === 'string' && answer.message ? ` (${answer.message.slice(0, 200)})` : ''}`);
+    return { upstreamId: id, status: { state: 'working' } };
+  }
+
+  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
+    const output = ((await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, refusal: dashscopeRefusal, idempotent: true, once })).json as DashScopeTask).output ?? {};
+    switch (output.task_status) {
+      case 'PENDING':
+      case 'RUNNING':
+        return { state: 'working' };
+      case 'SUCCEEDED': {
+        const link = output.video_url;
+        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a video_url' };
+      }
+      case 'FAILED': {
+        const code = typeof output.code === 'string' ? output.code : '';
+        const reason = typeof output.message === 'string' && output.message ? output.message : code || 'no reason given';
+        return { state: 'failed', reason, content: /DataInspection|IPInfringement/i.test(code) || isContentRefusal(reason) };
+      }
+      case 'CANCELED':
+        return { state: 'failed', reason: 'the upstream task was canceled' };
+      case 'UNKNOWN':
+        return { state: 'failed', reason: 'the upstream no longer knows the task (expired or not found)' };
+      default:
+        throw new UnusableAnswer(`the upstream answered a task in an unknown status (${String(output.task_status).slice(0, 40)})`);
+    }
+  }
+
+  /** DashScope cancels a task still PENDING (one running cannot be). */
+  async cancel(account: VendorAccount, upstreamId: string): Promise<void> {
+    await this.client.call('POST', `${this.taskUrl(account, upstreamId)}/cancel`, { auth: account.auth, refusal: dashscopeRefusal, idempotent: true });
+  }
+
+  /** A text-to-video `size` from the table: the asked shape (16:9 without one) at the asked tier, or the first the model makes of 720p and 1080p; none asked, Wan's default. */
+  private size(model: VideoModelSpec, aspectRatio: string | undefined, resolution: string | undefined): { size?: string } {
+    if (aspectRatio === undefined && resolution === undefined) return {};
+    const ratio = aspectRatio ?? '16:9';
+    const tier = resolution ?? model.resolutions.find((r) => SIZES[`${ratio}@${r}`]);
+    const size = SIZES[`${ratio}@${tier}`];
+    if (!size) throw new UpstreamRefused(`Wan makes no ${ratio} video at ${tier ?? resolution ?? 'any resolution'}`, 0);
+    return { size };
+  }
+
+  private tier(resolution: string | undefined): { resolution?: string } {
+    if (resolution === undefined) return {};
+    const tier = TIERS[resolution];
+    if (!tier) throw new UpstreamRefused(`Wan makes no video at ${resolution}`, 0);
+    return { resolution: tier };
+  }
+
+  private taskUrl(account: VendorAccount, upstreamId: string): string {
+    return `${account.baseUrl}/tasks/${encodeURIComponent(upstreamId)}`;
+  }
+}
