@@ -24,7 +24,9 @@ describe('Wan video behind the doors', () => {
 
   beforeAll(async () => {
     wan = await startFakeWan(DASHSCOPE_KEY);
-    t = await startTestApp({ VIDEO_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
+    // upstream callbacks on, polls of called-back tasks 300 s apart: DashScope takes no callback URL, so its tasks are
+    // polled on the usual schedule (they waited for the 300 s safety poll when every vendor was sent one)
+    t = await startTestApp({ VIDEO_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100', UPSTREAM_CALLBACK_BASE_URL: 'https://gateway.example', UPSTREAM_CALLBACK_POLL_S: '300' });
     key = await t.createKey('team-wan');
     const res = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'wan', operations: ['video'], protocol: 'wan', base_url: wan.url, credentials: { api_key: DASHSCOPE_KEY } } });
     expect(res.status).toBe(201);

@@ -34,6 +34,11 @@ export interface VideoVendor {
   readonly models: readonly VideoModelSpec[];
   /** How often its tasks may be asked about, at least (seconds). */
   readonly minPollS: number;
+  /**
+   * It calls back to a URL sent with the create (Luma's and Kling's `callback_url`): its tasks are then polled
+   * as a safety net only (UPSTREAM_CALLBACK_POLL_S). A vendor without it is polled on the usual schedule.
+   */
+  readonly callsBack?: boolean;
   /** Sends the create; answers the upstream's id and what it said of the task. */
   create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }>;
   /** Asks about one task (`once`: one try with a short time limit, as the poller asks). */

@@ -71,6 +71,8 @@ export class KlingVideoVendor implements VideoVendor {
   readonly protocol = KlingVideoVendor.protocol;
   readonly models = KLING_VIDEO_MODELS;
   readonly minPollS = KLING.pollFloorS;
+  /** It calls back to `callback_url` (polled as the safety net). */
+  readonly callsBack = true;
 
   constructor(private readonly client: UpstreamClient) {}
 

@@ -52,6 +52,8 @@ export class LumaVendor implements VideoVendor {
   readonly models = LUMA_MODELS;
   /** Luma publishes no limit: the schedule (RELAY_POLL_MS and the age back-off) alone decides. */
   readonly minPollS = LUMA.pollFloorS;
+  /** It calls back to `callback_url` (polled as the safety net). */
+  readonly callsBack = true;
 
   constructor(private readonly client: UpstreamClient) {}
 

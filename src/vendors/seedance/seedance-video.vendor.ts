@@ -72,6 +72,8 @@ export class SeedanceVideoVendor implements VideoVendor {
   readonly protocol = SeedanceVideoVendor.protocol;
   readonly models = SEEDANCE_MODELS;
   readonly minPollS = SEEDANCE.pollFloorS;
+  /** It calls back to `callback_url` (polled as the safety net). */
+  readonly callsBack = true;
 
   constructor(private readonly client: UpstreamClient) {}
 

@@ -91,7 +91,8 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       create: async (channel, vendor) => {
         const model = modelFor(channel);
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that makes what the generation asks`, 0, 'request', true);
-        const callbackUrl = this.callbacks.urlFor(generation.id);
+        // only a vendor that calls back is asked to: the others' tasks are polled on the usual schedule
+        const callbackUrl = vendor.callsBack ? this.callbacks.urlFor(generation.id) : undefined;
         const frameImage = (position: 'first' | 'last') => ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1');
         const created = await vendor.create(channel, { model: model.spec, request, generationIds, callbackUrl, taskId: generation.id, frameImage });
         return { ...created, callback: callbackUrl !== undefined };
