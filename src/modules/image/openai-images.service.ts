@@ -12,7 +12,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { isContentRefusal } from '../../vendors/contracts/content-refusal.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
 import { shapeOf } from '../../vendors/contracts/image-request.js';
-import type { NewMedia } from '../media/media.repository.js';
+import type { MediaRow, NewMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import type { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImageDataDto, OpenAiImagesResponseDto, OpenAiImageFieldsDto } from './dto/openai-image.dto.js';
 import type { OpenAiModelListDto } from './dto/openai-model.dto.js';
@@ -171,24 +171,23 @@ export class OpenAiImagesService {
 
   /** OpenAI's ImagesResponse of an ended task; a failed one is thrown as OpenAI's error (moderation_blocked for the vendor's refusal). */
   private async answer(task: ImageTask, responseFormat: 'b64_json' | 'url'): Promise<OpenAiImagesResponseDto> {
-    const images = await this.images(task);
-    const data: OpenAiImageDataDto[] = [];
-    for (const { row, bytes } of images) {
-      const revised = task.result?.revised_prompt ? { revised_prompt: task.result.revised_prompt } : {};
-      data.push(responseFormat === 'url' ? { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), ...revised } : { b64_json: bytes.toString('base64'), ...revised });
-    }
+    const images = await this.images(task, responseFormat === 'b64_json');
+    const revised = task.result?.revised_prompt ? { revised_prompt: task.result.revised_prompt } : {};
+    const data: OpenAiImageDataDto[] = images.map(({ row, bytes }) => (bytes ? { b64_json: bytes.toString('base64'), ...revised } : { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), ...revised }));
     return { created: Math.floor(task.createdAt.getTime() / 1000), data, ...this.made(task, images[0]?.row), usage: NO_USAGE, task_id: task.id };
   }
 
-  /** The stored images of a succeeded task, in order (a failed task thrown as its error). */
-  private async images(task: ImageTask): Promise<{ row: NonNullable<Awaited<ReturnType<MediaService['findForTask']>>>; bytes: Buffer }[]> {
+  /** The stored images of a succeeded task, in order, with their bytes where `withBytes` (a link needs only the row); a failed task thrown as its error. */
+  private async images(task: ImageTask, withBytes: boolean): Promise<{ row: MediaRow; bytes?: Buffer }[]> {
     if (task.state === 'failed') throw failureOf(task);
-    const out = [];
-    for (let index = 0; index < task.params.n; index++) {
-      const row = await this.media.findForTask(task.id, 'image', index);
-      if (!row) break;
-      const bytes = await this.media.readBytes(row);
-      if (bytes) out.push({ row, bytes });
+    const rows = (await this.media.listForTasks([task.id])).filter((m) => m.role === 'image').sort((a, b) => a.index - b.index);
+    const out: { row: MediaRow; bytes?: Buffer }[] = [];
+    for (const row of rows) {
+      if (!withBytes) out.push({ row });
+      else {
+        const bytes = await this.media.readBytes(row);
+        if (bytes) out.push({ row, bytes });
+      }
     }
     if (out.length === 0) throw new AppError('UPSTREAM_FAILED', `the image task ${task.id} ended without images`);
     return out;
@@ -236,9 +235,9 @@ export class OpenAiImagesService {
     try {
       const task = await this.held(principal, id, res, sendPartials);
       await sendPartials();
-      const images = await this.images(task);
+      const images = await this.images(task, true);
       const made = this.made(task, images[0]?.row);
-      for (const { bytes } of images) send(`${prefix}.completed`, { b64_json: bytes.toString('base64'), created_at: Math.floor(Date.now() / 1000), ...made, usage: NO_USAGE });
+      for (const { bytes } of images) send(`${prefix}.completed`, { b64_json: bytes!.toString('base64'), created_at: Math.floor(Date.now() / 1000), ...made, usage: NO_USAGE });
     } catch (err) {
       const code = err instanceof AppError ? err.code : 'INTERNAL';
       const wire = describeError(code);
