@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { COMMON_IMAGE_RATIOS, IMAGE_RESOLUTIONS, type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageStatus, ImageVendor } from '../contracts/image-vendor.js';
+import { paintedWhite } from '../contracts/image-mask.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { BFL } from './bfl.vendor.js';
 
@@ -137,7 +137,7 @@ function inputImages(images: ImageInput[]): Record<string, string> {
 async function fillInputs(image: ImageInput | undefined, mask: ImageInput | undefined): Promise<Record<string, string>> {
   if (!image) throw new UpstreamRefused(`${FILL} needs the image it edits`, 0, 'request', true);
   if (!mask) return { image: image.bytes.toString('base64') };
-  const painted = await sharp(mask.bytes).resize(image.width, image.height, { fit: 'fill' }).ensureAlpha().extractChannel(3).negate().png().toBuffer();
+  const painted = await paintedWhite(mask, image);
   return { image: image.bytes.toString('base64'), mask: painted.toString('base64') };
 }
 

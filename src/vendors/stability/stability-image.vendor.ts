@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import sharp from 'sharp';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
 import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { paintedWhite } from '../contracts/image-mask.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { STABILITY } from './stability.vendor.js';
 
@@ -82,7 +82,7 @@ export class StabilityImageVendor implements ImageVendor {
     const images = request.images > 0 ? await create.images() : [];
     if (request.mode === 'edit' && !images[0]) throw new UpstreamRefused('an inpaint needs the image it edits', 0, 'request', true);
     const mask = request.mode === 'edit' && request.mask ? await create.mask() : undefined;
-    const painted = mask && images[0] ? await whiteWherePainted(mask, images[0]) : undefined;
+    const painted = mask && images[0] ? await paintedWhite(mask, images[0]) : undefined;
     const path = request.mode === 'edit' ? 'edit/inpaint' : `generate/${model.id.startsWith('sd3') ? 'sd3' : model.id}`;
     const made: VendorImage[] = [];
     for (let i = 0; i < request.n; i++) {
@@ -133,10 +133,6 @@ function extension(image: ImageInput): string {
   return image.format === 'jpeg' ? 'jpg' : image.format;
 }
 
-/** Stability's mask is white where it paints; the door's is OpenAI's, transparent where the image changes: its alpha, inverted, at the image's size. */
-function whiteWherePainted(mask: ImageInput, image: ImageInput): Promise<Buffer> {
-  return sharp(mask.bytes).resize(image.width, image.height, { fit: 'fill' }).ensureAlpha().extractChannel(3).negate().png().toBuffer();
-}
 
 /** Its 403 content_moderation refuses the request's content, not the key the status alone would say. */
 function stabilityRefusal(status: number, json: Record<string, unknown>): UpstreamRefused | undefined {

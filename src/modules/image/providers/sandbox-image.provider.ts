@@ -2,7 +2,8 @@ import { createHash, randomInt } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import sharp from 'sharp';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
-import { AppConfig } from '../../../infra/config/app-config.js';
+import { AppConfig, type ImageLimits } from '../../../infra/config/app-config.js';
+import { boundedSharp } from '../../../infra/images/image-bounds.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
 import { sidesOf } from '../../../vendors/contracts/image-request.js';
 import type { ImageTask } from '../image-task.js';
@@ -26,7 +27,7 @@ export class SandboxImageProvider implements ImageProvider {
     const seed = p.seed ?? randomInt(2 ** 31);
     const images: ImageOutput['images'] = [];
     for (let i = 0; i < p.n; i++) {
-      const picture = p.mode === 'edit' && inputs[0] ? await repaint(inputs[0].bytes, await ctx.mask(), width, height, `${seed}:${p.prompt}:${i}`) : await draw(width, height, `${seed}:${p.prompt}:${i}`, p.background === 'transparent');
+      const picture = p.mode === 'edit' && inputs[0] ? await repaint(inputs[0].bytes, await ctx.mask(), width, height, `${seed}:${p.prompt}:${i}`, this.config.images) : await draw(width, height, `${seed}:${p.prompt}:${i}`, p.background === 'transparent');
       for (let k = 0; k < (p.partial_images ?? 0); k++) {
         await ctx.partial(i * 3 + k, await sharp(picture).blur(Math.max(0.3, 24 / (k + 1))).png().toBuffer());
       }
@@ -56,13 +57,14 @@ async function draw(width: number, height: number, words: string, transparent: b
 }
 
 /** The input at the output's size, with the masked area (transparent in the mask) or the whole of it tinted. */
-async function repaint(input: Buffer, mask: { bytes: Buffer } | undefined, width: number, height: number, words: string): Promise<Buffer> {
+async function repaint(input: Buffer, mask: { bytes: Buffer } | undefined, width: number, height: number, words: string, limits: ImageLimits): Promise<Buffer> {
   const [tint] = palette(words);
-  const base = sharp(input).resize(width, height, { fit: 'fill' }).ensureAlpha();
+  // a caller's bytes: decoded only under the image bounds
+  const base = boundedSharp(input, limits).resize(width, height, { fit: 'fill' }).ensureAlpha();
   const overlay = await sharp({ create: { width, height, channels: 4, background: `${tint}99` } }).png().toBuffer();
   if (!mask) return base.composite([{ input: overlay }]).png().toBuffer();
   // where the mask is transparent the tint goes: its alpha, inverted, cuts the overlay
-  const cut = await sharp(mask.bytes).resize(width, height, { fit: 'fill' }).ensureAlpha().extractChannel(3).negate().toBuffer();
+  const cut = await boundedSharp(mask.bytes, limits).resize(width, height, { fit: 'fill' }).ensureAlpha().extractChannel(3).negate().toBuffer();
   const masked = await sharp(overlay).removeAlpha().joinChannel(cut).png().toBuffer();
   return base.composite([{ input: masked }]).png().toBuffer();
 }
