@@ -4,12 +4,12 @@ import { sendBytes, sendJson, startServer } from './http-server.js';
 import { sizedMp4 as clip } from './media.js';
 
 /** Each model's durations and resolutions, and whether it takes a last frame and makes sound (the API reference's). */
-const MODELS: Record<string, { durations: [number, number]; resolutions: string[]; last: boolean; audio: boolean }> = {
+const MODELS: Record<string, { durations: [number, number]; resolutions: string[]; last: boolean; audio: boolean; references?: number }> = {
   'seedance-1-0-pro-250528': { durations: [2, 12], resolutions: ['480p', '720p', '1080p'], last: true, audio: false },
   'seedance-1-0-pro-fast-251015': { durations: [2, 12], resolutions: ['480p', '720p', '1080p'], last: false, audio: false },
   'seedance-1-5-pro-251215': { durations: [4, 12], resolutions: ['480p', '720p', '1080p'], last: true, audio: true },
-  'dreamina-seedance-2-0-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true },
-  'dreamina-seedance-2-0-fast-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true },
+  'dreamina-seedance-2-0-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true, references: 9 },
+  'dreamina-seedance-2-0-fast-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true, references: 9 },
 };
 /** Frame sizes by resolution and ratio, as ModelArk's table gives them (adaptive: the first frame's; a 16:9 one here). */
 const SIZES: Record<string, Record<string, string>> = {
@@ -92,11 +92,14 @@ export async function startFakeSeedance(apiKey: string): Promise<FakeSeedance> {
     if (texts.length !== 1 || typeof texts[0].text !== 'string') return refuse(res, 400, 'InvalidParameter', 'content must hold one text item');
     for (const image of images) {
       if (typeof image.image_url?.url !== 'string' || !/^(https?:\/\/|data:image\/)/.test(image.image_url.url)) return refuse(res, 400, 'InvalidParameter', 'image_url.url must be a URL or a Base64 data URI');
-      if (!['first_frame', 'last_frame'].includes(image.role)) return refuse(res, 400, 'InvalidParameter', `role ${String(image.role)} is not supported here`);
+      if (!['first_frame', 'last_frame', 'reference_image'].includes(image.role)) return refuse(res, 400, 'InvalidParameter', `role ${String(image.role)} is not supported here`);
     }
+    const references = images.filter((i) => i.role === 'reference_image');
+    if (references.length > (model.references ?? 0)) return refuse(res, 400, 'InvalidParameter', `${String(body.model)} takes at most ${model.references ?? 0} reference images`);
+    if (references.length > 0 && references.length < images.length) return refuse(res, 400, 'InvalidParameter', 'The parameter `content` specified in the request is not valid: first/last frame content cannot be mixed with reference media content.');
     if (images.some((i) => i.role === 'last_frame') && (!model.last || !images.some((i) => i.role === 'first_frame'))) return refuse(res, 400, 'InvalidParameter', 'last_frame needs first_frame and a model that takes it');
     const ratio = String(body.ratio ?? '16:9');
-    if (ratio === 'adaptive' ? images.length === 0 : !SIZES['720p'][ratio]) return refuse(res, 400, 'InvalidParameter', `ratio ${ratio} is not supported`);
+    if (ratio === 'adaptive' ? images.length === references.length : !SIZES['720p'][ratio]) return refuse(res, 400, 'InvalidParameter', `ratio ${ratio} is not supported`);
     const resolution = String(body.resolution ?? '720p');
     if (!model.resolutions.includes(resolution)) return refuse(res, 400, 'InvalidParameter', `resolution ${resolution} is not supported by ${String(body.model)}`);
     const seconds = body.duration === undefined ? 5 : body.duration;

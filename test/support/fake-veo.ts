@@ -4,9 +4,9 @@ import { sendBytes, sendJson, startServer, type TestServer } from './http-server
 import { sizedMp4 as clip } from './media.js';
 
 /** Each model's resolutions and whether it takes a last frame (interpolation): the Gemini API's Veo guide. */
-const MODELS: Record<string, { resolutions: string[]; lastFrame: boolean }> = {
-  'veo-3.1-generate-preview': { resolutions: ['720p', '1080p', '4k'], lastFrame: true },
-  'veo-3.1-fast-generate-preview': { resolutions: ['720p', '1080p', '4k'], lastFrame: true },
+const MODELS: Record<string, { resolutions: string[]; lastFrame: boolean; references?: number }> = {
+  'veo-3.1-generate-preview': { resolutions: ['720p', '1080p', '4k'], lastFrame: true, references: 3 },
+  'veo-3.1-fast-generate-preview': { resolutions: ['720p', '1080p', '4k'], lastFrame: true, references: 3 },
   'veo-3.0-generate-001': { resolutions: ['720p', '1080p'], lastFrame: false },
   'veo-3.0-fast-generate-001': { resolutions: ['720p', '1080p'], lastFrame: false },
 };
@@ -132,6 +132,15 @@ export async function startFakeVeo(apiKey: string): Promise<FakeVeo> {
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(String(image.mimeType))) return invalid(res, `Unsupported MIME type for ${field}: ${String(image.mimeType)}`);
       if (typeof image.bytesBase64Encoded !== 'string' || !/^[A-Za-z0-9+/]+=*$/.test(image.bytesBase64Encoded)) return invalid(res, `Invalid value at 'instances[0].${field}.bytes_base64_encoded' (TYPE_BYTES), Base64 decoding failed`);
     }
+    const references = instance.referenceImages as Record<string, any>[] | undefined;
+    if (references !== undefined) {
+      if (!Array.isArray(references) || references.length === 0 || references.length > (model.references ?? 0)) return invalid(res, `\`referenceImages\` isn't supported by this model, or holds more than ${model.references ?? 0} images.`);
+      for (const [i, r] of references.entries()) {
+        if (!['asset', 'ASSET', 'style', 'STYLE'].includes(String(r?.referenceType))) return invalid(res, `Invalid value at 'instances[0].reference_images[${i}].reference_type'`);
+        if (!['image/png', 'image/jpeg', 'image/webp'].includes(String(r?.image?.mimeType)) || typeof r?.image?.bytesBase64Encoded !== 'string') return invalid(res, `instances[0].referenceImages[${i}].image must be inline bytes with a mimeType`);
+      }
+      if (instance.image !== undefined || instance.lastFrame !== undefined) return invalid(res, '`referenceImages` cannot be used with `image` or `lastFrame`.');
+    }
     if (instance.lastFrame !== undefined && !model.lastFrame) return invalid(res, `\`lastFrame\` isn't supported by this model. Please remove it or refer to the Gemini API documentation for supported usage.`);
     if (instance.lastFrame !== undefined && instance.image === undefined) return invalid(res, '`lastFrame` needs `image`: a video between two frames starts at its first one.');
 
@@ -148,6 +157,7 @@ export async function startFakeVeo(apiKey: string): Promise<FakeVeo> {
     if (![4, 6, 8].includes(seconds)) return invalid(res, `The duration ${String(parameters.durationSeconds)} is out of bounds: use 4, 6 or 8 seconds.`);
     if (resolution !== '720p' && seconds !== 8) return invalid(res, `${resolution} videos are 8 seconds long only.`);
     if (instance.lastFrame !== undefined && seconds !== 8) return invalid(res, 'A video between a first and a last frame is 8 seconds long only.');
+    if (references !== undefined && seconds !== 8) return invalid(res, 'A video from reference images is 8 seconds long only.');
     const images = instance.image !== undefined || instance.lastFrame !== undefined || instance.referenceImages !== undefined;
     if (parameters.personGeneration !== undefined && parameters.personGeneration !== (images ? 'allow_adult' : 'allow_all')) return invalid(res, `personGeneration ${String(parameters.personGeneration)} is not supported here: ${images ? 'allow_adult' : 'allow_all'} only.`);
     if (parameters.negativePrompt !== undefined && typeof parameters.negativePrompt !== 'string') return invalid(res, "Invalid value at 'parameters.negative_prompt' (TYPE_STRING)");

@@ -102,8 +102,13 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
     if (external !== undefined && byExternal.has(external)) return refuse('external_task_id exists already');
     const taskId = `kv-${created.size + 1}`;
     const mode = body.mode === 'pro' || model === 'kling-v2-1-master' ? 'pro' : 'std';
-    // image2video takes the first frame's shape: the fakes' frames are 16:9
-    const size = KLING_SIZES[mode][endpoint === 'text2video' ? String(body.aspect_ratio ?? '16:9') : '16:9'];
+    // image2video takes the first frame's shape: read from the image as Kling fetches it (a URL, or Base64)
+    let size = KLING_SIZES[mode][String(body.aspect_ratio ?? '16:9')];
+    if (endpoint === 'image2video' && typeof body.image === 'string') {
+      const shape = await klingFrameShape(body.image);
+      if ('refused' in shape) return refuse(shape.refused);
+      size = shapedSize(shape.width, shape.height, mode === 'pro' ? 1080 : 720);
+    }
     created.set(taskId, { path: endpoint, body, polls: 0, size, seconds: Number(body.duration ?? '5') });
     if (external !== undefined) byExternal.set(external, taskId);
     if (knobs.resetAfterCreate) {
@@ -115,6 +120,27 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
   });
   const fake: FakeVideoVendor = { server, url: server.url, created, knobs, authFailures, close: () => server.close() };
   return fake;
+}
+
+/** A Kling image's size as Kling reads it (fetched from its URL, or decoded from Base64), under its rules: at least 300 px a side, ratio within 1:2.5 and 2.5:1. */
+async function klingFrameShape(image: string): Promise<{ width: number; height: number } | { refused: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = /^https?:\/\//.test(image) ? Buffer.from(await (await fetch(image)).arrayBuffer()) : Buffer.from(image, 'base64');
+  } catch {
+    return { refused: 'image could not be fetched' };
+  }
+  const meta = await sharp(bytes).metadata().catch(() => null);
+  if (!meta?.width || !meta.height) return { refused: 'image is not a valid image' };
+  if (Math.min(meta.width, meta.height) < 300) return { refused: 'image must be at least 300 px a side' };
+  if (Math.max(meta.width / meta.height, meta.height / meta.width) > 2.5) return { refused: 'image aspect ratio must be within 1:2.5 and 2.5:1' };
+  return { width: meta.width, height: meta.height };
+}
+
+/** A video size at an image's shape, its shorter side `short` px (even sides). */
+function shapedSize(width: number, height: number, short: number): string {
+  const long = Math.round((short * Math.max(width, height)) / Math.min(width, height) / 2) * 2;
+  return width >= height ? `${long}x${short}` : `${short}x${long}`;
 }
 
 const RUNWAY_VERSION = '2024-11-06';

@@ -3,7 +3,7 @@ import { expandModelOf } from '../../vendors/expand-vendors.js';
 import { imageCatalogOf } from '../../vendors/image-vendors.js';
 import { videoCatalogOf } from '../../vendors/video-vendors.js';
 import type { ImageModelSpec, ImageRequest } from '../../vendors/contracts/image-request.js';
-import type { VideoModelSpec } from '../../vendors/contracts/video-request.js';
+import { FRAME_FITS, type VideoModelSpec } from '../../vendors/contracts/video-request.js';
 
 /** A model a channel serves, as stored (`channels.models`). */
 export type ChannelModel = {
@@ -32,8 +32,11 @@ export interface ServedModel {
 }
 
 /** The video models a channel serves: those it lists, or (listing none of them) its vendor's whole catalog under the vendor's ids. */
-export function servedVideoModels(channel: { protocol: string; models: unknown }): ServedModel[] {
-  return served(channel, videoCatalogOf(channel.protocol));
+export function servedVideoModels(channel: { protocol: string; models: unknown; frameFit?: string | null }): ServedModel[] {
+  const models = served(channel, videoCatalogOf(channel.protocol));
+  // the channel's way of fitting a first frame goes with each model it serves (what `unmetFields` reads)
+  const frameFit = FRAME_FITS.find((f) => f === channel.frameFit);
+  return frameFit ? models.map((m) => ({ ...m, spec: { ...m.spec, frameFit } })) : models;
 }
 
 /** An image model a channel serves: the callers' name and what the vendor's model can do. */

@@ -309,6 +309,11 @@ export class ChannelRouter {
   }
 
   /** The channels of an operation that exist, enabled or not, with their protocol and the models they list. */
+  /** How many channel writes this process made: a change here makes the offered models be read again at once (OfferCache). */
+  get writes(): number {
+    return this.channels.writes;
+  }
+
   configuredFor(operation: ChannelOperation): Promise<({ name: string } & CandidateChannel)[]> {
     return this.channels.servingOperation(operation);
   }
@@ -332,7 +337,7 @@ export class ChannelRouter {
   }
 
   handleOf(channel: Channel): ChannelHandle {
-    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models, stallAfterS: channel.stallAfterS };
+    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models, stallAfterS: channel.stallAfterS, frameFit: channel.frameFit };
   }
 
   /** A configuration channel's auth, by its protocol's descriptor: the variables the vendor declares (Kling's RELAY_KLING_*), else RELAY_API_KEY. */

@@ -18,10 +18,12 @@ export interface ChannelHandle {
   models: unknown;
   /** Seconds after which an upstream task of it still working is given up (null: none). */
   stallAfterS: number | null;
+  /** How it fits a video's first frame by default (its frame_fit; null: the gateway's default). */
+  frameFit?: string | null;
 }
 
-/** A channel as a candidate sees it: what it speaks and serves. */
-export type CandidateChannel = { protocol: string; models: unknown };
+/** A channel as a candidate sees it: what it speaks and serves (and, for video, how it fits a first frame by default). */
+export type CandidateChannel = { protocol: string; models: unknown; frameFit?: string | null };
 
 /** What came of a create the channel answered; when it took the task, the facts of the upstream task it made. */
 export type Created<R> = StepOutcome<R> & { taken?: UpstreamTaskFacts };

@@ -45,6 +45,8 @@ export interface NewChannel {
   maxRunning: number | null;
   /** Seconds after which an upstream task of it still working is given up (null: none). */
   stallAfterS?: number | null;
+  /** How a video's first frame is fitted for it by default (null: the gateway's default). */
+  frameFit?: string | null;
   source: 'admin' | 'config';
   /** The models it serves (`ChannelModel`s); absent: none listed (its vendor's catalog). */
   models?: ChannelModel[];
@@ -64,10 +66,17 @@ const ANSWERED = `'accepted', 'failed', 'test_ok'`;
 
 @Injectable()
 export class ChannelsRepository {
+  /** Channel writes this process made (create, update, delete): what the model offers read again after a change here. */
+  writes = 0;
+
   constructor(private readonly prisma: PrismaService) {}
 
   async createChannel(channel: NewChannel): Promise<Channel> {
-    return this.prisma.channel.create({ data: channel });
+    try {
+      return await this.prisma.channel.create({ data: channel });
+    } finally {
+      this.writes++;
+    }
   }
 
   /** The channels that exist (not deleted), by priority then name, each with its running tasks. */
@@ -83,6 +92,7 @@ export class ChannelsRepository {
 
   async updateChannel(id: string, changes: ChannelChanges): Promise<Channel | null> {
     const { count } = await this.prisma.channel.updateMany({ where: { id, deletedAt: null }, data: { ...changes, updatedAt: new Date() } });
+    this.writes++;
     return count === 1 ? this.prisma.channel.findUnique({ where: { id } }) : null;
   }
 
@@ -92,6 +102,7 @@ export class ChannelsRepository {
    */
   async deleteChannel(id: string): Promise<'deleted' | 'busy' | 'missing'> {
     if (!isUUID(id)) return 'missing';
+    this.writes++;
     // The channel's row is locked first (as assignTask does), so no task is given to it while its tasks are counted.
     return this.prisma.$transaction(async (tx) => {
       const [channel] = await tx.$queryRawUnsafe<{ running_tasks: number }[]>(`SELECT running_tasks FROM channels WHERE id = $1::uuid AND deleted_at IS NULL FOR UPDATE`, id);
@@ -148,8 +159,8 @@ export class ChannelsRepository {
   }
 
   /** The channels of an operation that exist (any status: a disabled one may come back), with what they serve. */
-  async servingOperation(operation: string): Promise<{ name: string; protocol: string; models: unknown }[]> {
-    return this.prisma.channel.findMany({ where: { deletedAt: null, operations: { has: operation } }, select: { name: true, protocol: true, models: true }, orderBy: [{ priority: 'desc' }, { name: 'asc' }] });
+  async servingOperation(operation: string): Promise<{ name: string; protocol: string; models: unknown; frameFit: string | null }[]> {
+    return this.prisma.channel.findMany({ where: { deletedAt: null, operations: { has: operation } }, select: { name: true, protocol: true, models: true, frameFit: true }, orderBy: [{ priority: 'desc' }, { name: 'asc' }] });
   }
 
   /** Whether the operation has channels that would take a task now but for their max_running, and none other. */

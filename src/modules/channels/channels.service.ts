@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import type { FrameFit } from '../../vendors/contracts/video-request.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
@@ -77,6 +78,7 @@ export class ChannelsService implements OnModuleInit {
         priority: dto.priority ?? 0,
         maxRunning: dto.max_running ?? null,
         stallAfterS: dto.stall_after_s ?? null,
+        frameFit: dto.frame_fit ?? null,
         source: 'admin',
         models,
       });
@@ -99,7 +101,7 @@ export class ChannelsService implements OnModuleInit {
   }
 
   async updateChannel(id: string, dto: UpdateChannelDto): Promise<ChannelDto> {
-    const nulls = Object.entries(dto).filter(([field, value]) => value === null && field !== 'max_running' && field !== 'stall_after_s');
+    const nulls = Object.entries(dto).filter(([field, value]) => value === null && !['max_running', 'stall_after_s', 'frame_fit'].includes(field));
     if (nulls.length > 0) throw new AppError('INVALID_PARAMETER', `${nulls.map(([f]) => f).join(', ')} must not be null (leave a field out to keep it)`);
     if (dto.name !== undefined) checkName(dto.name);
     const current = await this.existing(id);
@@ -107,7 +109,7 @@ export class ChannelsService implements OnModuleInit {
       throw new AppError('CONFLICT', `channel ${id} holds ${current.runningTasks} unfinished task(s), which poll it at its address with its credentials: add a new channel and disable this one instead`);
     }
     if (current.source === 'config' && (dto.credentials || dto.base_url || dto.protocol || dto.operations || dto.name)) {
-      throw new AppError('CONFLICT', `channel ${id} comes from the configuration (RELAY_*): change its name, address, protocol, operations or keys there; weight, priority, max_running, stall_after_s and models may be changed here`);
+      throw new AppError('CONFLICT', `channel ${id} comes from the configuration (RELAY_*): change its name, address, protocol, operations or keys there; weight, priority, max_running, stall_after_s, frame_fit and models may be changed here`);
     }
     const changes: ChannelChanges = {
       ...(dto.name !== undefined ? { name: dto.name } : {}),
@@ -118,6 +120,7 @@ export class ChannelsService implements OnModuleInit {
       ...(dto.priority !== undefined ? { priority: dto.priority } : {}),
       ...(dto.max_running !== undefined ? { maxRunning: dto.max_running } : {}),
       ...(dto.stall_after_s !== undefined ? { stallAfterS: dto.stall_after_s } : {}),
+      ...(dto.frame_fit !== undefined ? { frameFit: dto.frame_fit } : {}),
       ...(dto.models !== undefined ? { models: dto.models.map(toModel) } : {}),
     };
     const protocol = dto.protocol ?? current.protocol;
@@ -245,6 +248,7 @@ function toDto(c: ChannelRow, recent: ChannelRecent | undefined): ChannelDto {
     priority: c.priority,
     max_running: c.maxRunning,
     stall_after_s: c.stallAfterS,
+    frame_fit: (c.frameFit as FrameFit | null) ?? null,
     models: Array.isArray(c.models) ? (c.models as unknown as ChannelModel[]) : [],
     status: c.status,
     status_reason: c.statusReason,

@@ -12,19 +12,27 @@ export interface Offered<S> {
 /** How long the configured models are reused before the channels are read again. */
 const CACHE_MS = 2000;
 
-/** The models an operation offers, read at most every 2 s (a failed read is not kept). */
+/**
+ * The models an operation offers, read at most every 2 s (a failed read is not kept), and at once after a
+ * channel was changed through this process (`writes`: the channel writes it made), so an admin's change is
+ * in force for the next request here; other processes see it within 2 s.
+ */
 export class OfferCache<S> {
-  private cached?: { at: number; models: Promise<Offered<S>[]> };
+  private cached?: { at: number; writes: number; models: Promise<Offered<S>[]> };
 
-  constructor(private readonly read: () => Promise<Offered<S>[]>) {}
+  constructor(
+    private readonly read: () => Promise<Offered<S>[]>,
+    private readonly writes: () => number = () => 0,
+  ) {}
 
   offered(): Promise<Offered<S>[]> {
-    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.models;
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS && this.cached.writes === this.writes()) return this.cached.models;
+    const writes = this.writes();
     const models = this.read().catch((err: unknown) => {
       this.cached = undefined;
       throw err;
     });
-    this.cached = { at: Date.now(), models };
+    this.cached = { at: Date.now(), writes, models };
     return models;
   }
 }

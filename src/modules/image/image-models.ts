@@ -23,7 +23,7 @@ const IMAGE_RULES = { fields: IMAGE_FIELDS, unmet: unmetImageFields, describe };
  */
 @Injectable()
 export class ImageModels {
-  private readonly cache = new OfferCache<ImageModelSpec>(() => this.read());
+  private readonly cache = new OfferCache<ImageModelSpec>(() => this.read(), () => this.router.writes);
 
   constructor(
     private readonly router: ChannelRouter,

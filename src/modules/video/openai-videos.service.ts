@@ -14,14 +14,14 @@ import { VideoKind } from './video.kind.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
-import { type KeyframeParams, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+import { type KeyframeParams, type ReferenceParams, referenceRole, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
 /** The door's defaults, as OpenAI's API has its own: 1280x720, and 5 s (the length the price counts without one). */
 const DEFAULT_SIZE = '1280x720';
 
 /** The OpenAI door's names of the normalized fields, for its 400s. */
-const OPENAI_FIELDS = doorFieldNames({ aspectRatio: 'size', resolution: 'size', durationS: 'seconds', firstFrame: 'input_reference', lastFrame: 'input_reference', continues: 'input_reference' });
+const OPENAI_FIELDS = doorFieldNames({ aspectRatio: 'size', resolution: 'size', durationS: 'seconds', firstFrame: 'input_reference', lastFrame: 'input_reference', referenceImages: 'input_reference', continues: 'input_reference' });
 
 /** A file part as multer hands it over (kept in memory: at most UPLOAD_MAX_BYTES). */
 export interface UploadedPart {
@@ -58,12 +58,13 @@ export class OpenAiVideosService {
     if (file && dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference: give a file or an image_url, not both');
     this.callerUrls.check('input_reference.image_url', dto.input_reference?.image_url, base);
     const id = randomUUID();
-    const upload = file ? await this.uploads.store(principal.owner, id, 'frame0', file.buffer, 'input_reference') : undefined;
-    const keyframes: KeyframeParams[] = upload
-      ? [{ id: upload.id, position: 'frame0', type: 'image', upload: true }]
-      : dto.input_reference?.image_url
-        ? [{ id: randomUUID(), position: 'frame0', type: 'image', url: dto.input_reference.image_url }]
-        : [];
+    // input_reference is the first frame (as OpenAI's service used it), or a reference image where the caller says so
+    const asReference = dto.input_reference_role === 'reference_image';
+    if (asReference && !file && !dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference_role: reference_image needs an input_reference (a file, or image_url)');
+    const upload = file ? await this.uploads.store(principal.owner, id, asReference ? referenceRole(0) : 'frame0', file.buffer, 'input_reference') : undefined;
+    const image = upload ? { id: upload.id, upload: true as const } : dto.input_reference?.image_url ? { id: randomUUID(), url: dto.input_reference.image_url } : undefined;
+    const keyframes: KeyframeParams[] = image && !asReference ? [{ ...image, position: 'frame0', type: 'image' }] : [];
+    const references: ReferenceParams[] = image && asReference ? [{ ...image, index: 0 }] : [];
     const params: VideoParams = {
       prompt: dto.prompt,
       aspect_ratio: size.aspectRatio,
@@ -73,6 +74,8 @@ export class OpenAiVideosService {
       resolution: size.resolution,
       ...(dto.seconds ? { duration: `${dto.seconds}s` } : {}),
       keyframes,
+      ...(references.length ? { references } : {}),
+      ...(dto.fit ? { fit: dto.fit } : {}),
       ...(dto.model === undefined ? { any_model: true as const } : {}),
       door: 'openai',
     };

@@ -24,7 +24,7 @@ const VIDEO_RULES = { fields: VIDEO_FIELDS, unmet: unmetFields, describe };
  */
 @Injectable()
 export class VideoModels {
-  private readonly cache = new OfferCache<VideoModelSpec>(() => this.read());
+  private readonly cache = new OfferCache<VideoModelSpec>(() => this.read(), () => this.router.writes);
 
   constructor(
     private readonly router: ChannelRouter,
@@ -43,7 +43,7 @@ export class VideoModels {
     // one entry per (name, vendor, vendor model), however many channels serve it
     const offered = new Map<string, OfferedModel>();
     for (const channel of await this.router.configuredFor('video')) {
-      for (const m of servedVideoModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
+      for (const m of servedVideoModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}\n${m.spec.frameFit ?? ''}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
     }
     return [...offered.values()];
   }
@@ -64,6 +64,7 @@ const FIELD_NAMES: Record<VideoField, string> = {
   durationS: 'duration',
   firstFrame: 'first_frame',
   lastFrame: 'last_frame',
+  referenceImages: 'reference_images',
   continues: 'continuation',
   loop: 'loop',
   seed: 'seed',
@@ -99,6 +100,8 @@ function describe(field: VideoField, r: VideoRequest): string {
       return r.firstFrame ? 'end frame' : 'end frame without a first frame';
     case 'continues':
       return 'continuation of a generation';
+    case 'referenceImages':
+      return `${r.referenceImages?.length ?? 0} reference image${r.referenceImages?.length === 1 ? '' : 's'}${r.firstFrame || r.lastFrame ? ' with a frame' : ''}`;
     case 'prompt':
       return `prompt of ${[...r.prompt].length} characters`;
     case 'negativePrompt':

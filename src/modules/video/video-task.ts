@@ -1,7 +1,22 @@
 import type { Task } from '../../common/tasks/task-kind.js';
-import type { VideoFrame, VideoRequest } from '../../vendors/contracts/video-request.js';
+import type { FrameFit, VideoFrame, VideoRequest } from '../../vendors/contracts/video-request.js';
 
 export type KeyframePositionName = 'frame0' | 'frame1';
+/** The media role of an image a request brought: a keyframe's position, or `ref<i>` for its i-th reference image. */
+export type InputImageRole = KeyframePositionName | `ref${number}`;
+
+/** A reference image of a generation (`VideoRequest.referenceImages`): by URL, or uploaded with the request (the task's media of role `ref<index>`). */
+export interface ReferenceParams {
+  id: string;
+  index: number;
+  url?: string;
+  upload?: true;
+}
+
+/** The media role of the i-th reference image. */
+export function referenceRole(index: number): InputImageRole {
+  return `ref${index}`;
+}
 
 /** A keyframe registered as media for a generation: an image by URL, or one of the owner's earlier generations. */
 export interface KeyframeParams {
@@ -41,6 +56,10 @@ export interface VideoParams {
   seed?: number;
   /** Generated sound with the video, for doors that ask for it (the Luma door has none). */
   audio?: boolean;
+  /** Images the video keeps to (not frames of it): the OpenAI door's input_reference given as a reference image. */
+  references?: ReferenceParams[];
+  /** How a first frame is fitted to the asked ratio for a vendor that takes the frame's shape; absent: the channel's default. */
+  fit?: FrameFit;
 }
 
 /**
@@ -48,7 +67,7 @@ export interface VideoParams {
  * `uploadUrls` gives the one to send (a signed link to it here); without, it is empty (enough to check what
  * the request asks).
  */
-export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<KeyframePositionName, string>> = {}): VideoRequest {
+export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<InputImageRole, string>> = {}): VideoRequest {
   const frame = (position: KeyframePositionName): VideoFrame | undefined => {
     const k = params.keyframes.find((f) => f.position === position);
     if (!k) return undefined;
@@ -72,6 +91,8 @@ export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<K
     ...(params.camera_control !== undefined ? { cameraControl: params.camera_control } : {}),
     ...(params.seed !== undefined ? { seed: params.seed } : {}),
     ...(params.audio !== undefined ? { audio: params.audio } : {}),
+    ...(params.references?.length ? { referenceImages: params.references.map((r) => ({ type: 'image' as const, url: r.upload ? (uploadUrls[referenceRole(r.index)] ?? '') : r.url! })) } : {}),
+    ...(params.fit ? { fit: params.fit } : {}),
   };
 }
 

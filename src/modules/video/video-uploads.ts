@@ -5,7 +5,7 @@ import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
-import type { KeyframePositionName } from './video-task.js';
+import type { InputImageRole } from './video-task.js';
 
 export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
 
@@ -25,7 +25,7 @@ export class VideoUploads {
    * `field` names it in the caller's 400s: no bytes, not a PNG, JPEG or WebP file (read from its magic
    * numbers), or over the image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS, read from its header). Nothing is decoded.
    */
-  async store(owner: string, taskId: string, position: KeyframePositionName, bytes: Buffer, field: string): Promise<NewMedia> {
+  async store(owner: string, taskId: string, position: InputImageRole, bytes: Buffer, field: string): Promise<NewMedia> {
     if (bytes.length > UPLOAD_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `${field} must be at most ${UPLOAD_MAX_BYTES} bytes`);
     let meta: { format: string; width: number; height: number };
     try {

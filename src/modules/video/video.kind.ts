@@ -5,6 +5,7 @@ import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
 import { FfmpegFailed, FfmpegTimedOut } from '../../infra/ffmpeg/ffmpeg.js';
 import { MediaRefused } from '../../infra/ffmpeg/media-format.js';
+import { fitFrame, fitsAlready } from '../../infra/images/frame-fit.js';
 import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
@@ -19,7 +20,7 @@ import { VIDEO_DEFINITION } from './video.definition.js';
 import { VideoRecords } from './video.records.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
-import type { KeyframeParams, KeyframePositionName, VideoParams, VideoTask } from './video-task.js';
+import { type InputImageRole, type KeyframeParams, type KeyframePositionName, referenceRole, type VideoParams, type VideoTask } from './video-task.js';
 
 /**
  * Video generation as a task kind: priced per second of video, run through VIDEO_PROVIDER (the sandbox
@@ -59,13 +60,28 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
       ...ctx.marks,
       file: (prefix, ext) => ctx.files.file(prefix, ext),
       keyframeImage: (position) => this.keyframeImage(task, position, ctx.files),
+      referenceImage: (index) => this.referenceImage(task, index, ctx.files),
       upstreamOf: async (id) => {
         const named = await this.tasks.findById(id);
         return named?.upstreamId ? { upstreamId: named.upstreamId, channelId: named.channelId } : undefined;
       },
-      uploadUrl: async (position) => {
-        const row = await this.media.findForTask(task.id, position);
+      uploadUrl: async (role) => {
+        const row = await this.media.findForTask(task.id, role);
         return row ? this.media.signedUrl(row, this.media.linkBase(task.baseUrl)) : undefined;
+      },
+      fittedFrame: async (fit, ratio, minSide) => {
+        const source = await this.keyframeImage(task, 'frame0', ctx.files);
+        if (!source) throw new TaskFailure('the first frame to fit is missing');
+        const header = readImageHeader(source, this.config.images);
+        if (fitsAlready(header.width, header.height, ratio, minSide)) return undefined;
+        const fitted = await fitFrame(source, ratio, fit, this.config.images, minSide).catch((err: unknown) => {
+          if (err instanceof ImageRejected) throw new TaskFailure(`${keyframeField(task.params.door, inputOf(task.params.keyframes.find((k) => k.position === 'frame0')!))} ${err.message}`);
+          throw err;
+        });
+        await this.media.putNow({ owner: task.owner, taskId: task.id, role: FITTED_ROLE, index: 0, body: fitted.bytes, contentType: 'image/jpeg', width: fitted.width, height: fitted.height });
+        const row = await this.media.findForTask(task.id, FITTED_ROLE);
+        if (!row) throw new Error('the fitted frame was stored but its row is missing');
+        return { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), bytes: fitted.bytes };
       },
     });
   }
@@ -93,9 +109,18 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
    * (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS), read from its header before anything decodes it, or the task fails
    * with a reason naming the door's field.
    */
-  private async keyframeImage(task: VideoTask, position: KeyframePositionName, files: WorkScope): Promise<Buffer | undefined> {
+  private keyframeImage(task: VideoTask, position: KeyframePositionName, files: WorkScope): Promise<Buffer | undefined> {
     const frame = task.params.keyframes.find((k) => k.position === position);
-    if (!frame) return undefined;
+    return frame ? this.inputImage(task, inputOf(frame), files) : Promise.resolve(undefined);
+  }
+
+  /** The i-th reference image, under the same rules as a keyframe. */
+  private referenceImage(task: VideoTask, index: number, files: WorkScope): Promise<Buffer | undefined> {
+    const reference = task.params.references?.find((r) => r.index === index);
+    return reference ? this.inputImage(task, { role: referenceRole(index), type: 'image', url: reference.url, upload: reference.upload }, files) : Promise.resolve(undefined);
+  }
+
+  private async inputImage(task: VideoTask, frame: InputImage, files: WorkScope): Promise<Buffer> {
     const bytes = await this.keyframeBytes(task, frame, files);
     try {
       readImageHeader(bytes, this.config.images);
@@ -106,12 +131,12 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     return bytes;
   }
 
-  private async keyframeBytes(task: VideoTask, frame: KeyframeParams, files: WorkScope): Promise<Buffer> {
-    const { position } = frame;
+  private async keyframeBytes(task: VideoTask, frame: InputImage, files: WorkScope): Promise<Buffer> {
+    const position = frame.role;
     if (frame.upload) {
       const row = await this.media.findForTask(task.id, position);
       const file = files.file(position, 'img');
-      if (!row || (await this.media.copyToFile(row, file)) === null) throw new TaskFailure(`the uploaded ${position === 'frame0' ? 'first' : 'last'} frame is missing`);
+      if (!row || (await this.media.copyToFile(row, file)) === null) throw new TaskFailure(`the uploaded ${position === 'frame0' ? 'first frame' : position === 'frame1' ? 'last frame' : 'reference image'} is missing`);
       return readFile(file);
     }
     if (frame.type === 'generation') {
@@ -140,10 +165,27 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
   }
 }
 
-/** The field a keyframe came in, as its door names it (the Luma door's keyframes.frame0.url, Kling's image_tail, OpenAI's input_reference). */
-function keyframeField(door: VideoParams['door'], frame: KeyframeParams): string {
-  if (frame.type === 'generation') return `the last frame of generation ${frame.generation_id} (keyframes.${frame.position})`;
-  if (door === 'kling') return frame.position === 'frame0' ? 'image' : 'image_tail';
+/** The media role of the first frame as fitted to the asked ratio (the image sent in its stead). */
+const FITTED_ROLE = 'fit0';
+
+/** An image a request brought, wherever it came: a keyframe (by position) or a reference image (`ref<i>`). */
+interface InputImage {
+  role: InputImageRole;
+  type: 'image' | 'generation';
+  url?: string;
+  upload?: true;
+  generation_id?: string;
+}
+
+function inputOf(frame: KeyframeParams): InputImage {
+  return { role: frame.position, type: frame.type, url: frame.url, upload: frame.upload, generation_id: frame.generation_id };
+}
+
+/** The field an input image came in, as its door names it (the Luma door's keyframes.frame0.url, Kling's image_tail, OpenAI's input_reference). */
+function keyframeField(door: VideoParams['door'], frame: InputImage): string {
+  if (frame.type === 'generation') return `the last frame of generation ${frame.generation_id} (keyframes.${frame.role})`;
   if (door === 'openai') return frame.upload ? 'input_reference' : 'input_reference.image_url';
-  return `keyframes.${frame.position}.url`;
+  if (frame.role.startsWith('ref')) return `references[${frame.role.slice(3)}]`;
+  if (door === 'kling') return frame.role === 'frame0' ? 'image' : 'image_tail';
+  return `keyframes.${frame.role}.url`;
 }

@@ -59,6 +59,7 @@ export class VideoService {
       keyframes,
       ...(dto.model === undefined ? { any_model: true as const } : {}),
       ...(dto.aspect_ratio === undefined ? { default_aspect_ratio: true as const } : {}),
+      ...(dto.fit ? { fit: dto.fit } : {}),
     };
     await this.models.check(toVideoRequest(params), LUMA_FIELDS);
     return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
@@ -88,6 +89,8 @@ export class VideoService {
       cfg_scale: spec.cfgScale === true,
       camera_control: spec.cameraControl === true,
       max_prompt_chars: spec.maxPromptChars,
+      reference_images: spec.referenceImages ?? 0,
+      references_with_frames: spec.referencesWithFrames === true,
       shape_from_first_frame: spec.shapeFromImage === true,
       credits_per_second: perSecond,
     }));

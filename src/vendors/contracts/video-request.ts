@@ -26,12 +26,31 @@ export interface VideoRequest {
   cfgScale?: number;
   /** Kling's camera movement: `{type, config?: {horizontal, vertical, pan, tilt, roll, zoom}}`. */
   cameraControl?: Record<string, unknown>;
+  /**
+   * Images the video keeps to (a subject, a product, a style), in the role vendors call `reference_image`
+   * (Seedance's content role, Veo's `referenceImages` of type asset, Kling's `image_list`): not frames of the video.
+   */
+  referenceImages?: VideoImage[];
+  /** How a first frame of another shape than `aspectRatio` is made to fit it, for a vendor whose video takes its frame's shape; undefined: the channel's default (FrameFit). */
+  fit?: FrameFit;
 }
 
-export type VideoFrame = { type: 'image'; url: string } | { type: 'generation'; generationId: string };
+export type VideoImage = { type: 'image'; url: string };
+export type VideoFrame = VideoImage | { type: 'generation'; generationId: string };
+
+/**
+ * How the gateway fits a first frame to the asked aspect ratio before sending it to a vendor whose video
+ * takes the frame's shape (`shapeFromImage`: Kling's image-to-video): `crop` its centre to the ratio, `pad`
+ * it to the ratio on a blurred fill of itself, or `none` (such a vendor is then never chosen for a request
+ * that asks a ratio with a first frame). Asked by the caller (`fit`), else the channel's `frame_fit`, else
+ * DEFAULT_FRAME_FIT.
+ */
+export const FRAME_FITS = ['crop', 'pad', 'none'] as const;
+export type FrameFit = (typeof FRAME_FITS)[number];
+export const DEFAULT_FRAME_FIT: FrameFit = 'crop';
 
 /** What a request asks for, by the normalized field a model must honour. */
-export const VIDEO_FIELDS = ['model', 'prompt', 'negativePrompt', 'aspectRatio', 'resolution', 'durationS', 'firstFrame', 'lastFrame', 'continues', 'loop', 'seed', 'audio', 'concepts', 'cfgScale', 'cameraControl'] as const;
+export const VIDEO_FIELDS = ['model', 'prompt', 'negativePrompt', 'aspectRatio', 'resolution', 'durationS', 'firstFrame', 'lastFrame', 'referenceImages', 'continues', 'loop', 'seed', 'audio', 'concepts', 'cfgScale', 'cameraControl'] as const;
 export type VideoField = (typeof VIDEO_FIELDS)[number];
 
 /** What one vendor model can do. A field it lacks is refused (never dropped). */
@@ -69,27 +88,39 @@ export interface VideoModelSpec {
   shapeFromImage?: boolean;
   /** A last frame needs this resolution (Kling's `pro` mode). */
   lastFrameResolution?: string;
+  /** How many reference images it takes (`VideoRequest.referenceImages`); none when absent. */
+  referenceImages?: number;
+  /** It takes reference images together with a first or last frame (Seedance and Veo do not: one or the other). */
+  referencesWithFrames?: boolean;
+  /** The shorter side a frame it takes must have at least, in pixels (Kling: 300): a fitted frame is scaled up to it. */
+  frameMinSide?: number;
+  /** How the channel serving it fits a first frame by default (its `frame_fit`); set by the channel, never by a vendor's catalog. */
+  frameFit?: FrameFit;
 }
 
 /** The fields of `request` this model cannot honour (empty: it can make exactly what was asked). */
 export function unmetFields(spec: VideoModelSpec, request: VideoRequest): VideoField[] {
   const unmet: VideoField[] = [];
   const frames = [request.firstFrame, request.lastFrame];
+  const references = request.referenceImages?.length ?? 0;
   if ([...request.prompt].length > spec.maxPromptChars) unmet.push('prompt');
   if (request.negativePrompt !== undefined && !spec.negativePrompt) unmet.push('negativePrompt');
   if (request.durationS !== undefined && !spec.durations.includes(request.durationS)) unmet.push('durationS');
   if (request.resolution !== undefined && !spec.resolutions.includes(request.resolution)) unmet.push('resolution');
   else if (request.resolution !== undefined && request.durationS !== undefined && spec.durationsAt?.[request.resolution] && !spec.durationsAt[request.resolution].includes(request.durationS)) unmet.push('durationS');
   if (request.aspectRatio !== undefined) {
-    const fromImage = spec.shapeFromImage && request.firstFrame !== undefined;
+    // a vendor that takes its frame's shape honours a ratio only when the gateway fits an image frame to it first
+    const fromImage = spec.shapeFromImage && request.firstFrame !== undefined && frameFitFor(spec, request) === null;
     if (fromImage || (spec.aspectRatios !== 'any' && !spec.aspectRatios.includes(request.aspectRatio))) unmet.push('aspectRatio');
     else if (request.resolution !== undefined && spec.sizes && !spec.sizes.includes(`${request.aspectRatio}@${request.resolution}`)) unmet.push('resolution');
   }
-  if (request.firstFrame === undefined ? !spec.textToVideo : !spec.firstFrame) unmet.push('firstFrame');
+  // a video from reference images has no first frame: the model's taking them is what it needs
+  if (request.firstFrame === undefined ? !spec.textToVideo && !(references > 0 && (spec.referenceImages ?? 0) > 0) : !spec.firstFrame) unmet.push('firstFrame');
   if (request.lastFrame !== undefined) {
     if (!spec.lastFrame || (request.firstFrame === undefined && !spec.lastFrameAlone)) unmet.push('lastFrame');
     else if (spec.lastFrameResolution && request.resolution !== undefined && request.resolution !== spec.lastFrameResolution) unmet.push('resolution');
   }
+  if (references > 0 && (references > (spec.referenceImages ?? 0) || (!spec.referencesWithFrames && frames.some((f) => f !== undefined)))) unmet.push('referenceImages');
   if (frames.some((f) => f?.type === 'generation') && !spec.continues) unmet.push('continues');
   if (request.loop && !spec.loop) unmet.push('loop');
   if (request.seed !== undefined && !spec.seed) unmet.push('seed');
@@ -98,6 +129,18 @@ export function unmetFields(spec: VideoModelSpec, request: VideoRequest): VideoF
   if (request.cfgScale !== undefined && !spec.cfgScale) unmet.push('cfgScale');
   if (request.cameraControl !== undefined && !spec.cameraControl) unmet.push('cameraControl');
   return [...new Set(unmet)];
+}
+
+/**
+ * How the first frame is fitted before it is sent to this model: `crop` or `pad` when the model takes its
+ * video's shape from the frame (`shapeFromImage`), the request asks a ratio and its first frame is an image
+ * (an earlier generation's last frame is never refitted), and the fit in force (the request's, else the
+ * channel's, else DEFAULT_FRAME_FIT) is not `none`; null: the frame is sent as it is.
+ */
+export function frameFitFor(spec: VideoModelSpec, request: VideoRequest): Exclude<FrameFit, 'none'> | null {
+  if (!spec.shapeFromImage || request.aspectRatio === undefined || request.firstFrame?.type !== 'image') return null;
+  const fit = request.fit ?? spec.frameFit ?? DEFAULT_FRAME_FIT;
+  return fit === 'none' ? null : fit;
 }
 
 /** A model that can do everything a request may ask (the sandbox renders every field). */
@@ -120,5 +163,7 @@ export function everything(id: string): VideoModelSpec {
     cfgScale: true,
     cameraControl: true,
     maxPromptChars: 5000,
+    referenceImages: 4,
+    referencesWithFrames: true,
   };
 }

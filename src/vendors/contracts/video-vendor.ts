@@ -11,8 +11,13 @@ export interface VendorCreate {
   callbackUrl?: string;
   /** Our id of the task, for vendors that keep the caller's own id (Kling's external_task_id). */
   taskId: string;
-  /** A frame's image bytes (fetched from its URL, or a sample), for vendors that take images inline only. */
+  /**
+   * A frame's image bytes (fetched from its URL, or a sample; the fitted frame when the gateway fitted it to
+   * the asked ratio), for vendors that take images inline only.
+   */
   frameImage(position: 'first' | 'last'): Promise<Buffer | undefined>;
+  /** The bytes of `request.referenceImages[index]`, for vendors that take images inline only. */
+  referenceImage(index: number): Promise<Buffer | undefined>;
 }
 
 /** What an upstream says of a task. */

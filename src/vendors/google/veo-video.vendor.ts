@@ -42,9 +42,16 @@ function veo(id: string, over: Partial<VideoModelSpec>): VideoModelSpec {
  * (8 s only). Where sources disagreed (older pages' "Veo 3: 8 s, 16:9 only at 1080p"), the current guide and
  * Vertex AI's model pages are followed.
  */
+/**
+ * Veo 3.1's reference images ("asset" images the video keeps to): up to 3, with a prompt and without a first or
+ * last frame (js-genai's GenerateVideosConfig.referenceImages: "The image, video, or last_frame field are not
+ * supported"), 8 s long (the Veo guide); sent as `instances[0].referenceImages[{image, referenceType: "asset"}]`.
+ */
+const REFERENCES: Partial<VideoModelSpec> = { referenceImages: 3, referencesWithFrames: false };
+
 export const VEO_MODELS: readonly VideoModelSpec[] = [
-  veo('veo-3.1-generate-preview', { lastFrame: true }),
-  veo('veo-3.1-fast-generate-preview', { lastFrame: true }),
+  veo('veo-3.1-generate-preview', { lastFrame: true, ...REFERENCES }),
+  veo('veo-3.1-fast-generate-preview', { lastFrame: true, ...REFERENCES }),
   veo('veo-3.0-generate-001', {}),
   veo('veo-3.0-fast-generate-001', {}),
 ];
@@ -92,17 +99,20 @@ export class VeoVideoVendor implements VideoVendor {
 
   constructor(private readonly client: UpstreamClient) {}
 
-  async create(account: VendorAccount, { model, request, frameImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+  async create(account: VendorAccount, { model, request, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
     // what the spec cannot say: its sound cannot be turned off, and a video between two frames is 8 s
     if (request.audio === false) throw new UpstreamRefused(`${model.id} always makes sound on the Gemini API: a video without sound cannot be made`, 400, 'request');
     if (request.lastFrame && request.durationS !== undefined && request.durationS !== 8) throw new UpstreamRefused(`${model.id} makes a video between a first and a last frame 8 s long only`, 400, 'request');
+    if (request.referenceImages?.length && request.durationS !== undefined && request.durationS !== 8) throw new UpstreamRefused(`${model.id} makes a video from reference images 8 s long only`, 400, 'request');
+    const references = await Promise.all((request.referenceImages ?? []).map(async (_r, i) => ({ image: inline(await referenceImage(i), 'reference'), referenceType: 'asset' })));
     const first = request.firstFrame ? inline(await frameImage('first'), 'first') : undefined;
     const last = request.lastFrame ? inline(await frameImage('last'), 'last') : undefined;
     const body = {
-      instances: [{ prompt: request.prompt, ...(first ? { image: first } : {}), ...(last ? { lastFrame: last } : {}) }],
+      instances: [{ prompt: request.prompt, ...(first ? { image: first } : {}), ...(last ? { lastFrame: last } : {}), ...(references.length ? { referenceImages: references } : {}) }],
       parameters: {
         ...(request.aspectRatio ? { aspectRatio: request.aspectRatio } : {}),
-        ...(request.durationS !== undefined ? { durationSeconds: request.durationS } : {}),
+        // from reference images: 8 s, whether asked or not (its default is 8 too; said, as the guide does)
+        ...(request.durationS !== undefined ? { durationSeconds: request.durationS } : references.length ? { durationSeconds: 8 } : {}),
         ...(request.resolution ? { resolution: request.resolution } : {}),
         ...(request.negativePrompt !== undefined ? { negativePrompt: request.negativePrompt } : {}),
       },
@@ -136,9 +146,9 @@ export class VeoVideoVendor implements VideoVendor {
 }
 
 /** A frame's bytes as Veo takes an image: Base64 with its type (PNG, JPEG or WebP). */
-function inline(bytes: Buffer | undefined, position: 'first' | 'last'): { bytesBase64Encoded: string; mimeType: string } {
+function inline(bytes: Buffer | undefined, position: 'first' | 'last' | 'reference'): { bytesBase64Encoded: string; mimeType: string } {
   const format = bytes ? sniffRaster(bytes) : null;
-  if (!bytes || !format) throw new UpstreamRefused(`the ${position} frame's image could not be read as PNG, JPEG or WebP`, 400, 'request');
+  if (!bytes || !format) throw new UpstreamRefused(`the ${position === 'reference' ? 'reference' : `${position} frame's`} image could not be read as PNG, JPEG or WebP`, 400, 'request');
   return { bytesBase64Encoded: bytes.toString('base64'), mimeType: `image/${format}` };
 }
 

@@ -32,6 +32,8 @@ function kling(id: string, over: Partial<VideoModelSpec> = {}): VideoModelSpec {
     cameraControl: false,
     maxPromptChars: 2500,
     shapeFromImage: true,
+    // its image rules: at least 300 px a side (a first frame fitted to a ratio is scaled up to it)
+    frameMinSide: 300,
     ...over,
   };
 }

@@ -27,11 +27,20 @@ function seedance(id: string, over: Partial<VideoModelSpec>): VideoModelSpec {
     negativePrompt: false,
     concepts: false,
     maxPromptChars: 2000,
-    // from a first frame it takes the image's shape (ratio "adaptive"): no other ratio is promised then
+    // from a first frame it takes the image's shape (ratio "adaptive"): the gateway fits the frame to an asked ratio first
     shapeFromImage: true,
+    // its images: 300 to 6000 px a side
+    frameMinSide: 300,
     ...over,
   };
 }
+
+/**
+ * Seedance 2.0's reference images: up to 9 `image_url` items of role `reference_image`, never with a first or
+ * last frame in the same request (Ark refuses "first/last frame content cannot be mixed with reference media
+ * content"; ModelArk's Seedance 2.0 guide, and the aggregators' pages that quote it).
+ */
+const REFERENCES: Partial<VideoModelSpec> = { referenceImages: 9, referencesWithFrames: false };
 
 /**
  * Seedance's models on ModelArk as its Video Generation API pages give them (docs.byteplus.com, ModelArk,
@@ -43,8 +52,8 @@ export const SEEDANCE_MODELS: readonly VideoModelSpec[] = [
   seedance('seedance-1-0-pro-250528', {}),
   seedance('seedance-1-0-pro-fast-251015', { lastFrame: false }),
   seedance('seedance-1-5-pro-251215', { durations: range(4, 12), audio: true }),
-  seedance('dreamina-seedance-2-0-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true }),
-  seedance('dreamina-seedance-2-0-fast-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true }),
+  seedance('dreamina-seedance-2-0-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true, ...REFERENCES }),
+  seedance('dreamina-seedance-2-0-fast-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true, ...REFERENCES }),
 ];
 
 interface ArkTask {
@@ -81,7 +90,12 @@ export class SeedanceVideoVendor implements VideoVendor {
     const image = (frame: VideoFrame | undefined, role: 'first_frame' | 'last_frame') => (frame?.type === 'image' ? [{ type: 'image_url', image_url: { url: frame.url }, role }] : []);
     const body = {
       model: model.id,
-      content: [{ type: 'text', text: request.prompt }, ...image(request.firstFrame, 'first_frame'), ...image(request.lastFrame, 'last_frame')],
+      content: [
+        { type: 'text', text: request.prompt },
+        ...image(request.firstFrame, 'first_frame'),
+        ...image(request.lastFrame, 'last_frame'),
+        ...(request.referenceImages ?? []).map((r) => ({ type: 'image_url', image_url: { url: r.url }, role: 'reference_image' })),
+      ],
       // from a first frame, its shape; else the asked one (Seedance's default is 16:9, as ours)
       ratio: request.firstFrame ? 'adaptive' : (request.aspectRatio ?? '16:9'),
       ...(request.durationS !== undefined ? { duration: request.durationS } : {}),

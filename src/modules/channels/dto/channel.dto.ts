@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
+import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
@@ -135,6 +136,18 @@ export class CreateChannelDto {
   @Max(86400, { message: 'stall_after_s must be an integer from 1 to 86400, or null' })
   stall_after_s?: number | null;
 
+  @ApiPropertyOptional({
+    enum: FRAME_FITS,
+    nullable: true,
+    description:
+      "Video channels whose vendor takes its video's shape from the first frame (Kling's image-to-video): how a first frame of another shape than the asked aspect ratio is fitted to it before it is sent, when the request does not say (its `fit`). `crop`: its centre at the ratio; `pad`: the whole frame on a blurred fill of itself; `none`: never fitted (such a request is then not routed here). null: the gateway's default, crop.",
+    example: null,
+  })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsIn(FRAME_FITS, { message: 'frame_fit must be crop, pad or none, or null' })
+  frame_fit?: FrameFit | null;
+
   @ApiPropertyOptional({ type: ChannelModelDto, isArray: true, maxItems: 64, description: "The models it serves (video channels). Empty or absent: every model of its vendor's catalog, under the vendor's ids." })
   @IsOptional()
   @IsArray({ message: 'models must be an array such as [{"name": "kling-v2-1", "vendor_model": "kling-v2-1"}]' })
@@ -219,6 +232,9 @@ export class ChannelDto {
 
   @ApiProperty({ type: Number, nullable: true, description: 'Seconds after which an upstream task of it still working is given up and the task fails over; null: none.', example: null })
   stall_after_s!: number | null;
+
+  @ApiProperty({ enum: FRAME_FITS, nullable: true, description: "How a video's first frame is fitted to the asked ratio for a vendor that takes the frame's shape, when the request does not say; null: the gateway's default (crop).", example: null })
+  frame_fit!: FrameFit | null;
 
   @ApiProperty({ type: ChannelModelDto, isArray: true, description: "The models it serves as configured; empty: its vendor's whole catalog under the vendor's ids." })
   models!: ChannelModelDto[];

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
+import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
@@ -133,4 +134,9 @@ export class CreateGenerationDto {
   @ValidateNested({ each: true })
   @Type(() => ConceptDto)
   concepts?: ConceptDto[];
+
+  @ApiPropertyOptional({ enum: FRAME_FITS, description: 'A gateway extension (not Luma\'s): how keyframes.frame0 is fitted to aspect_ratio when the model serving the request takes its video\'s shape from its first frame (Kling\'s image-to-video: GET /models `shape_from_first_frame`). `crop`: its centre at the ratio; `pad`: the whole frame on a blurred fill of itself; `none`: never fitted, so such models do not serve the request. Default: the channel\'s frame_fit, else crop. The video has the asked ratio either way.', example: 'crop' })
+  @IsOptional()
+  @IsIn(FRAME_FITS, { message: 'fit must be crop, pad or none' })
+  fit?: FrameFit;
 }

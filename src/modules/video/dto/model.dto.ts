@@ -62,7 +62,13 @@ export class ModelDto {
   @ApiProperty({ example: 2500 })
   max_prompt_chars!: number;
 
-  @ApiProperty({ description: 'With a first frame the video takes its shape (an aspect ratio cannot be asked then).', example: true })
+  @ApiProperty({ description: "How many reference images it takes (images the video keeps to, not frames of it: the OpenAI door's input_reference with input_reference_role reference_image); 0: none.", example: 0 })
+  reference_images!: number;
+
+  @ApiProperty({ description: 'It takes reference images together with a first or last frame.', example: false })
+  references_with_frames!: boolean;
+
+  @ApiProperty({ description: "With a first frame the video takes the frame's shape: a first frame of another shape than the asked aspect ratio is fitted to it first (the request's fit, else the channel's frame_fit, else crop); with fit none such a request is not made by this model.", example: true })
   shape_from_first_frame!: boolean;
 
   @ApiProperty({ description: 'Credits charged per second of video (PRICE_VIDEO_SECOND).', example: 1 })

@@ -4,11 +4,16 @@ import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, Validat
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { PROMPT_MAX_CHARS } from './create-generation.dto.js';
 import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.js';
+import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 
 /** What some vendor's model makes (the catalogs'): the door's enumerations, sizes by their shorter side. */
 const RANGE = videoCatalogRange();
 const SIZES = [...new Set(RANGE.shapes.map((shape) => shape.split('@') as [string, string]).sort(([, a], [, b]) => RESOLUTION_SIDES[a] - RESOLUTION_SIDES[b]).map(([ratio, resolution]) => sizeOf(ratio, resolution)))];
+
+/** What the OpenAI door's input_reference is to the video (input_reference_role, a gateway extension). */
+export const INPUT_REFERENCE_ROLES = ['first_frame', 'reference_image'] as const;
+export type InputReferenceRole = (typeof INPUT_REFERENCE_ROLES)[number];
 
 /** The reference image by URL (`input_reference[image_url]` in a multipart body), or a file id (not kept here). */
 export class OpenAiInputReferenceDto {
@@ -70,6 +75,27 @@ export class CreateOpenAiVideoDto {
   @ValidateNested()
   @Type(() => OpenAiInputReferenceDto)
   input_reference?: OpenAiInputReferenceDto;
+
+  @ApiPropertyOptional({
+    enum: INPUT_REFERENCE_ROLES,
+    default: 'first_frame',
+    description:
+      "A gateway extension (not OpenAI's): what input_reference is to the video. `first_frame` (the default, as OpenAI's own service used it): the video starts from it. `reference_image`: an image the video keeps to (a subject, a product, a style) without starting from it; served only by models that take reference images (GET /models: `reference_images` above 0), else 400 naming input_reference.",
+    example: 'first_frame',
+  })
+  @IsOptional()
+  @IsIn(INPUT_REFERENCE_ROLES, { message: 'input_reference_role must be first_frame or reference_image' })
+  input_reference_role?: InputReferenceRole;
+
+  @ApiPropertyOptional({
+    enum: FRAME_FITS,
+    description:
+      "A gateway extension: how a first frame of another shape than size is fitted to it when the model serving the request takes its video's shape from its first frame (GET /models `shape_from_first_frame`): `crop` its centre, `pad` it on a blurred fill of itself, or `none` (such models then do not serve it). Default: the channel's frame_fit, else crop.",
+    example: 'crop',
+  })
+  @IsOptional()
+  @IsIn(FRAME_FITS, { message: 'fit must be crop, pad or none' })
+  fit?: FrameFit;
 }
 
 /** What went wrong with a failed video. */

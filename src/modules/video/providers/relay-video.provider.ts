@@ -9,9 +9,9 @@ import type { CandidateChannel } from '../../channels/channel-router.js';
 import { RelayFlow, type RelayOperation } from '../../channels/relay-flow.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
-import { unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
+import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
-import { toVideoRequest, type VideoTask } from '../video-task.js';
+import { type InputImageRole, referenceRole, toVideoRequest, type VideoTask } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -49,8 +49,11 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
   }
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
-    const uploads = generation.params.keyframes.filter((k) => k.upload);
-    const uploadUrls = Object.fromEntries(await Promise.all(uploads.map(async (k) => [k.position, await ctx.uploadUrl(k.position)] as const)));
+    const uploaded: InputImageRole[] = [
+      ...generation.params.keyframes.filter((k) => k.upload).map((k) => k.position),
+      ...(generation.params.references ?? []).filter((r) => r.upload).map((r) => referenceRole(r.index)),
+    ];
+    const uploadUrls = Object.fromEntries(await Promise.all(uploaded.map(async (role) => [role, await ctx.uploadUrl(role)] as const)));
     const request = toVideoRequest(generation.params, uploadUrls);
     const generationIds: { first?: string; last?: string } = {};
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
@@ -76,6 +79,10 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
           const handOff = frame.type === 'image' ? await this.callerUrls.handOffRefusal(`keyframes.${frame.position}.url`, frame.url) : null;
           if (handOff) return { kind: 'failed', reason: handOff };
         }
+        for (const reference of generation.params.references ?? []) {
+          const handOff = await this.callerUrls.handOffRefusal(`references[${reference.index}].url`, reference.url);
+          if (handOff) return { kind: 'failed', reason: handOff };
+        }
         // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
         for (const [position, frame] of [['first', request.firstFrame], ['last', request.lastFrame]] as const) {
           if (frame?.type !== 'generation') continue;
@@ -93,8 +100,13 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that makes what the generation asks`, 0, 'request', true);
         // only a vendor that calls back is asked to: the others' tasks are polled on the usual schedule
         const callbackUrl = vendor.callsBack ? this.callbacks.urlFor(generation.id) : undefined;
-        const frameImage = (position: 'first' | 'last') => ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1');
-        const created = await vendor.create(channel, { model: model.spec, request, generationIds, callbackUrl, taskId: generation.id, frameImage });
+        // a vendor whose video takes its frame's shape is sent the first frame fitted to the asked ratio
+        const fit = frameFitFor(model.spec, request);
+        const fitted = fit ? await ctx.fittedFrame(fit, request.aspectRatio!, model.spec.frameMinSide) : undefined;
+        const sent: VideoRequest = fitted ? { ...request, firstFrame: { type: 'image', url: fitted.url } } : request;
+        const frameImage = async (position: 'first' | 'last') => (position === 'first' && fitted ? fitted.bytes : ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1'));
+        const referenceImage = (index: number) => ctx.referenceImage(index);
+        const created = await vendor.create(channel, { model: model.spec, request: sent, generationIds, callbackUrl, taskId: generation.id, frameImage, referenceImage });
         return { ...created, callback: callbackUrl !== undefined };
       },
       findByOwnId: (channel, vendor) => vendor.findByOwnId?.(channel, generation.id, request) ?? null,

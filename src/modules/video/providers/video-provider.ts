@@ -2,7 +2,7 @@ import type { StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-ki
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
-import type { KeyframePositionName, VideoTask } from '../video-task.js';
+import type { InputImageRole, KeyframePositionName, VideoTask } from '../video-task.js';
 
 export interface VideoResult {
   /** The MP4, in the step's work files: rendered or downloaded there, stored from there as a stream. */
@@ -20,8 +20,16 @@ export interface VideoContext extends SubmitMarks, WorkFiles {
   keyframeImage(position: KeyframePositionName): Promise<Buffer | undefined>;
   /** The upstream's id of a generation named as a keyframe, and the channel that holds it (relay); undefined if it never went upstream. */
   upstreamOf(generationId: string): Promise<{ upstreamId: string; channelId: string | null } | undefined>;
-  /** A link an upstream can fetch an uploaded keyframe at (signed, on the task's base URL). */
-  uploadUrl(position: KeyframePositionName): Promise<string | undefined>;
+  /** The i-th reference image as an image file, fetched from its URL or read from its upload. */
+  referenceImage(index: number): Promise<Buffer | undefined>;
+  /** A link an upstream can fetch an uploaded keyframe or reference image at (signed, on the task's base URL). */
+  uploadUrl(role: InputImageRole): Promise<string | undefined>;
+  /**
+   * The first frame fitted to `ratio` (frame-fit.ts), kept as the task's media of role `fit0` (replaced when a
+   * step runs again) and linked for the upstream to fetch; its bytes for vendors that take images inline.
+   * Undefined when the frame is at the ratio already (it is sent as it is).
+   */
+  fittedFrame(fit: 'crop' | 'pad', ratio: string, minSide?: number): Promise<{ url: string; bytes: Buffer } | undefined>;
 }
 
 export interface VideoProvider {
