@@ -213,9 +213,13 @@ function checkCredentials(protocol: string, credentials: ChannelCredentialsDto):
 }
 
 /** A model as stored: its name, the vendor's id, its price when one is given. */
+/** A model as stored: its names and whichever price fields it was given (per_second, per_image, per_image_by, per_billed_unit). */
 function toModel(m: ChannelModelDto): ChannelModel {
-  return { name: m.name, vendor_model: m.vendor_model, ...(m.price ? { price: { ...(m.price.per_second ? { per_second: m.price.per_second } : {}), ...(m.price.per_image !== undefined ? { per_image: m.price.per_image } : {}) } } : {}) };
+  const price = m.price ? Object.fromEntries(PRICE_FIELDS.filter((f) => m.price![f] !== undefined).map((f) => [f, m.price![f]])) : undefined;
+  return { name: m.name, vendor_model: m.vendor_model, ...(price ? { price } : {}) };
 }
+
+const PRICE_FIELDS = ['per_second', 'per_image', 'per_image_by', 'per_billed_unit'] as const;
 
 function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
   return { ...(c.access_key ? { access_key: c.access_key } : {}), ...(c.secret_key ? { secret_key: c.secret_key } : {}), ...(c.api_key ? { api_key: c.api_key } : {}) };

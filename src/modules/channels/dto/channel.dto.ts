@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
+import { BILLED_UNITS, type BilledUnit } from '../../../vendors/contracts/vendor-billing.js';
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
@@ -47,6 +48,18 @@ export class ChannelModelPriceDto {
   @IsOptional()
   @IsObject({ message: 'models[].price.per_image_by must be an object such as {"high": 0.17}' })
   per_image_by?: Record<string, number>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: Object.fromEntries(BILLED_UNITS.map((unit) => [unit, { type: 'number', minimum: 0 }])),
+    additionalProperties: false,
+    description:
+      "Video only: what one unit of what the vendor reports it billed for a task costs the company, by its unit: Kling's units (final_unit_deduction), Runway's credits, Seedance's tokens (usage.completion_tokens), Wan's seconds. The task's billed cost is that amount times this price, kept beside its cost by per_second (GET /admin/usage, GET /admin/tasks/{id}/attempts); billed seconds with no price here are priced per_second at the task's resolution.",
+    example: { tokens: 0.0000012, units: 0.14 },
+  })
+  @IsOptional()
+  @IsObject({ message: `models[].price.per_billed_unit must be an object such as {"tokens": 0.0000012} (units: ${BILLED_UNITS.join(', ')})` })
+  per_billed_unit?: Partial<Record<BilledUnit, number>>;
 }
 
 /** A model a channel serves: the name callers use, and the vendor's id of it. */
