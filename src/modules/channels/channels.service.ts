@@ -5,6 +5,8 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
 import { CHANNEL_OPERATIONS, configCredentialVariables, configProtocolOf, credentialRule, hasCredentials, operationsProblem } from './channel-protocols.js';
 import { type ChannelModel, checkModels } from './channel-models.js';
+import { billingMismatch } from './upstream-billing.js';
+import type { BilledUnit } from '../../vendors/contracts/vendor-billing.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelTester } from './channel-tester.js';
 import type { ProtocolDto } from './dto/protocol.dto.js';
@@ -179,6 +181,10 @@ export class ChannelsService implements OnModuleInit {
       model: r.model,
       upstream_id: r.upstream_id,
       cost: r.cost,
+      billed_amount: r.billed_amount,
+      billed_unit: r.billed_unit as BilledUnit | null,
+      billed_cost: r.billed_cost,
+      billing_mismatch: billingMismatch(r.cost, r.billed_cost, this.config.relay.billedCostTolerance),
     }));
   }
 

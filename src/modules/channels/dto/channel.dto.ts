@@ -323,4 +323,16 @@ export class TaskAttemptDto {
 
   @ApiProperty({ type: Number, nullable: true, description: "On accepted: what the upstream task costs the company, by the channel's price of the model (null: no price set).", example: 0.5 })
   cost!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'On accepted, once the upstream task ended: what the vendor reported it billed for it, in billed_unit (null: not reported, or not yet).', example: 1 })
+  billed_amount!: number | null;
+
+  @ApiProperty({ type: String, enum: BILLED_UNITS, nullable: true, description: "The unit of billed_amount: Kling's units, Runway's credits, Seedance's tokens, Wan's seconds.", example: 'units' })
+  billed_unit!: BilledUnit | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: "billed_amount at the channel's price of the model (price.per_billed_unit; billed seconds at per_second): what the vendor's figure costs the company, beside cost (null: no price for that unit).", example: 0.5 })
+  billed_cost!: number | null;
+
+  @ApiProperty({ description: 'Whether billed_cost differs from cost by more than BILLED_COST_TOLERANCE × cost (both known).', example: false })
+  billing_mismatch!: boolean;
 }
