@@ -6,7 +6,7 @@ import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { pollUntil } from '../support/poll.js';
 import { startS3 } from '../support/s3-server.js';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 /** Code passed to page functions runs in the browser; the project's types are Node's. */
@@ -415,6 +415,46 @@ describeWithBrowser('the console in a real browser', () => {
     await page.waitForFunction(() => /Channel gateway-b saved/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
     const edited = (await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body;
     expect([edited.weight, edited.credentials]).toEqual([250, { api_key: '…1234' }]);
+    expect(await cspOf(page)).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it("shows what a vendor billed beside what we priced, on a task's attempts and in the usage, and flags the mismatch", async () => {
+    // a generation that had two upstream tasks on gateway-b (a failover): the first billed twice its price, the
+    // second what it was priced. The relay writes these figures (vendor-billing.e2e); here they are set as it would.
+    const id = (await api(t.url, 'POST', GEN, { key: keyA, body: { prompt: 'Billed twice', duration: '5s' } })).body.id as string;
+    await pollUntil(() => api(t.url, 'GET', `${GEN}/${id}`, { key: keyA }), (r) => r.body.state === 'completed', { timeoutMs: 60_000, what: 'the sandbox generation' });
+    const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
+    await queryDb(
+      t.db,
+      `INSERT INTO task_attempts (id, task_id, channel_id, at, outcome, latency_ms, model, upstream_id, cost, billed_amount, billed_unit, billed_cost)
+       VALUES (gen_random_uuid(), $1, $2, now() - interval '2 seconds', 'accepted', 200, 'veo', 'up-1', 0.5, 10, 'seconds', 1),
+              (gen_random_uuid(), $1, $2, now() - interval '1 second', 'accepted', 210, 'veo', 'up-2', 0.5, 5, 'seconds', 0.5)`,
+      [id, channel.id],
+    );
+    const page = await newPage();
+    await signIn(page, ADMIN, /^Signed in as admin$/);
+    await page.goto(`${t.url}/console/tasks/${id}`, { waitUntil: 'networkidle0' });
+    await heading(page, `Task ${id}`);
+    await page.waitForSelector('section[aria-labelledby="attempts-h"] tbody tr');
+    const attempts = await page.$$eval('section[aria-labelledby="attempts-h"] tbody tr', (rows: any[]) => rows.map((r) => [...r.children].slice(1, 6).map((c: any) => c.textContent.trim())));
+    expect(attempts).toEqual([
+      ['gateway-b', 'accepted', 'veo', '0.5', '10 seconds'],
+      ['gateway-b', 'accepted', 'veo', '0.5', '5 seconds'],
+    ]);
+    const billedCells = await page.$$eval('section[aria-labelledby="attempts-h"] tbody tr', (rows: any[]) => rows.map((r) => [r.children[6].textContent.trim(), r.children[6].querySelectorAll('strong.mismatch').length]));
+    expect(billedCells).toEqual([
+      ['1 beyond tolerance', 1],
+      ['0.5', 0],
+    ]);
+
+    await page.click('nav a[href="/console/usage"]');
+    await heading(page, 'Usage');
+    const row = 'tr[data-upstream-cost="team-a/video/gateway-b/veo"]';
+    await page.waitForSelector(row, { timeout: 15_000 });
+    const cells = await page.$eval(row, (r: any) => [...r.children].slice(4).map((c: any) => c.textContent.trim()));
+    expect(cells).toEqual(['2', '1', '15 seconds', '1.5', '1 beyond tolerance']);
+    expect(await page.$eval(row, (r: any) => [r.className, r.querySelectorAll('strong.mismatch').length])).toEqual(['mismatch-row', 1]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
   }, 90_000);

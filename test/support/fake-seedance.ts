@@ -18,6 +18,12 @@ const SIZES: Record<string, Record<string, string>> = {
   '1080p': { '16:9': '1920x1080', '4:3': '1664x1248', '1:1': '1440x1440', '3:4': '1248x1664', '9:16': '1080x1920', '21:9': '2206x946' },
 };
 
+/** The tokens a task is billed: width × height × frames (24 a second, and one) / 1024, as its samples' 108900 for 5 s of 1280x720; `multiplier` times that. */
+function tokensOf(size: string, seconds: number, multiplier = 1): number {
+  const [width, height] = size.split('x').map(Number);
+  return Math.round(((width * height * (24 * seconds + 1)) / 1024) * multiplier);
+}
+
 export interface FakeSeedance extends FakeVideoVendor {
   /** `busy`: the next creates answer 429 RateLimitExceeded; `overdue`: 403 AccountOverdueError; `sensitive`: tasks fail with OutputVideoSensitiveContentDetected. */
   arkKnobs: { busy: number; overdue: boolean; sensitive: boolean };
@@ -62,7 +68,7 @@ export async function startFakeSeedance(apiKey: string): Promise<FakeSeedance> {
         ...common,
         status: 'succeeded',
         content: { video_url: `${server.url}/files/${one}.mp4` },
-        usage: { completion_tokens: 108_900, total_tokens: 108_900 },
+        usage: { completion_tokens: tokensOf(task.size, task.seconds, knobs.billMultiplier), total_tokens: tokensOf(task.size, task.seconds, knobs.billMultiplier) },
         seed: 42,
         resolution: body.resolution ?? '720p',
         ratio: body.ratio,

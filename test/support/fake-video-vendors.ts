@@ -20,9 +20,11 @@ export interface FakeVideoVendor {
    * `createBusy` creates answered HTTP 200 with code 1303 (its concurrency limit) before it takes one;
    * `resetAfterCreate` creates made, their connection then reset before any answer; `createDelayMs`
    * how long a create is held before it is made; `createInArrears` creates refused with HTTP 429 and code
-   * 1102 (its resource pack exhausted: not busy, the account is out of credit).
+   * 1102 (its resource pack exhausted: not busy, the account is out of credit). `billMultiplier`: the billed
+   * figure a vendor that reports one (Kling, Seedance, Wan) gives for an ended task is this many times its own
+   * (2: it bills twice what the task took).
    */
-  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean; createBusy?: number; resetAfterCreate?: number; createDelayMs?: number; createInArrears?: boolean };
+  knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean; createBusy?: number; resetAfterCreate?: number; createDelayMs?: number; createInArrears?: boolean; billMultiplier?: number };
   /** Create requests received (answered or not). */
   createRequests?: number;
   authFailures: string[];
@@ -55,7 +57,8 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
       task_info: { external_task_id: task.body.external_task_id },
       created_at: Date.now(),
       updated_at: Date.now(),
-      ...(status === 'succeed' ? { task_result: { videos: [{ id: `${id}-v`, url: `${server.url}/files/${id}.mp4`, duration: String(task.seconds) }] }, final_unit_deduction: '1' } : {}),
+      // final_unit_deduction: the units the task took, as a string (this fake's tariff: 1 unit per 5 s in std, 3.5 in pro)
+      ...(status === 'succeed' ? { task_result: { videos: [{ id: `${id}-v`, url: `${server.url}/files/${id}.mp4`, duration: String(task.seconds) }] }, final_unit_deduction: String(Math.round((task.seconds / 5) * (task.body.mode === 'pro' ? 3.5 : 1) * (knobs.billMultiplier ?? 1) * 1e6) / 1e6) } : {}),
     };
   };
   const server = await startServer(async (req, res) => {

@@ -83,7 +83,7 @@ export async function startFakeWan(apiKey: string): Promise<FakeWan> {
       return sendJson(res, 200, {
         request_id: requestId(),
         output: { ...ended, task_status: 'SUCCEEDED', orig_prompt: input.prompt, video_url: `${server.url}/files/${one}.mp4` },
-        usage: { video_duration: task.seconds, video_ratio: task.size.replace('x', '*'), video_count: 1 },
+        usage: { video_duration: task.seconds * (knobs.billMultiplier ?? 1), video_ratio: task.size.replace('x', '*'), video_count: 1 },
       });
     }
     if (req.method !== 'POST' || url.pathname !== '/api/v1/services/aigc/video-generation/video-synthesis') return refuse(res, 404, 'NotFound', 'Not Found');

@@ -117,6 +117,13 @@ describe('loadConfig: how a kind with channels chooses among them', () => {
     expect(() => loadConfig({ RELAY_UPSTREAM_ATTEMPTS: '11' }, '/srv', kinds)).toThrow(/RELAY_UPSTREAM_ATTEMPTS/);
     expect(() => loadConfig({ RELAY_FAILOVER_ON_CONTENT: 'yes' }, '/srv', kinds)).toThrow(/RELAY_FAILOVER_ON_CONTENT must be true or false/);
   });
+
+  it('reads BILLED_COST_TOLERANCE as a fraction from 0 to 10 (0.1 by default), and names a bad value', () => {
+    expect(loadConfig({}, '/srv', kinds).relay.billedCostTolerance).toBe(0.1);
+    expect(loadConfig({ BILLED_COST_TOLERANCE: '0' }, '/srv', kinds).relay.billedCostTolerance).toBe(0);
+    expect(loadConfig({ BILLED_COST_TOLERANCE: '0.25' }, '/srv', kinds).relay.billedCostTolerance).toBe(0.25);
+    for (const bad of ['-0.1', '11', 'ten', '10%']) expect(() => loadConfig({ BILLED_COST_TOLERANCE: bad }, '/srv', kinds)).toThrow(`BILLED_COST_TOLERANCE must be a fraction from 0 to 10, such as 0.1 (got ${JSON.stringify(bad)})`);
+  });
 });
 
 describe('loadConfig: a kind the gateway always runs itself, and its own settings', () => {

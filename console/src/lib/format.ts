@@ -39,3 +39,9 @@ export function formatLimit(value: number | null | undefined): string {
 export function isFinal(state: string): boolean {
   return state === 'succeeded' || state === 'failed';
 }
+
+/** What a vendor reported it billed, by unit ("108,900 tokens, 3.1 units"); a dash when it reported nothing. */
+export function formatBilled(billed: Partial<Record<string, number>>): string {
+  const parts = Object.entries(billed).filter((e): e is [string, number] => e[1] !== undefined).map(([unit, amount]) => `${amount.toLocaleString()} ${unit}`);
+  return parts.length > 0 ? parts.join(', ') : '—';
+}

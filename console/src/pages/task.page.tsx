@@ -4,7 +4,7 @@ import { getTask, listTaskAttempts, listTaskCallbacks, redeliverCallback } from 
 import type { CallbackDeliveryDto, TaskAttemptDto, TaskDetailDto, TaskMediaDto } from '../api/types.gen';
 import { ErrorMessage, Loading, Notice, StateBadge } from '../components/status.component';
 import { call, getPath } from '../lib/api.client';
-import { formatBytes, formatTime, isFinal, operationName } from '../lib/format';
+import { formatBilled, formatBytes, formatTime, isFinal, operationName } from '../lib/format';
 import { Link } from '../lib/router';
 import type { Session } from '../lib/session.store';
 import { usePoll } from '../lib/use-poll.hook';
@@ -140,6 +140,8 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
                   <th scope="col">Outcome</th>
                   <th scope="col">Model</th>
                   <th scope="col">Upstream cost</th>
+                  <th scope="col">Vendor billed</th>
+                  <th scope="col">Billed cost</th>
                   <th scope="col">Upstream's words</th>
                 </tr>
               </thead>
@@ -153,6 +155,16 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
                     <td>{a.outcome}</td>
                     <td>{a.model ?? '—'}</td>
                     <td>{a.cost ?? '—'}</td>
+                    <td>{a.billed_unit && a.billed_amount !== null ? formatBilled({ [a.billed_unit]: a.billed_amount }) : '—'}</td>
+                    <td>
+                      {a.billed_cost ?? '—'}
+                      {a.billing_mismatch && (
+                        <>
+                          {' '}
+                          <strong class="mismatch">beyond tolerance</strong>
+                        </>
+                      )}
+                    </td>
                     <td>{a.message ?? '—'}</td>
                   </tr>
                 ))}

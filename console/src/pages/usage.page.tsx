@@ -5,7 +5,7 @@ import type { AdminUsageDto, OwnerLimitsDto, UsageDto } from '../api/types.gen';
 import { type DailyRow, DailyChart } from '../components/daily-chart.component';
 import { ErrorMessage, Loading } from '../components/status.component';
 import { call } from '../lib/api.client';
-import { formatLimit, operationName } from '../lib/format';
+import { formatBilled, formatLimit, operationName } from '../lib/format';
 import type { Session } from '../lib/session.store';
 import { usePoll } from '../lib/use-poll.hook';
 
@@ -194,7 +194,7 @@ function AdminUsage(): JSX.Element {
               <p class="empty">No upstream task in the period (sandbox tasks cost nothing upstream).</p>
             ) : (
               <table>
-                <caption>Upstream tasks and what they cost the company, by owner, channel and model, beside the credits charged above</caption>
+                <caption>Upstream tasks and what they cost the company, by owner, channel and model, beside the credits charged above; what the vendors reported they billed beside it, and the tasks billed beyond the tolerance</caption>
                 <thead>
                   <tr>
                     <th scope="col">Owner</th>
@@ -203,17 +203,23 @@ function AdminUsage(): JSX.Element {
                     <th scope="col">Model</th>
                     <th scope="col">Upstream tasks</th>
                     <th scope="col">Cost</th>
+                    <th scope="col">Vendor billed</th>
+                    <th scope="col">Billed cost</th>
+                    <th scope="col">Billing mismatches</th>
                   </tr>
                 </thead>
                 <tbody>
                   {usage.data.days.upstream_costs.map((c) => (
-                    <tr key={`${c.owner}/${c.operation}/${c.channel}/${c.model}`}>
+                    <tr key={`${c.owner}/${c.operation}/${c.channel}/${c.model}`} class={c.billing_mismatches > 0 ? 'mismatch-row' : undefined} data-upstream-cost={`${c.owner}/${c.operation}/${c.channel}/${c.model}`}>
                       <td>{c.owner}</td>
                       <td>{c.operation}</td>
                       <td>{c.channel}</td>
                       <td>{c.model || '—'}</td>
                       <td>{c.upstream_tasks}</td>
                       <td>{c.cost.toLocaleString()}{c.unpriced > 0 ? ` (${c.unpriced} unpriced)` : ''}</td>
+                      <td>{formatBilled(c.billed)}{c.unbilled > 0 ? ` (${c.unbilled} not reported)` : ''}</td>
+                      <td>{c.billed_cost === null ? '—' : c.billed_cost.toLocaleString()}</td>
+                      <td>{c.billing_mismatches > 0 ? <strong class="mismatch">{c.billing_mismatches} beyond tolerance</strong> : '0'}</td>
                     </tr>
                   ))}
                 </tbody>

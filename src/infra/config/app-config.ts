@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 import { parseSecretKey } from '../crypto/secret-box.js';
 import { exampleSecretProblem } from './example-secrets.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
@@ -28,6 +28,7 @@ const HTTP_URL = /^https?:\/\/[^\s/]+/;
 /** W3C Baggage-like `key=value` pairs, comma-separated (values may be percent-encoded). */
 const OTLP_HEADERS = /^\s*[^\s=,]+\s*=[^,]*(,\s*[^\s=,]+\s*=[^,]*)*$/;
 const DAY_S = 24 * 3600;
+const BILLED_TOLERANCE_RULE = 'BILLED_COST_TOLERANCE must be a fraction from 0 to 10, such as 0.1';
 /** Variables whose values are credentials. */
 const SECRET_VARIABLE = /KEY|SECRET|TOKEN|PASSWORD|HEADERS|^DATABASE_URL$/;
 /** The secrets the operator makes (not a vendor's or a store's credentials, which their issuer gives). */
@@ -142,6 +143,9 @@ class EnvironmentVariables {
 
   @IsOptional() @IsInt() @Min(1) @Max(86_400)
   UPSTREAM_CALLBACK_POLL_S: number = 300;
+
+  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }, { message: BILLED_TOLERANCE_RULE }) @Min(0, { message: BILLED_TOLERANCE_RULE }) @Max(10, { message: BILLED_TOLERANCE_RULE })
+  BILLED_COST_TOLERANCE: number = 0.1;
 
   @IsOptional() @IsString()
   CHANNEL_SECRET_KEY?: string;
@@ -316,6 +320,11 @@ export interface RelayConfig {
   callbackBaseUrl?: string;
   /** How often a task whose upstream was asked to call back is polled anyway (the safety net). */
   callbackPollS: number;
+  /**
+   * How far what a vendor billed for an upstream task (at the channel's prices) may differ from what the
+   * gateway priced it, as a fraction of that price, before it counts as a billing mismatch (BILLED_COST_TOLERANCE).
+   */
+  billedCostTolerance: number;
 }
 
 /** A limit per owner; null is unlimited. */
@@ -640,6 +649,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       failoverOnContent: vars.RELAY_FAILOVER_ON_CONTENT === 'true' || vars.RELAY_FAILOVER_ON_CONTENT === '1',
       callbackBaseUrl: vars.UPSTREAM_CALLBACK_BASE_URL?.replace(/\/+$/, ''),
       callbackPollS: vars.UPSTREAM_CALLBACK_POLL_S,
+      billedCostTolerance: vars.BILLED_COST_TOLERANCE,
     },
     sealing: {
       key: sealingKey ?? undefined,

@@ -91,6 +91,17 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /**
+   * Upstream tasks whose vendor-reported billed figure, at the channel's prices, differs from what the gateway
+   * priced them by more than BILLED_COST_TOLERANCE: counted once, when the figure is recorded.
+   */
+  readonly billingMismatches = new Counter({
+    name: 'mgw_upstream_billing_mismatches_total',
+    help: "Upstream tasks whose vendor-reported billed cost differs from the channel's price of them by more than BILLED_COST_TOLERANCE, by operation, channel and model",
+    labelNames: ['operation', 'channel', 'model'] as const,
+    registers: [this.registry],
+  });
+
   readonly channelLatency = new Histogram({
     name: 'mgw_channel_request_duration_seconds',
     help: 'Time an upstream channel took to answer a create or a test, by channel and operation',

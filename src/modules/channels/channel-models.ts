@@ -4,6 +4,7 @@ import { imageCatalogOf } from '../../vendors/image-vendors.js';
 import { videoCatalogOf } from '../../vendors/video-vendors.js';
 import type { ImageModelSpec, ImageRequest } from '../../vendors/contracts/image-request.js';
 import { FRAME_FITS, type VideoModelSpec } from '../../vendors/contracts/video-request.js';
+import { BILLED_UNITS, type BilledUnit } from '../../vendors/contracts/vendor-billing.js';
 
 /** A model a channel serves, as stored (`channels.models`). */
 export type ChannelModel = {
@@ -11,9 +12,11 @@ export type ChannelModel = {
   vendor_model: string;
   /**
    * Its price to the company: video per second (by resolution or `*`); expand and images per image, images
-   * also `per_image_by` size, quality or `<size>@<quality>` (the most specific wins, then `per_image`).
+   * also `per_image_by` size, quality or `<size>@<quality>` (the most specific wins, then `per_image`). A
+   * video model may also price one unit of what its vendor reports it billed (`per_billed_unit`: units,
+   * credits, tokens, seconds), to set that figure beside ours.
    */
-  price?: { per_second?: Record<string, number>; per_image?: number; per_image_by?: Record<string, number> };
+  price?: { per_second?: Record<string, number>; per_image?: number; per_image_by?: Record<string, number>; per_billed_unit?: Partial<Record<BilledUnit, number>> };
 };
 
 /** The expand model a channel serves, under the name it lists it by (its vendor's id when it lists none), with its price. */
@@ -89,7 +92,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (seen.has(m.name)) throw new AppError('INVALID_PARAMETER', `models[${i}].name: ${m.name} is listed twice`);
     seen.add(m.name);
     if (video) return checkPerSecond(m, i);
-    if (m.price?.per_second !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: an image model is priced per_image (and per_image_by), not per_second`);
+    if (m.price?.per_second !== undefined || m.price?.per_billed_unit !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: an image model is priced per_image (and per_image_by), not per_second or per_billed_unit`);
     checkPerImage(m.price?.per_image, `models[${i}].price.per_image`);
     for (const [key, value] of Object.entries(m.price?.per_image_by ?? {})) {
       if (!/^(\*|low|medium|high|\d{2,5}x\d{2,5}(@(low|medium|high))?)$/.test(key)) throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_image_by keys are a size (1024x1024), a quality (low, medium, high), <size>@<quality> or * (not ${JSON.stringify(key)})`);
@@ -105,6 +108,11 @@ function checkPerSecond(m: ChannelModel, i: number): void {
       throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_second must map 540p, 720p, 1080p, 4k or * to a number from 0 (not ${JSON.stringify(key)}: ${JSON.stringify(value)})`);
     }
   }
+  for (const [key, value] of Object.entries(m.price?.per_billed_unit ?? {})) {
+    if (!(BILLED_UNITS as readonly string[]).includes(key) || typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_billed_unit must map ${BILLED_UNITS.join(', ')} to a number from 0 (not ${JSON.stringify(key)}: ${JSON.stringify(value)})`);
+    }
+  }
 }
 
 function checkPerImage(value: unknown, field: string): void {
@@ -117,6 +125,6 @@ function checkExpandModels(protocol: string, models: readonly ChannelModel[]): v
   if (models.length > 1) throw new AppError('INVALID_PARAMETER', `models: a ${protocol} expand channel serves one model (${id}); list it once`);
   const [m] = models;
   if (m.vendor_model !== id) throw new AppError('INVALID_PARAMETER', `models[0].vendor_model must be ${id}, the ${protocol} expand model (not ${m.vendor_model})`);
-  if (m.price?.per_second !== undefined) throw new AppError('INVALID_PARAMETER', 'models[0].price: an expand model is priced per_image, not per_second');
+  if (m.price?.per_second !== undefined || m.price?.per_billed_unit !== undefined) throw new AppError('INVALID_PARAMETER', 'models[0].price: an expand model is priced per_image, not per_second or per_billed_unit');
   checkPerImage(m.price?.per_image, 'models[0].price.per_image');
 }

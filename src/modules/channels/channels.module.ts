@@ -9,12 +9,13 @@ import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
 import { ChannelsService } from './channels.service.js';
 import { RelayFlow } from './relay-flow.js';
+import { UpstreamBilling } from './upstream-billing.js';
 import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
 
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController, AdminProtocolsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, RelayFlow],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, UpstreamBilling, RelayFlow],
   exports: [ChannelRouter, UpstreamCallbackUrls, RelayFlow],
 })
 export class ChannelsModule {}

@@ -29,6 +29,23 @@ export interface AttemptRow {
   model: string | null;
   upstream_id: string | null;
   cost: number | null;
+  billed_amount: number | null;
+  billed_unit: string | null;
+  billed_cost: number | null;
+}
+
+/** A vendor's billed figure for an upstream task as kept: the amount and unit it reported, and that amount at the channel's prices (null: unpriced). */
+export interface BilledFigure {
+  amount: number;
+  unit: string;
+  cost: number | null;
+}
+
+/** An accepted attempt whose billed figure was just written (or changed): what it was priced, and its billed cost before. */
+export interface BilledAttempt {
+  model: string | null;
+  cost: number | null;
+  previousBilledCost: number | null;
 }
 
 /** What a new channel is made of (credentials already sealed). */
@@ -324,10 +341,29 @@ export class ChannelsRepository {
     if (!isUUID(taskId)) return null;
     if (!(await this.prisma.task.findUnique({ where: { id: taskId }, select: { id: true } }))) return null;
     return this.prisma.$queryRawUnsafe(
-      `SELECT a.at, a.outcome, a.message, a.latency_ms, a.channel_id, c.name AS channel, a.model, a.upstream_id, a.cost
+      `SELECT a.at, a.outcome, a.message, a.latency_ms, a.channel_id, c.name AS channel, a.model, a.upstream_id, a.cost, a.billed_amount, a.billed_unit, a.billed_cost
        FROM task_attempts a LEFT JOIN channels c ON c.id = a.channel_id WHERE a.task_id = $1::uuid ORDER BY a.at, a.id`,
       taskId,
     );
+  }
+
+  /**
+   * Keeps what the vendor reported it billed for the upstream task `upstreamId` of a task on the attempt that
+   * accepted it, in one statement. Safe to run again (a step that re-runs asks the vendor again): a figure
+   * already kept changes nothing and answers no row; a changed one (a vendor that refunded part) is written and
+   * answered with the billed cost it replaced.
+   */
+  async recordBilled(taskId: string, upstreamId: string, billed: BilledFigure): Promise<BilledAttempt[]> {
+    const { rows } = await this.prisma.pool.query<{ model: string | null; cost: number | null; previous_billed_cost: number | null }>(
+      prepared(
+        `UPDATE task_attempts a SET billed_amount = $3::float8, billed_unit = $4, billed_cost = $5::float8
+         FROM (SELECT id, billed_cost FROM task_attempts WHERE task_id = $1::uuid AND upstream_id = $2 AND outcome = 'accepted' FOR UPDATE) old
+         WHERE a.id = old.id AND (a.billed_amount IS DISTINCT FROM $3::float8 OR a.billed_unit IS DISTINCT FROM $4 OR a.billed_cost IS DISTINCT FROM $5::float8)
+         RETURNING a.model, a.cost, old.billed_cost AS previous_billed_cost`,
+        [taskId, storableText(upstreamId), billed.amount, billed.unit, billed.cost],
+      ),
+    );
+    return rows.map((r) => ({ model: r.model, cost: r.cost, previousBilledCost: r.previous_billed_cost }));
   }
 
   /** A task that found no channel gives back the one it last tried (it holds none until it is sent again). */

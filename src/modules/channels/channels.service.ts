@@ -6,6 +6,8 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { type ChannelChanges, type ChannelRecent, type ChannelRow, ChannelsRepository } from './channels.repository.js';
 import { CHANNEL_OPERATIONS, configCredentialVariables, configProtocolOf, credentialRule, hasCredentials, operationsProblem } from './channel-protocols.js';
 import { type ChannelModel, checkModels } from './channel-models.js';
+import { billingMismatch } from './upstream-billing.js';
+import type { BilledUnit } from '../../vendors/contracts/vendor-billing.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelTester } from './channel-tester.js';
 import type { ProtocolDto } from './dto/protocol.dto.js';
@@ -182,6 +184,10 @@ export class ChannelsService implements OnModuleInit {
       model: r.model,
       upstream_id: r.upstream_id,
       cost: r.cost,
+      billed_amount: r.billed_amount,
+      billed_unit: r.billed_unit as BilledUnit | null,
+      billed_cost: r.billed_cost,
+      billing_mismatch: billingMismatch(r.cost, r.billed_cost, this.config.relay.billedCostTolerance),
     }));
   }
 
@@ -216,9 +222,13 @@ function checkCredentials(protocol: string, credentials: ChannelCredentialsDto):
 }
 
 /** A model as stored: its name, the vendor's id, its price when one is given. */
+/** A model as stored: its names and whichever price fields it was given (per_second, per_image, per_image_by, per_billed_unit). */
 function toModel(m: ChannelModelDto): ChannelModel {
-  return { name: m.name, vendor_model: m.vendor_model, ...(m.price ? { price: { ...(m.price.per_second ? { per_second: m.price.per_second } : {}), ...(m.price.per_image !== undefined ? { per_image: m.price.per_image } : {}) } } : {}) };
+  const price = m.price ? Object.fromEntries(PRICE_FIELDS.filter((f) => m.price![f] !== undefined).map((f) => [f, m.price![f]])) : undefined;
+  return { name: m.name, vendor_model: m.vendor_model, ...(price ? { price } : {}) };
 }
+
+const PRICE_FIELDS = ['per_second', 'per_image', 'per_image_by', 'per_billed_unit'] as const;
 
 function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
   return { ...(c.access_key ? { access_key: c.access_key } : {}), ...(c.secret_key ? { secret_key: c.secret_key } : {}), ...(c.api_key ? { api_key: c.api_key } : {}) };

@@ -3,12 +3,17 @@ import type { ChannelPoll, StepOutcome, Task, WatchedTask, WatchNews } from '../
 import { AppConfig } from '../../infra/config/app-config.js';
 import { pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
+import type { VendorBilled } from '../../vendors/contracts/vendor-billing.js';
 import type { UpstreamTaskFacts } from './channels.repository.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
+import { UpstreamBilling } from './upstream-billing.js';
 
-/** What every operation's vendor says of an upstream task: still working, failed (its words), or its own end. */
-export type RelayStatus = { state: 'working' } | { state: 'failed'; reason: string; content?: boolean } | { state: string };
+/**
+ * What every operation's vendor says of an upstream task: still working, failed (its words), or its own end;
+ * an end may say what the vendor billed for it.
+ */
+export type RelayStatus = { state: 'working' } | { state: 'failed'; reason: string; content?: boolean; billed?: VendorBilled } | { state: string; billed?: VendorBilled };
 
 /** What the relay path needs of an operation's vendor adapter (each operation's contract extends it). */
 export interface RelayVendor<S> {
@@ -41,6 +46,8 @@ export interface RelayOperation<V extends RelayVendor<S>, S extends RelayStatus,
   costOf?(channel: CandidateChannel): number | null;
   /** The model and price an upstream task of it on this channel is recorded with. */
   taken?(channel: CandidateChannel): Omit<UpstreamTaskFacts, 'upstreamId'>;
+  /** What the vendor's billed figure for its upstream task on this channel costs the company (the channel's price of that unit); null: unpriced. */
+  billedCost?(channel: CandidateChannel, billed: VendorBilled): number | null;
   /** The task follows something a channel holds (a clip continued, a generation named): only that channel can take it, and it never fails over. */
   pinned?: boolean;
   /** That channel (read after beforeCreate, which may find it). */
@@ -88,6 +95,7 @@ export class RelayFlow {
   constructor(
     private readonly router: ChannelRouter,
     private readonly config: AppConfig,
+    private readonly billing: UpstreamBilling,
   ) {}
 
   /** One step of a relayed task: its upstream task asked about, or a create sent. */
@@ -101,15 +109,19 @@ export class RelayFlow {
       const before = await op.beforeCreate?.();
       if (before) return before;
       await op.readyToFit?.();
-      return await this.router.submitNew({
+      // a create answered with the task's end already: its billed figure is kept once the router has kept the attempt
+      const ended: { upstream?: { channel: ChannelHandle; upstreamId: string; status: S } } = {};
+      const outcome = await this.router.submitNew({
         operation: op.operation,
         task,
         marks,
         pinnedTo: op.pinnedTo ?? null,
         fits: op.fits,
         costOf: op.costOf,
-        send: (channel) => this.create(channel, marks, op),
+        send: (channel) => this.create(channel, marks, op, (upstreamId, status) => (ended.upstream = { channel, upstreamId, status })),
       });
+      if (ended.upstream) await this.keepBilled(task.id, op, ended.upstream.channel, ended.upstream.upstreamId, ended.upstream.status);
+      return outcome;
     } catch (err) {
       const words = op.tenantWords ?? ((m: string) => m);
       if (err instanceof UnusableAnswer) return { kind: 'failed', reason: words(err.message) };
@@ -164,6 +176,8 @@ export class RelayFlow {
     const upstreamId = task.upstreamId;
     if (!vendor.query) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name}'s vendor cannot be asked about upstream task ${upstreamId}`, channel);
     const status = await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false));
+    // what the vendor billed is kept whatever comes next (its end, or failover: the task given up there was billed too)
+    await this.keepBilled(task.id, op, channel, upstreamId, status);
     const failed = status.state === 'failed' && (!(status as { content?: boolean }).content || this.config.relay.failoverOnContent);
     const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
     const givesUp = op.failsOver && !op.pinned && (failed || stalled);
@@ -199,6 +213,7 @@ export class RelayFlow {
       }
       await marks.saveUpstreamId(found.upstreamId, { callback: false });
       await this.router.adopted(task.id, op.operation, channel, { model: '', cost: null, ...op.taken?.(channel), upstreamId: found.upstreamId });
+      await this.keepBilled(task.id, op, channel, found.upstreamId, found.status);
       return this.outcome(vendor, found.status, channel, op);
     }
     const reason = `the upstream never answered the create request (channel ${where}); it was not sent again, to avoid a second (billed) ${op.noun}`;
@@ -207,8 +222,11 @@ export class RelayFlow {
     return null;
   }
 
-  /** One create to one channel, marked as sent before it goes; its upstream task saved, or its results at once. */
-  private async create<V extends RelayVendor<S>, S extends RelayStatus, R>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R>) {
+  /**
+   * One create to one channel, marked as sent before it goes; its upstream task saved, or its results at once.
+   * An answer that is already the task's end is told to `ended` (its billed figure is kept after its attempt).
+   */
+  private async create<V extends RelayVendor<S>, S extends RelayStatus, R>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R>, ended: (upstreamId: string, status: S) => void) {
     const vendor = op.vendors[channel.protocol];
     if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, 0, 'request', true);
     const answer = await submitOnce(marks, () => op.create(channel, vendor));
@@ -216,6 +234,7 @@ export class RelayFlow {
     if ('made' in answer) return { kind: 'done' as const, result: answer.made, taken: { ...facts, upstreamId: null } };
     if (answer.upstreamId.length > MAX_UPSTREAM_ID) return { kind: 'failed' as const, reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
     await marks.saveUpstreamId(answer.upstreamId, { callback: answer.callback ?? false });
+    if (answer.status && answer.status.state !== 'working') ended(answer.upstreamId, answer.status);
     const taken = op.taken ? { ...facts, upstreamId: answer.upstreamId } : undefined;
     const outcome = answer.status ? await this.outcome(vendor, answer.status, channel, op) : { kind: 'watch' as const, minPollS: vendor.minPollS };
     return { ...outcome, taken };
@@ -225,6 +244,13 @@ export class RelayFlow {
   private async mayFailOver(op: Pick<RelayOperation<never, never, unknown>, 'operation' | 'fits' | 'readyToFit'>, taskId: string, besides?: ChannelHandle): Promise<boolean> {
     await op.readyToFit?.();
     return this.router.mayFailOver(op.operation, taskId, op.fits, besides);
+  }
+
+  /** Keeps what the vendor says it billed for an upstream task that ended (UpstreamBilling), priced by the operation. */
+  private async keepBilled<V extends RelayVendor<S>, S extends RelayStatus, R>(taskId: string, op: RelayOperation<V, S, R>, channel: ChannelHandle, upstreamId: string, status: S): Promise<void> {
+    const billed = status.state === 'working' ? undefined : (status as { billed?: VendorBilled }).billed;
+    if (!billed) return;
+    await this.billing.record(taskId, op.operation, channel, upstreamId, { ...billed, cost: op.billedCost?.(channel, billed) ?? null });
   }
 
   /** A vendor's state onto the step's: working → watched; failed → its words; its end → the operation's results. */

@@ -3,6 +3,8 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import type { EndedTasks } from '../../common/tasks/task-kind.js';
 import { type AdmissionSql, prepared, Statement } from '../../infra/prisma/statement.js';
+import { BILLED_UNITS, type BilledUnit } from '../../vendors/contracts/vendor-billing.js';
+import { billingMismatchSql } from '../channels/upstream-billing.js';
 import type { RateGrant } from './rate-limiter.js';
 
 /** The limits an admin set: the keys given, each an integer or null (unlimited); an absent key is the default. */
@@ -176,19 +178,38 @@ export class LimitsRepository {
   /**
    * What upstreams cost for the tasks created in [from, to) (of one owner, or all): per owner, operation,
    * channel and model, the upstream tasks channels accepted (those later abandoned included) and the sum of
-   * their priced costs.
+   * their priced costs; beside them, what the vendors reported they billed (the sum of each unit, and of its
+   * cost at the channels' prices where priced), how many reported nothing, and how many differ from their
+   * price by more than `tolerance` × it (UpstreamBilling's rule).
    */
-  async upstreamCosts(from: Date, to: Date, owner?: string): Promise<UpstreamCost[]> {
-    return this.prisma.$queryRawUnsafe<UpstreamCost[]>(
+  async upstreamCosts(from: Date, to: Date, tolerance: number, owner?: string): Promise<UpstreamCost[]> {
+    const rows = await this.prisma.$queryRawUnsafe<(Omit<UpstreamCost, 'billed'> & Record<`billed_${BilledUnit}`, number | null>)[]>(
       `SELECT t.owner, t.kind AS operation, COALESCE(c.name, 'RELAY_' || upper(t.kind) || '_URL') AS channel, COALESCE(a.model, '') AS model,
-              count(*)::int AS upstream_tasks, count(*) FILTER (WHERE a.cost IS NULL)::int AS unpriced, COALESCE(sum(a.cost), 0)::float8 AS cost
+              count(*)::int AS upstream_tasks, count(*) FILTER (WHERE a.cost IS NULL)::int AS unpriced, COALESCE(sum(a.cost), 0)::float8 AS cost,
+              sum(a.billed_cost)::float8 AS billed_cost, count(*) FILTER (WHERE a.billed_amount IS NULL)::int AS unbilled,
+              count(*) FILTER (WHERE ${billingMismatchSql('a.cost', 'a.billed_cost', '$4')})::int AS billing_mismatches,
+              ${BILLED_UNITS.map((unit) => `sum(a.billed_amount) FILTER (WHERE a.billed_unit = '${unit}')::float8 AS billed_${unit}`).join(', ')}
        FROM tasks t JOIN task_attempts a ON a.task_id = t.id AND a.outcome = 'accepted' LEFT JOIN channels c ON c.id = a.channel_id
        WHERE t.created_at >= $1 AND t.created_at < $2 AND ($3::varchar IS NULL OR t.owner = $3)
        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
       from,
       to,
       owner ?? null,
+      tolerance,
     );
+    return rows.map((r) => ({
+      owner: r.owner,
+      operation: r.operation,
+      channel: r.channel,
+      model: r.model,
+      upstream_tasks: r.upstream_tasks,
+      unpriced: r.unpriced,
+      cost: r.cost,
+      billed_cost: r.billed_cost,
+      billed: Object.fromEntries(BILLED_UNITS.filter((unit) => r[`billed_${unit}`] !== null).map((unit) => [unit, r[`billed_${unit}`]])),
+      unbilled: r.unbilled,
+      billing_mismatches: r.billing_mismatches,
+    }));
   }
 
   /** Adds refusals to the per-day counts, in one statement. */
@@ -223,6 +244,13 @@ export interface UpstreamCost {
   upstream_tasks: number;
   unpriced: number;
   cost: number;
+  /** The sum of the billed costs known (null: none known). */
+  billed_cost: number | null;
+  /** What the vendors reported they billed, summed by unit (the units reported only). */
+  billed: Partial<Record<BilledUnit, number>>;
+  /** Upstream tasks whose vendor reported no billed figure (none reported, or not yet). */
+  unbilled: number;
+  billing_mismatches: number;
 }
 
 interface UsageRow {

@@ -222,9 +222,9 @@ export class LimitsService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /** Usage per owner and day, for days from..to (inclusive). */
-  /** Upstream tasks and their cost for tasks created on days [from, to] (UTC). */
+  /** Upstream tasks, their cost and what their vendors billed, for tasks created on days [from, to] (UTC). */
   upstreamCosts(from: Date, to: Date, owner?: string): Promise<UpstreamCost[]> {
-    return this.repository.upstreamCosts(from, new Date(to.getTime() + 24 * 3600 * 1000), owner);
+    return this.repository.upstreamCosts(from, new Date(to.getTime() + 24 * 3600 * 1000), this.config.relay.billedCostTolerance, owner);
   }
 
   dailyUsage(from: Date, to: Date, owner?: string): Promise<DailyUsage[]> {

@@ -75,7 +75,12 @@ export class UsageService {
       owner: query.owner ?? null,
       days: rows.map((r) => ({ day: r.day, owner: r.owner, operation: r.operation, ...toOperationDto(r) })),
       refusals: refusals.map((r) => ({ day: r.day, owner: r.owner, code: r.code, count: r.count })),
-      upstream_costs: upstream.map((u) => ({ ...u, cost: Math.round(u.cost * 1e6) / 1e6 })),
+      upstream_costs: upstream.map((u) => ({
+        ...u,
+        cost: rounded(u.cost),
+        billed_cost: u.billed_cost === null ? null : rounded(u.billed_cost),
+        billed: Object.fromEntries(Object.entries(u.billed).map(([unit, amount]) => [unit, rounded(amount)])),
+      })),
     };
   }
 
@@ -107,6 +112,11 @@ function day(value: string, field: string): Date {
   const date = new Date(`${value}T00:00:00.000Z`);
   if (Number.isNaN(date.getTime()) || iso(date) !== value) throw new AppError('INVALID_PARAMETER', `${field} is not a real day: ${value}`);
   return date;
+}
+
+/** A sum of costs or amounts as reported: to 1e-6, as each is kept (no float residue from adding them). */
+function rounded(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
 }
 
 function iso(date: Date): string {

@@ -1,4 +1,5 @@
 import type { VendorAccount } from './vendor.js';
+import type { VendorBilled } from './vendor-billing.js';
 import type { VideoModelSpec, VideoRequest } from './video-request.js';
 
 /** A create, mapped out of the normalized request by the adapter. */
@@ -20,12 +21,17 @@ export interface VendorCreate {
   referenceImage(index: number): Promise<Buffer | undefined>;
 }
 
-/** What an upstream says of a task. */
+/**
+ * What an upstream says of a task. An end may carry what the vendor reported it billed for the task
+ * (`billed`), read from its documented answer where it gives one: Kling's `final_unit_deduction` (units),
+ * Seedance's `usage.completion_tokens` (tokens), Wan's `usage.duration` (seconds), Runway's `cost.credits`
+ * (credits). Luma's generations, Veo's operations and MiniMax's queries report none.
+ */
 export type VendorStatus =
   | { state: 'working' }
-  | { state: 'succeeded'; videoUrl: string; thumbnailUrl?: string }
+  | { state: 'succeeded'; videoUrl: string; thumbnailUrl?: string; billed?: VendorBilled }
   /** `content`: the vendor refused what was asked (its moderation), rather than failing for a reason of its own. */
-  | { state: 'failed'; reason: string; content?: boolean };
+  | { state: 'failed'; reason: string; content?: boolean; billed?: VendorBilled };
 
 /**
  * One video vendor's protocol: the models it offers and what each can do, how a create is sent, how a

@@ -5,6 +5,7 @@ import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { billedFigure } from '../contracts/vendor-billing.js';
 import { KLING } from './kling.vendor.js';
 
 /**
@@ -58,6 +59,8 @@ interface KlingTask {
   task_status?: unknown;
   task_status_msg?: unknown;
   task_result?: { videos?: { url?: unknown }[] } | null;
+  /** The units of the account's resource pack the task finally took (a number as a string), on its query and its callback. */
+  final_unit_deduction?: unknown;
 }
 
 /**
@@ -138,16 +141,23 @@ function splitId(upstreamId: string): [string, string] {
   return at < 0 ? ['text2video', upstreamId] : [upstreamId.slice(0, at), upstreamId.slice(at + 1)];
 }
 
+/**
+ * A task's state, and at its end what Kling says it deducted: `data.final_unit_deduction`, "the final number
+ * of units deducted for the task", a string, in the query's and the callback's `data` beside `task_info`
+ * (Kling's API reference for the video tasks' query and its callback protocol; new-api's Kling adaptor reads
+ * the same field). It is in the units of the account's resource pack.
+ */
 function statusOf(task: KlingTask): VendorStatus {
+  const billed = billedFigure(task.final_unit_deduction, 'units');
   switch (task.task_status) {
     case 'succeed': {
       const url = task.task_result?.videos?.[0]?.url;
-      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url } : { state: 'failed', reason: 'the upstream succeeded without a video' };
+      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url, ...(billed ? { billed } : {}) } : { state: 'failed', reason: 'the upstream succeeded without a video', ...(billed ? { billed } : {}) };
     }
     case 'failed':
     {
       const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
-      return { state: 'failed', reason, content: isContentRefusal(reason) };
+      return { state: 'failed', reason, content: isContentRefusal(reason), ...(billed ? { billed } : {}) };
     }
     default: // submitted, processing
       return { state: 'working' };

@@ -5,6 +5,7 @@ import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { billedFigure } from '../contracts/vendor-billing.js';
 import { RUNWAY, RUNWAY_VERSION } from './runway.vendor.js';
 
 /** Runway takes a data: URI under 5 MB encoded. */
@@ -60,6 +61,8 @@ interface RunwayTask {
   output?: unknown;
   failure?: unknown;
   failureCode?: unknown;
+  /** On a task that ended (SUCCEEDED, FAILED, CANCELLED): the credits it finally cost. */
+  cost?: { credits?: unknown } | null;
 }
 
 /**
@@ -140,20 +143,28 @@ export class RunwayVendor implements VideoVendor {
   }
 }
 
+/**
+ * A task's state, and at its end what Runway charged: `cost.credits`, "final cost in credits for a terminal
+ * task" (fully refunded tasks report 0), on SUCCEEDED, FAILED and CANCELLED tasks (its API reference for
+ * `GET /v1/tasks/{id}`, as `@runwayml/sdk` 4.20's TaskRetrieveResponse types it). Running tasks carry an
+ * `estimatedCost`, which is not what was billed and is not read.
+ */
 function statusOf(task: RunwayTask): VendorStatus {
+  const billed = billedFigure(task.cost?.credits, 'credits');
+  const withBilled = billed ? { billed } : {};
   switch (task.status) {
     case 'SUCCEEDED': {
       const url = Array.isArray(task.output) ? task.output[0] : undefined;
-      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url } : { state: 'failed', reason: 'the upstream succeeded without a video' };
+      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video', ...withBilled };
     }
     case 'FAILED': {
       const words = typeof task.failure === 'string' && task.failure ? task.failure : 'no reason given';
       const code = typeof task.failureCode === 'string' ? task.failureCode : undefined;
       // SAFETY.INPUT.*, SAFETY.OUTPUT.*, INPUT_PREPROCESSING.SAFETY.*: Runway's moderation
-      return { state: 'failed', reason: code ? `${words} (${code})` : words, content: code ? /(^|\.)SAFETY(\.|$)/.test(code) : isContentRefusal(words) };
+      return { state: 'failed', reason: code ? `${words} (${code})` : words, content: code ? /(^|\.)SAFETY(\.|$)/.test(code) : isContentRefusal(words), ...withBilled };
     }
     case 'CANCELLED':
-      return { state: 'failed', reason: 'the upstream task was cancelled' };
+      return { state: 'failed', reason: 'the upstream task was cancelled', ...withBilled };
     default: // PENDING, THROTTLED, RUNNING
       return { state: 'working' };
   }

@@ -4,6 +4,7 @@ import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { billedFigure } from '../contracts/vendor-billing.js';
 import { SEEDANCE } from './seedance.vendor.js';
 
 /** The frame shapes Seedance makes (besides `adaptive`, the first frame's: sent whenever a first frame is). */
@@ -61,6 +62,8 @@ interface ArkTask {
   status?: unknown;
   content?: { video_url?: unknown } | null;
   error?: { code?: unknown; message?: unknown } | null;
+  /** The tokens the task was billed (its reference's samples: 108900 for 5 s of 720p 16:9). */
+  usage?: { completion_tokens?: unknown; total_tokens?: unknown } | null;
 }
 
 /**
@@ -112,18 +115,23 @@ export class SeedanceVideoVendor implements VideoVendor {
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
     const task = (await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, idempotent: true, once })).json as ArkTask;
+    // what it billed: `usage.completion_tokens` of the task (ModelArk's "Retrieve a video generation task"
+    // reference: the tokens the output consumed, the figure its video models are priced by); a failed task has
+    // no usage, and is not billed
+    const billed = billedFigure(task.usage?.completion_tokens, 'tokens');
+    const withBilled = billed ? { billed } : {};
     switch (task.status) {
       case 'queued':
       case 'running':
         return { state: 'working' };
       case 'succeeded': {
         const link = task.content?.video_url;
-        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a video_url' };
+        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video_url', ...withBilled };
       }
       case 'failed': {
         const code = typeof task.error?.code === 'string' ? task.error.code : '';
         const reason = typeof task.error?.message === 'string' && task.error.message ? task.error.message : code || 'no reason given';
-        return { state: 'failed', reason, content: /Sensitive/i.test(code) || isContentRefusal(reason) };
+        return { state: 'failed', reason, content: /Sensitive/i.test(code) || isContentRefusal(reason), ...withBilled };
       }
       case 'cancelled':
       case 'expired':

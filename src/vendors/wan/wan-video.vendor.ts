@@ -4,6 +4,7 @@ import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { billedFigure, type VendorBilled } from '../contracts/vendor-billing.js';
 import { dashscopeRefusal, WAN } from './wan.vendor.js';
 
 /**
@@ -71,8 +72,24 @@ export const WAN_MODELS: readonly VideoModelSpec[] = [
 
 interface DashScopeTask {
   output?: { task_id?: unknown; task_status?: unknown; video_url?: unknown; code?: unknown; message?: unknown } | null;
+  /** Counted for a successful task only: the seconds billed (`duration`; `video_duration` in the older references). */
+  usage?: { duration?: unknown; video_duration?: unknown; output_video_duration?: unknown } | null;
   code?: unknown;
   message?: unknown;
+}
+
+/**
+ * What DashScope says it billed a task, in seconds of video: `usage.duration`, "the total billed duration of
+ * the video (seconds)" in the current video synthesis references (beside `output_video_duration`, the
+ * video's own length; they differ where input video is billed too), else `usage.video_duration`, the figure
+ * of the older Wan references (wan2.1 to 2.5). A 0 is taken only from `duration` (the SDK's answers carry a
+ * placeholder `video_duration: 0` beside the real `duration`).
+ */
+function billedOf(usage: DashScopeTask['usage']): VendorBilled | undefined {
+  const total = billedFigure(usage?.duration, 'seconds');
+  if (total) return total;
+  const older = billedFigure(usage?.video_duration, 'seconds');
+  return older && older.amount > 0 ? older : undefined;
 }
 
 /**
@@ -126,14 +143,17 @@ export class WanVideoVendor implements VideoVendor {
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
-    const output = ((await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, refusal: dashscopeRefusal, idempotent: true, once })).json as DashScopeTask).output ?? {};
+    const task = (await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, refusal: dashscopeRefusal, idempotent: true, once })).json as DashScopeTask;
+    const output = task.output ?? {};
     switch (output.task_status) {
       case 'PENDING':
       case 'RUNNING':
         return { state: 'working' };
       case 'SUCCEEDED': {
         const link = output.video_url;
-        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a video_url' };
+        const billed = billedOf(task.usage);
+        const withBilled = billed ? { billed } : {};
+        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video_url', ...withBilled };
       }
       case 'FAILED': {
         const code = typeof output.code === 'string' ? output.code : '';

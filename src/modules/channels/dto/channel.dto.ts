@@ -4,6 +4,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, I
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
+import { BILLED_UNITS, type BilledUnit } from '../../../vendors/contracts/vendor-billing.js';
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
@@ -48,6 +49,18 @@ export class ChannelModelPriceDto {
   @IsOptional()
   @IsObject({ message: 'models[].price.per_image_by must be an object such as {"high": 0.17}' })
   per_image_by?: Record<string, number>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: Object.fromEntries(BILLED_UNITS.map((unit) => [unit, { type: 'number', minimum: 0 }])),
+    additionalProperties: false,
+    description:
+      "Video only: what one unit of what the vendor reports it billed for a task costs the company, by its unit: Kling's units (final_unit_deduction), Runway's credits, Seedance's tokens (usage.completion_tokens), Wan's seconds. The task's billed cost is that amount times this price, kept beside its cost by per_second (GET /admin/usage, GET /admin/tasks/{id}/attempts); billed seconds with no price here are priced per_second at the task's resolution.",
+    example: { tokens: 0.0000012, units: 0.14 },
+  })
+  @IsOptional()
+  @IsObject({ message: `models[].price.per_billed_unit must be an object such as {"tokens": 0.0000012} (units: ${BILLED_UNITS.join(', ')})` })
+  per_billed_unit?: Partial<Record<BilledUnit, number>>;
 }
 
 /** A model a channel serves: the name callers use, and the vendor's id of it. */
@@ -326,4 +339,16 @@ export class TaskAttemptDto {
 
   @ApiProperty({ type: Number, nullable: true, description: "On accepted: what the upstream task costs the company, by the channel's price of the model (null: no price set).", example: 0.5 })
   cost!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'On accepted, once the upstream task ended: what the vendor reported it billed for it, in billed_unit (null: not reported, or not yet).', example: 1 })
+  billed_amount!: number | null;
+
+  @ApiProperty({ type: String, enum: BILLED_UNITS, nullable: true, description: "The unit of billed_amount: Kling's units, Runway's credits, Seedance's tokens, Wan's seconds.", example: 'units' })
+  billed_unit!: BilledUnit | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: "billed_amount at the channel's price of the model (price.per_billed_unit; billed seconds at per_second): what the vendor's figure costs the company, beside cost (null: no price for that unit).", example: 0.5 })
+  billed_cost!: number | null;
+
+  @ApiProperty({ description: 'Whether billed_cost differs from cost by more than BILLED_COST_TOLERANCE × cost (both known).', example: false })
+  billing_mismatch!: boolean;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { OwnerQueryDto } from '../../../common/validation/owner.js';
+import { BILLED_UNITS, type BilledUnit } from '../../../vendors/contracts/vendor-billing.js';
 
 export class OperationUsageDto {
   @ApiProperty({ type: 'integer', description: 'Tasks accepted.', example: 12 })
@@ -149,6 +150,30 @@ export class UpstreamCostDto {
 
   @ApiProperty({ description: "What they cost the company, by the channel's prices (per second of video at its resolution, per image).", example: 2.8 })
   cost!: number;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description:
+      "What the vendors reported they billed for them, at the channel's prices (price.per_billed_unit; billed seconds at per_second), summed over the upstream tasks whose figure is known and priced: set it beside cost to reconcile (null: none known).",
+    example: 2.94,
+  })
+  billed_cost!: number | null;
+
+  @ApiProperty({
+    type: 'object',
+    properties: Object.fromEntries(BILLED_UNITS.map((unit) => [unit, { type: 'number' }])),
+    additionalProperties: false,
+    description: "What the vendors reported they billed for them, summed by unit (Kling's units, Runway's credits, Seedance's tokens, Wan's seconds); only the units reported.",
+    example: { units: 21 },
+  })
+  billed!: Partial<Record<BilledUnit, number>>;
+
+  @ApiProperty({ type: 'integer', description: 'Of the upstream tasks, how many have no billed figure: their vendor reports none (docs/operators/channels.md lists those that do), or they have not ended.', example: 0 })
+  unbilled!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Of the upstream tasks, how many were billed differently from their price by more than BILLED_COST_TOLERANCE × it (both known).', example: 1 })
+  billing_mismatches!: number;
 }
 
 export class AdminUsageDto {

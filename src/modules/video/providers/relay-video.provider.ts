@@ -11,6 +11,7 @@ import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
+import type { VendorBilled } from '../../../vendors/contracts/vendor-billing.js';
 import { type InputImageRole, referenceRole, toVideoRequest, type VideoTask } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
@@ -72,6 +73,10 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       taken: (channel) => {
         const model = modelFor(channel);
         return { model: model?.name ?? request.model ?? '', cost: model ? costOf(model, request) : null };
+      },
+      billedCost: (channel, billed) => {
+        const model = modelFor(channel);
+        return model ? billedCostOf(model, request, billed) : null;
       },
       beforeCreate: async () => {
         // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
@@ -152,4 +157,17 @@ export function costOf(model: ServedModel, request: VideoRequest): number | null
   const price = perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*'];
   if (price === undefined) return null;
   return Math.round(price * (request.durationS ?? model.spec.durations[0]) * 1e6) / 1e6;
+}
+
+/**
+ * What the vendor's billed figure for a generation costs the company on a model a channel serves: the amount
+ * times the model's price of one such unit (`per_billed_unit`); billed seconds without one, at the model's
+ * price per second at the asked resolution (the price `costOf` applied to the asked duration: a vendor that
+ * billed 10 s where we priced 4 s shows at once); null when the channel set no price for that unit.
+ */
+export function billedCostOf(model: ServedModel, request: VideoRequest, billed: VendorBilled): number | null {
+  const perUnit = model.price?.per_billed_unit?.[billed.unit];
+  const perSecond = model.price?.per_second;
+  const price = perUnit ?? (billed.unit === 'seconds' && perSecond ? (perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*']) : undefined);
+  return price === undefined ? null : Math.round(price * billed.amount * 1e6) / 1e6;
 }
