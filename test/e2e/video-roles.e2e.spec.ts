@@ -14,6 +14,8 @@ const ADMIN = 'admin-secret-0123456789';
 const ARK_KEY = 'ark-roles-test-key-0123456789';
 const GEMINI_KEY = 'gemini-roles-test-key-0123456789';
 const KLING: [string, string] = ['ak-roles-000001', 'sk-roles-secret-01'];
+/** Kling's models but kling-v1-6, whose multi-image2video takes reference images. */
+const KLING_WITHOUT_REFERENCES = ['kling-v2-5-turbo', 'kling-v2-1'].map((m) => ({ name: m, vendor_model: m }));
 
 /**
  * Media with roles and frames fitted to the asked shape (issue 38): an OpenAI-door input_reference given as a
@@ -45,7 +47,7 @@ describe('video media roles and fitted frames', () => {
       channels[name] = res.body.id as string;
     };
     // Kling first by priority: a request it could make goes there, so a request that reaches another did so for its roles
-    await add('kling', { protocol: 'kling', base_url: kling.url, credentials: { access_key: KLING[0], secret_key: KLING[1] }, priority: 9 });
+    await add('kling', { protocol: 'kling', base_url: kling.url, credentials: { access_key: KLING[0], secret_key: KLING[1] }, priority: 9, models: KLING_WITHOUT_REFERENCES });
     await add('seedance', { protocol: 'seedance', base_url: ark.url, credentials: { api_key: ARK_KEY }, priority: 5 });
     await add('veo', { protocol: 'gemini', base_url: veo.baseUrl, credentials: { api_key: GEMINI_KEY }, priority: 1 });
   }, 60_000);
@@ -113,6 +115,22 @@ describe('video media roles and fitted frames', () => {
       expect(await attempts(created.body.id)).toEqual([['veo', 'accepted']]);
       const stored = await content(created.body.id);
       expect([stored.width, stored.height, Math.round(stored.durationS)]).toEqual([720, 1280, 8]);
+    }, 90_000);
+
+    it("goes to Kling's kling-v1-6 as image_list on multi-image2video, at the asked ratio, when the channel serves it", async () => {
+      await only('kling');
+      expect((await admin('PATCH', `/admin/channels/${channels.kling}`, { models: [...KLING_WITHOUT_REFERENCES, { name: 'kling-v1-6', vendor_model: 'kling-v1-6' }] })).status).toBe(200);
+      const created = await api(t.url, 'POST', OPENAI, { key, body: { prompt: 'The mascot on a beach', size: '720x1280', seconds: '5', input_reference: { image_url: `${t.url}/samples/keyframe.jpg` }, input_reference_role: 'reference_image' } });
+      expect(created.status).toBe(200);
+      const done = await finishedOpenAi(created.body.id);
+      expect([done.status, done.size, done.seconds]).toEqual(['completed', '720x1280', '5']);
+      const sent = [...kling.created.values()].at(-1)!;
+      expect(sent.path).toBe('multi-image2video');
+      expect(sent.body).toEqual(expect.objectContaining({ model_name: 'kling-v1-6', aspect_ratio: '9:16', image_list: [{ image: `${t.url}/samples/keyframe.jpg` }], duration: '5' }));
+      expect(sent.body.image).toBeUndefined();
+      const stored = await content(created.body.id);
+      expect([stored.width, stored.height, Math.round(stored.durationS)]).toEqual([720, 1280, 5]);
+      expect((await admin('PATCH', `/admin/channels/${channels.kling}`, { models: KLING_WITHOUT_REFERENCES })).status).toBe(200);
     }, 90_000);
 
     it('as a first frame (the default) it is a first frame: Kling takes it', async () => {

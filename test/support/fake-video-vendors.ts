@@ -66,7 +66,7 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
     const file = /^\/files\/(.+)\.mp4$/.exec(url.pathname);
     if (file && created.has(file[1])) return sendBytes(res, 'video/mp4', clip(created.get(file[1])!.size, created.get(file[1])!.seconds));
     if (!(await klingAccount(req.headers, accounts, authFailures))) return sendJson(res, 401, envelope(null, 1000, 'Authentication failed'));
-    const route = /^\/v1\/videos\/(text2video|image2video)(?:\/(.+))?$/.exec(url.pathname);
+    const route = /^\/v1\/videos\/(text2video|image2video|multi-image2video)(?:\/(.+))?$/.exec(url.pathname);
     if (!route) return sendJson(res, 404, envelope(null, 1203, 'no such route'));
     const [, endpoint, id] = route;
     if (req.method === 'GET' && !id) return sendJson(res, 200, envelope([...created.keys()].slice(0, Number(url.searchParams.get('pageSize') ?? 30)).map((k) => record(k, 'submitted'))));
@@ -94,6 +94,14 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
     if (body.duration !== undefined && body.duration !== '5' && body.duration !== '10') return refuse('duration must be "5" or "10"');
     if (body.mode !== undefined && body.mode !== 'std' && body.mode !== 'pro') return refuse('mode must be std or pro');
     if (endpoint === 'image2video' && body.aspect_ratio !== undefined) return refuse('aspect_ratio is not a parameter of image2video');
+    if (endpoint === 'multi-image2video') {
+      // kling-v1-6 only; image_list of 1 to 4 {image} (a URL or Base64); no image or image_tail
+      if (model !== 'kling-v1-6') return refuse(`model_name ${model} is invalid for multi-image2video`);
+      const list = body.image_list as { image?: unknown }[] | undefined;
+      if (!Array.isArray(list) || list.length < 1 || list.length > 4 || list.some((i) => typeof i?.image !== 'string' || !i.image)) return refuse('image_list must hold 1 to 4 {image}');
+      if (body.image !== undefined || body.image_tail !== undefined) return refuse('image and image_tail are not parameters of multi-image2video');
+      if (typeof body.prompt !== 'string' || !body.prompt) return refuse('prompt is required');
+    } else if (body.image_list !== undefined) return refuse(`image_list is not a parameter of ${endpoint}`);
     if (body.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(String(body.aspect_ratio))) return refuse('aspect_ratio is invalid');
     for (const field of ['image', 'image_tail']) {
       const value = body[field];

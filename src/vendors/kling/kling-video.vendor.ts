@@ -43,7 +43,8 @@ export const KLING_VIDEO_MODELS: readonly VideoModelSpec[] = [
   // its image_tail is for 5 s only, which a spec cannot say: declared without a last frame rather than risk one dropped
   kling('kling-v1', { cfgScale: true, cameraControl: true, lastFrame: false }),
   kling('kling-v1-5', { textToVideo: false, cfgScale: true, cameraControl: true }),
-  kling('kling-v1-6', { cfgScale: true }),
+  // its multi-image2video: up to 4 reference images (`image_list`), without a frame, at an asked ratio
+  kling('kling-v1-6', { cfgScale: true, referenceImages: 4, referencesWithFrames: false }),
   kling('kling-v2-master', { resolutions: ['720p'], lastFrame: false }),
   kling('kling-v2-1', { textToVideo: false }),
   kling('kling-v2-1-master', { resolutions: ['1080p'], lastFrame: false }),
@@ -64,8 +65,9 @@ interface KlingTask {
 }
 
 /**
- * Kling's video API (the `model_name` design): `POST /v1/videos/text2video` or `/image2video` (with
- * `image_tail`), `GET …/{task_id}`, its envelope `{code, message, request_id, data}` and states submitted |
+ * Kling's video API (the `model_name` design): `POST /v1/videos/text2video`, `/image2video` (with
+ * `image_tail`) or `/multi-image2video` (kling-v1-6: `image_list` of up to 4 `{image}` reference images and an
+ * `aspect_ratio`; Kling's API reference, as new-api and the aggregators' pages quote it), `GET …/{task_id}`, its envelope `{code, message, request_id, data}` and states submitted |
  * processing | succeed | failed; the JWT from the channel's access and secret keys. The upstream id kept
  * for a task is `<endpoint>/<task_id>`, as its query needs the endpoint that made it.
  */
@@ -82,7 +84,7 @@ export class KlingVideoVendor implements VideoVendor {
   constructor(private readonly client: UpstreamClient) {}
 
   async create(account: VendorAccount, { model, request, callbackUrl, taskId }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
-    const endpoint = request.firstFrame ? 'image2video' : 'text2video';
+    const endpoint = endpointOf(request);
     const image = (frame: typeof request.firstFrame) => (frame?.type === 'image' ? frame.url : undefined);
     const resolution = request.resolution ?? (request.lastFrame ? model.lastFrameResolution : undefined);
     const body = {
@@ -91,8 +93,9 @@ export class KlingVideoVendor implements VideoVendor {
       ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
       ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
       ...(request.durationS !== undefined ? { duration: String(request.durationS) } : {}),
-      ...(endpoint === 'text2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
+      ...(endpoint !== 'image2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
       ...(request.firstFrame ? { image: image(request.firstFrame) } : {}),
+      ...(request.referenceImages?.length ? { image_list: request.referenceImages.map((r) => ({ image: r.url })) } : {}),
       ...(request.lastFrame ? { image_tail: image(request.lastFrame) } : {}),
       ...(request.audio !== undefined && model.audio ? { sound: request.audio ? 'on' : 'off' } : {}),
       ...(request.cfgScale !== undefined ? { cfg_scale: request.cfgScale } : {}),
@@ -124,7 +127,7 @@ export class KlingVideoVendor implements VideoVendor {
 
   /** Kling's query takes our external_task_id in place of its task_id (on the endpoint the create went to). */
   async findByOwnId(account: VendorAccount, taskId: string, request: VendorCreate['request']): Promise<{ upstreamId: string; status: VendorStatus } | null> {
-    const endpoint = request.firstFrame ? 'image2video' : 'text2video';
+    const endpoint = endpointOf(request);
     try {
       const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(taskId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true });
       const data = klingEnvelopeData<KlingTask>(answer.json);
@@ -134,6 +137,11 @@ export class KlingVideoVendor implements VideoVendor {
       throw err;
     }
   }
+}
+
+/** The endpoint a request goes to: reference images to multi-image2video (`image_list`), a first frame to image2video, else text2video. */
+function endpointOf(request: VendorCreate['request']): 'multi-image2video' | 'image2video' | 'text2video' {
+  return request.referenceImages?.length ? 'multi-image2video' : request.firstFrame ? 'image2video' : 'text2video';
 }
 
 function splitId(upstreamId: string): [string, string] {
