@@ -1,3 +1,5 @@
+import type { TaskAttemptDto } from '../../src/modules/channels/dto/channel.dto.js';
+import type { UpstreamCostDto } from '../../src/modules/limits/dto/usage.dto.js';
 import { UpstreamBilling } from '../../src/modules/channels/upstream-billing.js';
 import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
 import { type FakeVideoVendor, startFakeKlingVideo, startFakeRunway } from '../support/fake-video-vendors.js';
@@ -13,31 +15,9 @@ const RUNWAY_KEY = `key_${'ef'.repeat(64)}`;
 const KLING: [string, string] = ['ak-billing-000001', 'sk-billing-secret-01'];
 const OWNER = 'team-billing';
 
-/** The upstream_costs row of the report, and an attempt, as the tests read them. */
-interface CostRow {
-  owner: string;
-  operation: string;
-  channel: string;
-  model: string;
-  upstream_tasks: number;
-  unpriced: number;
-  cost: number;
-  billed_cost: number | null;
-  billed: Record<string, number>;
-  unbilled: number;
-  billing_mismatches: number;
-}
-interface Attempt {
-  outcome: string;
-  channel: string;
-  model: string | null;
-  upstream_id: string | null;
-  cost: number | null;
-  billed_amount: number | null;
-  billed_unit: string | null;
-  billed_cost: number | null;
-  billing_mismatch: boolean;
-}
+/** The upstream_costs row of the report, and an attempt, as the API answers them. */
+type CostRow = UpstreamCostDto;
+type Attempt = TaskAttemptDto;
 
 /**
  * What the vendors bill, kept beside what we priced (issue 38, point 4): Seedance (tokens, priced per billed
