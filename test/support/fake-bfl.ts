@@ -26,6 +26,8 @@ export interface FakeBflTask {
   format: 'jpeg' | 'png';
   /** Webhook deliveries made for it (its end). */
   webhooks: number;
+  /** Ended by `finish`, whatever the polls. */
+  ended?: boolean;
 }
 
 export interface FakeBfl {
@@ -43,6 +45,8 @@ export interface FakeBfl {
    * webhook_url}` without a polling_url (the OpenAPI's AsyncWebhookResponse).
    */
   knobs: { pollsUntilReady: number; fail?: boolean; moderate?: 'Content Moderated' | 'Request Moderated'; noCredit?: boolean; busy: number; pollingHost?: string; webhookAnswer?: boolean };
+  /** BFL ends task `id` now, whatever the polls, and calls its webhook_url: resolves with the status the webhook was answered with. */
+  finish(id: string): Promise<number | undefined>;
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -148,8 +152,14 @@ export async function startFakeBfl(apiKey: string): Promise<FakeBfl> {
     const task = tasks.get(id);
     if (!task) return sendJson(res, 200, { id, status: 'Task not found', result: null, progress: null, details: null, preview: null });
     task.polls++;
-    if (task.polls < knobs.pollsUntilReady) return sendJson(res, 200, { id, status: task.polls === 1 ? 'Pending' : 'Generating', result: null, progress: Math.min(0.9, task.polls / knobs.pollsUntilReady), details: null, preview: null });
-    const end = knobs.moderate
+    if (!task.ended && task.polls < knobs.pollsUntilReady) return sendJson(res, 200, { id, status: task.polls === 1 ? 'Pending' : 'Generating', result: null, progress: Math.min(0.9, task.polls / knobs.pollsUntilReady), details: null, preview: null });
+    sendJson(res, 200, ending(id, task));
+    await webhook(id, task);
+  }
+
+  /** The task's end, as a poll answers it and its webhook carries it. */
+  function ending(id: string, task: FakeBflTask) {
+    return knobs.moderate
       ? { id, status: knobs.moderate, result: null, progress: null, details: { 'Moderation Reasons': ['Derivative Works Filter'] }, preview: null }
       : knobs.fail
         ? { id, status: 'Error', result: null, progress: null, details: 'the generation failed', preview: null }
@@ -161,14 +171,23 @@ export async function startFakeBfl(apiKey: string): Promise<FakeBfl> {
             details: null,
             preview: null,
           };
-    sendJson(res, 200, end);
-    if (typeof task.body.webhook_url === 'string' && task.webhooks === 0) {
-      task.webhooks++;
-      await fetch(task.body.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(end) }).catch(() => undefined);
-    }
   }
 
-  return { server, url: server.url, tasks, received, knobs, authFailures, close: () => server.close() };
+  /** The task's end POSTed to its webhook_url, once: the status it was answered with. */
+  async function webhook(id: string, task: FakeBflTask): Promise<number | undefined> {
+    if (typeof task.body.webhook_url !== 'string' || task.webhooks > 0) return undefined;
+    task.webhooks++;
+    return fetch(task.body.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ending(id, task)) })
+      .then(async (r) => (await r.arrayBuffer(), r.status))
+      .catch(() => undefined);
+  }
+
+  const finish = (id: string) => {
+    const task = tasks.get(id)!;
+    task.ended = true;
+    return webhook(id, task);
+  };
+  return { server, url: server.url, tasks, received, knobs, finish, authFailures, close: () => server.close() };
 }
 
 /** The size a task makes: its width and height (free sizes), Kontext's ratio at about 1 MP, Fill's (or an edit's) input's, or the model's default. */

@@ -42,6 +42,8 @@ export interface FakeKlingImages {
    * tell); `createBusy`: the next N creates answer 429 code 1303; `createRefusal`: creates answer this.
    */
   knobs: { pollsUntilDone: number; failWith?: string; hold?: boolean; advance?: number; createBusy: number; createRefusal?: { status: number; code: number; message: string } };
+  /** Kling ends task `id` now, whatever `hold` and the queries (failed with `failWith` when set): resolves once its callback (if asked) is answered. */
+  finish(id: string): Promise<void>;
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -83,7 +85,7 @@ export async function startFakeKlingImages(accessKey: string, secretKey: string)
   });
 
   /** One change of state, called back when the task asked for it. */
-  const move = (task: FakeKlingImageTask, status: FakeKlingImageTask['status']) => {
+  const move = async (task: FakeKlingImageTask, status: FakeKlingImageTask['status']) => {
     if (task.status === status) return;
     task.status = status;
     task.updatedAt = Date.now();
@@ -91,7 +93,7 @@ export async function startFakeKlingImages(accessKey: string, secretKey: string)
     if (typeof callback !== 'string') return;
     const entry = { status, answered: 0 };
     task.callbacks.push(entry);
-    void fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(record(task)) })
+    await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(record(task)) })
       .then(async (r) => {
         entry.answered = r.status;
         await r.arrayBuffer();
@@ -187,7 +189,7 @@ export async function startFakeKlingImages(accessKey: string, secretKey: string)
     if (typeof external === 'string' && external) byExternal.set(external, id);
     sendJson(res, 200, envelope({ task_id: id, task_status: 'submitted', task_info: typeof external === 'string' && external ? { external_task_id: external } : {}, created_at: task.createdAt, updated_at: task.updatedAt }));
     if (knobs.advance !== undefined) {
-      move(task, 'processing');
+      void move(task, 'processing');
       const finishAfter = knobs.advance;
       setTimeout(() => (knobs.hold || task.status !== 'processing' ? undefined : end(task)), finishAfter).unref();
     }
@@ -199,13 +201,14 @@ export async function startFakeKlingImages(accessKey: string, secretKey: string)
     if (!task) return refuse(res, 404, 1203, 'The requested resource does not exist');
     task.polls++;
     if (task.status === 'submitted' || task.status === 'processing') {
-      if (!knobs.hold && knobs.advance === undefined && task.polls >= knobs.pollsUntilDone) end(task);
-      else move(task, 'processing');
+      if (!knobs.hold && knobs.advance === undefined && task.polls >= knobs.pollsUntilDone) void end(task);
+      else void move(task, 'processing');
     }
     return sendJson(res, 200, envelope(record(task)));
   }
 
-  return { server, url: server.url, tasks, knobs, authFailures, close: () => server.close() };
+  const finish = (id: string) => end(tasks.get(id)!);
+  return { server, url: server.url, tasks, knobs, finish, authFailures, close: () => server.close() };
 }
 
 /** The images' size: the ratio at about 1 MP (1k) or 4 MP (2k), its longer side at most 1536 (1k) or 2880 (2k), sides in multiples of 16. */

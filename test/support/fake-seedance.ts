@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FakeVideoVendor } from './fake-video-vendors.js';
 import { sendBytes, sendJson, startServer } from './http-server.js';
 import { sizedMp4 as clip } from './media.js';
+import { callBack, type VendorCallback } from './vendor-callback.js';
 
 /** Each model's durations and resolutions, and whether it takes a last frame and makes sound (the API reference's). */
 const MODELS: Record<string, { durations: [number, number]; resolutions: string[]; last: boolean; audio: boolean; references?: number }> = {
@@ -35,7 +36,9 @@ export interface FakeSeedance extends FakeVideoVendor {
  * → succeeded | failed, content: {video_url}, error: {code, message}, usage: {completion_tokens}, ratio,
  * resolution, duration, seed}; GET …/tasks?page_num&page_size → {items, total}; DELETE …/tasks/{id} cancels a
  * queued task; a Bearer key; errors as HTTP statuses with {error: {code, message}}. The base URL a channel
- * names ends in /api/v3.
+ * names ends in /api/v3. A task created with a callback_url gets its end POSTed there, the task as GET answers
+ * it (the create's `callback_url`: "the callback's body is the query API's response body"; ModelArk also calls
+ * back queued and running, which this fake leaves out).
  */
 export async function startFakeSeedance(apiKey: string): Promise<FakeSeedance> {
   const created: FakeVideoVendor['created'] = new Map();
@@ -43,6 +46,32 @@ export async function startFakeSeedance(apiKey: string): Promise<FakeSeedance> {
   const knobs: FakeVideoVendor['knobs'] = { pollsUntilDone: 1 };
   const arkKnobs: FakeSeedance['arkKnobs'] = { busy: 0, overdue: false, sensitive: false };
   const refuse = (res: ServerResponse, status: number, code: string, message: string) => sendJson(res, status, { error: { code, message, param: '', type: code } });
+  const callbacks: VendorCallback[] = [];
+  /** The task as GET answers it once it has ended: failed (its moderation, or `failWith`) or succeeded. */
+  const ending = (id: string) => {
+    const task = created.get(id)!;
+    const body = task.body;
+    const common = { id, model: body.model, created_at: 1764201600, updated_at: 1764201600 + task.polls };
+    if (arkKnobs.sensitive) return { ...common, status: 'failed', error: { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' } };
+    if (knobs.failWith) return { ...common, status: 'failed', error: { code: knobs.failCode ?? 'InternalServiceError', message: knobs.failWith } };
+    return {
+      ...common,
+      status: 'succeeded',
+      content: { video_url: `${server.url}/files/${id}.mp4` },
+      usage: { completion_tokens: tokensOf(task.size, task.seconds, knobs.billMultiplier), total_tokens: tokensOf(task.size, task.seconds, knobs.billMultiplier) },
+      seed: 42,
+      resolution: body.resolution ?? '720p',
+      ratio: body.ratio,
+      duration: task.seconds,
+      framespersecond: 24,
+    };
+  };
+  /** The task's end, called back once. */
+  const calledBack = (id: string) => {
+    const task = created.get(id)!;
+    task.calledBack = true;
+    return callBack(task.body.callback_url, ending(id), callbacks);
+  };
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const file = /^\/files\/(.+)\.mp4$/.exec(url.pathname);
@@ -61,20 +90,10 @@ export async function startFakeSeedance(apiKey: string): Promise<FakeSeedance> {
       const body = task.body;
       const common = { id: one, model: body.model, created_at: 1764201600, updated_at: 1764201600 + task.polls };
       if (task.deleted) return sendJson(res, 200, { ...common, status: 'cancelled' });
-      if (knobs.stall || task.polls < knobs.pollsUntilDone) return sendJson(res, 200, { ...common, status: task.polls <= 1 ? 'queued' : 'running' });
-      if (arkKnobs.sensitive) return sendJson(res, 200, { ...common, status: 'failed', error: { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' } });
-      if (knobs.failWith) return sendJson(res, 200, { ...common, status: 'failed', error: { code: knobs.failCode ?? 'InternalServiceError', message: knobs.failWith } });
-      return sendJson(res, 200, {
-        ...common,
-        status: 'succeeded',
-        content: { video_url: `${server.url}/files/${one}.mp4` },
-        usage: { completion_tokens: tokensOf(task.size, task.seconds, knobs.billMultiplier), total_tokens: tokensOf(task.size, task.seconds, knobs.billMultiplier) },
-        seed: 42,
-        resolution: body.resolution ?? '720p',
-        ratio: body.ratio,
-        duration: task.seconds,
-        framespersecond: 24,
-      });
+      if (!task.ended && (knobs.stall || task.polls < knobs.pollsUntilDone)) return sendJson(res, 200, { ...common, status: task.polls <= 1 ? 'queued' : 'running' });
+      sendJson(res, 200, ending(one));
+      if (!task.calledBack) void calledBack(one);
+      return;
     }
     if (one !== undefined && req.method === 'DELETE') {
       const task = created.get(one);
@@ -116,6 +135,11 @@ export async function startFakeSeedance(apiKey: string): Promise<FakeSeedance> {
     created.set(id, { path: 'contents/generations/tasks', body, polls: 0, size: SIZES[resolution][ratio === 'adaptive' ? '16:9' : ratio], seconds });
     return sendJson(res, 200, { id });
   });
-  const fake: FakeSeedance = { server, url: `${server.url}/api/v3`, created, knobs, arkKnobs, authFailures, close: () => server.close() };
+  const finish = async (id: string) => {
+    const task = created.get(id)!;
+    task.ended = true;
+    return task.calledBack ? undefined : calledBack(id);
+  };
+  const fake: FakeSeedance = { server, url: `${server.url}/api/v3`, created, knobs, arkKnobs, callbacks, finish, authFailures, close: () => server.close() };
   return fake;
 }

@@ -9,6 +9,7 @@ import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { png } from './images.js';
 import { sizedMp4, testMp4 } from './media.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
+import { callBack, type VendorCallback } from './vendor-callback.js';
 
 /** Knobs a test turns to make a fake upstream misbehave. */
 export interface Misbehaviour {
@@ -50,8 +51,15 @@ export interface FakeUpstream {
   server: TestServer;
   url: string;
   knobs: Misbehaviour;
-  /** Tasks created, by upstream id (Kling: with when). */
-  created: Map<string, { body: Record<string, unknown>; polls: number; at?: number }>;
+  /** Tasks created, by upstream id (Kling: with when; `ended`: finished by `finish`; `calledBack`: its end was called back). */
+  created: Map<string, { body: Record<string, unknown>; polls: number; at?: number; ended?: boolean; calledBack?: boolean }>;
+  /** Luma, Kling: the callbacks sent to creates' callback_url (each task's end), in order. */
+  callbacks?: VendorCallback[];
+  /**
+   * Luma, Kling: the vendor ends task `id` now, whatever the polls (failed with `failWith` when set, else
+   * succeeded), and POSTs its end to the create's callback_url: resolves with that callback once answered.
+   */
+  finish?(id: string): Promise<VendorCallback | undefined>;
   /** Kling: every query of a task, by upstream id: when, by which account (the JWT's iss), and whether it was answered as processing. */
   queries?: { id: string; at: number; account: string; processing: boolean }[];
   /** Kling: queries that arrived while another query of the same task was still being answered. */
@@ -92,7 +100,9 @@ export async function klingAccount(headers: IncomingHttpHeaders, accounts: Map<s
 /**
  * Kling's image expand API: POST /v1/images/editing/expand and GET …/{task_id or external_task_id},
  * answered by the `{code, message, request_id, data}` envelope, behind a JWT it verifies as Kling does
- * (HS256 signed with the secret key, iss = access key, exp = now + 1800 s, nbf = now - 5 s).
+ * (HS256 signed with the secret key, iss = access key, exp = now + 1800 s, nbf = now - 5 s). A task created
+ * with a callback_url gets its end POSTed there: the task record (task_id, task_status at the top level, no
+ * envelope), as Kling's callback protocol gives it.
  */
 export async function startFakeKling(accessKey: string, secretKey: string, others: [string, string][] = []): Promise<FakeUpstream> {
   const created: FakeUpstream['created'] = new Map();
@@ -109,6 +119,25 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
   const envelope = (data: unknown, code = 0, message = 'SUCCEED') => ({ code, message, request_id: `kling-req-${++seq}`, data });
 
   const authorised = (headers: IncomingHttpHeaders) => klingAccount(headers, accounts, authFailures);
+  const callbacks: VendorCallback[] = [];
+  /** The task as a query answers it (its `data`) and its callback carries it. */
+  const taskRecord = (id: string, status: string) => {
+    const task = created.get(id)!;
+    const n = Number(task.body.n ?? 1);
+    return {
+      task_id: id,
+      task_status: status,
+      task_status_msg: status === 'failed' ? knobs.failWith : '',
+      task_info: { external_task_id: task.body.external_task_id },
+      task_result: { images: status === 'succeed' ? Array.from({ length: n }, (_, i) => ({ index: i, url: `${server.url}/files/${id}-${i}.png` })) : [] },
+    };
+  };
+  /** The task's end, called back once. */
+  const calledBack = (id: string) => {
+    const task = created.get(id)!;
+    task.calledBack = true;
+    return callBack(task.body.callback_url, taskRecord(id, knobs.failWith ? 'failed' : 'succeed'), callbacks);
+  };
 
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -162,34 +191,49 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
       }
       if (knobs.queryDelayMs) await new Promise((r) => setTimeout(r, knobs.queryDelayMs));
       task.polls++;
-      const done = !knobs.hold && task.polls >= knobs.pollsUntilDone;
+      const done = task.ended || (!knobs.hold && task.polls >= knobs.pollsUntilDone);
       queries.push({ id, at: Date.now(), account, processing: !done });
       const status = !done ? 'processing' : knobs.failWith ? 'failed' : 'succeed';
-      const n = Number(task.body.n ?? 1);
-      return sendJson(
-        res,
-        200,
-        envelope({
-          task_id: id,
-          task_status: status,
-          task_status_msg: status === 'failed' ? knobs.failWith : '',
-          task_info: { external_task_id: task.body.external_task_id },
-          task_result: { images: status === 'succeed' ? Array.from({ length: n }, (_, i) => ({ index: i, url: `${server.url}/files/${id}-${i}.png` })) : [] },
-        }),
-      );
+      sendJson(res, 200, envelope(taskRecord(id, status)));
+      if (done && !task.calledBack) void calledBack(id);
+      return;
     }
     sendJson(res, 404, envelope(null, 1203, 'no such route'));
   });
-  return { server, url: server.url, knobs, created, queries, overlaps, stalled, authFailures, close: () => server.close() };
+  const finish = async (id: string) => {
+    const task = created.get(id)!;
+    task.ended = true;
+    return task.calledBack ? undefined : calledBack(id);
+  };
+  return { server, url: server.url, knobs, created, queries, overlaps, stalled, callbacks, finish, authFailures, close: () => server.close() };
 }
 
-/** Luma's generations API: queued → dreaming → completed | failed, with `failure_reason` and `assets`. */
+/**
+ * Luma's generations API: queued → dreaming → completed | failed, with `failure_reason` and `assets`. A
+ * generation created with a callback_url gets its end POSTed there, the generation object as GET answers it
+ * (Luma's changelog, "Callbacks": a POST with the Generation object as its body on its updates).
+ */
 export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
   const created: FakeUpstream['created'] = new Map();
   const authFailures: string[] = [];
+  const callbacks: VendorCallback[] = [];
   const knobs = defaults();
   const video = testMp4(1);
   const thumb = await png(320, 240);
+  const generation = (id: string, state: string, base: string) => ({
+    id,
+    state,
+    failure_reason: state === 'failed' ? knobs.failWith : null,
+    created_at: new Date().toISOString(),
+    assets: state === 'completed' ? { video: knobs.render ? `${base}/files/gen/${id}.mp4` : `${base}/files/video.mp4`, image: `${base}/files/thumb.png` } : null,
+    request: created.get(id)?.body,
+  });
+  /** The generation's end, called back once. */
+  const calledBack = (id: string, base: string) => {
+    const task = created.get(id)!;
+    task.calledBack = true;
+    return callBack(task.body.callback_url, generation(id, knobs.failWith ? 'failed' : 'completed', base), callbacks);
+  };
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/files/video.mp4') return knobs.videoBytes ? sendLong(res, 'video/mp4', video, knobs.videoBytes) : sendBytes(res, 'video/mp4', video);
@@ -202,14 +246,7 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
     }
     // results are named where the upstream was asked (relay.internal when the gateway asked it there)
     const base = knobs.resultBase ?? (req.headers.host ? `http://${req.headers.host}` : server.url);
-    const record = (id: string, state: string) => ({
-      id,
-      state,
-      failure_reason: state === 'failed' ? knobs.failWith : null,
-      created_at: new Date().toISOString(),
-      assets: state === 'completed' ? { video: knobs.render ? `${base}/files/gen/${id}.mp4` : `${base}/files/video.mp4`, image: `${base}/files/thumb.png` } : null,
-      request: created.get(id)?.body,
-    });
+    const record = (id: string, state: string) => generation(id, state, base);
     if (req.method === 'GET' && url.pathname === '/credits') return sendJson(res, 200, { credit_balance: 1000 });
     if (req.method === 'POST' && url.pathname === '/generations') {
       if (knobs.createBusy > 0) {
@@ -227,12 +264,19 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
     if (req.method === 'GET' && get && created.has(get[1])) {
       const task = created.get(get[1])!;
       task.polls++;
-      const state = task.polls < knobs.pollsUntilDone ? 'dreaming' : knobs.failWith ? 'failed' : 'completed';
-      return sendJson(res, 200, record(get[1], state));
+      const state = !task.ended && task.polls < knobs.pollsUntilDone ? 'dreaming' : knobs.failWith ? 'failed' : 'completed';
+      sendJson(res, 200, record(get[1], state));
+      if (state !== 'dreaming' && !task.calledBack) void calledBack(get[1], base);
+      return;
     }
     sendJson(res, 404, { detail: 'Not found' });
   });
-  return { server, url: server.url, knobs, created, authFailures, close: () => server.close() };
+  const finish = async (id: string) => {
+    const task = created.get(id)!;
+    task.ended = true;
+    return task.calledBack ? undefined : calledBack(id, knobs.resultBase ?? server.url);
+  };
+  return { server, url: server.url, knobs, created, callbacks, finish, authFailures, close: () => server.close() };
 }
 
 /** The frame size of a Luma request: its resolution's height at its aspect ratio (even sides). */
@@ -305,8 +349,13 @@ export function testMp3(seconds: number, frequency = 440): Buffer {
 }
 
 export interface FakeMusicAggregator extends FakeUpstream {
-  /** Music tasks created, by upstream task id: the body sent, and how many times it was fetched. */
-  music: Map<string, { body: Record<string, unknown>; polls: number }>;
+  /** Music tasks created, by upstream task id: the body sent, and how many times it was fetched (`ended`: finished by `finishMusic`). */
+  music: Map<string, { body: Record<string, unknown>; polls: number; ended?: boolean; calledBack?: boolean }>;
+  /**
+   * The aggregator ends music task `id` now, whatever the polls (as its `ending` says), and POSTs the task, as
+   * GET /fetch/{id} answers it, to the create's notify_hook: resolves with that callback once answered.
+   */
+  finishMusic(id: string): Promise<VendorCallback | undefined>;
   /** How the next tasks end: SUCCESS (default), FAILURE with a reason, a clip in error, or never. */
   ending: { kind: 'success' } | { kind: 'failure'; reason: string } | { kind: 'clip_error'; message: string } | { kind: 'never' };
   /** Answer 404 for covers (the audio is still served). */
@@ -319,7 +368,8 @@ export interface FakeMusicAggregator extends FakeUpstream {
  * A Suno-API aggregator under /suno: POST /submit/music → { code: "success", data: <task id> }, GET
  * /fetch/{id} → the task with two clips (IN_PROGRESS for the first polls), their MP3s and PNG covers
  * served at /files/…; and its audio upload (POST /uploads/audio-url, GET /uploads/{id}), whose ids are
- * clip ids a continuation may name.
+ * clip ids a continuation may name. A task created with a notify_hook gets its end POSTed there: the task as
+ * /fetch answers it (its `data`), as the aggregators that take a notify_hook send it.
  */
 export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3): Promise<FakeMusicAggregator> {
   const created: FakeUpstream['created'] = new Map();
@@ -330,7 +380,29 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
   const cover = await png(64, 64);
   const state: { ending: FakeMusicAggregator['ending']; coversMissing: boolean; songBytes: Buffer | null } = { ending: { kind: 'success' }, coversMissing: false, songBytes: null };
   const endings = new Map<string, FakeMusicAggregator['ending']>();
+  const callbacks: VendorCallback[] = [];
   let base = '';
+  /** The task as /fetch answers it (its `data`), ended or not. */
+  const musicTask = (id: string, done: boolean) => {
+    const task = music.get(id)!;
+    const ending = endings.get(id)!;
+    const status = !done ? 'IN_PROGRESS' : ending.kind === 'failure' ? 'FAILURE' : ending.kind === 'clip_error' ? 'IN_PROGRESS' : 'SUCCESS';
+    const clips = [0, 1].map((n) => ({
+      id: `up-clip-${id.slice(8)}-${n}`,
+      status: done ? (ending.kind === 'clip_error' && n === 1 ? 'error' : 'complete') : 'streaming',
+      audio_url: done ? `${base}/files/${id}-${n}.mp3` : '',
+      image_url: done ? `${base}/files/${id}.png` : '',
+      title: task.body.title ?? '',
+      metadata: { duration: done ? clipSeconds : null, error_message: ending.kind === 'clip_error' && done && n === 1 ? ending.message : null },
+    }));
+    return { task_id: id, status, fail_reason: ending.kind === 'failure' && done ? ending.reason : '', data: clips };
+  };
+  /** The task's end, called back once. */
+  const calledBack = (id: string) => {
+    const task = music.get(id)!;
+    task.calledBack = true;
+    return callBack(task.body.notify_hook, musicTask(id, true), callbacks);
+  };
   const server = await startServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const file = /^\/files\/(.+)$/.exec(url.pathname);
@@ -360,18 +432,10 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
       const id = fetched[1];
       const task = music.get(id)!;
       task.polls++;
-      const ending = endings.get(id)!;
-      const done = task.polls >= knobs.pollsUntilDone && ending.kind !== 'never';
-      const status = !done ? 'IN_PROGRESS' : ending.kind === 'failure' ? 'FAILURE' : ending.kind === 'clip_error' ? 'IN_PROGRESS' : 'SUCCESS';
-      const clips = [0, 1].map((n) => ({
-        id: `up-clip-${id.slice(8)}-${n}`,
-        status: done ? (ending.kind === 'clip_error' && n === 1 ? 'error' : 'complete') : 'streaming',
-        audio_url: done ? `${base}/files/${id}-${n}.mp3` : '',
-        image_url: done ? `${base}/files/${id}.png` : '',
-        title: task.body.title ?? '',
-        metadata: { duration: done ? clipSeconds : null, error_message: ending.kind === 'clip_error' && done && n === 1 ? ending.message : null },
-      }));
-      return sendJson(res, 200, { code: 'success', message: '', data: { task_id: id, status, fail_reason: ending.kind === 'failure' && done ? ending.reason : '', data: clips } });
+      const done = task.ended || (task.polls >= knobs.pollsUntilDone && endings.get(id)!.kind !== 'never');
+      sendJson(res, 200, { code: 'success', message: '', data: musicTask(id, done) });
+      if (done && !task.calledBack) void calledBack(id);
+      return;
     }
     if (req.method === 'POST' && url.pathname === '/suno/uploads/audio-url') {
       const id = `up-upload-${created.size + 1}`;
@@ -391,6 +455,12 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
     knobs,
     created,
     music,
+    callbacks,
+    finishMusic: async (id: string) => {
+      const task = music.get(id)!;
+      task.ended = true;
+      return task.calledBack ? undefined : calledBack(id);
+    },
     authFailures,
     get ending() {
       return state.ending;

@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import { klingAccount } from './fake-upstreams.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
 import { sizedMp4 as clip } from './media.js';
+import { callBack, type VendorCallback } from './vendor-callback.js';
 
 /**
  * Fakes of the video vendors the gateway relays to besides Luma, each from its documented shapes: Kling's
@@ -13,8 +14,8 @@ import { sizedMp4 as clip } from './media.js';
 export interface FakeVideoVendor {
   server: TestServer;
   url: string;
-  /** Creates received, by the vendor's task id: the path they came to and the body as sent. */
-  created: Map<string, { path: string; body: Record<string, unknown>; polls: number; size: string; seconds: number; deleted?: boolean }>;
+  /** Creates received, by the vendor's task id: the path they came to and the body as sent (`ended`: finished by `finish`; `calledBack`: its end was called back). */
+  created: Map<string, { path: string; body: Record<string, unknown>; polls: number; size: string; seconds: number; deleted?: boolean; ended?: boolean; calledBack?: boolean }>;
   /**
    * `stall`: its tasks stay in progress for ever (until deleted, where the vendor can). Kling's only:
    * `createBusy` creates answered HTTP 200 with code 1303 (its concurrency limit) before it takes one;
@@ -27,6 +28,13 @@ export interface FakeVideoVendor {
   knobs: { pollsUntilDone: number; failWith?: string; failCode?: string; stall?: boolean; createBusy?: number; resetAfterCreate?: number; createDelayMs?: number; createInArrears?: boolean; billMultiplier?: number };
   /** Create requests received (answered or not). */
   createRequests?: number;
+  /** Kling, Seedance: the callbacks sent to creates' callback_url (each task's end), in order. */
+  callbacks?: VendorCallback[];
+  /**
+   * Kling, Seedance: the vendor ends task `id` now, whatever the polls and `stall` (failed with `failWith`
+   * when set, else succeeded), and POSTs its end to the create's callback_url: resolves with that callback once answered.
+   */
+  finish?(id: string): Promise<VendorCallback | undefined>;
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -38,7 +46,9 @@ const KLING_SIZES: Record<string, Record<string, string>> = { std: { '16:9': '12
 /**
  * Kling's video API, `model_name` design: POST /v1/videos/text2video and /image2video, GET …/{task_id or
  * external_task_id}, the list (pageNum, pageSize), its envelope and codes (1201 for a bad parameter), states
- * submitted → processing → succeed | failed, `task_result.videos[{id, url, duration}]`.
+ * submitted → processing → succeed | failed, `task_result.videos[{id, url, duration}]`. A task created with a
+ * callback_url gets its end POSTed there: the task record (task_id, task_status at the top level, no
+ * envelope), as Kling's callback protocol gives it.
  */
 export async function startFakeKlingVideo(accessKey: string, secretKey: string): Promise<FakeVideoVendor> {
   const created: FakeVideoVendor['created'] = new Map();
@@ -61,6 +71,13 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
       ...(status === 'succeed' ? { task_result: { videos: [{ id: `${id}-v`, url: `${server.url}/files/${id}.mp4`, duration: String(task.seconds) }] }, final_unit_deduction: String(Math.round((task.seconds / 5) * (task.body.mode === 'pro' ? 3.5 : 1) * (knobs.billMultiplier ?? 1) * 1e6) / 1e6) } : {}),
     };
   };
+  const callbacks: VendorCallback[] = [];
+  /** The task's end, called back once. */
+  const calledBack = (id: string) => {
+    const task = created.get(id)!;
+    task.calledBack = true;
+    return callBack(task.body.callback_url, record(id, knobs.failWith ? 'failed' : 'succeed'), callbacks);
+  };
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const file = /^\/files\/(.+)\.mp4$/.exec(url.pathname);
@@ -75,7 +92,10 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
       const task = key ? created.get(key) : undefined;
       if (!key || !task || task.path !== endpoint) return sendJson(res, 404, envelope(null, 1203, 'The requested resource does not exist'));
       task.polls++;
-      return sendJson(res, 200, envelope(record(key, knobs.stall || task.polls < knobs.pollsUntilDone ? 'processing' : knobs.failWith ? 'failed' : 'succeed')));
+      const done = task.ended || (!knobs.stall && task.polls >= knobs.pollsUntilDone);
+      sendJson(res, 200, envelope(record(key, !done ? 'processing' : knobs.failWith ? 'failed' : 'succeed')));
+      if (done && !task.calledBack) void calledBack(key);
+      return;
     }
     if (req.method !== 'POST' || id) return sendJson(res, 404, envelope(null, 1202, 'invalid method'));
     fake.createRequests = (fake.createRequests ?? 0) + 1;
@@ -129,7 +149,12 @@ export async function startFakeKlingVideo(accessKey: string, secretKey: string):
     }
     return sendJson(res, 200, envelope(record(taskId, 'submitted')));
   });
-  const fake: FakeVideoVendor = { server, url: server.url, created, knobs, authFailures, close: () => server.close() };
+  const finish = async (id: string) => {
+    const task = created.get(id)!;
+    task.ended = true;
+    return task.calledBack ? undefined : calledBack(id);
+  };
+  const fake: FakeVideoVendor = { server, url: server.url, created, knobs, callbacks, finish, authFailures, close: () => server.close() };
   return fake;
 }
 

@@ -111,6 +111,7 @@ export class TaskEngine implements OnApplicationBootstrap {
       upstreamId: null,
       submitStartedAt: null,
       upstreamCallback: false,
+      upstreamCalledBack: false,
       upstreamSince: null,
       updatedAt: createdAt,
       startedAt: null,

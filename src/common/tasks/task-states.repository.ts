@@ -176,16 +176,20 @@ export class TaskStatesRepository {
    * The task was created upstream and is not final: the worker lets go of it and, in the same statement,
    * it is watched (task_watches), to be polled at the schedule's time; no job waits for it. The poller queues
    * its next step when the upstream has news. A watched task holds no lease (the sweeper leaves it alone);
-   * its deadline still ends it.
+   * its deadline still ends it. A callback that came while it did not wait (upstream_called_back: its create's
+   * answer not yet in, a step under way) makes its first poll now, and is consumed.
    */
   async watch(id: string, worker: string, schedule: PollSchedule, minPollS: number): Promise<void> {
     const next = nextPollSql({ startedAt: 'r.started_at', callbackPending: 'r.upstream_callback', minPollS: '$5::float8' }, { pollS: '$3', callbackPollS: '$4' });
     await this.prisma.pool.query(
       prepared(
-        `WITH r AS (UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2
-                    RETURNING id, kind, channel_id, started_at, upstream_callback)
+        // `was` reads the mark under the row's lock: a callback's mark waits for this statement, then finds the watch
+        `WITH was AS (SELECT id, upstream_called_back FROM tasks WHERE id = $1::uuid FOR UPDATE),
+              r AS (UPDATE tasks t SET lease_owner = NULL, lease_until = NULL, upstream_called_back = false FROM was
+                    WHERE t.id = was.id AND t.state = 'running' AND t.lease_owner = $2
+                    RETURNING t.id, t.kind, t.channel_id, t.started_at, t.upstream_callback, was.upstream_called_back AS called_back)
          INSERT INTO task_watches (task_id, kind, channel_id, poll_at, callback_pending, min_poll_s)
-         SELECT r.id, r.kind, r.channel_id, now() + make_interval(secs => ${next}), r.upstream_callback, $5::float8 FROM r
+         SELECT r.id, r.kind, r.channel_id, now() + make_interval(secs => CASE WHEN r.called_back THEN 0 ELSE ${next} END), r.upstream_callback, $5::float8 FROM r
          ON CONFLICT (task_id) DO UPDATE SET poll_at = EXCLUDED.poll_at, channel_id = EXCLUDED.channel_id, callback_pending = EXCLUDED.callback_pending,
            min_poll_s = EXCLUDED.min_poll_s, lease_owner = NULL, lease_until = NULL`,
         [id, worker, schedule.pollS, schedule.callbackPollS, minPollS],

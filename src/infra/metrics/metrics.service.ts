@@ -130,7 +130,7 @@ export class MetricsService {
   /** Calls from upstreams on the per-task callback route, by what came of them. */
   readonly upstreamCallbacks = new Counter({
     name: 'mgw_upstream_callbacks_total',
-    help: 'Upstream callbacks received, by outcome (polled: the task was polled at once; coalesced: a poll was due or under way; unknown: the task waits on no upstream, as a replay or a late call; forged: the token did not match)',
+    help: 'Upstream callbacks received, by outcome (polled: the task was polled at once; coalesced: a poll was due or under way; early: the task did not wait yet (the answer to its create not in), and is polled as soon as it does; unknown: the task waits on no upstream, as a replay or a late call; forged: the token did not match)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -135,7 +135,10 @@ export class RelayFlow {
   /**
    * How the poller asks about the tasks a channel holds: up to FETCH_BATCH in one request where the vendor
    * has a batch query (a task the answer leaves out is news: its step asks for it alone and decides), else one
-   * at a time. A task stalled past its channel's limit is news at once where the operation fails over.
+   * at a time. An account that refuses the batch query is asked one task at a time from then on, and the
+   * tasks of the refused request are news (each step asks for its own): taken as unanswered, a task whose
+   * upstream had called back waited for the safety poll. A task stalled past its channel's limit is news at
+   * once where the operation fails over.
    */
   async channelPoll<V extends RelayVendor<S>, S extends RelayStatus>(channelId: string | null, op: Pick<RelayOperation<V, S, unknown>, 'operation' | 'vendors' | 'failsOver'>): Promise<ChannelPoll | null> {
     const channel = await this.router.heldBy({ channelId }, op.operation);
@@ -153,7 +156,7 @@ export class RelayFlow {
             const statuses = await many(channel, tasks.map((t) => t.upstreamId));
             if (!statuses) {
               this.singleQuery.add(channel.baseUrl);
-              return new Map<string, WatchNews>();
+              return new Map(tasks.map((t): [string, WatchNews] => [t.id, 'changed']));
             }
             return new Map(tasks.map((t): [string, WatchNews] => [t.id, newsOf(statuses.get(t.upstreamId))]));
           }

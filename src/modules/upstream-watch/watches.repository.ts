@@ -134,16 +134,28 @@ export class WatchesRepository {
    * An upstream called back about the task: its next poll is now. Answers 'due' when a poller should be
    * woken; 'already' when it was due already (a burst of callbacks makes one poll) or a poll is in flight
    * (which lets go of the task when it ends without news, so the poll this callback asked for follows at
-   * once); 'unwatched' when the task waits on no upstream.
+   * once); 'early' when the task runs but does not wait yet (the create's answer not yet in, or a step under
+   * way): the callback is kept on the task, and its next wait is polled at once (TaskStatesRepository.watch);
+   * 'unwatched' when the task waits on no upstream (it ended, or never was).
    */
-  async pollNow(taskId: string): Promise<'due' | 'already' | 'unwatched'> {
+  async pollNow(taskId: string): Promise<'due' | 'already' | 'early' | 'unwatched'> {
+    const watched = await this.bringForward(taskId);
+    if (watched) return watched;
+    const { rowCount } = await this.prisma.pool.query(`UPDATE tasks SET upstream_called_back = true WHERE id = $1::uuid AND state = 'running'`, [taskId]);
+    if (!rowCount) return 'unwatched';
+    // its watch may have been written between the two statements, without the mark: brought forward now
+    return (await this.bringForward(taskId)) ?? 'early';
+  }
+
+  /** The task's watch due now: 'due' (a poller to wake) or 'already'; null when the task is not watched. */
+  private async bringForward(taskId: string): Promise<'due' | 'already' | null> {
     const { rows } = await this.prisma.pool.query<{ wake: boolean }>(
       `WITH w AS (SELECT task_id, poll_at > now() AS later, COALESCE(lease_until > now(), false) AS in_flight FROM task_watches WHERE task_id = $1::uuid FOR UPDATE),
             moved AS (UPDATE task_watches t SET poll_at = now() FROM w WHERE t.task_id = w.task_id AND w.later RETURNING t.task_id)
        SELECT w.later AND NOT w.in_flight AND EXISTS (SELECT 1 FROM moved) AS wake FROM w`,
       [taskId],
     );
-    if (rows.length === 0) return 'unwatched';
+    if (rows.length === 0) return null;
     return rows[0].wake ? 'due' : 'already';
   }
 
