@@ -20,7 +20,7 @@ export class UpstreamCallbacksController {
     operationId: 'receiveUpstreamCallback',
     summary: "An upstream's callback about a task relayed to it",
     description:
-      'The URL each relayed create gives the upstream (Kling and Luma `callback_url`, the aggregators\' `notify_hook`) when UPSTREAM_CALLBACK_BASE_URL is set. ' +
+      'The URL each relayed create gives the upstream (Kling\'s, Luma\'s and Seedance\'s `callback_url`, Black Forest Labs\' `webhook_url`, the aggregators\' `notify_hook`) when UPSTREAM_CALLBACK_BASE_URL is set. ' +
       "Its body is never read nor trusted: a callback makes the gateway ask the task's upstream now, with the channel's credentials. A token that does not match answers 404.",
   })
   @ApiOkResponse({ type: UpstreamCallbackAnswerDto })
