@@ -72,7 +72,7 @@ describe('Seedance video behind the doors', () => {
     expect([refused.status, refused.body.error.param, refused.body.error.message]).toEqual([400, 'seconds', expect.stringMatching(/seconds/)]);
   }, 90_000);
 
-  it("sends a Kling-door image as its first frame (role first_frame, ratio adaptive: a link to the gateway's copy) when the request names a Seedance model", async () => {
+  it("sends a Kling-door image as its first frame (role first_frame, ratio adaptive: the gateway's copy inline, a data: URI, as Ark takes it) when the request names a Seedance model", async () => {
     const image = (await png(640, 360)).toString('base64');
     const created = await api(t.url, 'POST', KLING_DOOR, { key, body: { model_name: 'seedance-1-5-pro-251215', image, prompt: 'The cat turns its head', duration: '5' } });
     expect([created.status, created.body.code]).toEqual([200, 0]);
@@ -82,7 +82,8 @@ describe('Seedance video behind the doors', () => {
       model: 'seedance-1-5-pro-251215',
       content: [
         { type: 'text', text: 'The cat turns its head' },
-        { type: 'image_url', image_url: { url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//) }, role: 'first_frame' },
+        // the caller's own bytes, not a link to the gateway, which Ark outside the company's network may not reach
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${image}` }, role: 'first_frame' },
       ],
       ratio: 'adaptive',
       duration: 5,

@@ -71,7 +71,11 @@ describe('video media roles and fitted frames', () => {
   const finishedLuma = async (id: string) => (await pollUntil(() => api(t.url, 'GET', `${GEN}/${id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { timeoutMs: 60_000, what: `generation ${id}` })).body;
   const attempts = async (id: string) => ((await admin('GET', `/admin/tasks/${id}/attempts`)).body as { channel: string; outcome: string }[]).map((a) => [a.channel, a.outcome]);
   const content = async (id: string) => probeVideo(Buffer.from(await (await openai.videos.downloadContent(id)).arrayBuffer()));
-  const imageAt = async (url: string) => sharp(Buffer.from(await (await fetch(url)).arrayBuffer())).metadata();
+  /** The image a vendor was sent: a URL it fetches, a data: URI, or Kling's bare Base64. */
+  const imageAt = async (sent: string) => {
+    const bytes = /^https?:\/\//.test(sent) ? Buffer.from(await (await fetch(sent)).arrayBuffer()) : Buffer.from(sent.replace(/^data:image\/[a-z]+;base64,/, ''), 'base64');
+    return sharp(bytes).metadata();
+  };
 
   describe('input_reference as a reference image', () => {
 
@@ -93,7 +97,8 @@ describe('video media roles and fitted frames', () => {
       const items = sent.content as { type: string; role?: string; image_url?: { url: string } }[];
       expect(items.map((i) => [i.type, i.role])).toEqual([['text', undefined], ['image_url', 'reference_image']]);
       expect(sent.ratio).toBe('16:9');
-      // the link handed to Seedance opens the uploaded image
+      // the uploaded image itself, inline (an upstream may not reach the gateway's links)
+      expect(items[1].image_url!.url).toMatch(/^data:image\/png;base64,/);
       expect(await imageAt(items[1].image_url!.url)).toEqual(expect.objectContaining({ width: 640, height: 640 }));
       expect(kling.created.size).toBe(before);
       expect(await attempts(video.id)).toEqual([['seedance', 'accepted']]);
@@ -185,8 +190,8 @@ describe('video media roles and fitted frames', () => {
       const sent = [...kling.created.values()].at(-1)!;
       expect(sent.path).toBe('image2video');
       expect(sent.body.aspect_ratio).toBeUndefined();
-      // Kling was handed the gateway's fitted copy, not the caller's 16:9 keyframe: its centre at exactly 9:16, 405x720
-      expect(sent.body.image).not.toContain('/samples/');
+      // Kling was handed the gateway's fitted copy inline (Base64, no data: prefix, as Kling takes it), not the caller's 16:9 keyframe: its centre at exactly 9:16, 405x720
+      expect(sent.body.image).toMatch(/^\/9j\//);
       const frame = await imageAt(String(sent.body.image));
       expect([frame.width, frame.height]).toEqual([405, 720]);
       const video = await probeVideo(Buffer.from(await (await fetch(done.assets.video)).arrayBuffer()));

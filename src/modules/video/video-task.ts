@@ -72,7 +72,7 @@ export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<I
     const k = params.keyframes.find((f) => f.position === position);
     if (!k) return undefined;
     if (k.type === 'generation') return { type: 'generation', generationId: k.generation_id! };
-    return { type: 'image', url: k.upload ? (uploadUrls[position] ?? '') : k.url! };
+    return k.upload ? { type: 'image', url: uploadUrls[position] ?? '', hosted: true } : { type: 'image', url: k.url! };
   };
   const first = frame('frame0');
   const last = frame('frame1');
@@ -91,7 +91,9 @@ export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<I
     ...(params.camera_control !== undefined ? { cameraControl: params.camera_control } : {}),
     ...(params.seed !== undefined ? { seed: params.seed } : {}),
     ...(params.audio !== undefined ? { audio: params.audio } : {}),
-    ...(params.references?.length ? { referenceImages: params.references.map((r) => ({ type: 'image' as const, url: r.upload ? (uploadUrls[referenceRole(r.index)] ?? '') : r.url! })) } : {}),
+    ...(params.references?.length
+      ? { referenceImages: params.references.map((r) => (r.upload ? { type: 'image' as const, url: uploadUrls[referenceRole(r.index)] ?? '', hosted: true as const } : { type: 'image' as const, url: r.url! })) }
+      : {}),
     ...(params.fit ? { fit: params.fit } : {}),
   };
 }

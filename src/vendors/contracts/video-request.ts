@@ -35,7 +35,12 @@ export interface VideoRequest {
   fit?: FrameFit;
 }
 
-export type VideoImage = { type: 'image'; url: string };
+/**
+ * An image by URL. `hosted`: the URL is a signed link to the gateway's own copy (an uploaded image, a frame it
+ * fitted), which an upstream outside the company's network may not reach: an adapter whose vendor takes
+ * images inline sends its bytes instead (VendorCreate.frameImage, referenceImage).
+ */
+export type VideoImage = { type: 'image'; url: string; hosted?: true };
 export type VideoFrame = VideoImage | { type: 'generation'; generationId: string };
 
 /**

@@ -1,6 +1,8 @@
 import type { VendorAccount } from './vendor.js';
 import type { VendorBilled } from './vendor-billing.js';
-import type { VideoModelSpec, VideoRequest } from './video-request.js';
+import { sniffRaster } from '../../infra/images/image-bounds.js';
+import { UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import type { VideoImage, VideoModelSpec, VideoRequest } from './video-request.js';
 
 /** A create, mapped out of the normalized request by the adapter. */
 export interface VendorCreate {
@@ -19,6 +21,20 @@ export interface VendorCreate {
   frameImage(position: 'first' | 'last'): Promise<Buffer | undefined>;
   /** The bytes of `request.referenceImages[index]`, for vendors that take images inline only. */
   referenceImage(index: number): Promise<Buffer | undefined>;
+}
+
+/** An image's bytes as a `data:` URI, its type read from its magic numbers (a PNG, JPEG or WebP file the step checked). */
+export function dataUri(bytes: Buffer): string {
+  const format = sniffRaster(bytes);
+  return `data:${format === 'png' ? 'image/png' : format === 'webp' ? 'image/webp' : 'image/jpeg'};base64,${bytes.toString('base64')}`;
+}
+
+/** An image the vendor takes by URL or inline: the caller's URL as it is, the gateway's own copy (`hosted`) as `inline(bytes)`. */
+export async function urlOrInline(image: VideoImage, bytes: () => Promise<Buffer | undefined>, inline: (bytes: Buffer) => string): Promise<string> {
+  if (!image.hosted) return image.url;
+  const read = await bytes();
+  if (!read) throw new UpstreamRefused('an image the request brought could not be read', 0);
+  return inline(read);
 }
 
 /**

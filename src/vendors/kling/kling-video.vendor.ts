@@ -3,7 +3,7 @@ import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infr
 import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
-import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
 import { KLING } from './kling.vendor.js';
@@ -83,9 +83,13 @@ export class KlingVideoVendor implements VideoVendor {
 
   constructor(private readonly client: UpstreamClient) {}
 
-  async create(account: VendorAccount, { model, request, callbackUrl, taskId }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+  async create(account: VendorAccount, { model, request, callbackUrl, taskId, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
     const endpoint = endpointOf(request);
-    const image = (frame: typeof request.firstFrame) => (frame?.type === 'image' ? frame.url : undefined);
+    // a URL, or Base64 without a data: prefix (the gateway's own copies: an upstream may not reach them)
+    const base64 = (bytes: Buffer) => bytes.toString('base64');
+    const image = async (frame: typeof request.firstFrame, position: 'first' | 'last') => (frame?.type === 'image' ? urlOrInline(frame, () => frameImage(position), base64) : undefined);
+    const [first, last] = [await image(request.firstFrame, 'first'), await image(request.lastFrame, 'last')];
+    const list = await Promise.all((request.referenceImages ?? []).map(async (r, i) => ({ image: await urlOrInline(r, () => referenceImage(i), base64) })));
     const resolution = request.resolution ?? (request.lastFrame ? model.lastFrameResolution : undefined);
     const body = {
       model_name: model.id,
@@ -94,9 +98,9 @@ export class KlingVideoVendor implements VideoVendor {
       ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
       ...(request.durationS !== undefined ? { duration: String(request.durationS) } : {}),
       ...(endpoint !== 'image2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
-      ...(request.firstFrame ? { image: image(request.firstFrame) } : {}),
-      ...(request.referenceImages?.length ? { image_list: request.referenceImages.map((r) => ({ image: r.url })) } : {}),
-      ...(request.lastFrame ? { image_tail: image(request.lastFrame) } : {}),
+      ...(request.firstFrame ? { image: first } : {}),
+      ...(list.length ? { image_list: list } : {}),
+      ...(request.lastFrame ? { image_tail: last } : {}),
       ...(request.audio !== undefined && model.audio ? { sound: request.audio ? 'on' : 'off' } : {}),
       ...(request.cfgScale !== undefined ? { cfg_scale: request.cfgScale } : {}),
       ...(request.cameraControl ? { camera_control: request.cameraControl } : {}),

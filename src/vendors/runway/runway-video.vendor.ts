@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { sniffRaster } from '../../infra/images/image-bounds.js';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
-import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { dataUri, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
 import { RUNWAY, RUNWAY_VERSION } from './runway.vendor.js';
@@ -118,16 +117,14 @@ export class RunwayVendor implements VideoVendor {
     await this.client.call('DELETE', `${account.baseUrl}/v1/tasks/${encodeURIComponent(upstreamId)}`, { auth: account.auth, idempotent: true, headers: { accept: '*/*', 'x-runway-version': RUNWAY_VERSION } });
   }
 
-  /** An HTTPS URL as it is; anything else (an http URL, a sample) inline, as a data: URI. */
+  /** An HTTPS URL as it is; anything else (an http URL, a sample, the gateway's own copy) inline, as a data: URI. */
   private async imageUri(create: VendorCreate, position: 'first' | 'last'): Promise<string> {
     const frame = position === 'first' ? create.request.firstFrame : create.request.lastFrame;
-    if (frame?.type === 'image' && frame.url.startsWith('https://')) return frame.url;
+    if (frame?.type === 'image' && frame.url.startsWith('https://') && !frame.hosted) return frame.url;
     const bytes = await create.frameImage(position);
     if (!bytes) throw new UpstreamRefused(`the ${position} frame could not be read`, 0);
     // a keyframe the step checked (a PNG, JPEG or WebP file within the image bounds): its type from its magic numbers, nothing decoded
-    const format = sniffRaster(bytes);
-    const type = format === 'png' ? 'image/png' : format === 'webp' ? 'image/webp' : 'image/jpeg';
-    const uri = `data:${type};base64,${bytes.toString('base64')}`;
+    const uri = dataUri(bytes);
     if (uri.length >= DATA_URI_MAX) throw new UpstreamRefused(`the ${position} frame is too large for Runway inline (${uri.length} bytes encoded, under 5 MB taken); give it as an https URL`, 0);
     return uri;
   }

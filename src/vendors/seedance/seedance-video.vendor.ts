@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
-import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { dataUri, urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
 import { SEEDANCE } from './seedance.vendor.js';
@@ -89,15 +89,18 @@ export class SeedanceVideoVendor implements VideoVendor {
 
   constructor(private readonly client: UpstreamClient) {}
 
-  async create(account: VendorAccount, { model, request, callbackUrl }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
-    const image = (frame: VideoFrame | undefined, role: 'first_frame' | 'last_frame') => (frame?.type === 'image' ? [{ type: 'image_url', image_url: { url: frame.url }, role }] : []);
+  async create(account: VendorAccount, { model, request, callbackUrl, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+    // a URL, or the gateway's own copy (an upstream may not reach it) as a Base64 data: URI, as Ark takes images
+    const image = async (frame: VideoFrame | undefined, role: 'first_frame' | 'last_frame') =>
+      frame?.type === 'image' ? [{ type: 'image_url', image_url: { url: await urlOrInline(frame, () => frameImage(role === 'first_frame' ? 'first' : 'last'), dataUri) }, role }] : [];
+    const references = await Promise.all((request.referenceImages ?? []).map(async (r, i) => ({ type: 'image_url', image_url: { url: await urlOrInline(r, () => referenceImage(i), dataUri) }, role: 'reference_image' })));
     const body = {
       model: model.id,
       content: [
         { type: 'text', text: request.prompt },
-        ...image(request.firstFrame, 'first_frame'),
-        ...image(request.lastFrame, 'last_frame'),
-        ...(request.referenceImages ?? []).map((r) => ({ type: 'image_url', image_url: { url: r.url }, role: 'reference_image' })),
+        ...(await image(request.firstFrame, 'first_frame')),
+        ...(await image(request.lastFrame, 'last_frame')),
+        ...references,
       ],
       // from a first frame, its shape; else the asked one (Seedance's default is 16:9, as ours)
       ratio: request.firstFrame ? 'adaptive' : (request.aspectRatio ?? '16:9'),

@@ -108,7 +108,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         // a vendor whose video takes its frame's shape is sent the first frame fitted to the asked ratio
         const fit = frameFitFor(model.spec, request);
         const fitted = fit ? await ctx.fittedFrame(fit, request.aspectRatio!, model.spec.frameMinSide) : undefined;
-        const sent: VideoRequest = fitted ? { ...request, firstFrame: { type: 'image', url: fitted.url } } : request;
+        const sent: VideoRequest = fitted ? { ...request, firstFrame: { type: 'image', url: fitted.url, hosted: true } } : request;
         const frameImage = async (position: 'first' | 'last') => (position === 'first' && fitted ? fitted.bytes : ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1'));
         const referenceImage = (index: number) => ctx.referenceImage(index);
         const created = await vendor.create(channel, { model: model.spec, request: sent, generationIds, callbackUrl, taskId: generation.id, frameImage, referenceImage });
