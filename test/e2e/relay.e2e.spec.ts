@@ -28,7 +28,7 @@ describe('relay to Kling (expand)', () => {
   let image: string;
   beforeAll(async () => {
     kling = await startFakeKling('ak-test', 'sk-test-secret');
-    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN, CHANNEL_FAILURE_THRESHOLD: '1000' }); // circuits: see channels.e2e
+    t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'sk-test-secret', OUTBOUND_TIMEOUT_MS: '3000', ADMIN_API_KEY: ADMIN, CHANNEL_FAILURE_THRESHOLD: '1000' }); // circuits: see channels.e2e
     key = await t.createKey();
     image = (await png(300, 300)).toString('base64');
   });
@@ -126,7 +126,7 @@ describe('relay to Kling (expand)', () => {
   });
 
   it('does not send a create twice when its answer never arrived: it finds the task by external_task_id', async () => {
-    kling.knobs.createHangMs = 4000; // longer than OUTBOUND_TIMEOUT_MS
+    kling.knobs.createHangMs = 8000; // longer than OUTBOUND_TIMEOUT_MS
     const before = kling.created.size;
     const { id, data } = await run({ image, ...RATIOS });
     expect(data.task_status).toBe('succeed');
@@ -164,7 +164,7 @@ describe('relay to Luma (video)', () => {
   beforeAll(async () => {
     luma = await startFakeLuma('luma-key');
     // a keyframe URL is handed to Luma once its host resolves to public addresses: example.com's, as DNS would give it (this machine has none)
-    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '1500', ADMIN_API_KEY: ADMIN }, { hostResolver: new HostTable({ 'example.com': '93.184.215.14' }) });
+    t = await startTestApp({ ...FAST, VIDEO_PROVIDER: 'relay', RELAY_VIDEO_URL: luma.url, RELAY_API_KEY: 'luma-key', OUTBOUND_TIMEOUT_MS: '3000', ADMIN_API_KEY: ADMIN }, { hostResolver: new HostTable({ 'example.com': '93.184.215.14' }) });
     key = await t.createKey();
   });
   afterAll(async () => {
@@ -222,7 +222,7 @@ describe('relay to Luma (video)', () => {
   });
 
   it('fails rather than risk a second generation when the create answer never arrived', async () => {
-    luma.knobs.createHangMs = 4000;
+    luma.knobs.createHangMs = 8000; // longer than OUTBOUND_TIMEOUT_MS
     const before = luma.created.size;
     const done = await run({ prompt: 'hang' });
     expect(done.body.state).toBe('failed');
