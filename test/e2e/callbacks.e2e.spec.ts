@@ -13,7 +13,8 @@ import { type Received, startReceiver, verify } from '../support/webhook-receive
 const ADMIN = 'admin-secret-0123456789';
 const EXPAND = '/video-a/v1/images/editing/expand';
 const GEN = '/video-b/v1/generations';
-const FAST = { ADMIN_API_KEY: ADMIN, ALLOW_PRIVATE_URLS: 'true', CALLBACK_RETRY_SCHEDULE_S: '0.2,0.4,0.6', CALLBACK_TIMEOUT_MS: '700' };
+// a limit no loopback receiver comes near on a loaded machine (tests count attempts); the slow receiver outlasts it
+const FAST = { ADMIN_API_KEY: ADMIN, ALLOW_PRIVATE_URLS: 'true', CALLBACK_RETRY_SCHEDULE_S: '0.2,0.4,0.6', CALLBACK_TIMEOUT_MS: '2000' };
 
 let image: string;
 beforeAll(async () => {
@@ -126,14 +127,14 @@ describe('callbacks', () => {
 
   it('times out a receiver slower than the limit and tries again', async () => {
     receiver.behave('/slow', async (n, res) => {
-      if (n === 1) await new Promise((r) => setTimeout(r, 1500));
+      if (n === 1) await new Promise((r) => setTimeout(r, 4000));
       res.writeHead(200).end();
     });
     const id = (await api(t.url, 'POST', EXPAND, { key, body: expandBody(`${receiver.url}/slow`) })).body.data.task_id;
     const deliveries = await settled(t, key, `${EXPAND}/${id}/callbacks`, 2);
     expect(deliveries[0].state).toBe('delivered');
     expect(deliveries[0].attempt_log[0]).toEqual(expect.objectContaining({ status_code: null, error: expect.stringMatching(/time/) }));
-    expect(deliveries[0].attempt_log[0].duration_ms).toBeLessThan(1400);
+    expect(deliveries[0].attempt_log[0].duration_ms).toBeLessThan(3900);
   });
 
   it('does not follow a redirect', async () => {

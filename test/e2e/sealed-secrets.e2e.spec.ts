@@ -17,7 +17,7 @@ const SEALING_MIGRATION = '20261129000000_sealed_secrets';
 const ADMIN = 'admin-secret-0123456789';
 const EXPAND = '/video-a/v1/images/editing/expand';
 // media in the database: each test app has a DATA_DIR of its own, and links must outlive an instance
-const FAST = { ADMIN_API_KEY: ADMIN, STORAGE_DRIVER: 'postgres', ALLOW_PRIVATE_URLS: 'true', CALLBACK_RETRY_SCHEDULE_S: '0.2,0.4,0.6', CALLBACK_TIMEOUT_MS: '700' };
+const FAST = { ADMIN_API_KEY: ADMIN, STORAGE_DRIVER: 'postgres', ALLOW_PRIVATE_URLS: 'true', CALLBACK_RETRY_SCHEDULE_S: '0.2,0.4,0.6', CALLBACK_TIMEOUT_MS: '2000' };
 const newKey = () => randomBytes(32).toString('hex');
 
 /** Every sealed value in the database, read with SQL: which column, which row, its bytes. */
