@@ -27,23 +27,24 @@ export function fitsAlready(width: number, height: number, ratio: string, minSid
 export async function fitFrame(source: Buffer, ratio: string, fit: 'crop' | 'pad', limits: ImageLimits, minSide = 0): Promise<FittedFrame> {
   const [rw, rh] = ratio.split(':').map(Number);
   readImageHeader(source, limits);
-  // EXIF orientation first: the frame a person sees is the one fitted
-  const upright = await boundedSharp(source, limits).rotate().png({ compressionLevel: 1 }).toBuffer({ resolveWithObject: true });
-  const [sw, sh] = [upright.info.width, upright.info.height];
+  // its size as a person sees it (EXIF orientation applied), read from the header; each pipeline below
+  // decodes the source once and turns it upright first (autoOrient)
+  const { autoOrient } = await boundedSharp(source, limits).metadata();
+  const [sw, sh] = [autoOrient.width, autoOrient.height];
+  const upright = () => boundedSharp(source, limits).autoOrient();
   // the canvas at exactly the ratio (rw·k by rh·k): inside the frame (crop) or around it (pad)
   const unit = fit === 'crop' ? Math.floor(Math.min(sw / rw, sh / rh)) : Math.ceil(Math.max(sw / rw, sh / rh));
   // within 4096 px on the longer side, and at least minSide on the shorter
   const k = Math.max(1, Math.min(Math.floor(MAX_SIDE / Math.max(rw, rh)), Math.max(unit, Math.ceil(minSide / Math.min(rw, rh)))));
   const [cw, ch] = [rw * k, rh * k];
-  const image = boundedSharp(upright.data, limits);
   let out: Buffer;
   if (fit === 'crop') {
-    out = await image.resize(cw, ch, { fit: 'cover', position: 'centre' }).jpeg({ quality: 92 }).toBuffer();
+    out = await upright().resize(cw, ch, { fit: 'cover', position: 'centre' }).jpeg({ quality: 92 }).toBuffer();
   } else {
     // the images drawn here are the service's own (at most 4096 px a side): plain sharp; the fill blurred small and scaled up: a wide blur at full size costs seconds, this a few milliseconds
-    const small = await boundedSharp(upright.data, limits).resize(Math.ceil(cw / 16), Math.ceil(ch / 16), { fit: 'cover', position: 'centre' }).blur(2).modulate({ brightness: 0.8 }).png().toBuffer();
+    const small = await upright().resize(Math.ceil(cw / 16), Math.ceil(ch / 16), { fit: 'cover', position: 'centre' }).blur(2).modulate({ brightness: 0.8 }).png().toBuffer();
     const fill = await sharp(small).resize(cw, ch, { fit: 'fill' }).blur(4).png({ compressionLevel: 1 }).toBuffer();
-    const inner = await image.resize(cw, ch, { fit: 'inside' }).toBuffer();
+    const inner = await upright().resize(cw, ch, { fit: 'inside' }).png({ compressionLevel: 1 }).toBuffer();
     out = await sharp(fill).composite([{ input: inner, gravity: 'centre' }]).jpeg({ quality: 92 }).toBuffer();
   }
   return { bytes: out, width: cw, height: ch };

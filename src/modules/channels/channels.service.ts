@@ -221,7 +221,6 @@ function checkCredentials(protocol: string, credentials: ChannelCredentialsDto):
   if (!hasCredentials(protocol, { ...credentials })) throw new AppError('INVALID_PARAMETER', `credentials: ${credentialRule(protocol)}`);
 }
 
-/** A model as stored: its name, the vendor's id, its price when one is given. */
 /** A model as stored: its names and whichever price fields it was given (per_second, per_image, per_image_by, per_billed_unit). */
 function toModel(m: ChannelModelDto): ChannelModel {
   const price = m.price ? Object.fromEntries(PRICE_FIELDS.filter((f) => m.price![f] !== undefined).map((f) => [f, m.price![f]])) : undefined;

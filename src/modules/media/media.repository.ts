@@ -41,9 +41,9 @@ export class MediaRepository {
   }
 
   /** Records an object at once (a partial image shown while its task runs); one already there is replaced. */
-  async upsert(media: NewMedia): Promise<void> {
+  async upsert(media: NewMedia): Promise<MediaRow> {
     const { id, taskId, role, index, ...rest } = media;
-    await this.prisma.media.upsert({ where: { taskId_role_index: { taskId, role, index } }, create: media, update: { id, ...rest } });
+    return this.prisma.media.upsert({ where: { taskId_role_index: { taskId, role, index } }, create: media, update: { id, ...rest } });
   }
 
   /** Deletes the rows and returns them, so their bytes can be deleted too. */

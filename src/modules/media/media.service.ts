@@ -167,9 +167,9 @@ export class MediaService implements OnModuleInit {
     return sink.bytesWritten;
   }
 
-  /** Writes an object and records it at once, while its task runs (a partial image a streaming caller is shown). */
-  async putNow(input: StoreMedia): Promise<void> {
-    await this.media.upsert(await this.putObject(input));
+  /** Writes an object and records it at once, while its task runs (a partial image a streaming caller is shown, a fitted frame); answers its row. */
+  async putNow(input: StoreMedia): Promise<MediaRow> {
+    return this.media.upsert(await this.putObject(input));
   }
 
   /** A stored object's bytes (a small one: an image), or null when it is gone. */

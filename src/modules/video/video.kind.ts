@@ -78,9 +78,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
           if (err instanceof ImageRejected) throw new TaskFailure(`${keyframeField(task.params.door, inputOf(task.params.keyframes.find((k) => k.position === 'frame0')!))} ${err.message}`);
           throw err;
         });
-        await this.media.putNow({ owner: task.owner, taskId: task.id, role: FITTED_ROLE, index: 0, body: fitted.bytes, contentType: 'image/jpeg', width: fitted.width, height: fitted.height });
-        const row = await this.media.findForTask(task.id, FITTED_ROLE);
-        if (!row) throw new Error('the fitted frame was stored but its row is missing');
+        const row = await this.media.putNow({ owner: task.owner, taskId: task.id, role: FITTED_ROLE, index: 0, body: fitted.bytes, contentType: 'image/jpeg', width: fitted.width, height: fitted.height });
         return { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), bytes: fitted.bytes };
       },
     });

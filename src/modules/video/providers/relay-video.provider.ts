@@ -58,6 +58,13 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     const request = toVideoRequest(generation.params, uploadUrls);
     const generationIds: { first?: string; last?: string } = {};
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
+    // a frame fitted for one channel serves the next the step tries with the same fit (a busy one, failover)
+    const fitted = new Map<string, ReturnType<VideoContext['fittedFrame']>>();
+    const fittedOnce = (fit: 'crop' | 'pad', minSide?: number) => {
+      const key = `${fit}/${minSide ?? 0}`;
+      if (!fitted.has(key)) fitted.set(key, ctx.fittedFrame(fit, request.aspectRatio!, minSide));
+      return fitted.get(key)!;
+    };
     const op: RelayOperation<VideoVendor, VendorStatus, VideoResult> = {
       operation: 'video',
       noun: 'generation',
@@ -107,7 +114,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         const callbackUrl = vendor.callsBack ? this.callbacks.urlFor(generation.id) : undefined;
         // a vendor whose video takes its frame's shape is sent the first frame fitted to the asked ratio
         const fit = frameFitFor(model.spec, request);
-        const fitted = fit ? await ctx.fittedFrame(fit, request.aspectRatio!, model.spec.frameMinSide) : undefined;
+        const fitted = fit ? await fittedOnce(fit, model.spec.frameMinSide) : undefined;
         const sent: VideoRequest = fitted ? { ...request, firstFrame: { type: 'image', url: fitted.url, hosted: true } } : request;
         const frameImage = async (position: 'first' | 'last') => (position === 'first' && fitted ? fitted.bytes : ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1'));
         const referenceImage = (index: number) => ctx.referenceImage(index);
@@ -152,11 +159,14 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
  * null when the channel set no price for it.
  */
 export function costOf(model: ServedModel, request: VideoRequest): number | null {
+  const price = perSecondPrice(model, request);
+  return price === undefined ? null : Math.round(price * (request.durationS ?? model.spec.durations[0]) * 1e6) / 1e6;
+}
+
+/** The model's price of one second at the asked resolution (its first when not asked), or `*`; undefined: unpriced. */
+function perSecondPrice(model: ServedModel, request: VideoRequest): number | undefined {
   const perSecond = model.price?.per_second;
-  if (!perSecond) return null;
-  const price = perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*'];
-  if (price === undefined) return null;
-  return Math.round(price * (request.durationS ?? model.spec.durations[0]) * 1e6) / 1e6;
+  return perSecond ? (perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*']) : undefined;
 }
 
 /**
@@ -166,8 +176,6 @@ export function costOf(model: ServedModel, request: VideoRequest): number | null
  * billed 10 s where we priced 4 s shows at once); null when the channel set no price for that unit.
  */
 export function billedCostOf(model: ServedModel, request: VideoRequest, billed: VendorBilled): number | null {
-  const perUnit = model.price?.per_billed_unit?.[billed.unit];
-  const perSecond = model.price?.per_second;
-  const price = perUnit ?? (billed.unit === 'seconds' && perSecond ? (perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*']) : undefined);
+  const price = model.price?.per_billed_unit?.[billed.unit] ?? (billed.unit === 'seconds' ? perSecondPrice(model, request) : undefined);
   return price === undefined ? null : Math.round(price * billed.amount * 1e6) / 1e6;
 }
