@@ -382,9 +382,9 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await page.$$eval('#new-channel-protocol option', (os) => os.map((o) => (o as unknown as { value: string }).value))).toEqual(VENDORS.map((v) => v.protocol));
     const credentialInputs = () => page.$$eval('input[type="password"][id^="new-channel-"]', (es) => es.map((e) => e.id.replace('new-channel-', '')));
     expect(await credentialInputs()).toEqual(['access_key', 'secret_key']);
-    await page.select('#new-channel-protocol', 'minimax');
+    await page.select('#new-channel-protocol', 'seedance');
     expect(await credentialInputs()).toEqual(['api_key']);
-    expect(await page.$eval('#new-channel-base_url', (e) => (e as unknown as { placeholder: string }).placeholder)).toBe('https://api.minimax.io');
+    expect(await page.$eval('#new-channel-base_url', (e) => (e as unknown as { placeholder: string }).placeholder)).toBe('https://ark.ap-southeast.bytepluses.com/api/v3');
     await page.select('#new-channel-protocol', 'gateway');
     await page.type('#new-channel-base_url', 'http://127.0.0.1:1/video-a');
     await page.type('#new-channel-api_key', 'upstream-secret-1234');

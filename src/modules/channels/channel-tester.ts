@@ -57,7 +57,7 @@ export class ChannelTester implements OnApplicationBootstrap, OnModuleDestroy {
         if (!(probe.notFoundPasses && err instanceof UpstreamRefused && err.status === 404)) throw err;
         answer = { status: 404, json: {} };
       }
-      // a vendor whose refusals come under HTTP 200 in a shape of its own (Kling's envelope, an aggregator's code, MiniMax's base_resp)
+      // a vendor whose refusals come under HTTP 200 in a shape of its own (Kling's envelope, an aggregator's code)
       probe.check?.(answer.json);
       result = { ok: true, statusCode: answer.status, latencyMs: took(), message: 'the upstream accepted the credentials' };
       await this.router.attempt(null, channel, operation, 'test_ok', null, result.latencyMs);

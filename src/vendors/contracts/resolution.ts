@@ -1,6 +1,6 @@
 /**
  * The normalized resolution classes of a video, each its shorter side in pixels: what every door's and
- * vendor's resolution maps onto (Luma's 540p…4k, Kling's std/pro, OpenAI's sizes, MiniMax's 768P). One
+ * vendor's resolution maps onto (Luma's 540p…4k, Kling's std/pro, OpenAI's sizes). One
  * table, read by the OpenAI door's sizes, the sandbox's renderer and the vendors' catalogs.
  */
 export const RESOLUTION_SIDES: Readonly<Record<string, number>> = { '540p': 540, '720p': 720, '768p': 768, '1080p': 1080, '4k': 2160 };

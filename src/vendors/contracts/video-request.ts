@@ -67,7 +67,7 @@ export interface VideoModelSpec {
   /** Frame shapes it makes (`<w>:<h>`), or any; with a first frame and `shapeFromImage`, the image decides. */
   aspectRatios: readonly string[] | 'any';
   resolutions: readonly string[];
-  /** Durations it makes at a resolution, where fewer than `durations` (MiniMax: 1080P is 6 s only). */
+  /** Durations it makes at a resolution, where fewer than `durations` (Veo on the Gemini API: 1080p is 8 s only). */
   durationsAt?: Readonly<Record<string, readonly number[]>>;
   /** The (aspect ratio, resolution) pairs it makes, when not every pair of the two lists: `16:9@720p`. */
   sizes?: readonly string[];

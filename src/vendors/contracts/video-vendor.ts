@@ -41,7 +41,7 @@ export async function urlOrInline(image: VideoImage, bytes: () => Promise<Buffer
  * What an upstream says of a task. An end may carry what the vendor reported it billed for the task
  * (`billed`), read from its documented answer where it gives one: Kling's `final_unit_deduction` (units),
  * Seedance's `usage.completion_tokens` (tokens), Wan's `usage.duration` (seconds), Runway's `cost.credits`
- * (credits). Luma's generations, Veo's operations and MiniMax's queries report none.
+ * (credits). Luma's generations and Veo's operations report none.
  */
 export type VendorStatus =
   | { state: 'working' }
