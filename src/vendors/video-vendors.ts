@@ -1,6 +1,7 @@
 import { VeoVideoVendor } from './google/veo-video.vendor.js';
 import { KlingVideoVendor } from './kling/kling-video.vendor.js';
 import { LumaVendor } from './luma/luma-video.vendor.js';
+import { MinimaxVideoVendor } from './minimax/minimax-video.vendor.js';
 import { RunwayVendor } from './runway/runway-video.vendor.js';
 import { SeedanceVideoVendor } from './seedance/seedance-video.vendor.js';
 import { WanVideoVendor } from './wan/wan-video.vendor.js';
@@ -10,7 +11,7 @@ import type { VideoModelSpec } from './contracts/video-request.js';
  * The registry of video vendors: one adapter per channel protocol. A gateway speaking this interface's
  * Luma door is Luma's protocol (its models are Luma's names).
  */
-export const VIDEO_VENDORS = [LumaVendor, KlingVideoVendor, RunwayVendor, SeedanceVideoVendor, VeoVideoVendor, WanVideoVendor] as const;
+export const VIDEO_VENDORS = [LumaVendor, KlingVideoVendor, RunwayVendor, MinimaxVideoVendor, SeedanceVideoVendor, VeoVideoVendor, WanVideoVendor] as const;
 
 export type VideoVendorClass = (typeof VIDEO_VENDORS)[number];
 

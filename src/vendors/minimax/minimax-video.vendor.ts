@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { UpstreamClient } from '../../infra/relay/upstream-client.js';
+import { isContentRefusal } from '../contracts/content-refusal.js';
+import type { VideoModelSpec } from '../contracts/video-request.js';
+import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { type BaseResp, minimaxChecked } from './minimax-answer.js';
+import { MINIMAX } from './minimax.vendor.js';
+
+/**
+ * MiniMax's models as its video generation pages give them (platform.minimax.io, "Video Generation"): a
+ * prompt-only video is 16:9 (no aspect parameter); from a first frame it takes the image's shape. Hailuo 2.3
+ * and 02 make 6 or 10 s at 768P and 6 s at 1080P (their 512P is for image-to-video only and left out: no
+ * normalized resolution of ours is 512 px high); the 01 series makes 6 s at 720P. Hailuo 02 alone takes a
+ * last frame. Sources disagreed on durations (a reseller's 5/10 against MiniMax's own 6/10): MiniMax's
+ * pages are followed.
+ */
+function minimax(id: string, over: Partial<VideoModelSpec>): VideoModelSpec {
+  return {
+    id,
+    durations: [6, 10],
+    aspectRatios: ['16:9'],
+    resolutions: ['768p', '1080p'],
+    durationsAt: { '1080p': [6] },
+    textToVideo: true,
+    firstFrame: true,
+    lastFrame: false,
+    continues: false,
+    loop: false,
+    seed: false,
+    audio: false,
+    negativePrompt: false,
+    concepts: false,
+    maxPromptChars: 2000,
+    shapeFromImage: true,
+    ...over,
+  };
+}
+
+export const MINIMAX_VIDEO_MODELS: readonly VideoModelSpec[] = [
+  minimax('MiniMax-Hailuo-2.3', {}),
+  minimax('MiniMax-Hailuo-2.3-Fast', { textToVideo: false }),
+  minimax('MiniMax-Hailuo-02', { lastFrame: true, lastFrameResolution: undefined }),
+  minimax('T2V-01', { firstFrame: false, durations: [6], resolutions: ['720p'], durationsAt: undefined }),
+  minimax('T2V-01-Director', { firstFrame: false, durations: [6], resolutions: ['720p'], durationsAt: undefined }),
+  minimax('I2V-01', { textToVideo: false, durations: [6], resolutions: ['720p'], durationsAt: undefined }),
+  minimax('I2V-01-Director', { textToVideo: false, durations: [6], resolutions: ['720p'], durationsAt: undefined }),
+];
+
+
+interface QueryAnswer extends BaseResp {
+  task_id?: unknown;
+  status?: unknown;
+  file_id?: unknown;
+}
+
+interface FileAnswer extends BaseResp {
+  file?: { download_url?: unknown } | null;
+}
+
+/**
+ * MiniMax's video API: `POST /v1/video_generation` (model, prompt, duration, resolution as "768P",
+ * first_frame_image and last_frame_image as URLs), `GET /v1/query/video_generation?task_id=` (Preparing,
+ * Queueing, Processing, Success, Fail; `file_id` on success), `GET /v1/files/retrieve?file_id=` for the
+ * video's download link (valid 9 h: the relay stores the video at once); a Bearer API key; errors under
+ * HTTP 200 as `base_resp.status_code`. The base URL is the one before /v1/ (https://api.minimax.io, or
+ * https://api.minimaxi.com in mainland China). No callback is asked for: MiniMax's first call is a challenge
+ * that must be echoed, which the gateway's callback route (it reads no bodies) does not answer; its tasks are
+ * polled. A task cannot be asked for by the caller's own id, so a create whose answer was lost is not looked up.
+ */
+@Injectable()
+export class MinimaxVideoVendor implements VideoVendor {
+  static readonly protocol = 'minimax';
+  static readonly models = MINIMAX_VIDEO_MODELS;
+  readonly protocol = MinimaxVideoVendor.protocol;
+  readonly models = MINIMAX_VIDEO_MODELS;
+  /** Not documented; MiniMax's own CLI polls every 5 s. */
+  readonly minPollS = MINIMAX.pollFloorS;
+
+  constructor(private readonly client: UpstreamClient) {}
+
+  async create(account: VendorAccount, { model, request }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+    const image = (frame: typeof request.firstFrame) => (frame?.type === 'image' ? frame.url : undefined);
+    const body = {
+      model: model.id,
+      prompt: request.prompt,
+      ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
+      ...(request.resolution ? { resolution: request.resolution.toUpperCase() } : {}),
+      ...(request.firstFrame ? { first_frame_image: image(request.firstFrame) } : {}),
+      ...(request.lastFrame ? { last_frame_image: image(request.lastFrame) } : {}),
+    };
+    const answer = minimaxChecked((await this.client.call('POST', `${account.baseUrl}/v1/video_generation`, { body, auth: account.auth, failFast: true })).json, true) as QueryAnswer;
+    if (typeof answer.task_id !== 'string' || !answer.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
+    return { upstreamId: answer.task_id, status: { state: 'working' } };
+  }
+
+  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
+    const url = `${account.baseUrl}/v1/query/video_generation?task_id=${encodeURIComponent(upstreamId)}`;
+    const answer = (await this.client.call('GET', url, { auth: account.auth, idempotent: true, once })).json as QueryAnswer;
+    // read case-insensitively: the query answers Success/Fail, MiniMax's callbacks and CLI spell them otherwise
+    const status = typeof answer.status === 'string' ? answer.status.toLowerCase() : '';
+    if (status.startsWith('fail')) {
+      // its reason in base_resp (1027: the output was judged sensitive, a content refusal)
+      const reason = failureOf(answer);
+      return { state: 'failed', reason, content: isContentRefusal(reason) || answer.base_resp?.status_code === 1027 };
+    }
+    minimaxChecked(answer as Record<string, unknown>, false);
+    if (status !== 'success') return { state: 'working' };
+    if (typeof answer.file_id !== 'string' && typeof answer.file_id !== 'number') return { state: 'failed', reason: 'the upstream succeeded without a file_id' };
+    const file = minimaxChecked((await this.client.call('GET', `${account.baseUrl}/v1/files/retrieve?file_id=${encodeURIComponent(String(answer.file_id))}`, { auth: account.auth, idempotent: true, once })).json, false) as FileAnswer;
+    const link = file.file?.download_url;
+    return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a download_url' };
+  }
+}
+
+function failureOf(answer: QueryAnswer): string {
+  const message = answer.base_resp?.status_msg;
+  return typeof message === 'string' && message && message !== 'success' ? message : 'no reason given';
+}
