@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import { TEST_SEALING_KEY } from './sealing-key.js';
 
 /** A child process whose output is collected, with helpers to wait on it within a deadline. */
@@ -14,7 +15,9 @@ export class Child {
 
   /** Runs `script` with `env` alone (and PATH, HOME), and TEST_SEALING_KEY as CHANNEL_SECRET_KEY unless `env` sets one ('' for none). */
   static start(script: string, args: string[], env: Record<string, string>): Child {
-    const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CHANNEL_SECRET_KEY: TEST_SEALING_KEY };
+    const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CHANNEL_SECRET_KEY: TEST_SEALING_KEY };
+    // Node's on-disk cache of compiled modules, for the run: a service's start compiles a quarter less
+    if (process.env.TEST_CACHE_DIR) base.NODE_COMPILE_CACHE = path.join(process.env.TEST_CACHE_DIR, 'node-compile-cache');
     return new Child(spawn(process.execPath, [script, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   }
 

@@ -1,13 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
-import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { png } from './images.js';
-import { sizedMp4, testMp4 } from './media.js';
+import { renderedOnce, sizedMp4, testMp4 } from './media.js';
 import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
 import { callBack, type VendorCallback } from './vendor-callback.js';
 
@@ -338,14 +333,7 @@ async function sendLong(res: ServerResponse, contentType: string, head: Buffer, 
 
 /** A real MP3 of a tone (as an upstream would produce), made with the shipped ffmpeg. */
 export function testMp3(seconds: number, frequency = 440): Buffer {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp3-'));
-  const file = path.join(dir, 'a.mp3');
-  try {
-    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-y', file]);
-    return readFileSync(file);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return renderedOnce('mp3', ['-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k']);
 }
 
 export interface FakeMusicAggregator extends FakeUpstream {

@@ -33,6 +33,8 @@ export default async function globalSetup() {
     globalThis.__TEST_PG__ = db;
   }
   process.env.TEST_PG_TEMPLATE = await createTemplate(process.env.TEST_PG_SERVER_URL);
+  // what the run makes once and every test file reads: the fakes' clips (media.ts), the OpenAPI document (openapi-validator.ts)
+  process.env.TEST_CACHE_DIR = await mkdtemp(path.join(tmpdir(), 'mgw-test-cache-'));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { admin } from './global-setup.mjs';
 
 export default async function globalTeardown() {
@@ -7,4 +8,5 @@ export default async function globalTeardown() {
     await admin(process.env.TEST_PG_SERVER_URL, `DROP DATABASE IF EXISTS ${process.env.TEST_PG_TEMPLATE} WITH (FORCE)`);
   }
   await globalThis.__TEST_PG__?.stop();
+  if (process.env.TEST_CACHE_DIR) await rm(process.env.TEST_CACHE_DIR, { recursive: true, force: true });
 }

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -55,11 +56,31 @@ export function sizedMp4(size: string, seconds: number): Buffer {
 }
 
 export function testMp4(seconds = 1, size = '320x240', rate = 24): Buffer {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-mp4-'));
-  const file = path.join(dir, 'v.mp4');
+  return renderedOnce('mp4', ['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']);
+}
+
+/**
+ * What ffmpeg makes from `args` (a test source, no input file), made once per test run: the fakes serve the
+ * same clip to every file that asks for it. Kept in the run's directory (TEST_CACHE_DIR, made by global-setup),
+ * named by the arguments; a worker that loses a race to make one writes the same bytes.
+ */
+export function renderedOnce(ext: string, args: string[]): Buffer {
+  const cacheDir = process.env.TEST_CACHE_DIR;
+  const cached = cacheDir && path.join(cacheDir, `${createHash('sha256').update(args.join('\0')).digest('hex').slice(0, 32)}.${ext}`);
+  if (cached) {
+    try {
+      return readFileSync(cached);
+    } catch {
+      // not made yet
+    }
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-media-'));
+  const file = path.join(dir, `out.${ext}`);
   try {
-    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=${size}:rate=${rate}:duration=${seconds}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', file]);
-    return readFileSync(file);
+    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', ...args, '-y', file]);
+    const bytes = readFileSync(file);
+    if (cached) renameSync(file, cached);
+    return bytes;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

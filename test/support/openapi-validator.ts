@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
@@ -62,16 +64,28 @@ export class OpenApiValidator {
 const validators = new Map<string, Promise<OpenApiValidator | null>>();
 /** By document, its own address left out: instances serving the same document share one validator and its compiled schemas. */
 const byDocument = new Map<string, OpenApiValidator>();
+/** The task kinds of each instance started in this process (startTestApp), by address: what its document depends on. */
+const kindsAt = new Map<string, string>();
+
+/**
+ * Says that the instance at `base` runs these task kinds. Its document is then the run's one for those kinds:
+ * every instance of the same build and kinds serves the same document (only its address differs), so the first
+ * instance asked for it in the run writes it to the run's directory (TEST_CACHE_DIR) and the others are not
+ * asked (building it takes Nest's Swagger scanner half a second of CPU per instance).
+ */
+export function runsKinds(base: string, kinds: readonly string[]): void {
+  kindsAt.set(base, kinds.join(','));
+}
 
 /** The validator of the service at `base`, from its own /docs-json (null if it serves none). */
 export function validatorFor(base: string): Promise<OpenApiValidator | null> {
   let validator = validators.get(base);
   if (!validator) {
-    validator = fetch(`${base}/docs-json`)
-      .then(async (res) => {
-        if (!res.ok) return null;
-        const text = await res.text();
-        const key = createHash('sha256').update(text.replaceAll(base, '')).digest('hex');
+    const kinds = kindsAt.get(base);
+    validator = (kinds === undefined ? served(base) : runDocument(base, kinds))
+      .then((text) => {
+        if (text === null) return null;
+        const key = createHash('sha256').update(text).digest('hex');
         if (!byDocument.has(key)) byDocument.set(key, new OpenApiValidator(JSON.parse(text)));
         return byDocument.get(key)!;
       })
@@ -79,4 +93,27 @@ export function validatorFor(base: string): Promise<OpenApiValidator | null> {
     validators.set(base, validator);
   }
   return validator;
+}
+
+/** The document the service at `base` serves, its own address left out; null if it serves none. */
+async function served(base: string): Promise<string | null> {
+  const res = await fetch(`${base}/docs-json`);
+  return res.ok ? (await res.text()).replaceAll(base, '') : null;
+}
+
+async function runDocument(base: string, kinds: string): Promise<string | null> {
+  const dir = process.env.TEST_CACHE_DIR;
+  if (!dir) return served(base);
+  const file = path.join(dir, `openapi-${createHash('sha256').update(kinds).digest('hex').slice(0, 16)}.json`);
+  try {
+    return await readFile(file, 'utf8');
+  } catch {
+    const text = await served(base);
+    if (text !== null) {
+      const temporary = `${file}.${process.pid}.tmp`;
+      await writeFile(temporary, text);
+      await rename(temporary, file);
+    }
+    return text;
+  }
 }

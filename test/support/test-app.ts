@@ -13,7 +13,7 @@ import type { HostResolver } from '../../src/infra/outbound/host-resolver.js';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { AppLogger, createRootLogger } from '../../src/infra/logger/app-logger.js';
 import { KeysService } from '../../src/modules/keys/keys.service.js';
-import { validatorFor } from './openapi-validator.js';
+import { runsKinds, validatorFor } from './openapi-validator.js';
 import { TEST_SEALING_KEY } from './sealing-key.js';
 
 export interface TestDatabase {
@@ -110,6 +110,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds, hostResolver: options.hostResolver });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
+  runsKinds(`http://127.0.0.1:${port}`, kinds.map((m) => m.kind.definition.name));
   return {
     app,
     url: `http://127.0.0.1:${port}`,
