@@ -155,21 +155,35 @@ const WAVE = [0, 0.33, 0.67].map((offset, c) =>
   Uint8Array.from({ length: WAVE_STEPS }, (_, i) => [128, 110, 150][c] + [90, 80, 90][c] * Math.cos(2 * Math.PI * (i / WAVE_STEPS + offset))),
 );
 
+/** Each column's share of the diagonal wave, by frame width: the same for every row and frame of a clip. */
+const columnSteps = new Map<number, Float64Array>();
+
 /** A diagonal colour wave whose phase moves with t; phase 0 and 1 give the same frame. */
 function gradient(width: number, height: number, phase: number, title: Buffer): Buffer {
   const out = Buffer.allocUnsafe(width * height * 3);
   const shift = Math.round(phase * WAVE_STEPS);
   const [red, green, blue] = WAVE;
-  for (let y = 0; y < height; y++) {
+  let columns = columnSteps.get(width);
+  if (!columns) {
+    columns = Float64Array.from({ length: width }, (_, x) => (x / width) * 0.7 * WAVE_STEPS);
+    if (columnSteps.size > 64) columnSteps.clear();
+    columnSteps.set(width, columns);
+  }
+  for (let y = 0, i = 0, j = 0; y < height; y++) {
     const rowPhase = (y / height) * 0.3 * WAVE_STEPS + shift;
-    for (let x = 0; x < width; x++) {
-      const step = (((x / width) * 0.7 * WAVE_STEPS + rowPhase) | 0) & (WAVE_STEPS - 1);
-      const i = (y * width + x) * 3;
-      const j = (y * width + x) * 4;
+    for (let x = 0; x < width; x++, i += 3, j += 4) {
+      const step = ((columns[x] + rowPhase) | 0) & (WAVE_STEPS - 1);
       const alpha = title[j + 3];
-      out[i] = red[step] + (((title[j] - red[step]) * alpha) >> 8);
-      out[i + 1] = green[step] + (((title[j + 1] - green[step]) * alpha) >> 8);
-      out[i + 2] = blue[step] + (((title[j + 2] - blue[step]) * alpha) >> 8);
+      if (alpha === 0) {
+        // most of the frame: no title over it
+        out[i] = red[step];
+        out[i + 1] = green[step];
+        out[i + 2] = blue[step];
+      } else {
+        out[i] = red[step] + (((title[j] - red[step]) * alpha) >> 8);
+        out[i + 1] = green[step] + (((title[j + 1] - green[step]) * alpha) >> 8);
+        out[i + 2] = blue[step] + (((title[j + 2] - blue[step]) * alpha) >> 8);
+      }
     }
   }
   return out;
