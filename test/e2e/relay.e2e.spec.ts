@@ -309,10 +309,15 @@ describe('relay to an audio aggregator', () => {
 });
 
 describe('relay to an upstream that speaks this same interface', () => {
-  it('chains two gateways: the front relays expand, video, audio and music to the back, which runs them on its sandbox', async () => {
-    const back = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', MUSIC_SANDBOX_DURATION_S: '3' });
+  // two gateways chained: the front relays expand, video, audio and music to the back, which runs them on its
+  // sandbox; one test per operation, each within its own time limit however loaded the machine
+  let back: TestApp;
+  let front: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    back = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', MUSIC_SANDBOX_DURATION_S: '3' });
     const backKey = await back.createKey('front-gateway');
-    const front = await startTestApp({
+    front = await startTestApp({
       ...FAST,
       ALLOW_PRIVATE_URLS: 'true', // the audio URL below names the back, on loopback: a caller's URL
       PROVIDER: 'relay',
@@ -322,40 +327,47 @@ describe('relay to an upstream that speaks this same interface', () => {
       RELAY_MUSIC_URL: `${back.url}/music-a`,
       RELAY_API_KEY: backKey,
     });
-    try {
-      const key = await front.createKey();
-      const expand = await api(front.url, 'POST', EXPAND, { key, body: { image: (await png(400, 300)).toString('base64'), ...RATIOS, n: '2' } });
-      const expanded = await pollUntil(() => api(front.url, 'GET', `${EXPAND}/${expand.body.data.task_id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status));
-      expect(expanded.body.data.task_status).toBe('succeed');
-      expect(expanded.body.data.task_result.images).toHaveLength(2);
-      const meta = await sharp(await download(expanded.body.data.task_result.images[1].url)).metadata();
-      expect([meta.width, meta.height]).toEqual([400, 450]);
+    key = await front.createKey();
+  });
+  afterAll(async () => {
+    await front?.close();
+    await back?.close();
+  });
 
-      const video = await api(front.url, 'POST', GEN, { key, body: { prompt: 'chained', aspect_ratio: '1:1' } });
-      const generated = await pollUntil(() => api(front.url, 'GET', `${GEN}/${video.body.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { timeoutMs: 60_000 });
-      expect(generated.body.state).toBe('completed');
-      expect((await probeVideo(await download(generated.body.assets.video))).width).toBe(480);
+  it('expand: the back makes the images, the front stores them', async () => {
+    const expand = await api(front.url, 'POST', EXPAND, { key, body: { image: (await png(400, 300)).toString('base64'), ...RATIOS, n: '2' } });
+    const expanded = await pollUntil(() => api(front.url, 'GET', `${EXPAND}/${expand.body.data.task_id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status));
+    expect(expanded.body.data.task_status).toBe('succeed');
+    expect(expanded.body.data.task_result.images).toHaveLength(2);
+    const meta = await sharp(await download(expanded.body.data.task_result.images[1].url)).metadata();
+    expect([meta.width, meta.height]).toEqual([400, 450]);
+  });
 
-      const audio = await api(front.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: `${back.url}/health` } });
-      const uploaded = await pollUntil(() => api(front.url, 'GET', `/music-a/uploads/${audio.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
-      expect(uploaded.body.data).toEqual(expect.objectContaining({ status: 'failed', error: expect.stringMatching(/not audio/) }));
+  it('video: the back renders it, the front stores it', async () => {
+    const video = await api(front.url, 'POST', GEN, { key, body: { prompt: 'chained', aspect_ratio: '1:1' } });
+    const generated = await pollUntil(() => api(front.url, 'GET', `${GEN}/${video.body.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.state), { timeoutMs: 60_000 });
+    expect(generated.body.state).toBe('completed');
+    expect((await probeVideo(await download(generated.body.assets.video))).width).toBe(480);
+  });
 
-      // music: the back's clip ids stay behind the front's; a continuation names the back's id of the clip
-      const fetchSong = (id: string) => pollUntil(() => api(front.url, 'GET', `/music-a/fetch/${id}`, { key }), (r) => ['SUCCESS', 'FAILURE'].includes(r.body.data.status), { timeoutMs: 30_000 });
-      const song = await fetchSong((await api(front.url, 'POST', '/music-a/submit/music', { key, body: { prompt: 'chained song', tags: 'folk' } })).body.data);
-      expect(song.body.data.status).toBe('SUCCESS');
-      const backSongs = await queryDb<{ id: string }>(back.db, "SELECT id FROM clips WHERE type = 'gen'");
-      expect(backSongs).toHaveLength(2);
-      for (const clip of song.body.data.data) expect(backSongs.map((c) => c.id)).not.toContain(clip.id);
-      const more = await fetchSong((await api(front.url, 'POST', '/music-a/submit/music', { key, body: { continue_clip_id: song.body.data.data[0].id, continue_at: 1.5 } })).body.data);
-      expect(more.body.data.status).toBe('SUCCESS');
-      const [continued] = await queryDb<{ parent_id: string; continue_at: number }>(back.db, "SELECT parent_id, continue_at FROM clips WHERE type = 'gen' AND parent_id IS NOT NULL LIMIT 1");
-      expect(continued).toEqual({ parent_id: expect.any(String), continue_at: 1.5 });
-      expect(backSongs.map((c) => c.id)).toContain(continued.parent_id);
-    } finally {
-      await front.close();
-      await back.close();
-    }
+  it("audio: the back's refusal of what is not audio reaches the caller", async () => {
+    const audio = await api(front.url, 'POST', '/music-a/uploads/audio-url', { key, body: { url: `${back.url}/health` } });
+    const uploaded = await pollUntil(() => api(front.url, 'GET', `/music-a/uploads/${audio.body.data}`, { key }), (r) => r.body.data.status !== 'pending');
+    expect(uploaded.body.data).toEqual(expect.objectContaining({ status: 'failed', error: expect.stringMatching(/not audio/) }));
+  });
+
+  it("music: the back's clip ids stay behind the front's; a continuation names the back's id of the clip", async () => {
+    const fetchSong = (id: string) => pollUntil(() => api(front.url, 'GET', `/music-a/fetch/${id}`, { key }), (r) => ['SUCCESS', 'FAILURE'].includes(r.body.data.status), { timeoutMs: 30_000 });
+    const song = await fetchSong((await api(front.url, 'POST', '/music-a/submit/music', { key, body: { prompt: 'chained song', tags: 'folk' } })).body.data);
+    expect(song.body.data.status).toBe('SUCCESS');
+    const backSongs = await queryDb<{ id: string }>(back.db, "SELECT id FROM clips WHERE type = 'gen'");
+    expect(backSongs).toHaveLength(2);
+    for (const clip of song.body.data.data) expect(backSongs.map((c) => c.id)).not.toContain(clip.id);
+    const more = await fetchSong((await api(front.url, 'POST', '/music-a/submit/music', { key, body: { continue_clip_id: song.body.data.data[0].id, continue_at: 1.5 } })).body.data);
+    expect(more.body.data.status).toBe('SUCCESS');
+    const [continued] = await queryDb<{ parent_id: string; continue_at: number }>(back.db, "SELECT parent_id, continue_at FROM clips WHERE type = 'gen' AND parent_id IS NOT NULL LIMIT 1");
+    expect(continued).toEqual({ parent_id: expect.any(String), continue_at: 1.5 });
+    expect(backSongs.map((c) => c.id)).toContain(continued.parent_id);
   });
 });
 
