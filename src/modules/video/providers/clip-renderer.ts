@@ -135,7 +135,9 @@ async function frameSource(spec: ClipSpec, width: number, height: number): Promi
   }
   const title = await titleLayer(spec.title, width, height);
   const offset = spec.seed === undefined ? 0 : (spec.seed % 997) / 997;
-  return async (t) => gradient(width, height, offset + (spec.loop ? t : t / 2), title);
+  // each column's share of the diagonal wave: the same for every row and frame of the clip
+  const columns = Float64Array.from({ length: width }, (_, x) => (x / width) * 0.7 * WAVE_STEPS);
+  return async (t) => gradient(columns, height, offset + (spec.loop ? t : t / 2), title);
 }
 
 /** A keyframe (a caller's image) scaled to cover width x height, centre-cropped, as raw RGB. */
@@ -155,20 +157,12 @@ const WAVE = [0, 0.33, 0.67].map((offset, c) =>
   Uint8Array.from({ length: WAVE_STEPS }, (_, i) => [128, 110, 150][c] + [90, 80, 90][c] * Math.cos(2 * Math.PI * (i / WAVE_STEPS + offset))),
 );
 
-/** Each column's share of the diagonal wave, by frame width: the same for every row and frame of a clip. */
-const columnSteps = new Map<number, Float64Array>();
-
-/** A diagonal colour wave whose phase moves with t; phase 0 and 1 give the same frame. */
-function gradient(width: number, height: number, phase: number, title: Buffer): Buffer {
+/** A diagonal colour wave whose phase moves with t; phase 0 and 1 give the same frame. `columns`: each column's step (its length the width). */
+function gradient(columns: Float64Array, height: number, phase: number, title: Buffer): Buffer {
+  const width = columns.length;
   const out = Buffer.allocUnsafe(width * height * 3);
   const shift = Math.round(phase * WAVE_STEPS);
   const [red, green, blue] = WAVE;
-  let columns = columnSteps.get(width);
-  if (!columns) {
-    columns = Float64Array.from({ length: width }, (_, x) => (x / width) * 0.7 * WAVE_STEPS);
-    if (columnSteps.size > 64) columnSteps.clear();
-    columnSteps.set(width, columns);
-  }
   for (let y = 0, i = 0, j = 0; y < height; y++) {
     const rowPhase = (y / height) * 0.3 * WAVE_STEPS + shift;
     for (let x = 0; x < width; x++, i += 3, j += 4) {
