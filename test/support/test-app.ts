@@ -62,7 +62,11 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
   const name = `t_${randomBytes(6).toString('hex')}`;
   const template = process.env.TEST_PG_TEMPLATE;
   if (options.migrated && !template) throw new Error('TEST_PG_TEMPLATE is not set: run the tests through jest (global-setup.mjs)');
-  await adminQuery(options.migrated ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
+  // FILE_COPY (PostgreSQL 15+; global-setup.mjs says when the server has it): a copy of the files, where the
+  // default (WAL_LOG) writes every block of the template to the WAL as well; measured on the embedded server,
+  // 90 ms of its CPU per database instead of 180 ms (a run makes a few hundred)
+  const strategy = process.env.TEST_PG_CREATE_STRATEGY ? ` STRATEGY ${process.env.TEST_PG_CREATE_STRATEGY}` : '';
+  await adminQuery(`CREATE DATABASE ${name}${options.migrated ? ` TEMPLATE ${template}` : ''}${strategy}`);
   return { url: `${serverUrl()}/${name}`, name, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
