@@ -34,7 +34,8 @@ export default async function globalSetup() {
   }
   process.env.TEST_PG_TEMPLATE = await createTemplate(process.env.TEST_PG_SERVER_URL);
   // how test-app.ts copies the template: by file where the server can (PostgreSQL 15+), half the server's CPU
-  if (Number(await scalar(process.env.TEST_PG_SERVER_URL, 'SHOW server_version_num')) >= 150000) process.env.TEST_PG_CREATE_STRATEGY = 'FILE_COPY';
+  const [{ server_version_num: version }] = await admin(process.env.TEST_PG_SERVER_URL, 'SHOW server_version_num');
+  if (Number(version) >= 150000) process.env.TEST_PG_CREATE_STRATEGY = 'FILE_COPY';
   // what the run makes once and every test file reads: the fakes' clips (media.ts), the OpenAPI document (openapi-validator.ts)
   process.env.TEST_CACHE_DIR = await mkdtemp(path.join(tmpdir(), 'mgw-test-cache-'));
 }
@@ -58,21 +59,12 @@ async function createTemplate(server) {
   return name;
 }
 
-async function scalar(server, sql) {
-  const client = new pg.Client({ connectionString: `${server}/postgres` });
-  await client.connect();
-  try {
-    return Object.values((await client.query(sql)).rows[0])[0];
-  } finally {
-    await client.end();
-  }
-}
-
+/** Runs `sql` on the server's `postgres` database, on a connection of its own; returns its rows. */
 export async function admin(server, sql) {
   const client = new pg.Client({ connectionString: `${server}/postgres` });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
