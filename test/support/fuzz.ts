@@ -351,6 +351,15 @@ function plausiblePath(op: Operation): string {
 }
 
 function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
+  return httpArbitraries(doc, keys).cases;
+}
+
+/**
+ * The HTTP cases, and a sweep: one case with hostile Unicode (see isHostileUnicode) on each operation, so
+ * that every operation gets one whatever the sample's size (a sample of a few thousand had reached every
+ * operation only by chance).
+ */
+function httpArbitraries(doc: any, keys: FuzzKeys): { cases: fc.Arbitrary<FuzzCase>; sweep: fc.Arbitrary<FuzzCase[]> } {
   const operations = operationsOf(doc);
   const authorization = fc.oneof(
     { weight: 10, arbitrary: fc.constant(`Bearer ${keys.api}`) },
@@ -390,7 +399,7 @@ function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
   );
   const requestId = fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('ok-123', 'x'.repeat(300), 'a b', 'é', '-leading') });
   const method = (own: string) => fc.oneof({ weight: 8, arbitrary: fc.constant(own) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD') });
-  const onOperation = fc.constantFrom(...operations).chain((op) =>
+  const caseOn = (op: Operation): fc.Arbitrary<FuzzCase & { kind: 'http' }> =>
     fc
       .record({
         method: method(op.method),
@@ -413,11 +422,11 @@ function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
         const note = `${op.method} ${op.path}`;
         const hostile = [...params.map(([p]) => p), ...query.flat()].some(isHostileUnicode) || (withBody && bodyIsHostile(body));
         return { kind: 'http' as const, method, path: search ? `${path}?${search}` : path, headers, body: withBody ? body : undefined, note, unicode: hostile ? note : undefined };
-      }),
-  );
+      });
+  const onOperation = fc.constantFrom(...operations).chain(caseOn);
   // bodies with hostile Unicode sent as a well-behaved client would (its key, JSON): they reach validation and storage
   const bodyOperations = operations.filter((op) => ['POST', 'PUT', 'PATCH'].includes(op.method));
-  const taintedOperation = fc.constantFrom(...bodyOperations).chain((op) =>
+  const taintedOn = (op: Operation): fc.Arbitrary<FuzzCase> =>
     taintedBody(op).map(
       (body): FuzzCase => ({
         kind: 'http',
@@ -428,8 +437,8 @@ function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
         note: `${op.method} ${op.path}`,
         unicode: `${op.method} ${op.path}`,
       }),
-    ),
-  );
+    );
+  const taintedOperation = fc.constantFrom(...bodyOperations).chain(taintedOn);
   const unknownRoute = fc.record({ path: fc.array(hostileString, { minLength: 1, maxLength: 4 }), method: fc.constantFrom('GET', 'POST', 'DELETE'), auth: authorization }).map(
     ({ path, method, auth }): FuzzCase => ({
       kind: 'http',
@@ -439,7 +448,12 @@ function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
       note: 'unknown route',
     }),
   );
-  return fc.oneof({ weight: 12, arbitrary: onOperation }, { weight: 3, arbitrary: taintedOperation }, { weight: 1, arbitrary: unknownRoute });
+  const hostileOn = (op: Operation): fc.Arbitrary<FuzzCase> =>
+    bodyOperations.includes(op) ? taintedOn(op) : caseOn(op).filter((c) => c.unicode !== undefined);
+  return {
+    cases: fc.oneof({ weight: 12, arbitrary: onOperation }, { weight: 3, arbitrary: taintedOperation }, { weight: 1, arbitrary: unknownRoute }),
+    sweep: fc.tuple(...operations.map(hostileOn)),
+  };
 }
 
 const RAW_CASES: string[] = [
@@ -710,7 +724,9 @@ export async function runFuzz(options: {
   const seed = options.seed ?? Date.now() % 2_147_483_647;
   const port = Number(new URL(options.base).port);
   const deadlineMs = options.deadlineMs ?? 20_000;
-  const sample = fc.sample(fuzzCases(options.doc, options.keys), { numRuns: options.count, seed });
+  // the sweep first (one hostile-Unicode case on each operation), then the seeded sample
+  const [sweep] = fc.sample(httpArbitraries(options.doc, options.keys).sweep, { numRuns: 1, seed });
+  const sample = [...sweep, ...fc.sample(fuzzCases(options.doc, options.keys), { numRuns: Math.max(0, options.count - sweep.length), seed })];
   const from = options.slice?.[0] ?? 0;
   const cases = sample.slice(from, options.slice?.[1] ?? sample.length);
   const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed, hostileUnicode: {}, slowest: [] };
