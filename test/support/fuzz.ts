@@ -350,10 +350,6 @@ function plausiblePath(op: Operation): string {
   return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => (name === 'owner' ? 'team-fuzz' : name === 'name' ? 'clip.wav' : '00000000-0000-0000-0000-000000000000'));
 }
 
-function httpCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
-  return httpArbitraries(doc, keys).cases;
-}
-
 /**
  * The HTTP cases, and a sweep: one case with hostile Unicode (see isHostileUnicode) on each operation, so
  * that every operation gets one whatever the sample's size (a sample of a few thousand had reached every
@@ -399,7 +395,7 @@ function httpArbitraries(doc: any, keys: FuzzKeys): { cases: fc.Arbitrary<FuzzCa
   );
   const requestId = fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('ok-123', 'x'.repeat(300), 'a b', 'é', '-leading') });
   const method = (own: string) => fc.oneof({ weight: 8, arbitrary: fc.constant(own) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD') });
-  const caseOn = (op: Operation): fc.Arbitrary<FuzzCase & { kind: 'http' }> =>
+  const caseOn = (op: Operation): fc.Arbitrary<FuzzCase> =>
     fc
       .record({
         method: method(op.method),
@@ -629,7 +625,7 @@ function largeBodyCases(keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
 
 /** Every case the fuzzer draws from. */
 export function fuzzCases(doc: any, keys: FuzzKeys): fc.Arbitrary<FuzzCase> {
-  return fc.oneof({ weight: 14, arbitrary: httpCases(doc, keys) }, { weight: 2, arbitrary: rawCases(doc, keys) }, { weight: 1, arbitrary: largeBodyCases(keys) });
+  return fc.oneof({ weight: 14, arbitrary: httpArbitraries(doc, keys).cases }, { weight: 2, arbitrary: rawCases(doc, keys) }, { weight: 1, arbitrary: largeBodyCases(keys) });
 }
 
 /** The body as a stream of 64 kB pieces, which fetch sends chunked (no Content-Length). */
