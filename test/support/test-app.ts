@@ -56,7 +56,7 @@ const SLOW_TEARDOWN_MS = 10_000;
 /**
  * A fresh database of its own for a test file, dropped at the end: empty (what a first start or a migration
  * test needs), or with `migrated` a copy of the run's template (global-setup.mjs), which has every migration
- * and the job queue's schema already, as a service that started on it before would have left it.
+ * and the job queue's schema and queues already, as a service that started on it before would have left it.
  */
 export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;

@@ -3,7 +3,7 @@ import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common'
 import { isUUID } from 'class-validator';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
-import { TASK_QUEUE, taskJobName } from '../../infra/queue/jobs.js';
+import { taskJobName, taskQueues } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { AppError } from '../errors/app-error.js';
@@ -50,7 +50,7 @@ export class TaskEngine implements OnApplicationBootstrap {
 
   /** Every kind's queue exists on every instance before the first request; instances with workers consume them. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.queue.createQueues(this.lifecycle.kinds.map((kind) => [taskJobName(kind.definition.name), TASK_QUEUE]));
+    await this.queue.createQueues(taskQueues(this.lifecycle.kinds.map((kind) => kind.definition.name)));
     if (!this.config.runsWorkers) return;
     for (const kind of this.lifecycle.kinds) {
       // a relayed step mostly waits on its upstream: it runs with the relays' own concurrency, not a core's slot

@@ -35,6 +35,11 @@ export interface QueueSettings {
 /** Every task kind's queue. */
 export const TASK_QUEUE: QueueSettings = { retryLimit: 5, expireInSeconds: 3600 };
 
+/** The queues of these task kinds (by name), as the engine creates them at start. */
+export function taskQueues(kinds: readonly string[]): [TaskJobName, QueueSettings][] {
+  return kinds.map((kind) => [taskJobName(kind), TASK_QUEUE]);
+}
+
 export const FIXED_QUEUES: Record<keyof FixedJobPayloads, QueueSettings> = {
   'callback.deliver': { retryLimit: 3, expireInSeconds: 300 },
   'media.retention': { retryLimit: 1, expireInSeconds: 600 },
