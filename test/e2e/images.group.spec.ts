@@ -1,0 +1,16 @@
+/**
+ * The e2e files of one theme (image generation and expand, through every image vendor and door), run as one Jest test file.
+ * Jest loads a test file's module graph (the app's ~2,400 modules) afresh for each file and the app's code
+ * starts cold each time: a file that only boots the app cost about 5 s of CPU before its first test. Run
+ * together, they load it once and later apps start warm (8 small files: 45-57 s of CPU apart, 27-29 s as one).
+ * Each keeps its own describe, apps and databases; none sets process-wide state. Run one alone with
+ * `npm test -- test/e2e/images.group.spec.ts -t '<its describe>'`.
+ */
+import './image-vendors-a.e2e.js';
+import './image-vendors-b.e2e.js';
+import './image-doors.e2e.js';
+import './image-openai-stream.e2e.js';
+import './image-fakes-sdk.e2e.js';
+import './expand-stability.e2e.js';
+import './kling.e2e.js';
+import './robustness.e2e.js';
