@@ -1,11 +1,6 @@
-/**
- * The e2e files of one theme (vendors' SDKs, billing and parameters, and the outbound policy for callers' URLs), run as one Jest test file.
- * Jest loads a test file's module graph (the app's ~2,400 modules) afresh for each file and the app's code
- * starts cold each time: a file that only boots the app cost about 5 s of CPU before its first test. Run
- * together, they load it once and later apps start warm (8 small files: 45-57 s of CPU apart, 27-29 s as one).
- * Each keeps its own describe, apps and databases; none sets process-wide state. Run one alone with
- * `npm test -- test/e2e/vendor-terms.group.spec.ts -t '<its describe>'`.
- */
+// The e2e files of vendors' SDKs, billing and parameters, and callers' URLs:
+// run as one Jest file, the app's module graph is loaded once and later
+// apps start warm (docs/contributors/development.md, "The test run"). One alone: add -t '<its describe>'.
 import './luma-sdk.e2e.js';
 import './runway-sdk.e2e.js';
 import './vendor-billing.e2e.js';
