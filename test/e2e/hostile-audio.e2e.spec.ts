@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type FakeMusicAggregator, startFakeMusicAggregator, testMp3 } from '../support/fake-upstreams.js';
 import { sendBytes, startServer, type TestServer } from '../support/http-server.js';
 import { decodeMono, musicalWav } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
+import { processesWith } from '../support/processes.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 // Hostile files a caller (or an upstream) may hand the service as audio: playlists and lists that name other
@@ -73,17 +74,6 @@ function toneShare(samples: Float32Array, hz: number, rate = 44100): number {
   }
   const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
   return energy ? power / ((samples.length / 2) * energy) : 0;
-}
-
-/** The pids of this machine's processes whose command line holds `marker`. */
-async function processesWith(marker: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(marker)) pids.push(Number(name));
-  }
-  return pids;
 }
 
 const PLAYLIST_REASON = 'is an HLS playlist, not audio (playlists are not accepted)';

@@ -1,9 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
 import PgBoss from 'pg-boss';
 import { GracefulShutdown } from '../../src/common/tasks/graceful-shutdown.js';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { EchoModule, hangMarker } from '../support/echo-kind.js';
 import { pollUntil } from '../support/poll.js';
+import { processesWith } from '../support/processes.js';
 import { api, createTestDatabase, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
@@ -131,17 +131,6 @@ describe('a task kind defined outside src/, through the real engine', () => {
     }
   }, 60_000);
 });
-
-/** The pids of this machine's processes whose command line holds `marker`. */
-async function processesWith(marker: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(marker)) pids.push(Number(name));
-  }
-  return pids;
-}
 
 describe('a step that never returns', () => {
   let t: TestApp;
