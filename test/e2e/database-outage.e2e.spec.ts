@@ -8,7 +8,8 @@ import { png } from '../support/images.js';
 import { wav } from '../support/media.js';
 import { OwnPostgres } from '../support/own-postgres.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createKeyThrough, queryDb } from '../support/test-app.js';
+import { api, createKeyThrough } from '../support/api-client.js';
+import { queryDb } from '../support/test-database.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const ADMIN = 'admin-secret-0123456789';

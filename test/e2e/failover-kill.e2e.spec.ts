@@ -6,7 +6,8 @@ import { type FakeUpstream, startFakeLuma } from '../support/fake-upstreams.js';
 import { type FakeVideoVendor, startFakeKlingVideo } from '../support/fake-video-vendors.js';
 import { freePort } from '../support/free-port.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createKeyThrough, createTestDatabase, queryDb, type TestDatabase } from '../support/test-app.js';
+import { api, createKeyThrough } from '../support/api-client.js';
+import { createTestDatabase, queryDb, type TestDatabase } from '../support/test-database.js';
 
 const GEN = '/video-b/v1/generations';
 const ADMIN = 'admin-secret-0123456789';

@@ -6,7 +6,8 @@ import { png } from '../support/images.js';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { pollUntil } from '../support/poll.js';
-import { createKeyThrough, createTestDatabase, queryDb as query } from '../support/test-app.js';
+import { createKeyThrough } from '../support/api-client.js';
+import { createTestDatabase, queryDb as query } from '../support/test-database.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const ADMIN = 'admin-secret-0123456789';

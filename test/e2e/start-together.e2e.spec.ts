@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createTestDatabase } from '../support/test-app.js';
+import { api } from '../support/api-client.js';
+import { createTestDatabase } from '../support/test-database.js';
 
 const ROLES = ['api', 'worker', 'all'] as const;
 /** The advisory lock under which an instance starts the job queue and creates its queues (QueueService). */

@@ -6,7 +6,7 @@ import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
-import { api } from '../support/test-app.js';
+import { api } from '../support/api-client.js';
 
 const ADMIN = 'admin-secret-0123456789';
 

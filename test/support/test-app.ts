@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import pg from 'pg';
 import { createApp } from '../../src/app.factory.js';
 import type { KindModule } from '../../src/common/tasks/task-kind.js';
 import { loadAppConfig } from '../../src/config.js';
@@ -13,62 +11,16 @@ import type { HostResolver } from '../../src/infra/outbound/host-resolver.js';
 import { TASK_KIND_MODULES } from '../../src/modules/task-kinds.js';
 import { AppLogger, createRootLogger } from '../../src/infra/logger/app-logger.js';
 import { KeysService } from '../../src/modules/keys/keys.service.js';
-import { runsKinds, validatorFor } from './openapi-validator.js';
+import { runsKinds } from './openapi-validator.js';
 import { TEST_SEALING_KEY } from './sealing-key.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
-export interface TestDatabase {
-  url: string;
-  name: string;
-  drop(): Promise<void>;
-}
-
-function serverUrl(): string {
-  const url = process.env.TEST_PG_SERVER_URL;
-  if (!url) throw new Error('TEST_PG_SERVER_URL is not set: run the tests through jest (global-setup.ts)');
-  return url;
-}
-
-/** Runs one statement against the server's maintenance database. */
-export async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: `${serverUrl()}/postgres` });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Runs one query on a test database and returns its rows. */
-export async function queryDb<T extends pg.QueryResultRow>(db: TestDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
+// what most tests import with startTestApp, from the light modules where they live
+export { api, type ApiResponse, createKeyThrough } from './api-client.js';
+export { adminQuery, createTestDatabase, queryDb, type TestDatabase } from './test-database.js';
 
 /** A teardown step slower than this is reported on stderr. */
 const SLOW_TEARDOWN_MS = 10_000;
-
-/**
- * A fresh database of its own for a test file, dropped at the end: empty (what a first start or a migration
- * test needs), or with `migrated` a copy of the run's template (global-setup.mjs), which has every migration
- * and the job queue's schema and queues already, as a service that started on it before would have left it.
- */
-export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
-  const name = `t_${randomBytes(6).toString('hex')}`;
-  const template = process.env.TEST_PG_TEMPLATE;
-  if (options.migrated && !template) throw new Error('TEST_PG_TEMPLATE is not set: run the tests through jest (global-setup.mjs)');
-  // FILE_COPY (PostgreSQL 15+; global-setup.mjs says when the server has it): a copy of the files, where the
-  // default (WAL_LOG) writes every block of the template to the WAL as well; measured on the embedded server,
-  // 90 ms of its CPU per database instead of 180 ms (a run makes a few hundred)
-  const strategy = process.env.TEST_PG_CREATE_STRATEGY ? ` STRATEGY ${process.env.TEST_PG_CREATE_STRATEGY}` : '';
-  await adminQuery(`CREATE DATABASE ${name}${options.migrated ? ` TEMPLATE ${template}` : ''}${strategy}`);
-  return { url: `${serverUrl()}/${name}`, name, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
 
 /** Log lines written by the application under test, parsed. */
 export class LogCapture extends Writable {
@@ -148,55 +100,4 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * A key for `owner`, made through the admin API (POST /admin/keys) of a running instance whose ADMIN_API_KEY
- * is `admin`: what a test of a child process needs, with no process start of its own (the key-create CLI is
- * tested in startup.e2e).
- */
-export async function createKeyThrough(base: string, admin: string, owner: string): Promise<string> {
-  const res = await api(base, 'POST', '/admin/keys', { key: admin, body: { owner, name: 'test' } });
-  if (res.status !== 201) throw new Error(`POST /admin/keys answered ${res.status}: ${res.text.slice(0, 300)}`);
-  return res.body.key as string;
-}
-
-export interface ApiResponse<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-  text: string;
-}
-
-/**
- * A small fetch wrapper: JSON in, JSON (or text) out. Every answer is checked against the service's own
- * OpenAPI document (its status must be documented for the route, its JSON body must match the schema);
- * a mismatch fails the test. `unchecked` skips that, for answers the test means to be odd.
- */
-export async function api<T = any>(
-  base: string,
-  method: string,
-  path: string,
-  options: { key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; unchecked?: boolean } = {},
-): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: string | Buffer | undefined = options.rawBody;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await fetch(base + path, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON; tests that care look at `text`
-  }
-  if (!options.unchecked) {
-    const problem = (await validatorFor(base))?.check(method, path, res.status, res.headers.get('content-type'), parsed);
-    if (problem) throw new Error(`the answer does not match the OpenAPI document: ${problem}\nbody: ${text.slice(0, 600)}`);
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
