@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { onOneConnection } from './one-connection.js';
 
 /** prisma/migrations, found from this file in src/ (tests) and in dist/ (build) alike. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
@@ -39,10 +40,12 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
  * on what is applied. Each migration runs in a transaction; an advisory lock keeps concurrent
  * instances from applying the same one twice. Returns the names of the migrations it applied.
  */
-export async function applyMigrations(databaseUrl: string, log: MigrationLog, dir = MIGRATIONS_DIR): Promise<string[]> {
+export async function applyMigrations(database: string | pg.Pool, log: MigrationLog, dir = MIGRATIONS_DIR): Promise<string[]> {
   const migrations = await readMigrations(dir);
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  return onOneConnection(database, (client) => applyPending(client, migrations, log));
+}
+
+async function applyPending(client: pg.ClientBase, migrations: Migration[], log: MigrationLog): Promise<string[]> {
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
@@ -76,14 +79,15 @@ export async function applyMigrations(databaseUrl: string, log: MigrationLog, di
       applied.push(migration.name);
       log.info(`applied migration ${migration.name}`);
     }
+    // a migration's SET would outlive it on a pooled connection (the service's start lends one)
+    if (applied.length > 0) await client.query('RESET ALL');
     return applied;
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
-    await client.end();
   }
 }
 
-async function applyOne(client: pg.Client, migration: Migration): Promise<void> {
+async function applyOne(client: pg.ClientBase, migration: Migration): Promise<void> {
   const id = randomUUID();
   await client.query('INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())', [
     id,

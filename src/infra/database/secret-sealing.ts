@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { SealingKeys } from '../crypto/sealing-keys.js';
+import { onOneConnection } from './one-connection.js';
 
 /**
  * A column of the schema that holds sealed values (SecretBox under the sealing key), and the column that
@@ -59,9 +60,11 @@ export class SealingError extends Error {
  * another key (a second instance whose DATA_DIR made its own, a mistyped CHANNEL_SECRET_KEY) stops here,
  * rather than failing later on the first webhook or channel call.
  */
-export async function sealStoredSecrets(databaseUrl: string, keys: SealingKeys): Promise<SealingReport> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+export function sealStoredSecrets(database: string | pg.Pool, keys: SealingKeys): Promise<SealingReport> {
+  return onOneConnection(database, (client) => sealOn(client, keys));
+}
+
+async function sealOn(client: pg.ClientBase, keys: SealingKeys): Promise<SealingReport> {
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [SEALING_LOCK_ID]);
@@ -104,7 +107,5 @@ export async function sealStoredSecrets(databaseUrl: string, keys: SealingKeys):
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
-  } finally {
-    await client.end();
   }
 }

@@ -45,8 +45,10 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   }
 
   async onModuleInit(): Promise<void> {
-    await applyMigrations(requireUrl(this.config), { info: (m) => this.logger.log(m), warn: (m) => this.logger.warn(m) });
-    const sealed = await sealStoredSecrets(requireUrl(this.config), this.sealing);
+    // on one of the pool's connections, which it keeps for the queries that follow (one process start of
+    // PostgreSQL's each, rather than a connection of their own)
+    await applyMigrations(this.rawPool, { info: (m) => this.logger.log(m), warn: (m) => this.logger.warn(m) });
+    const sealed = await sealStoredSecrets(this.rawPool, this.sealing);
     if (sealed.sealed > 0) this.logger.log(`sealed ${sealed.sealed} stored secret(s) kept in plain text until now, with ${this.sealing.source}`);
     // during a rotation's first rollout CHANNEL_SECRET_KEY_PREVIOUS holds the new key and nothing is sealed again: nothing to say then
     if (sealed.resealed > 0) this.logger.log(`sealed ${sealed.resealed} stored secret(s) again with ${this.sealing.source} (they were under CHANNEL_SECRET_KEY_PREVIOUS): every stored secret is now sealed with it; CHANNEL_SECRET_KEY_PREVIOUS can go once every instance runs with this key and has started once`);

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { KEPT_CONNECTIONS } from '../database/kept-connections.js';
+import { onOneConnection } from '../database/one-connection.js';
 import { prepared } from '../prisma/statement.js';
 
 /**
@@ -21,6 +22,11 @@ export class BossDb {
 
   executeSql(text: string, values?: unknown[]): Promise<pg.QueryResult> {
     return values ? this.pool.query(prepared(text, values)) : this.pool.query(text);
+  }
+
+  /** One of the pool's connections, for `work` alone (the queue set-up lock is held on it). */
+  onOneConnection<T>(work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+    return onOneConnection(this.pool, work);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,4 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
@@ -172,17 +171,24 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     for (const [name, settings] of queues) if (!existing.has(name)) await this.boss.createQueue(name, { name, ...settings });
   }
 
-  /** Runs `work` while holding the queue set-up lock (a session advisory lock on a connection of its own). */
+  /**
+   * Runs `work` while holding the queue set-up lock: a session advisory lock, on one of pg-boss's pooled
+   * connections (kept after, where a connection of its own cost PostgreSQL a process start at each of the
+   * two set-ups of every start); `work` runs on the pool's other connections.
+   */
   private async underSetupLock(work: () => Promise<void>): Promise<void> {
-    const client = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'media-gateway-queue-setup' });
-    await client.connect();
-    try {
+    await this.db.onOneConnection(async (client) => {
       await client.query('SELECT pg_advisory_lock($1)', [QUEUE_SETUP_LOCK_ID]);
-      await work();
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]).catch(() => undefined);
-      await client.end().catch(() => undefined);
-    }
+      try {
+        await work();
+      } catch (err) {
+        // the connection is closed rather than given back after a failure, and the lock with it
+        await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]).catch(() => undefined);
+        throw err;
+      }
+      // a failed unlock throws too: the connection is closed, never given back still holding the lock
+      await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]);
+    });
   }
 
   async send<N extends JobName>(name: N, payload: JobPayload<N>, options: SendOptions = {}): Promise<string | null> {
