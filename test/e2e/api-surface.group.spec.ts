@@ -2,6 +2,7 @@
 // run as one Jest file, the app's module graph is loaded once and later
 // apps start warm (docs/contributors/development.md, "The test run"). One alone: add -t '<its describe>'.
 import './auth.e2e.js';
+import './auth-failures.e2e.js';
 import './errors.e2e.js';
 import './unicode.e2e.js';
 import './door-enums.e2e.js';
