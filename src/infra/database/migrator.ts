@@ -46,45 +46,43 @@ export async function applyMigrations(database: string | pg.Pool, log: Migration
 }
 
 async function applyPending(client: pg.ClientBase, migrations: Migration[], log: MigrationLog): Promise<string[]> {
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
-      "id" VARCHAR(36) PRIMARY KEY NOT NULL,
-      "checksum" VARCHAR(64) NOT NULL,
-      "finished_at" TIMESTAMPTZ,
-      "migration_name" VARCHAR(255) NOT NULL,
-      "logs" TEXT,
-      "rolled_back_at" TIMESTAMPTZ,
-      "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
-      "applied_steps_count" INTEGER NOT NULL DEFAULT 0
-    )`);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
-    );
-    const applied: string[] = [];
-    for (const migration of migrations) {
-      const previous = rows.filter((r) => r.migration_name === migration.name && r.rolled_back_at === null);
-      if (previous.some((r) => r.finished_at !== null)) {
-        if (previous.some((r) => r.checksum !== migration.checksum)) {
-          log.warn(`migration ${migration.name} was modified after it was applied`);
-        }
-        continue;
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+  await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id" VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum" VARCHAR(64) NOT NULL,
+    "finished_at" TIMESTAMPTZ,
+    "migration_name" VARCHAR(255) NOT NULL,
+    "logs" TEXT,
+    "rolled_back_at" TIMESTAMPTZ,
+    "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count" INTEGER NOT NULL DEFAULT 0
+  )`);
+  const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
+    'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
+  );
+  const applied: string[] = [];
+  for (const migration of migrations) {
+    const previous = rows.filter((r) => r.migration_name === migration.name && r.rolled_back_at === null);
+    if (previous.some((r) => r.finished_at !== null)) {
+      if (previous.some((r) => r.checksum !== migration.checksum)) {
+        log.warn(`migration ${migration.name} was modified after it was applied`);
       }
-      if (previous.length > 0) {
-        throw new Error(
-          `migration ${migration.name} failed earlier and was not rolled back; fix the database, then mark it rolled back (prisma migrate resolve --rolled-back ${migration.name})`,
-        );
-      }
-      await applyOne(client, migration);
-      applied.push(migration.name);
-      log.info(`applied migration ${migration.name}`);
+      continue;
     }
-    // a migration's SET would outlive it on a pooled connection (the service's start lends one)
-    if (applied.length > 0) await client.query('RESET ALL');
-    return applied;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    if (previous.length > 0) {
+      throw new Error(
+        `migration ${migration.name} failed earlier and was not rolled back; fix the database, then mark it rolled back (prisma migrate resolve --rolled-back ${migration.name})`,
+      );
+    }
+    await applyOne(client, migration);
+    applied.push(migration.name);
+    log.info(`applied migration ${migration.name}`);
   }
+  // a migration's SET would outlive it on a pooled connection (the service's start lends one)
+  if (applied.length > 0) await client.query('RESET ALL');
+  // a failed step ends the connection (onOneConnection), and the lock with it: it is let go here on success only
+  await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
+  return applied;
 }
 
 async function applyOne(client: pg.ClientBase, migration: Migration): Promise<void> {

@@ -2,7 +2,7 @@ import pg from 'pg';
 
 /**
  * Runs `work` on one connection: a new one to the URL, closed after, or one of the pool's, given back after
- * (closed instead when `work` threw, its state then unknown). The service's start-up steps (migrations, the
+ * (closed instead when `work` threw: its state is then unknown, and a session lock it took ends with it). The service's start-up steps (migrations, the
  * sealing of stored secrets) take the pool's: a connection costs PostgreSQL a process start (about 30 ms of
  * its CPU here), and the pool keeps it for the queries that follow; the CLI and tests pass a URL.
  */

@@ -179,14 +179,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private async underSetupLock(work: () => Promise<void>): Promise<void> {
     await this.db.onOneConnection(async (client) => {
       await client.query('SELECT pg_advisory_lock($1)', [QUEUE_SETUP_LOCK_ID]);
-      try {
-        await work();
-      } catch (err) {
-        // the connection is closed rather than given back after a failure, and the lock with it
-        await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]).catch(() => undefined);
-        throw err;
-      }
-      // a failed unlock throws too: the connection is closed, never given back still holding the lock
+      // a failure (of `work` or of the unlock) ends the connection, and the lock with it: never given back held
+      await work();
       await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_SETUP_LOCK_ID]);
     });
   }
