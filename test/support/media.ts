@@ -1,11 +1,35 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { pcm16Wav } from '../../src/modules/samples/wav.js';
+
+/**
+ * The ffmpeg that reads what the service made (probes, frames, decoded samples): the statically linked build
+ * the @ffmpeg-installer package ships, when it runs here, else the service's own. It only reads files the
+ * service or the tests wrote, never a caller's, so its age (2018) does not matter here, and it is a decoder
+ * independent of the one the service runs. It starts in about 0.02 s of CPU; Debian's ffmpeg links 236 shared
+ * libraries and spends 0.13-0.25 s in the dynamic linker before it reads a byte (measured with perf and
+ * process accounting: a whole run started ffmpeg 664 times, 549 of them for under 0.5 s of CPU, and about
+ * half of the starts were these reads).
+ */
+let reader: string | undefined;
+function readerFfmpeg(): string {
+  if (reader === undefined) {
+    try {
+      const shipped = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+      execFileSync(shipped, ['-hide_banner', '-version'], { stdio: 'ignore', timeout: 10_000 });
+      reader = shipped;
+    } catch {
+      reader = ffmpegBinary().path;
+    }
+  }
+  return reader;
+}
 
 /** A PCM WAV of a sine tone (no tool needed). */
 export function wav(seconds: number, sampleRate = 8000): Buffer {
@@ -31,7 +55,7 @@ export async function withFile<T>(bytes: Buffer, ext: string, fn: (file: string)
   }
 }
 
-/** Duration, size and codec of an MP4, read with the shipped ffmpeg. */
+/** Duration, size and codec of an MP4, read by ffmpeg (readerFfmpeg). */
 export function probeVideo(bytes: Buffer): Promise<{ durationS: number; width: number; height: number; codec: string }> {
   return withFile(bytes, 'mp4', (file) => probe(file));
 }
@@ -40,7 +64,7 @@ export function probeVideo(bytes: Buffer): Promise<{ durationS: number; width: n
 export function frameColour(video: Buffer, which: 'first' | 'last'): Promise<[number, number, number]> {
   return withFile(video, 'mp4', async (file) => {
     const seek = which === 'first' ? [] : ['-sseof', '-0.1'];
-    const png = execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1']);
+    const png = execFileSync(readerFfmpeg(), ['-hide_banner', '-loglevel', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1']);
     const { channels } = await sharp(png).stats();
     return [channels[0].mean, channels[1].mean, channels[2].mean].map(Math.round) as [number, number, number];
   });
@@ -86,10 +110,10 @@ export function renderedOnce(ext: string, args: string[]): Buffer {
   }
 }
 
-/** Audio decoded by the shipped ffmpeg (independently of the service's code) to mono float samples at 44.1 kHz. */
+/** Audio decoded by ffmpeg (readerFfmpeg: independently of the service's code) to mono float samples at 44.1 kHz. */
 export function decodeMono(bytes: Buffer, ext = 'audio'): Promise<Float32Array> {
   return withFile(bytes, ext, (file) => {
-    const raw = execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'f32le', '-ac', '1', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
+    const raw = execFileSync(readerFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'f32le', '-ac', '1', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
     return new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4).slice();
   });
 }
@@ -141,7 +165,7 @@ export function probeAudio(bytes: Buffer): Promise<{ channels: number; sampleRat
   return withFile(bytes, 'audio', (file) => {
     let report = '';
     try {
-      execFileSync(ffmpegBinary().path, ['-hide_banner', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(readerFfmpeg(), ['-hide_banner', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (err) {
       report = String((err as { stderr?: Buffer }).stderr ?? '');
     }
@@ -153,7 +177,7 @@ export function probeAudio(bytes: Buffer): Promise<{ channels: number; sampleRat
 
 /** Duration (s), frame size and codec of a video the service made, read from ffmpeg's own report (tests only). */
 async function probe(file: string): Promise<{ durationS: number; width: number; height: number; codec: string }> {
-  const child = spawn(ffmpegBinary().path, ['-hide_banner', '-nostdin', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(readerFfmpeg(), ['-hide_banner', '-nostdin', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   await new Promise((resolve) => child.on('close', resolve));
