@@ -1,11 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ffmpegBinary } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
+import { ffmpegBinary, shippedFfmpeg } from '../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { pcm16Wav } from '../../src/modules/samples/wav.js';
 
 /**
@@ -20,13 +19,8 @@ import { pcm16Wav } from '../../src/modules/samples/wav.js';
 let reader: string | undefined;
 function readerFfmpeg(): string {
   if (reader === undefined) {
-    try {
-      const shipped = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
-      execFileSync(shipped, ['-hide_banner', '-version'], { stdio: 'ignore', timeout: 10_000 });
-      reader = shipped;
-    } catch {
-      reader = ffmpegBinary().path;
-    }
+    const shipped = shippedFfmpeg();
+    reader = shipped.version ? shipped.path : ffmpegBinary().path;
   }
   return reader;
 }

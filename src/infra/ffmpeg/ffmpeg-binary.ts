@@ -48,8 +48,14 @@ function chooseFfmpeg(setting: string | undefined): FfmpegBinary {
     const version = versionOf(path);
     if (version) return { path, version, source: 'system' };
   }
-  const shipped = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
-  return { path: shipped, version: versionOf(shipped) ?? 'unknown (it does not run)', source: 'npm' };
+  const shipped = shippedFfmpeg();
+  return { path: shipped.path, version: shipped.version ?? 'unknown (it does not run)', source: 'npm' };
+}
+
+/** The binary the @ffmpeg-installer package ships inside itself (the 2018 static build), and its version when it runs here. */
+export function shippedFfmpeg(): { path: string; version: string | undefined } {
+  const path = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+  return { path, version: versionOf(path) };
 }
 
 /** What the service logs at start about its ffmpeg: one line, and a loud warning for the 2018 fallback. */
