@@ -105,17 +105,28 @@ describe('per-owner limits, shared by two instances', () => {
     const { a, b } = pair;
     await setLimits(a, 'conc-o', { max_concurrent_tasks: 4 });
     const key = await a.createKey('conc-o');
-    const first = await expandTask(a, key, 2);
-    const second = await expandTask(b, key, 2);
+    // both wait on the held file server, so neither ends before the test lets it, however slow the machine
+    const first = await expandTask(a, key, 2, { image: `${files.url}/held-1.png` });
+    const second = await expandTask(b, key, 2, { image: `${files.url}/held-2.png` });
     expect([first.status, second.status]).toEqual([200, 200]);
     expectRefusal(await expandTask(a, key, 1), 1303, /your limit is 4 slots, 4 are held by unfinished tasks and this one needs 1/);
     expectRefusal(await api(b.url, 'POST', GEN, { key, body: { prompt: 'a fox' } }), 1303, /limit is 4 slots/);
     expectRefusal(await expandTask(b, key, 5), 1303, /needs 5 slots \(one per image\); your limit is 4/);
     expect((await api(b.url, 'GET', '/admin/owners/conc-o/limits', { key: ADMIN })).body.usage.active_slots).toBe(4);
 
-    await finished(a, key, first.body.data.task_id);
+    // one of them ends (its image is missing); its 2 slots are free again
+    await pollUntil(async () => held.length, (n) => n >= 2, { what: 'the worker to ask for both held images' });
+    held.shift()?.();
+    const ended = await pollUntil(
+      () => Promise.all([first, second].map((t) => api(a.url, 'GET', `${EXPAND}/${t.body.data.task_id}`, { key }))),
+      (rs) => rs.some((r) => r.body.data.task_status === 'failed'),
+      { timeoutMs: 60_000, what: 'one held task to end' },
+    );
+    expect(ended.filter((r) => ['succeed', 'failed'].includes(r.body.data.task_status))).toHaveLength(1);
     const third = await expandTask(b, key, 2);
     expect(third.status).toBe(200);
+    answerHeld();
+    await finished(a, key, first.body.data.task_id);
     await finished(a, key, second.body.data.task_id);
     await finished(a, key, third.body.data.task_id);
     expect((await api(b.url, 'GET', '/admin/owners/conc-o/limits', { key: ADMIN })).body.usage.active_slots).toBe(0);
@@ -125,11 +136,16 @@ describe('per-owner limits, shared by two instances', () => {
     const { a, b } = pair;
     await setLimits(a, 'race-o', { max_concurrent_tasks: 3 });
     const key = await a.createKey('race-o');
-    expect((await expandTask(a, key, 1)).status).toBe(200);
-    expect((await expandTask(b, key, 1)).status).toBe(200);
+    // the two tasks holding slots wait on the held file server: neither can end (and free a slot) during the race, however slow the machine
+    const holders = [await expandTask(a, key, 1, { image: `${files.url}/held-a.png` }), await expandTask(b, key, 1, { image: `${files.url}/held-b.png` })];
+    expect(holders.map((r) => r.status)).toEqual([200, 200]);
     const racing = await Promise.all(Array.from({ length: 12 }, (_, i) => expandTask([a, b][i % 2], key, 1)));
     expect(racing.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of racing.filter((x) => x.status !== 200)) expectRefusal(r, 1303, /limit is 3 slots/);
+    // let the holders fail; their slots come back
+    await pollUntil(async () => held.length, (n) => n >= 2, { what: 'the worker to ask for both held images' });
+    answerHeld();
+    for (const h of holders) expect((await finished(a, key, h.body.data.task_id)).body.data.task_status).toBe('failed');
   });
 
   it('credits: each task is charged its price at acceptance, a failed one gets it back once, and what cannot be covered is refused 1102', async () => {
