@@ -13,9 +13,9 @@ const GEN = '/video-b/v1/generations';
 const ADMIN = 'admin-secret-0123456789';
 const KLING: [string, string] = ['ak-kill-000000001', 'sk-kill-secret-0001'];
 const LUMA_KEY = 'luma-kill-key-0123456';
-const GENERATIONS = 60;
+const GENERATIONS = 30;
 /** The worker is killed (SIGKILL) once Kling has had this many create requests, each time, and started again. */
-const KILL_AT = [12, 28, 44];
+const KILL_AT = [6, 14, 22];
 
 /**
  * A worker killed while generations fail over: Luma accepts each generation and then fails it (its own
