@@ -1,4 +1,4 @@
-// `npm run fuzz -- --count 20000 [--seed N] [--concurrency C]`: the fuzz test (test/e2e/fuzz.e2e.spec.ts) with more requests.
+// `npm run fuzz -- --count 20000 [--seed N] [--concurrency C]`: the fuzz test (test/e2e/fuzz.e2e.ts, in the abuse group) with more requests.
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
@@ -8,6 +8,6 @@ if (!/^\d+$/.test(values.count) || (values.concurrency !== undefined && !/^[1-9]
   process.exit(1);
 }
 const env = { ...process.env, FUZZ_COUNT: values.count, ...(values.seed ? { FUZZ_SEED: values.seed } : {}), ...(values.concurrency ? { FUZZ_CONCURRENCY: values.concurrency } : {}) };
-const jest = ['--disable-warning=ExperimentalWarning', '--experimental-vm-modules', 'node_modules/jest/bin/jest.js', 'test/e2e/fuzz.e2e.spec.ts'];
+const jest = ['--disable-warning=ExperimentalWarning', '--experimental-vm-modules', 'node_modules/jest/bin/jest.js', 'test/e2e/abuse.group.spec.ts', '-t', '^fuzzing every route'];
 const { status } = spawnSync(process.execPath, jest, { stdio: 'inherit', env });
 process.exit(status ?? 1);
