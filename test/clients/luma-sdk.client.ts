@@ -28,7 +28,8 @@ async function pollUntilDone(client: LumaAI, id: string, deadlineMs: number, onS
   }
 }
 
-export async function runLumaSdk(baseURL: string, authToken: string, keyframeUrl: string): Promise<LumaRun> {
+/** `onDreaming`: called when the poll loop first sees a generation dreaming (a test lets the held keyframe through then). */
+export async function runLumaSdk(baseURL: string, authToken: string, keyframeUrl: string, onDreaming: () => void = () => undefined): Promise<LumaRun> {
   const client = new LumaAI({ authToken, baseURL, maxRetries: 0 });
   const creditsBefore = (await client.credits.get()).credit_balance;
   const promptOnly: GenerationCreateParams = { model: 'ray-2', prompt: 'A lighthouse at dusk, waves breaking', aspect_ratio: '16:9', duration: '5s', resolution: '540p' };
@@ -39,7 +40,13 @@ export async function runLumaSdk(baseURL: string, authToken: string, keyframeUrl
   const completed: Generation[] = [];
   for (const generation of created) {
     if (!generation.id) throw new Error('a created generation has no id');
-    completed.push(await pollUntilDone(client, generation.id, 90_000, (state) => (sawDreaming ||= state === 'dreaming')));
+    completed.push(
+      await pollUntilDone(client, generation.id, 90_000, (state) => {
+        if (state !== 'dreaming' || sawDreaming) return;
+        sawDreaming = true;
+        onDreaming();
+      }),
+    );
   }
 
   const listed = await client.generations.list({ limit: 10, offset: 0 });

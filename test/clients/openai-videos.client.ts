@@ -9,6 +9,8 @@ export interface OpenAiRun {
   created: Video[];
   sawInProgress: boolean;
   completed: Video[];
+  /** A third video, made from an image URL (input_reference.image_url), once completed. */
+  linked: Video;
   /** Each completed video's bytes, downloaded with downloadContent. */
   contents: Buffer[];
   thumbnail: Buffer;
@@ -29,7 +31,11 @@ async function untilDone(client: OpenAI, id: string, deadlineMs: number, onStatu
   }
 }
 
-export async function runOpenAiVideos(baseURL: string, apiKey: string, referenceImage: Buffer): Promise<OpenAiRun> {
+/**
+ * `referenceUrl`: an image the third video starts from; `onInProgress`: called when the poll loop first sees a
+ * video in_progress (a test lets the image at referenceUrl through then).
+ */
+export async function runOpenAiVideos(baseURL: string, apiKey: string, referenceImage: Buffer, referenceUrl: string, onInProgress: () => void = () => undefined): Promise<OpenAiRun> {
   const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
   const first = await client.videos.create({ prompt: 'A calico cat playing a piano on stage', seconds: '4', size: '1280x720' });
   const second = await client.videos.create({
@@ -38,9 +44,19 @@ export async function runOpenAiVideos(baseURL: string, apiKey: string, reference
     size: '720x1280',
     input_reference: await toFile(referenceImage, 'first-frame.png', { type: 'image/png' }),
   });
+  const third = await client.videos.create({ prompt: 'The boat, from a link', seconds: '4', size: '1280x720', input_reference: { image_url: referenceUrl } });
   let sawInProgress = false;
   const completed: Video[] = [];
-  for (const video of [first, second]) completed.push(await untilDone(client, video.id, 60_000, (s) => (sawInProgress ||= s === 'in_progress')));
+  for (const video of [first, second, third]) {
+    completed.push(
+      await untilDone(client, video.id, 60_000, (status) => {
+        if (status !== 'in_progress' || sawInProgress) return;
+        sawInProgress = true;
+        onInProgress();
+      }),
+    );
+  }
+  const linked = completed.pop()!;
   const contents: Buffer[] = [];
   for (const video of completed) contents.push(Buffer.from(await (await client.videos.downloadContent(video.id)).arrayBuffer()));
   const thumbnail = Buffer.from(await (await client.videos.downloadContent(first.id, { variant: 'thumbnail' })).arrayBuffer());
@@ -66,5 +82,5 @@ export async function runOpenAiVideos(baseURL: string, apiKey: string, reference
   } catch (err) {
     if (err instanceof NotFoundError) notOffered = err.message;
   }
-  return { created: [first, second], sawInProgress, completed, contents, thumbnail, listedIds, deletedThenMissing, badRequest, notOffered };
+  return { created: [first, second], sawInProgress, completed, linked, contents, thumbnail, listedIds, deletedThenMissing, badRequest, notOffered };
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
+import { startHeldFiles } from '../support/held-files.js';
 import { sendBytes, startServer, type TestServer } from '../support/http-server.js';
 import { png } from '../support/images.js';
 import { wav } from '../support/media.js';
@@ -44,23 +45,27 @@ describe('a database outage while jobs run', () => {
     const env = (role: string, port: number) => ({ DATABASE_URL: pg.url, ROLE: role, PORT: String(port), ADMIN_API_KEY: ADMIN, SANDBOX_DELAY_MS: '2500', ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info', DATA_DIR: dataDir });
     const base = `http://127.0.0.1:${ports[0]}`;
     const processes: Child[] = [];
+    // the expand task's image waits on this server until the test lets it: the task is surely running when the
+    // database stops, however slow the machine (the sandbox delay alone only made that likely)
+    const images = await startHeldFiles('image/png', await png(320, 320));
     try {
       for (const [i, role] of roles.entries()) processes.push(Child.start('dist/main.js', [], env(role, ports[i])));
       await Promise.all(processes.map((p) => p.waitFor(/"listening"/)));
       const key = await createKeyThrough(base, ADMIN, 'outage');
 
-      const image = (await png(320, 320)).toString('base64');
-      const expandBody = { image, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 };
+      const expandBody = { image: `${images.url}/photo.png`, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 };
       const submit = async () => ({
         expand: (await api(base, 'POST', EXPAND, { key, body: expandBody })).body.data.task_id as string,
         video: (await api(base, 'POST', '/video-b/v1/generations', { key, body: { prompt: 'rain on a window' } })).body.id as string,
         audio: (await api(base, 'POST', '/music-a/uploads/audio-url', { key, body: { url: `${files.url}/clip.wav` } })).body.data as string,
       });
       const before = await submit();
-      await pollUntil(() => api(base, 'GET', `${EXPAND}/${before.expand}`, { key }), (r) => r.body.data?.task_status === 'processing', { what: 'the task to start' });
+      await pollUntil(async () => images.waiting(), (n) => n === 1, { what: 'the expand task to start and ask for its image' });
 
       await pg.stop();
       const down = Date.now();
+      // the running task goes on (its sandbox delay, its render) while the database is away
+      images.release();
       // During the outage: alive, not ready, and requests that need the database answer 503 with Retry-After.
       const ready = await pollUntil(() => api(base, 'GET', '/health/ready'), (r) => r.status === 503, { what: 'readiness to fail' });
       expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -94,6 +99,7 @@ describe('a database outage while jobs run', () => {
       expect(processes.map((p) => p.output).join('\n')).toMatch(/the database answers again/);
     } finally {
       for (const p of processes) await p.stop('SIGTERM').catch(() => p.stop('SIGKILL'));
+      await images.close();
       await pg.destroy();
       await rm(dataDir, { recursive: true, force: true });
     }

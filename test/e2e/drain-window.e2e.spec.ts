@@ -6,6 +6,7 @@ import { TaskRunner } from '../../src/common/tasks/task-runner.js';
 import { TaskSweeper } from '../../src/common/tasks/task-sweeper.js';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
+import { startHeldFiles } from '../support/held-files.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, createKeyThrough, createTestDatabase, queryDb as query, startTestApp, type TestDatabase } from '../support/test-app.js';
@@ -36,7 +37,7 @@ describe('the drain, when a claim is in flight', () => {
   beforeAll(async () => {
     db = await createTestDatabase({ migrated: true });
     dir = await mkdtemp(path.join(tmpdir(), 'mgw-drain-'));
-    common = { DATABASE_URL: db.url, STORAGE_DRIVER: 'postgres', WORKER_LEASE_S: '120', SHUTDOWN_TIMEOUT_S: '4', SANDBOX_DELAY_MS: '2000', LOG_LEVEL: 'info' };
+    common = { DATABASE_URL: db.url, STORAGE_DRIVER: 'postgres', WORKER_LEASE_S: '120', SHUTDOWN_TIMEOUT_S: '4', ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info' };
     // the tasks are accepted by an instance that runs no worker, so only the instance under test claims them
     const port = await freePort();
     api_ = Child.start('dist/main.js', [], { ...common, ROLE: 'api', ADMIN_API_KEY: ADMIN, PORT: String(port), DATA_DIR: path.join(dir, 'api') });
@@ -51,9 +52,9 @@ describe('the drain, when a claim is in flight', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** A task accepted, its row locked by the test, and a worker instance started whose claim of it waits on that lock. */
-  async function claimHeldUp(name: string): Promise<{ id: string; lock: pg.Client; worker: Child }> {
-    const accepted = await api(common.API, 'POST', EXPAND, { key, rawBody: body, headers: { 'content-type': 'application/json' } });
+  /** A task accepted (`rawBody`: the test's expand body unless given), its row locked by the test, and a worker instance started whose claim of it waits on that lock. */
+  async function claimHeldUp(name: string, rawBody = body): Promise<{ id: string; lock: pg.Client; worker: Child }> {
+    const accepted = await api(common.API, 'POST', EXPAND, { key, rawBody, headers: { 'content-type': 'application/json' } });
     expect(accepted.status).toBe(200);
     const id = accepted.body.data.task_id as string;
     const lock = new pg.Client({ connectionString: db.url });
@@ -74,12 +75,16 @@ describe('the drain, when a claim is in flight', () => {
   }
 
   /** Another worker instance on the database, the one that finishes what the stopped one let go of (in the test's process: only the instance under test needs a process of its own, for its SIGTERM). */
-  const otherInstance = () => startTestApp({ STORAGE_DRIVER: 'postgres', WORKER_LEASE_S: '120', SANDBOX_DELAY_MS: '2000', ROLE: 'worker' }, { db });
+  const otherInstance = () => startTestApp({ STORAGE_DRIVER: 'postgres', WORKER_LEASE_S: '120', ALLOW_PRIVATE_URLS: 'true', ROLE: 'worker' }, { db });
 
   const task = async (id: string) => (await query<TaskRow>(db, 'SELECT state::text, lease_owner, attempts FROM tasks WHERE id = $1', [id]))[0];
 
   it('a claim answered during the drain: the hand-back waits for it, so the task is handed back, not held', async () => {
-    const { id, lock, worker } = await claimHeldUp('a');
+    // the task's image waits on this server until the test lets it: once claimed, its step cannot end (and the
+    // task succeed) before the hand-back, however slow the machine (a sandbox delay only made that likely)
+    const images = await startHeldFiles('image/png', await png(320, 320));
+    const fetched = JSON.stringify({ ...JSON.parse(body), image: `${images.url}/photo.png` });
+    const { id, lock, worker } = await claimHeldUp('a', fetched);
     try {
       worker.process.kill('SIGTERM');
       await worker.waitFor(/1 claim\(s\) in flight/);
@@ -94,12 +99,15 @@ describe('the drain, when a claim is in flight', () => {
     } finally {
       await lock.end();
       await worker.stop('SIGKILL').catch(() => undefined);
+      // the other instance's fetch of the image is answered
+      images.release();
     }
     const b = await otherInstance();
     try {
       await pollUntil(() => task(id), (t) => t.state === 'succeeded', { timeoutMs: 30_000, what: 'the task to succeed on the other instance' });
     } finally {
       await b.close();
+      await images.close();
     }
   }, 120_000);
 

@@ -1,19 +1,26 @@
 import { runLumaSdk } from '../clients/luma-sdk.client.js';
+import { type HeldFiles, startHeldFiles } from '../support/held-files.js';
 import { probeVideo } from '../support/media.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /** The official lumaai SDK, with baseURL <gateway>/video-b/v1, as a team switching from Luma would use it. */
 describe('the official lumaai SDK', () => {
   let t: TestApp;
+  let keyframe: HeldFiles;
   beforeAll(async () => {
-    // a little upstream-like latency, so a poll loop sees "dreaming"
-    t = await startTestApp({ SANDBOX_DELAY_MS: '1500', DEFAULT_MONTHLY_CREDITS: '100' });
+    t = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', DEFAULT_MONTHLY_CREDITS: '100' });
+    // the sample keyframe, served when the test lets it: the generation that fetches it dreams until the SDK's poll
+    // loop has seen it (or another) dreaming, however slow the machine (a sandbox delay only made that likely)
+    keyframe = await startHeldFiles('image/jpeg', Buffer.from(await (await fetch(`${t.url}/samples/keyframe.jpg`)).arrayBuffer()));
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await keyframe.close(); // a held step would keep the app's close waiting
+    await t.close();
+  });
 
   it('creates (prompt only, and with a keyframe), polls through dreaming to completed, lists, deletes, pings, reads credits', async () => {
     const key = await t.createKey('luma-team');
-    const run = await runLumaSdk(`${t.url}/video-b/v1`, key, `${t.url}/samples/keyframe.jpg`);
+    const run = await runLumaSdk(`${t.url}/video-b/v1`, key, `${keyframe.url}/keyframe.jpg`, () => keyframe.release());
 
     for (const generation of run.created) {
       expect(generation).toEqual(expect.objectContaining({ id: expect.any(String), generation_type: 'video', state: 'pending', created_at: expect.any(String) }));

@@ -1,4 +1,5 @@
 import { runOpenAiVideos } from '../clients/openai-videos.client.js';
+import { startHeldFiles } from '../support/held-files.js';
 import { frameColour, probeVideo, solid } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
@@ -10,18 +11,22 @@ describe('the OpenAI-style video door', () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
-    // a little upstream-like latency, so a poll loop sees in_progress
-    t = await startTestApp({ SANDBOX_DELAY_MS: '1000' });
+    // the reference images by URL come from the tests' held file servers (loopback)
+    t = await startTestApp({ ALLOW_PRIVATE_URLS: 'true' });
     key = await t.createKey('openai-team');
   });
   afterAll(() => t.close());
 
-  it('videos.create (prompt only, and with an image file) → retrieve until completed → downloadContent gives the asked seconds and size → list → delete', async () => {
+  it('videos.create (prompt only, with an image file, and from an image link) → retrieve until completed → downloadContent gives the asked seconds and size → list → delete', async () => {
     const red = await solid(720, 1280, [220, 30, 30]);
-    const run = await runOpenAiVideos(`${t.url}/openai/v1`, key, red);
+    // the third video's image, served when the test lets it: that video stays in_progress until the SDK's poll loop
+    // has seen one in_progress, however slow the machine (a sandbox delay only made that likely)
+    const linkedImage = await startHeldFiles('image/png', await solid(1280, 720, [30, 30, 220]));
+    const run = await runOpenAiVideos(`${t.url}/openai/v1`, key, red, `${linkedImage.url}/blue.png`, () => linkedImage.release()).finally(() => linkedImage.close());
     for (const video of run.created) expect(video).toEqual(expect.objectContaining({ object: 'video', status: 'queued', progress: 0, model: 'auto', completed_at: null, error: null }));
     expect(run.created.map((v) => [v.seconds, v.size])).toEqual([['4', '1280x720'], ['8', '720x1280']]);
     expect(run.sawInProgress).toBe(true);
+    expect(run.linked).toEqual(expect.objectContaining({ status: 'completed', seconds: '4', size: '1280x720' }));
     for (const video of run.completed) expect(video).toEqual(expect.objectContaining({ status: 'completed', progress: 100, completed_at: expect.any(Number), expires_at: expect.any(Number) }));
     const [a, b] = await Promise.all(run.contents.map((bytes) => probeVideo(bytes)));
     expect([a.codec, a.width, a.height, Math.round(a.durationS)]).toEqual(['h264', 1280, 720, 4]);
@@ -47,11 +52,19 @@ describe('the OpenAI-style video door', () => {
     expect([fileId.status, fileId.body.error.param]).toEqual([400, 'input_reference.file_id']);
     const missing = await api(t.url, 'GET', `${DOOR}/00000000-0000-4000-8000-000000000000`, { key });
     expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
-    const byUrl = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'From a sample', input_reference: { image_url: `${t.url}/samples/keyframe.jpg` } } });
-    expect([byUrl.status, byUrl.body.status, byUrl.body.size, byUrl.body.seconds]).toEqual([200, 'queued', '1280x720', '5']);
-    const notYet = await api(t.url, 'GET', `${DOOR}/${byUrl.body.id}/content`, { key });
-    expect([notYet.status, notYet.body.error?.code]).toEqual([409, 'conflict']);
-    await pollUntil(() => api(t.url, 'GET', `${DOOR}/${byUrl.body.id}`, { key }), (r) => r.body.status === 'completed', { timeoutMs: 60_000, what: 'the video' });
+    // its image, the sample keyframe, is served when the test lets it: the video cannot be completed when its content
+    // is asked for too early, however slow the machine (a sandbox delay only made that likely)
+    const keyframe = await startHeldFiles('image/jpeg', Buffer.from(await (await fetch(`${t.url}/samples/keyframe.jpg`)).arrayBuffer()));
+    const byUrl = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'From a link', input_reference: { image_url: `${keyframe.url}/keyframe.jpg` } } });
+    try {
+      expect([byUrl.status, byUrl.body.status, byUrl.body.size, byUrl.body.seconds]).toEqual([200, 'queued', '1280x720', '5']);
+      const notYet = await api(t.url, 'GET', `${DOOR}/${byUrl.body.id}/content`, { key });
+      expect([notYet.status, notYet.body.error?.code]).toEqual([409, 'conflict']);
+      keyframe.release();
+      await pollUntil(() => api(t.url, 'GET', `${DOOR}/${byUrl.body.id}`, { key }), (r) => r.body.status === 'completed', { timeoutMs: 60_000, what: 'the video' });
+    } finally {
+      await keyframe.close();
+    }
     const spritesheet = await api(t.url, 'GET', `${DOOR}/${byUrl.body.id}/content?variant=spritesheet`, { key });
     expect([spritesheet.status, spritesheet.body.error.param]).toEqual([400, 'variant']);
     // OpenAI's operations this door does not offer: 404 naming each

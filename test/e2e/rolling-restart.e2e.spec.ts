@@ -5,6 +5,7 @@ import path from 'node:path';
 import { png } from '../support/images.js';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
+import { startHeldFiles } from '../support/held-files.js';
 import { pollUntil } from '../support/poll.js';
 import { createKeyThrough } from '../support/api-client.js';
 import { createTestDatabase, queryDb as query } from '../support/test-database.js';
@@ -50,18 +51,19 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
     const [portA, portB] = [await freePort(), await freePort()];
     const dirs = [await mkdtemp(path.join(tmpdir(), 'mgw-roll-a-')), await mkdtemp(path.join(tmpdir(), 'mgw-roll-b-'))];
     // a lease far longer than the test: only the hand-back can move A's running tasks to B in time
-    // A task A started less than 0.3 s before SIGTERM still needs over 3 s of its 3.5 s sandbox delay, more
-    // than A's drain lasts (SHUTDOWN_TIMEOUT_S 3 leaves it half a second): A surely hands it back.
-    const common = { DATABASE_URL: db.url, ADMIN_API_KEY: ADMIN, STORAGE_DRIVER: 'postgres', SANDBOX_DELAY_MS: '3500', WORKER_LEASE_S: '120', SHUTDOWN_TIMEOUT_S: '3', LOG_LEVEL: 'info' };
-    // B, left alone with the backlog, runs more at once (the sandbox's delay is a wait, not work): the test waits
-    // for it to finish what A let go of, not for 3 slots to work through 60 tasks of 3.5 s each
+    // Every task's image waits on this server until A has stopped: a task A runs cannot end before A's drain
+    // hands it back, however slow the machine (a sandbox delay only made that likely).
+    const images = await startHeldFiles('image/png', await png(320, 320));
+    const common = { DATABASE_URL: db.url, ADMIN_API_KEY: ADMIN, STORAGE_DRIVER: 'postgres', ALLOW_PRIVATE_URLS: 'true', WORKER_LEASE_S: '120', SHUTDOWN_TIMEOUT_S: '3', LOG_LEVEL: 'info' };
+    // B, left alone with the backlog, runs more at once: the test waits for it to finish what A let go of, not for
+    // 3 slots to work through 60 tasks
     const a = Child.start('dist/main.js', [], { ...common, WORKER_CONCURRENCY: '3', PORT: String(portA), DATA_DIR: dirs[0] });
     const b = Child.start('dist/main.js', [], { ...common, WORKER_CONCURRENCY: '20', PORT: String(portB), DATA_DIR: dirs[1] });
     const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       await Promise.all([a.waitFor(/listening/), b.waitFor(/listening/)]);
       const key = await createKeyThrough(`http://127.0.0.1:${portB}`, ADMIN, 'roll');
-      const body = JSON.stringify({ image: (await png(320, 320)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 });
+      const body = JSON.stringify({ image: `${images.url}/photo.png`, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1 });
       expect((await get(keepAlive, portA, '/health/ready')).status).toBe(200);
 
       // The load: 4 clients, 60 requests, spread over both instances. A connection A refuses, or resets before
@@ -83,7 +85,7 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
         }
       });
       await pollUntil(async () => sent.length, (n) => n >= 16, { what: 'the first answers' });
-      await pollUntil(() => query<{ n: number; o: string }>(db, "SELECT count(*) FILTER (WHERE lease_owner LIKE $1 AND started_at > now() - interval '300 milliseconds')::int AS n, string_agg(DISTINCT state::text || ':' || coalesce(lease_owner, '-'), ' ') AS o FROM tasks WHERE state = 'running'", [`${a.process.pid}-%`]), (r) => r[0].n > 0, { what: `A (${a.process.pid}) to hold a running task (answers ${JSON.stringify(sent.slice(0, 3))})` });
+      await pollUntil(() => query<{ n: number; o: string }>(db, "SELECT count(*) FILTER (WHERE lease_owner LIKE $1)::int AS n, string_agg(DISTINCT state::text || ':' || coalesce(lease_owner, '-'), ' ') AS o FROM tasks WHERE state = 'running'", [`${a.process.pid}-%`]), (r) => r[0].n > 0, { what: `A (${a.process.pid}) to hold a running task (answers ${JSON.stringify(sent.slice(0, 3))})` });
       const stoppedAt = Date.now();
       a.process.kill('SIGTERM');
       await a.waitFor(/draining/);
@@ -94,6 +96,8 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
       const exit = await a.exited;
       expect(exit.code).toBe(0);
       expect(Date.now() - stoppedAt).toBeLessThan(3000 + 1500);
+      // A is gone: the tasks may fetch their image now, and B runs them all
+      images.release();
       await Promise.all(clients);
 
       // every request was answered 200 (a refused connection was sent again to B, as a load balancer does)
@@ -116,6 +120,7 @@ describe('a rolling restart: SIGTERM to one of two instances under load', () => 
       keepAlive.destroy();
       await a.stop('SIGKILL').catch(() => undefined);
       await b.stop('SIGTERM').catch(() => undefined);
+      await images.close();
       await db.drop();
       for (const dir of dirs) await rm(dir, { recursive: true, force: true });
     }

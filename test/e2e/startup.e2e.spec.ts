@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
+import { startHeldFiles } from '../support/held-files.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api } from '../support/api-client.js';
@@ -76,22 +77,27 @@ describe('npm start on the embedded database', () => {
   });
 
   it('prints no new key on the next start, and after a SIGKILL mid-task (PostgreSQL left running) restarts and finishes the task', async () => {
-    const slow = { ...env, SANDBOX_DELAY_MS: '4000' };
-    const first = Child.start('dist/main.js', [], slow);
+    // the task's image waits on this server until the test lets it: the task is surely mid-run when the process is
+    // killed, however slow the machine (a sandbox delay only made that likely)
+    const files = await startHeldFiles('image/png', await png(300, 300));
+    const fetching = { ...env, ALLOW_PRIVATE_URLS: 'true' };
+    const first = Child.start('dist/main.js', [], fetching);
     await first.waitFor(/Swagger UI/);
     expect(first.output).not.toContain('First API key');
     expect(first.output).toContain('npm run key:create');
     const created = await api(base, 'POST', '/video-a/v1/images/editing/expand', {
       key: firstKey,
-      body: { image: (await png(300, 300)).toString('base64'), up_expansion_ratio: 0.5, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 },
+      body: { image: `${files.url}/photo.png`, up_expansion_ratio: 0.5, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 },
     });
     const task = `/video-a/v1/images/editing/expand/${created.body.data.task_id}`;
-    await pollUntil(() => api(base, 'GET', task, { key: firstKey }), (r) => r.body.data.task_status === 'processing', { what: 'the task to start' });
+    await pollUntil(async () => files.waiting(), (n) => n === 1, { what: 'the task to start and ask for its image' });
     const pid = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     await first.stop('SIGKILL');
     expect(() => process.kill(pid, 0)).not.toThrow(); // the orphaned postgres still runs
+    // the next run's fetch of the image is answered
+    files.release();
 
-    const second = Child.start('dist/main.js', [], slow);
+    const second = Child.start('dist/main.js', [], fetching);
     try {
       await second.waitFor(/Swagger UI/);
       expect((await api(base, 'GET', '/health/ready')).status).toBe(200);
@@ -99,7 +105,9 @@ describe('npm start on the embedded database', () => {
       const done = await pollUntil(() => api(base, 'GET', task, { key: firstKey }), (r) => r.body.data.task_status === 'succeed', { timeoutMs: 15_000, what: 'the task to finish' });
       expect(done.body.data.task_result.images).toHaveLength(1);
     } finally {
-      expect((await second.stop('SIGTERM')).code).toBe(0);
+      const stopped = await second.stop('SIGTERM');
+      await files.close();
+      expect(stopped.code).toBe(0);
     }
   });
 });

@@ -29,6 +29,7 @@ describe('a task kind defined outside src/, through the real engine', () => {
     await api(t.url, 'PUT', `/admin/owners/${OWNER}/limits`, { key: ADMIN, body: { max_concurrent_tasks: 20, monthly_credits: 1000 } });
   });
   afterAll(async () => {
+    letNotificationsThrough();
     await t.close();
     await receiver.close();
   });
@@ -52,17 +53,26 @@ describe('a task kind defined outside src/, through the real engine', () => {
     expect(ran).toEqual({ state: 'succeeded', attempts: 1, started: true, finished: true });
   });
 
-  // A receiver that holds each notification a while: the task's next notification waits for it (their order
-  // is kept), so its row stays as the state change wrote it and can be compared with the task's.
-  const HOLD_MS = 4000;
+  // A receiver that answers no notification until the test lets it: the task's next notification waits for the
+  // one before (their order is kept), so its row stays as the state change wrote it, and can be compared with the
+  // task's, however slow the machine (a receiver that answered after a delay only made that likely).
+  let holding = true;
+  const unanswered: (() => void)[] = [];
+  const holdNotifications = () => void (holding = true);
+  const letNotificationsThrough = () => {
+    holding = false;
+    for (const answer of unanswered.splice(0)) answer();
+  };
   beforeAll(() =>
-    receiver.behave('/slow', async (_n, res) => {
-      await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
-      res.writeHead(200).end();
+    receiver.behave('/slow', (_n, res) => {
+      const answer = () => void res.writeHead(200).end();
+      if (holding) unanswered.push(answer);
+      else answer();
     }),
   );
 
   it('writes each notification in the transaction of the state change it announces, in its own state names', async () => {
+    holdNotifications();
     const before = await counters();
     const res = await submit({ outcome: 'succeed', units: 1, callback_url: `${receiver.url}/slow` });
     await finished(res.body.id);
@@ -72,7 +82,8 @@ describe('a task kind defined outside src/, through the real engine', () => {
     expect(await writtenBy('owner_counters WHERE owner = $1', [OWNER])).toEqual([task]);
     expect(await counters()).toEqual({ active_slots: before.active_slots, credits_used: before.credits_used + 3 });
 
-    const sent = await pollUntil(async () => receiver.received.filter((r) => r.json?.id === res.body.id), (r) => r.length === 2, { timeoutMs: 3 * HOLD_MS, what: 'both notifications' });
+    letNotificationsThrough();
+    const sent = await pollUntil(async () => receiver.received.filter((r) => r.json?.id === res.body.id), (r) => r.length === 2, { what: 'both notifications' });
     expect(sent.map((r) => [r.headers['webhook-id'] !== undefined, r.json])).toEqual([
       [true, { id: res.body.id, state: 'working', echoed: null, message: null }],
       [true, { id: res.body.id, state: 'done', echoed: 1, message: null }],
@@ -80,6 +91,7 @@ describe('a task kind defined outside src/, through the real engine', () => {
   });
 
   it('gives back the slots and credits of a task that fails, in the statement or transaction that fails it (without and with a callback)', async () => {
+    holdNotifications();
     for (const callback of [undefined, `${receiver.url}/slow`]) {
       const before = await counters();
       const res = await submit({ outcome: 'fail', units: 3, ...(callback ? { callback_url: callback } : {}) });
@@ -92,6 +104,7 @@ describe('a task kind defined outside src/, through the real engine', () => {
       expect(await writtenBy('owner_counters WHERE owner = $1', [OWNER])).toEqual([task]);
       if (callback) expect(await writtenBy("callback_deliveries WHERE task_id = $1 AND status = 'broken'", [res.body.id])).toEqual([task]);
     }
+    letNotificationsThrough();
   });
 
   it('counts the kind in usage, metrics and the OpenAPI document, as the registry lists it', async () => {

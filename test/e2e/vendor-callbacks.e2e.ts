@@ -51,8 +51,8 @@ interface Vendor {
   finish(upstreamId: string): Promise<number | null | undefined>;
   /** A callback body in the vendor's shape claiming the task succeeded, its result somewhere else. */
   claim(upstreamId: string): unknown;
-  /** The vendor answers each create this long after it made the task (0: at once). */
-  slowCreate?(ms: number): void;
+  /** The vendor answers each create it makes only once `until` settles (undefined: at once). */
+  holdCreateAnswers?(until: Promise<unknown> | undefined): void;
 }
 
 /**
@@ -188,7 +188,7 @@ describe('vendors that call back: each callback ends its task long before the sa
       hold: (on) => (luma.knobs.pollsUntilDone = on ? Number.MAX_SAFE_INTEGER : 2),
       failWith: (words) => (luma.knobs.failWith = words),
       finish: async (id) => (await luma.finish!(id))?.status,
-      slowCreate: (ms) => (luma.knobs.createHangMs = ms),
+      holdCreateAnswers: (until) => (luma.knobs.createAnswerHeld = until),
       claim: (id) => ({ id, state: 'completed', failure_reason: null, assets: { video: `${EVIL}.mp4`, image: `${EVIL}.png` } }),
     }),
     // Kling's door, Kling's task record
@@ -248,7 +248,7 @@ describe('vendors that call back: each callback ends its task long before the sa
       hold: (on) => (klingExpand.knobs.hold = on),
       failWith: (words) => (klingExpand.knobs.failWith = words),
       finish: async (id) => (await klingExpand.finish!(id))?.status,
-      slowCreate: (ms) => (klingExpand.knobs.createHangMs = ms),
+      holdCreateAnswers: (until) => (klingExpand.knobs.createAnswerHeld = until),
       claim: (id) => ({ task_id: id, task_status: 'succeed', task_status_msg: '', created_at: Date.now(), updated_at: Date.now(), task_result: { images: [{ index: 0, url: `${EVIL}.png` }] } }),
     }),
     // Kling's image door and API, its task record (it also calls back when a task starts processing)
@@ -418,10 +418,13 @@ describe('vendors that call back: each callback ends its task long before the sa
     // Before: a callback that came while the task did not wait yet found no watch to bring forward and was dropped
     // (counted `unknown`): a vendor that ended a task before its create was answered had it wait for the safety poll.
     // The vendors whose fakes can answer a create late.
-    if (vendors[name]().slowCreate)
+    if (vendors[name]().holdCreateAnswers)
       it('a callback that comes before the vendor has answered the create ends the task as soon as it waits', async () => {
-        // the create's answer comes 5 s after the vendor made the task; the vendor ends it and calls back meanwhile
-        vendor.slowCreate!(5000);
+        // the create's answer comes only when the test lets it, after the vendor made the task, ended it and called
+        // back: the task surely does not wait yet when the callback comes, however slow the machine (an answer held
+        // a few seconds only made that likely)
+        let answerCreates = () => undefined as void;
+        vendor.holdCreateAnswers!(new Promise<void>((resolve) => (answerCreates = resolve)));
         try {
           const id = await vendor.create();
           const upstreamId = await upstreamOf(id);
@@ -429,10 +432,12 @@ describe('vendors that call back: each callback ends its task long before the sa
           expect(await vendor.finish(upstreamId)).toBe(200);
           expect(await callbacksMetric('early')).toBe(earlyBefore + 1);
           expect(await watch(id)).toEqual([]);
+          answerCreates();
           expect(await ended(id)).toBe('succeeded');
           await vendor.stored(id);
         } finally {
-          vendor.slowCreate!(0);
+          answerCreates();
+          vendor.holdCreateAnswers!(undefined);
         }
       }, TEST_MS);
 

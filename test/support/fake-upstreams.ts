@@ -14,6 +14,8 @@ export interface Misbehaviour {
   busyAnswer?: { status: number; code: number; retryAfter?: string; message?: string };
   /** Create the task, then hold the answer this long (longer than the client waits: an ambiguous create). */
   createHangMs: number;
+  /** Luma, Kling: create the task, then answer only once this settles (when the test lets it). */
+  createAnswerHeld?: Promise<unknown>;
   /** Refuse creates with this HTTP status and body. */
   createRefusal?: { status: number; body: unknown };
   /** Answer the next N queries with 500. */
@@ -155,6 +157,7 @@ export async function startFakeKling(accessKey: string, secretKey: string, other
       created.set(id, { body, polls: 0, at: Date.now() });
       byExternalId.set(body.external_task_id, id);
       if (knobs.createHangMs) await new Promise((r) => setTimeout(r, knobs.createHangMs));
+      if (knobs.createAnswerHeld) await knobs.createAnswerHeld;
       return sendJson(res, 200, envelope({ task_id: id, task_status: 'submitted', task_info: { external_task_id: body.external_task_id }, created_at: Date.now(), updated_at: Date.now() }));
     }
     const query = /^\/v1\/images\/editing\/expand\/(.+)$/.exec(url.pathname);
@@ -253,6 +256,7 @@ export async function startFakeLuma(apiKey: string): Promise<FakeUpstream> {
       const id = `luma-${created.size + 1}`;
       created.set(id, { body: JSON.parse(req.body.toString()) as Record<string, unknown>, polls: 0 });
       if (knobs.createHangMs) await new Promise((r) => setTimeout(r, knobs.createHangMs));
+      if (knobs.createAnswerHeld) await knobs.createAnswerHeld;
       return sendJson(res, 201, record(id, 'queued'));
     }
     const get = /^\/generations\/(.+)$/.exec(url.pathname);
