@@ -3,7 +3,7 @@ import { operationsOf, runFuzz } from '../support/fuzz.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 /** CI runs a bounded count; `npm run fuzz -- --count 20000 [--seed N]` runs more through this same test. */
-const COUNT = Number(process.env.FUZZ_COUNT ?? 2500);
+const COUNT = Number(process.env.FUZZ_COUNT ?? 1000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 /** Requests in flight at once, and how long each may wait for its answer. */
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 12);
