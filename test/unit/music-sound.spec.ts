@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { NoAudio, pinAudio } from '../../src/infra/ffmpeg/audio-decode.js';
+import { measureAudio, NoAudio, pinAudio } from '../../src/infra/ffmpeg/audio-decode.js';
 import { CHANNELS, SAMPLE_RATE, decodeAudio, durationOf, encodeMp3, encodeMp3Stream, joinParts, PcmJoiner, type PcmPart, renderCover, streamPcm, synthesizeSong } from '../../src/modules/music/sound/music-sound.js';
 
 // Per-sample loops use these bindings: a lookup of the global `Math` is slow in Jest's vm context.
@@ -124,7 +124,7 @@ describe('music sound', () => {
   });
 
   describe('encodeMp3 and decodeAudio', () => {
-    it('round-trips through MP3 sample-aligned and as long as the input (the LAME header trims the encoder delay)', async () => {
+    it('round-trips through MP3 sample-aligned and as long as the input to the millisecond (the LAME header trims the encoder delay and padding)', async () => {
       const song = synthesizeSong({ seed: 'align', durationS: 3.3 });
       const file = path.join(dir, 'align.mp3');
       await encodeMp3(song, file);
@@ -132,6 +132,11 @@ describe('music sound', () => {
       expect(Math.abs(decoded.length / 2 - song.length / 2)).toBeLessThanOrEqual(1152);
       expect(Math.abs(bestLag(song, decoded))).toBeLessThanOrEqual(1);
       expect(correlation(song, decoded, song.length / 2)).toBeGreaterThan(0.99);
+      // what the sandbox says a take lasts without decoding it again: the decoded length, to the millisecond, stereo or mono
+      expect((await measureAudio(file, { format: 'mp3', demuxer: 'mp3' }, { maxS: 10 })).durationS).toBe(durationOf(song));
+      const mono = synthesizeSong({ seed: 'align mono', durationS: 7.321 });
+      await encodeMp3(mono, path.join(dir, 'align-mono.mp3'), 1);
+      expect((await measureAudio(path.join(dir, 'align-mono.mp3'), { format: 'mp3', demuxer: 'mp3' }, { maxS: 10 })).durationS).toBe(durationOf(mono));
     });
 
     it('decodes a 44100 Hz 16-bit WAV exactly, mono onto both channels at full level', async () => {

@@ -2,23 +2,21 @@ import { rm } from 'node:fs/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { AudioUnreadable, decodeFailure, measureAudio, type PinnedAudio, withPinnedAudio } from '../../infra/ffmpeg/audio-decode.js';
-import { FfmpegFailed } from '../../infra/ffmpeg/ffmpeg.js';
-import { AUDIO_FORMATS } from '../../infra/ffmpeg/media-format.js';
+import { AudioUnreadable, type PinnedAudio, withPinnedAudio } from '../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../infra/storage/storage.js';
 import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, ClipRecords } from '../clips/clip-records.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
 import type { MusicTaskDto } from '../clips/dto/music-task.dto.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
-import { decodedChannels, encodeMp3Stream, PcmJoiner, renderCover, SAMPLE_RATE, streamPcm } from '../music/sound/music-sound.js';
+import { CHANNELS, decodedChannels, encodeMp3Stream, PcmJoiner, renderCover, SAMPLE_RATE, streamPcm } from '../music/sound/music-sound.js';
 import { CONCAT_DEFINITION } from './concat.definition.js';
 import type { ConcatParams, ConcatPart, ConcatResult, ConcatTask } from './concat-task.js';
 
 /** How far past a clip's end its continuation may say it starts (durations are rounded to the millisecond). */
 const CUT_SLACK_S = 0.01;
 
-/** What a concat step made: the song (an MP3 work file), its duration read from it, its cover. */
+/** What a concat step made: the song (an MP3 work file), its duration (that of the samples encoded), its cover. */
 export interface JoinedSong {
   audio: MediaFile;
   durationS: number;
@@ -49,16 +47,10 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
 
   async step(task: ConcatTask, ctx: StepContext): Promise<StepOutcome<JoinedSong>> {
     const audio = new MediaFile(ctx.files.file('song', 'mp3'));
-    const maxS = this.config.kinds.concat.options.maxDurationS;
-    await this.join(task, ctx, audio.path);
-    let durationS: number;
-    try {
-      durationS = (await measureAudio(audio.path, { format: 'mp3', demuxer: AUDIO_FORMATS.mp3.demuxer }, { maxS: maxS + 5 })).durationS;
-    } catch (err) {
-      if (decodeFailure(err) === undefined) throw err;
-      this.logger.warn({ msg: 'a joined song could not be read back', task_id: task.id, err: String(err), ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
-      throw new TaskFailure('the joined song could not be read back');
-    }
+    const frames = await this.join(task, ctx, audio.path);
+    // as long as the samples encoded: the MP3's LAME header trims the encoder's delay and padding, so it decodes
+    // to exactly those (music-sound.spec's round trip); not decoded again to be measured, an ffmpeg start a song
+    const durationS = Math.round((frames / SAMPLE_RATE) * 1000) / 1000;
     return { kind: 'done', result: { audio, durationS, cover: await renderCover({ seed: task.params.song_id, title: task.params.title ?? '' }) } };
   }
 
@@ -69,9 +61,9 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
    * it decoded): mono when every part is (an upload's chain stays as the upload was); a mono part in a
    * stereo song is on both channels. Within CONCAT_MAX_DURATION_S of real audio. A cut a few milliseconds
    * past its clip's end (a continuation from the end of a clip whose duration was rounded to the
-   * millisecond) keeps it whole.
+   * millisecond) keeps it whole. Returns the frames encoded.
    */
-  private async join(task: ConcatTask, ctx: StepContext, file: string): Promise<void> {
+  private async join(task: ConcatTask, ctx: StepContext, file: string): Promise<number> {
     const maxS = this.config.kinds.concat.options.maxDurationS;
     const maxFrames = maxS * SAMPLE_RATE;
     const partChannels: number[] = [];
@@ -80,7 +72,12 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
     }
     const joiner = new PcmJoiner();
     let frames = 0;
-    await encodeMp3Stream(file, partChannels.every((c) => c === 1) ? 1 : 2, maxS + 1, async (write) => {
+    let encoded = 0;
+    await encodeMp3Stream(file, partChannels.every((c) => c === 1) ? 1 : 2, maxS + 1, async (send) => {
+      const write = (pcm: Float32Array) => {
+        encoded += pcm.length / CHANNELS;
+        return send(pcm);
+      };
       for (const [i, part] of task.params.parts.entries()) {
         const cut = part.cut_at !== null ? Math.round(part.cut_at * SAMPLE_RATE) : null;
         const untilS = part.cut_at !== null ? part.cut_at + 0.05 : (maxFrames - frames) / SAMPLE_RATE + 1;
@@ -99,6 +96,7 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
       }
       for (const piece of joiner.finish()) await write(piece);
     });
+    return encoded;
   }
 
   /**

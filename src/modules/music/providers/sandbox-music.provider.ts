@@ -1,25 +1,22 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
-import { AudioUnreadable, measureAudio, type PinnedAudio, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
+import { AudioUnreadable, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { CLIP_AUDIO_ROLE } from '../../clips/clip-records.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
-import { decodedChannels, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
+import { decodedChannels, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
-
-/** The MP3s the sandbox encodes itself, read back as MP3. */
-const OWN_MP3: PinnedAudio = { format: 'mp3', demuxer: 'mp3' };
 
 /**
  * Composes offline: each take is a melody and rhythm derived from the request (model, prompt, style,
  * title, the clip continued and where) and the take's place, MUSIC_SANDBOX_DURATION_S long, encoded as
  * MP3; a continuation holds only its new part, as Suno's, with the channels of the clip it continues (a
- * mono upload's chain stays mono, so its joined song is the upload's own samples). The duration is read
- * back from the file.
+ * mono upload's chain stays mono, so its joined song is the upload's own samples). The duration is that of
+ * the samples encoded.
  */
 @Injectable()
 export class SandboxMusicProvider implements MusicProvider {
@@ -38,8 +35,11 @@ export class SandboxMusicProvider implements MusicProvider {
     for (const [index, clipId] of p.clip_ids.entries()) {
       const seed = JSON.stringify([p.model, p.lyrics, p.description, p.style, p.avoid_style, p.title, p.instrumental, p.continues?.clip_id ?? null, p.continues?.at_s ?? null, index]);
       const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
-      await encodeMp3(synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS }), audio.path, channels);
-      takes.push({ audio, durationS: (await measureAudio(audio.path, OWN_MP3, { maxS: this.config.kinds.music.options.sandboxDurationS + 5 })).durationS, cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
+      const pcm = synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS });
+      await encodeMp3(pcm, audio.path, channels);
+      // as long as the samples encoded: the MP3's LAME header trims the encoder's delay and padding, so it decodes
+      // to exactly those (music-sound.spec's round trip); not decoded again to be measured, an ffmpeg start a take
+      takes.push({ audio, durationS: durationOf(pcm), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
     }
     return { kind: 'done', result: takes };
   }
