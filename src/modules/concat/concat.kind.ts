@@ -9,7 +9,7 @@ import { ClipsRepository } from '../clips/clips.repository.js';
 import type { MusicTaskDto } from '../clips/dto/music-task.dto.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
-import { CHANNELS, decodedChannels, encodeMp3Stream, PcmJoiner, renderCover, SAMPLE_RATE, streamPcm } from '../music/sound/music-sound.js';
+import { decodedChannels, encodeMp3Stream, PcmJoiner, renderCover, SAMPLE_RATE, secondsOf, streamPcm } from '../music/sound/music-sound.js';
 import { CONCAT_DEFINITION } from './concat.definition.js';
 import type { ConcatParams, ConcatPart, ConcatResult, ConcatTask } from './concat-task.js';
 
@@ -47,10 +47,8 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
 
   async step(task: ConcatTask, ctx: StepContext): Promise<StepOutcome<JoinedSong>> {
     const audio = new MediaFile(ctx.files.file('song', 'mp3'));
-    const frames = await this.join(task, ctx, audio.path);
-    // as long as the samples encoded: the MP3's LAME header trims the encoder's delay and padding, so it decodes
-    // to exactly those (music-sound.spec's round trip); not decoded again to be measured, an ffmpeg start a song
-    const durationS = Math.round((frames / SAMPLE_RATE) * 1000) / 1000;
+    // as long as the frames encoded (an MP3 decodes to exactly those: see SandboxMusicProvider), not decoded again
+    const durationS = secondsOf(await this.join(task, ctx, audio.path));
     return { kind: 'done', result: { audio, durationS, cover: await renderCover({ seed: task.params.song_id, title: task.params.title ?? '' }) } };
   }
 
@@ -61,7 +59,7 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
    * it decoded): mono when every part is (an upload's chain stays as the upload was); a mono part in a
    * stereo song is on both channels. Within CONCAT_MAX_DURATION_S of real audio. A cut a few milliseconds
    * past its clip's end (a continuation from the end of a clip whose duration was rounded to the
-   * millisecond) keeps it whole. Returns the frames encoded.
+   * millisecond) keeps it whole. Returns the frames encoded: every part's kept frames (a fade changes none's count).
    */
   private async join(task: ConcatTask, ctx: StepContext, file: string): Promise<number> {
     const maxS = this.config.kinds.concat.options.maxDurationS;
@@ -72,12 +70,7 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
     }
     const joiner = new PcmJoiner();
     let frames = 0;
-    let encoded = 0;
-    await encodeMp3Stream(file, partChannels.every((c) => c === 1) ? 1 : 2, maxS + 1, async (send) => {
-      const write = (pcm: Float32Array) => {
-        encoded += pcm.length / CHANNELS;
-        return send(pcm);
-      };
+    await encodeMp3Stream(file, partChannels.every((c) => c === 1) ? 1 : 2, maxS + 1, async (write) => {
       for (const [i, part] of task.params.parts.entries()) {
         const cut = part.cut_at !== null ? Math.round(part.cut_at * SAMPLE_RATE) : null;
         const untilS = part.cut_at !== null ? part.cut_at + 0.05 : (maxFrames - frames) / SAMPLE_RATE + 1;
@@ -89,14 +82,14 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
         );
         const { frames: length, kept } = joiner.endPart();
         if (cut !== null && cut - length > CUT_SLACK_S * SAMPLE_RATE) {
-          throw new TaskFailure(`clip ${part.clip_id} lasts ${Math.round((length / SAMPLE_RATE) * 1000) / 1000} s, less than the ${part.cut_at} s its continuation starts at`);
+          throw new TaskFailure(`clip ${part.clip_id} lasts ${secondsOf(length)} s, less than the ${part.cut_at} s its continuation starts at`);
         }
         frames += kept;
         if (frames > maxFrames) throw new TaskFailure(`the joined song would last more than CONCAT_MAX_DURATION_S (${maxS} s)`);
       }
       for (const piece of joiner.finish()) await write(piece);
     });
-    return encoded;
+    return frames;
   }
 
   /**

@@ -5,7 +5,7 @@ import { CHANNELS, SAMPLE_RATE } from './pcm-audio.js';
 // The sandbox's music "generation", done offline: a seed (prompt, tags, take, model) picks a key, a scale, a
 // tempo, a chord progression, a melody, a bass line and a drum pattern, played by small additive synths.
 // PCM handling (joining, MP3 encoding, decoding) lives in pcm-audio.ts and is re-exported here.
-export { CHANNELS, SAMPLE_RATE, decodeAudio, decodeAudioFile, decodedChannels, type DecodedAudio, durationOf, encodeMp3, encodeMp3Stream, joinParts, PcmJoiner, type PcmPart, streamPcm } from './pcm-audio.js';
+export { CHANNELS, SAMPLE_RATE, decodeAudio, decodeAudioFile, decodedChannels, type DecodedAudio, durationOf, encodeMp3, encodeMp3Stream, joinParts, PcmJoiner, type PcmPart, secondsOf, streamPcm } from './pcm-audio.js';
 
 /** Peak of a synthesized song. */
 const PEAK = 0.75;

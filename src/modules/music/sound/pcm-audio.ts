@@ -23,7 +23,12 @@ function framesOf(pcm: Float32Array): number {
 
 /** Seconds of PCM (frames / SAMPLE_RATE), rounded to milliseconds. */
 export function durationOf(pcm: Float32Array): number {
-  return Math.round((framesOf(pcm) / SAMPLE_RATE) * 1000) / 1000;
+  return secondsOf(framesOf(pcm));
+}
+
+/** Seconds of `frames` frames at SAMPLE_RATE, rounded to milliseconds. */
+export function secondsOf(frames: number): number {
+  return Math.round((frames / SAMPLE_RATE) * 1000) / 1000;
 }
 
 /** One piece of a joined track: its PCM, and where to cut it (seconds; null keeps it whole). */
