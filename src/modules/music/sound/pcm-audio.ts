@@ -97,8 +97,7 @@ export class PcmJoiner {
   private cutFrames: number | null = null;
   private received = 0;
   private kept = 0;
-  /** Whether the current part follows a non-empty part (a junction: it fades in). */
-  private junction = false;
+  /** False while a part that follows a non-empty part (a junction) has not had its fade-in yet. */
   private fadedIn = false;
   private open = false;
 
@@ -106,7 +105,7 @@ export class PcmJoiner {
   startPart(cutFrames: number | null): void {
     if (this.open) throw new Error('the previous part was not ended');
     if (cutFrames !== null && (!Number.isInteger(cutFrames) || cutFrames < 0)) throw new Error(`a cut must be a whole number of frames ≥ 0, not ${cutFrames}`);
-    Object.assign(this, { open: true, cutFrames, received: 0, kept: 0, junction: this.tail !== null, fadedIn: this.tail === null, pending: new Float32Array(0) });
+    Object.assign(this, { open: true, cutFrames, received: 0, kept: 0, fadedIn: this.tail === null, pending: new Float32Array(0) });
   }
 
   /** More frames of the current part (interleaved stereo); answers the joined PCM now final, in order. */
