@@ -92,6 +92,9 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     a.knobs.pollsUntilDone = 1_000_000; // a's tasks stay processing until released
     const held = await submit();
     await pollUntil(() => Promise.resolve(a.created.size), (n) => n === 2, { what: 'the task to reach account-a' });
+    // disabled again: the same answer, and no second warning for a state that did not change
+    expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin' }));
+    expect(t.logs.lines.filter((l) => l.msg === 'channel disabled by an admin' && l.channel_id === idA)).toHaveLength(1);
     expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin', running_tasks: 1 }));
     const deleting = await admin('DELETE', `/admin/channels/${idA}`);
     expect([deleting.status, deleting.body.code]).toEqual([409, 1204]);

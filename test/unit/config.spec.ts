@@ -96,8 +96,8 @@ describe('loadConfig: the settings of each task kind', () => {
 
 describe('loadConfig: how a kind with channels chooses among them', () => {
   const kinds: KindSettingsSpec[] = [
-    { name: 'video', prefix: 'VIDEO', timeoutS: 1800, prices: {}, channels: true, costRouting: true },
-    { name: 'audio', prefix: 'AUDIO', timeoutS: 300, prices: {}, channels: true },
+    { name: 'video', prefix: 'VIDEO', timeoutS: 1800, prices: {}, channels: { configProtocol: 'luma' }, costRouting: true },
+    { name: 'audio', prefix: 'AUDIO', timeoutS: 300, prices: {}, channels: { configProtocol: 'suno' } },
     { name: 'join', prefix: 'JOIN', timeoutS: 60, prices: {}, relays: false },
   ];
 

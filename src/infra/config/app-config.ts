@@ -349,8 +349,12 @@ export interface KindSettingsSpec {
   prices: Record<string, { env: string; default: number }>;
   /** False for a kind the gateway always runs itself (no <PREFIX>_PROVIDER, no RELAY_<PREFIX>_URL). */
   relays?: boolean;
-  /** Its relay goes through upstream channels: RELAY_<PREFIX>_URL, when set, is one channel, and may be left unset (channels from the admin API). */
-  channels?: boolean;
+  /**
+   * Its relay goes through upstream channels: RELAY_<PREFIX>_URL, when set, is one channel, and may be left unset
+   * (channels from the admin API). That channel speaks `configProtocol` (a channel protocol the operation's vendor
+   * registry names: the interface its door is) unless a vendor's own credential variables are set for it.
+   */
+  channels?: { configProtocol: string };
   /** Its channels' models carry prices: <PREFIX>_ROUTING may choose the cheapest (weight or cost). */
   costRouting?: boolean;
   /** Its own integer settings, by name: the variable, its default and its bounds. */
@@ -372,6 +376,8 @@ export interface KindConfig {
   provider: ProviderName;
   /** The upstream (RELAY_<PREFIX>_URL); set when the provider is relay. */
   relayUrl?: string;
+  /** What RELAY_<PREFIX>_URL speaks when no vendor's credential variables are set for it (KindSettingsSpec.channels); undefined for a kind without channels. */
+  configProtocol?: string;
   /** Credits, by the price's name. */
   prices: Record<string, number>;
   /** Its own settings, by name (KindSettingsSpec.options). */
@@ -571,6 +577,7 @@ function kindSettings(present: Record<string, string | undefined>, specs: KindSe
       maxRunning: integerVar(present, `${spec.prefix}_MAX_RUNNING`, 1, 100_000, problems),
       provider,
       relayUrl: relayUrl?.replace(/\/+$/, ''),
+      configProtocol: spec.channels?.configProtocol,
       prices,
       options,
       routing,

@@ -1,4 +1,5 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
+import { SUNO_AGGREGATOR } from '../../vendors/suno-aggregator/suno-aggregator.vendor.js';
 
 /** Audio clip upload: pending (waiting, or being fetched and checked) → ready | failed. */
 export const AUDIO_DEFINITION: KindDefinition = {
@@ -9,7 +10,8 @@ export const AUDIO_DEFINITION: KindDefinition = {
     prefix: 'AUDIO',
     timeoutS: 300,
     prices: { upload: { env: 'PRICE_AUDIO_UPLOAD', default: 1 } },
-    channels: true,
+    // RELAY_AUDIO_URL speaks a Suno-style aggregator, the interface its door is
+    channels: { configProtocol: SUNO_AGGREGATOR.protocol },
     options: { maxDurationS: { env: 'AUDIO_MAX_DURATION_S', default: 600, min: 1, max: 3600 } },
   },
   openapi: { tag: 'audio', description: 'Suno-style audio clip upload by URL.' },

@@ -40,12 +40,15 @@ export function hasCredentials(protocol: string, credentials: Readonly<Record<st
   return (vendorOf(protocol)?.credentials ?? ['api_key']).every((f) => Boolean(credentials[f]));
 }
 
-/** What RELAY_<OP>_URL speaks when no vendor's own variables are set: the door's interface, by the operation. */
-const CONFIG_DEFAULT_PROTOCOL: Record<ChannelOperation, string> = { expand: 'gateway', video: 'luma', audio: 'suno', music: 'suno', image: 'gateway' };
-
-/** The protocol of the channel RELAY_<OP>_URL defines: the vendor whose credential variables are set for that operation (its `configFor`), else the default. */
+/**
+ * The protocol of the channel RELAY_<OP>_URL defines: the vendor whose credential variables are set for that
+ * operation (its `configFor`), else what the operation declares (its definition's `channels.configProtocol`).
+ */
 export function configProtocolOf(operation: ChannelOperation, config: AppConfig): string {
-  return VENDORS.find((v) => v.configFor?.includes(operation) && config.relay.vendorCredentials[v.protocol])?.protocol ?? CONFIG_DEFAULT_PROTOCOL[operation];
+  const declared = config.kinds[operation]?.configProtocol;
+  const chosen = VENDORS.find((v) => v.configFor?.includes(operation) && config.relay.vendorCredentials[v.protocol])?.protocol ?? declared;
+  if (!chosen) throw new Error(`operation ${operation} declares no protocol for RELAY_${operation.toUpperCase()}_URL (its definition's settings.channels)`);
+  return chosen;
 }
 
 /** The variables that hold a configuration channel's credentials, by credential field (shown in its hint, never their values). */

@@ -263,6 +263,23 @@ export class ChannelsRepository {
             decided AS (SELECT id, (circuit_state = 'half_open' OR (circuit_state = 'closed' AND consecutive_failures + 1 >= $2)) AS opens,
                                LEAST($3::float8 * (openings + 1), 600) AS open_for_s FROM old)
        UPDATE channels c SET consecutive_failures = CASE WHEN d.opens THEN 0 ELSE c.consecutive_failures + 1 END,
+  /**
+   * An admin enables or disables the channel: answers whether its status changed (enabling an enabled channel,
+   * or disabling one an admin already disabled, changes nothing and is not worth a warning). Disabling an
+   * auto-disabled channel is a change: an admin's disabling is never undone by its periodic test.
+   */
+  async setStatusByAdmin(channelId: string, enabled: boolean): Promise<boolean> {
+    const [status, reason] = enabled ? ['enabled', null] : ['disabled', 'disabled by an admin'];
+    const changed = await this.prisma.$executeRawUnsafe(
+      `UPDATE channels SET status = $2, status_reason = $3, updated_at = now() WHERE id = $1::uuid AND deleted_at IS NULL AND status <> $2`,
+      channelId,
+      status,
+      reason,
+    );
+    this.writes++;
+    return changed === 1;
+  }
+
               circuit_state = CASE WHEN d.opens THEN 'open' ELSE c.circuit_state END,
               openings = CASE WHEN d.opens THEN c.openings + 1 ELSE c.openings END,
               circuit_open_until = CASE WHEN d.opens THEN now() + make_interval(secs => d.open_for_s) ELSE c.circuit_open_until END

@@ -147,8 +147,8 @@ export class ChannelsService implements OnModuleInit {
 
   async setEnabled(id: string, enabled: boolean): Promise<ChannelDto> {
     await this.existing(id);
-    await this.channels.updateChannel(id, enabled ? { status: 'enabled', statusReason: null } : { status: 'disabled', statusReason: 'disabled by an admin' });
-    this.logger.warn({ msg: enabled ? 'channel enabled by an admin' : 'channel disabled by an admin', channel_id: id });
+    // logged when its status changed: a second disable (or enable) of the same channel is no news
+    if (await this.channels.setStatusByAdmin(id, enabled)) this.logger.warn({ msg: enabled ? 'channel enabled by an admin' : 'channel disabled by an admin', channel_id: id });
     return this.getChannel(id);
   }
 

@@ -1,4 +1,5 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
+import { GATEWAY } from '../../vendors/gateway/gateway.vendor.js';
 
 /** Image expand, as Kling's task: submitted → processing → succeed | failed. */
 export const EXPAND_DEFINITION: KindDefinition = {
@@ -9,7 +10,8 @@ export const EXPAND_DEFINITION: KindDefinition = {
     prefix: 'EXPAND',
     timeoutS: 600,
     prices: { image: { env: 'PRICE_EXPAND_IMAGE', default: 1 } },
-    channels: true,
+    // RELAY_EXPAND_URL speaks another gateway speaking its door (Kling's expand): Kling's own needs RELAY_KLING_* keys
+    channels: { configProtocol: GATEWAY.protocol },
     costRouting: true,
     // the expanded image's area in pixels; the default (4096 x 4096) and its reasons: docs/operators/configuration.md
     options: { maxOutputPixels: { env: 'EXPAND_MAX_OUTPUT_PIXELS', default: 16_777_216, min: 90_000, max: 268_402_689 } },

@@ -1,4 +1,5 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
+import { GATEWAY } from '../../vendors/gateway/gateway.vendor.js';
 
 /** Image generation and editing, as Kling's image task: submitted → processing → succeed | failed (the OpenAI door holds the request until the end). */
 export const IMAGE_DEFINITION: KindDefinition = {
@@ -9,7 +10,8 @@ export const IMAGE_DEFINITION: KindDefinition = {
     prefix: 'IMAGE',
     timeoutS: 300,
     prices: { image: { env: 'PRICE_IMAGE', default: 1 } },
-    channels: true,
+    // RELAY_IMAGE_URL speaks another gateway speaking its OpenAI Images door
+    channels: { configProtocol: GATEWAY.protocol },
     costRouting: true,
     // how long OpenAI's Images door holds a request for its task's end (0: the task's deadline and 15 s); see docs/operators/configuration.md
     options: { holdS: { env: 'IMAGE_HOLD_S', default: 0, min: 0, max: 3600 } },

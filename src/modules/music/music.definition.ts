@@ -1,4 +1,5 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
+import { SUNO_AGGREGATOR } from '../../vendors/suno-aggregator/suno-aggregator.vendor.js';
 
 /** Music (a new song or a continuation), as Suno-style aggregators: SUBMITTED → IN_PROGRESS → SUCCESS | FAILURE, two clips. */
 export const MUSIC_DEFINITION: KindDefinition = {
@@ -10,7 +11,8 @@ export const MUSIC_DEFINITION: KindDefinition = {
     timeoutS: 600,
     prices: { task: { env: 'PRICE_MUSIC', default: 10 } },
     options: { sandboxDurationS: { env: 'MUSIC_SANDBOX_DURATION_S', default: 10, min: 1, max: 480 } },
-    channels: true,
+    // RELAY_MUSIC_URL speaks a Suno-style aggregator, the interface its door is
+    channels: { configProtocol: SUNO_AGGREGATOR.protocol },
   },
   openapi: { tag: 'music', description: 'Suno-style music: new songs and continuations of clips (two takes each), joined songs (concat), fetched as aggregators answer them.' },
   routes: { record: '/music-a/fetch/{id}' },

@@ -1,11 +1,19 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
+import { LUMA } from '../../vendors/luma/luma.vendor.js';
 
 /** Video generation, as Luma's: pending (the spec's sample; Luma's queued) → dreaming → completed | failed. */
 export const VIDEO_DEFINITION: KindDefinition = {
   name: 'video',
   states: { queued: 'pending', running: 'dreaming', succeeded: 'completed', failed: 'failed' },
   noun: 'generation',
-  settings: { prefix: 'VIDEO', timeoutS: 1800, prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } }, channels: true, costRouting: true },
+  settings: {
+    prefix: 'VIDEO',
+    timeoutS: 1800,
+    prices: { second: { env: 'PRICE_VIDEO_SECOND', default: 1 } },
+    costRouting: true,
+    // RELAY_VIDEO_URL speaks Luma's API (the interface of its Luma door)
+    channels: { configProtocol: LUMA.protocol },
+  },
   openapi: { tag: 'video generation', description: 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.' },
   routes: { record: '/video-b/v1/generations/{id}', callbacks: '/video-b/v1/generations/{id}/callbacks' },
 };
