@@ -1,3 +1,4 @@
+import { CONTENT_WORDS } from './contracts/content-refusal.js';
 import type { VendorDescriptor } from './contracts/vendor.js';
 import { BFL } from './bfl/bfl.vendor.js';
 import { GATEWAY } from './gateway/gateway.vendor.js';
@@ -21,4 +22,18 @@ export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMA
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);
+}
+
+/**
+ * Whether a vendor's failure (a failed task's reason, or a refused request's words, as its adapters give them) is
+ * its moderation refusing what was asked: its descriptor's `contentRefusal` (the words every vendor uses for a
+ * protocol none declares). The one classification of content refusals, for every operation.
+ */
+export function refusesContent(protocol: string, words: string): boolean {
+  return (vendorOf(protocol)?.contentRefusal ?? CONTENT_WORDS).test(words);
+}
+
+/** Whether a task's stored failure reads as some vendor's content refusal, whichever made it (OpenAI's Images door answers it as moderation_blocked). */
+export function readsAsContentRefusal(words: string): boolean {
+  return VENDORS.some((v) => v.contentRefusal.test(words));
 }

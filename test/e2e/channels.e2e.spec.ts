@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GATEWAY_FAILURE } from '../../src/modules/channels/channel-router.js';
+import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
 import { Child } from '../support/child-process.js';
 import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
 import { freePort } from '../support/free-port.js';
@@ -62,14 +62,13 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
   let idA: string;
   let idB: string;
 
-  it('waits (busy) while no channel can take a task, then runs it once one is added', async () => {
-    const id = await submit();
-    await pollUntil(() => queryDb<{ state: string; started_at: Date | null }>(t.db, 'SELECT state, started_at FROM tasks WHERE id = $1', [id]), (r) => r[0].state === 'running', { what: 'the task to be tried' });
-    expect((await read(id)).task_status).not.toBe('failed');
+  it('fails a task at once, saying why, while no channel can make it; runs the next once one is added', async () => {
+    const early = await ended(await submit());
+    expect([early.task_status, early.task_status_msg]).toEqual(['failed', deadEndWords('expand', 'task', 'none')]);
     const created = await channel('account-a', a, SECRETS.a, { priority: 10 });
     expect(created.status).toBe(201);
     idA = created.body.id;
-    expect((await ended(id)).task_status).toBe('succeed');
+    expect((await ended(await submit())).task_status).toBe('succeed');
     expect(a.created.size).toBe(1);
   });
 
@@ -92,10 +91,10 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     a.knobs.pollsUntilDone = 1_000_000; // a's tasks stay processing until released
     const held = await submit();
     await pollUntil(() => Promise.resolve(a.created.size), (n) => n === 2, { what: 'the task to reach account-a' });
+    expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin', running_tasks: 1 }));
     // disabled again: the same answer, and no second warning for a state that did not change
     expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin' }));
     expect(t.logs.lines.filter((l) => l.msg === 'channel disabled by an admin' && l.channel_id === idA)).toHaveLength(1);
-    expect((await admin('POST', `/admin/channels/${idA}/disable`)).body).toEqual(expect.objectContaining({ status: 'disabled', status_reason: 'disabled by an admin', running_tasks: 1 }));
     const deleting = await admin('DELETE', `/admin/channels/${idA}`);
     expect([deleting.status, deleting.body.code]).toEqual([409, 1204]);
     // its address and keys cannot change under the task it holds
@@ -385,19 +384,21 @@ describe('circuit breaking', () => {
 });
 
 describe('a task no channel can take', () => {
-  it('waits off the clock, and fails once EXPAND_TIMEOUT_S has passed since its acceptance: a generic reason for the team, the detail for admins', async () => {
-    // 3 s: each wait for a channel moves the task's deadline on, but a step that a loaded machine delays past it would end it as 'timed out' first
-    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '3' });
+  it('fails at once, long before EXPAND_TIMEOUT_S: words the team can act on, the detail for admins', async () => {
+    // an hour's deadline: the task cannot end by it within this test
+    const t = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', EXPAND_TIMEOUT_S: '3600' });
     try {
-      expect(t.logs.lines.some((l) => String(l.msg).startsWith('no enabled channel for expand'))).toBe(true);
+      expect(t.logs.lines.some((l) => String(l.msg).startsWith('no enabled channel for expand: its tasks fail at once'))).toBe(true);
       const key = await t.createKey('team-none');
       const res = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } });
       const id = res.body.data.task_id as string;
       const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000, what: 'the task to fail' });
-      expect(done.body.data.task_status_msg).toBe(GATEWAY_FAILURE);
-      expect(done.body.data.task_status_msg).not.toMatch(/channel|EXPAND_TIMEOUT_S/);
+      expect(done.body.data.task_status_msg).toBe('no channel of the gateway can make this task as asked; its credits were given back');
       const attempts = (await api(t.url, 'GET', `/admin/tasks/${id}/attempts`, { key: ADMIN })).body;
-      expect(attempts).toEqual([expect.objectContaining({ outcome: 'gateway_error', channel: null, latency_ms: null, message: 'no channel could take the task within 3 s (EXPAND_TIMEOUT_S): none enabled, or all busy or unreachable' })]);
+      expect(attempts).toEqual([expect.objectContaining({ outcome: 'gateway_error', channel: null, latency_ms: null, message: 'no channel of expand can make the task: none exists, or none of them has a model that makes it' })]);
+      // one step: it never waited for a channel
+      const [row] = await queryDb<{ attempts: number }>(t.db, 'SELECT attempts FROM tasks WHERE id = $1', [id]);
+      expect(row.attempts).toBe(1);
     } finally {
       await t.close();
     }

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
 import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
 import { type FakeStability, startFakeStability } from '../support/fake-video-vendors.js';
 import { png } from '../support/images.js';
@@ -76,7 +77,7 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     expect(stability.authFailures).toEqual([]);
   }, 120_000);
 
-  it('never sends Stability what it cannot make exactly (a watermark, a margin over 2000 px): such a task waits for Kling', async () => {
+  it('never sends Stability what it cannot make exactly (a watermark, a margin over 2000 px): with Kling disabled such a task fails at once saying so; Kling makes it once enabled', async () => {
     const before = stability.received.length;
     const wide = (await png(2400, 1200)).toString('base64');
     const watermarked = await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { up: 0.2 }, { watermark_info: { enabled: true } }) });
@@ -86,12 +87,17 @@ describe('expand through Stability (outpaint) behind the Kling door', () => {
     expect([watermarked.body.message, tooWide.body.message, atBound.body.message]).toEqual(['SUCCEED', 'SUCCEED', 'SUCCEED']);
     expect((await finished(atBound.body.data.task_id)).task_status).toBe('succeed');
     expect(stability.received.slice(before).map((r) => r.fields.left)).toEqual(['2000']);
-    // the other two wait (no capable channel enabled) …
-    for (const id of [watermarked.body.data.task_id, tooWide.body.data.task_id]) expect((await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data.task_status).not.toMatch(/succeed|failed/);
+    // the other two have nowhere to go (the one channel that could make them is disabled): they end at once, saying why
+    for (const id of [watermarked.body.data.task_id, tooWide.body.data.task_id]) {
+      expect([id, await finished(id)]).toEqual([id, expect.objectContaining({ task_status: 'failed', task_status_msg: deadEndWords('expand', 'task', 'disabled') })]);
+    }
     // … and Kling makes them once enabled
     await setEnabled('kling', true);
-    expect((await finished(watermarked.body.data.task_id)).task_status).toBe('succeed');
-    expect((await finished(tooWide.body.data.task_id)).task_status).toBe('succeed');
+    const again = [
+      await api(t.url, 'POST', EXPAND, { key, body: expandBody((await png(400, 300)).toString('base64'), { up: 0.2 }, { watermark_info: { enabled: true } }) }),
+      await api(t.url, 'POST', EXPAND, { key, body: expandBody(wide, { left: 1 }) }),
+    ];
+    for (const created of again) expect((await finished(created.body.data.task_id)).task_status).toBe('succeed');
     expect(stability.received.length).toBe(before + 1);
   }, 120_000);
 

@@ -4,7 +4,6 @@ import type { AppConfig } from '../../src/infra/config/app-config.js';
 import type { SafeFetchService } from '../../src/infra/outbound/safe-fetch.service.js';
 import { UpstreamBusy, UpstreamClient, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
 import type { Tracing } from '../../src/infra/tracing/tracing.service.js';
-import { isContentRefusal } from '../../src/vendors/contracts/content-refusal.js';
 import type { ImageModelSpec, ImageRequest } from '../../src/vendors/contracts/image-request.js';
 import type { ImageCreate, ImageInput } from '../../src/vendors/contracts/image-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../../src/vendors/contracts/vendor.js';
@@ -12,6 +11,7 @@ import { GeminiImageVendor } from '../../src/vendors/google/gemini-image.vendor.
 import { GOOGLE } from '../../src/vendors/google/google.vendor.js';
 import { OpenAIImageVendor } from '../../src/vendors/openai/openai-image.vendor.js';
 import { OPENAI } from '../../src/vendors/openai/openai.vendor.js';
+import { refusesContent } from '../../src/vendors/registry.js';
 import { type FakeGemini, startFakeGemini } from '../support/fake-gemini.js';
 import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/fake-openai-images.js';
 import { png } from '../support/images.js';
@@ -259,7 +259,7 @@ describe('image vendors A: the adapters against their fakes', () => {
     openaiFake.knobs.moderation = true;
     const refused = (await create()) as UpstreamRefused;
     openaiFake.knobs.moderation = false;
-    expect([refused.constructor, refused.kind, refused.aboutRequest, isContentRefusal(refused.message)]).toEqual([UpstreamRefused, 'request', true, true]);
+    expect([refused.constructor, refused.kind, refused.aboutRequest, refusesContent('openai', refused.message)]).toEqual([UpstreamRefused, 'request', true, true]);
     expect(await create({ baseUrl: openaiFake.url, auth: OPENAI.auth({ api_key: 'sk-wrong' }) })).toMatchObject({ constructor: UpstreamRefused, kind: 'auth', status: 401 });
   });
 
@@ -292,7 +292,7 @@ describe('image vendors A: the adapters against their fakes', () => {
     gemini.knobs.blockPrompt = true;
     const blocked = (await create()) as UpstreamRefused;
     gemini.knobs.blockPrompt = false;
-    expect([blocked.constructor, blocked.kind, blocked.message, isContentRefusal(blocked.message)]).toEqual([UpstreamRefused, 'request', expect.stringMatching(/blockReason PROHIBITED_CONTENT/), true]);
+    expect([blocked.constructor, blocked.kind, blocked.message, refusesContent('gemini', blocked.message)]).toEqual([UpstreamRefused, 'request', expect.stringMatching(/blockReason PROHIBITED_CONTENT/), true]);
     gemini.knobs.textOnly = true;
     const words = await create();
     gemini.knobs.textOnly = false;

@@ -20,6 +20,7 @@ import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
+import { refusesContent } from '../../src/vendors/registry.js';
 
 const BFL_KEY = 'bfl-key-0123456789abcdef';
 const STABILITY_KEY = 'sk-stability-images-0123456789';
@@ -142,7 +143,8 @@ describe('image vendors B: the adapters against their fakes', () => {
     await create();
     expect(bfl.received.at(-1)!.body).toEqual({ prompt: 'A lighthouse at dusk', width: 1248, height: 832, output_format: 'png' });
     bfl.knobs.moderate = 'Content Moderated';
-    expect(await ended(bflVendor, bflAccount, await create())).toEqual({ state: 'failed', reason: 'Content Moderated (Moderation Reasons: Derivative Works Filter)', content: true });
+    const moderated = await ended(bflVendor, bflAccount, await create());
+    expect([moderated, refusesContent('bfl', (moderated as { reason: string }).reason)]).toEqual([{ state: 'failed', reason: 'Content Moderated (Moderation Reasons: Derivative Works Filter)' }, true]);
     bfl.knobs.moderate = undefined;
     bfl.knobs.fail = true;
     expect(await ended(bflVendor, bflAccount, await create())).toEqual({ state: 'failed', reason: 'the task ended in Error: the generation failed' });
@@ -242,7 +244,8 @@ describe('image vendors B: the adapters against their fakes', () => {
     expect(kling.tasks.size).toBe(sent);
     kling.knobs.failWith = 'Failure to pass the risk control system';
     const failed = (await klingVendor.create(klingAccount, creating(spec(KlingImageVendor, 'kling-v2'), request()))) as { upstreamId: string };
-    expect(await ended(klingVendor, klingAccount, failed.upstreamId)).toEqual({ state: 'failed', reason: 'Failure to pass the risk control system', content: true });
+    const refused = await ended(klingVendor, klingAccount, failed.upstreamId);
+    expect([refused, refusesContent('kling', (refused as { reason: string }).reason)]).toEqual([{ state: 'failed', reason: 'Failure to pass the risk control system' }, true]);
     kling.knobs.failWith = undefined;
   });
 });

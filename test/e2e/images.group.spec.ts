@@ -9,3 +9,4 @@ import './image-fakes-sdk.e2e.js';
 import './expand-stability.e2e.js';
 import './kling.e2e.js';
 import './robustness.e2e.js';
+import './fail-fast.e2e.js';

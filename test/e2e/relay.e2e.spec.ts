@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { GATEWAY_FAILURE } from '../../src/modules/channels/channel-router.js';
+import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
 import { png } from '../support/images.js';
 import { probeVideo, wav } from '../support/media.js';
 import { sendBytes, startServer } from '../support/http-server.js';
@@ -86,18 +87,27 @@ describe('relay to Kling (expand)', () => {
     expect(row.submit_started_at).not.toBeNull();
   });
 
-  it('auto-disables the channel when Kling says the account is out of credit (1102 under HTTP 429): the task waits, and runs once an admin enables the channel', async () => {
+  it('auto-disables the channel when Kling says the account is out of credit (1102 under HTTP 429): the task fails at once saying so, and the next runs once an admin enables the channel', async () => {
     kling.knobs.createBusy = 1;
     kling.knobs.busyAnswer = { status: 429, code: 1102 };
-    const created = await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS } });
-    const id = created.body.data.task_id as string;
-    const disabled = await pollUntil(() => api(t.url, 'GET', '/admin/channels', { key: ADMIN }), (r) => r.body[0]?.status === 'auto_disabled', { what: 'the channel to be auto-disabled' });
-    expect(disabled.body[0].status_reason).toBe("the upstream refused the account's credit: Account exception: resource pack exhausted");
-    expect(t.logs.lines.some((l) => l.msg === 'channel auto-disabled' && l.channel_id === disabled.body[0].id)).toBe(true);
-    expect((await api(t.url, 'GET', `${EXPAND}/${id}`, { key })).body.data.task_status).not.toBe('failed');
-    expect((await api(t.url, 'POST', `/admin/channels/${disabled.body[0].id}/enable`, { key: ADMIN })).body.status).toBe('enabled');
-    const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { what: 'the task to finish' });
-    expect(done.body.data.task_status).toBe('succeed');
+    const usage = async () => (await api(t.url, 'GET', '/usage', { key })).body.operations.expand;
+    const before = await usage();
+    const { id, data } = await run({ image, ...RATIOS });
+    expect([data.task_status, data.task_status_msg]).toEqual(['failed', deadEndWords('expand', 'task', 'account')]);
+    expect(data.task_status_msg).toMatch(/out of credit/);
+    const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
+    expect([channel.status, channel.status_reason]).toEqual(['auto_disabled', "the upstream refused the account's credit: Account exception: resource pack exhausted"]);
+    expect(t.logs.lines.some((l) => l.msg === 'channel auto-disabled' && l.channel_id === channel.id)).toBe(true);
+    const attempts = (await api(t.url, 'GET', `/admin/tasks/${id}/attempts`, { key: ADMIN })).body;
+    expect(attempts.map((a: any) => [a.outcome, a.message])).toEqual([
+      ['refused_account', expect.stringMatching(/^the upstream refused the account's credit/)],
+      ['gateway_error', `no enabled channel can take the task: ${channel.name} is auto-disabled (${channel.status_reason})`],
+    ]);
+    // its credits were given back
+    const after = await usage();
+    expect([after.credits_charged - before.credits_charged, after.credits_refunded - before.credits_refunded]).toEqual([1, 1]);
+    expect((await api(t.url, 'POST', `/admin/channels/${channel.id}/enable`, { key: ADMIN })).body.status).toBe('enabled');
+    expect((await run({ image, ...RATIOS })).data.task_status).toBe('succeed');
   });
 
   it("fails the task with the upstream's message on a 4xx", async () => {
@@ -134,23 +144,52 @@ describe('relay to Kling (expand)', () => {
     expect([...kling.created.values()].filter((c) => c.body.external_task_id === id)).toHaveLength(1);
   });
 
-  it('auto-disables the channel when the keys are wrong (the fake checks the JWT); with no other channel the task fails at its deadline, saying why to admins', async () => {
-    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret', EXPAND_TIMEOUT_S: '6', ADMIN_API_KEY: ADMIN });
-    // (6 s: the first step, which meets the refusal, ends well within it on a loaded machine; a step cut by the deadline
-    // would fail the task as timed out instead)
+  it("a task whose channel's keys are refused while it holds it fails saying so, in words the team can act on; the channel is disabled until enabled", async () => {
+    kling.knobs.hold = true; // the task stays processing upstream
+    const created = await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS } });
+    const id = created.body.data.task_id as string;
+    await pollUntil(() => Promise.resolve([...kling.created.values()].some((c) => c.body.external_task_id === id)), (sent) => sent, { what: 'the task to reach Kling' });
+    kling.knobs.rejectAuth = true;
+    const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
+    try {
+      const done = await pollUntil(() => api(t.url, 'GET', `${EXPAND}/${id}`, { key }), (r) => r.body.data.task_status === 'failed', { what: 'the task to fail' });
+      expect(done.body.data.task_status_msg).toBe(deadEndWords('expand', 'task', 'auth', true));
+      expect(done.body.data.task_status_msg).toMatch(/^the expand vendor refused the gateway's credentials while it held this task, so its channel was disabled; /);
+      const now = (await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body;
+      expect([now.status, now.status_reason]).toEqual(['auto_disabled', expect.stringMatching(/^the upstream refused the account's credentials/)]);
+    } finally {
+      Object.assign(kling.knobs, { rejectAuth: false, hold: false });
+      expect((await api(t.url, 'POST', `/admin/channels/${channel.id}/enable`, { key: ADMIN })).status).toBe(200);
+    }
+  });
+
+  it('auto-disables the channel when the keys are wrong (the fake checks the JWT); with no other channel the task fails at once, naming refused credentials, and so does the next', async () => {
+    // an hour's deadline: only the dead end can end the tasks within this test
+    const wrong = await startTestApp({ ...FAST, EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: 'ak-test', RELAY_KLING_SECRET_KEY: 'not-the-secret', EXPAND_TIMEOUT_S: '3600', ADMIN_API_KEY: ADMIN });
     try {
       const k = await wrong.createKey();
-      const created = await api(wrong.url, 'POST', EXPAND, { key: k, body: { image, ...RATIOS } });
-      const done = await pollUntil(() => api(wrong.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key: k }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000 });
-      // the team reads the gateway's generic reason; admins read which channel and why in the task's attempts
-      expect(done.body.data.task_status_msg).toBe(GATEWAY_FAILURE);
-      const attempts = (await api(wrong.url, 'GET', `/admin/tasks/${created.body.data.task_id}/attempts`, { key: ADMIN })).body;
+      const failed = async () => {
+        const created = await api(wrong.url, 'POST', EXPAND, { key: k, body: { image, ...RATIOS } });
+        const done = await pollUntil(() => api(wrong.url, 'GET', `${EXPAND}/${created.body.data.task_id}`, { key: k }), (r) => r.body.data.task_status === 'failed', { timeoutMs: 20_000 });
+        return { id: created.body.data.task_id as string, data: done.body.data };
+      };
+      const first = await failed();
+      // the team reads why, in words it can act on (no channel names); admins read which channel and why in the task's attempts
+      expect(first.data.task_status_msg).toBe(deadEndWords('expand', 'task', 'auth'));
+      expect(first.data.task_status_msg).toMatch(/^the expand vendor refused the gateway's credentials, so its channel was disabled/);
+      const attempts = (await api(wrong.url, 'GET', `/admin/tasks/${first.id}/attempts`, { key: ADMIN })).body;
       expect(attempts.map((a: any) => a.outcome)).toEqual(['refused_account', 'gateway_error']);
       expect(attempts[0].message).toMatch(/credentials: Authentication failed/);
-      expect(attempts[1]).toEqual(expect.objectContaining({ channel: null, message: expect.stringMatching(/^no channel could take the task within 6 s \(EXPAND_TIMEOUT_S\)/) }));
+      expect(attempts[1]).toEqual(expect.objectContaining({ channel: 'expand (RELAY_EXPAND_URL)', message: expect.stringMatching(/^no enabled channel can take the task: expand \(RELAY_EXPAND_URL\) is auto-disabled \(the upstream refused the account's credentials: Authentication failed/) }));
       const [channel] = (await api(wrong.url, 'GET', '/admin/channels', { key: ADMIN })).body;
       expect([channel.status, channel.status_reason]).toEqual(['auto_disabled', expect.stringMatching(/credentials: Authentication failed/)]);
       expect(kling.authFailures.some((f) => /signature/.test(f))).toBe(true);
+      // the next is not sent to the disabled channel: it fails in its first step, with the same words
+      const refusalsBefore = kling.authFailures.length;
+      const second = await failed();
+      expect(second.data.task_status_msg).toBe(first.data.task_status_msg);
+      expect(kling.authFailures.length).toBe(refusalsBefore);
+      expect((await api(wrong.url, 'GET', `/admin/tasks/${second.id}/attempts`, { key: ADMIN })).body.map((a: any) => a.outcome)).toEqual(['gateway_error']);
     } finally {
       await wrong.close();
     }

@@ -9,14 +9,18 @@ import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type ChannelRow, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { bearerAuth } from '../../vendors/contracts/vendor.js';
-import { vendorOf } from '../../vendors/registry.js';
+import { refusesContent, vendorOf } from '../../vendors/registry.js';
 import { type ChannelOperation, configProtocolOf } from './channel-protocols.js';
-import { type Abandonment, type CandidateChannel, type ChannelHandle, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
+import { ACCOUNT_REFUSED, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
 
 export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, type Submission, stallReason } from './channel-routing.js';
 
-/** What came of a create sent to one channel: its outcome, or that the channel provably did not take the task. */
-type Sent<R> = { outcome: StepOutcome<R> } | { notTaken: 'busy' | 'account'; message: string };
+/**
+ * What came of a create sent to one channel: its outcome, or that the channel did not take the task: provably
+ * (busy, or its account refused: `refused` says whether its credentials or its credit), or it refused the task
+ * for its content and the task goes on to another channel (RELAY_FAILOVER_ON_CONTENT).
+ */
+type Sent<R> = { outcome: StepOutcome<R> } | { notTaken: 'busy' | 'account' | 'content'; message: string; refused?: 'auth' | 'account' };
 
 /**
  * Chooses the channel a new task goes to, sends its create there and on to the next channel while one
@@ -39,18 +43,21 @@ export class ChannelRouter {
 
   /**
    * A new task to the channels, one after the other, until one takes it: a channel that provably did not
-   * create it (busy, unreachable before the request went out, its account refused) is left for the next;
-   * when none takes it, the task waits (busy) and tries again later, off its deadline's clock but not
-   * longer than a deadline from acceptance. A refusal of the task itself, or an answer that may have
-   * created it, stays with that channel (thrown to the caller).
+   * create it (busy, unreachable before the request went out, its account refused) is left for the next, as is
+   * one that refused it for its content where it fails over so; when none takes it, the task waits (busy) and
+   * tries again later, off its deadline's clock but not longer than a deadline from acceptance, as long as
+   * some enabled channel could make it: when none can (all disabled, their credentials or credit refused),
+   * it ends at once, saying why. A refusal of the task itself, or an answer that may have created it, stays
+   * with that channel (thrown to the caller).
    */
   async submitNew<R>(s: Submission<R>): Promise<StepOutcome<R>> {
     if (s.pinnedTo) return this.submitPinned(s, s.pinnedTo);
     const tried = new Set<string>();
+    let refused: DeadEnd | undefined;
     for (;;) {
       const channel = await this.assign(s.operation, s.task.id, tried, s.fits, s.costOf);
       if (!channel) {
-        const nowhere = await this.nowhereElse(s);
+        const nowhere = await this.nowhereElse(s, refused);
         if (nowhere) return nowhere;
         const limitS = this.config.kinds[s.operation].timeoutS;
         if (Date.now() - s.task.createdAt.getTime() > limitS * 1000) {
@@ -63,6 +70,7 @@ export class ChannelRouter {
       }
       const sent = await this.sendTo(channel, s);
       if ('outcome' in sent) return sent.outcome;
+      if (sent.refused) refused = sent.refused;
       tried.add(channel.id);
     }
   }
@@ -75,23 +83,44 @@ export class ChannelRouter {
     await this.channels.pinTask(s.task.id, channelId);
     const sent = await this.sendTo(channel, s);
     if ('outcome' in sent) return sent.outcome;
-    if (sent.notTaken === 'account') return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channel.name}) refused it: ${sent.message}`, channel);
+    if (sent.refused) return this.deadEnd(s, sent.refused, `the channel that holds what this task continues (${channel.name}) refused its account: ${sent.message}`, channel);
     return this.busy(s);
   }
 
   /**
-   * A task that had upstream tasks and gave them up fails once no enabled channel it has not had could make it:
-   * it would otherwise wait for its deadline for a channel that is not there. Its reason is the last upstream's
-   * own failure (the vendor's words about the request); after a stall, the gateway's failure.
+   * A task no enabled channel it has not had could make (whatever their circuits and loads) fails now: it would
+   * otherwise wait for its deadline for a channel that is not there. After upstream tasks it gave up (or
+   * refusals of its content), its reason is the last upstream's own words about the request (after a stall,
+   * the gateway's failure); before any, why no channel can make it (`refused`: this step's refusal of an account).
    */
-  private async nowhereElse<R>(s: Submission<R>): Promise<StepOutcome<R> | null> {
-    const history = await this.channels.upstreamTasksOf(s.task.id);
-    if (history.count === 0) return null;
+  private async nowhereElse<R>(s: Submission<R>, refused: DeadEnd | undefined): Promise<StepOutcome<R> | null> {
     const left = (await this.channels.untriedFor(s.operation, s.task.id)).filter((c) => !s.fits || s.fits(c));
     if (left.length > 0) return null;
-    const reason = `${history.lastAbandoned ?? 'the upstream gave up the task'}; no other channel can take it`;
-    if (!history.lastAbandoned || history.lastAbandoned.startsWith(STALLED)) return this.gatewayFailure(s.task.id, s.operation, reason);
+    const history = await this.channels.upstreamTasksOf(s.task.id);
+    if (history.count === 0 && !history.lastGivenUp) return this.deadEnd(s, refused);
+    const reason = `${history.lastGivenUp ?? 'the upstream gave up the task'}; no other channel can take it`;
+    if (!history.lastGivenUp || history.lastGivenUp.startsWith(STALLED)) return this.gatewayFailure(s.task.id, s.operation, reason);
     return { kind: 'failed', reason };
+  }
+
+  /**
+   * No enabled channel can make the task: it ends now, its owner reading why in words it can act on (its vendor
+   * refused the gateway's credentials or credit, its channels are disabled, or none makes it), its admins the
+   * channels and their status reasons (its `gateway_error` attempt, and the log). `why` is what this step
+   * learnt (an account refused); else the latest disabled channel that could make it says.
+   */
+  private async deadEnd<R>(s: Submission<R>, why: DeadEnd | undefined, detail?: string, channel?: Pick<ChannelHandle, 'id' | 'name'>): Promise<StepOutcome<R>> {
+    const disabled = (await this.channels.disabledFor(s.operation)).filter((c) => !s.fits || s.fits(c));
+    const cause = why ?? (disabled.length > 0 ? deadEndOf(disabled[0]) : 'none');
+    const said =
+      detail ??
+      (disabled.length > 0
+        ? `no enabled channel can take the task: ${disabled.map((c) => `${c.name} is ${c.status.replace('_', '-')} (${c.statusReason ?? 'no reason given'})`).join('; ')}`
+        : `no channel of ${s.operation} can make the task: none exists, or none of them has a model that makes it`);
+    const at = channel ?? disabled[0];
+    await this.channels.recordAttempt(s.task.id, at?.id || null, 'gateway_error', said, null);
+    this.logger.warn({ msg: 'a task failed at once: no enabled channel can make it', task_id: s.task.id, operation: s.operation, channel_id: at?.id || null, channel: at?.name ?? null, cause, reason: said });
+    return { kind: 'failed', reason: deadEndWords(s.operation, s.noun, cause) };
   }
 
   /**
@@ -110,14 +139,20 @@ export class ChannelRouter {
    * content refusal, a bad parameter: `tenantWords` may scrub them); a gateway failure otherwise (credentials,
    * credit, an upstream URL or result it could not reach).
    */
-  async refusal<R>(taskId: string, operation: ChannelOperation, err: UpstreamRefused, words: string, tenantWords: (message: string) => string = (m) => m): Promise<StepOutcome<R>> {
+  async refusal<R>(taskId: string, operation: ChannelOperation, noun: string, err: UpstreamRefused, words: string, tenantWords: (message: string) => string = (m) => m): Promise<StepOutcome<R>> {
     if (err.aboutRequest) return { kind: 'failed', reason: `${words}: ${tenantWords(err.message)}` };
+    if (err.accountRefused) {
+      // its channel refused the account while holding the task (onHeld disabled it): its owner reads why, as a dead end's
+      await this.channels.recordAttempt(taskId, null, 'gateway_error', `${words}: ${err.message}`, null);
+      this.logger.warn({ msg: "a task failed: its channel's account was refused while it held the task", task_id: taskId, operation, reason: err.message });
+      return { kind: 'failed', reason: deadEndWords(operation, noun, err.kind === 'account' ? 'account' : 'auth', true) };
+    }
     return this.gatewayFailure(taskId, operation, `${words}: ${err.message}`);
   }
 
   /**
-   * Whether a task whose upstream task failed or stalled may go on to another channel: it has had fewer than
-   * RELAY_UPSTREAM_ATTEMPTS upstream tasks, and an enabled channel it has not had (nor `besides`, the one
+   * Whether a task whose upstream task failed or stalled (or whose create was refused for its content) may go on
+   * to another channel: it has had fewer than RELAY_UPSTREAM_ATTEMPTS upstream tasks (and content refusals), and an enabled channel it has not had (nor `besides`, the one
    * that holds it, where that one's attempt may not be written: a create whose answer was lost) can make it. When not, its
    * upstream task is left as it is (a failure ends the task with the vendor's words; a stall waits on).
    */
@@ -164,7 +199,15 @@ export class ChannelRouter {
         // Its credentials or its credit were refused: nothing was created there; the channel stops taking tasks.
         await s.marks.clearSubmitting();
         await this.autoDisable(channel, s.task.id, err, s.operation, ms);
-        return { notTaken: 'account', message: err.message };
+        return { notTaken: 'account', message: err.message, refused: err.kind === 'account' ? 'account' : 'auth' };
+      }
+      if (err instanceof UpstreamRefused && err.aboutRequest && (await this.contentFailsOver(s, channel, err))) {
+        // its moderation refused the task, and another channel's may differ: nothing was made there (the refusal
+        // is the channel's answer, its circuit healthy), and this channel is not given the task again
+        await s.marks.clearSubmitting();
+        await this.answeredAttempt(s.task.id, channel, s.operation, 'failed', `the upstream refused the ${s.noun}: ${err.message}`, ms);
+        this.logger.log({ msg: 'a channel refused a task for its content; it goes on to another channel', channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.status, reason: err.message });
+        return { notTaken: 'content', message: err.message };
       }
       if (err instanceof UpstreamBusy) {
         await this.refused(channel, s.task.id, err, s.operation, ms);
@@ -187,6 +230,16 @@ export class ChannelRouter {
       }
       throw err;
     }
+  }
+
+  /**
+   * Whether a create's refusal is the vendor's moderation refusing the task's content (its descriptor's
+   * `contentRefusal`) and the task may go on to another channel: RELAY_FAILOVER_ON_CONTENT, an operation that
+   * fails over, and another enabled channel it has not had that can make it (mayFailOver).
+   */
+  private async contentFailsOver<R>(s: Submission<R>, channel: ChannelHandle, err: UpstreamRefused): Promise<boolean> {
+    if (!s.failsOver || !this.config.relay.failoverOnContent || !refusesContent(channel.protocol, err.message)) return false;
+    return this.mayFailOver(s.operation, s.task.id, s.fits, channel);
   }
 
   /**
@@ -288,7 +341,7 @@ export class ChannelRouter {
 
   /** The upstream refused the channel's credentials or credit: it is auto-disabled with the upstream's words, logged once. */
   async autoDisable(channel: ChannelHandle, taskId: string | null, err: UpstreamRefused, operation: string, ms: number | null = null): Promise<void> {
-    const reason = `the upstream refused the account${err.kind === 'account' ? "'s credit" : "'s credentials"}: ${err.message}`;
+    const reason = `${err.kind === 'account' ? ACCOUNT_REFUSED.account : ACCOUNT_REFUSED.auth}: ${err.message}`;
     await this.attempt(taskId, channel, operation, 'refused_account', reason, ms);
     if (channel.id && (await this.channels.autoDisable(channel.id, reason))) {
       this.logger.warn({ msg: 'channel auto-disabled', channel_id: channel.id, channel: channel.name, task_id: taskId, status: err.status, reason });

@@ -31,6 +31,14 @@ export type Created<R> = StepOutcome<R> & { taken?: UpstreamTaskFacts };
 /** A new task's create request, as the channels are tried with it. */
 export interface Submission<R> {
   operation: ChannelOperation;
+  /** What the operation's API calls the task ("generation", "task"), in the words of its failures. */
+  noun: string;
+  /**
+   * A refusal of the task for its content (the vendor's moderation, by its descriptor's `contentRefusal`) goes on
+   * to the next capable channel it has not had, when RELAY_FAILOVER_ON_CONTENT (the operations that fail over, a
+   * follow-up pinned to a channel never).
+   */
+  failsOver?: boolean;
   task: { id: string; createdAt: Date };
   marks: SubmitMarks;
   /** A follow-up of what a channel holds (the clip continued, the generation named as a keyframe): only that channel can take it. */
@@ -72,3 +80,34 @@ export function stallReason(channel: Pick<ChannelHandle, 'stallAfterS'>): string
   return `${STALLED} ${channel.stallAfterS} s (the channel's stall_after_s)`;
 }
 
+
+/** How an auto-disabled channel's status_reason begins, by what the upstream refused (ChannelRouter.autoDisable). */
+export const ACCOUNT_REFUSED = { auth: "the upstream refused the account's credentials", account: "the upstream refused the account's credit" } as const;
+
+/** Why no enabled channel can make a task: its vendor refused the gateway's credentials or credit, its channels are disabled by an admin, or it has none. */
+export type DeadEnd = keyof typeof ACCOUNT_REFUSED | 'disabled' | 'none';
+
+/**
+ * What a task's owner reads when no enabled channel can make it, in words a caller can act on (the channels'
+ * names and hosts are for admins: the task's `gateway_error` attempt). `held`: the vendor refused the
+ * account while it held the task (a later step's call), rather than before taking it.
+ */
+export function deadEndWords(operation: ChannelOperation, noun: string, why: DeadEnd, held = false): string {
+  const back = 'its credits were given back';
+  switch (why) {
+    case 'auth':
+      return `the ${operation} vendor refused the gateway's credentials${held ? ` while it held this ${noun}` : ''}, so its channel was disabled${held ? '' : ` and no other channel can make this ${noun}`}; ${back}: the gateway's operators must renew the vendor's key before it is submitted again`;
+    case 'account':
+      return `the ${operation} vendor's account is out of credit${held ? ` (it said so while it held this ${noun})` : ''}, so its channel was disabled${held ? '' : ` and no other channel can make this ${noun}`}; ${back}: the gateway's operators must top the account up before it is submitted again`;
+    case 'disabled':
+      return `every channel that can make this ${noun} is disabled by the gateway's operators; ${back}: submit it again once they enable one`;
+    case 'none':
+      return `no channel of the gateway can make this ${noun} as asked; ${back}`;
+  }
+}
+
+/** Why a disabled channel cannot take tasks, read from its status and status_reason. */
+export function deadEndOf(channel: { status: string; statusReason: string | null }): DeadEnd {
+  if (channel.status === 'auto_disabled') return channel.statusReason?.startsWith(ACCOUNT_REFUSED.account) ? 'account' : 'auth';
+  return 'disabled';
+}

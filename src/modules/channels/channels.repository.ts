@@ -78,6 +78,13 @@ export interface ChannelRecent {
   p50Ms: number | null;
 }
 
+/**
+ * A task's attempts on a channel after which it is never given the task again: it took it (an upstream task,
+ * later failed or stalled), refused it (a refusal of its content that failed over: any other refusal ended the
+ * task), or its create was given up unanswered.
+ */
+const HAD_THE_TASK = `('accepted', 'failed', 'abandoned')`;
+
 /** Outcomes where the channel answered (took the task, refused the task itself, or passed a test). */
 const ANSWERED = `'accepted', 'failed', 'test_ok'`;
 
@@ -137,42 +144,50 @@ export class ChannelsRepository {
    */
   async candidatesFor(operation: string, taskId: string, exclude: string[] = []): Promise<ChannelRow[]> {
     // one named statement for the whole rows (Prisma's findMany by the ids found was a second round trip per create);
-    // a channel that already took the task (and failed it, or stalled), or whose create of it was given up unanswered
-    // (an abandoned attempt: the one record a worker killed before the accepted attempt was written still leaves), is
-    // not given it again
+    // a channel that already took the task (and failed it, or stalled), refused it (for its content: a refusal that
+    // failed over), or whose create of it was given up unanswered (an abandoned attempt: the one record a worker
+    // killed before the accepted attempt was written still leaves), is not given it again
     const { rows } = await this.prisma.pool.query<Record<string, unknown>>(
       prepared(
         `SELECT c.* FROM channels c
          WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations) AND NOT (c.id = ANY ($2::uuid[]))
            AND (c.circuit_state = 'closed' OR c.circuit_open_until <= now())
            AND (c.max_running IS NULL OR c.running_tasks < c.max_running OR c.id = (SELECT channel_id FROM tasks WHERE id = $3::uuid))
-           AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $3::uuid AND a.channel_id = c.id AND a.outcome IN ('accepted', 'abandoned'))`,
+           AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $3::uuid AND a.channel_id = c.id AND a.outcome IN ${HAD_THE_TASK})`,
         [operation, exclude, taskId],
       ),
     );
     return rows.map((r) => camelRow(r) as unknown as ChannelRow);
   }
 
-  /** The enabled channels of an operation that have not had the task yet, whatever their circuit and load: where it could still fail over. */
+  /** The enabled channels of an operation that have not had the task yet, whatever their circuit and load: where it could still go. */
   async untriedFor(operation: string, taskId: string): Promise<ChannelRow[]> {
     const rows = await this.prisma.$queryRawUnsafe<Record<string, unknown>[]>(
       `SELECT c.* FROM channels c WHERE c.deleted_at IS NULL AND c.status = 'enabled' AND $1 = ANY (c.operations)
-         AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $2::uuid AND a.channel_id = c.id AND a.outcome IN ('accepted', 'abandoned'))`,
+         AND NOT EXISTS (SELECT 1 FROM task_attempts a WHERE a.task_id = $2::uuid AND a.channel_id = c.id AND a.outcome IN ${HAD_THE_TASK})`,
       operation,
       taskId,
     );
     return rows.map((r) => camelRow(r) as unknown as ChannelRow);
   }
 
-  /** How many upstream tasks the task has had (creates a channel accepted), and why the last one given up was. */
-  async upstreamTasksOf(taskId: string): Promise<{ count: number; lastAbandoned: string | null }> {
-    const [row] = await this.prisma.$queryRawUnsafe<{ count: number; last_abandoned: string | null }[]>(
-      `SELECT count(*) FILTER (WHERE outcome = 'accepted')::int AS count,
-              (array_agg(message ORDER BY at DESC, id DESC) FILTER (WHERE outcome = 'abandoned'))[1] AS last_abandoned
+  /** The channels of an operation that exist and take no task (disabled by an admin, or auto-disabled), the latest changed first. */
+  async disabledFor(operation: string): Promise<ChannelRow[]> {
+    return this.prisma.channel.findMany({ where: { deletedAt: null, status: { not: 'enabled' }, operations: { has: operation } }, orderBy: [{ updatedAt: 'desc' }, { name: 'asc' }] });
+  }
+
+  /**
+   * How many tries at vendors the task has had (creates a channel accepted, or refused: a refusal of its content
+   * that failed over), and the words of the last one given up (an abandoned upstream task, or that refusal).
+   */
+  async upstreamTasksOf(taskId: string): Promise<{ count: number; lastGivenUp: string | null }> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ count: number; last_given_up: string | null }[]>(
+      `SELECT count(*) FILTER (WHERE outcome IN ('accepted', 'failed'))::int AS count,
+              (array_agg(message ORDER BY at DESC, id DESC) FILTER (WHERE outcome IN ('abandoned', 'failed')))[1] AS last_given_up
        FROM task_attempts WHERE task_id = $1::uuid`,
       taskId,
     );
-    return { count: row?.count ?? 0, lastAbandoned: row?.last_abandoned ?? null };
+    return { count: row?.count ?? 0, lastGivenUp: row?.last_given_up ?? null };
   }
 
   /** The channels of an operation that exist (any status: a disabled one may come back), with what they serve. */
@@ -248,21 +263,6 @@ export class ChannelsRepository {
     return changed === 1;
   }
 
-  /** An auto-disabled channel takes tasks again (after a passing test); one an admin disabled is left alone. */
-  async reenableAuto(channelId: string): Promise<boolean> {
-    return (await this.prisma.$executeRawUnsafe(`UPDATE channels SET status = 'enabled', status_reason = NULL, updated_at = now() WHERE id = $1::uuid AND status = 'auto_disabled'`, channelId)) === 1;
-  }
-
-  /**
-   * A failure of the channel (a refusal for capacity, unreachable): counted; at the threshold, or on a
-   * failed probe, the circuit opens for `openS` × its openings (at most 10 min). Answers whether it just opened.
-   */
-  async recordFailure(channelId: string, threshold: number, openS: number): Promise<{ opened: boolean; openForS: number }> {
-    const [row] = await this.prisma.$queryRawUnsafe<{ opened: boolean; open_for_s: number }[]>(
-      `WITH old AS (SELECT id, circuit_state, consecutive_failures, openings FROM channels WHERE id = $1::uuid FOR UPDATE),
-            decided AS (SELECT id, (circuit_state = 'half_open' OR (circuit_state = 'closed' AND consecutive_failures + 1 >= $2)) AS opens,
-                               LEAST($3::float8 * (openings + 1), 600) AS open_for_s FROM old)
-       UPDATE channels c SET consecutive_failures = CASE WHEN d.opens THEN 0 ELSE c.consecutive_failures + 1 END,
   /**
    * An admin enables or disables the channel: answers whether its status changed (enabling an enabled channel,
    * or disabling one an admin already disabled, changes nothing and is not worth a warning). Disabling an
@@ -280,6 +280,21 @@ export class ChannelsRepository {
     return changed === 1;
   }
 
+  /** An auto-disabled channel takes tasks again (after a passing test); one an admin disabled is left alone. */
+  async reenableAuto(channelId: string): Promise<boolean> {
+    return (await this.prisma.$executeRawUnsafe(`UPDATE channels SET status = 'enabled', status_reason = NULL, updated_at = now() WHERE id = $1::uuid AND status = 'auto_disabled'`, channelId)) === 1;
+  }
+
+  /**
+   * A failure of the channel (a refusal for capacity, unreachable): counted; at the threshold, or on a
+   * failed probe, the circuit opens for `openS` × its openings (at most 10 min). Answers whether it just opened.
+   */
+  async recordFailure(channelId: string, threshold: number, openS: number): Promise<{ opened: boolean; openForS: number }> {
+    const [row] = await this.prisma.$queryRawUnsafe<{ opened: boolean; open_for_s: number }[]>(
+      `WITH old AS (SELECT id, circuit_state, consecutive_failures, openings FROM channels WHERE id = $1::uuid FOR UPDATE),
+            decided AS (SELECT id, (circuit_state = 'half_open' OR (circuit_state = 'closed' AND consecutive_failures + 1 >= $2)) AS opens,
+                               LEAST($3::float8 * (openings + 1), 600) AS open_for_s FROM old)
+       UPDATE channels c SET consecutive_failures = CASE WHEN d.opens THEN 0 ELSE c.consecutive_failures + 1 END,
               circuit_state = CASE WHEN d.opens THEN 'open' ELSE c.circuit_state END,
               openings = CASE WHEN d.opens THEN c.openings + 1 ELSE c.openings END,
               circuit_open_until = CASE WHEN d.opens THEN now() + make_interval(secs => d.open_for_s) ELSE c.circuit_open_until END

@@ -57,7 +57,7 @@ export class ChannelsService implements OnModuleInit {
     for (const operation of CHANNEL_OPERATIONS) {
       if (this.config.kinds[operation]?.provider !== 'relay') continue;
       const usable = (await this.channels.listChannels()).filter((c) => c.status === 'enabled' && c.operations.includes(operation));
-      if (usable.length === 0) this.logger.warn({ msg: `no enabled channel for ${operation}: its tasks wait until one is added (POST /admin/channels), and fail at their deadline`, operation });
+      if (usable.length === 0) this.logger.warn({ msg: `no enabled channel for ${operation}: its tasks fail at once, saying so, until one is added (POST /admin/channels) or enabled`, operation });
     }
   }
 

@@ -4,6 +4,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
 import type { VendorBilled } from '../../vendors/contracts/vendor-billing.js';
+import { refusesContent } from '../../vendors/registry.js';
 import type { UpstreamTaskFacts } from './channels.repository.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
@@ -13,7 +14,7 @@ import { UpstreamBilling } from './upstream-billing.js';
  * What every operation's vendor says of an upstream task: still working, failed (its words), or its own end;
  * an end may say what the vendor billed for it.
  */
-export type RelayStatus = { state: 'working' } | { state: 'failed'; reason: string; content?: boolean; billed?: VendorBilled } | { state: string; billed?: VendorBilled };
+export type RelayStatus = { state: 'working' } | { state: 'failed'; reason: string; billed?: VendorBilled } | { state: string; billed?: VendorBilled };
 
 /** What the relay path needs of an operation's vendor adapter (each operation's contract extends it). */
 export interface RelayVendor<S> {
@@ -113,6 +114,8 @@ export class RelayFlow {
       const ended: { upstream?: { channel: ChannelHandle; upstreamId: string; status: S } } = {};
       const outcome = await this.router.submitNew({
         operation: op.operation,
+        noun: op.noun,
+        failsOver: op.failsOver && !op.pinned,
         task,
         marks,
         pinnedTo: op.pinnedTo ?? null,
@@ -125,7 +128,7 @@ export class RelayFlow {
     } catch (err) {
       const words = op.tenantWords ?? ((m: string) => m);
       if (err instanceof UnusableAnswer) return { kind: 'failed', reason: words(err.message) };
-      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, op.operation, err, `the upstream refused the ${op.noun}`, words);
+      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, op.operation, op.noun, err, `the upstream refused the ${op.noun}`, words);
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       throw err;
@@ -181,7 +184,8 @@ export class RelayFlow {
     const status = await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false));
     // what the vendor billed is kept whatever comes next (its end, or failover: the task given up there was billed too)
     await this.keepBilled(task.id, op, channel, upstreamId, status);
-    const failed = status.state === 'failed' && (!(status as { content?: boolean }).content || this.config.relay.failoverOnContent);
+    // a failure of the vendor's own fails over; its moderation's refusal (its descriptor's contentRefusal) only with RELAY_FAILOVER_ON_CONTENT
+    const failed = status.state === 'failed' && (this.config.relay.failoverOnContent || !refusesContent(channel.protocol, (status as { reason: string }).reason));
     const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
     const givesUp = op.failsOver && !op.pinned && (failed || stalled);
     if (!givesUp || !(await this.mayFailOver(op, task.id))) return this.outcome(vendor, status, channel, op);

@@ -9,7 +9,7 @@ import { describeError } from '../../common/errors/error-catalog.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { isContentRefusal } from '../../vendors/contracts/content-refusal.js';
+import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
 import { shapeOf } from '../../vendors/contracts/image-request.js';
 import type { MediaRow, NewMedia } from '../media/media.repository.js';
@@ -255,5 +255,5 @@ const NO_USAGE = { input_tokens: 0, output_tokens: 0, total_tokens: 0, input_tok
 /** A failed task as OpenAI's error: the vendor's moderation (400 moderation_blocked), else 502 upstream_failed. */
 function failureOf(task: ImageTask): AppError {
   const reason = task.message ?? 'the task failed';
-  return new AppError(isContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the image task ${task.id} failed: ${reason}`);
+  return new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the image task ${task.id} failed: ${reason}`);
 }

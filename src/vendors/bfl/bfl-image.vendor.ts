@@ -202,7 +202,7 @@ function statusOf(task: BflResult): ImageStatus {
     }
     case 'Request Moderated':
     case 'Content Moderated':
-      return { state: 'failed', reason: `${status}${detailsOf(task.details)}`, content: true };
+      return { state: 'failed', reason: `${status}${detailsOf(task.details)}` };
     case 'Error':
     case 'Failed':
       return { state: 'failed', reason: `the task ended in ${status}${detailsOf(task.details)}` };

@@ -42,8 +42,7 @@ export interface ExpandCreate {
 export type ExpandStatus =
   | { state: 'working' }
   | { state: 'succeeded'; images: { url: string; watermarkUrl?: string }[] }
-  /** `content`: the vendor refused what was asked (its moderation), rather than failing for a reason of its own. */
-  | { state: 'failed'; reason: string; content?: boolean };
+  | { state: 'failed'; reason: string };
 
 /** An image a vendor answered with at once (its bytes checked: a PNG or JPEG within the pixel limit). */
 export interface MadeImage {

@@ -34,8 +34,7 @@ export type VendorImage = { bytes: Buffer } | { url: string };
 export type ImageStatus =
   | { state: 'working' }
   | { state: 'succeeded'; images: VendorImage[]; revisedPrompt?: string }
-  /** `content`: the vendor refused what was asked (its moderation), rather than failing for a reason of its own. */
-  | { state: 'failed'; reason: string; content?: boolean };
+  | { state: 'failed'; reason: string };
 
 /** A create's answer: the images themselves (a synchronous vendor), or the upstream's task to watch. */
 export type ImageAnswer = { made: VendorImage[]; revisedPrompt?: string } | { upstreamId: string; status: ImageStatus };

@@ -53,6 +53,13 @@ export interface VendorDescriptor {
    */
   readonly configCredentials?: Readonly<Record<string, string>>;
   readonly configFor?: readonly ChannelOperation[];
+  /**
+   * How its moderation's refusals look (`contentRefusals(its codes)`): what, in a failed task's reason or a refused
+   * request's words as its adapters give them, says it refused what was asked rather than failed for a reason of
+   * its own. One classification for every operation (`refusesContent` in src/vendors/registry.ts): a content
+   * refusal ends the task with the vendor's words unless RELAY_FAILOVER_ON_CONTENT; any other failure fails over.
+   */
+  readonly contentRefusal: RegExp;
   /** How often one of its tasks may be asked about, at least (seconds; 0: it publishes no limit, the schedule alone decides). Every operation's adapter polls by it. */
   readonly pollFloorS: number;
   auth(credentials: Readonly<Record<string, string | undefined>>): UpstreamAuth;

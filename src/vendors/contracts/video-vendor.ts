@@ -46,8 +46,7 @@ export async function urlOrInline(image: VideoImage, bytes: () => Promise<Buffer
 export type VendorStatus =
   | { state: 'working' }
   | { state: 'succeeded'; videoUrl: string; thumbnailUrl?: string; billed?: VendorBilled }
-  /** `content`: the vendor refused what was asked (its moderation), rather than failing for a reason of its own. */
-  | { state: 'failed'; reason: string; content?: boolean; billed?: VendorBilled };
+  | { state: 'failed'; reason: string; billed?: VendorBilled };
 
 /**
  * One video vendor's protocol: the models it offers and what each can do, how a create is sent, how a

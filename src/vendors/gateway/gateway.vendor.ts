@@ -2,6 +2,7 @@ import { KLING } from '../kling/kling.vendor.js';
 import { LUMA } from '../luma/luma.vendor.js';
 import { AGGREGATOR_PROBE } from '../suno-aggregator/suno-aggregator.vendor.js';
 import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
+import { contentRefusals } from '../contracts/content-refusal.js';
 
 /**
  * A service speaking this interface (Bearer api_key): its expand door is Kling's, its video door Luma's, its
@@ -14,6 +15,8 @@ export const GATEWAY: VendorDescriptor = {
   groups: [['expand'], ['video'], ['audio', 'music'], ['image']],
   credentials: ['api_key'],
   baseUrl: { rule: "its door's base: …/video-a for expand, …/video-b/v1 for video, …/music-a for audio and music, …/openai/v1 for images", example: 'https://other-gateway/video-a' },
+  // its content refusals: another gateway words its refusals as this one does: the vendors' own words
+  contentRefusal: contentRefusals(),
   pollFloorS: 0,
   probe: (operations) =>
     operations.includes('expand') ? KLING.probe(['expand']) : operations.includes('video') ? LUMA.probe(['video']) : operations.includes('image') ? { path: '/models', notFoundPasses: false } : AGGREGATOR_PROBE,

@@ -1,5 +1,6 @@
 import { NO_AUTH, type UpstreamAuth, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { VendorDescriptor } from '../contracts/vendor.js';
+import { contentRefusals } from '../contracts/content-refusal.js';
 
 interface GoogleError {
   code?: unknown;
@@ -51,6 +52,8 @@ export const GOOGLE: VendorDescriptor = {
   operations: ['image', 'video'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /models/, with its /v1beta', example: 'https://generativelanguage.googleapis.com/v1beta' },
+  // its content refusals: Gemini's blockReason of the prompt or a finishReason of its filters (the image adapter names them), Veo's raiMediaFiltered outputs ("the upstream's safety filters removed the video") and its errors' "violate … usage guidelines"
+  contentRefusal: contentRefusals(/blockReason|finishReason (IMAGE_)?(SAFETY|PROHIBITED_CONTENT|RECITATION)|\b(BLOCKLIST|SPII)\b|safety filters|raiMediaFiltered/),
   // images answer at once (nothing polled); Veo's operations: not documented, Google's own examples poll every 10 s
   pollFloorS: 5,
   // free, and proves the key (not billing: a free-tier key lists the image models it has no quota for)

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { sniffRaster } from '../../infra/images/image-bounds.js';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
@@ -133,14 +132,14 @@ export class VeoVideoVendor implements VideoVendor {
     if (operation.done !== true) return { state: 'working' };
     if (operation.error) {
       const words = typeof operation.error.message === 'string' && operation.error.message ? operation.error.message : String(operation.error.status ?? operation.error.code ?? 'no reason given');
-      return { state: 'failed', reason: words, content: isContentRefusal(words) };
+      return { state: 'failed', reason: words };
     }
     const answer = operation.response?.generateVideoResponse;
     const uri = answer?.generatedSamples?.find((s) => typeof s?.video?.uri === 'string' && s.video.uri)?.video?.uri as string | undefined;
     if (uri) return { state: 'succeeded', videoUrl: await withKey(account, uri) };
     const filtered = typeof answer?.raiMediaFilteredCount === 'number' ? answer.raiMediaFilteredCount : 0;
     const reasons = Array.isArray(answer?.raiMediaFilteredReasons) ? answer.raiMediaFilteredReasons.filter((r): r is string => typeof r === 'string' && r.length > 0) : [];
-    if (filtered > 0 || reasons.length > 0) return { state: 'failed', reason: `the upstream's safety filters removed the video${reasons.length > 0 ? `: ${reasons.join(' ')}` : ''}`, content: true };
+    if (filtered > 0 || reasons.length > 0) return { state: 'failed', reason: `the upstream's safety filters removed the video${reasons.length > 0 ? `: ${reasons.join(' ')}` : ''}` };
     return { state: 'failed', reason: 'the upstream finished the operation without a video' };
   }
 }

@@ -1,5 +1,4 @@
 import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 
@@ -12,7 +11,7 @@ export interface KlingImageTask<I = { index?: number; url?: unknown }> {
 }
 
 /** What a task of Kling's says, in the words every image operation's contract uses. */
-export type KlingTaskStatus<R> = { state: 'working' } | { state: 'succeeded'; images: R[] } | { state: 'failed'; reason: string; content?: boolean };
+export type KlingTaskStatus<R> = { state: 'working' } | { state: 'succeeded'; images: R[] } | { state: 'failed'; reason: string };
 
 /**
  * One of Kling's task endpoints (`POST {path}`, `GET {path}/{task_id or external_task_id}`): the create sent
@@ -74,7 +73,7 @@ export function klingImagesStatus<I extends { index?: number; url?: unknown }, R
     }
     case 'failed': {
       const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
-      return { state: 'failed', reason, content: isContentRefusal(reason) };
+      return { state: 'failed', reason };
     }
     default: // submitted, processing: the poller watches it
       return { state: 'working' };

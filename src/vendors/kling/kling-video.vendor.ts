@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import { urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
@@ -169,7 +168,7 @@ function statusOf(task: KlingTask): VendorStatus {
     case 'failed':
     {
       const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
-      return { state: 'failed', reason, content: isContentRefusal(reason), ...(billed ? { billed } : {}) };
+      return { state: 'failed', reason, ...(billed ? { billed } : {}) };
     }
     default: // submitted, processing
       return { state: 'working' };

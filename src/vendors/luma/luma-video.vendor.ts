@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { LUMA } from './luma.vendor.js';
@@ -93,7 +92,7 @@ function statusOf(generation: Generation): VendorStatus {
     case 'failed':
     {
       const reason = typeof generation.failure_reason === 'string' && generation.failure_reason ? generation.failure_reason : 'no reason given';
-      return { state: 'failed', reason, content: isContentRefusal(reason) };
+      return { state: 'failed', reason };
     }
     default: // queued, dreaming, pending, processing
       return { state: 'working' };

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
@@ -100,9 +99,8 @@ export class MinimaxVideoVendor implements VideoVendor {
     // read case-insensitively: the query answers Success/Fail, MiniMax's callbacks and CLI spell them otherwise
     const status = typeof answer.status === 'string' ? answer.status.toLowerCase() : '';
     if (status.startsWith('fail')) {
-      // its reason in base_resp (1027: the output was judged sensitive, a content refusal)
-      const reason = failureOf(answer);
-      return { state: 'failed', reason, content: isContentRefusal(reason) || answer.base_resp?.status_code === 1027 };
+      // its reason in base_resp, with its code (1027: the output was judged sensitive, MINIMAX.contentRefusal)
+      return { state: 'failed', reason: failureOf(answer) };
     }
     minimaxChecked(answer as Record<string, unknown>, false);
     if (status !== 'success') return { state: 'working' };
@@ -115,5 +113,7 @@ export class MinimaxVideoVendor implements VideoVendor {
 
 function failureOf(answer: QueryAnswer): string {
   const message = answer.base_resp?.status_msg;
-  return typeof message === 'string' && message && message !== 'success' ? message : 'no reason given';
+  const code = answer.base_resp?.status_code;
+  const words = typeof message === 'string' && message && message !== 'success' ? message : 'no reason given';
+  return typeof code === 'number' && code !== 0 ? `${words} (code ${code})` : words;
 }

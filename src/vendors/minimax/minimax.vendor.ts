@@ -1,5 +1,6 @@
 import { bearerAuth, credentialRefusals, type VendorDescriptor } from '../contracts/vendor.js';
 import { minimaxChecked } from './minimax-answer.js';
+import { contentRefusals } from '../contracts/content-refusal.js';
 
 /** MiniMax's API (Bearer api_key), for video (Hailuo); its refusals come under HTTP 200 as base_resp. */
 export const MINIMAX: VendorDescriptor = {
@@ -9,6 +10,8 @@ export const MINIMAX: VendorDescriptor = {
   operations: ['video'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /v1/ (https://api.minimaxi.com in mainland China)', example: 'https://api.minimax.io' },
+  // its content refusals: its base_resp codes 1026 (the input judged sensitive, on a create) and 1027 (the output judged sensitive, a failed task)
+  contentRefusal: contentRefusals(/\(code 102[67]\)/),
   // its list of generated videos' files
   pollFloorS: 5,
   probe: () => ({ path: '/v1/files/list?purpose=video_generation', notFoundPasses: false, check: credentialRefusals((json) => minimaxChecked(json, false)) }),

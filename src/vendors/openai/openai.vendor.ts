@@ -1,5 +1,6 @@
 import { UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
+import { contentRefusals } from '../contracts/content-refusal.js';
 
 interface OpenAIError {
   message?: unknown;
@@ -40,6 +41,8 @@ export const OPENAI: VendorDescriptor = {
   operations: ['image'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /images/, with its /v1', example: 'https://api.openai.com/v1' },
+  // its content refusals: its safety system's `moderation_blocked` (the GPT image models) and `content_policy_violation` (the dall-e models that were)
+  contentRefusal: contentRefusals(/moderation_blocked|content_policy_violation/),
   // it answers at once: nothing is polled
   pollFloorS: 0,
   // free, and proves the key (not the organization's verification, which a generation's 403 reveals)

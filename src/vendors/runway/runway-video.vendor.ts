@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import { dataUri, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
@@ -157,8 +156,8 @@ function statusOf(task: RunwayTask): VendorStatus {
     case 'FAILED': {
       const words = typeof task.failure === 'string' && task.failure ? task.failure : 'no reason given';
       const code = typeof task.failureCode === 'string' ? task.failureCode : undefined;
-      // SAFETY.INPUT.*, SAFETY.OUTPUT.*, INPUT_PREPROCESSING.SAFETY.*: Runway's moderation
-      return { state: 'failed', reason: code ? `${words} (${code})` : words, content: code ? /(^|\.)SAFETY(\.|$)/.test(code) : isContentRefusal(words), ...withBilled };
+      // the code in brackets after the words: SAFETY.INPUT.*, SAFETY.OUTPUT.*, INPUT_PREPROCESSING.SAFETY.* are Runway's moderation (RUNWAY.contentRefusal)
+      return { state: 'failed', reason: code ? `${words} (${code})` : words, ...withBilled };
     }
     case 'CANCELLED':
       return { state: 'failed', reason: 'the upstream task was cancelled', ...withBilled };

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
 import { dataUri, urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
@@ -133,8 +132,9 @@ export class SeedanceVideoVendor implements VideoVendor {
       }
       case 'failed': {
         const code = typeof task.error?.code === 'string' ? task.error.code : '';
-        const reason = typeof task.error?.message === 'string' && task.error.message ? task.error.message : code || 'no reason given';
-        return { state: 'failed', reason, content: /Sensitive/i.test(code) || isContentRefusal(reason), ...withBilled };
+        const words = typeof task.error?.message === 'string' && task.error.message ? task.error.message : '';
+        // the code in brackets after the words: …SensitiveContentDetected is its moderation (SEEDANCE.contentRefusal)
+        return { state: 'failed', reason: words && code ? `${words} (${code})` : words || code || 'no reason given', ...withBilled };
       }
       case 'cancelled':
       case 'expired':

@@ -1,4 +1,5 @@
 import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
+import { contentRefusals } from '../contracts/content-refusal.js';
 
 /** Stability AI's API (Bearer api_key), for expand (its outpaint) and image (its Stable Image models), answered at once. */
 export const STABILITY: VendorDescriptor = {
@@ -8,6 +9,8 @@ export const STABILITY: VendorDescriptor = {
   operations: ['expand', 'image'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /v2beta/', example: 'https://api.stability.ai' },
+  // its content refusals: its 403 `content_moderation`, and a 200 whose finish-reason is CONTENT_FILTERED (a blurred image)
+  contentRefusal: contentRefusals(/content_moderation|CONTENT_FILTERED/),
   pollFloorS: 0,
   probe: () => ({ path: '/v1/user/balance', notFoundPasses: false }),
   auth: bearerAuth,

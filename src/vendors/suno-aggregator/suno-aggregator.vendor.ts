@@ -1,5 +1,6 @@
 import { UpstreamBusy, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { bearerAuth, credentialRefusals, type VendorDescriptor } from '../contracts/vendor.js';
+import { contentRefusals } from '../contracts/content-refusal.js';
 
 /**
  * Suno-style aggregators answer some refusals under HTTP 200 as `{ code: <number>, msg }`: 429 is busy (not
@@ -24,6 +25,8 @@ export const SUNO_AGGREGATOR: VendorDescriptor = {
   operations: ['audio', 'music'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /uploads/audio-url and /submit/music', example: 'https://aggregator.example/suno' },
+  // its content refusals: an aggregator's fail_reason words only ("… inappropriate …", "… sensitive …")
+  contentRefusal: contentRefusals(),
   pollFloorS: 0,
   probe: () => AGGREGATOR_PROBE,
   auth: bearerAuth,

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
-import { isContentRefusal } from '../contracts/content-refusal.js';
 import type { VideoModelSpec } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
@@ -157,8 +156,9 @@ export class WanVideoVendor implements VideoVendor {
       }
       case 'FAILED': {
         const code = typeof output.code === 'string' ? output.code : '';
-        const reason = typeof output.message === 'string' && output.message ? output.message : code || 'no reason given';
-        return { state: 'failed', reason, content: /DataInspection|IPInfringement/i.test(code) || isContentRefusal(reason) };
+        const words = typeof output.message === 'string' && output.message ? output.message : '';
+        // the code in brackets after the words: DataInspectionFailed is its moderation (WAN.contentRefusal)
+        return { state: 'failed', reason: words && code ? `${words} (${code})` : words || code || 'no reason given' };
       }
       case 'CANCELED':
         return { state: 'failed', reason: 'the upstream task was canceled' };
