@@ -5,6 +5,7 @@ import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
 
 const GEN = '/video-b/v1/generations';
 const ADMIN = 'admin-secret-0123456789';
@@ -173,21 +174,24 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     expect((attempts as { outcome: string }[]).map((a) => a.outcome)).toEqual(['ambiguous', 'accepted']);
   }, 120_000);
 
-  it("Kling out of credit (1102 under HTTP 429) on a video create: the channel is auto-disabled, not retried as busy; the generation waits and is made once it is enabled again", async () => {
+  it("Kling out of credit (1102 under HTTP 429) on a video create: the channel is auto-disabled, not retried as busy; with no other channel the generation fails at once saying so, and the next is made once it is enabled again", async () => {
     await only('kling-2');
     kling.knobs.createInArrears = true;
     const before = kling.createRequests ?? 0;
-    const generation = await api(t.url, 'POST', GEN, { key, body: { prompt: 'A lighthouse at dusk', resolution: '720p', duration: '5s', aspect_ratio: '16:9' } });
+    const body = { prompt: 'A lighthouse at dusk', resolution: '720p', duration: '5s', aspect_ratio: '16:9' };
+    const generation = await api(t.url, 'POST', GEN, { key, body });
     expect(generation.status).toBe(201);
-    const channel = await pollUntil(() => api(t.url, 'GET', `/admin/channels/${channels['kling-2']}`, { key: ADMIN }), (r) => r.body.status === 'auto_disabled', { what: 'the Kling channel to be auto-disabled' });
-    expect(channel.body.status_reason).toBe("the upstream refused the account's credit: Account exception: resource pack exhausted");
+    const failed = await finished(generation.body.id);
+    expect([failed.state, failed.failure_reason]).toEqual(['failed', deadEndWords('video', 'generation', 'account')]);
+    const channel = await api(t.url, 'GET', `/admin/channels/${channels['kling-2']}`, { key: ADMIN });
+    expect([channel.body.status, channel.body.status_reason]).toEqual(['auto_disabled', "the upstream refused the account's credit: Account exception: resource pack exhausted"]);
     // one create: a refusal of the account is not waited out as a busy answer would be
     expect((kling.createRequests ?? 0) - before).toBe(1);
-    expect((await api(t.url, 'GET', `${GEN}/${generation.body.id}`, { key })).body.state).not.toBe('failed');
     kling.knobs.createInArrears = false;
     expect((await api(t.url, 'POST', `/admin/channels/${channels['kling-2']}/enable`, { key: ADMIN })).body.status).toBe('enabled');
-    const done = await finished(generation.body.id);
+    const next = await api(t.url, 'POST', GEN, { key, body });
+    const done = await finished(next.body.id);
     expect(done.state).toBe('completed');
-    expect([...kling.created.values()].filter((c) => c.body.external_task_id === generation.body.id)).toHaveLength(1);
+    expect([...kling.created.values()].filter((c) => c.body.external_task_id === next.body.id)).toHaveLength(1);
   }, 120_000);
 });
