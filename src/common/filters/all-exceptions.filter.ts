@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
-import { AppError, type ErrorCode } from '../errors/app-error.js';
+import { AppError, type ErrorCode, type ParamFault } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { openAiError } from '../errors/openai-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
@@ -30,7 +30,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const { code, message, retryAfterS } = this.classify(exception, req);
+    const { code, message, retryAfterS, fault } = this.classify(exception, req);
     const wire = describeError(code);
     if (code === 'INTERNAL') {
       this.logger.error({ msg: 'request failed', request_id: requestIdOf(req), err: exception instanceof Error ? exception : new Error(String(exception)) });
@@ -44,16 +44,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const path = requestPath(req);
     if (path.startsWith(OPENAI_PREFIX)) {
-      res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message), request_id: requestIdOf(req) });
+      res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault), request_id: requestIdOf(req) });
       return;
     }
     const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => path.startsWith(prefix));
     res.status(wire.status).json({ code: usesStringCode ? wire.name : wire.code, message, request_id: requestIdOf(req) });
   }
 
-  private classify(exception: unknown, req: Request): { code: ErrorCode; message: string; retryAfterS?: number } {
+  private classify(exception: unknown, req: Request): { code: ErrorCode; message: string; retryAfterS?: number; fault?: ParamFault } {
     if (exception instanceof AppError) {
-      return { code: exception.code, message: exception.message, retryAfterS: exception.retryAfterS };
+      return { code: exception.code, message: exception.message, retryAfterS: exception.retryAfterS, fault: exception.fault };
     }
     if (exception instanceof HttpException) {
       return fromHttpException(exception, req);

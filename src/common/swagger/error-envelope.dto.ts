@@ -28,13 +28,17 @@ export class OpenAiErrorDto {
   @ApiProperty({ example: 'size must have the form WxH, such as "1280x720" or "720x1280"' })
   message!: string;
 
-  @ApiProperty({ enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'server_error', 'image_generation_user_error'], example: 'invalid_request_error' })
+  @ApiProperty({ enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'insufficient_quota', 'server_error', 'image_generation_user_error'], example: 'invalid_request_error' })
   type!: string;
 
-  @ApiProperty({ description: "The error code's name (see the error-code table).", example: 'invalid_parameter' })
+  @ApiProperty({
+    description:
+      "OpenAI's own code where it has one: a refused parameter's rule (invalid_value, missing_required_parameter, invalid_type, integer_below_min_value, integer_above_max_value, decimal_below_min_value, decimal_above_max_value, string_above_max_length, empty_string, array_above_max_length), invalid_api_key (401), rate_limit_exceeded, insufficient_quota, moderation_blocked; else the error code's name (see the error-code table).",
+    example: 'invalid_value',
+  })
   code!: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The field the message names first (400s).', example: 'size' })
+  @ApiProperty({ type: String, nullable: true, description: 'The refused parameter (400s).', example: 'size' })
   param!: string | null;
 }
 

@@ -1,5 +1,5 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { AppError } from '../errors/app-error.js';
+import { AppError, type ParamFault, type ParamRule } from '../errors/app-error.js';
 import { unstorableRule } from './storable-strings.js';
 
 /** Path and query values longer than this are refused before any handler or query sees them. */
@@ -7,7 +7,8 @@ export const MAX_PARAM_CHARS = 2048;
 
 /**
  * class-validator on every DTO, with every fault of a request named in one message
- * ("prompt must be at most 2500 characters; n must be one of 1..9"). Before that, every path parameter
+ * ("prompt must be at most 2500 characters; n must be one of 1..9"), the first one also as a ParamFault
+ * (its parameter and rule, which OpenAI's doors answer as OpenAI's codes). Before that, every path parameter
  * and query value is checked for what PostgreSQL could not store as sent (unstorableRule: NUL, a lone
  * surrogate) and for length. Bodies were checked for the same when JsonBodyGuard parsed them.
  */
@@ -18,8 +19,9 @@ export class AppValidationPipe extends ValidationPipe {
       transform: true,
       whitelist: true,
       stopAtFirstError: false,
-      validationError: { target: false, value: false },
-      exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors)),
+      // the value is kept only for faultOf (what rule it broke); messages never echo it
+      validationError: { target: false, value: true },
+      exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors), undefined, faultOf(errors)),
     });
   }
 
@@ -70,4 +72,32 @@ function collect(errors: ValidationError[], parent: string): string[] {
     const own = Object.values(error.constraints ?? {}).map((msg) => (msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg));
     return [...own, ...collect(error.children ?? [], path)];
   });
+}
+
+/** Constraints that say a value is of the wrong type (a decimal where a whole number is due counts). */
+const TYPE_CONSTRAINTS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject', 'isNumberString']);
+const LENGTH_CONSTRAINTS = new Set(['maxLength', 'maxChars', 'length']);
+
+/** The first refused parameter (depth first, as the message names it first) and the rule it broke. */
+export function faultOf(errors: ValidationError[], parent = ''): ParamFault | undefined {
+  for (const error of errors) {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const constraints = Object.keys(error.constraints ?? {});
+    if (constraints.length > 0) return { param: path, ...ruleOf(constraints, error.value) };
+    const inner = faultOf(error.children ?? [], path);
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
+function ruleOf(constraints: string[], value: unknown): { rule: ParamRule; integer?: boolean } {
+  if (value === undefined || value === null) return { rule: 'missing' };
+  if (constraints.some((c) => TYPE_CONSTRAINTS.has(c)) || (constraints.includes('maxChars') && typeof value !== 'string')) return { rule: 'type' };
+  const integer = typeof value === 'number' && Number.isInteger(value);
+  if (constraints.includes('min')) return { rule: 'below_min', integer };
+  if (constraints.includes('max')) return { rule: 'above_max', integer };
+  if (constraints.includes('arrayMaxSize')) return { rule: 'too_many' };
+  if (value === '') return { rule: 'empty' };
+  if (typeof value === 'string' && constraints.some((c) => LENGTH_CONSTRAINTS.has(c))) return { rule: 'too_long' };
+  return { rule: 'value' };
 }

@@ -87,8 +87,8 @@ export class OpenAiImagesService {
     // a JSON null is the field's default, as OpenAI reads it (the SDKs type every optional field `| null`)
     const dto = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) as OpenAiImageFieldsDto;
     const images = [...(parts.image ?? []), ...(parts['image[]'] ?? [])];
-    if (mode === 'edit' && images.length === 0) throw new AppError('INVALID_PARAMETER', 'image: an edit needs one or more image files (multipart parts named image or image[])');
-    if (images.length > 16) throw new AppError('INVALID_PARAMETER', `image: at most 16 images (not ${images.length})`);
+    if (mode === 'edit' && images.length === 0) throw AppError.invalidParameter('image: an edit needs one or more image files (multipart parts named image or image[])', { param: 'image', rule: 'missing' });
+    if (images.length > 16) throw AppError.invalidParameter(`image: at most 16 images (not ${images.length})`, { param: 'image', rule: 'too_many' });
     const format = dto.output_format ?? 'png';
     const background = dto.background === 'auto' ? undefined : (dto.background as 'transparent' | 'opaque' | undefined);
     if (background === 'transparent' && format === 'jpeg') throw new AppError('INVALID_PARAMETER', 'background: transparent needs output_format png or webp (not jpeg)');
@@ -242,7 +242,7 @@ export class OpenAiImagesService {
       const code = err instanceof AppError ? err.code : 'INTERNAL';
       const wire = describeError(code);
       const message = err instanceof AppError ? err.message : 'Internal server error';
-      res.write(`event: error\ndata: ${JSON.stringify({ type: 'error', error: openAiError(wire.status, wire.name, message) })}\n\n`);
+      res.write(`event: error\ndata: ${JSON.stringify({ type: 'error', error: openAiError(wire.status, wire.name, message, err instanceof AppError ? err.fault : undefined) })}\n\n`);
     }
     void base;
     res.end();

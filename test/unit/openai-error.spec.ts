@@ -1,0 +1,91 @@
+import { AppError, ERROR_CODES, type ParamRule } from '../../src/common/errors/app-error.js';
+import { describeError } from '../../src/common/errors/error-catalog.js';
+import { openAiError } from '../../src/common/errors/openai-error.js';
+import { AppValidationPipe } from '../../src/common/validation/app-validation.pipe.js';
+import { CreateOpenAiImageDto } from '../../src/modules/image/dto/openai-image.dto.js';
+
+/** The OpenAI door's wording of a domain error, as the global filter gives it. */
+function worded(err: AppError) {
+  const wire = describeError(err.code);
+  return openAiError(wire.status, wire.name, err.message, err.fault);
+}
+
+describe("OpenAI's words for an error (the /openai/ doors)", () => {
+  it("answers a refused parameter with OpenAI's own code for the rule it broke, and the parameter as param", () => {
+    const cases: [ParamRule, boolean | undefined, string][] = [
+      ['missing', undefined, 'missing_required_parameter'],
+      ['type', undefined, 'invalid_type'],
+      ['value', undefined, 'invalid_value'],
+      ['below_min', true, 'integer_below_min_value'],
+      ['below_min', false, 'decimal_below_min_value'],
+      ['above_max', true, 'integer_above_max_value'],
+      ['above_max', false, 'decimal_above_max_value'],
+      ['too_long', undefined, 'string_above_max_length'],
+      ['empty', undefined, 'empty_string'],
+      ['too_many', undefined, 'array_above_max_length'],
+    ];
+    for (const [rule, integer, code] of cases) {
+      const error = worded(AppError.invalidParameter('n must be a whole number from 1 to 10', { param: 'n', rule, integer }));
+      expect([rule, integer, error]).toEqual([rule, integer, { message: 'n must be a whole number from 1 to 10', type: 'invalid_request_error', code, param: 'n' }]);
+    }
+  });
+
+  it('reads a refusal without a known rule as invalid_value, its param the field the message names first', () => {
+    expect(worded(new AppError('INVALID_PARAMETER', 'size: no configured OpenAI model makes this size (333x333)'))).toEqual(expect.objectContaining({ code: 'invalid_value', param: 'size' }));
+    expect(worded(new AppError('INVALID_PARAMETER', 'image[1] must be a PNG, JPEG or WebP file'))).toEqual(expect.objectContaining({ code: 'invalid_value', param: 'image[1]' }));
+    expect(worded(new AppError('INVALID_PARAMETER', 'input_reference.image_url is not reachable'))).toEqual(expect.objectContaining({ param: 'input_reference.image_url' }));
+    expect(worded(new AppError('INVALID_PARAMETER', 'Give a prompt'))).toEqual(expect.objectContaining({ code: 'invalid_value', param: null }));
+  });
+
+  it("uses OpenAI's codes for refused keys, rate limits and quota; the catalog's names where OpenAI has none", () => {
+    const codes = Object.fromEntries(ERROR_CODES.map((c) => [c, worded(new AppError(c, 'x'))]));
+    for (const c of ['AUTH_FAILED', 'AUTH_MISSING', 'AUTH_MALFORMED', 'AUTH_REVOKED'] as const) expect([c, codes[c].type, codes[c].code]).toEqual([c, 'authentication_error', 'invalid_api_key']);
+    expect([codes.RATE_LIMITED.code, codes.CONCURRENCY_LIMITED.code, codes.RATE_LIMITED.type]).toEqual(['rate_limit_exceeded', 'rate_limit_exceeded', 'rate_limit_error']);
+    expect([codes.CREDITS_EXHAUSTED.type, codes.CREDITS_EXHAUSTED.code]).toEqual(['insufficient_quota', 'insufficient_quota']);
+    expect([codes.CONTENT_REFUSED.type, codes.CONTENT_REFUSED.code]).toEqual(['image_generation_user_error', 'moderation_blocked']);
+    expect([codes.NOT_FOUND.code, codes.TIMEOUT.code, codes.INTERNAL.type, codes.AUTH_THROTTLED.code]).toEqual(['not_found', 'timeout', 'server_error', 'too_many_auth_failures']);
+    // never the spec's numeric code, never invalid_parameter
+    expect(Object.values(codes).map((e) => e.code)).not.toContain('invalid_parameter');
+  });
+});
+
+describe('the parameter and rule of a refused body (AppValidationPipe)', () => {
+  const pipe = new AppValidationPipe();
+  const faultOf = async (body: Record<string, unknown>) => {
+    try {
+      await pipe.transform(body, { type: 'body', metatype: CreateOpenAiImageDto });
+    } catch (err) {
+      return [(err as AppError).code, (err as AppError).fault];
+    }
+    throw new Error(`accepted: ${JSON.stringify(body)}`);
+  };
+
+  it('names the first refused field and its rule, whatever else its message says', async () => {
+    const cases: [Record<string, unknown>, { param: string; rule: ParamRule; integer?: boolean }][] = [
+      [{}, { param: 'prompt', rule: 'missing' }],
+      [{ prompt: null }, { param: 'prompt', rule: 'missing' }],
+      [{ prompt: '' }, { param: 'prompt', rule: 'empty' }],
+      [{ prompt: 7 }, { param: 'prompt', rule: 'type' }],
+      [{ prompt: 'p'.repeat(32_001) }, { param: 'prompt', rule: 'too_long' }],
+      [{ prompt: 'x', n: 0 }, { param: 'n', rule: 'below_min', integer: true }],
+      [{ prompt: 'x', n: 11 }, { param: 'n', rule: 'above_max', integer: true }],
+      [{ prompt: 'x', n: 2.5 }, { param: 'n', rule: 'type' }],
+      [{ prompt: 'x', n: '3' }, undefined as never],
+      [{ prompt: 'x', quality: 'ultra' }, { param: 'quality', rule: 'value' }],
+      [{ prompt: 'x', size: '333 by 333' }, { param: 'size', rule: 'value' }],
+      [{ prompt: 'x', stream: 'yes' }, { param: 'stream', rule: 'type' }],
+    ];
+    for (const [body, fault] of cases) {
+      if (fault === undefined) {
+        // a multipart number as text: read as the number, accepted
+        await expect(pipe.transform(body, { type: 'body', metatype: CreateOpenAiImageDto })).resolves.toEqual(expect.objectContaining({ n: 3 }));
+        continue;
+      }
+      expect([body, await faultOf(body)]).toEqual([body, ['INVALID_PARAMETER', fault]]);
+    }
+  });
+
+  it('keeps the message free of the refused value', async () => {
+    await expect(pipe.transform({ prompt: 'x', quality: 'secret-value-xyz' }, { type: 'body', metatype: CreateOpenAiImageDto })).rejects.toThrow(/^quality must be one of auto, low, medium, high$/);
+  });
+});
