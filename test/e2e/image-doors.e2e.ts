@@ -1,4 +1,4 @@
-import OpenAI, { BadRequestError, toFile } from 'openai';
+import OpenAI, { AuthenticationError, BadRequestError, toFile } from 'openai';
 import sharp from 'sharp';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
@@ -89,15 +89,17 @@ describe('the image doors (sandbox)', () => {
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 1024, 1536]);
   }, 60_000);
 
+  /** The SDK's error for a generation it was refused. */
+  const refused = async (body: Record<string, unknown>, client = openai): Promise<BadRequestError> => {
+    try {
+      await client.images.generate({ prompt: 'x', ...body } as never);
+    } catch (err) {
+      return err as BadRequestError;
+    }
+    throw new Error(`not refused: ${JSON.stringify(body)}`);
+  };
+
   it("refuses what no configured model honours, with OpenAI's BadRequestError naming the field", async () => {
-    const refused = async (body: Record<string, unknown>) => {
-      try {
-        await openai.images.generate({ prompt: 'x', ...body } as never);
-      } catch (err) {
-        return err;
-      }
-      throw new Error('not refused');
-    };
     for (const [body, param] of [
       [{ style: 'vivid' }, 'style'],
       [{ n: 11 }, 'n'],
@@ -106,8 +108,59 @@ describe('the image doors (sandbox)', () => {
     ] as const) {
       const err = await refused(body);
       expect(err).toBeInstanceOf(BadRequestError);
-      expect([(err as BadRequestError).param, (err as BadRequestError).message]).toEqual([param, expect.stringContaining(param)]);
+      expect([err.param, err.message]).toEqual([param, expect.stringContaining(param)]);
     }
+  }, 60_000);
+
+  it("answers each refusal with OpenAI's own code and param, as OpenAI's API does (never invalid_parameter)", async () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ prompt: undefined }, 'prompt', 'missing_required_parameter'],
+      [{ prompt: '' }, 'prompt', 'empty_string'],
+      [{ prompt: 42 }, 'prompt', 'invalid_type'],
+      [{ prompt: 'p'.repeat(32_001) }, 'prompt', 'string_above_max_length'],
+      [{ n: 0 }, 'n', 'integer_below_min_value'],
+      [{ n: 11 }, 'n', 'integer_above_max_value'],
+      [{ n: 1.5 }, 'n', 'invalid_type'],
+      [{ n: 'two' }, 'n', 'invalid_type'],
+      [{ output_format: 'jpeg', output_compression: 101 }, 'output_compression', 'integer_above_max_value'],
+      [{ quality: 'ultra' }, 'quality', 'invalid_value'],
+      [{ size: '333x333' }, 'size', 'invalid_value'],
+      [{ model: 'dall-e-3' }, 'model', 'invalid_value'],
+      [{ background: 'transparent', output_format: 'jpeg' }, 'background', 'invalid_value'],
+    ];
+    for (const [body, param, code] of cases) {
+      const err = await refused(body);
+      expect([body, err.status, err.type, err.code, err.param]).toEqual([body, 400, 'invalid_request_error', code, param]);
+    }
+    // a file an edit needs, missing
+    const edit = (await openai.images.edit({ prompt: 'x', image: [] } as never).catch((err: unknown) => err)) as BadRequestError;
+    expect([edit.status, edit.code, edit.param]).toEqual([400, 'missing_required_parameter', 'image']);
+    // a key it does not know: OpenAI's invalid_api_key
+    const stranger = new OpenAI({ apiKey: 'mgw_not-a-key-of-this-gateway-0000000000', baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
+    const denied = (await stranger.images.generate({ prompt: 'x' }).catch((err: unknown) => err)) as AuthenticationError;
+    expect(denied).toBeInstanceOf(AuthenticationError);
+    expect([denied.status, denied.code]).toEqual([401, 'invalid_api_key']);
+  }, 60_000);
+
+  it("takes, with no model named, what OpenAI's own models take, as a gateway relaying to OpenAI does: 333x333 is refused naming size; the stand-in `sandbox` draws it when named", async () => {
+    const err = await refused({ size: '333x333' });
+    expect([err.status, err.code, err.param]).toEqual([400, 'invalid_value', 'size']);
+    expect(err.message).toMatch(/^400 size: no configured OpenAI model makes this size \(333x333\); models that could make it: .*sandbox \(sandbox\)/);
+    const drawn = await openai.images.generate({ model: 'sandbox', prompt: 'A square of odd size', size: '333x333' } as never);
+    const meta = await sharp(Buffer.from(drawn.data![0].b64_json!, 'base64')).metadata();
+    expect([meta.width, meta.height, drawn.size]).toEqual([333, 333, '333x333']);
+    // each real model takes what it takes: gpt-image-2 a size of sides in multiples of 16, not another
+    const free = await openai.images.generate({ model: 'gpt-image-2', prompt: 'A wide harbour', size: '1280x720' } as never);
+    expect(free.size).toBe('1280x720');
+    const notSixteen = await refused({ model: 'gpt-image-2', size: '1000x1000' });
+    expect([notSixteen.param, notSixteen.message]).toEqual(['size', expect.stringMatching(/^400 size: model gpt-image-2 does not make this size \(1000x1000\)/)]);
+    // a seed (an extension OpenAI's models do not take): refused without a model, made by a model that takes one
+    expect((await refused({ seed: 7 })).param).toBe('seed');
+    const seeded = await openai.images.generate({ model: 'sandbox', prompt: 'A seeded lemon', seed: 7 } as never);
+    expect(seeded.data).toHaveLength(1);
+    // the models list still names every vendor's model and the stand-in
+    const listed = (await openai.models.list()).data.map((m) => m.id);
+    expect(listed).toEqual(expect.arrayContaining(['gpt-image-1', 'gpt-image-2', 'gemini-2.5-flash-image', 'kling-v2-1', 'sandbox']));
   }, 60_000);
 
   it('reads a JSON null as the default, as OpenAI does (the SDK types every optional field | null)', async () => {

@@ -9,17 +9,23 @@ import { type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.
 /** An image model callers may ask for. */
 export type OfferedImageModel = Offered<ImageModelSpec>;
 
-/** The sandbox's model that makes anything it can draw: asked for by name only (while vendors' catalogs exist). */
+/** The sandbox's stand-in that draws anything it can (any size, every field): taken only when a request names it, as video's `sandbox`. */
 export const SANDBOX_IMAGE_MODEL = 'sandbox';
 
+/** A door that is one vendor's API (OpenAI's Images API, Kling's image API): its channel protocol and its name in a sentence. */
+export interface NativeVendor {
+  protocol: string;
+  title: string;
+}
+
 /** What the image check needs of its fields. */
-const IMAGE_RULES = { fields: IMAGE_FIELDS, unmet: unmetImageFields, describe };
+export const IMAGE_RULES = { fields: IMAGE_FIELDS, unmet: unmetImageFields, describe };
 
 /**
  * The image models callers may ask for: those the image channels serve (any status: a disabled channel may
  * come back), or, with the sandbox, every vendor's model as its catalog describes it (the sandbox accepts
- * exactly what a real model makes), plus the model `sandbox`, which draws anything and is used only when a
- * request names it.
+ * exactly what a real model makes, so a team meets no difference when its gateway relays to the vendor),
+ * plus the model `sandbox`, which draws anything and is used only when a request names it.
  */
 @Injectable()
 export class ImageModels {
@@ -35,10 +41,7 @@ export class ImageModels {
   }
 
   private async read(): Promise<OfferedImageModel[]> {
-    if (this.config.kinds.image.provider === 'sandbox') {
-      const catalogs = (IMAGE_VENDORS as readonly { protocol: string; models: readonly ImageModelSpec[] }[]).flatMap((v) => v.models.map((spec): OfferedImageModel => ({ name: spec.id, vendor: v.protocol, spec })));
-      return [...catalogs, { name: SANDBOX_IMAGE_MODEL, vendor: 'sandbox', spec: everyImage(SANDBOX_IMAGE_MODEL), namedOnly: catalogs.length > 0 }];
-    }
+    if (this.config.kinds.image.provider === 'sandbox') return sandboxImageModels();
     const offered = new Map<string, OfferedImageModel>();
     for (const channel of await this.router.configuredFor('image')) {
       for (const m of servedImageModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
@@ -46,10 +49,20 @@ export class ImageModels {
     return [...offered.values()];
   }
 
-  /** Refuses (400) a request no configured model could ever make (refuseUnmade), naming the door's fields (`labels`); `vendor`: the door is that vendor's API. */
-  async check(request: ImageRequest, labels: Record<ImageField, string>, vendor?: string): Promise<void> {
-    refuseUnmade(await this.offered(), request, IMAGE_RULES, labels, vendor === undefined ? undefined : { protocol: vendor, title: vendor.charAt(0).toUpperCase() + vendor.slice(1) });
+  /**
+   * Refuses (400) a request no configured model could ever make (refuseUnmade), naming the door's fields
+   * (`labels`). `vendor`: the door is that vendor's API, so a request that names no model takes what that
+   * vendor's configured models make, as the vendor itself would (any configured model's when none of them is).
+   */
+  async check(request: ImageRequest, labels: Record<ImageField, string>, vendor?: NativeVendor): Promise<void> {
+    refuseUnmade(await this.offered(), request, IMAGE_RULES, labels, vendor);
   }
+}
+
+/** The sandbox's models: every vendor's as its catalog describes it, and the stand-in `sandbox`, taken only when named. */
+export function sandboxImageModels(): OfferedImageModel[] {
+  const catalogs = (IMAGE_VENDORS as readonly { protocol: string; models: readonly ImageModelSpec[] }[]).flatMap((v) => v.models.map((spec): OfferedImageModel => ({ name: spec.id, vendor: v.protocol, spec })));
+  return [...catalogs, { name: SANDBOX_IMAGE_MODEL, vendor: 'sandbox', spec: everyImage(SANDBOX_IMAGE_MODEL), namedOnly: true }];
 }
 
 /** The asked value of a field, in words. */

@@ -6,6 +6,7 @@ import { successEnvelope } from '../../common/http/envelope.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
+import { KlingImageVendor } from '../../vendors/kling/kling-image.vendor.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import type { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
 import type { ListExpandTasksQueryDto } from '../expand/dto/list-expand-tasks.dto.js';
@@ -15,7 +16,7 @@ import type { CreateKlingImageDto } from './dto/create-kling-image.dto.js';
 import type { KlingImageTaskDetailEnvelopeDto, KlingImageTaskEnvelopeDto, KlingImageTaskListEnvelopeDto } from './dto/kling-image-task.dto.js';
 import { ImageKind } from './image.kind.js';
 import { ImageInputs } from './image-inputs.js';
-import { ImageModels } from './image-models.js';
+import { ImageModels, type NativeVendor } from './image-models.js';
 import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageResult, type ImageTask } from './image-task.js';
 import { KlingImageRecords, toKlingImageTask } from './kling-image.records.js';
 
@@ -40,6 +41,9 @@ const KLING_FIELDS: Record<ImageField, string> = {
   imageFidelity: 'image_fidelity',
   humanFidelity: 'human_fidelity',
 };
+
+/** This door is Kling's image API: a request naming no model takes what Kling's configured models make. */
+const KLING_VENDOR: NativeVendor = { protocol: KlingImageVendor.protocol, title: 'Kling' };
 
 /**
  * Kling's image API over the image kind (`/video-a/v1/images/generations`): Kling's envelope, states and
@@ -92,7 +96,7 @@ export class KlingImagesService {
     };
     let task: ImageTask;
     try {
-      await this.models.check(imageRequestOf(params), KLING_FIELDS, 'kling');
+      await this.models.check(imageRequestOf(params), KLING_FIELDS, KLING_VENDOR);
       task = await this.engine.submit(this.kind, {
         id,
         owner: principal.owner,

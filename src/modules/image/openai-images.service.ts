@@ -9,6 +9,7 @@ import { describeError } from '../../common/errors/error-catalog.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { OpenAIImageVendor } from '../../vendors/openai/openai-image.vendor.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
 import { shapeOf } from '../../vendors/contracts/image-request.js';
@@ -18,7 +19,7 @@ import type { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImageDataDto, Open
 import type { OpenAiModelListDto } from './dto/openai-model.dto.js';
 import { ImageKind } from './image.kind.js';
 import { ImageInputs } from './image-inputs.js';
-import { ImageModels } from './image-models.js';
+import { ImageModels, type NativeVendor } from './image-models.js';
 import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageTask } from './image-task.js';
 
 const KIND = ImageKind.definition.name;
@@ -42,6 +43,9 @@ const OPENAI_FIELDS: Record<ImageField, string> = {
   imageFidelity: 'image_fidelity',
   humanFidelity: 'human_fidelity',
 };
+
+/** This door is OpenAI's Images API: a request naming no model takes what OpenAI's configured models make (every OpenAI model's in the sandbox). */
+const OPENAI_VENDOR: NativeVendor = { protocol: OpenAIImageVendor.protocol, title: 'OpenAI' };
 
 /** An edit's files as multer hands them over (in memory), by part name. */
 export type ImageParts = Partial<Record<'image' | 'image[]' | 'mask', { buffer: Buffer }[]>>;
@@ -136,7 +140,7 @@ export class OpenAiImagesService {
         ...(dto.stream && dto.partial_images ? { partial_images: dto.partial_images } : {}),
         ...(mode === 'edit' && !size ? { target_size: `${facts[0].width}x${facts[0].height}` } : {}),
       };
-      await this.models.check(imageRequestOf(params), OPENAI_FIELDS);
+      await this.models.check(imageRequestOf(params), OPENAI_FIELDS, OPENAI_VENDOR);
       await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.inputs.rows(stored) });
     } catch (err) {
       await this.inputs.discard(stored);

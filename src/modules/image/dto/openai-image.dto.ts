@@ -17,7 +17,12 @@ export class OpenAiImageFieldsDto {
   @MaxChars(IMAGE_PROMPT_MAX_CHARS)
   prompt!: string;
 
-  @ApiPropertyOptional({ description: 'A model GET /openai/v1/models or the channels offer (its name). Without it, any configured model that makes the rest.', example: 'gpt-image-1', maxLength: 64 })
+  @ApiPropertyOptional({
+    description:
+      "A model GET /openai/v1/models lists (its name). Without it, as OpenAI's API: one of OpenAI's configured models that makes the rest (any configured model's when none of OpenAI's is). In the sandbox every vendor's model takes what the real one takes; `sandbox` names its free-form stand-in (any size).",
+    example: 'gpt-image-1',
+    maxLength: 64,
+  })
   @IsOptional()
   @IsString({ message: 'model must be a string' })
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, { message: 'model must name a configured image model (1 to 64 letters, digits and . _ : -)' })
@@ -32,7 +37,7 @@ export class OpenAiImageFieldsDto {
   n?: number;
 
   @ApiPropertyOptional({
-    description: '`auto` (default: 1024x1024 for a generation, the first image\'s size for an edit), or `WxH`: 1024x1024, 1536x1024, 1024x1536, or any size a configured model makes (the stored images have it exactly; a vendor that makes shapes is resized to it).',
+    description: '`auto` (default: 1024x1024 for a generation, the first image\'s size for an edit), or `WxH`: 1024x1024, 1536x1024, 1024x1536 (gpt-image-1, -1-mini, -1.5), multiples of 16 (gpt-image-2), or any size the named model makes (the stored images have it exactly; a vendor that makes shapes is resized to it).',
     example: '1536x1024',
   })
   @IsOptional()
@@ -88,7 +93,7 @@ export class OpenAiImageFieldsDto {
   @MaxChars(256)
   user?: string;
 
-  @ApiPropertyOptional({ description: 'Extension (not OpenAI\'s): a seed, for models that take one (Gemini, FLUX, Stability, the sandbox: the same seed, the same image).', minimum: 0, maximum: 4294967294 })
+  @ApiPropertyOptional({ description: 'Extension (not OpenAI\'s): a seed, for a named model that takes one (Gemini, FLUX, Stability, the sandbox\'s stand-in: the same seed, the same image; OpenAI\'s take none).', minimum: 0, maximum: 4294967294 })
   @IsOptional()
   @asNumber()
   @IsInt({ message: 'seed must be a whole number from 0 to 4294967294' })
@@ -96,7 +101,7 @@ export class OpenAiImageFieldsDto {
   @Max(4294967294, { message: 'seed must be a whole number from 0 to 4294967294' })
   seed?: number;
 
-  @ApiPropertyOptional({ description: 'Extension (not OpenAI\'s): what the image must not show, for models that take it (Stability, Kling).', maxLength: 2500 })
+  @ApiPropertyOptional({ description: 'Extension (not OpenAI\'s): what the image must not show, for a named model that takes it (Stability, Kling; OpenAI\'s take none).', maxLength: 2500 })
   @IsOptional()
   @IsString({ message: 'negative_prompt must be a string' })
   @MaxChars(2500)
