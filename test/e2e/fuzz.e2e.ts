@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { operationsOf, runFuzz } from '../support/fuzz.js';
+import { callerIdOperations, operationsOf, runFuzz } from '../support/fuzz.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 /** CI runs a bounded count; `npm run fuzz -- --count 20000 [--seed N]` runs more through this same test. */
@@ -52,6 +52,10 @@ describe('fuzzing every route from the OpenAPI document', () => {
     // the fuzzer reached past the door: accepted, refused, unknown, too large, wrong type and framing answers
     for (const status of ['200', '201', '400', '401', '404', '413', '415']) expect([status, report.statuses[status] ?? 0]).toEqual([status, expect.any(Number)]);
     expect(Object.keys(report.statuses).filter((s) => /^2/.test(s)).length).toBeGreaterThan(0);
+    // a caller's id sent again was refused 409 on every route that takes one (Kling's four; each twice in every run), never a 500
+    const idRoutes = callerIdOperations(doc);
+    expect(idRoutes.length).toBeGreaterThanOrEqual(4);
+    expect(idRoutes.filter((op) => !report.reusedIds[`${op} 409`])).toEqual([]);
     // every operation got lone surrogates, NUL, noncharacters or invalid UTF-8 (the issue's 500s hid in a few)
     const missed = operationsOf(doc).map((op) => `${op.method} ${op.path}`).filter((op) => !report.hostileUnicode[op]);
     expect(missed).toEqual([]);

@@ -5,6 +5,9 @@ import { startReceiver } from '../support/webhook-receiver.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
+const T2V = '/video-a/v1/videos/text2video';
+const I2V = '/video-a/v1/videos/image2video';
+const IMAGES = '/video-a/v1/images/generations';
 
 /** Kling's own documented create body (its image URL replaced by one this offline test can read). */
 const klingDocumentedBody = (image: string, extra: Record<string, unknown> = {}) => ({
@@ -83,6 +86,35 @@ describe('a client written for Kling', () => {
     const wrong = await api(t.url, 'POST', EXPAND, { key, body: { image, ...{ up_expansion_ratio: 0.1, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 }, watermark_info: { enabled: 'yes' } } });
     expect([wrong.status, wrong.body.message]).toEqual([400, expect.stringMatching(/watermark_info.enabled must be a boolean/)]);
   });
+
+  it("refuses an external_task_id already used with 409 in Kling's envelope on every Kling door (expand, text2video, image2video, images/generations), never a 500", async () => {
+    const image = (await png(400, 300)).toString('base64');
+    const doors: [string, Record<string, unknown>][] = [
+      [EXPAND, { image, up_expansion_ratio: 0.1, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 }],
+      [T2V, { prompt: 'A paper boat', duration: '5' }],
+      [I2V, { prompt: 'The boat drifts away', image: `${t.url}/samples/keyframe.jpg`, duration: '5' }],
+      [IMAGES, { prompt: 'A paper boat', aspect_ratio: '16:9' }],
+      // an input image the refused create had stored
+      [IMAGES, { prompt: 'The same boat in winter', image }],
+    ];
+    const taken = (id: string) => ({ code: 1204, message: `external_task_id "${id}" is already used by another of your tasks`, request_id: expect.any(String) });
+    for (const [i, [path, body]] of doors.entries()) {
+      const id = `reused-${i}`;
+      const first = await api(t.url, 'POST', path, { key, body: { ...body, external_task_id: id } });
+      expect([path, first.status, first.body.code, first.body.data?.task_info]).toEqual([path, 200, 0, { external_task_id: id }]);
+      const again = await api(t.url, 'POST', path, { key, body: { ...body, external_task_id: id } });
+      expect([path, again.status, again.body]).toEqual([path, 409, taken(id)]);
+      expect(again.body.request_id).toBe(again.headers.get('x-request-id'));
+      // the task the id names is still the first one
+      expect((await api(t.url, 'GET', `${path}/${id}`, { key })).body.data.task_id).toBe(first.body.data.task_id);
+    }
+    // Kling's two video doors make one kind of task: an id text2video took is taken for image2video too
+    const crossed = await api(t.url, 'POST', I2V, { key, body: { ...doors[2][1], external_task_id: 'reused-1' } });
+    expect([crossed.status, crossed.body]).toEqual([409, taken('reused-1')]);
+    // racing creates of one new id: one is accepted, the others refused 409 (never a 500)
+    const racing = await Promise.all(Array.from({ length: 6 }, () => api(t.url, 'POST', IMAGES, { key, body: { prompt: 'A race', image, external_task_id: 'reused-race' } })));
+    expect(racing.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+  }, 60_000);
 
   it('gives links on the base the task was created through, in answers and callbacks alike', async () => {
     const created = await api(t.url, 'POST', EXPAND, { key, body: klingDocumentedBody((await png(400, 300)).toString('base64'), { callback_url: `${receiver.url}/links`, n: 1 }) });

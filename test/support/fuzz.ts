@@ -8,7 +8,8 @@ import { type Observed, sendRaw } from './raw-http.js';
  * operation gets hostile path and query values, bodies shaped by its schema and then broken (wrong
  * types, missing and extra fields, deep nesting, NUL and huge strings, odd Unicode, prototype keys),
  * valid bodies with a lone surrogate, NUL, U+FFFE/U+FFFF or raw invalid UTF-8 bytes in any string or
- * key, odd Content-Types and Authorization headers, other methods and unknown routes; and framing
+ * key, accepted bodies that reuse a caller's id (external_task_id) already taken, odd Content-Types and
+ * Authorization headers, other methods and unknown routes; and framing
  * errors and header values with invalid UTF-8 or latin1 bytes are sent over a raw socket. Every answer
  * must be below 500, carry X-Request-Id, and (for errors) be the JSON envelope `{code, message,
  * request_id}` with request_id equal to that header, with no stack trace in it.
@@ -24,7 +25,7 @@ export interface FuzzKeys {
  * it did; `path` of a raw request: where it goes, when that is a route.
  */
 export type FuzzCase =
-  | { kind: 'http'; method: string; path: string; headers: Record<string, string>; body?: string | Buffer; note: string; unicode?: string; chunked?: boolean }
+  | { kind: 'http'; method: string; path: string; headers: Record<string, string>; body?: string | Buffer; note: string; unicode?: string; chunked?: boolean; reuse?: string }
   | { kind: 'raw'; bytes: Buffer; note: string; unicode?: string; path?: string };
 
 export interface Violation {
@@ -53,6 +54,8 @@ export interface FuzzReport {
   hostileUnicode: Record<string, number>;
   /** The slowest answers, slowest first. */
   slowest: Timing[];
+  /** Answers to bodies that reused a caller's id, by operation and status (`POST /path 409`). */
+  reusedIds: Record<string, number>;
 }
 
 interface Schema {
@@ -446,11 +449,35 @@ function httpArbitraries(doc: any, keys: FuzzKeys): { cases: fc.Arbitrary<FuzzCa
   );
   const hostileOn = (op: Operation): fc.Arbitrary<FuzzCase> =>
     bodyOperations.includes(op) ? taintedOn(op) : caseOn(op).filter((c) => c.unicode !== undefined);
+  // a caller's own id reused (Kling's external_task_id): an accepted body of a route that takes one, with an id
+  // from a small pool, so every send after the first finds it taken (409 in the door's own envelope, never a 500)
+  const idOperations = bodyOperations.filter((op) => CALLER_IDS.some((field) => op.body?.properties?.[field] !== undefined));
+  const reusing = (op: Operation, id: string, pick: number): FuzzCase => {
+    const bases = op.examples.length > 0 ? op.examples : [plausible(op.body)];
+    const field = CALLER_IDS.find((f) => op.body?.properties?.[f] !== undefined)!;
+    const body = { ...(bases[pick % bases.length] as Record<string, unknown>), [field]: id };
+    return { kind: 'http', method: op.method, path: plausiblePath(op), headers: { authorization: `Bearer ${keys.api}`, 'content-type': 'application/json' }, body: JSON.stringify(body), note: `${op.method} ${op.path} (${field} reused)`, reuse: `${op.method} ${op.path}` };
+  };
+  const reusedId = fc.tuple(fc.constantFrom(...idOperations), fc.constantFrom(...REUSED_IDS), fc.nat()).map(([op, id, pick]) => reusing(op, id, pick));
+  // in every run, whatever its sample: each such route sent the same id twice
+  const reusedSweep = idOperations.flatMap((op, i) => [0, 1].map(() => fc.constant(reusing(op, `fuzz-sweep-${i}`, 0))));
   return {
-    cases: fc.oneof({ weight: 12, arbitrary: onOperation }, { weight: 3, arbitrary: taintedOperation }, { weight: 1, arbitrary: unknownRoute }),
-    sweep: fc.tuple(...operations.map(hostileOn)),
+    cases: fc.oneof({ weight: 12, arbitrary: onOperation }, { weight: 3, arbitrary: taintedOperation }, { weight: 1, arbitrary: unknownRoute }, ...(idOperations.length > 0 ? [{ weight: 1, arbitrary: reusedId }] : [])),
+    sweep: fc.tuple(...operations.map(hostileOn), ...reusedSweep),
   };
 }
+
+/** Body fields that carry the caller's own id for a task, unique among its tasks. */
+const CALLER_IDS = ['external_task_id'];
+
+/** The operations (`POST /path`) whose body takes a caller's own id. */
+export function callerIdOperations(doc: any): string[] {
+  return operationsOf(doc)
+    .filter((op) => ['POST', 'PUT', 'PATCH'].includes(op.method) && CALLER_IDS.some((field) => op.body?.properties?.[field] !== undefined))
+    .map((op) => `${op.method} ${op.path}`);
+}
+/** The ids the fuzzer reuses: few, so most sends find theirs taken. */
+const REUSED_IDS = ['fuzz-reused-1', 'fuzz-reused-2', 'fuzz-reused-3'];
 
 const RAW_CASES: string[] = [
   'POST /video-b/v1/generations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
@@ -725,7 +752,7 @@ export async function runFuzz(options: {
   const sample = [...sweep, ...fc.sample(fuzzCases(options.doc, options.keys), { numRuns: Math.max(0, options.count - sweep.length), seed })];
   const from = options.slice?.[0] ?? 0;
   const cases = sample.slice(from, options.slice?.[1] ?? sample.length);
-  const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed, hostileUnicode: {}, slowest: [] };
+  const report: FuzzReport = { sent: 0, statuses: {}, violations: [], seed, hostileUnicode: {}, slowest: [], reusedIds: {} };
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {
@@ -740,6 +767,7 @@ export async function runFuzz(options: {
       const key = observed.status === -1 ? 'unsendable' : String(observed.status);
       report.statuses[key] = (report.statuses[key] ?? 0) + 1;
       if (c.unicode) report.hostileUnicode[c.unicode] = (report.hostileUnicode[c.unicode] ?? 0) + 1;
+      if (c.kind === 'http' && c.reuse) report.reusedIds[`${c.reuse} ${key}`] = (report.reusedIds[`${c.reuse} ${key}`] ?? 0) + 1;
       const problem = problemWith(c, observed);
       if (problem) report.violations.push({ index, case: describeCase(c), problem, status: observed.status, body: observed.text.slice(0, 300) });
     }
