@@ -87,7 +87,7 @@ describe('POST /video-b/v1/generations', () => {
     ['model', 'ray 2', /model must name one of the models GET \/models lists/],
     ['resolution', '2160p', /resolution must be one of 540p, 720p, 1080p, 4k/],
     ['resolution', '720', /resolution must be one of/],
-    ['duration', '99s', /^duration: no configured model makes this duration of 99 s; duration is made by no configured model$/],
+    ['duration', '99s', /^duration: no configured model makes this duration of 99 s$/],
     ['duration', '7 s', /duration must be a number of seconds followed by "s"/],
     ['duration', 5, /duration must be a string such as "5s"/],
     ['generation_type', 'image', /generation_type must be "video"/],

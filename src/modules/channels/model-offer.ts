@@ -70,12 +70,22 @@ export function refuseUnmade<S, R extends { model?: string }, F extends string>(
   const failing = rules.fields.filter((f) => unmet.some((u) => u.includes(f)));
   const blocking = failing.filter((f) => unmet.every((u) => u.includes(f)));
   const fields = blocking.length > 0 ? blocking : failing;
+  const generic = request.model === undefined && !native;
   const asked = request.model !== undefined ? `model ${request.model} does not make` : native ? `no configured ${vendor!.title} model makes` : 'no configured model makes';
   const whole = offered.filter((m) => rules.unmet(m.spec, request).length === 0);
-  const could = whole.length > 0
-    ? `models that could make it: ${names(whole)}`
-    : fields.map((f) => `${labels[f]} is made by ${names(offered.filter((m) => !rules.unmet(m.spec, request).includes(f))) || 'no configured model'}`).join('; ');
-  throw new AppError('INVALID_PARAMETER', `${[...new Set(fields.map((f) => labels[f]))].join(', ')}: ${asked} this ${fields.map((f) => rules.describe(f, request)).join(' with ')}; ${could}`);
+  const could: string[] = [];
+  if (whole.length > 0) could.push(`models that could make it: ${names(whole)}`);
+  else {
+    const makers = fields.map((f) => ({ f, by: names(offered.filter((m) => !rules.unmet(m.spec, request).includes(f))) }));
+    could.push(...new Set(makers.filter((m) => m.by).map((m) => `${labels[m.f]} is made by ${m.by}`)));
+    const unmade = makers.filter((m) => !m.by).map((m) => m.f);
+    // each field and its rule said once: "no configured model makes this …" already says it when nothing was named
+    if (unmade.length > 0 && !(generic && unmade.length === fields.length)) {
+      could.push(`no configured model makes ${unmade.length === fields.length ? 'it' : unmade.map((f) => `the ${rules.describe(f, request)}`).join(' or ')}`);
+    }
+  }
+  const fault = `${[...new Set(fields.map((f) => labels[f]))].join(', ')}: ${asked} this ${fields.map((f) => rules.describe(f, request)).join(' with ')}`;
+  throw new AppError('INVALID_PARAMETER', [fault, ...could].join('; '));
 }
 
 function names<S>(models: Offered<S>[]): string {

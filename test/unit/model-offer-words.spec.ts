@@ -1,0 +1,52 @@
+import { AppError } from '../../src/common/errors/app-error.js';
+import { type Offered, refuseUnmade } from '../../src/modules/channels/model-offer.js';
+
+/** A toy model: the sizes it makes and whether it makes a transparent background. */
+interface Spec {
+  sizes: string[];
+  transparent: boolean;
+}
+interface Req {
+  model?: string;
+  size?: string;
+  transparent?: boolean;
+}
+type Field = 'model' | 'size' | 'background';
+
+const RULES = {
+  fields: ['model', 'size', 'background'] as const,
+  unmet: (spec: Spec, r: Req): Field[] => [...(r.size && !spec.sizes.includes(r.size) ? ['size' as const] : []), ...(r.transparent && !spec.transparent ? ['background' as const] : [])],
+  describe: (f: Field, r: Req) => (f === 'size' ? `size (${r.size})` : f === 'background' ? 'transparent background' : f),
+};
+const LABELS: Record<Field, string> = { model: 'model', size: 'size', background: 'background' };
+
+const offered: Offered<Spec>[] = [
+  { name: 'square', vendor: 'openai', spec: { sizes: ['1024x1024'], transparent: false } },
+  { name: 'wide', vendor: 'gemini', spec: { sizes: ['1536x1024'], transparent: false } },
+];
+
+function refusal(request: Req, vendor?: { protocol: string; title: string }): string {
+  try {
+    refuseUnmade(offered, request, RULES, LABELS, vendor);
+  } catch (err) {
+    return (err as AppError).message;
+  }
+  throw new Error('accepted');
+}
+
+describe('the words of a request no offered model makes: each field and its rule once', () => {
+  it('says a field no model makes once when no model was named', () => {
+    expect(refusal({ transparent: true })).toBe('background: no configured model makes this transparent background');
+  });
+
+  it("says what a named model or the door's vendor lacks, then that no model makes it at all", () => {
+    expect(refusal({ model: 'square', transparent: true })).toBe('background: model square does not make this transparent background; no configured model makes it');
+    expect(refusal({ transparent: true }, { protocol: 'openai', title: 'OpenAI' })).toBe('background: no configured OpenAI model makes this transparent background; no configured model makes it');
+  });
+
+  it('names the models that make each field some model makes, and the rest once', () => {
+    expect(refusal({ size: '1536x1024', transparent: true }, { protocol: 'openai', title: 'OpenAI' })).toBe('size, background: no configured OpenAI model makes this size (1536x1024) with transparent background; size is made by wide (gemini); no configured model makes the transparent background');
+    expect(refusal({ size: '2048x2048', transparent: true })).toBe('size, background: no configured model makes this size (2048x2048) with transparent background');
+    expect(refusal({ size: '1536x1024' }, { protocol: 'openai', title: 'OpenAI' })).toBe('size: no configured OpenAI model makes this size (1536x1024); models that could make it: wide (gemini)');
+  });
+});
