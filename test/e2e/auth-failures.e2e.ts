@@ -43,10 +43,12 @@ function get(t: TestApp, path: string, options: { from?: string; key?: string; h
 const unknownKey = () => generateKey().key;
 
 function expectLimited(answer: Answer, windowS: number): void {
-  expect([answer.status, answer.body]).toEqual([429, { code: 1005, message: expect.stringMatching(/^Too many failed authentications from your address/), request_id: answer.headers['x-request-id'] }]);
+  expect([answer.status, answer.body]).toEqual([429, { code: 1005, message: expect.stringMatching(/^Too many failed authentications from your address .*a credential from it that is not valid is refused/), request_id: answer.headers['x-request-id'] }]);
   const retryAfter = Number(answer.headers['retry-after']);
   expect([retryAfter >= 1, retryAfter <= windowS]).toEqual([true, true]);
 }
+
+const LIMITED_LOG = 'too many failed authentications: failed credentials from the address answered 429 until its window ends';
 
 describe('failed authentications, limited per client address', () => {
   // a window far longer than the test, so nothing here depends on how fast the machine is
@@ -59,7 +61,7 @@ describe('failed authentications, limited per client address', () => {
   });
   afterAll(() => t?.close());
 
-  it('300 made-up keys from one address: 20 answers 401, then 429 with Retry-After; its valid key is refused too, and a forged X-Forwarded-For does not help (no TRUST_PROXY)', async () => {
+  it('300 made-up keys from one address: 20 answers 401, then 429 with Retry-After; its valid key, the admin key and the metrics token are still served, and a forged X-Forwarded-For does not help (no TRUST_PROXY)', async () => {
     const from = '127.0.0.3';
     expect((await get(t, ROUTE, { from, key })).status).toBe(200);
     const statuses: number[] = [];
@@ -71,14 +73,27 @@ describe('failed authentications, limited per client address', () => {
     }
     expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
     expect(statuses.slice(20)).toEqual(Array(280).fill(429));
-    // refused whatever it sends now, a valid key too: a guess that happens to be right is not told apart
-    expectLimited(await get(t, ROUTE, { from, key }), WINDOW_S);
-    expectLimited(await get(t, '/admin/keys', { from, key: ADMIN }), WINDOW_S);
-    expectLimited(await get(t, ROUTE, { from, key, headers: { 'x-forwarded-for': '198.51.100.20' } }), WINDOW_S);
+    // a stale client at the same address (behind one NAT, one Ingress) shuts nobody out: what is valid is served
+    expect((await get(t, ROUTE, { from, key })).status).toBe(200);
+    expect((await get(t, '/admin/keys?owner=team-limited', { from, key: ADMIN })).status).toBe(200);
+    expect((await get(t, '/metrics', { from, key: TEST_METRICS_TOKEN })).status).toBe(200);
+    // a key made on this instance after the address was limited is served at once
+    expect((await get(t, ROUTE, { from, key: await t.createKey('team-later') })).status).toBe(200);
+    // and what is not valid answers 429, whatever it is
+    expectLimited(await get(t, ROUTE, { from, key: unknownKey() }), WINDOW_S);
+    expectLimited(await get(t, ROUTE, { from, key: `${key.slice(0, -1)}${key.endsWith('x') ? 'y' : 'x'}` }), WINDOW_S); // a known prefix, a wrong secret
+    expectLimited(await get(t, ROUTE, { from, key: 'not-a-key' }), WINDOW_S);
+    expectLimited(await get(t, ROUTE, { from, headers: { authorization: 'Basic dXNlcjpwYXNz' } }), WINDOW_S);
+    expectLimited(await get(t, '/admin/keys', { from, key: `${ADMIN}x` }), WINDOW_S);
+    expectLimited(await get(t, '/metrics', { from, key: `${TEST_METRICS_TOKEN}-wrong` }), WINDOW_S);
+    expectLimited(await get(t, ROUTE, { from, key: unknownKey(), headers: { 'x-forwarded-for': '198.51.100.20' } }), WINDOW_S);
+    // no credential guesses nothing: 401 as always, saying what is missing
+    const missing = await get(t, ROUTE, { from });
+    expect([missing.status, missing.body.code]).toEqual([401, 1001]);
     // public routes are not limited
     expect((await get(t, '/health', { from })).status).toBe(200);
     // logged once, with the address
-    const lines = t.logs.lines.filter((l) => l.msg === 'too many failed authentications: address refused until its window ends');
+    const lines = t.logs.lines.filter((l) => l.msg === LIMITED_LOG);
     expect(lines).toEqual([expect.objectContaining({ address: from, failures: 20 })]);
   });
 
@@ -111,7 +126,9 @@ describe('failed authentications, limited per client address', () => {
     expect((await get(t, ROUTE, { from, key })).status).toBe(200);
     const twentieth = await get(t, ROUTE, { from, key: unknownKey() });
     expect(twentieth.status).toBe(401);
-    expectLimited(await get(t, ROUTE, { from, key }), WINDOW_S);
+    // limited: the revoked key is refused with 429 now, the valid one served
+    expectLimited(await get(t, ROUTE, { from, key: revoked }), WINDOW_S);
+    expect((await get(t, ROUTE, { from, key })).status).toBe(200);
   });
 });
 
@@ -128,23 +145,25 @@ describe('the limit behind a proxy, when it ends, and on /metrics', () => {
   it('with TRUST_PROXY, counts each client by X-Forwarded-For: one limited, another behind the same proxy not', async () => {
     const limited = { 'x-forwarded-for': '203.0.113.7' };
     for (let i = 0; i < 3; i++) expect((await get(t, ROUTE, { key: unknownKey(), headers: limited })).status).toBe(401);
-    expectLimited(await get(t, ROUTE, { key, headers: limited }), 2);
-    expect((await get(t, ROUTE, { key, headers: { 'x-forwarded-for': '203.0.113.8' } })).status).toBe(200);
+    expectLimited(await get(t, ROUTE, { key: unknownKey(), headers: limited }), 2);
+    expect((await get(t, ROUTE, { key, headers: limited })).status).toBe(200);
+    expect((await get(t, ROUTE, { key: unknownKey(), headers: { 'x-forwarded-for': '203.0.113.8' } })).status).toBe(401);
     // the proxy appended the client's address to what the client sent: the last entry is the one believed
-    expectLimited(await get(t, ROUTE, { key, headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.7' } }), 2);
-    expect((await get(t, ROUTE, { key, headers: { 'x-forwarded-for': '203.0.113.7, 203.0.113.9' } })).status).toBe(200);
-    // and the limit ends with its window: the valid key works again
-    await pollUntil(() => get(t, ROUTE, { key, headers: limited }), (a) => a.status === 200, { timeoutMs: 15_000, what: 'the window to end' });
+    expectLimited(await get(t, ROUTE, { key: unknownKey(), headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.7' } }), 2);
+    expect((await get(t, ROUTE, { key: unknownKey(), headers: { 'x-forwarded-for': '203.0.113.7, 203.0.113.9' } })).status).toBe(401);
+    // and the limit ends with its window: a refused key is answered 401 again (the failures past the limit did not extend it)
+    await pollUntil(() => get(t, ROUTE, { key: unknownKey(), headers: limited }), (a) => a.status === 401, { timeoutMs: 15_000, what: 'the window to end' });
   });
 
-  it('counts wrong metrics tokens, and refuses even the right one from a limited address', async () => {
+  it('counts wrong metrics tokens; from a limited address the right one is served, a wrong one answers 429', async () => {
     const from = { 'x-forwarded-for': '203.0.113.10' };
     for (let i = 0; i < 3; i++) {
       const answer = await get(t, '/metrics', { key: `${TEST_METRICS_TOKEN}-wrong`, headers: from });
       expect([answer.status, answer.body.code]).toEqual([401, 1000]);
     }
-    expectLimited(await get(t, '/metrics', { key: TEST_METRICS_TOKEN, headers: from }), 2);
-    expect((await get(t, '/metrics', { key: TEST_METRICS_TOKEN, headers: { 'x-forwarded-for': '203.0.113.11' } })).status).toBe(200);
+    expectLimited(await get(t, '/metrics', { key: `${TEST_METRICS_TOKEN}-wrong`, headers: from }), 2);
+    expect((await get(t, '/metrics', { key: TEST_METRICS_TOKEN, headers: from })).status).toBe(200);
+    expect((await get(t, '/metrics', { key: ADMIN, headers: from })).status).toBe(200);
   });
 });
 
@@ -162,18 +181,19 @@ describe('unknown keys, remembered for AUTH_CACHE_TTL_MS', () => {
   }
 
   /**
-   * Sends the same made-up key `times` times to an app started with `env`, and returns the key lookups that
-   * cost: the scans of api_keys made while it ran, less those of an app started and stopped on the same
-   * database without sending anything (the first start also applies the migrations, which scan it).
+   * Sends the same made-up key (`fresh`: a new one each time) `times` times to an app started with `env`,
+   * and returns the key lookups that cost: the scans of api_keys made while it ran, less those of an app
+   * started and stopped on the same database without sending anything (the first start also applies the
+   * migrations, which scan it).
    */
-  async function lookupsFor(env: Record<string, string>, times: number): Promise<number> {
+  async function lookupsFor(env: Record<string, string>, times: number, fresh = false): Promise<number> {
     const db = await createTestDatabase();
     const run = async (send: number): Promise<number> => {
       const before = await keyScans(db);
       const t = await startTestApp({ ROLE: 'api', AUTH_FAILURE_LIMIT: '0', ...env }, { db });
       try {
         const bogus = unknownKey();
-        for (let i = 0; i < send; i++) expect((await get(t, ROUTE, { key: bogus })).status).toBe(401);
+        for (let i = 0; i < send; i++) expect([401, 429]).toContain((await get(t, ROUTE, { key: fresh ? unknownKey() : bogus })).status);
       } finally {
         await t.close();
       }
@@ -194,6 +214,30 @@ describe('unknown keys, remembered for AUTH_CACHE_TTL_MS', () => {
     // the same without the cache: each one a lookup (the measure sees them)
     expect(await lookupsFor({ AUTH_CACHE_TTL_MS: '0' }, 300)).toBeGreaterThanOrEqual(300);
   }, 120_000);
+
+  it('from a limited address a made-up key costs no lookup: 320 new ones cost 20 lookups and one read of the prefixes (no limit: 320)', async () => {
+    // a long TTL: the prefixes are read once however long the 320 requests take on a loaded machine
+    expect(await lookupsFor({ AUTH_FAILURE_LIMIT: '20', AUTH_CACHE_TTL_MS: '60000' }, 320, true)).toBe(21);
+    expect(await lookupsFor({ AUTH_FAILURE_LIMIT: '0', AUTH_CACHE_TTL_MS: '60000' }, 320, true)).toBeGreaterThanOrEqual(320);
+  }, 120_000);
+
+  it('a key created on another instance after the prefixes were read works from a limited address within AUTH_CACHE_TTL_MS', async () => {
+    const TTL_MS = 2000;
+    const t = await startTestApp({ ROLE: 'api', AUTH_CACHE_TTL_MS: String(TTL_MS), AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '600' });
+    try {
+      const from = '127.0.0.8';
+      for (let i = 0; i < 3; i++) expect((await get(t, ROUTE, { from, key: unknownKey() })).status).toBe(401);
+      const material = generateKey();
+      expectLimited(await get(t, ROUTE, { from, key: material.key }), 600);
+      await queryDb(t.db, "INSERT INTO api_keys (id, prefix, key_hash, owner, name, created_at) VALUES (gen_random_uuid(), $1, $2, 'team-new', 'elsewhere', now())", [material.prefix, material.hash]);
+      const inserted = Date.now();
+      await pollUntil(() => get(t, ROUTE, { from, key: material.key }), (a) => a.status === 200, { timeoutMs: 30_000, intervalMs: 50, what: 'the new key to work' });
+      const tookMs = Date.now() - inserted;
+      expect([tookMs, tookMs < TTL_MS + 5000]).toEqual([tookMs, true]);
+    } finally {
+      await t.close();
+    }
+  });
 
   it('a key created (as by another instance) after it was looked up and not found works within AUTH_CACHE_TTL_MS', async () => {
     const TTL_MS = 2000;

@@ -1,7 +1,6 @@
 import { jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
 import { loadConfig } from '../../src/infra/config/app-config.js';
-import { AuthFailures, clientKey } from '../../src/modules/keys/auth-failures.js';
+import { clientKey, FailureWindows } from '../../src/modules/keys/auth-failures.js';
 
 describe('clientKey: the address failed authentications are counted under', () => {
   it('is an IPv4 address as it is, and an IPv4-mapped IPv6 address as its IPv4', () => {
@@ -24,13 +23,15 @@ describe('clientKey: the address failed authentications are counted under', () =
   });
 });
 
-describe('AuthFailures', () => {
+describe('FailureWindows: the counting of AuthFailures', () => {
   const at = new Date('2026-11-26T10:00:00Z').getTime();
-  // the warning each limited address logs is the e2e test's business
-  beforeAll(() => Logger.overrideLogger(false));
   beforeEach(() => jest.useFakeTimers({ now: at, doNotFake: ['nextTick', 'setImmediate'] }));
   afterEach(() => jest.useRealTimers());
-  const limiter = (env: Record<string, string>) => new AuthFailures(loadConfig(env));
+  const limiter = (env: Record<string, string>) => {
+    const { limit, windowS } = loadConfig(env).authFailures;
+    const windows = new FailureWindows(limit, windowS);
+    return { windows, record: (address: string) => windows.add(clientKey(address), 1), retryAfterS: (address: string) => windows.retryAfterS(address) };
+  };
 
   it('leaves an address free up to the limit, refuses it at the limit until the window ends, then counts afresh', () => {
     const failures = limiter({ AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60' });
@@ -69,5 +70,26 @@ describe('AuthFailures', () => {
     const off = limiter({ AUTH_FAILURE_LIMIT: '0' });
     for (let i = 0; i < 100; i++) off.record('198.51.100.1');
     expect(off.retryAfterS('198.51.100.1')).toBe(0);
+  });
+
+  it('does not extend the window for failures past the limit: a client that keeps failing is told the same end', () => {
+    const failures = limiter({ AUTH_FAILURE_LIMIT: '2', AUTH_FAILURE_WINDOW_S: '60' });
+    failures.record('198.51.100.1');
+    failures.record('198.51.100.1');
+    jest.setSystemTime(at + 30_000);
+    for (let i = 0; i < 50; i++) failures.record('198.51.100.1');
+    expect(failures.retryAfterS('198.51.100.1')).toBe(30);
+    jest.setSystemTime(at + 60_000);
+    expect(failures.retryAfterS('198.51.100.1')).toBe(0);
+  });
+
+  it('says once per window that an address became limited (what is logged), and whether it was before', () => {
+    const { windows } = limiter({ AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60' });
+    expect(windows.add('198.51.100.1', 2)).toEqual({ wasLimited: false });
+    // another instance's count may carry it past the limit at once
+    expect(windows.add('198.51.100.1', 2)).toEqual({ wasLimited: false, limited: { failures: 4, endsAt: at + 60_000, limited: true } });
+    expect(windows.add('198.51.100.1', 1)).toEqual({ wasLimited: true });
+    jest.setSystemTime(at + 60_000);
+    expect(windows.add('198.51.100.1', 3)).toEqual({ wasLimited: false, limited: { failures: 3, endsAt: at + 120_000, limited: true } });
   });
 });

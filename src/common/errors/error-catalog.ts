@@ -23,7 +23,7 @@ export function describeError(code: ErrorCode): WireError {
     case 'AUTH_REVOKED':
       return { status: 401, code: 1004, name: 'unauthorized', meaning: 'The API key has been revoked.' };
     case 'AUTH_THROTTLED':
-      return { status: 429, code: 1005, name: 'too_many_auth_failures', meaning: 'Too many failed authentications from this client address: every credential from it is refused until Retry-After.' };
+      return { status: 429, code: 1005, name: 'too_many_auth_failures', meaning: 'Too many failed authentications from this client address: until Retry-After, a credential from it that is not valid is answered this rather than 401 (a valid key is served as always).' };
     case 'FORBIDDEN':
       return { status: 403, code: 1103, name: 'forbidden', meaning: 'The key may not use this resource (e.g. a normal key on the admin API).' };
     case 'INVALID_REQUEST':

@@ -20,8 +20,10 @@ import { KeysService } from './keys.service.js';
  * takes METRICS_TOKEN or the admin key (401 for any request when neither is configured); public routes need nothing, and
  * do not look the key up at all. A keyed request is then counted against its owner's rate limit (1302
  * over it). Every refused credential counts against the client's address (AuthFailures): past
- * AUTH_FAILURE_LIMIT in the window, every request from it that needs a credential answers 429 (1005)
- * before anything is looked up.
+ * AUTH_FAILURE_LIMIT in the window, a refused credential from it answers 429 (1005) with Retry-After rather
+ * than 401, and is found out without a database lookup (KeysService.resolveCredential); a valid key, the
+ * admin key or the metrics token from it is served as always, and a missing header is 401 as always (it
+ * guesses nothing).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -50,14 +52,13 @@ export class ApiKeyGuard implements CanActivate {
     if (access === 'admin' && !this.config.adminApiKey) {
       throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`);
     }
-    this.refuseIfLimited(req);
-    const check = await this.keys.resolveCredential(req.headers.authorization);
+    const limitedS = this.failures.retryAfterS(req.ip);
+    const check = await this.keys.resolveCredential(req.headers.authorization, limitedS > 0);
     switch (check.kind) {
       case 'none':
         throw check.error;
       case 'rejected':
-        this.failures.record(req.ip);
-        throw check.error;
+        throw this.refused(req, check.error, limitedS);
       case 'admin':
         (req as AuthenticatedRequest).credential = check;
         if (access === 'admin' || access === 'key-or-admin') return true;
@@ -77,22 +78,22 @@ export class ApiKeyGuard implements CanActivate {
    */
   private authorizeMetrics(req: Request): void {
     const { metricsToken, adminApiKey } = this.config;
-    this.refuseIfLimited(req);
+    const limitedS = this.failures.retryAfterS(req.ip);
     const bearer = readBearer(req.headers.authorization, 'METRICS_TOKEN');
-    if ('kind' in bearer) {
-      if (bearer.kind === 'rejected') this.failures.record(req.ip);
-      throw bearer.error;
-    }
+    if ('kind' in bearer) throw bearer.kind === 'rejected' ? this.refused(req, bearer.error, limitedS) : bearer.error;
     if (!metricsToken && !adminApiKey) throw new AppError('AUTH_FAILED', 'No credential opens the metrics on this instance: its operators set METRICS_TOKEN (or ADMIN_API_KEY) to serve them');
     if ((metricsToken && secretsEqual(bearer.token, metricsToken)) || (adminApiKey && secretsEqual(bearer.token, adminApiKey))) return;
-    this.failures.record(req.ip);
-    throw new AppError('AUTH_FAILED', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key');
+    throw this.refused(req, new AppError('AUTH_FAILED', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key'), limitedS);
   }
 
-  private refuseIfLimited(req: Request): void {
-    const retryAfterS = this.failures.retryAfterS(req.ip);
-    if (retryAfterS > 0) {
-      throw new AppError('AUTH_THROTTLED', `Too many failed authentications from your address (${this.config.authFailures.limit} within ${this.config.authFailures.windowS} s): every credential from it is refused for ${retryAfterS} s more`, retryAfterS);
-    }
+  /**
+   * A refused credential: counted against the address, and answered with `error`, or, from an address
+   * already limited (`limitedS`: what is left of its window), 429 with Retry-After.
+   */
+  private refused(req: Request, error: Error, limitedS: number): Error {
+    this.failures.record(req.ip);
+    if (limitedS === 0) return error;
+    const { limit, windowS } = this.config.authFailures;
+    return new AppError('AUTH_THROTTLED', `Too many failed authentications from your address (${limit} within ${windowS} s): for ${limitedS} s more, a credential from it that is not valid is refused with this answer (a valid key is served as always)`, limitedS);
   }
 }

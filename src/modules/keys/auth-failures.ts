@@ -15,27 +15,19 @@ interface Window {
 }
 
 /**
- * Failed authentications per client address, in memory (each instance counts its own: a failure costs no
- * write anywhere). An address that made AUTH_FAILURE_LIMIT of them within AUTH_FAILURE_WINDOW_S (the window
- * opens with its first failure) is refused until the window ends, whatever credential it sends, a valid
- * one included: a guesser learns nothing more from it, and its requests cost no lookup. IPv6 clients are
- * counted by their /64, which one host usually holds whole. Bounded: MAX_ADDRESSES, least recently seen
- * forgotten first.
+ * The counting rules, in memory and nothing else: failures per address in windows of `windowS` opened by
+ * an address's first failure; an address with `limit` of them in its window is limited until it ends.
  */
-@Injectable()
-export class AuthFailures {
-  private readonly logger = new Logger('Auth');
+export class FailureWindows {
   private readonly windows = new LRUCache<string, Window>({ max: MAX_ADDRESSES });
-  private readonly limit: number;
   private readonly windowMs: number;
   private lastFailureAt = Number.NEGATIVE_INFINITY;
 
-  constructor(config: AppConfig) {
-    this.limit = config.authFailures.limit;
-    this.windowMs = config.authFailures.windowS * 1000;
+  constructor(private readonly limit: number, windowS: number) {
+    this.windowMs = windowS * 1000;
   }
 
-  /** Seconds until `address` may authenticate again; 0 when it may now. */
+  /** Seconds until `address`'s window ends, if it is limited; 0 when it is not. */
   retryAfterS(address: string | undefined): number {
     // nothing refused within a window's length (the usual case): no address can be limited, none is parsed
     if (this.limit === 0 || Date.now() - this.lastFailureAt >= this.windowMs) return 0;
@@ -45,10 +37,11 @@ export class AuthFailures {
     return leftMs > 0 ? Math.ceil(leftMs / 1000) : 0;
   }
 
-  /** Counts a refused credential from `address`. */
-  record(address: string | undefined): void {
-    if (this.limit === 0) return;
-    const key = clientKey(address);
+  /**
+   * Adds `failures` to the window of `key` (a clientKey), opening one if none is open: whether the address
+   * was limited before, and, when these made it limited, its window (once per window).
+   */
+  add(key: string, failures: number): { wasLimited: boolean; limited?: Window } {
     const now = Date.now();
     this.lastFailureAt = now;
     let window = this.windows.get(key);
@@ -56,10 +49,49 @@ export class AuthFailures {
       window = { failures: 0, endsAt: now + this.windowMs, limited: false };
       this.windows.set(key, window);
     }
-    window.failures++;
-    if (window.failures >= this.limit && !window.limited) {
-      window.limited = true;
-      this.logger.warn({ msg: 'too many failed authentications: address refused until its window ends', address: key, failures: window.failures, retry_after_s: Math.ceil((window.endsAt - now) / 1000) });
+    const wasLimited = window.failures >= this.limit;
+    window.failures += failures;
+    if (window.failures < this.limit || window.limited) return { wasLimited };
+    window.limited = true;
+    return { wasLimited, limited: window };
+  }
+}
+
+/**
+ * Failed authentications per client address. An address that made AUTH_FAILURE_LIMIT of them within
+ * AUTH_FAILURE_WINDOW_S (the window opens with its first failure) is limited until the window ends: the
+ * guard refuses its further failed credentials with 429 (and finds them out without a database lookup),
+ * while its valid keys and the admin key are served as always. Failures past the limit are counted but
+ * do not extend the window: a client that keeps failing is told the same end (Retry-After), and once it
+ * has waited it is answered for what it sends again (its next refusals 401, saying why) rather than kept
+ * out for as long as it retried too early; nothing a valid key does depends on it.
+ *
+ * In memory: each instance counts its own (a failure costs no write anywhere). IPv6 clients are counted by
+ * their /64, which one host usually holds whole. Bounded: MAX_ADDRESSES, least recently seen forgotten first.
+ */
+@Injectable()
+export class AuthFailures {
+  private readonly logger = new Logger('Auth');
+  private readonly windows: FailureWindows;
+  private readonly limit: number;
+
+  constructor(config: AppConfig) {
+    this.limit = config.authFailures.limit;
+    this.windows = new FailureWindows(this.limit, config.authFailures.windowS);
+  }
+
+  /** Seconds until `address`'s window ends, if it is limited; 0 when it is not. */
+  retryAfterS(address: string | undefined): number {
+    return this.windows.retryAfterS(address);
+  }
+
+  /** Counts a refused credential from `address`. */
+  record(address: string | undefined): void {
+    if (this.limit === 0) return;
+    const key = clientKey(address);
+    const { limited } = this.windows.add(key, 1);
+    if (limited) {
+      this.logger.warn({ msg: 'too many failed authentications: failed credentials from the address answered 429 until its window ends', address: key, failures: limited.failures, retry_after_s: Math.ceil((limited.endsAt - Date.now()) / 1000) });
     }
   }
 }

@@ -16,6 +16,12 @@ export class KeysRepository {
     return this.prisma.apiKey.findUnique({ where: { prefix } });
   }
 
+  /** The prefixes of every key not revoked (12 characters each). */
+  async activePrefixes(): Promise<string[]> {
+    const rows = await this.prisma.apiKey.findMany({ where: { revokedAt: null }, select: { prefix: true } });
+    return rows.map((row) => row.prefix);
+  }
+
   listKeys(owner?: string): Promise<ApiKeyRow[]> {
     return this.prisma.apiKey.findMany({ where: owner ? { owner } : {}, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
   }

@@ -16,6 +16,8 @@ const DUMMY_HASH = '0'.repeat(64);
 /** last_used_at is written at most this often per key, to keep writes off the request path. */
 const TOUCH_INTERVAL_MS = 60_000;
 const MAX_CACHED_KEYS = 10_000;
+/** The prefixes of the keys not revoked are read again at most this often, AUTH_CACHE_TTL_MS if it is longer. */
+const MIN_PREFIXES_TTL_MS = 1000;
 
 @Injectable()
 export class KeysService {
@@ -30,6 +32,14 @@ export class KeysService {
    */
   private readonly unknown?: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
+  /**
+   * The prefixes of every key not revoked, as read (one query) when a request from a limited address
+   * (AuthFailures) first needed them, and again at most once per `prefixesTtlMs`: none is read while no
+   * address is limited.
+   */
+  private prefixes?: { set: Set<string>; readAt: number };
+  private readingPrefixes?: Promise<Set<string>>;
+  private readonly prefixesTtlMs: number;
 
   constructor(
     private readonly keys: KeysRepository,
@@ -39,12 +49,14 @@ export class KeysService {
       this.known = new LRUCache({ max: MAX_CACHED_KEYS, ttl: config.authCacheTtlMs });
       this.unknown = new LRUCache({ max: MAX_CACHED_KEYS, ttl: config.authCacheTtlMs });
     }
+    this.prefixesTtlMs = Math.max(config.authCacheTtlMs, MIN_PREFIXES_TTL_MS);
   }
 
   async createKey(input: CreateKeyDto): Promise<CreatedKeyDto> {
     const material = generateKey();
     const row = await this.keys.createKey({ id: randomUUID(), prefix: material.prefix, keyHash: material.hash, owner: input.owner, name: input.name });
     this.unknown?.delete(row.prefix);
+    this.prefixes?.set.add(row.prefix);
     return { id: row.id, key: material.key, prefix: row.prefix, owner: row.owner, name: row.name, created_at: row.createdAt.toISOString() };
   }
 
@@ -69,8 +81,13 @@ export class KeysService {
     return toKeyDto(row);
   }
 
-  /** Reads the Authorization header. Never throws for a bad credential: the guard decides per route. */
-  async resolveCredential(header: string | undefined): Promise<KeyCheck> {
+  /**
+   * Reads the Authorization header. Never throws for a bad credential: the guard decides per route.
+   * `fromLimitedAddress`: the request comes from an address past AUTH_FAILURE_LIMIT, whose refused
+   * credentials must cost no lookup: a key whose prefix is neither cached nor among the keys not revoked
+   * (read at most once per `prefixesTtlMs`) is refused from memory; any other is checked as always.
+   */
+  async resolveCredential(header: string | undefined, fromLimitedAddress = false): Promise<KeyCheck> {
     const bearer = readBearer(header, 'API_KEY');
     if ('kind' in bearer) return bearer;
     const { token } = bearer;
@@ -80,7 +97,11 @@ export class KeysService {
     if (!KEY_SHAPE.test(token)) {
       return { kind: 'rejected', error: new AppError('AUTH_MALFORMED', 'API key is malformed: keys are "mgw_" followed by 48 letters and digits') };
     }
-    const row = await this.lookup(prefixOf(token));
+    const prefix = prefixOf(token);
+    if (fromLimitedAddress && !(await this.mayExist(prefix))) {
+      return { kind: 'rejected', error: new AppError('AUTH_FAILED', 'API key is not valid') };
+    }
+    const row = await this.lookup(prefix);
     if (!keyMatchesHash(token, row?.keyHash ?? DUMMY_HASH) || !row) {
       return { kind: 'rejected', error: new AppError('AUTH_FAILED', 'API key is not valid') };
     }
@@ -103,6 +124,29 @@ export class KeysService {
     if (row) this.known?.set(prefix, row);
     else this.unknown?.set(prefix, true);
     return row;
+  }
+
+  /**
+   * Whether a key with `prefix` may exist, from memory: found or not found lately (the caches), or else
+   * among the prefixes of the keys not revoked. A key made on another instance since they were read is
+   * not there yet: it is refused here for `prefixesTtlMs` at most (only to a limited address).
+   */
+  private async mayExist(prefix: string): Promise<boolean> {
+    if (this.known?.has(prefix)) return true;
+    if (this.unknown?.has(prefix)) return false;
+    return (await this.activePrefixes()).has(prefix);
+  }
+
+  private activePrefixes(): Promise<Set<string>> | Set<string> {
+    if (this.prefixes && Date.now() - this.prefixes.readAt < this.prefixesTtlMs) return this.prefixes.set;
+    // one read at a time, whoever asks meanwhile waits for it
+    this.readingPrefixes ??= (async () => {
+      const readAt = Date.now();
+      const set = new Set(await this.keys.activePrefixes());
+      this.prefixes = { set, readAt };
+      return set;
+    })().finally(() => (this.readingPrefixes = undefined));
+    return this.readingPrefixes;
   }
 
   private touch(id: string): void {
