@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { AuthFailures } from '../../src/modules/keys/auth-failures.js';
 import { generateKey } from '../../src/modules/keys/key-material.js';
 import { pollUntil } from '../support/poll.js';
 import { createTestDatabase, queryDb, startTestApp, TEST_METRICS_TOKEN, type TestApp, type TestDatabase } from '../support/test-app.js';
@@ -164,6 +165,37 @@ describe('the limit behind a proxy, when it ends, and on /metrics', () => {
     expectLimited(await get(t, '/metrics', { key: `${TEST_METRICS_TOKEN}-wrong`, headers: from }), 2);
     expect((await get(t, '/metrics', { key: TEST_METRICS_TOKEN, headers: from })).status).toBe(200);
     expect((await get(t, '/metrics', { key: ADMIN, headers: from })).status).toBe(200);
+  });
+});
+
+describe('failed authentications counted across instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    a = await startTestApp({ ADMIN_API_KEY: ADMIN, AUTH_FAILURE_WINDOW_S: '600', ROLE: 'api' });
+    b = await startTestApp({ ADMIN_API_KEY: ADMIN, AUTH_FAILURE_WINDOW_S: '600', ROLE: 'api' }, { db: a.db });
+    key = await a.createKey('team-two');
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it("19 failures on one instance and 1 on the other limit the address on both, each hearing of the other's", async () => {
+    const from = '127.0.0.6';
+    for (let i = 0; i < 19; i++) expect((await get(a, ROUTE, { from, key: unknownKey() })).status).toBe(401);
+    expect((await get(b, ROUTE, { from, key: unknownKey() })).status).toBe(401);
+    // neither counted 20 itself: each is limited when it has heard of the other's (logged once each)
+    // neither counted 20 itself: each is limited once it has heard of the other's (its state read, not asked over
+    // HTTP: every request with a made-up key would be a failure more)
+    for (const t of [a, b]) await pollUntil(async () => t.app.get(AuthFailures).retryAfterS(from), (s) => s > 0, { what: 'the address to be limited' });
+    for (const t of [a, b]) {
+      expectLimited(await get(t, ROUTE, { from, key: unknownKey() }), 600);
+      expect((await get(t, ROUTE, { from, key })).status).toBe(200);
+    }
+    // another address is free on both
+    for (const t of [a, b]) expect((await get(t, ROUTE, { from: '127.0.0.7', key: unknownKey() })).status).toBe(401);
   });
 });
 

@@ -4,6 +4,9 @@ import { PrismaService } from '../../infra/prisma/prisma.service.js';
 
 export type ApiKeyRow = ApiKey;
 
+/** Where each instance tells the others of the failed authentications it counted (AuthFailures). */
+export const AUTH_FAILURES_CHANNEL = 'mgw_auth_failures';
+
 @Injectable()
 export class KeysRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -20,6 +23,11 @@ export class KeysRepository {
   async activePrefixes(): Promise<string[]> {
     const rows = await this.prisma.apiKey.findMany({ where: { revokedAt: null }, select: { prefix: true } });
     return rows.map((row) => row.prefix);
+  }
+
+  /** Sends each of `messages` on AUTH_FAILURES_CHANNEL, in one statement. */
+  async publishFailures(messages: string[]): Promise<void> {
+    await this.prisma.pool.query(`SELECT pg_notify('${AUTH_FAILURES_CHANNEL}', m) FROM unnest($1::text[]) AS m`, [messages]);
   }
 
   listKeys(owner?: string): Promise<ApiKeyRow[]> {
