@@ -1,6 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
+import { generateKey } from '../../src/modules/keys/key-material.js';
 import { gzipSync, brotliCompressSync, deflateSync, constants as zlibConstants } from 'node:zlib';
+import { LINGER_MS } from '../../src/common/http/client-errors.js';
 import { runFuzz } from '../support/fuzz.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
@@ -67,6 +69,61 @@ function sendWhole(port: number, head: string, body: Buffer): Promise<{ answer?:
   });
 }
 
+/**
+ * A client that reads nothing until it has sent its whole body (as many HTTP clients do): from `from` (a
+ * loopback address: Linux answers on all of 127/8), it sends the request head and a first piece of the body,
+ * waits until the service has written its answer (seen on the service's own socket), then sends the rest piece
+ * by piece, each when the last is taken, and only then reads. The answer must still be there, and no piece
+ * refused: a socket closed by the service with the client's bytes unread is reset, the client's next write
+ * fails (EPIPE, ECONNRESET), and the answer it had not read yet is lost with it.
+ */
+async function sendRestAfterAnswer(server: http.Server, port: number, head: string, body: Buffer, from: string): Promise<{ answer?: RawAnswer; sent: number; error?: string }> {
+  const client = net.connect({ port, host: '127.0.0.1', localAddress: from, allowHalfOpen: true });
+  const serverSide = new Promise<net.Socket>((resolve) =>
+    server.on('connection', function own(s: net.Socket) {
+      if (s.remotePort === client.localPort && s.remoteAddress === from) {
+        server.off('connection', own);
+        resolve(s);
+      }
+    }),
+  );
+  const chunks: Buffer[] = [];
+  let error: string | undefined;
+  client.on('data', (chunk: Buffer) => chunks.push(chunk));
+  client.pause(); // nothing is read until the whole body is sent
+  client.on('error', (err: NodeJS.ErrnoException) => (error ??= err.code ?? err.message));
+  const closed = new Promise((resolve) => client.once('close', resolve));
+  await new Promise((resolve) => client.once('connect', resolve));
+  const write = (chunk: Buffer) => new Promise<boolean>((resolve) => client.write(chunk, (err) => resolve(!err)));
+  const first = 16 * 1024;
+  let sent = 0;
+  if (await write(Buffer.concat([Buffer.from(head), body.subarray(0, first)]))) sent = first;
+  const socket = await serverSide;
+  await pollUntil(async () => socket.bytesWritten, (n) => n > 0, { timeoutMs: 10_000, what: 'the answer to be written' });
+  for (let at = first; at < body.length && !error; at += 64 * 1024) {
+    const piece = body.subarray(at, at + 64 * 1024);
+    if (!(await write(piece))) break;
+    sent += piece.length;
+  }
+  client.end();
+  client.resume();
+  await closed;
+  return { answer: parseAnswer(Buffer.concat(chunks)), sent, error };
+}
+
+/** POST with no body to the service on `port` from the local address `from`, with `key` as its credential. */
+function fetchFrom(port: number, from: string, path: string, key: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { authorization: `Bearer ${key}` }, localAddress: from, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 function expectEnvelope(answer: RawAnswer | undefined, status: number): void {
   expect(answer?.status).toBe(status);
   expect(answer!.body).toEqual({ code: expect.any(Number), message: expect.any(String), request_id: answer!.headers['x-request-id'] });
@@ -77,9 +134,10 @@ describe('every request gets an answer, whatever is left of its body', () => {
   let port: number;
   let key: string;
   beforeAll(async () => {
-    // AUTH_FAILURE_LIMIT=0: the mixed traffic of the last test (the fuzzer) sends made-up keys from this one
-    // address, which would otherwise have every request of it answered 429 (that limit has its own tests)
-    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'fatal', AUTH_FAILURE_LIMIT: '0' });
+    // the default limit of failed authentications: the mixed traffic of the last test (the fuzzer) soon limits
+    // 127.0.0.1, whose requests with the valid key are still served; the tests that need a refused key each send
+    // theirs from an address of their own
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'fatal' });
     port = Number(new URL(t.url).port);
     key = await t.createKey();
   });
@@ -126,6 +184,34 @@ describe('every request gets an answer, whatever is left of its body', () => {
     }
   });
 
+  // Each refusal that goes out before the body is read, to a client that sends the rest only once the answer is
+  // written and reads only once it has sent it all: with the connection kept (at most 1 MB left, read and
+  // dropped) or closed (more; or the client asked for Connection: close), the client sends every byte and reads its answer.
+  const refusals = [
+    { status: 401, code: 1000, path: EXPAND, auth: 'unknown key' },
+    { status: 403, code: 1103, path: '/admin/keys', auth: 'key' },
+    { status: 413, code: 1205, path: '/video-b/v1/generations', auth: 'key' },
+    { status: 415, code: 1206, path: EXPAND, auth: 'key', type: 'text/plain' },
+    { status: 429, code: 1005, path: EXPAND, auth: 'unknown key', limited: true },
+  ];
+  const early = refusals.flatMap((r) => [600 * 1024, 3 * MB].flatMap((size) => ['keep-alive', 'close'].map((connection) => ({ ...r, size, connection }))));
+  it.each(early.map((c, i) => ({ ...c, from: `127.0.1.${i + 1}` })))(
+    'answers $status ($auth, $size bytes, Connection: $connection) before the body is read, and a client that reads only once it has sent it all gets it',
+    async ({ status, code, path, auth, type, limited, size, connection, from }) => {
+      if (limited) {
+        // the address's failed keys, up to the limit (20): its next refused credential answers 429
+        for (let i = 0; i < 20; i++) expect((await fetchFrom(port, from, EXPAND, generateKey().key)).status).toBe(401);
+      }
+      const credential = auth === 'key' ? key : generateKey().key;
+      const body = Buffer.from(`{"image":"${'A'.repeat(size - 12)}"}`);
+      const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${credential}\r\nContent-Type: ${type ?? 'application/json'}\r\nContent-Length: ${body.length}\r\nConnection: ${connection}\r\n\r\n`;
+      const { answer, sent, error } = await sendRestAfterAnswer(t.app.getHttpServer() as http.Server, port, head, body, from);
+      expect([sent, error]).toEqual([body.length, undefined]);
+      expectEnvelope(answer, status);
+      expect(answer!.body.code).toBe(code);
+    },
+  );
+
   it('answers a chunked body over the 20 MB limit with 413 and closes its connection: the next request is answered', async () => {
     // Before, the request was left paused with the client's bytes unread: its keep-alive connection was never read again
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -150,6 +236,56 @@ describe('every request gets an answer, whatever is left of its body', () => {
       expect([over.status, over.connection, over.body.code, over.body.message]).toEqual([413, 'close', 1205, "Request body is larger than this route's limit of 20 MB"]);
     } finally {
       agent.destroy();
+    }
+  });
+
+  it('keeps lingering for a client whose bytes arrived while the event loop was held up longer than the linger', async () => {
+    // A long synchronous task (here: this test's own) holds up the loop past LINGER_MS; the linger's timer then
+    // runs before the poll that reads what the client sent meanwhile, and must not take the socket for idle.
+    const server = t.app.getHttpServer() as http.Server;
+    const client = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    const serverSide = new Promise<net.Socket>((resolve) =>
+      server.on('connection', function own(s: net.Socket) {
+        if (s.remotePort === client.localPort) {
+          server.off('connection', own);
+          resolve(s);
+        }
+      }),
+    );
+    let data = Buffer.alloc(0);
+    let error: string | undefined;
+    client.on('data', (chunk: Buffer) => (data = Buffer.concat([data, chunk])));
+    client.on('error', (err: NodeJS.ErrnoException) => (error ??= err.code ?? err.message));
+    const closed = new Promise((resolve) => client.once('close', resolve));
+    const write = (chunk: Buffer | string) => new Promise<boolean>((resolve) => client.write(chunk, (err) => resolve(!err)));
+    try {
+      await new Promise((resolve) => client.once('connect', resolve));
+      const body = Buffer.alloc(3 * MB, 0x61); // over DRAIN_MAX_BYTES: the 404 closes its connection, with a linger
+      await write(`PUT ${EXPAND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await write(body.subarray(0, 64 * 1024));
+      const socket = await serverSide;
+      // the answer is out and the linger has begun (the service's sending side is closed)
+      await pollUntil(async () => socket.writableEnded, (ended) => ended, { timeoutMs: 10_000, what: 'the linger to begin' });
+      // a piece sent, then the loop held up longer than the linger's idle time before the service reads it: in
+      // the check phase, so that the loop's next turn runs the expired timers first (held up in the timers phase,
+      // they would be checked against the time it began)
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          client.write(body.subarray(64 * 1024, 128 * 1024));
+          const until = Date.now() + LINGER_MS + 300;
+          while (Date.now() < until);
+          resolve();
+        }),
+      );
+      // the rest once the loop's next turn has run its timers, as a client that goes on sending
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      for (let at = 128 * 1024; at < body.length && !error; at += 64 * 1024) await write(body.subarray(at, at + 64 * 1024));
+      client.end();
+      await closed;
+      expect(error).toBeUndefined();
+      expectEnvelope(parseAnswer(data), 404);
+    } finally {
+      client.destroy();
     }
   });
 
