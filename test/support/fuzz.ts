@@ -731,7 +731,7 @@ function describeCase(c: FuzzCase): string {
 /**
  * Sends `count` cases drawn from the document (seeded, so a run can be repeated), `concurrency` at a time
  * (through fetch's one pool of keep-alive connections, so a connection serves request after request),
- * each answer due within `deadlineMs`. `onTiming` sees every request's time, to find what is slow.
+ * each answer due within `deadlineMs`. `check` adds a run's own rule; `onTiming` sees every request's time, to find what is slow.
  */
 export async function runFuzz(options: {
   base: string;
@@ -742,6 +742,8 @@ export async function runFuzz(options: {
   concurrency?: number;
   deadlineMs?: number;
   slice?: [number, number];
+  /** What must be true of each answer besides what problemWith checks: a problem, or null. */
+  check?: (c: FuzzCase, observed: Observed) => string | null;
   onTiming?: (timing: Timing) => void;
 }): Promise<FuzzReport> {
   const seed = options.seed ?? Date.now() % 2_147_483_647;
@@ -768,7 +770,7 @@ export async function runFuzz(options: {
       report.statuses[key] = (report.statuses[key] ?? 0) + 1;
       if (c.unicode) report.hostileUnicode[c.unicode] = (report.hostileUnicode[c.unicode] ?? 0) + 1;
       if (c.kind === 'http' && c.reuse) report.reusedIds[`${c.reuse} ${key}`] = (report.reusedIds[`${c.reuse} ${key}`] ?? 0) + 1;
-      const problem = problemWith(c, observed);
+      const problem = problemWith(c, observed) ?? options.check?.(c, observed) ?? null;
       if (problem) report.violations.push({ index, case: describeCase(c), problem, status: observed.status, body: observed.text.slice(0, 300) });
     }
   };
