@@ -2,29 +2,15 @@ import { Injectable } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, Task, WatchedTask, WatchNews } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+export type { RelayStatus, RelayVendor } from '../../vendors/contracts/relay.js';
 import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
 import type { VendorBilled } from '../../vendors/contracts/vendor-billing.js';
+import type { RelayStatus, RelayVendor } from '../../vendors/contracts/relay.js';
 import { refusesContent } from '../../vendors/registry.js';
 import type { UpstreamTaskFacts } from './channels.repository.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
 import { UpstreamBilling } from './upstream-billing.js';
-
-/**
- * What every operation's vendor says of an upstream task: still working, failed (its words), or its own end;
- * an end may say what the vendor billed for it.
- */
-export type RelayStatus = { state: 'working' } | { state: 'failed'; reason: string; billed?: VendorBilled } | { state: string; billed?: VendorBilled };
-
-/** What the relay path needs of an operation's vendor adapter (each operation's contract extends it). */
-export interface RelayVendor<S> {
-  readonly protocol: string;
-  readonly minPollS: number;
-  query?(account: VendorAccount, upstreamId: string, once: boolean): Promise<S>;
-  /** Several tasks in one request; null when the account refuses it (its tasks are then asked one by one). */
-  queryMany?(account: VendorAccount, upstreamIds: string[]): Promise<Map<string, S> | null>;
-  cancel?(account: VendorAccount, upstreamId: string): Promise<void>;
-}
 
 /** What a create came to: the results at once (a vendor that answers with them), or an upstream task to watch. */
 export type RelayCreated<S, R> = { made: R } | { upstreamId: string; status?: S; callback?: boolean };
