@@ -153,7 +153,7 @@ export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLab
 
     const [, codec, rate, kbps] = OUTPUT_FORMAT.exec(outputFormat)!;
     const seconds = spokenSeconds(text, speed);
-    const audio = speechLike(codec as SpeechEncoding, seconds, Number(rate), kbps ? Number(kbps) : undefined);
+    const audio = await speechLike(codec as SpeechEncoding, seconds, Number(rate), kbps ? Number(kbps) : undefined);
     entry.seconds = seconds;
     answer(200, () => {
       res.writeHead(200, { 'content-type': CONTENT_TYPES[codec], 'content-length': audio.length, 'x-character-count': String(text.length) });

@@ -114,7 +114,7 @@ export async function startFakeGeminiSpeech(apiKey: string): Promise<FakeGeminiS
 
     const seconds = spokenSeconds(text);
     entry.seconds = seconds;
-    const pcm = speechLike('pcm', seconds, RATE);
+    const pcm = await speechLike('pcm', seconds, RATE);
     const promptTokens = Math.ceil(text.length / 4);
     const audioTokens = Math.ceil(seconds * 25);
     answer(200, () =>

@@ -131,7 +131,7 @@ export async function startFakeOpenAISpeech(apiKey: string): Promise<FakeOpenAIS
     if (knobs.refusal) return refuse('input', 'Your request was rejected by the safety system.', 'moderation_blocked');
 
     const seconds = spokenSeconds(input, speed);
-    const audio = speechLike(format as SpeechEncoding, seconds);
+    const audio = await speechLike(format as SpeechEncoding, seconds);
     Object.assign(entry, { format, seconds, ...(streamFormat === 'sse' ? { sse: true } : {}) });
     res.setHeader('x-request-id', `req_${randomBytes(16).toString('hex')}`);
     res.setHeader('openai-processing-ms', '412');

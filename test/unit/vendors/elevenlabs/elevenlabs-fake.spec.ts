@@ -1,7 +1,6 @@
 import { ElevenLabsClient, ElevenLabsError } from '@elevenlabs/elevenlabs-js';
-import { probeAudio } from '../../../support/media.js';
 import { type FakeElevenLabs, startFakeElevenLabs } from '../../../support/vendors/elevenlabs/elevenlabs.fake.js';
-import { decodedSeconds, spokenSeconds } from '../../../support/vendors/speech-audio.js';
+import { decodedSeconds, probedAudio, spokenSeconds } from '../../../support/vendors/speech-audio.js';
 
 /** A stream the SDK answers, read whole. */
 async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
@@ -31,7 +30,7 @@ describe("the ElevenLabs fake, driven by ElevenLabs' SDK", () => {
 
   it("textToSpeech.convert as its reference's example: MP3 at 44.1 kHz, about the spoken length; the request in ElevenLabs' words", async () => {
     const audio = await bytesOf(await elevenlabs.textToSpeech.convert('JBFqnCBsd6RMkjVDRZzb', { outputFormat: 'mp3_44100_128', text, modelId: 'eleven_multilingual_v2' }));
-    expect(await probeAudio(audio)).toEqual({ channels: 1, sampleRate: 44_100 });
+    expect(await probedAudio(audio)).toEqual({ channels: 1, sampleRate: 44_100 });
     expect(Math.abs((await decodedSeconds(audio, 'mp3')) - spokenSeconds(text))).toBeLessThan(0.1);
     expect(fake.received).toEqual([{ voiceId: 'JBFqnCBsd6RMkjVDRZzb', outputFormat: 'mp3_44100_128', body: { text, model_id: 'eleven_multilingual_v2' }, stream: false, status: 200, seconds: spokenSeconds(text) }]);
   });
@@ -40,7 +39,7 @@ describe("the ElevenLabs fake, driven by ElevenLabs' SDK", () => {
     const pcm = await bytesOf(await elevenlabs.textToSpeech.convert('EXAVITQu4vr4xnSDxMaL', { outputFormat: 'pcm_24000', text, modelId: 'eleven_flash_v2_5', voiceSettings: { speed: 1.2 } }));
     expect(await decodedSeconds(pcm, 'pcm', 24_000)).toBeCloseTo(spokenSeconds(text, 1.2), 1);
     const streamed = await bytesOf(await elevenlabs.textToSpeech.stream('TX3LPaxmHKxFdv7VOQHJ', { outputFormat: 'opus_48000_64', text, modelId: 'eleven_v3' }));
-    expect(await probeAudio(streamed)).toEqual({ channels: 1, sampleRate: 48_000 });
+    expect(await probedAudio(streamed)).toEqual({ channels: 1, sampleRate: 48_000 });
     expect(fake.received.map((r) => [r.voiceId, r.outputFormat, r.body, r.stream])).toEqual([
       ['EXAVITQu4vr4xnSDxMaL', 'pcm_24000', { text, model_id: 'eleven_flash_v2_5', voice_settings: { speed: 1.2 } }, false],
       ['TX3LPaxmHKxFdv7VOQHJ', 'opus_48000_64', { text, model_id: 'eleven_v3' }, true],

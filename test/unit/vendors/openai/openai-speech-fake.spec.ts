@@ -1,8 +1,7 @@
 import OpenAI, { AuthenticationError, BadRequestError, InternalServerError, NotFoundError, RateLimitError } from 'openai';
 import { Stream } from 'openai/streaming';
-import { probeAudio } from '../../../support/media.js';
 import { type FakeOpenAISpeech, startFakeOpenAISpeech } from '../../../support/vendors/openai/openai-speech.fake.js';
-import { decodedSeconds, spokenSeconds } from '../../../support/vendors/speech-audio.js';
+import { decodedSeconds, probedAudio, spokenSeconds } from '../../../support/vendors/speech-audio.js';
 
 /**
  * The OpenAI speech fake is what OpenAI's own SDK expects: `audio.speech.create` gets decodable audio of each
@@ -29,7 +28,7 @@ describe("the OpenAI speech fake, driven by OpenAI's SDK", () => {
     const seconds = await decodedSeconds(audio, format);
     // an encoder's padding (AAC, Opus) adds some milliseconds
     expect(Math.abs(seconds - spokenSeconds(input))).toBeLessThan(0.1);
-    if (format !== 'pcm') expect(await probeAudio(audio)).toEqual({ channels: 1, sampleRate: format === 'opus' ? 48_000 : 24_000 });
+    if (format !== 'pcm') expect(await probedAudio(audio)).toEqual({ channels: 1, sampleRate: format === 'opus' ? 48_000 : 24_000 });
     expect(fake.received).toEqual([{ body: { model: 'gpt-4o-mini-tts', voice: 'coral', input, instructions: 'Speak in a cheerful and positive tone.', response_format: format }, status: 200, format, seconds: spokenSeconds(input) }]);
   });
 
