@@ -40,6 +40,9 @@ export const ELEVENLABS_DEFAULT_VOICES: Readonly<Record<string, string>> = {
   cedar: 'CwhRBWXzGAHq8TQ4Fs17',
 };
 
+/** The longest answer taken: 4,096 characters spoken slowly as 24 kHz PCM (48 kB a second) is some 30 MB. */
+const RESULT_MAX_BYTES = 64 * 1024 * 1024;
+
 /** `voice_settings.speed`: 0.7 to 1.2 ("Values below 1.0 will slow down the speech, … the range is 0.7 to 1.2"). */
 const SPEED = { min: 0.7, max: 1.2 };
 
@@ -130,6 +133,3 @@ export class ElevenLabsSpeechVendor implements SpeechVendor {
     return speechAudioOf(answer, output.format, output.sampleRate);
   }
 }
-
-/** The longest answer taken: 4,096 characters spoken slowly as 24 kHz PCM (48 kB a second) is some 30 MB. */
-const RESULT_MAX_BYTES = 64 * 1024 * 1024;
