@@ -4,11 +4,11 @@ import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { ClipsRepository } from '../clips/clips.repository.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
-import { AudioKind } from './audio.kind.js';
-import { AudioRecords } from './audio.records.js';
-import type { AudioParams, AudioResult } from './audio-task.js';
+import { ClipsRepository } from '../../modules/clips/clips.repository.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
+import { AudioKind } from '../../modules/audio/audio.kind.js';
+import { AudioRecords } from './suno-audio.records.js';
+import type { AudioParams, AudioResult } from '../../modules/audio/audio-task.js';
 import type { AudioUploadDetailResultDto, AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
 
 @Injectable()
@@ -41,6 +41,6 @@ export class AudioService {
   async getUpload(principal: Principal, id: string): Promise<AudioUploadDetailResultDto> {
     const task = await this.tasks.findForOwner<AudioParams, AudioResult>(AudioKind.definition.name, principal.owner, id);
     if (!task) throw new AppError('NOT_FOUND', `No upload ${id} among yours`);
-    return { code: 'success', message: '', data: (await this.records.details([task]))[0] };
+    return { code: 'success', message: '', data: (await this.records.records([task]))[0] };
   }
 }

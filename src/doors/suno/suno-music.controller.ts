@@ -5,9 +5,9 @@ import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request.decorators.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
-import { MusicSubmitResultDto } from '../clips/dto/music-task.dto.js';
+import { MusicSubmitResultDto } from './dto/music-task.dto.js';
 import { SubmitMusicDto } from './dto/submit-music.dto.js';
-import { MusicService } from './music.service.js';
+import { MusicService } from './suno-music.service.js';
 
 @ApiTags('music')
 @ApiBearerAuth(API_KEY_SCHEME)

@@ -13,14 +13,15 @@ import { OpenAIImageVendor } from '../../vendors/openai/openai-image.vendor.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
 import { shapeOf } from '../../vendors/contracts/image-request.js';
-import type { MediaRow, NewMedia } from '../media/media.repository.js';
-import { MediaService } from '../media/media.service.js';
+import type { MediaRow, NewMedia } from '../../modules/media/media.repository.js';
+import { MediaService } from '../../modules/media/media.service.js';
 import type { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImageDataDto, OpenAiImagesResponseDto, OpenAiImageFieldsDto } from './dto/openai-image.dto.js';
 import type { OpenAiModelListDto } from './dto/openai-model.dto.js';
-import { ImageKind } from './image.kind.js';
-import { ImageInputs } from './image-inputs.js';
-import { ImageModels, type NativeVendor } from './image-models.js';
-import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageTask } from './image-task.js';
+import { ImageKind } from '../../modules/image/image.kind.js';
+import { ImageInputs } from '../../modules/image/image-inputs.js';
+import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
+import { OPENAI_DOOR } from './openai.door.js';
+import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageTask } from '../../modules/image/image-task.js';
 
 const KIND = ImageKind.definition.name;
 
@@ -120,7 +121,7 @@ export class OpenAiImagesService {
       const size = dto.size === 'auto' ? undefined : dto.size;
       const [w, h] = size ? size.split('x').map(Number) : [];
       const params: ImageParams = {
-        door: 'openai',
+        door: OPENAI_DOOR,
         mode,
         prompt: dto.prompt,
         n: dto.n ?? 1,

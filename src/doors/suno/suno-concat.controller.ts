@@ -5,8 +5,8 @@ import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request.decorators.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
-import { MusicSubmitResultDto } from '../clips/dto/music-task.dto.js';
-import { ConcatService } from './concat.service.js';
+import { MusicSubmitResultDto } from './dto/music-task.dto.js';
+import { ConcatService } from './suno-concat.service.js';
 import { SubmitConcatDto } from './dto/submit-concat.dto.js';
 
 @ApiTags('music')

@@ -5,7 +5,7 @@ import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 import { FetchMusicTasksDto, MusicTaskListResultDto, MusicTaskResultDto } from './dto/music-task.dto.js';
-import { MusicFetchService } from './music-fetch.service.js';
+import { MusicFetchService } from './suno-fetch.service.js';
 
 @ApiTags('music')
 @ApiBearerAuth(API_KEY_SCHEME)

@@ -6,7 +6,7 @@ import { RequestBaseUrl } from '../../common/decorators/request.decorators.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { AudioUploadDetailResultDto, AudioUploadResultDto, CreateAudioUploadDto } from './dto/audio-upload.dto.js';
-import { AudioService } from './audio.service.js';
+import { AudioService } from './suno-audio.service.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 
 @ApiTags('audio')

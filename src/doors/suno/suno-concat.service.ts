@@ -4,13 +4,13 @@ import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import type { ClipDescription } from '../clips/clip-records.js';
-import { assertComplete } from '../clips/clip-rules.js';
-import { ClipsRepository, type OwnedClip } from '../clips/clips.repository.js';
-import type { MusicSubmitResultDto } from '../clips/dto/music-task.dto.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
-import { ConcatKind } from './concat.kind.js';
-import type { ConcatParams, ConcatPart } from './concat-task.js';
+import type { ClipDescription } from '../../modules/clips/clip-media.js';
+import { assertComplete } from '../../modules/clips/clip-rules.js';
+import { ClipsRepository, type OwnedClip } from '../../modules/clips/clips.repository.js';
+import type { MusicSubmitResultDto } from './dto/music-task.dto.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
+import { ConcatKind } from '../../modules/concat/concat.kind.js';
+import type { ConcatParams, ConcatPart } from '../../modules/concat/concat-task.js';
 import type { SubmitConcatDto } from './dto/submit-concat.dto.js';
 
 /** Accepts concat tasks: resolves the parts (a chain walked back from its last clip, or the clips given), checks them, submits. */

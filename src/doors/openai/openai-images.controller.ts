@@ -9,7 +9,7 @@ import { refuseRoutes, type UnsupportedRoute } from '../../common/http/unsupport
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 import { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImagesResponseDto } from './dto/openai-image.dto.js';
-import { IMAGE_INPUT_MAX_BYTES } from './image-inputs.js';
+import { IMAGE_INPUT_MAX_BYTES } from '../../modules/image/image-inputs.js';
 import { type ImageParts, OpenAiImagesService } from './openai-images.service.js';
 
 const ERRORS = { openAi: true } as const;

@@ -4,14 +4,14 @@ import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { assertComplete } from '../clips/clip-rules.js';
-import { ClipsRepository, type OwnedClip } from '../clips/clips.repository.js';
-import type { MusicSubmitResultDto } from '../clips/dto/music-task.dto.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
+import { assertComplete } from '../../modules/clips/clip-rules.js';
+import { ClipsRepository, type OwnedClip } from '../../modules/clips/clips.repository.js';
+import type { MusicSubmitResultDto } from './dto/music-task.dto.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import type { SubmitMusicDto } from './dto/submit-music.dto.js';
-import { MusicKind } from './music.kind.js';
-import { DEFAULT_MUSIC_MODEL, MUSIC_MODELS, type MusicModelName } from './music-models.js';
-import type { MusicParams } from './music-task.js';
+import { MusicKind } from '../../modules/music/music.kind.js';
+import { DEFAULT_MUSIC_MODEL, MUSIC_MODELS, type MusicModelName } from '../../modules/music/music-models.js';
+import type { MusicParams } from '../../modules/music/music-task.js';
 
 /** Accepts music tasks: checks the model's limits and the clip a continuation names, then submits the task with its two clips. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, IsUUID } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
-import { DEFAULT_MUSIC_MODEL, DESCRIPTION_PROMPT_MAX, MUSIC_MODEL_NAMES, modelLimitsText, PROMPT_MAX, TAGS_MAX, TITLE_MAX } from '../music-models.js';
+import { DEFAULT_MUSIC_MODEL, DESCRIPTION_PROMPT_MAX, MUSIC_MODEL_NAMES, modelLimitsText, PROMPT_MAX, TAGS_MAX, TITLE_MAX } from '../../../modules/music/music-models.js';
 
 export const CONTINUE_TASKS = ['extend', 'upload_extend'] as const;
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { ClipRecords, MUSIC_ACTIONS_BY_KIND } from './clip-records.js';
+import { ClipRecords, MUSIC_ACTIONS_BY_KIND } from './suno-clip.records.js';
 import type { MusicTaskListResultDto, MusicTaskResultDto } from './dto/music-task.dto.js';
 
 const MUSIC_KINDS = Object.keys(MUSIC_ACTIONS_BY_KIND);

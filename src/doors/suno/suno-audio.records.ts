@@ -1,17 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
-import { MediaService } from '../media/media.service.js';
+import { MediaService } from '../../modules/media/media.service.js';
 import type { AudioUploadDetailDto } from './dto/audio-upload.dto.js';
-import { AUDIO_DEFINITION } from './audio.definition.js';
-import type { AudioTask } from './audio-task.js';
+import { AUDIO_DEFINITION } from '../../modules/audio/audio.definition.js';
+import type { AudioTask } from '../../modules/audio/audio-task.js';
+import type { DoorRendering } from '../contracts/door.js';
+import { SUNO_DOOR } from './suno.door.js';
 
-/** An upload's record: GET /music-a/uploads/{id} answers it as `data`. */
+/** An upload's record: GET /music-a/uploads/{id} answers it as `data`; the audio kind's one rendering. */
 @Injectable()
-export class AudioRecords {
+export class AudioRecords implements DoorRendering<AudioTask> {
+  readonly door = SUNO_DOOR;
+  readonly kind = AUDIO_DEFINITION.name;
+  readonly fallback = true;
+
   constructor(private readonly media: MediaService) {}
 
   /** The records of these uploads, with a fresh signed link to each kept clip (`tx`: read in a state change's transaction). */
-  async details(tasks: AudioTask[], tx?: TaskTx): Promise<AudioUploadDetailDto[]> {
+  async records(tasks: AudioTask[], tx?: TaskTx): Promise<AudioUploadDetailDto[]> {
     const mediaOf = await this.media.linkedMedia(tasks.filter((t) => !t.mediaExpiredAt), tx);
     return tasks.map((task) => {
       const { media, link } = mediaOf(task);

@@ -1,29 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import type { Clip } from '../../generated/prisma/client.js';
+import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, type ClipDescription } from '../../modules/clips/clip-media.js';
 import type { Task, TaskTx } from '../../common/tasks/task-kind.js';
-import type { MediaRow } from '../media/media.repository.js';
-import { MediaService } from '../media/media.service.js';
-import { type Ancestor, ClipsRepository } from './clips.repository.js';
+import { CONCAT_DEFINITION } from '../../modules/concat/concat.definition.js';
+import { MUSIC_DEFINITION } from '../../modules/music/music.definition.js';
+import type { DoorRendering } from '../contracts/door.js';
+import { SUNO_DOOR } from './suno.door.js';
+import type { MediaRow } from '../../modules/media/media.repository.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { type Ancestor, ClipsRepository } from '../../modules/clips/clips.repository.js';
 import type { ClipDto, ClipHistoryEntryDto, MusicTaskDto } from './dto/music-task.dto.js';
 
 /** Each music kind's action, by kind name (the aggregators' vocabulary). */
 export const MUSIC_ACTIONS_BY_KIND: Record<string, string> = { music: 'MUSIC', concat: 'CONCAT', audio: 'UPLOAD' };
-
-/** What a music or concat task's parameters say of its clips (an upload's say none of it). */
-export interface ClipDescription {
-  title?: string | null;
-  style?: string | null;
-  avoid_style?: string | null;
-  lyrics?: string | null;
-  description?: string | null;
-  model?: string | null;
-  /** A concat's parts, in order. */
-  parts?: { clip_id: string; type: string; cut_at: number | null }[];
-}
-
-/** Role of a clip's audio among its task's media (index: the clip's place), and of its cover. */
-export const CLIP_AUDIO_ROLE = 'clip';
-export const CLIP_COVER_ROLE = 'cover';
 
 /** The record GET /music-a/fetch answers for a music, concat or upload task (and the body of its callbacks). */
 @Injectable()
@@ -67,6 +56,34 @@ export class ClipRecords {
         data: clips.filter((c) => c.taskId === task.id).map((clip) => toClip(task, clip, status, ancestors.get(clip.id) ?? [], urlOf(CLIP_AUDIO_ROLE, clip.idx), urlOf(CLIP_COVER_ROLE, clip.idx))),
       };
     });
+  }
+}
+
+/** The record of a music task, its callbacks' body: the door's only rendering of music. */
+@Injectable()
+export class SunoMusicRecords implements DoorRendering {
+  readonly door = SUNO_DOOR;
+  readonly kind = MUSIC_DEFINITION.name;
+  readonly fallback = true;
+
+  constructor(private readonly clips: ClipRecords) {}
+
+  records(tasks: Task<object, unknown>[], tx?: TaskTx): Promise<MusicTaskDto[]> {
+    return this.clips.records(tasks, tx);
+  }
+}
+
+/** The record of a concat task, its callbacks' body: the door's only rendering of concat. */
+@Injectable()
+export class SunoConcatRecords implements DoorRendering {
+  readonly door = SUNO_DOOR;
+  readonly kind = CONCAT_DEFINITION.name;
+  readonly fallback = true;
+
+  constructor(private readonly clips: ClipRecords) {}
+
+  records(tasks: Task<object, unknown>[], tx?: TaskTx): Promise<MusicTaskDto[]> {
+    return this.clips.records(tasks, tx);
   }
 }
 
