@@ -61,7 +61,7 @@ module.exports = {
       name: 'doors-import-other-doors',
       comment: 'A door is one folder: it shares nothing with another door but the contract (what two doors share belongs to the operation).',
       severity: 'error',
-      from: { path: '^src/doors/([^/]+)/' },
+      from: { path: '^src/doors/([^/]+)/', pathNot: '^src/doors/contracts/' },
       to: { path: '^src/doors/([^/]+)/', pathNot: ['^src/doors/$1/', '^src/doors/contracts/'] },
     },
     {
