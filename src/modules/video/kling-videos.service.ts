@@ -9,7 +9,7 @@ import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
 import type { NewMedia } from '../media/media.repository.js';
 import { CallerUrls } from '../samples/caller-urls.service.js';
 import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
-import type { ListExpandTasksQueryDto as KlingPageQuery } from '../expand/dto/list-expand-tasks.dto.js';
+import type { ListExpandTasksQueryDto as KlingPageQuery } from '../../doors/kling/dto/kling-page-query.dto.js';
 import { KLING_DOOR, KlingVideoRecords } from './kling-video.records.js';
 import { VideoKind } from './video.kind.js';
 import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';
