@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
 import { MediaService } from '../media/media.service.js';
 import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
-import { durationSeconds } from './providers/clip-renderer.js';
-import type { VideoTask } from './video-task.js';
+import { durationOf, type VideoTask } from './video-task.js';
+
+/** The Kling door's name, as its generations store it (`params.door`). */
+export const KLING_DOOR = 'kling';
 
 const STATUS = { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' } as const;
 
@@ -24,7 +26,7 @@ export class KlingVideoRecords {
         task_status: STATUS[task.state],
         task_status_msg: task.state === 'failed' ? (task.message ?? '') : '',
         task_info: { external_task_id: task.externalId },
-        ...(succeeded ? { task_result: { videos: [{ id: video.id, url: link(video), duration: String(durationSeconds(task.params.duration)) }] }, final_unit_deduction: String(task.credits ?? 0) } : {}),
+        ...(succeeded ? { task_result: { videos: [{ id: video.id, url: link(video), duration: String(durationOf(task.params)) }] }, final_unit_deduction: String(task.credits ?? 0) } : {}),
         created_at: task.createdAt.getTime(),
         updated_at: task.updatedAt.getTime(),
       };

@@ -2,10 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { MediaRow } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
-import { durationSeconds } from './providers/clip-renderer.js';
 import type { OpenAiVideoDto } from './dto/openai-video.dto.js';
-import type { VideoTask } from './video-task.js';
+import { DEFAULT_ASPECT_RATIO, durationOf, type VideoTask } from './video-task.js';
 import { COMMON_ASPECT_RATIOS, RESOLUTION_SIDES, sizeOf } from '../../vendors/contracts/resolution.js';
+
+/** The OpenAI door's name, as its generations store it (`params.door`). */
+export const OPENAI_DOOR = 'openai';
 
 const STATUS = { queued: 'queued', running: 'in_progress', succeeded: 'completed', failed: 'failed' } as const;
 const PROGRESS = { queued: 0, in_progress: 50, completed: 100, failed: 100 } as const;
@@ -32,7 +34,7 @@ export class OpenAiVideoRecords {
     return {
       id: task.id,
       object: 'video',
-      model: p.any_model ? 'auto' : p.model,
+      model: p.model ?? 'auto',
       status,
       progress: PROGRESS[status],
       created_at: unix(task.createdAt)!,
@@ -40,8 +42,8 @@ export class OpenAiVideoRecords {
       expires_at: seconds === null ? null : seconds + this.config.resultRetentionDays * DAY_S,
       prompt: p.prompt,
       remixed_from_video_id: null,
-      seconds: String(durationSeconds(p.duration)),
-      size: video?.width && video.height ? `${video.width}x${video.height}` : sizeOf(p.aspect_ratio, p.resolution),
+      seconds: String(durationOf(p)),
+      size: video?.width && video.height ? `${video.width}x${video.height}` : sizeOf(p.aspectRatio ?? DEFAULT_ASPECT_RATIO, p.resolution),
       error: status === 'failed' ? { code: 'generation_failed', message: task.message ?? 'the generation failed' } : null,
     };
   }

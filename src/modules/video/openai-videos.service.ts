@@ -7,14 +7,13 @@ import { TaskRepository } from '../../common/tasks/task.repository.js';
 import type { MediaAnswer, MediaRequest } from '../media/media-delivery.js';
 import { MediaService } from '../media/media.service.js';
 import { CallerUrls } from '../samples/caller-urls.service.js';
-import { DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
 import type { CreateOpenAiVideoDto, ListOpenAiVideosQueryDto, OpenAiVideoDeletedDto, OpenAiVideoDto, OpenAiVideoListDto } from './dto/openai-video.dto.js';
-import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
+import { classOf, OPENAI_DOOR, OpenAiVideoRecords } from './openai-video.records.js';
 import { VideoKind } from './video.kind.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
 import { VideoUploads } from './video-uploads.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
-import { type KeyframeParams, type ReferenceParams, referenceRole, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+import { referenceRole, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
 /** The door's defaults, as OpenAI's API has its own: 1280x720, and 5 s (the length the price counts without one). */
@@ -62,27 +61,23 @@ export class OpenAiVideosService {
     const asReference = dto.input_reference_role === 'reference_image';
     if (asReference && !file && !dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference_role: reference_image needs an input_reference (a file, or image_url)');
     const upload = file ? await this.uploads.store(principal.owner, id, asReference ? referenceRole(0) : 'frame0', file.buffer, 'input_reference') : undefined;
-    const image = upload ? { id: upload.id, upload: true as const } : dto.input_reference?.image_url ? { id: randomUUID(), url: dto.input_reference.image_url } : undefined;
-    const keyframes: KeyframeParams[] = image && !asReference ? [{ ...image, position: 'frame0', type: 'image' }] : [];
-    const references: ReferenceParams[] = image && asReference ? [{ ...image, index: 0 }] : [];
+    const image: StoredVideoImage | undefined = upload ? { type: 'image', id: upload.id, upload: true } : dto.input_reference?.image_url ? { type: 'image', id: randomUUID(), url: dto.input_reference.image_url } : undefined;
     const params: VideoParams = {
       prompt: dto.prompt,
-      aspect_ratio: size.aspectRatio,
       loop: false,
-      enhance: false,
-      model: dto.model ?? DEFAULT_VIDEO_MODEL,
+      aspectRatio: size.aspectRatio,
       resolution: size.resolution,
-      ...(dto.seconds ? { duration: `${dto.seconds}s` } : {}),
-      keyframes,
-      ...(references.length ? { references } : {}),
+      ...(dto.seconds ? { durationS: Number.parseInt(dto.seconds, 10) } : {}),
+      ...(image && !asReference ? { firstFrame: image } : {}),
+      ...(image && asReference ? { referenceImages: [image] } : {}),
+      ...(dto.model !== undefined ? { model: dto.model } : {}),
       ...(dto.fit ? { fit: dto.fit } : {}),
-      ...(dto.model === undefined ? { any_model: true as const } : {}),
-      door: 'openai',
+      door: OPENAI_DOOR,
     };
     const stored = upload ? [upload] : [];
     let task: VideoTask;
     try {
-      await this.models.check(toVideoRequest(params), OPENAI_FIELDS);
+      await this.models.check(videoRequestOf(params), OPENAI_FIELDS);
       task = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.uploads.rows(stored) });
     } catch (err) {
       await this.uploads.discard(stored);

@@ -3,7 +3,7 @@ import type { TaskTx } from '../../common/tasks/task-kind.js';
 import { type LinkedMedia, MediaService } from '../media/media.service.js';
 import type { ConceptRefDto, GenerationDetailDto, GenerationDto, GenerationStateValue, KeyframeRefDto, KeyframesRefDto, MediaRefDto } from './dto/generation.dto.js';
 import { VIDEO_DEFINITION } from './video.definition.js';
-import type { KeyframeParams, VideoTask } from './video-task.js';
+import { DEFAULT_ASPECT_RATIO, type StoredVideoFrame, type VideoParams, type VideoTask } from './video-task.js';
 
 /** Luma's generation records: what GET answers, and each callback's whole body. */
 @Injectable()
@@ -17,18 +17,27 @@ export class VideoRecords {
   }
 }
 
-function mediaRef(frame: KeyframeParams | undefined): MediaRefDto | null {
+/** The Luma door's name, as its generations store it (`params.door`). */
+export const LUMA_DOOR = 'luma';
+/** What Luma's record shows as the model of a generation that named none (any configured model that makes the rest serves it). */
+export const DEFAULT_VIDEO_MODEL = 'ray-2';
+
+function mediaRef(frame: StoredVideoFrame | undefined): MediaRefDto | null {
   if (!frame) return null;
-  return frame.type === 'image' ? { id: frame.id, media_type: null, thumbnail: null, type: 'upload' } : { id: frame.generation_id!, media_type: null, thumbnail: null, type: 'generation' };
+  return frame.type === 'image' ? { id: frame.id, media_type: null, thumbnail: null, type: 'upload' } : { id: frame.generationId, media_type: null, thumbnail: null, type: 'generation' };
 }
 
 /** The keyframes as they were given (Luma echoes them in `request`). */
-function keyframesAsGiven(all: KeyframeParams[]): KeyframesRefDto | undefined {
+function keyframesAsGiven(p: VideoParams): KeyframesRefDto | undefined {
   // an uploaded image (another door's) has no URL to echo: media_request names it
-  const keyframes = all.filter((k) => !k.upload);
-  if (keyframes.length === 0) return undefined;
-  const ref = (k: KeyframeParams): KeyframeRefDto => (k.type === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', id: k.generation_id! });
-  return Object.fromEntries(keyframes.map((k) => [k.position, ref(k)]));
+  const ref = (k: StoredVideoFrame): KeyframeRefDto => (k.type === 'image' ? { type: 'image', url: k.url! } : { type: 'generation', id: k.generationId });
+  const keyframes = (
+    [
+      ['frame0', p.firstFrame],
+      ['frame1', p.lastFrame],
+    ] as const
+  ).filter((k): k is readonly ['frame0' | 'frame1', StoredVideoFrame] => k[1] !== undefined && !(k[1].type === 'image' && k[1].upload));
+  return keyframes.length ? Object.fromEntries(keyframes.map(([position, k]) => [position, ref(k)])) : undefined;
 }
 
 /** As Luma, what a generation does not have is left out: failure_reason unless it failed, assets unless it completed. */
@@ -46,30 +55,30 @@ function toGenerationDetailDto(task: VideoTask, { media, link: urlOf }: LinkedMe
 /** The generation record: the spec's fields, and Luma's generation_type, model and request parameters. */
 export function toGenerationDto(task: VideoTask): GenerationDto {
   const p = task.params;
-  const start = p.keyframes.find((k) => k.position === 'frame0');
-  const end = p.keyframes.find((k) => k.position === 'frame1');
-  const withKeyframes = p.keyframes.length > 0;
-  const keyframes = keyframesAsGiven(p.keyframes);
+  const withKeyframes = p.firstFrame !== undefined || p.lastFrame !== undefined;
+  const keyframes = keyframesAsGiven(p);
+  const model = p.model ?? DEFAULT_VIDEO_MODEL;
   return {
     id: task.id,
     generation_type: 'video',
     state: VIDEO_DEFINITION.states[task.state] as GenerationStateValue,
-    model: p.model,
+    model,
     created_at: task.createdAt.toISOString(),
     request: {
       prompt: p.prompt,
-      aspect_ratio: p.aspect_ratio,
-      enhance: p.enhance,
+      aspect_ratio: p.aspectRatio ?? DEFAULT_ASPECT_RATIO,
+      // Luma's door asks its upstream to enhance the prompt; the others' generations are sent as written
+      enhance: p.door === LUMA_DOOR,
       request_type: withKeyframes ? 'image_to_video' : 'text_to_video',
       generation_type: 'video',
-      model: p.model,
+      model,
       loop: p.loop,
       ...(p.resolution ? { resolution: p.resolution } : {}),
-      ...(p.duration ? { duration: p.duration } : {}),
+      ...(p.durationS !== undefined ? { duration: `${p.durationS}s` } : {}),
       ...(keyframes ? { keyframes } : {}),
-      ...(p.concepts ? { concepts: p.concepts as ConceptRefDto[] } : {}),
+      ...(p.concepts ? { concepts: p.concepts.map((key): ConceptRefDto => ({ key })) } : {}),
       ...(task.callbackUrl ? { callback_url: task.callbackUrl } : {}),
     },
-    media_request: { end: mediaRef(end), loop: p.loop, prompt_type: withKeyframes ? 'keyframe' : 'text', start: mediaRef(start), text: p.prompt },
+    media_request: { end: mediaRef(p.lastFrame), loop: p.loop, prompt_type: withKeyframes ? 'keyframe' : 'text', start: mediaRef(p.firstFrame), text: p.prompt },
   };
 }

@@ -9,14 +9,14 @@ import { CallbacksService } from '../callbacks/callbacks.service.js';
 import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { MediaService } from '../media/media.service.js';
 import { CallerUrls } from '../samples/caller-urls.service.js';
-import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
+import { type CreateGenerationDto, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
 import type { ModelListDto } from './dto/model.dto.js';
 import { VideoKind } from './video.kind.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
-import { toGenerationDto, VideoRecords } from './video.records.js';
-import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+import { LUMA_DOOR, toGenerationDto, VideoRecords } from './video.records.js';
+import { type KeyframePositionName, type StoredVideoFrame, type VideoParams, type VideoTask, videoRequestOf } from './video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -44,24 +44,22 @@ export class VideoService {
     for (const [position, frame] of frames) if (frame.type === 'image') this.callerUrls.check(`keyframes.${position}.url`, frame.url, requestBase);
     this.callerUrls.check('callback_url', dto.callback_url, requestBase);
     await this.assertOwnGenerations(principal.owner, frames);
-    const keyframes: KeyframeParams[] = frames.map(([position, frame]) =>
-      frame.type === 'image' ? { id: randomUUID(), position, type: 'image', url: frame.url! } : { id: randomUUID(), position, type: 'generation', generation_id: frame.id! },
-    );
+    const stored = (frame: KeyframeDto): StoredVideoFrame => (frame.type === 'image' ? { type: 'image', id: randomUUID(), url: frame.url! } : { type: 'generation', generationId: frame.id! });
+    const [first, last] = (['frame0', 'frame1'] as const).map((position) => frames.find(([p]) => p === position)?.[1]);
     const params: VideoParams = {
       prompt: dto.prompt,
-      aspect_ratio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
       loop: dto.loop ?? false,
-      enhance: true,
-      model: dto.model ?? DEFAULT_VIDEO_MODEL,
+      ...(dto.aspect_ratio !== undefined ? { aspectRatio: dto.aspect_ratio } : {}),
       ...(dto.resolution ? { resolution: dto.resolution } : {}),
-      ...(dto.duration ? { duration: dto.duration } : {}),
-      ...(dto.concepts?.length ? { concepts: dto.concepts.map((c) => ({ key: c.key })) } : {}),
-      keyframes,
-      ...(dto.model === undefined ? { any_model: true as const } : {}),
-      ...(dto.aspect_ratio === undefined ? { default_aspect_ratio: true as const } : {}),
+      ...(dto.duration ? { durationS: Number.parseInt(dto.duration, 10) } : {}),
+      ...(first ? { firstFrame: stored(first) } : {}),
+      ...(last ? { lastFrame: stored(last) } : {}),
+      ...(dto.model !== undefined ? { model: dto.model } : {}),
+      ...(dto.concepts?.length ? { concepts: dto.concepts.map((c) => c.key) } : {}),
       ...(dto.fit ? { fit: dto.fit } : {}),
+      door: LUMA_DOOR,
     };
-    await this.models.check(toVideoRequest(params), LUMA_FIELDS);
+    await this.models.check(videoRequestOf(params), LUMA_FIELDS);
     return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
   }
 

@@ -4,18 +4,16 @@ import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString,
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
+import { DEFAULT_ASPECT_RATIO } from '../video-task.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
 export const PROMPT_MAX_CHARS = 5000;
-export const DEFAULT_ASPECT_RATIO = '16:9';
 
 /** What some vendor's model makes (the catalogs'): the Luma door's enumerations. */
 const RANGE = videoCatalogRange();
 /** Luma's video models (the door's examples); the configured models decide what is taken (GET /models). */
 export const VIDEO_MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'] as const;
-/** What the record shows as the model of a generation that named none (any configured model that makes the rest serves it). */
-export const DEFAULT_VIDEO_MODEL = 'ray-2';
 /** Luma's resolutions: the video's height (540, 720, 1080 or 2160 px). */
 export const VIDEO_RESOLUTIONS = ['540p', '720p', '1080p', '4k'] as const;
 /** Luma's durations (the door's examples); the configured models decide which are taken (GET /models). */

@@ -12,7 +12,7 @@ import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import type { VendorBilled } from '../../../vendors/contracts/vendor-billing.js';
-import { type InputImageRole, referenceRole, toVideoRequest, type VideoTask } from '../video-task.js';
+import { inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -50,12 +50,10 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
   }
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
-    const uploaded: InputImageRole[] = [
-      ...generation.params.keyframes.filter((k) => k.upload).map((k) => k.position),
-      ...(generation.params.references ?? []).filter((r) => r.upload).map((r) => referenceRole(r.index)),
-    ];
+    const inputs = inputImages(generation.params);
+    const uploaded = inputs.filter(({ image }) => image.type === 'image' && image.upload).map(({ role }) => role);
     const uploadUrls = Object.fromEntries(await Promise.all(uploaded.map(async (role) => [role, await ctx.uploadUrl(role)] as const)));
-    const request = toVideoRequest(generation.params, uploadUrls);
+    const request = videoRequestOf(generation.params, uploadUrls);
     const generationIds: { first?: string; last?: string } = {};
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
     // a frame fitted for one channel serves the next the step tries with the same fit (a busy one, failover)
@@ -87,12 +85,8 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       },
       beforeCreate: async () => {
         // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
-        for (const frame of generation.params.keyframes) {
-          const handOff = frame.type === 'image' ? await this.callerUrls.handOffRefusal(`keyframes.${frame.position}.url`, frame.url) : null;
-          if (handOff) return { kind: 'failed', reason: handOff };
-        }
-        for (const reference of generation.params.references ?? []) {
-          const handOff = await this.callerUrls.handOffRefusal(`references[${reference.index}].url`, reference.url);
+        for (const { role, image } of inputs) {
+          const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(role.startsWith('ref') ? `references[${role.slice(3)}].url` : `keyframes.${role}.url`, image.url) : null;
           if (handOff) return { kind: 'failed', reason: handOff };
         }
         // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
