@@ -75,6 +75,15 @@ export interface KindDefinition {
   /** Its Swagger UI tag. */
   openapi: { tag: string; description: string };
   /**
+   * How `GET /tasks/{id}` shows what a task asked (its `request`: the parameters document, in the gateway's own
+   * words). `bookkeeping`: the document's fields that are the gateway's own notes, not what was asked (facts read
+   * from an input, ids it gave, resolved parts), left out; a dotted path reaches into an object, `*` into every
+   * item of an array (`inputs.*.width`). The door (`door`) is always left out: the view names it apart.
+   * `inputRoles`: the roles of the task's media that came with the request or were made from it before it was
+   * sent (frames, reference images, input images, a mask, a fitted frame), which the view marks as inputs.
+   */
+  request?: { bookkeeping?: readonly string[]; inputRoles?: RegExp };
+  /**
    * Its own routes for one task, `{id}` standing for the task's id: where its record is read (GET) and,
    * when it has one, its callbacks' delivery log. The cross-operation list (`GET /tasks`) links to them.
    */

@@ -33,6 +33,20 @@ export class TaskDoors {
     return rendering as DoorRendering<T>;
   }
 
+  /**
+   * The door a task came through, by name: the one it stores (`params.door`, where its operation has several
+   * doors), else its kind's fallback rendering's (the door of an operation whose tasks store none); null when
+   * neither names one.
+   */
+  doorOf(kind: string, stored: unknown): string | null {
+    return typeof stored === 'string' ? stored : (this.fallbacks.get(kind)?.door ?? null);
+  }
+
+  /** The kinds whose tasks that store no door name came through `door` (it is their fallback rendering). */
+  kindsDefaultingTo(door: string): string[] {
+    return [...this.fallbacks].filter(([, rendering]) => rendering.door === door).map(([kind]) => kind);
+  }
+
   /** Each task's record in its door's words, in order (one call per door: a door reads its tasks' media in one query). */
   async records(tasks: Task<any, any>[], tx?: TaskTx): Promise<unknown[]> {
     const groups = new Map<DoorRendering, number[]>();

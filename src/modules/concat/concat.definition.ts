@@ -13,5 +13,7 @@ export const CONCAT_DEFINITION: KindDefinition = {
     options: { maxDurationS: { env: 'CONCAT_MAX_DURATION_S', default: 600, min: 10, max: 3600 } },
   },
   openapi: { tag: 'music', description: '' },
+  // what it resolved at acceptance: the parts, the song's id, and the description it takes from its last part
+  request: { bookkeeping: ['parts', 'song_id', 'title', 'style', 'lyrics', 'model'] },
   routes: { record: '/music-a/fetch/{id}' },
 };

@@ -17,5 +17,7 @@ export const EXPAND_DEFINITION: KindDefinition = {
     options: { maxOutputPixels: { env: 'EXPAND_MAX_OUTPUT_PIXELS', default: 16_777_216, min: 90_000, max: 268_402_689 } },
   },
   openapi: { tag: 'image expand', description: 'Kling-style image expansion (outpainting).' },
+  // what it read of the input image at acceptance (its bytes are in expand_inputs, not media)
+  request: { bookkeeping: ['image_format', 'image_width', 'image_height'] },
   routes: { record: '/video-a/v1/images/editing/expand/{id}', callbacks: '/video-a/v1/images/editing/expand/{id}/callbacks' },
 };

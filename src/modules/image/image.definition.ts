@@ -17,5 +17,7 @@ export const IMAGE_DEFINITION: KindDefinition = {
     options: { holdS: { env: 'IMAGE_HOLD_S', default: 0, min: 0, max: 3600 } },
   },
   openapi: { tag: 'image generation', description: "Image generation and editing: OpenAI's Images API (the official openai SDK works with baseURL <this service>/openai/v1) and Kling's image API." },
+  // what it read of its inputs (format, size) and the size it derived are its own; the input images and the mask are media
+  request: { bookkeeping: ['inputs.*.format', 'inputs.*.width', 'inputs.*.height', 'mask_facts', 'target_size'], inputRoles: /^(input|mask)$/ },
   routes: { record: '/video-a/v1/images/generations/{id}', callbacks: '/video-a/v1/images/generations/{id}/callbacks' },
 };

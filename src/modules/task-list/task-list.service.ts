@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Viewer } from '../../common/decorators/auth.decorators.js';
 import { AppError } from '../../common/errors/app-error.js';
-import type { Task, TaskState } from '../../common/tasks/task-kind.js';
+import type { KindDefinition, Task, TaskState } from '../../common/tasks/task-kind.js';
 import { TaskLifecycle } from '../../common/tasks/task-lifecycle.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
 import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
@@ -12,11 +13,16 @@ import type { ListTasksQueryDto } from './dto/list-tasks.dto.js';
 import type { TaskDetailDto, TaskPageDto, TaskSummaryDto, TaskTimelineEntryDto } from './dto/task-summary.dto.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
 import { type TaskListRow, TaskListRepository } from './task-list.repository.js';
+import { askedRequest, requestedModel } from './task-request.js';
+
+/** Media a streaming image task wrote while it ran (previews, not its result). */
+const PARTIAL_ROLE = 'partial';
 
 /**
  * Every operation's tasks in one list (the console's, and any client's): an owner's through one of its
- * keys, every owner's through the admin key. Each task links to its operation's own routes; one task's
- * view adds its states' times, its files and its operation's record.
+ * keys, every owner's through the admin key. Each task links to its operation's own routes and names its door
+ * and model; one task's view adds what it asked (its request), its states' times, its input and result files
+ * and its operation's record.
  */
 @Injectable()
 export class TaskListService {
@@ -27,6 +33,7 @@ export class TaskListService {
     private readonly media: MediaService,
     private readonly callbacks: CallbacksService,
     private readonly config: AppConfig,
+    private readonly doors: TaskDoors,
   ) {}
 
   async page(viewer: Viewer, query: ListTasksQueryDto): Promise<TaskPageDto> {
@@ -44,6 +51,8 @@ export class TaskListService {
       owner,
       kind: query.kind,
       state: query.state,
+      door: query.door ? { name: query.door, doorKinds: this.doors.kindsDefaultingTo(query.door) } : undefined,
+      model: query.model,
       q: query.q,
       createdAfter,
       createdBefore,
@@ -55,20 +64,26 @@ export class TaskListService {
     return { tasks: page.map((r) => this.summary(r)), next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
   }
 
-  /** One task: its summary, its states' times, its files (signed links on `base`) and its operation's record. */
+  /** One task: its summary, what it asked, its states' times, its files (signed links on `base`: inputs and results) and its operation's record. */
   async detail(viewer: Viewer, id: string, base: string | undefined): Promise<TaskDetailDto> {
     const task = await this.visible(viewer, id);
     const mediaOf = await this.media.linkedMedia([task]);
     const { media } = mediaOf(task);
     const linkBase = this.config.publicBaseUrl ?? base ?? this.media.linkBase(task.baseUrl);
-    const [record] = await this.lifecycle.kind(task.kind).notifications([task]);
+    const kind = this.lifecycle.kind(task.kind);
+    const [record] = await kind.notifications([task]);
+    const inputRoles = kind.definition.request?.inputRoles;
+    const isInput = (role: string) => inputRoles !== undefined && new RegExp(inputRoles.source).test(role);
+    const files = media
+      .filter((m) => m.role !== PARTIAL_ROLE)
+      .sort((a, b) => a.role.localeCompare(b.role) || a.index - b.index)
+      .map((m) => ({ id: m.id, role: m.role, index: m.index, content_type: m.contentType, size_bytes: Number(m.sizeBytes), url: this.media.signedUrl(m, linkBase) }));
     return {
-      ...this.summary({ ...task, credits: task.credits }),
+      ...this.summary({ ...task, credits: task.credits, storedDoor: task.params.door as string | null, model: requestedModel(task.params) }),
+      request: askedRequest(task.params, kind.definition),
       timeline: this.timeline(task),
-      media: media
-        .filter((m) => m.role !== 'input' && m.role !== 'mask' && m.role !== 'partial')
-        .sort((a, b) => a.role.localeCompare(b.role) || a.index - b.index)
-        .map((m) => ({ id: m.id, role: m.role, index: m.index, content_type: m.contentType, size_bytes: Number(m.sizeBytes), url: this.media.signedUrl(m, linkBase) })),
+      inputs: files.filter((m) => isInput(m.role)),
+      media: files.filter((m) => !isInput(m.role)),
       media_expired: task.mediaExpiredAt !== null,
       record: (record ?? {}) as Record<string, unknown>,
     };
@@ -89,8 +104,8 @@ export class TaskListService {
     return task;
   }
 
-  private summary(row: Pick<TaskListRow, 'id' | 'kind' | 'owner' | 'externalId' | 'state' | 'message' | 'credits' | 'createdAt' | 'startedAt' | 'finishedAt'>): TaskSummaryDto {
-    const definition = this.lifecycle.kinds.find((k) => k.definition.name === row.kind)?.definition;
+  private summary(row: Omit<TaskListRow, 'storedDoor'> & { storedDoor: unknown }): TaskSummaryDto {
+    const definition: KindDefinition | undefined = this.lifecycle.kinds.find((k) => k.definition.name === row.kind)?.definition;
     const path = (template: string | undefined) => (template ? template.replaceAll('{id}', row.id) : null);
     return {
       id: row.id,
@@ -98,6 +113,8 @@ export class TaskListService {
       owner: row.owner,
       state: row.state,
       status: definition?.states[row.state] ?? row.state,
+      door: this.doors.doorOf(row.kind, row.storedDoor),
+      model: row.model,
       external_id: row.externalId,
       created_at: row.createdAt.toISOString(),
       started_at: row.startedAt?.toISOString() ?? null,

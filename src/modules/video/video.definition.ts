@@ -15,5 +15,7 @@ export const VIDEO_DEFINITION: KindDefinition = {
     channels: { configProtocol: LUMA.protocol },
   },
   openapi: { tag: 'video generation', description: 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.' },
+  // ids it gave its images (an upload's is its media's) are its own; the images are media of these roles (fit0: a first frame it fitted)
+  request: { bookkeeping: ['firstFrame.id', 'lastFrame.id', 'referenceImages.*.id'], inputRoles: /^(frame[01]|ref\d+|fit0)$/ },
   routes: { record: '/video-b/v1/generations/{id}', callbacks: '/video-b/v1/generations/{id}/callbacks' },
 };

@@ -38,6 +38,30 @@ export class ListTasksQueryDto {
   state?: TaskState;
 
   @ApiPropertyOptional({
+    description:
+      "Only tasks that came through this door (the API they were asked in, as each task's door says): luma, kling or openai for videos, kling or openai for images, " +
+      'kling for expand, suno for music, concat and uploads. A door no task came through lists none.',
+    example: 'kling',
+    pattern: '^[a-z][a-z0-9_-]{0,31}$',
+  })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsString({ message: 'door must be the name of a door, such as luma, kling, openai or suno' })
+  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, { message: 'door must be the name of a door, such as luma, kling, openai or suno (lower-case letters, digits, _ and -, up to 32)' })
+  door?: string;
+
+  @ApiPropertyOptional({
+    description: "Only tasks whose request names this model (as each task's model says; GET /models lists them). A task that named none (any model that could do it) is not among them.",
+    example: 'ray-2',
+    pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$',
+  })
+  @emptyAsAbsent
+  @IsOptional()
+  @IsString({ message: 'model must be a model name, as GET /models lists them' })
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, { message: 'model must be a model name, as GET /models lists them (1 to 64 letters, digits and . _ : -)' })
+  model?: string;
+
+  @ApiPropertyOptional({
     description: 'Admin key only: only the tasks of this owner. With an API key, naming another owner answers 403 (your own is the same as leaving it out).',
     example: 'team-video',
     minLength: 1,

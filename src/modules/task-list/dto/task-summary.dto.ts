@@ -19,6 +19,23 @@ export class TaskSummaryDto {
   @ApiProperty({ description: "The state as the operation's own API names it (Kling's succeed, Luma's completed, Suno's SUCCESS…).", example: 'completed' })
   status!: string;
 
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The door it came through: the API it was asked in (luma, kling, openai, suno…), which its record_path and callbacks speak. Null only for an operation no door serves.',
+    example: 'luma',
+  })
+  door!: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The model its request named (a joined song: its last part's); null when it named none (any model able to do it).",
+    example: 'ray-2',
+  })
+  model!: string | null;
+
   @ApiProperty({ type: String, nullable: true, description: "The caller's own id of the task (external_task_id), when it gave one.", example: null })
   external_id!: string | null;
 
@@ -72,7 +89,7 @@ export class TaskMediaDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
 
-  @ApiProperty({ description: 'What the file is to its task: image, video, thumbnail, clip, cover…', example: 'video' })
+  @ApiProperty({ description: 'What the file is to its task: image, video, thumbnail, clip, cover…; an input: frame0, frame1, ref0…, fit0, input, mask.', example: 'video' })
   role!: string;
 
   @ApiProperty({ type: 'integer', description: 'Its place among the files of its role (from 0).', example: 0 })
@@ -93,7 +110,25 @@ export class TaskDetailDto extends TaskSummaryDto {
   @ApiProperty({ type: TaskTimelineEntryDto, isArray: true, description: 'The states it went through, in order, with when (what the task row records).' })
   timeline!: TaskTimelineEntryDto[];
 
-  @ApiProperty({ type: TaskMediaDto, isArray: true, description: 'Its stored files (of a task that succeeded and whose media has not expired).' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      "What it asked, in the gateway's own words whatever its door: the operation's normalized request as the task stores it (video: prompt, model, aspectRatio, resolution, durationS, " +
+      'firstFrame, lastFrame, referenceImages…; image: mode, prompt, n, size…; music: lyrics, description, style, title, model…; speech: input, voice, format, speed…). ' +
+      "Left out: the door (see door) and the gateway's own bookkeeping (facts it read of inputs, ids it gave, parts it resolved).",
+    example: { prompt: 'A red kite over the sea at dawn', model: 'ray-2', aspectRatio: '16:9', resolution: '720p', durationS: 5, loop: false, firstFrame: { type: 'image', upload: true } },
+  })
+  request!: Record<string, unknown>;
+
+  @ApiProperty({
+    type: TaskMediaDto,
+    isArray: true,
+    description: "The images that came with its request (first and last frames, reference images, an edit's input images and mask) or that the gateway made of them before sending (a fitted frame: fit0), as signed links, by role and index.",
+  })
+  inputs!: TaskMediaDto[];
+
+  @ApiProperty({ type: TaskMediaDto, isArray: true, description: 'Its stored result files (of a task that succeeded and whose media has not expired).' })
   media!: TaskMediaDto[];
 
   @ApiProperty({ description: 'Its media was removed by retention (RESULT_RETENTION_DAYS).', example: false })
