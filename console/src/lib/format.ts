@@ -12,6 +12,21 @@ export const OPERATIONS = {
 
 export type Operation = keyof typeof OPERATIONS;
 
+/**
+ * The doors a task may come through (the APIs the gateway answers in), with their names in the console; a door
+ * not listed here is shown by its own name. The task list's door filter offers these.
+ */
+export const DOORS: Record<string, string> = {
+  luma: 'Luma',
+  kling: 'Kling',
+  openai: 'OpenAI',
+  suno: 'Suno-style',
+};
+
+export function doorName(door: string): string {
+  return DOORS[door] ?? door;
+}
+
 export const STATES = ['queued', 'running', 'succeeded', 'failed'] as const satisfies readonly TaskSummaryDto['state'][];
 
 export function operationName(kind: string): string {

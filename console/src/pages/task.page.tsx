@@ -1,10 +1,11 @@
-import type { JSX } from 'preact';
+import { Fragment, type JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { getTask, listTaskAttempts, listTaskCallbacks, redeliverCallback } from '../api/sdk.gen';
 import type { CallbackDeliveryDto, TaskAttemptDto, TaskDetailDto, TaskMediaDto } from '../api/types.gen';
 import { ErrorMessage, Loading, Notice, StateBadge } from '../components/status.component';
 import { call, getPath } from '../lib/api.client';
-import { formatBilled, formatBytes, formatTime, isFinal, operationName } from '../lib/format';
+import { doorName, formatBilled, formatBytes, formatTime, isFinal, operationName } from '../lib/format';
+import { type RequestRow, requestView } from '../lib/request';
 import { Link } from '../lib/router';
 import type { Session } from '../lib/session.store';
 import { usePoll } from '../lib/use-poll.hook';
@@ -79,6 +80,8 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
         <dl class="summary">
           <dt>Operation</dt>
           <dd>{operationName(task.kind)}</dd>
+          <dt>Door</dt>
+          <dd id="task-door">{task.door ? doorName(task.door) : '—'}</dd>
           <dt>Owner</dt>
           <dd>{task.owner}</dd>
           <dt>State</dt>
@@ -110,20 +113,24 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
         </ol>
       </section>
 
-      <section aria-labelledby="media-h">
-        <h2 id="media-h">Media</h2>
-        {task.media_expired ? (
-          <p class="empty">The media was removed by retention.</p>
-        ) : task.media.length === 0 ? (
-          <p class="empty">{isFinal(task.state) ? 'This task has no media.' : 'The media appears here when the task succeeds.'}</p>
-        ) : (
-          <div class="media-grid">
-            {[...task.media].sort((a, b) => mediaRank(a) - mediaRank(b)).map((m) => (
-              <MediaItem key={m.id} media={m} />
-            ))}
-          </div>
-        )}
-      </section>
+      <div class="asked-made">
+        <RequestSection task={task} />
+
+        <section aria-labelledby="media-h">
+          <h2 id="media-h">Result</h2>
+          {task.media_expired ? (
+            <p class="empty">The media was removed by retention.</p>
+          ) : task.media.length === 0 ? (
+            <p class="empty">{isFinal(task.state) ? 'This task has no media.' : 'The media appears here when the task succeeds.'}</p>
+          ) : (
+            <div class="media-grid">
+              {[...task.media].sort((a, b) => mediaRank(a) - mediaRank(b)).map((m) => (
+                <MediaItem key={m.id} media={m} />
+              ))}
+            </div>
+          )}
+        </section>
+      </div>
 
       {attempts && (
         <section aria-labelledby="attempts-h">
@@ -240,6 +247,67 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
       </section>
     </section>
   );
+}
+
+/**
+ * What the task asked, in the gateway's words whatever door it came through: the prompt or text, the model, the
+ * shape, a voice, lyrics and style, the images it gave (thumbnails of its input media, each linking to its file;
+ * images given by URL as links), and every other field by name.
+ */
+function RequestSection({ task }: { task: TaskDetailDto }): JSX.Element {
+  const view = requestView(task.request);
+  const rows = (list: RequestRow[], id?: string) => (
+    <dl class="summary request" id={id}>
+      {list.map((r) => (
+        <Fragment key={r.label}>
+          <dt>{r.label}</dt>
+          <dd class={r.text ? 'asked-text' : undefined}>{r.value}</dd>
+        </Fragment>
+      ))}
+    </dl>
+  );
+  return (
+    <section aria-labelledby="request-h">
+      <h2 id="request-h">Request</h2>
+      <p class="help">
+        What it asked{task.door ? `, through the ${doorName(task.door)} door` : ''}, in the gateway's own words.
+      </p>
+      {view.main.length > 0 ? rows(view.main, 'request-main') : <p class="empty">It asked nothing beyond its operation's defaults.</p>}
+      {task.inputs.length > 0 && (
+        <div class="thumbs" aria-label="The images it gave">
+          {task.inputs.map((m) => (
+            <figure class="thumb" key={m.id} data-role={m.role}>
+              <a href={m.url} target="_blank" rel="noopener noreferrer" aria-label={`Open ${inputLabel(m)}`}>
+                {m.content_type.startsWith('image/') ? <img src={m.url} alt={inputLabel(m)} loading="lazy" /> : <span>{m.content_type}</span>}
+              </a>
+              <figcaption>{inputLabel(m)}</figcaption>
+            </figure>
+          ))}
+        </div>
+      )}
+      {task.inputs.length === 0 && task.media_expired && view.linked.length === 0 && <p class="empty">Its input images were removed by retention.</p>}
+      {view.linked.length > 0 && (
+        <ul class="linked-images" aria-label="Images it named by address">
+          {view.linked.map((r) => (
+            <li key={r.label}>
+              {r.label}: {/^https?:\/\//.test(r.value) ? <a href={r.value} target="_blank" rel="noopener noreferrer nofollow" class="mono">{r.value}</a> : r.value}
+            </li>
+          ))}
+        </ul>
+      )}
+      {view.other.length > 0 && (
+        <details>
+          <summary>Every other field it asked ({view.other.length})</summary>
+          {rows(view.other)}
+        </details>
+      )}
+    </section>
+  );
+}
+
+/** An input's role as the gateway names it (frame0, ref1, input, mask, fit0), with its place when there are several. */
+function inputLabel(m: TaskMediaDto): string {
+  return /\d$/.test(m.role) || m.index === 0 ? m.role : `${m.role} ${m.index}`;
 }
 
 /** Videos and audio first (the result), then images (thumbnails and covers come after). */

@@ -1,10 +1,10 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { listTasks } from '../api/sdk.gen';
 import type { ListTasksData, TaskPageDto } from '../api/types.gen';
 import { ErrorMessage, Loading, StateBadge } from '../components/status.component';
 import { call } from '../lib/api.client';
-import { formatTime, OPERATIONS, operationName, STATES } from '../lib/format';
+import { DOORS, doorName, formatTime, OPERATIONS, operationName, STATES } from '../lib/format';
 import { Link } from '../lib/router';
 import type { Session } from '../lib/session.store';
 import { usePoll } from '../lib/use-poll.hook';
@@ -14,13 +14,15 @@ type Query = NonNullable<ListTasksData['query']>;
 interface Filters {
   kind: string;
   state: string;
+  door: string;
+  model: string;
   owner: string;
   q: string;
   from: string;
   until: string;
 }
 
-const NO_FILTERS: Filters = { kind: '', state: '', owner: '', q: '', from: '', until: '' };
+const NO_FILTERS: Filters = { kind: '', state: '', door: '', model: '', owner: '', q: '', from: '', until: '' };
 const PAGE_SIZE = 20;
 /** The first page refreshes itself this often, so new tasks and state changes show without a reload. */
 const REFRESH_MS = 2000;
@@ -36,6 +38,8 @@ function toQuery(f: Filters, cursor: string | undefined): Query {
   const query: Query = { limit: PAGE_SIZE };
   if (f.kind) query.kind = f.kind as Query['kind'];
   if (f.state) query.state = f.state as Query['state'];
+  if (f.door) query.door = f.door;
+  if (f.model.trim()) query.model = f.model.trim();
   if (f.owner.trim()) query.owner = f.owner.trim();
   if (f.q.trim()) query.q = f.q.trim();
   if (f.from) query.created_after = `${f.from}T00:00:00.000Z`;
@@ -66,6 +70,12 @@ export function TasksPage({ session }: { session: Session }): JSX.Element {
   };
   const field = (name: keyof Filters) => ({ value: draft[name], onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }) });
   const tasks = page.data?.tasks ?? [];
+  /** The models of the tasks seen so far, offered by the model filter (any name may be typed). */
+  const [models, setModels] = useState<string[]>([]);
+  useEffect(() => {
+    const seen = (page.data?.tasks ?? []).map((t) => t.model).filter((m): m is string => !!m);
+    if (seen.some((m) => !models.includes(m))) setModels([...new Set([...models, ...seen])].sort());
+  }, [page.data]);
 
   return (
     <section>
@@ -93,6 +103,26 @@ export function TasksPage({ session }: { session: Session }): JSX.Element {
               </option>
             ))}
           </select>
+        </div>
+        <div class="field">
+          <label for="f-door">Door</label>
+          <select id="f-door" {...field('door')}>
+            <option value="">All doors</option>
+            {Object.entries(DOORS).map(([door, name]) => (
+              <option key={door} value={door}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="f-model">Model</label>
+          <input id="f-model" type="text" list="f-model-seen" autoComplete="off" spellcheck={false} placeholder="Any model" {...field('model')} />
+          <datalist id="f-model-seen">
+            {models.map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
         </div>
         {session.admin && (
           <div class="field">
@@ -133,6 +163,8 @@ export function TasksPage({ session }: { session: Session }): JSX.Element {
               <tr>
                 <th scope="col">Task</th>
                 <th scope="col">Operation</th>
+                <th scope="col">Door</th>
+                <th scope="col">Model</th>
                 {session.admin && <th scope="col">Owner</th>}
                 <th scope="col">State</th>
                 <th scope="col">External ID</th>
@@ -150,6 +182,8 @@ export function TasksPage({ session }: { session: Session }): JSX.Element {
                     </Link>
                   </th>
                   <td>{operationName(t.kind)}</td>
+                  <td data-col="door">{t.door ? doorName(t.door) : '—'}</td>
+                  <td data-col="model" class="mono">{t.model ?? '—'}</td>
                   {session.admin && <td>{t.owner}</td>}
                   <td>
                     <StateBadge state={t.state} status={t.status} />
