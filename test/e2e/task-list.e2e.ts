@@ -1,3 +1,4 @@
+import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -52,6 +53,8 @@ describe('the cross-operation task list', () => {
       finished_at: expect.any(String),
       message: null,
       credits: 5,
+      door: 'luma',
+      model: null,
       record_path: `${GEN}/${ids.video}`,
       callbacks_path: `${GEN}/${ids.video}/callbacks`,
     });
@@ -176,5 +179,88 @@ describe('the cross-operation task list', () => {
     expect(admin.body.refusals).toEqual([{ day: today, owner: 'list-b', code: 1102, count: 1 }]);
     const [row] = await queryDb<{ count: number }>(t.db, "SELECT count FROM limit_refusals WHERE owner = 'list-b'");
     expect(row.count).toBe(1);
+  });
+
+  /** Item 8 of issue 56: what each task asked, in the gateway's words, the door it came through and its model; the list filtered by both. */
+  describe('what a task asked, its door and model', () => {
+    let c: string;
+    const mine: Record<string, string> = {};
+
+    beforeAll(async () => {
+      c = await t.createKey('list-c');
+      const frame = (await png(640, 360)).toString('base64');
+      mine.kling = (await api(t.url, 'POST', '/video-a/v1/videos/image2video', { key: c, body: { model_name: 'kling-v1-6', prompt: 'A kite, from here', image: frame, mode: 'std', duration: '5' } })).body.data.task_id;
+      mine.luma = (await api(t.url, 'POST', GEN, { key: c, body: { prompt: 'A kite at dusk', model: 'ray-flash-2', aspect_ratio: '9:16', resolution: '720p', duration: '5s' } })).body.id;
+      mine.expand = (await api(t.url, 'POST', '/video-a/v1/images/editing/expand', { key: c, body: { image: `${t.url}/samples/photo.png`, prompt: 'more sky', up_expansion_ratio: 0.5, bottom_expansion_ratio: 0, left_expansion_ratio: 0, right_expansion_ratio: 0 } })).body.data.task_id;
+      for (const id of Object.values(mine)) expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      await pollUntil(
+        () => api(t.url, 'GET', '/tasks', { key: c }),
+        (r) => r.body.tasks.length === 3 && r.body.tasks.every((x: any) => x.state === 'succeeded'),
+        { timeoutMs: 60_000, what: "list-c's three tasks to succeed" },
+      );
+    }, 90_000);
+
+    const listed = async (query: string, key = c) => (await api(t.url, 'GET', `/tasks?${query}`, { key })).body.tasks.map((x: any) => x.id);
+
+    it('names each task\'s door (stored, or the one door of its operation) and model in the list, and filters by them, with the keyset paging', async () => {
+      const all = (await api(t.url, 'GET', '/tasks', { key: c })).body.tasks;
+      expect(all.map((x: any) => [x.id, x.door, x.model])).toEqual([
+        [mine.expand, 'kling', null],
+        [mine.luma, 'luma', 'ray-flash-2'],
+        [mine.kling, 'kling', 'kling-v1-6'],
+      ]);
+      expect(await listed('door=kling')).toEqual([mine.expand, mine.kling]); // expand stores no door: Kling's is its only one
+      expect(await listed('door=luma')).toEqual([mine.luma]);
+      expect(await listed('door=suno')).toEqual([]);
+      expect(await listed('door=suno', a)).toEqual([ids.audio]); // an upload's one door
+      expect(await listed('model=kling-v1-6')).toEqual([mine.kling]);
+      expect(await listed('model=ray-flash-2&door=luma&kind=video&state=succeeded')).toEqual([mine.luma]);
+      expect(await listed('model=ray-flash-2&door=kling')).toEqual([]);
+      expect(await listed('model=ray-2')).toEqual([]);
+      expect(await listed('door=&model=')).toHaveLength(3); // an empty field is no filter
+      // the admin: every owner's tasks through a door, and a cursor keeps the filters' order without gaps
+      const first = (await api(t.url, 'GET', '/tasks?door=kling&limit=1', { key: ADMIN })).body;
+      expect(first.tasks.map((x: any) => x.id)).toEqual([mine.expand]);
+      const second = (await api(t.url, 'GET', `/tasks?door=kling&limit=5&cursor=${first.next_cursor}`, { key: ADMIN })).body;
+      expect(second.tasks.map((x: any) => x.id)).toEqual([mine.kling, ids.expand]);
+      expect(second.next_cursor).toBeNull();
+    });
+
+    it('refuses a door or model that is not a name, with 400 naming the field', async () => {
+      const bad = async (query: string) => {
+        const res = await api(t.url, 'GET', `/tasks?${query}`, { key: c });
+        expect([query, res.status, res.body.code]).toEqual([query, 400, 1201]);
+        return res.body.message as string;
+      };
+      expect(await bad('door=Kling')).toMatch(/^door must be the name of a door, such as luma, kling, openai or suno/);
+      expect(await bad(`door=${'k'.repeat(33)}`)).toMatch(/^door must be the name of a door/);
+      expect(await bad(`model=${encodeURIComponent('ray 2')}`)).toMatch(/^model must be a model name, as GET \/models lists them/);
+      expect(await bad(`model=${'m'.repeat(65)}`)).toMatch(/^model must be a model name/);
+      expect(await bad('door=luma&door=kling')).toMatch(/door must be the name of a door/); // one door, not a list
+    });
+
+    it("shows a task's request in the gateway's words beside its result, its door, and its input images apart as signed links", async () => {
+      const kling = (await api(t.url, 'GET', `/tasks/${mine.kling}`, { key: c })).body;
+      expect([kling.door, kling.model]).toEqual(['kling', 'kling-v1-6']);
+      expect(kling.request).toEqual({ prompt: 'A kite, from here', loop: false, resolution: '720p', durationS: 5, model: 'kling-v1-6', firstFrame: { type: 'image', upload: true } });
+      expect(kling.inputs).toEqual([{ id: expect.any(String), role: 'frame0', index: 0, content_type: 'image/png', size_bytes: expect.any(Number), url: expect.stringMatching(new RegExp(`^${t.url}/media/[0-9a-f-]{36}\\?expires=\\d+&signature=`)) }]);
+      const frame = await fetch(kling.inputs[0].url);
+      expect([frame.status, frame.headers.get('content-type')]).toEqual([200, 'image/png']);
+      expect(kling.media.map((m: any) => m.role).sort()).toEqual(['thumbnail', 'video']);
+
+      const luma = (await api(t.url, 'GET', `/tasks/${mine.luma}`, { key: c })).body;
+      expect([luma.door, luma.model, luma.inputs]).toEqual(['luma', 'ray-flash-2', []]);
+      expect(luma.request).toEqual({ prompt: 'A kite at dusk', model: 'ray-flash-2', aspectRatio: '9:16', resolution: '720p', durationS: 5, loop: false });
+
+      // expand: the gateway's facts of its input image are not what was asked
+      const expand = (await api(t.url, 'GET', `/tasks/${mine.expand}`, { key: c })).body;
+      expect([expand.door, expand.model]).toEqual(['kling', null]);
+      expect(expand.request).toEqual(expect.objectContaining({ image_url: `${t.url}/samples/photo.png`, prompt: 'more sky', up_ratio: 0.5, n: 1 }));
+      expect(Object.keys(expand.request).filter((k) => k.startsWith('image_') && k !== 'image_url')).toEqual([]);
+
+      // an upload: its URL is what it asked; the admin sees the same view
+      const audio = (await api(t.url, 'GET', `/tasks/${ids.audio}`, { key: ADMIN })).body;
+      expect([audio.door, audio.request, audio.inputs]).toEqual(['suno', { url: `${t.url}/samples/clip.wav` }, []]);
+    });
   });
 });
