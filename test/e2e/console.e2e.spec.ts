@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { startS3 } from '../support/s3-server.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
@@ -271,6 +272,53 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await cspOf(page)).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it("shows what a task asked beside its result, its door and its first frame as a thumbnail; the list filters by door and model", async () => {
+    const frame = (await png(320, 180)).toString('base64');
+    const created = await api(t.url, 'POST', '/video-a/v1/videos/image2video', { key: keyA, body: { model_name: 'kling-v1-6', prompt: 'A kite over the dunes', image: frame, mode: 'std', duration: '5' } });
+    const klingId = created.body.data.task_id as string;
+    await pollUntil(() => api(t.url, 'GET', `/tasks/${klingId}`, { key: keyA }), (r) => r.body.state === 'succeeded', { timeoutMs: 60_000, what: 'the Kling video to succeed' });
+    const page = await newPage();
+    await signIn(page, keyA, /team-a/);
+    await page.goto(`${t.url}/console/tasks/${klingId}`, { waitUntil: 'networkidle0' });
+    await heading(page, `Task ${klingId}`);
+    await page.waitForSelector('#request-main');
+    const asked = await page.$$eval('#request-main dt', (dts: any[]) => dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent]));
+    expect(asked).toEqual([
+      ['Prompt', 'A kite over the dunes'],
+      ['Model', 'kling-v1-6'],
+      ['Shape', '720p · 5 s'],
+    ]);
+    expect(await page.$eval('#task-door', (e: any) => e.textContent)).toBe('Kling');
+    // the first frame: a thumbnail decoded from its signed link, linking to the file; the result's video beside it
+    await page.waitForFunction(() => [...document.querySelectorAll('figure.thumb img')].some((i: any) => i.complete && i.naturalWidth > 0), { timeout: 15_000 });
+    const thumbs = await page.$$eval('figure.thumb', (els: any[]) => els.map((f) => ({ role: f.getAttribute('data-role'), width: f.querySelector('img').naturalWidth, img: new URL(f.querySelector('img').src).pathname, link: new URL(f.querySelector('a').href).pathname, caption: f.querySelector('figcaption').textContent })));
+    expect(thumbs).toEqual([{ role: 'frame0', width: 320, img: expect.stringMatching(/^\/media\/[0-9a-f-]{36}$/), link: expect.stringMatching(/^\/media\/[0-9a-f-]{36}$/), caption: 'frame0' }]);
+    expect(thumbs[0].link).toBe(thumbs[0].img);
+    expect(await page.$$eval('section[aria-labelledby="media-h"] video', (els: any[]) => els.length)).toBe(1);
+    expect(await page.$$eval('section[aria-labelledby="media-h"] figure.thumb', (els: any[]) => els.length)).toBe(0);
+
+    // the list: a door and a model column, and filters on each
+    await page.goto(`${t.url}/console/`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector(`tr[data-task-id="${klingId}"]`, { timeout: 15_000 });
+    expect(await page.$eval(`tr[data-task-id="${klingId}"]`, (r: any) => [r.querySelector('[data-col="door"]').textContent, r.querySelector('[data-col="model"]').textContent])).toEqual(['Kling', 'kling-v1-6']);
+    await page.waitForSelector(`tr[data-task-id="${videoId}"]`);
+    await page.select('#f-door', 'kling');
+    await button(page, 'Apply filters').click();
+    await page.waitForFunction((gone: string) => !document.querySelector(`tr[data-task-id="${gone}"]`), { timeout: 10_000 }, videoId);
+    expect(await rowIds(page)).toEqual([klingId]);
+    await page.select('#f-door', 'luma');
+    await button(page, 'Apply filters').click();
+    await page.waitForSelector(`tr[data-task-id="${videoId}"]`, { timeout: 10_000 });
+    expect(await rowIds(page)).not.toContain(klingId);
+    await page.select('#f-door', '');
+    await page.type('#f-model', 'kling-v1-6');
+    await button(page, 'Apply filters').click();
+    await page.waitForFunction((gone: string) => !document.querySelector(`tr[data-task-id="${gone}"]`), { timeout: 10_000 }, videoId);
+    expect(await rowIds(page)).toEqual([klingId]);
+    expect(await cspOf(page)).toEqual([]);
+    await page.close();
+  }, 120_000);
 
   it('shows usage: credits, tasks per day as a chart, refusals by code; signing out forgets the key', async () => {
     const page = await newPage();
