@@ -6,7 +6,7 @@ import { readAnswer } from '../contracts/vendor-answer.js';
 export const KLING_BUSY_CODES: ReadonlySet<number> = new Set([1302, 1303, 5001]);
 
 /** Kling's envelope `{code, message, request_id, data}`, as far as it is read: a code that is not a number cannot be told from a success. */
-const ENVELOPE = z.object({ code: z.number().optional(), message: z.string().nullish(), data: z.unknown() });
+const ENVELOPE = z.object({ code: z.number().optional(), message: z.string().nullish(), data: z.unknown().optional() });
 
 /**
  * The `data` of Kling's envelope `{ code, message, request_id, data }`, as every Kling operation (expand,

@@ -85,7 +85,7 @@ export class KlingTasks<T extends object, S> {
 const IMAGE_TASK = z.object({
   task_status: z.string().optional(),
   task_status_msg: z.string().nullish(),
-  task_result: z.object({ images: z.array(z.looseObject({ index: z.number().optional(), url: z.unknown() })).nullish() }).nullish(),
+  task_result: z.object({ images: z.array(z.looseObject({ index: z.number().optional(), url: z.unknown().optional() })).nullish() }).nullish(),
 });
 
 /** A Kling image task's state: its result images in order (each mapped by `image`; every one needs a URL), its failure with its words, or still working. */

@@ -70,7 +70,7 @@ const VIDEO_TASK = z.object({
   task_status: z.string().optional(),
   task_status_msg: z.string().nullish(),
   task_result: z.object({ videos: z.array(z.object({ url: z.string().nullish() })).nullish() }).nullish(),
-  final_unit_deduction: z.unknown(),
+  final_unit_deduction: z.unknown().optional(),
 });
 
 /** The images of a create as they go out: each a URL or raw Base64 (the frames' and the references', in order). */

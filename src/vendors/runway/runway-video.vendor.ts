@@ -66,7 +66,7 @@ const TASK = z.object({
   output: z.array(z.string()).nullish(),
   failure: z.string().nullish(),
   failureCode: z.string().nullish(),
-  cost: z.object({ credits: z.unknown() }).nullish(),
+  cost: z.object({ credits: z.unknown().optional() }).nullish(),
 });
 /** A create's answer: `{id}`. */
 const CREATED = z.object({ id: z.string().min(1) });

@@ -68,7 +68,7 @@ const TASK = z.object({
   status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired']),
   content: z.object({ video_url: z.string().nullish() }).nullish(),
   error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).nullish(),
-  usage: z.object({ completion_tokens: z.unknown() }).nullish(),
+  usage: z.object({ completion_tokens: z.unknown().optional() }).nullish(),
 });
 /** A create's answer: `{id}`. */
 const CREATED = z.object({ id: z.string().min(1) });

@@ -84,7 +84,7 @@ const TASK = z.object({
     code: z.string().nullish(),
     message: z.string().nullish(),
   }),
-  usage: z.object({ duration: z.unknown(), video_duration: z.unknown() }).nullish(),
+  usage: z.object({ duration: z.unknown().optional(), video_duration: z.unknown().optional() }).nullish(),
 });
 /** A create's answer: `{output: {task_id, task_status}, request_id}` (a refusal under 200 carries `code` and `message` instead). */
 const CREATED = z.object({ output: z.object({ task_id: z.string().min(1) }) });
