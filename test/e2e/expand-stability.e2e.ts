@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
 import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
-import { type FakeStability, startFakeStability } from '../support/fake-video-vendors.js';
+import { type FakeStability, startFakeStability } from '../support/vendors/stability/stability.fake.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';

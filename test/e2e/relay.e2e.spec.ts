@@ -5,7 +5,8 @@ import { png } from '../support/images.js';
 import { probeVideo, wav } from '../support/media.js';
 import { sendBytes, startServer } from '../support/http-server.js';
 import { pollUntil } from '../support/poll.js';
-import { type FakeUpstream, startFakeAudioAggregator, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
+import { type FakeUpstream, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
+import { startFakeAudioAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { HostTable } from '../support/host-table.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
-import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
-import { type FakeMusicAggregator, type FakeUpstream, startFakeKling, startFakeLuma, startFakeMusicAggregator } from '../support/fake-upstreams.js';
+import { type FakeBfl, startFakeBfl } from '../support/vendors/bfl/bfl.fake.js';
+import { type FakeUpstream, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
+import { type FakeMusicAggregator, startFakeMusicAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { type FakeKlingImages, startFakeKlingImages } from '../support/fake-kling-images.js';
 import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
 import { type FakeVideoVendor, startFakeKlingVideo } from '../support/fake-video-vendors.js';

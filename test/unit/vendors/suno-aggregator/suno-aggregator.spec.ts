@@ -8,7 +8,7 @@ import { SunoMusicVendor, sunoFetched, sunoFetchedMany, sunoMusicBody, sunoSubmi
 const song = (over: Partial<MusicRequest> = {}): MusicRequest => ({ lyrics: null, description: null, style: null, avoidStyle: null, title: null, model: 'chirp-v4', instrumental: false, continues: null, ...over });
 
 /** A task as new-api's `GET /suno/fetch/{id}` answers it (relay/channel/task/suno: SunoDataResponse in `data`). */
-function fetched(status: string, clips: object[] = [], more: object = {}) {
+function fetched(status: string, clips: unknown[] = [], more: object = {}) {
   return { code: 'success', message: '', data: { task_id: 'f3b1c1a0-task', action: 'MUSIC', status, fail_reason: '', submit_time: 1717000000, start_time: 1717000001, finish_time: 0, progress: '50%', data: clips, ...more } };
 }
 const clip = (n: number, over: object = {}) => ({ id: `clip-${n}`, status: 'complete', title: 'Dusk', audio_url: `https://cdn.example/${n}.mp3`, image_url: `https://cdn.example/${n}.png`, metadata: { duration: 120, error_message: null }, ...over });
