@@ -132,7 +132,7 @@ export class VeoVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
     };
     const url = `${account.baseUrl}/models/${encodeURIComponent(model.id)}:predictLongRunning`;
     const answer = await this.client.call('POST', url, { body: veoBody(request, images), auth: account.auth, failFast: true, refusal: googleRefusal });
-    const operation = readAnswer(CREATED, answer.json, 'create answer');
+    const operation = readAnswer(CREATED, answer.json, 'the create request');
     return { upstreamId: operation.name, status: await this.keyed(account, veoStatus(operation)) };
   }
 
@@ -188,7 +188,7 @@ export function veoInline(bytes: Buffer | undefined, position: 'first' | 'last' 
  * the answer gives it: `veoVideoUrl` adds the key), or its safety filters' refusal with their reasons.
  */
 export function veoStatus(answer: unknown): VendorStatus {
-  const operation = readAnswer(OPERATION, answer, 'operation');
+  const operation = readAnswer(OPERATION, answer, 'the poll');
   if (operation.done !== true) return { state: 'working' };
   if (operation.error) return { state: 'failed', reason: operation.error.message || String(operation.error.status ?? operation.error.code ?? 'no reason given') };
   const answered = operation.response?.generateVideoResponse;

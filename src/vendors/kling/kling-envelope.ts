@@ -17,7 +17,7 @@ const ENVELOPE = z.object({ code: z.number().optional(), message: z.string().nul
  * failed its task, and a 200 with 1102 was polled as work in progress).
  */
 export function klingEnvelopeData<T extends object>(json: Record<string, unknown>): T | null {
-  const { code, message: words, data } = readAnswer(ENVELOPE, json, 'answer');
+  const { code, message: words, data } = readAnswer(ENVELOPE, json, 'the request');
   if (code !== undefined && code !== 0) {
     const message = typeof words === 'string' ? `${words} (code ${code})` : `code ${code}`;
     if (KLING_BUSY_CODES.has(code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code });

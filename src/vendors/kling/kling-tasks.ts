@@ -21,7 +21,7 @@ const CREATED = z.object({ task_id: z.string().min(1) });
 /** The task a create answered (its envelope read first): its id, or UnusableAnswer naming `task_id`. */
 export function klingCreatedTask<T extends object>(json: Record<string, unknown>): T & { task_id: string } {
   const data = klingEnvelopeData<T>(json);
-  return { ...(data as T), ...readAnswer(CREATED, data ?? {}, 'create answer') };
+  return { ...(data as T), ...readAnswer(CREATED, data ?? {}, 'the create request') };
 }
 
 /** The task a query answered (its envelope read first); an envelope without data is the upstream's failure to answer. */
@@ -90,7 +90,7 @@ const IMAGE_TASK = z.object({
 
 /** A Kling image task's state: its result images in order (each mapped by `image`; every one needs a URL), its failure with its words, or still working. */
 export function klingImagesStatus<I extends { index?: number; url?: unknown }, R>(answer: KlingImageTask<I>, image: (item: I & { url: string }) => R): KlingTaskStatus<R> {
-  const task = readAnswer(IMAGE_TASK, answer, 'task');
+  const task = readAnswer(IMAGE_TASK, answer, 'the poll');
   switch (task.task_status) {
     case 'succeed': {
       const images = [...((task.task_result?.images ?? []) as I[])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));

@@ -178,7 +178,7 @@ export function splitKlingVideoId(upstreamId: string): [KlingVideoEndpoint, stri
  * protocol; new-api's Kling adaptor reads the same field). It is in the units of the account's resource pack.
  */
 export function klingVideoStatus(answer: unknown): VendorStatus {
-  const task = readAnswer(VIDEO_TASK, answer, 'task');
+  const task = readAnswer(VIDEO_TASK, answer, 'the poll');
   const billed = billedFigure(task.final_unit_deduction, 'units');
   const withBilled = billed ? { billed } : {};
   switch (task.task_status) {

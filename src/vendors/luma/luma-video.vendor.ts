@@ -99,13 +99,13 @@ export function lumaBody(model: VideoModelSpec, request: VideoRequest, generatio
 
 /** A create's answer: the generation's id (UnusableAnswer naming `id` without one) and its state. */
 export function lumaCreated(answer: unknown): { upstreamId: string; status: VendorStatus } {
-  const generation = readAnswer(CREATED, answer, 'create answer');
+  const generation = readAnswer(CREATED, answer, 'the create request');
   return { upstreamId: generation.id, status: lumaStatus(generation) };
 }
 
 /** A generation's state: completed with its video (and thumbnail), failed with its words, else working. */
 export function lumaStatus(answer: unknown): VendorStatus {
-  const generation = readAnswer(GENERATION, answer, 'generation');
+  const generation = readAnswer(GENERATION, answer, 'the generation');
   switch (generation.state) {
     case 'completed': {
       const assets = generation.assets;

@@ -13,7 +13,7 @@ export const BASE_RESP = z.object({ base_resp: z.object({ status_code: z.number(
 
 /** The answer when its base_resp says success (0); MiniMax's refusals, waits and failures thrown as the UpstreamClient throws them. */
 export function minimaxChecked(json: Record<string, unknown>, create: boolean): Record<string, unknown> {
-  const base = readAnswer(BASE_RESP, json, 'answer').base_resp;
+  const base = readAnswer(BASE_RESP, json, 'the request').base_resp;
   const code = base?.status_code ?? 0;
   if (code === 0) return json;
   const message = `${base?.status_msg || 'error'} (code ${code})`;

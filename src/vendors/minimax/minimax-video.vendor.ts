@@ -107,7 +107,7 @@ export function minimaxBody(model: VideoModelSpec, request: VideoRequest): Recor
 
 /** A create's answer: its base_resp checked, then its task_id (UnusableAnswer naming `task_id` without one). */
 export function minimaxCreated(json: Record<string, unknown>): string {
-  return readAnswer(CREATED, minimaxChecked(json, true), 'create answer').task_id;
+  return readAnswer(CREATED, minimaxChecked(json, true), 'the create request').task_id;
 }
 
 /**
@@ -117,7 +117,7 @@ export function minimaxCreated(json: Record<string, unknown>): string {
  * them otherwise.
  */
 export function minimaxQueried(json: Record<string, unknown>): VendorStatus | { fileId: string } {
-  const answer = readAnswer(QUERIED, json, 'query answer');
+  const answer = readAnswer(QUERIED, json, 'the poll');
   const status = answer.status?.toLowerCase() ?? '';
   if (status.startsWith('fail')) {
     const message = answer.base_resp?.status_msg;
@@ -133,6 +133,6 @@ export function minimaxQueried(json: Record<string, unknown>): VendorStatus | { 
 
 /** The file retrieval's answer: its base_resp checked, then the video's download link. */
 export function minimaxFileStatus(json: Record<string, unknown>): VendorStatus {
-  const link = readAnswer(FILE, minimaxChecked(json, false), 'file answer').file?.download_url;
+  const link = readAnswer(FILE, minimaxChecked(json, false), 'the file query').file?.download_url;
   return link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a download_url' };
 }

@@ -105,7 +105,7 @@ export class RunwayVendor implements VideoVendor, RelayVendor<VendorStatus> {
     const answer = await this.calling(() =>
       this.client.call('POST', `${account.baseUrl}/v1/${runwayPath(frames)}`, { body: runwayBody(model, request, frames), auth: account.auth, failFast: true, headers: { 'x-runway-version': RUNWAY_VERSION } }),
     );
-    return { upstreamId: readAnswer(CREATED, answer.json, 'create answer').id, status: { state: 'working' } };
+    return { upstreamId: readAnswer(CREATED, answer.json, 'the create request').id, status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
@@ -187,7 +187,7 @@ export function runwayInline(bytes: Buffer | undefined, position: 'first' | 'las
  * `estimatedCost`, which is not what was billed and is not read.
  */
 export function runwayStatus(answer: unknown): VendorStatus {
-  const task = readAnswer(TASK, answer, 'task');
+  const task = readAnswer(TASK, answer, 'the poll');
   const billed = billedFigure(task.cost?.credits, 'credits');
   const withBilled = billed ? { billed } : {};
   switch (task.status) {

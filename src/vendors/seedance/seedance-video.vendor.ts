@@ -112,7 +112,7 @@ export class SeedanceVideoVendor implements VideoVendor, RelayVendor<VendorStatu
       references: await Promise.all((request.referenceImages ?? []).map((r, i) => urlOrInline(r, () => referenceImage(i), dataUri))),
     };
     const answer = await this.client.call('POST', `${account.baseUrl}/contents/generations/tasks`, { body: seedanceBody(model, request, images, callbackUrl), auth: account.auth, failFast: true });
-    return { upstreamId: readAnswer(CREATED, answer.json, 'create answer').id, status: { state: 'working' } };
+    return { upstreamId: readAnswer(CREATED, answer.json, 'the create request').id, status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
@@ -156,7 +156,7 @@ export function seedanceBody(model: VideoModelSpec, request: VideoRequest, image
  * usage, and is not billed). A status it does not document is an answer that cannot be used (UnusableAnswer naming `status`).
  */
 export function seedanceStatus(answer: unknown): VendorStatus {
-  const task = readAnswer(TASK, answer, 'task');
+  const task = readAnswer(TASK, answer, 'the poll');
   const billed = billedFigure(task.usage?.completion_tokens, 'tokens');
   const withBilled = billed ? { billed } : {};
   switch (task.status) {

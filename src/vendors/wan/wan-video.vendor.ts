@@ -196,7 +196,7 @@ export function wanTier(resolution: string | undefined): { resolution?: string }
 export function wanCreated(json: Record<string, unknown>): string {
   const words = typeof json.message === 'string' && json.message ? ` (${json.message.slice(0, 200)})` : '';
   try {
-    return readAnswer(CREATED, json, 'create answer').output.task_id;
+    return readAnswer(CREATED, json, 'the create request').output.task_id;
   } catch (err) {
     throw err instanceof UnusableAnswer && words ? new UnusableAnswer(`${err.message}${words}`) : err;
   }
@@ -204,7 +204,7 @@ export function wanCreated(json: Record<string, unknown>): string {
 
 /** A task's state, and at a success the seconds it billed. */
 export function wanStatus(answer: unknown): VendorStatus {
-  const task = readAnswer(TASK, answer, 'task');
+  const task = readAnswer(TASK, answer, 'the poll');
   const output = task.output;
   switch (output.task_status) {
     case 'PENDING':

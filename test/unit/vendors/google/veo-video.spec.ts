@@ -62,8 +62,8 @@ describe('Veo: the answer reading', () => {
   });
 
   it('a malformed operation names the field', async () => {
-    expect((await thrown(() => veoStatus({ done: 'yes' }))).message).toMatch(/operation could not be used: done/);
-    expect((await thrown(() => veoStatus(done({ generatedSamples: [{ video: { uri: 3 } }] })))).message).toMatch(/generatedSamples\.0\.video\.uri/);
+    expect((await thrown(() => veoStatus({ done: 'yes' }))).message).toMatch(/the poll without a usable done/);
+    expect((await thrown(() => veoStatus(done({ generatedSamples: [{ video: { uri: 3 } }] })))).message).toMatch(/generatedSamples\[0\]\.video\.uri/);
   });
 
   it('the video’s link takes the key on the account’s origin only', () => {
@@ -95,7 +95,7 @@ describe('Veo: the adapter over HTTP', () => {
       expect(up.sent[1].path).toBe(`/v1beta/${NAME}`);
       expect(await thrown(vendor.query(account, 'models/../../admin', true))).toBeInstanceOf(UnusableAnswer);
       created = { name: '../escape' };
-      expect((await thrown(vendor.create(account, createOf(model(VEO_MODELS, 'veo-3.0-generate-001'), ask())))).message).toMatch(/create answer could not be used: name/);
+      expect((await thrown(vendor.create(account, createOf(model(VEO_MODELS, 'veo-3.0-generate-001'), ask())))).message).toMatch(/the create request without a usable name/);
       const sent = up.sent.length;
       expect(await thrown(vendor.create(account, createOf(model(VEO_MODELS, 'veo-3.0-generate-001'), ask({ audio: false }))))).toBeInstanceOf(UpstreamRefused);
       expect(up.sent.length).toBe(sent);

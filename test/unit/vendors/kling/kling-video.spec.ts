@@ -109,7 +109,7 @@ describe('Kling video: the answer reading', () => {
   });
 
   it('a malformed task names the field', async () => {
-    expect((await thrown(() => klingVideoStatus({ task_status: 'succeed', task_result: { videos: [{ url: 42 }] } }))).message).toMatch(/task_result\.videos\.0\.url/);
+    expect((await thrown(() => klingVideoStatus({ task_status: 'succeed', task_result: { videos: [{ url: 42 }] } }))).message).toMatch(/task_result\.videos\[0\]\.url/);
     expect(await thrown(() => klingVideoStatus({ task_status: 3 }))).toBeInstanceOf(UnusableAnswer);
     expect((await thrown(() => klingVideoStatus({ task_status: 'failed', task_status_msg: 7 }))).message).toMatch(/task_status_msg/);
   });
@@ -170,7 +170,7 @@ describe('Kling video: the adapter over HTTP', () => {
       expect(await thrown(vendor.query(up.account, 'x', true))).toMatchObject({ kind: 'account' });
       answer = envelope({ task_status: 'submitted' });
       const unusable = await thrown(vendor.create(up.account, create));
-      expect([unusable instanceof UnusableAnswer, unusable.message]).toEqual([true, expect.stringMatching(/create answer could not be used: task_id/)]);
+      expect([unusable instanceof UnusableAnswer, unusable.message]).toEqual([true, expect.stringMatching(/the create request without a usable task_id/)]);
       answer = envelope(null);
       expect((await thrown(vendor.query(up.account, 'x', true))).message).toMatch(/without data/);
     } finally {

@@ -23,7 +23,7 @@ describe("Kling's wire helpers", () => {
     expect(await thrown(() => klingEnvelopeData({ code: 1000, message: 'Authentication failed' }))).toMatchObject({ kind: 'auth' });
     expect(await thrown(() => klingEnvelopeData({ code: 1101, message: 'Account in arrears' }))).toMatchObject({ kind: 'account' });
     expect(await thrown(() => klingEnvelopeData({ code: 1301, message: 'Trigger the content security policy' }))).toMatchObject({ kind: 'request', message: 'Trigger the content security policy (code 1301)' });
-    expect((await thrown(() => klingEnvelopeData({ code: '0' }))).message).toMatch(/answer could not be used: code/);
+    expect((await thrown(() => klingEnvelopeData({ code: '0' }))).message).toMatch(/the request without a usable code/);
   });
 
   it('its account codes under 429 refuse the account; not found is 404 or 400', () => {

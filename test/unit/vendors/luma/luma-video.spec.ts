@@ -64,7 +64,7 @@ describe('Luma: the answer reading', () => {
   it('a create answers its id; without one, or a malformed field, the field is named', async () => {
     expect(lumaCreated(generation('queued'))).toEqual({ upstreamId: 'd1968551-6113-4b46-b567-09210c2e79b0', status: { state: 'working' } });
     const err = await thrown(() => lumaCreated({ state: 'queued' }));
-    expect([err instanceof UnusableAnswer, err.message]).toEqual([true, expect.stringMatching(/create answer could not be used: id/)]);
+    expect([err instanceof UnusableAnswer, err.message]).toEqual([true, expect.stringMatching(/the create request without a usable id/)]);
     expect((await thrown(() => lumaStatus(generation('completed', { assets: { video: 5 } })))).message).toMatch(/assets\.video/);
   });
 });

@@ -19,7 +19,7 @@ describe('MiniMax: the request mapping', () => {
 describe('MiniMax: the answer reading', () => {
   it('a create answers its task_id; without one the field is named', async () => {
     expect(minimaxCreated({ task_id: '106916112212032', base_resp: OK })).toBe('106916112212032');
-    expect((await thrown(() => minimaxCreated({ base_resp: OK }))).message).toMatch(/create answer could not be used: task_id/);
+    expect((await thrown(() => minimaxCreated({ base_resp: OK }))).message).toMatch(/the create request without a usable task_id/);
   });
 
   it('Preparing, Queueing, Processing are work in progress; Success gives its file_id (a string, or an older number)', () => {

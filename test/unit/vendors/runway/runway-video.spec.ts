@@ -70,8 +70,8 @@ describe('Runway: the answer reading', () => {
   });
 
   it('a malformed task names the field', async () => {
-    expect((await thrown(() => runwayStatus({ status: 'SUCCEEDED', output: 'https://x' }))).message).toMatch(/task could not be used: output/);
-    expect((await thrown(() => runwayStatus({ output: [] }))).message).toMatch(/: status/);
+    expect((await thrown(() => runwayStatus({ status: 'SUCCEEDED', output: 'https://x' }))).message).toMatch(/the poll without a usable output/);
+    expect((await thrown(() => runwayStatus({ output: [] }))).message).toMatch(/without a usable status/);
   });
 
   it('"not enough credits" under 400 is the account’s', () => {
@@ -102,7 +102,7 @@ describe('Runway: the adapter over HTTP', () => {
       expect(up.sent.map((s) => `${s.method} ${s.path}`)).toEqual(['POST /v1/image_to_video', 'GET /v1/tasks/run-1', 'DELETE /v1/tasks/run-1']);
       expect(await thrown(vendor.create(up.account, createOf(model(RUNWAY_MODELS, 'gen4.5'), ask())))).toMatchObject({ kind: 'account' });
       created = {};
-      expect((await thrown(vendor.create(up.account, createOf(model(RUNWAY_MODELS, 'gen4_turbo'), request)))).message).toMatch(/create answer could not be used: id/);
+      expect((await thrown(vendor.create(up.account, createOf(model(RUNWAY_MODELS, 'gen4_turbo'), request)))).message).toMatch(/the create request without a usable id/);
       expect(await thrown(vendor.create(up.account, createOf(model(RUNWAY_MODELS, 'gen4_turbo'), request)))).toBeInstanceOf(UnusableAnswer);
     } finally {
       await up.close();

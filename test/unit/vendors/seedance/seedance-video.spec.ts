@@ -69,7 +69,7 @@ describe('Seedance: the answer reading', () => {
 
   it('a status it does not document, or a malformed field, is named', async () => {
     const err = await thrown(() => seedanceStatus(task('paused')));
-    expect([err instanceof UnusableAnswer, err.message]).toEqual([true, expect.stringMatching(/task could not be used: status/)]);
+    expect([err instanceof UnusableAnswer, err.message]).toEqual([true, expect.stringMatching(/the poll without a usable status/)]);
     expect((await thrown(() => seedanceStatus(task('succeeded', { content: { video_url: ['x'] } })))).message).toMatch(/content\.video_url/);
   });
 });
@@ -92,7 +92,7 @@ describe('Seedance: the adapter over HTTP', () => {
       await vendor.cancel(up.account, 'cgt-1');
       expect(up.sent.map((s) => `${s.method} ${s.path}`)).toEqual(['POST /contents/generations/tasks', 'GET /contents/generations/tasks/cgt-1', 'DELETE /contents/generations/tasks/cgt-1']);
       created = {};
-      expect((await thrown(vendor.create(up.account, createOf(model(SEEDANCE_MODELS, 'dreamina-seedance-2-0-260128'), ask({ referenceImages: [{ type: 'image', url: 'https://img/r.png' }] }))))).message).toMatch(/create answer could not be used: id/);
+      expect((await thrown(vendor.create(up.account, createOf(model(SEEDANCE_MODELS, 'dreamina-seedance-2-0-260128'), ask({ referenceImages: [{ type: 'image', url: 'https://img/r.png' }] }))))).message).toMatch(/the create request without a usable id/);
     } finally {
       await up.close();
     }

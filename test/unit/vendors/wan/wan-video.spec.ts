@@ -49,7 +49,7 @@ describe('Wan: the answer reading', () => {
   it('a create answers output.task_id; without one the field is named, with DashScope’s words', async () => {
     expect(wanCreated(task({ task_status: 'PENDING' }))).toBe('0385dc79-5ff8-4d82-bcb6-xxxxxx');
     const err = await thrown(() => wanCreated({ request_id: 'r', code: 'InvalidParameter', message: 'The size is not supported' }));
-    expect([err instanceof UnusableAnswer, err.message]).toEqual([true, expect.stringMatching(/create answer could not be used: output.*\(The size is not supported\)$/)]);
+    expect([err instanceof UnusableAnswer, err.message]).toEqual([true, expect.stringMatching(/the create request without a usable output.*\(The size is not supported\)$/)]);
     expect((await thrown(() => wanCreated({ output: {} }))).message).toMatch(/output\.task_id/);
   });
 
@@ -77,7 +77,7 @@ describe('Wan: the answer reading', () => {
   });
 
   it('a status it does not document is named', async () => {
-    expect((await thrown(() => wanStatus(task({ task_status: 'SUSPENDED' })))).message).toMatch(/task could not be used: output\.task_status/);
+    expect((await thrown(() => wanStatus(task({ task_status: 'SUSPENDED' })))).message).toMatch(/the poll without a usable output\.task_status/);
   });
 
   it('its refusals: the account’s codes whatever the status, its moderation kept with the words', () => {
