@@ -106,7 +106,7 @@ describe('a declared video spec at the admin API', () => {
 
   it('a catalog model keeps its spec; an unknown model needs one; a channel of video and image says which', () => {
     expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', spec: liteSpec() }]))).toMatch(/^models\[0\]\.spec: seedance-1-0-pro-250528 is a seedance model the gateway knows, which keeps its catalog's spec/);
-    expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'lite', vendor_model: LITE }]))).toMatch(/^models\[0\]\.vendor_model must be one of the seedance models the gateway knows \(seedance-1-0-pro-250528, .*\), or come with a spec declaring what seedance-1-0-lite-i2v-250428 can do/);
+    expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'lite', vendor_model: LITE }]))).toMatch(/^models\[0\]\.vendor_model must be one of the seedance models: seedance-1-0-pro-250528, .* \(not seedance-1-0-lite-i2v-250428\), or come with a spec declaring what it can do \(models\[0\]\.spec/);
     expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image']))).toBe('models[0].operation is required for a declared model on a channel that takes both video and image: video or image');
     expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image'], { operation: 'video' }))).toBe('');
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { operation: 'image' }))).toBe('models[0].operation must be video, an operation the channel takes that has seedance models (not image)');

@@ -141,7 +141,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     }
     if (m.spec === undefined) {
       const ids = [...videos, ...images].map((s) => s.id);
-      throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model must be one of the ${protocol} models the gateway knows (${ids.join(', ')}), or come with a spec declaring what ${m.vendor_model} can do (models[${i}].spec; docs/operators/channels.md, "Declared models")`);
+      throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model must be one of the ${protocol} models: ${ids.join(', ')} (not ${m.vendor_model}), or come with a spec declaring what it can do (models[${i}].spec; docs/operators/channels.md, "Declared models")`);
     }
     const operation = m.operation ?? (declarable.length === 1 ? declarable[0] : undefined);
     if (operation === undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].operation is required for a declared model on a channel that takes both video and image: video or image`);
