@@ -36,7 +36,7 @@ describe('a model a channel declares', () => {
 
   beforeAll(async () => {
     ark = await startFakeSeedance(ARK_KEY);
-    t = await startTestApp({ VIDEO_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
+    t = await startTestApp({ VIDEO_PROVIDER: 'relay', IMAGE_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '100' });
     key = await t.createKey('team-declared');
     openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
   }, 60_000);
@@ -115,5 +115,19 @@ describe('a model a channel declares', () => {
     // the Luma door: its own field names, the same spec
     const luma = await api(t.url, 'POST', GEN, { key, body: { prompt: 'The mascot waves', duration: '15s', model: 'seedance-lite', keyframes: { frame0: { type: 'image', url: 'https://example.com/mascot.png' } } } });
     expect([luma.status, luma.body.message]).toEqual([400, expect.stringMatching(/^duration: model seedance-lite does not make this duration of 15 s/)]);
+  });
+
+  it("an image model declared on an OpenAI channel is listed by OpenAI's models.list as declared, and what its spec does not make is a 400 naming the field", async () => {
+    const spec = { sizes: ['1024x1024'], aspect_ratios: ['1:1'], resolutions: ['1k'], qualities: ['low', 'high'], max_n: 2 };
+    const refused = await admin('POST', '/admin/channels', { name: 'openai-next', operations: ['image'], protocol: 'openai', base_url: 'http://127.0.0.1:1/v1', credentials: { api_key: 'sk-openai-next-0123456789' }, models: [{ name: 'gpt-image-9', vendor_model: 'gpt-image-9', spec: { ...spec, max_n: 11 } }] });
+    expect([refused.status, refused.body.message]).toEqual([400, 'models[0].spec.max_n must be a whole number from 1 to 10 (not 11)']);
+    const created = await admin('POST', '/admin/channels', { name: 'openai-next', operations: ['image'], protocol: 'openai', base_url: 'http://127.0.0.1:1/v1', credentials: { api_key: 'sk-openai-next-0123456789' }, models: [{ name: 'gpt-image-9', vendor_model: 'gpt-image-9', spec, price: { per_image: 0.05 } }] });
+    expect([created.status, created.body.models[0].operation]).toEqual([201, 'image']);
+    const listed = await openai.models.list();
+    expect(listed.data.map((m) => [m.id, m.owned_by, (m as unknown as { declared: boolean }).declared])).toEqual([['gpt-image-9', 'openai', true]]);
+    const tooMany = await api(t.url, 'POST', '/openai/v1/images/generations', { key, body: { model: 'gpt-image-9', prompt: 'A lighthouse', n: 3 } });
+    expect([tooMany.status, tooMany.body.error.param]).toEqual([400, 'n']);
+    const wide = await api(t.url, 'POST', '/openai/v1/images/generations', { key, body: { model: 'gpt-image-9', prompt: 'A lighthouse', size: '1536x1024' } });
+    expect([wide.status, wide.body.error.param]).toEqual([400, 'size']);
   });
 });
