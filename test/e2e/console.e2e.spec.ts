@@ -471,7 +471,7 @@ describeWithBrowser('the console in a real browser', () => {
     await page.type('#new-channel-api_key', 'ark-secret-5678');
     await button(page, 'Declare a video model').click();
     const models = '#new-channel-models';
-    await page.waitForFunction((sel: string) => (document.querySelector(sel) as HTMLTextAreaElement | null)?.value.includes('"spec"'), { timeout: 10_000 }, models);
+    await page.waitForFunction((sel: string) => (document.querySelector(sel) as unknown as { value: string } | null)?.value.includes('"spec"'), { timeout: 10_000 }, models);
     const template = JSON.parse(await page.$eval(models, (e) => (e as unknown as { value: string }).value));
     expect(template).toEqual([expect.objectContaining({ operation: 'video', spec: expect.objectContaining({ durations: expect.any(Array), resolutions: expect.any(Array) }) })]);
     const typeModels = (value: unknown) =>
