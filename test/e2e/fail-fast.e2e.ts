@@ -3,7 +3,8 @@ import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
 import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
 import { type FakeGemini, startFakeGemini } from '../support/fake-gemini.js';
 import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/fake-openai-images.js';
-import { type FakeUpstream, startFakeLuma } from '../support/fake-upstreams.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
 import { pollUntil } from '../support/poll.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -14,7 +14,7 @@ import { KlingImageVendor } from '../../src/vendors/kling/kling-image.vendor.js'
 import { StabilityImageVendor } from '../../src/vendors/stability/stability-image.vendor.js';
 import { bearerAuth } from '../../src/vendors/contracts/vendor.js';
 import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
-import { type FakeKlingImages, startFakeKlingImages } from '../support/fake-kling-images.js';
+import { type FakeKlingImages, startFakeKlingImages } from '../support/vendors/kling/kling.fake.js';
 import { type FakeStabilityImages, startFakeStabilityImages } from '../support/fake-stability-images.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';

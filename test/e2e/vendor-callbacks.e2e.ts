@@ -1,9 +1,10 @@
 import sharp from 'sharp';
 import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
-import { type FakeMusicAggregator, type FakeUpstream, startFakeKling, startFakeLuma, startFakeMusicAggregator } from '../support/fake-upstreams.js';
-import { type FakeKlingImages, startFakeKlingImages } from '../support/fake-kling-images.js';
-import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
-import { type FakeVideoVendor, startFakeKlingVideo } from '../support/fake-video-vendors.js';
+import { type FakeMusicAggregator, type FakeUpstream, startFakeMusicAggregator } from '../support/fake-upstreams.js';
+import { startFakeKling, type FakeKlingImages, startFakeKlingImages, startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
+import { type FakeSeedance, startFakeSeedance } from '../support/vendors/seedance/seedance.fake.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
 import { png } from '../support/images.js';
 import { decodeMono, probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';

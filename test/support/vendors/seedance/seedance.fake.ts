@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { FakeVideoVendor } from './fake-video-vendors.js';
-import { sendBytes, sendJson, startServer } from './http-server.js';
-import { sizedMp4 as clip } from './media.js';
-import { callBack, type VendorCallback } from './vendor-callback.js';
+import type { FakeVideoVendor } from '../video-fake.js';
+import { sendBytes, sendJson, startServer } from '../../http-server.js';
+import { sizedMp4 as clip } from '../../media.js';
+import { callBack, type VendorCallback } from '../../vendor-callback.js';
 
 /** Each model's durations and resolutions, and whether it takes a last frame and makes sound (the API reference's). */
 const MODELS: Record<string, { durations: [number, number]; resolutions: string[]; last: boolean; audio: boolean; references?: number }> = {
