@@ -1,5 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
+import { type FakeSeedance, startFakeSeedance } from '../support/vendors/seedance/seedance.fake.js';
 import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
