@@ -68,11 +68,12 @@ export class VideoService {
   /** The models callers may ask for, what each makes, its price. */
   async listModels(): Promise<ModelListDto> {
     const perSecond = this.config.kinds.video.prices.second;
-    const models = (await this.models.offered()).map(({ name, vendor, spec }) => ({
+    const models = (await this.models.offered()).map(({ name, vendor, spec, declared }) => ({
       name,
       operation: 'video' as const,
       vendor,
       vendor_model: spec.id,
+      declared: declared === true,
       durations_s: [...spec.durations],
       aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
       resolutions: [...spec.resolutions],

@@ -11,6 +11,8 @@ const MODELS: Record<string, { durations: [number, number]; resolutions: string[
   'seedance-1-5-pro-251215': { durations: [4, 12], resolutions: ['480p', '720p', '1080p'], last: true, audio: true },
   'dreamina-seedance-2-0-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true, references: 9 },
   'dreamina-seedance-2-0-fast-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true, references: 9 },
+  // 1.0 Lite image-to-video, which the gateway's catalog leaves out (a channel declares it): 1-4 reference images at 480p or 720p
+  'seedance-1-0-lite-i2v-250428': { durations: [2, 12], resolutions: ['480p', '720p'], last: true, audio: false, references: 4 },
 };
 /** Frame sizes by resolution and ratio, as ModelArk's table gives them (adaptive: the first frame's; a 16:9 one here). */
 const SIZES: Record<string, Record<string, string>> = {
