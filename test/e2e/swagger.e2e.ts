@@ -6,7 +6,7 @@ import { EXAMPLE_BASE } from '../../src/common/swagger/samples.js';
 import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from '../../src/common/swagger/security-schemes.js';
 import { LUMA_UNSUPPORTED } from '../../src/modules/video/luma-unsupported.controller.js';
 import { OPENAI_UNSUPPORTED } from '../../src/modules/video/openai-unsupported.controller.js';
-import { OPENAI_IMAGES_UNSUPPORTED } from '../../src/modules/image/openai-images.controller.js';
+import { OPENAI_IMAGES_UNSUPPORTED } from '../../src/doors/openai/openai-images.controller.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 describe('Swagger UI and the OpenAPI document', () => {

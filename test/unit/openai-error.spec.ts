@@ -2,7 +2,7 @@ import { AppError, ERROR_CODES, type ParamRule } from '../../src/common/errors/a
 import { describeError } from '../../src/common/errors/error-catalog.js';
 import { openAiError } from '../../src/common/errors/openai-error.js';
 import { AppValidationPipe } from '../../src/common/validation/app-validation.pipe.js';
-import { CreateOpenAiImageDto } from '../../src/modules/image/dto/openai-image.dto.js';
+import { CreateOpenAiImageDto } from '../../src/doors/openai/dto/openai-image.dto.js';
 
 /** The OpenAI door's wording of a domain error, as the global filter gives it. */
 function worded(err: AppError) {

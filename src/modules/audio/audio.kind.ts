@@ -1,14 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx, UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
-import { CLIP_AUDIO_ROLE } from '../clips/clip-records.js';
+import { CLIP_AUDIO_ROLE } from '../clips/clip-media.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { AUDIO_DEFINITION } from './audio.definition.js';
-import { AudioRecords } from './audio.records.js';
 import type { AudioParams, AudioResult, AudioTask } from './audio-task.js';
-import type { AudioUploadDetailDto } from './dto/audio-upload.dto.js';
 import { AUDIO_PROVIDERS, type AudioFacts, type AudioProvider } from './providers/audio-provider.js';
 
 /**
@@ -24,7 +23,7 @@ export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts>
   constructor(
     private readonly config: AppConfig,
     @Inject(AUDIO_PROVIDERS) private readonly providers: Record<ProviderName, AudioProvider>,
-    private readonly records: AudioRecords,
+    private readonly doors: TaskDoors,
     private readonly media: MediaService,
   ) {}
 
@@ -51,7 +50,8 @@ export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts>
     };
   }
 
-  notifications(tasks: AudioTask[], tx?: TaskTx): Promise<AudioUploadDetailDto[]> {
-    return this.records.details(tasks, tx);
+  /** Each upload's record in its door's words (the Suno-style door's). */
+  notifications(tasks: AudioTask[], tx?: TaskTx): Promise<unknown[]> {
+    return this.doors.records(tasks, tx);
   }
 }

@@ -5,21 +5,15 @@ import { AUDIO_VENDORS, GATEWAY_AUDIO_PROTOCOL } from '../../vendors/audio-vendo
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ClipsModule } from '../clips/clips.module.js';
-import { AudioController } from './audio.controller.js';
 import { AudioKind } from './audio.kind.js';
-import { AudioRecords } from './audio.records.js';
-import { AudioService } from './audio.service.js';
 import { AUDIO_PROVIDERS, type AudioProvider } from './providers/audio-provider.js';
 import { AUDIO_VENDOR_ADAPTERS, RelayAudioProvider } from './providers/relay-audio.provider.js';
 import { SandboxAudioProvider } from './providers/sandbox-audio.provider.js';
 
 @Module({
   imports: [ClipsModule, ChannelsModule],
-  controllers: [AudioController],
   providers: [
     AudioKind,
-    AudioRecords,
-    AudioService,
     SandboxAudioProvider,
     RelayAudioProvider,
     ...AUDIO_VENDORS,

@@ -1,13 +1,9 @@
 import { Module } from '@nestjs/common';
-import { ClipRecords } from './clip-records.js';
 import { ClipsRepository } from './clips.repository.js';
-import { MusicFetchController } from './music-fetch.controller.js';
-import { MusicFetchService } from './music-fetch.service.js';
 
-/** The clips of music, concat and upload tasks: their table, their chains, and the aggregators' fetch routes. */
+/** The clips of music, concat and upload tasks: their table and their chains (the Suno-style door renders them). */
 @Module({
-  controllers: [MusicFetchController],
-  providers: [ClipsRepository, ClipRecords, MusicFetchService],
-  exports: [ClipsRepository, ClipRecords],
+  providers: [ClipsRepository],
+  exports: [ClipsRepository],
 })
 export class ClipsModule {}

@@ -4,9 +4,9 @@ import { type Price, type StepContext, type StepOutcome, type Success, TaskFailu
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AudioUnreadable, type PinnedAudio, withPinnedAudio } from '../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../infra/storage/storage.js';
-import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, ClipRecords } from '../clips/clip-records.js';
+import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE } from '../clips/clip-media.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
-import type { MusicTaskDto } from '../clips/dto/music-task.dto.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { decodedChannels, encodeMp3Stream, PcmJoiner, renderCover, SAMPLE_RATE, secondsOf, streamPcm } from '../music/sound/music-sound.js';
@@ -37,7 +37,7 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
 
   constructor(
     private readonly config: AppConfig,
-    private readonly records: ClipRecords,
+    private readonly doors: TaskDoors,
     private readonly media: MediaService,
   ) {}
 
@@ -125,7 +125,8 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
     return { details: [mediaEndRows(stored), clip], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: ConcatTask[], tx?: TaskTx): Promise<MusicTaskDto[]> {
-    return this.records.records(tasks, tx);
+  /** Each task's record in its door's words (the Suno-style door's). */
+  notifications(tasks: ConcatTask[], tx?: TaskTx): Promise<unknown[]> {
+    return this.doors.records(tasks, tx);
   }
 }

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx, UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
-import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE, ClipRecords } from '../clips/clip-records.js';
+import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE } from '../clips/clip-media.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
-import type { MusicTaskDto } from '../clips/dto/music-task.dto.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { MUSIC_DEFINITION } from './music.definition.js';
@@ -23,7 +23,7 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
   constructor(
     private readonly config: AppConfig,
     @Inject(MUSIC_PROVIDERS) private readonly providers: Record<ProviderName, MusicProvider>,
-    private readonly records: ClipRecords,
+    private readonly doors: TaskDoors,
     private readonly media: MediaService,
   ) {}
 
@@ -64,7 +64,8 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
     return { details: [mediaEndRows(stored), clips], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: MusicTask[], tx?: TaskTx): Promise<MusicTaskDto[]> {
-    return this.records.records(tasks, tx);
+  /** Each task's record in its door's words (the Suno-style door's). */
+  notifications(tasks: MusicTask[], tx?: TaskTx): Promise<unknown[]> {
+    return this.doors.records(tasks, tx);
   }
 }

@@ -3,9 +3,7 @@ import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ClipsModule } from '../clips/clips.module.js';
-import { MusicController } from './music.controller.js';
 import { MusicKind } from './music.kind.js';
-import { MusicService } from './music.service.js';
 import { MUSIC_PROVIDERS, type MusicProvider } from './providers/music-provider.js';
 import { MUSIC_VENDOR_ADAPTERS, RelayMusicProvider } from './providers/relay-music.provider.js';
 import type { MusicVendor } from '../../vendors/contracts/music-vendor.js';
@@ -14,10 +12,8 @@ import { SandboxMusicProvider } from './providers/sandbox-music.provider.js';
 
 @Module({
   imports: [ClipsModule, ChannelsModule],
-  controllers: [MusicController],
   providers: [
     MusicKind,
-    MusicService,
     SandboxMusicProvider,
     RelayMusicProvider,
     ...MUSIC_VENDORS,

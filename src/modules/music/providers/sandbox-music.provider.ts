@@ -3,7 +3,7 @@ import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.j
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { AudioUnreadable, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import { CLIP_AUDIO_ROLE } from '../../clips/clip-records.js';
+import { CLIP_AUDIO_ROLE } from '../../clips/clip-media.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';

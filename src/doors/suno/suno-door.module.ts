@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { AudioModule } from '../../modules/audio/audio.module.js';
+import { ClipsModule } from '../../modules/clips/clips.module.js';
+import { ConcatModule } from '../../modules/concat/concat.module.js';
+import { MusicModule } from '../../modules/music/music.module.js';
+import { AudioController } from './suno-audio.controller.js';
+import { AudioRecords } from './suno-audio.records.js';
+import { AudioService } from './suno-audio.service.js';
+import { ClipRecords, SunoConcatRecords, SunoMusicRecords } from './suno-clip.records.js';
+import { ConcatController } from './suno-concat.controller.js';
+import { ConcatService } from './suno-concat.service.js';
+import { MusicFetchController } from './suno-fetch.controller.js';
+import { MusicFetchService } from './suno-fetch.service.js';
+import { MusicController } from './suno-music.controller.js';
+import { MusicService } from './suno-music.service.js';
+import { SUNO_DOOR } from './suno.door.js';
+
+/**
+ * A Suno-style aggregator's API as a door, under `/music-a`: audio uploads by URL, music and concat
+ * submissions, and the fetch routes, with string error codes; the records of its music, concat and upload
+ * tasks (the renderings the registry reads).
+ */
+@Module({
+  imports: [AudioModule, MusicModule, ConcatModule, ClipsModule],
+  controllers: [AudioController, MusicController, ConcatController, MusicFetchController],
+  providers: [AudioService, AudioRecords, MusicService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords],
+  exports: [AudioRecords, SunoMusicRecords, SunoConcatRecords],
+})
+export class SunoDoorModule {
+  static readonly door = SUNO_DOOR;
+  static readonly renderings = [AudioRecords, SunoMusicRecords, SunoConcatRecords];
+}
