@@ -34,6 +34,8 @@ import { UpstreamWatchModule } from './modules/upstream-watch/upstream-watch.mod
 import { TASK_KIND_MODULES } from './modules/task-kinds.js';
 import { TaskKindsModule } from './modules/task-kinds.module.js';
 import type { KindModule } from './common/tasks/task-kind.js';
+import { DoorsModule } from './doors/doors.module.js';
+import { DOOR_MODULES } from './doors/registry.js';
 
 @Module({})
 export class AppModule {
@@ -68,6 +70,7 @@ export class AppModule {
         ConsoleModule,
         UpstreamWatchModule,
         TaskKindsModule.forRoot(kinds),
+        DoorsModule.forRoot(DOOR_MODULES),
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import sharp from 'sharp';
-import { EXAMPLE_IMAGE_BASE64 } from '../../src/modules/expand/dto/example-image.js';
+import { EXAMPLE_IMAGE_BASE64 } from '../../src/doors/kling/dto/example-image.js';
 import { GIF_1X1, jpeg, padPng, png } from '../support/images.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -8,9 +8,8 @@ import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { SamplesService } from '../samples/samples.service.js';
-import type { ExpandTaskDetailDto } from './dto/expand-task.dto.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { EXPAND_DEFINITION } from './expand.definition.js';
-import { ExpandRecords } from './expand.records.js';
 import { ExpandRepository } from './expand.repository.js';
 import type { ExpandParams, ExpandTask } from './expand-task.js';
 import { expandBoundsProblem, IMAGE_RULES, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
@@ -19,7 +18,7 @@ import { EXPAND_PROVIDERS, type ExpandProvider, type ExpandResultImage, type Exp
 /**
  * Image expand as a task kind: priced per image, run through the provider EXPAND_PROVIDER chooses (the
  * sandbox renders, a relay forwards to Kling), its success stores the result images (and watermarked
- * copies) as media; its notifications are Kling's task record.
+ * copies) as media; its notifications are its door's record (Kling's).
  */
 @Injectable()
 export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>, ExpandResultImage[]> {
@@ -30,7 +29,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
     private readonly config: AppConfig,
     @Inject(EXPAND_PROVIDERS) private readonly providers: Record<ProviderName, ExpandProvider>,
     private readonly inputs: ExpandRepository,
-    private readonly records: ExpandRecords,
+    private readonly doors: TaskDoors,
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
     private readonly samples: SamplesService,
@@ -61,8 +60,9 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
     return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: ExpandTask[], tx?: TaskTx): Promise<ExpandTaskDetailDto[]> {
-    return this.records.details(tasks, tx);
+  /** Each task's record in its door's words (Kling's: expand's one door). */
+  notifications(tasks: ExpandTask[], tx?: TaskTx): Promise<unknown[]> {
+    return this.doors.records(tasks, tx);
   }
 
   /**

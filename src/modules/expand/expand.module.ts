@@ -3,11 +3,8 @@ import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
 import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ExpandCapability } from './expand-capability.js';
-import { ExpandController } from './expand.controller.js';
 import { ExpandKind } from './expand.kind.js';
-import { ExpandRecords } from './expand.records.js';
 import { ExpandRepository } from './expand.repository.js';
-import { ExpandService } from './expand.service.js';
 import { EXPAND_PROVIDERS, type ExpandProvider } from './providers/expand-provider.js';
 import { EXPAND_VENDOR_ADAPTERS, RelayExpandProvider } from './providers/relay-expand.provider.js';
 import type { ExpandVendor } from '../../vendors/contracts/expand-vendor.js';
@@ -16,12 +13,9 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [ExpandController],
   providers: [
     ExpandKind,
-    ExpandRecords,
     ExpandRepository,
-    ExpandService,
     SandboxExpandProvider,
     RelayExpandProvider,
     ExpandCapability,
@@ -38,7 +32,7 @@ import { SandboxExpandProvider } from './providers/sandbox-expand.provider.js';
       inject: [SandboxExpandProvider, RelayExpandProvider],
     },
   ],
-  exports: [ExpandKind],
+  exports: [ExpandKind, ExpandCapability, ExpandRepository],
 })
 export class ExpandModule {
   static readonly kind = ExpandKind;

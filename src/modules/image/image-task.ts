@@ -12,7 +12,8 @@ export interface ImageInputParams {
 
 /** An image task's parameters document (tasks.params): the normalized request, the door it came through, and its inputs. */
 export interface ImageParams extends ImageRequest {
-  door: 'openai' | 'kling';
+  /** The door it came through (its name in src/doors/registry.ts), which renders it back. */
+  door: string;
   /** The input images (request.images of them), in order; the mask's facts when there is one. */
   inputs: ImageInputParams[];
   mask_facts?: ImageInputParams;

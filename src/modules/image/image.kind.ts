@@ -7,11 +7,10 @@ import type { ImageInput } from '../../vendors/contracts/image-vendor.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { SamplesService } from '../samples/samples.service.js';
-import type { KlingImageTaskDetailDto } from './dto/kling-image-task.dto.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { IMAGE_DEFINITION } from './image.definition.js';
 import { type FinishedImage, finishImage } from './image-output.js';
 import type { ImageInputParams, ImageParams, ImageResult, ImageTask } from './image-task.js';
-import { KlingImageRecords } from './kling-image.records.js';
 import { IMAGE_PROVIDERS, type ImageProvider } from './providers/image-provider.js';
 
 /** An input image fetched from a caller's URL: at most this many bytes (Kling's rule is 10 MB). */
@@ -20,8 +19,7 @@ const INPUT_MAX_BYTES = 10 * 1024 * 1024;
 /**
  * Image generation and editing as a task kind: priced per image, made by the provider IMAGE_PROVIDER
  * chooses (the sandbox draws, a relay has the vendors behind the image channels make them), each image
- * converted into the asked size and format before it is stored; its notifications are Kling's image record
- * (the OpenAI door answers the request itself once the task ends).
+ * converted into the asked size and format before it is stored; its notifications are its door's record.
  */
 @Injectable()
 export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: FinishedImage[]; revisedPrompt?: string }> {
@@ -31,7 +29,7 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
   constructor(
     private readonly config: AppConfig,
     @Inject(IMAGE_PROVIDERS) private readonly providers: Record<ProviderName, ImageProvider>,
-    private readonly records: KlingImageRecords,
+    private readonly doors: TaskDoors,
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
     private readonly samples: SamplesService,
@@ -78,8 +76,9 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
     return { result: output.revisedPrompt ? { revised_prompt: output.revisedPrompt } : {}, details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
-  notifications(tasks: ImageTask[], tx?: TaskTx): Promise<KlingImageTaskDetailDto[]> {
-    return this.records.details(tasks, tx);
+  /** Each task's record in its door's words (TaskDoors: a door that takes no callback, OpenAI's, reads as the image kind's fallback door). */
+  notifications(tasks: ImageTask[], tx?: TaskTx): Promise<unknown[]> {
+    return this.doors.records(tasks, tx);
   }
 
   /** An input image: the task's stored file, or the caller's URL fetched now; checked against the image bounds. */

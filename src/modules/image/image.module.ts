@@ -7,9 +7,6 @@ import { ChannelsModule } from '../channels/channels.module.js';
 import { ImageKind } from './image.kind.js';
 import { ImageInputs } from './image-inputs.js';
 import { ImageModels } from './image-models.js';
-import { KlingImageRecords } from './kling-image.records.js';
-import { KlingImagesController } from './kling-images.controller.js';
-import { KlingImagesService } from './kling-images.service.js';
 import { OpenAiImagesController, OpenAiImagesUnsupportedController } from './openai-images.controller.js';
 import { OpenAiImagesService } from './openai-images.service.js';
 import { OpenAiModelsController } from './openai-models.controller.js';
@@ -19,13 +16,11 @@ import { SandboxImageProvider } from './providers/sandbox-image.provider.js';
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [OpenAiImagesUnsupportedController, OpenAiImagesController, OpenAiModelsController, KlingImagesController],
+  controllers: [OpenAiImagesUnsupportedController, OpenAiImagesController, OpenAiModelsController],
   providers: [
     ImageKind,
     ImageInputs,
     ImageModels,
-    KlingImageRecords,
-    KlingImagesService,
     OpenAiImagesService,
     SandboxImageProvider,
     RelayImageProvider,
@@ -42,7 +37,7 @@ import { SandboxImageProvider } from './providers/sandbox-image.provider.js';
       inject: [SandboxImageProvider, RelayImageProvider],
     },
   ],
-  exports: [ImageKind],
+  exports: [ImageKind, ImageInputs, ImageModels],
 })
 export class ImageModule {
   static readonly kind = ImageKind;

@@ -10,7 +10,7 @@ import type { NewMedia } from '../media/media.repository.js';
 import { CallerUrls } from '../samples/caller-urls.service.js';
 import { DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
 import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
-import type { ListExpandTasksQueryDto as KlingPageQuery } from '../expand/dto/list-expand-tasks.dto.js';
+import type { ListExpandTasksQueryDto as KlingPageQuery } from '../../doors/kling/dto/kling-page-query.dto.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import { VideoKind } from './video.kind.js';
 import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';

@@ -4,22 +4,20 @@ import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl, RequestId } from '../../common/decorators/request.decorators.js';
 import { Base64Json } from '../../common/http/base64-json.js';
-import { IMAGE_RULES } from './image-rules.js';
+import { KLING_BODY_LIMIT_BYTES } from './kling-image-input.js';
+import { IMAGE_RULES } from '../../modules/expand/image-rules.js';
 import { BodyLimit, StreamedBase64Field } from '../../common/http/json-body.guard.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
-import { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
+import { CallbackListEnvelopeDto } from '../../modules/callbacks/dto/callback.dto.js';
 import { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { EXAMPLE_IMAGE_BASE64 } from './dto/example-image.js';
 import { ExpandTaskDetailEnvelopeDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
-import { ListExpandTasksQueryDto } from './dto/list-expand-tasks.dto.js';
-import { ExpandService } from './expand.service.js';
+import { ListExpandTasksQueryDto } from './dto/kling-page-query.dto.js';
+import { ExpandService } from './kling-expand.service.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 
 export const EXPAND_PATH = 'video-a/v1/images/editing/expand';
-
-/** A 10 MB image is about 13.4 MB as Base64; 20 MB leaves room, so an image just over 10 MB gets the 10 MB message, not 413. */
-export const EXPAND_BODY_LIMIT_BYTES = 20 * 1024 * 1024;
 
 @ApiTags('image expand')
 @ApiBearerAuth(API_KEY_SCHEME)
@@ -29,7 +27,7 @@ export class ExpandController {
 
   @Post()
   @HttpCode(200)
-  @BodyLimit(EXPAND_BODY_LIMIT_BYTES)
+  @BodyLimit(KLING_BODY_LIMIT_BYTES)
   @StreamedBase64Field('image', IMAGE_RULES.maxBytes)
   @ApiOperation({
     operationId: 'createExpandTask',

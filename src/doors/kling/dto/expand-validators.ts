@@ -1,7 +1,7 @@
 import { registerDecorator, type ValidationArguments } from 'class-validator';
-import { checkImageInput, imageFromDecoded, type ImageInput, parseImageField } from '../image-input.js';
+import { checkImageInput, imageFromDecoded, type ImageInput, parseImageField } from '../kling-image-input.js';
 import { type BodyWithDecoded, DECODED, DECODED_MARKER } from '../../../common/http/base64-field-reader.js';
-import { ImageRuleError } from '../image-rules.js';
+import { ImageRuleError } from '../../../modules/expand/image-rules.js';
 
 /** What the `image` field holds after class-transformer: the parsed input, or the rule it broke. */
 export type ImageField = ImageInput | InvalidImage;

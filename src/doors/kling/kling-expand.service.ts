@@ -6,20 +6,20 @@ import { Base64Json } from '../../common/http/base64-json.js';
 import { successEnvelope } from '../../common/http/envelope.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { CallbacksService } from '../callbacks/callbacks.service.js';
-import type { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
-import { type NewMedia, snakeMedia } from '../media/media.repository.js';
-import { MediaService } from '../media/media.service.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
+import { CallbacksService } from '../../modules/callbacks/callbacks.service.js';
+import type { CallbackListEnvelopeDto } from '../../modules/callbacks/dto/callback.dto.js';
+import { type NewMedia, snakeMedia } from '../../modules/media/media.repository.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import type { CreateExpandTaskDto } from './dto/create-expand-task.dto.js';
 import { parseImageCount } from './dto/expand-validators.js';
 import type { ExpandTaskDetailEnvelopeDto, ExpandTaskEnvelopeDto, ExpandTaskListEnvelopeDto } from './dto/expand-task.dto.js';
-import type { ListExpandTasksQueryDto } from './dto/list-expand-tasks.dto.js';
-import { ExpandCapability } from './expand-capability.js';
-import { ExpandKind } from './expand.kind.js';
-import { ExpandRecords, toTaskDto } from './expand.records.js';
-import { ExpandRepository } from './expand.repository.js';
-import type { ExpandParams, ExpandTask } from './expand-task.js';
+import type { ListExpandTasksQueryDto } from './dto/kling-page-query.dto.js';
+import { ExpandCapability } from '../../modules/expand/expand-capability.js';
+import { ExpandKind } from '../../modules/expand/expand.kind.js';
+import { ExpandRecords, toTaskDto } from './kling-expand.records.js';
+import { ExpandRepository } from '../../modules/expand/expand.repository.js';
+import type { ExpandParams, ExpandTask } from '../../modules/expand/expand-task.js';
 
 @Injectable()
 export class ExpandService {
@@ -85,14 +85,14 @@ export class ExpandService {
   }
 
   async getTask(principal: Principal, requestId: string, idOrExternalId: string): Promise<ExpandTaskDetailEnvelopeDto> {
-    const [detail] = await this.records.details([await this.findOwn(principal, idOrExternalId)]);
+    const [detail] = await this.records.records([await this.findOwn(principal, idOrExternalId)]);
     return successEnvelope(requestId, { data: detail });
   }
 
   async listTasks(principal: Principal, requestId: string, query: ListExpandTasksQueryDto): Promise<ExpandTaskListEnvelopeDto> {
     const page = { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize, externalId: query.external_task_id };
     const tasks = await this.tasks.listForOwner<ExpandParams, Record<string, never>>(ExpandKind.definition.name, principal.owner, page);
-    return successEnvelope(requestId, { data: await this.records.details(tasks) });
+    return successEnvelope(requestId, { data: await this.records.records(tasks) });
   }
 
   /** The notifications sent for one of the caller's tasks, with every attempt. */

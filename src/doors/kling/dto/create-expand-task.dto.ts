@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsObject, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
-import type { ImageInput } from '../image-input.js';
+import type { ImageInput } from '../kling-image-input.js';
 import { EXAMPLE_IMAGE_BASE64 } from './example-image.js';
 import { ExpandedAreaAtMost3, IsExpandImage, IsExpansionRatio, IsImageCount, toImageField } from './expand-validators.js';
 

@@ -2,8 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
-import { IsExpandImage, toImageField } from '../../expand/dto/expand-validators.js';
-import type { ImageInput } from '../../expand/image-input.js';
+import { IsExpandImage, toImageField } from './expand-validators.js';
+import type { ImageInput } from '../kling-image-input.js';
 
 export const KLING_IMAGE_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3', '21:9'] as const;
 

@@ -7,18 +7,19 @@ import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
 import { KlingImageVendor } from '../../vendors/kling/kling-image.vendor.js';
-import { CallbacksService } from '../callbacks/callbacks.service.js';
-import type { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
-import type { ListExpandTasksQueryDto } from '../expand/dto/list-expand-tasks.dto.js';
-import type { NewMedia } from '../media/media.repository.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
+import { CallbacksService } from '../../modules/callbacks/callbacks.service.js';
+import type { CallbackListEnvelopeDto } from '../../modules/callbacks/dto/callback.dto.js';
+import type { ListExpandTasksQueryDto } from './dto/kling-page-query.dto.js';
+import type { NewMedia } from '../../modules/media/media.repository.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import type { CreateKlingImageDto } from './dto/create-kling-image.dto.js';
 import type { KlingImageTaskDetailEnvelopeDto, KlingImageTaskEnvelopeDto, KlingImageTaskListEnvelopeDto } from './dto/kling-image-task.dto.js';
-import { ImageKind } from './image.kind.js';
-import { ImageInputs } from './image-inputs.js';
-import { ImageModels, type NativeVendor } from './image-models.js';
-import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageResult, type ImageTask } from './image-task.js';
+import { ImageKind } from '../../modules/image/image.kind.js';
+import { ImageInputs } from '../../modules/image/image-inputs.js';
+import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
+import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageResult, type ImageTask } from '../../modules/image/image-task.js';
 import { KlingImageRecords, toKlingImageTask } from './kling-image.records.js';
+import { KLING_DOOR } from './kling.door.js';
 
 const KIND = ImageKind.definition.name;
 
@@ -78,7 +79,7 @@ export class KlingImagesService {
       input = kept.facts;
     }
     const params: ImageParams = {
-      door: 'kling',
+      door: KLING_DOOR,
       mode: 'generate',
       prompt: dto.prompt,
       ...(dto.negative_prompt !== undefined ? { negativePrompt: dto.negative_prompt } : {}),
@@ -114,7 +115,7 @@ export class KlingImagesService {
   }
 
   async get(principal: Principal, requestId: string, idOrExternalId: string): Promise<KlingImageTaskDetailEnvelopeDto> {
-    const [detail] = await this.records.details([await this.findOwn(principal, idOrExternalId)]);
+    const [detail] = await this.records.records([await this.findOwn(principal, idOrExternalId)]);
     return successEnvelope(requestId, { data: detail });
   }
 
@@ -122,7 +123,7 @@ export class KlingImagesService {
   async list(principal: Principal, requestId: string, query: ListExpandTasksQueryDto): Promise<KlingImageTaskListEnvelopeDto> {
     const page = { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize, externalId: query.external_task_id };
     const tasks = await this.tasks.listForOwner<ImageParams, ImageResult>(KIND, principal.owner, page);
-    return successEnvelope(requestId, { data: await this.records.details(tasks) });
+    return successEnvelope(requestId, { data: await this.records.records(tasks) });
   }
 
   async listCallbacks(principal: Principal, requestId: string, idOrExternalId: string): Promise<CallbackListEnvelopeDto> {

@@ -1,17 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
-import { type LinkedMedia, MediaService } from '../media/media.service.js';
+import { type LinkedMedia, MediaService } from '../../modules/media/media.service.js';
+import type { DoorRendering } from '../contracts/door.js';
+import { KLING_DOOR } from './kling.door.js';
 import type { ExpandTaskDetailDto, ExpandTaskDto, ExpandTaskStatusValue } from './dto/expand-task.dto.js';
-import { EXPAND_DEFINITION } from './expand.definition.js';
-import type { ExpandTask } from './expand-task.js';
+import { EXPAND_DEFINITION } from '../../modules/expand/expand.definition.js';
+import type { ExpandTask } from '../../modules/expand/expand-task.js';
 
 /** Kling's task records of expand tasks: the query answer's `data`, and each callback's whole body. */
 @Injectable()
-export class ExpandRecords {
+export class ExpandRecords implements DoorRendering<ExpandTask> {
+  readonly door = KLING_DOOR;
+  readonly kind = EXPAND_DEFINITION.name;
+  /** Expand tasks store no door: Kling's is their only one. */
+  readonly fallback = true;
+
   constructor(private readonly media: MediaService) {}
 
   /** The records of these tasks, with fresh signed links to their result images (`tx`: read in a state change's transaction). */
-  async details(tasks: ExpandTask[], tx?: TaskTx): Promise<ExpandTaskDetailDto[]> {
+  async records(tasks: ExpandTask[], tx?: TaskTx): Promise<ExpandTaskDetailDto[]> {
     const mediaOf = await this.media.linkedMedia(tasks, tx);
     return tasks.map((task) => toTaskDetailDto(task, mediaOf(task)));
   }

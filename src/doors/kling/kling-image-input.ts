@@ -1,9 +1,12 @@
 import type { DecodedBase64 } from '../../common/http/base64-field-reader.js';
 import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
-import { assertSize, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
+import { assertSize, type ImageFacts, ImageRuleError, inspectImage } from '../../modules/expand/image-rules.js';
+
+/** A 10 MB image is about 13.4 MB as Base64; 20 MB leaves room, so an image just over 10 MB gets the 10 MB message, not 413 (every Kling route that takes Base64 images). */
+export const KLING_BODY_LIMIT_BYTES = 20 * 1024 * 1024;
 
 /**
- * The `image` field after parsing: a URL (checked for form only; fetched when the task runs) or Base64
+ * Kling's `image` field after parsing: a URL (checked for form only; fetched when the task runs) or Base64
  * decoded once into bytes. `original` is the string as sent, echoed in the reply without a copy; a
  * large body's image was decoded while it streamed in, and has no `original` (the reply encodes the bytes).
  */

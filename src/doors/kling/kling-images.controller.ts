@@ -7,10 +7,10 @@ import { BodyLimit, StreamedBase64Field } from '../../common/http/json-body.guar
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
-import { CallbackListEnvelopeDto } from '../callbacks/dto/callback.dto.js';
-import { ListExpandTasksQueryDto } from '../expand/dto/list-expand-tasks.dto.js';
-import { EXPAND_BODY_LIMIT_BYTES } from '../expand/expand.controller.js';
-import { IMAGE_RULES } from '../expand/image-rules.js';
+import { CallbackListEnvelopeDto } from '../../modules/callbacks/dto/callback.dto.js';
+import { ListExpandTasksQueryDto } from './dto/kling-page-query.dto.js';
+import { KLING_BODY_LIMIT_BYTES } from './kling-image-input.js';
+import { IMAGE_RULES } from '../../modules/expand/image-rules.js';
 import { CreateKlingImageDto } from './dto/create-kling-image.dto.js';
 import { KlingImageTaskDetailEnvelopeDto, KlingImageTaskEnvelopeDto, KlingImageTaskListEnvelopeDto } from './dto/kling-image-task.dto.js';
 import { KlingImagesService } from './kling-images.service.js';
@@ -24,7 +24,7 @@ export class KlingImagesController {
 
   @Post()
   @HttpCode(200)
-  @BodyLimit(EXPAND_BODY_LIMIT_BYTES)
+  @BodyLimit(KLING_BODY_LIMIT_BYTES)
   @StreamedBase64Field('image', IMAGE_RULES.maxBytes)
   @ApiOperation({
     operationId: 'createKlingImageTask',
