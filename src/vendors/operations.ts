@@ -4,6 +4,7 @@ import { GATEWAY_IMAGE_PROTOCOL, imageCatalogOf } from './image-vendors.js';
 import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
 import { GATEWAY_MUSIC_PROTOCOL } from './music-vendors.js';
+import { GATEWAY_SPEECH_PROTOCOL, speechCatalogOf } from './speech-vendors.js';
 import { AGGREGATOR_PROBE } from './suno-aggregator/suno-aggregator.vendor.js';
 import { GATEWAY_VIDEO_PROTOCOL, videoCatalogOf } from './video-vendors.js';
 import { GATEWAY_AUDIO_PROTOCOL } from './audio-vendors.js';
@@ -69,10 +70,11 @@ export const OPERATION_VENDORS: { readonly [O in ChannelOperation]: OperationVen
   },
   image: {
     name: 'image',
-    gateway: { speaks: GATEWAY_IMAGE_PROTOCOL, base: '…/openai/v1', group: ['image'], probe: { path: '/models', notFoundPasses: false } },
+    gateway: { speaks: GATEWAY_IMAGE_PROTOCOL, base: '…/openai/v1', group: ['image', 'speech'], probe: { path: '/models', notFoundPasses: false } },
     catalogOf: imageCatalogOf,
     priceUnit: 'per_image',
   },
+  speech: { name: 'speech', gateway: { speaks: GATEWAY_SPEECH_PROTOCOL, base: '…/openai/v1', group: ['image', 'speech'], probe: { path: '/models', notFoundPasses: false } }, catalogOf: speechCatalogOf, voices: true, priceUnit: 'per_1k_chars' },
 };
 
 /** The registry's entries, in CHANNEL_OPERATIONS' order. */
