@@ -10,7 +10,10 @@ import { usePoll } from '../lib/use-poll.hook';
 type Protocol = CreateChannelDto['protocol'];
 
 type Operation = CreateChannelDto['operations'][number];
-const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
+/** Every channel operation, as GET /admin/protocols' vendors serve them (the operation registry): nothing of the form's own. */
+function operationsOf(protocols: ProtocolDto[]): Operation[] {
+  return [...new Set(protocols.flatMap((p) => p.operations as Operation[]))];
+}
 type CredentialField = keyof ChannelCredentialsDto;
 /** How the form names a credential field. */
 const CREDENTIAL_LABELS: Record<CredentialField, string> = { access_key: 'Access key', secret_key: 'Secret key', api_key: 'API key' };
@@ -136,7 +139,7 @@ function ChannelEditor({ channel, protocols, onDone }: { channel?: ChannelDto; p
           value={form.protocol}
           onChange={(e) => {
             const protocol = e.currentTarget.value as Protocol;
-            const takes = (protocolOf(protocols, protocol)?.operations ?? OPERATIONS) as Operation[];
+            const takes = (protocolOf(protocols, protocol)?.operations ?? operationsOf(protocols)) as Operation[];
             const allowed = form.operations.filter((o) => takes.includes(o));
             setForm({ ...form, protocol, operations: allowed.length ? allowed : [takes[0]] });
           }}
@@ -150,7 +153,7 @@ function ChannelEditor({ channel, protocols, onDone }: { channel?: ChannelDto; p
       </div>
       <fieldset>
         <legend>Operations</legend>
-        {OPERATIONS.filter((o) => (protocolOf(protocols, form.protocol)?.operations ?? OPERATIONS).includes(o)).map((o) => (
+        {operationsOf(protocols).filter((o) => (protocolOf(protocols, form.protocol)?.operations ?? operationsOf(protocols)).includes(o)).map((o) => (
           <label key={o} class="check">
             <input
               type="checkbox"

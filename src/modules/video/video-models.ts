@@ -5,6 +5,7 @@ import { ChannelRouter } from '../channels/channel-router.js';
 import { type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.js';
 import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
 import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
+import type { ModelDto } from './dto/model.dto.js';
 
 /** A video model callers may ask for. */
 export type OfferedModel = Offered<VideoModelSpec>;
@@ -33,6 +34,38 @@ export class VideoModels {
 
   offered(): Promise<OfferedModel[]> {
     return this.cache.offered();
+  }
+
+  /** The models callers may ask for, what each makes, its price (`GET /models`' video entries). */
+  async entries(): Promise<ModelDto[]> {
+    const perSecond = this.config.kinds.video.prices.second;
+    return (await this.offered()).map(({ name, vendor, spec, declared }) => ({
+      name,
+      operation: 'video' as const,
+      vendor,
+      vendor_model: spec.id,
+      declared: declared === true,
+      durations_s: [...spec.durations],
+      aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
+      resolutions: [...spec.resolutions],
+      ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
+      text_to_video: spec.textToVideo,
+      first_frame: spec.firstFrame,
+      last_frame: spec.lastFrame,
+      continues: spec.continues,
+      loop: spec.loop,
+      seed: spec.seed,
+      audio: spec.audio,
+      negative_prompt: spec.negativePrompt,
+      concepts: spec.concepts,
+      cfg_scale: spec.cfgScale === true,
+      camera_control: spec.cameraControl === true,
+      max_prompt_chars: spec.maxPromptChars,
+      reference_images: spec.referenceImages ?? 0,
+      references_with_frames: spec.referencesWithFrames === true,
+      shape_from_first_frame: spec.shapeFromImage === true,
+      credits_per_second: perSecond,
+    }));
   }
 
   private async read(): Promise<OfferedModel[]> {

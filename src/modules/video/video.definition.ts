@@ -1,5 +1,6 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
 import { LUMA } from '../../vendors/luma/luma.vendor.js';
+import { ModelDto } from './dto/model.dto.js';
 
 /** Video generation, as Luma's: pending (the spec's sample; Luma's queued) → dreaming → completed | failed. */
 export const VIDEO_DEFINITION: KindDefinition = {
@@ -16,4 +17,5 @@ export const VIDEO_DEFINITION: KindDefinition = {
   },
   openapi: { tag: 'video generation', description: 'Luma-style video generation; the official lumaai SDK works with baseURL <this service>/video-b/v1.' },
   routes: { record: '/video-b/v1/generations/{id}', callbacks: '/video-b/v1/generations/{id}/callbacks' },
+  models: { dto: ModelDto },
 };

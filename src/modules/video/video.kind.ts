@@ -20,6 +20,8 @@ import { VIDEO_DEFINITION } from './video.definition.js';
 import { VideoRecords } from './video.records.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
+import type { ModelDto } from './dto/model.dto.js';
+import { VideoModels } from './video-models.js';
 import { type InputImageRole, type KeyframeParams, type KeyframePositionName, referenceRole, type VideoParams, type VideoTask } from './video-task.js';
 
 /**
@@ -42,7 +44,13 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
     private readonly samples: SamplesService,
+    private readonly videoModels: VideoModels,
   ) {}
+
+  /** `GET /models`' video entries. */
+  models(): Promise<ModelDto[]> {
+    return this.videoModels.entries();
+  }
 
   /** One slot; PRICE_VIDEO_SECOND per second of `duration` (5 s, Luma's default, when not given). */
   price(params: VideoParams): Price {

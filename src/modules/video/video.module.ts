@@ -17,7 +17,6 @@ import { VideoKind } from './video.kind.js';
 import { VideoRecords } from './video.records.js';
 import { VideoService } from './video.service.js';
 import { VideoModels } from './video-models.js';
-import { VideoModelsController } from './video-models.controller.js';
 import { VideoUploads } from './video-uploads.js';
 import type { VideoVendor } from '../../vendors/contracts/video-vendor.js';
 import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
@@ -25,7 +24,7 @@ import { GATEWAY_VIDEO_PROTOCOL, VIDEO_VENDORS } from '../../vendors/video-vendo
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [VideoController, LumaUnsupportedController, VideoModelsController, OpenAiUnsupportedController, OpenAiVideosController, KlingVideosController],
+  controllers: [VideoController, LumaUnsupportedController, OpenAiUnsupportedController, OpenAiVideosController, KlingVideosController],
   providers: [
     VideoKind,
     VideoRecords,

@@ -12,7 +12,6 @@ import { CallerUrls } from '../samples/caller-urls.service.js';
 import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
-import type { ModelListDto } from './dto/model.dto.js';
 import { VideoKind } from './video.kind.js';
 import { doorFieldNames, VideoModels } from './video-models.js';
 import { toGenerationDto, VideoRecords } from './video.records.js';
@@ -63,39 +62,6 @@ export class VideoService {
     };
     await this.models.check(toVideoRequest(params), LUMA_FIELDS);
     return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
-  }
-
-  /** The models callers may ask for, what each makes, its price. */
-  async listModels(): Promise<ModelListDto> {
-    const perSecond = this.config.kinds.video.prices.second;
-    const models = (await this.models.offered()).map(({ name, vendor, spec, declared }) => ({
-      name,
-      operation: 'video' as const,
-      vendor,
-      vendor_model: spec.id,
-      declared: declared === true,
-      durations_s: [...spec.durations],
-      aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
-      resolutions: [...spec.resolutions],
-      ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
-      text_to_video: spec.textToVideo,
-      first_frame: spec.firstFrame,
-      last_frame: spec.lastFrame,
-      continues: spec.continues,
-      loop: spec.loop,
-      seed: spec.seed,
-      audio: spec.audio,
-      negative_prompt: spec.negativePrompt,
-      concepts: spec.concepts,
-      cfg_scale: spec.cfgScale === true,
-      camera_control: spec.cameraControl === true,
-      max_prompt_chars: spec.maxPromptChars,
-      reference_images: spec.referenceImages ?? 0,
-      references_with_frames: spec.referencesWithFrames === true,
-      shape_from_first_frame: spec.shapeFromImage === true,
-      credits_per_second: perSecond,
-    }));
-    return { models };
   }
 
   async getGeneration(principal: Principal, id: string): Promise<GenerationDetailDto> {

@@ -62,6 +62,12 @@ export class ChannelModelPriceDto {
   @IsOptional()
   @IsObject({ message: `models[].price.per_billed_unit must be an object such as {"tokens": 0.0000012} (units: ${BILLED_UNITS.join(', ')})` })
   per_billed_unit?: Partial<Record<BilledUnit, number>>;
+
+  @ApiPropertyOptional({ description: 'Operations priced by their text (speech): per 1,000 characters of input.', example: 0.015, minimum: 0 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'models[].price.per_1k_chars must be a number from 0' })
+  @Min(0, { message: 'models[].price.per_1k_chars must be a number from 0' })
+  per_1k_chars?: number;
 }
 
 /** A model a channel serves: the name callers use, and the vendor's id of it. */
@@ -94,6 +100,16 @@ export class ChannelModelDto {
   @IsOptional()
   @IsObject({ message: 'models[].spec must be an object: what the declared model can do' })
   spec?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "Operations whose models speak in voices (speech): the voice names callers ask for (OpenAI's alloy, coral, … or names of your own), each mapped to this vendor's voice id; added to the model's own mapping, a name given here replacing its.",
+    example: { alloy: '21m00Tcm4TlvDq8ikWAM', narrator: 'pNInz6obpgDQGcFmaJgB' },
+  })
+  @IsOptional()
+  @IsObject({ message: "models[].voices must be an object mapping voice names to the vendor's voice ids" })
+  voices?: Record<string, string>;
 
   @ApiPropertyOptional({ type: ChannelModelPriceDto, description: 'What it costs the company.' })
   @IsOptional()

@@ -77,8 +77,3 @@ export class ModelDto {
   @ApiProperty({ description: 'Credits charged per second of video (PRICE_VIDEO_SECOND).', example: 1 })
   credits_per_second!: number;
 }
-
-export class ModelListDto {
-  @ApiProperty({ type: [ModelDto] })
-  models!: ModelDto[];
-}
