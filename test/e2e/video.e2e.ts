@@ -62,8 +62,8 @@ describe('POST /video-b/v1/generations', () => {
     expect(Object.keys(res.body)).toEqual(['id', 'generation_type', 'state', 'model', 'created_at', 'request', 'media_request']);
     expect(Math.abs(Date.parse(res.body.created_at) - Date.now())).toBeLessThan(60_000);
     // start.id is the registered keyframe media
-    const { rows } = await db.query("SELECT params->'keyframes' AS keyframes FROM tasks WHERE id = $1", [res.body.id]);
-    expect(rows[0].keyframes).toEqual([{ id: res.body.media_request.start.id, position: 'frame0', type: 'image', url: 'https://example.com/f0.jpg' }]);
+    const { rows } = await db.query("SELECT params->'firstFrame' AS frame FROM tasks WHERE id = $1", [res.body.id]);
+    expect(rows[0].frame).toEqual({ type: 'image', id: res.body.media_request.start.id, url: 'https://example.com/f0.jpg' });
   });
 
   it('is text_to_video with prompt_type text and no media for a prompt alone; echoes loop and aspect_ratio', async () => {

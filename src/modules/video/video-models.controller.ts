@@ -3,13 +3,18 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 import { ModelListDto } from './dto/model.dto.js';
-import { VideoService } from './video.service.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { modelList } from './video-model-list.js';
+import { VideoModels } from './video-models.js';
 
 @ApiTags('models')
 @ApiBearerAuth(API_KEY_SCHEME)
 @Controller('models')
 export class VideoModelsController {
-  constructor(private readonly video: VideoService) {}
+  constructor(
+    private readonly models: VideoModels,
+    private readonly config: AppConfig,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -19,7 +24,7 @@ export class VideoModelsController {
   })
   @ApiOkResponse({ type: ModelListDto })
   @ApiErrors(KEYED_ROUTE_ERRORS)
-  list(): Promise<ModelListDto> {
-    return this.video.listModels();
+  async list(): Promise<ModelListDto> {
+    return modelList(await this.models.offered(), this.config.kinds.video.prices.second);
   }
 }

@@ -12,7 +12,7 @@ import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import type { VendorBilled } from '../../../vendors/contracts/vendor-billing.js';
-import { inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
+import { fieldOf, inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -86,14 +86,14 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       beforeCreate: async () => {
         // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
         for (const { role, image } of inputs) {
-          const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(role.startsWith('ref') ? `references[${role.slice(3)}].url` : `keyframes.${role}.url`, image.url) : null;
+          const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(ctx.fieldName(fieldOf(role)), image.url) : null;
           if (handOff) return { kind: 'failed', reason: handOff };
         }
         // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
         for (const [position, frame] of [['first', request.firstFrame], ['last', request.lastFrame]] as const) {
           if (frame?.type !== 'generation') continue;
           const named = await ctx.upstreamOf(frame.generationId);
-          const field = `keyframes.${position === 'first' ? 'frame0' : 'frame1'}`;
+          const field = ctx.fieldName(position === 'first' ? 'firstFrame' : 'lastFrame');
           if (!named) return { kind: 'failed', reason: `${field} names generation ${frame.generationId}, which the upstream does not know` };
           if (op.pinnedTo && named.channelId && named.channelId !== op.pinnedTo) return { kind: 'failed', reason: 'the keyframes name generations made on different upstream channels' };
           op.pinnedTo = named.channelId ?? op.pinnedTo;

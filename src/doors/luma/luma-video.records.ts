@@ -1,24 +1,37 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
-import { type LinkedMedia, MediaService } from '../media/media.service.js';
+import { type LinkedMedia, MediaService } from '../../modules/media/media.service.js';
 import type { ConceptRefDto, GenerationDetailDto, GenerationDto, GenerationStateValue, KeyframeRefDto, KeyframesRefDto, MediaRefDto } from './dto/generation.dto.js';
-import { VIDEO_DEFINITION } from './video.definition.js';
-import { DEFAULT_ASPECT_RATIO, type StoredVideoFrame, type VideoParams, type VideoTask } from './video-task.js';
+import { VIDEO_DEFINITION } from '../../modules/video/video.definition.js';
+import type { DoorRendering } from '../contracts/door.js';
+import { LUMA_DOOR } from './luma.door.js';
+import { DEFAULT_ASPECT_RATIO, type StoredVideoFrame, type VideoParams, type VideoTask } from '../../modules/video/video-task.js';
 
-/** Luma's generation records: what GET answers, and each callback's whole body. */
+/**
+ * Luma's generation records: what GET answers, and each callback's whole body. The video kind's fallback
+ * rendering: a generation that stores no door reads as Luma's (the door of the kind's first API).
+ */
 @Injectable()
-export class VideoRecords {
+export class LumaVideoRecords implements DoorRendering<VideoTask> {
+  readonly door = LUMA_DOOR;
+  readonly kind = VIDEO_DEFINITION.name;
+  readonly fallback = true;
+
   constructor(private readonly media: MediaService) {}
 
   /** The records of these generations, with fresh signed links to their assets (`tx`: read in a state change's transaction). */
-  async details(tasks: VideoTask[], tx?: TaskTx): Promise<GenerationDetailDto[]> {
+  async records(tasks: VideoTask[], tx?: TaskTx): Promise<GenerationDetailDto[]> {
     const mediaOf = await this.media.linkedMedia(tasks, tx);
     return tasks.map((task) => toGenerationDetailDto(task, mediaOf(task)));
   }
-}
 
-/** The Luma door's name, as its generations store it (`params.door`). */
-export const LUMA_DOOR = 'luma';
+  /** The request's images by the fields Luma's body gives them in: `keyframes.frame0.url`, or `keyframes.frame0` naming a generation. */
+  field(field: string, task: VideoTask): string {
+    const frame = field === 'firstFrame' ? 'frame0' : field === 'lastFrame' ? 'frame1' : undefined;
+    if (!frame) return field;
+    return task.params[field as 'firstFrame' | 'lastFrame']?.type === 'generation' ? `keyframes.${frame}` : `keyframes.${frame}.url`;
+  }
+}
 /** What Luma's record shows as the model of a generation that named none (any configured model that makes the rest serves it). */
 export const DEFAULT_VIDEO_MODEL = 'ray-2';
 

@@ -1,21 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import type { TaskTx } from '../../common/tasks/task-kind.js';
-import { MediaService } from '../media/media.service.js';
+import { MediaService } from '../../modules/media/media.service.js';
 import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
-import { durationOf, type VideoTask } from './video-task.js';
-
-/** The Kling door's name, as its generations store it (`params.door`). */
-export const KLING_DOOR = 'kling';
+import { VIDEO_DEFINITION } from '../../modules/video/video.definition.js';
+import { durationOf, type VideoTask } from '../../modules/video/video-task.js';
+import type { DoorRendering } from '../contracts/door.js';
+import { KLING_DOOR } from './kling.door.js';
 
 const STATUS = { queued: 'submitted', running: 'processing', succeeded: 'succeed', failed: 'failed' } as const;
 
 /** Kling's video task records of generations, whichever door made them: what its query answers and its callbacks carry. */
 @Injectable()
-export class KlingVideoRecords {
+export class KlingVideoRecords implements DoorRendering<VideoTask> {
+  readonly door = KLING_DOOR;
+  readonly kind = VIDEO_DEFINITION.name;
+
   constructor(private readonly media: MediaService) {}
 
+  /** The request's frames by the fields Kling's body gives them in. */
+  field(field: string): string {
+    return field === 'firstFrame' ? 'image' : field === 'lastFrame' ? 'image_tail' : field;
+  }
+
   /** `tx`: read in a state change's transaction (a notification). */
-  async details(tasks: VideoTask[], tx?: TaskTx): Promise<KlingVideoTaskDto[]> {
+  async records(tasks: VideoTask[], tx?: TaskTx): Promise<KlingVideoTaskDto[]> {
     const mediaOf = await this.media.linkedMedia(tasks, tx);
     return tasks.map((task) => {
       const { media, link } = mediaOf(task);

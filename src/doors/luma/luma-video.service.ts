@@ -2,21 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
-import { AppConfig } from '../../infra/config/app-config.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { CallbacksService } from '../callbacks/callbacks.service.js';
-import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
-import { MediaService } from '../media/media.service.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
+import { CallbacksService } from '../../modules/callbacks/callbacks.service.js';
+import type { CallbackListDto } from '../../modules/callbacks/dto/callback.dto.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import { type CreateGenerationDto, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
-import type { ModelListDto } from './dto/model.dto.js';
-import { VideoKind } from './video.kind.js';
-import { doorFieldNames, VideoModels } from './video-models.js';
-import { LUMA_DOOR, toGenerationDto, VideoRecords } from './video.records.js';
-import { type KeyframePositionName, type StoredVideoFrame, type VideoParams, type VideoTask, videoRequestOf } from './video-task.js';
+import { VideoKind } from '../../modules/video/video.kind.js';
+import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
+import { LumaVideoRecords, toGenerationDto } from './luma-video.records.js';
+import { LUMA_DOOR } from './luma.door.js';
+import { type KeyframePositionName, type StoredVideoFrame, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -24,16 +23,15 @@ const KIND = VideoKind.definition.name;
 const LUMA_FIELDS = doorFieldNames({ firstFrame: 'keyframes.frame0', lastFrame: 'keyframes.frame1', continues: 'keyframes (a generation)' });
 
 @Injectable()
-export class VideoService {
+export class LumaVideoService {
   constructor(
     private readonly engine: TaskEngine,
     private readonly tasks: TaskRepository,
     private readonly kind: VideoKind,
-    private readonly records: VideoRecords,
+    private readonly records: LumaVideoRecords,
     private readonly media: MediaService,
     private readonly callbacks: CallbacksService,
     private readonly models: VideoModels,
-    private readonly config: AppConfig,
     private readonly callerUrls: CallerUrls,
   ) {}
 
@@ -63,47 +61,15 @@ export class VideoService {
     return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
   }
 
-  /** The models callers may ask for, what each makes, its price. */
-  async listModels(): Promise<ModelListDto> {
-    const perSecond = this.config.kinds.video.prices.second;
-    const models = (await this.models.offered()).map(({ name, vendor, spec }) => ({
-      name,
-      operation: 'video' as const,
-      vendor,
-      vendor_model: spec.id,
-      durations_s: [...spec.durations],
-      aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
-      resolutions: [...spec.resolutions],
-      ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
-      text_to_video: spec.textToVideo,
-      first_frame: spec.firstFrame,
-      last_frame: spec.lastFrame,
-      continues: spec.continues,
-      loop: spec.loop,
-      seed: spec.seed,
-      audio: spec.audio,
-      negative_prompt: spec.negativePrompt,
-      concepts: spec.concepts,
-      cfg_scale: spec.cfgScale === true,
-      camera_control: spec.cameraControl === true,
-      max_prompt_chars: spec.maxPromptChars,
-      reference_images: spec.referenceImages ?? 0,
-      references_with_frames: spec.referencesWithFrames === true,
-      shape_from_first_frame: spec.shapeFromImage === true,
-      credits_per_second: perSecond,
-    }));
-    return { models };
-  }
-
   async getGeneration(principal: Principal, id: string): Promise<GenerationDetailDto> {
-    return (await this.records.details([await this.findOwn(principal, id)]))[0];
+    return (await this.records.records([await this.findOwn(principal, id)]))[0];
   }
 
   /** A page of the caller's generations, newest first; one more is read to know whether more follow (no count of all). */
   async listGenerations(principal: Principal, query: ListGenerationsQueryDto): Promise<GenerationListDto> {
     const rows = await this.tasks.listForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, { skip: query.offset, take: query.limit + 1 });
     const page = rows.slice(0, query.limit);
-    return { generations: await this.records.details(page), count: page.length, has_more: rows.length > query.limit, limit: query.limit, offset: query.offset };
+    return { generations: await this.records.records(page), count: page.length, has_more: rows.length > query.limit, limit: query.limit, offset: query.offset };
   }
 
   /** Removes the generation and its media; one that has not finished gives back its slot and credits. */

@@ -6,16 +6,17 @@ import { successEnvelope } from '../../common/http/envelope.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
-import type { NewMedia } from '../media/media.repository.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
+import type { NewMedia } from '../../modules/media/media.repository.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
-import type { ListExpandTasksQueryDto as KlingPageQuery } from '../../doors/kling/dto/kling-page-query.dto.js';
-import { KLING_DOOR, KlingVideoRecords } from './kling-video.records.js';
-import { VideoKind } from './video.kind.js';
+import type { ListExpandTasksQueryDto as KlingPageQuery } from './dto/kling-page-query.dto.js';
+import { KlingVideoRecords } from './kling-video.records.js';
+import { KLING_DOOR } from './kling.door.js';
+import { VideoKind } from '../../modules/video/video.kind.js';
 import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';
-import { doorFieldNames, VideoModels } from './video-models.js';
-import { VideoUploads } from './video-uploads.js';
-import { type KeyframePositionName, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from './video-task.js';
+import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
+import { VideoUploads } from '../../modules/video/video-uploads.js';
+import { type KeyframePositionName, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -82,7 +83,7 @@ export class KlingVideosService {
         baseUrl: base,
         details: this.uploads.rows(stored),
       });
-      return successEnvelope(requestId, { data: (await this.records.details([task]))[0] });
+      return successEnvelope(requestId, { data: (await this.records.records([task]))[0] });
     } catch (err) {
       await this.uploads.discard(stored);
       throw err;
@@ -92,14 +93,14 @@ export class KlingVideosService {
   async get(principal: Principal, requestId: string, idOrExternalId: string): Promise<KlingVideoTaskEnvelopeDto> {
     const task = await this.tasks.findForOwnerByIdOrExternalId<VideoParams, Record<string, never>>(KIND, principal.owner, idOrExternalId);
     if (!task) throw new AppError('NOT_FOUND', `No task ${idOrExternalId} among yours (by task_id or external_task_id)`);
-    return successEnvelope(requestId, { data: (await this.records.details([task as VideoTask]))[0] });
+    return successEnvelope(requestId, { data: (await this.records.records([task as VideoTask]))[0] });
   }
 
   /** A page of the caller's generations (every door's), newest first. */
   async list(principal: Principal, requestId: string, query: KlingPageQuery): Promise<KlingVideoTaskListEnvelopeDto> {
     const page = { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize, externalId: query.external_task_id };
     const tasks = await this.tasks.listForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, page);
-    return successEnvelope(requestId, { data: await this.records.details(tasks) });
+    return successEnvelope(requestId, { data: await this.records.records(tasks) });
   }
 
   /** A frame given as a URL is kept as one; Base64 is decoded and stored with the generation. */

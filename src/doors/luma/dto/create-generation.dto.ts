@@ -4,11 +4,10 @@ import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString,
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
-import { DEFAULT_ASPECT_RATIO } from '../video-task.js';
+import { DEFAULT_ASPECT_RATIO, PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
-export const PROMPT_MAX_CHARS = 5000;
 
 /** What some vendor's model makes (the catalogs'): the Luma door's enumerations. */
 const RANGE = videoCatalogRange();
