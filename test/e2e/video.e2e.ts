@@ -85,7 +85,7 @@ describe('POST /video-b/v1/generations', () => {
   it.each([
     ['model', 'ray-3', /model must be one of the configured models: ray-2 \(luma\), ray-flash-2 \(luma\).* \(not ray-3\)/],
     ['model', 'ray 2', /model must name one of the models GET \/models lists/],
-    ['resolution', '2160p', /resolution must be one of 540p, 720p, 1080p, 4k/],
+    ['resolution', '2160p', /resolution must be one of 480p, 540p, 720p, 768p, 1080p, 4k/],
     ['resolution', '720', /resolution must be one of/],
     ['duration', '99s', /^duration: no configured model makes this duration of 99 s$/],
     ['duration', '7 s', /duration must be a number of seconds followed by "s"/],

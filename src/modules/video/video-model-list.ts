@@ -3,11 +3,12 @@ import type { OfferedModel } from './video-models.js';
 
 /** The models callers may ask for (GET /models): what each makes, in the API's words, and its price per second. */
 export function modelList(offered: OfferedModel[], creditsPerSecond: number): ModelListDto {
-  const models = offered.map(({ name, vendor, spec }) => ({
+  const models = offered.map(({ name, vendor, spec, declared }) => ({
     name,
     operation: 'video' as const,
     vendor,
     vendor_model: spec.id,
+    declared: declared === true,
     durations_s: [...spec.durations],
     aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
     resolutions: [...spec.resolutions],

@@ -43,7 +43,11 @@ export class VideoModels {
     // one entry per (name, vendor, vendor model), however many channels serve it
     const offered = new Map<string, OfferedModel>();
     for (const channel of await this.router.configuredFor('video')) {
-      for (const m of servedVideoModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}\n${m.spec.frameFit ?? ''}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
+      for (const m of servedVideoModels(channel)) {
+        // two channels declaring one vendor model alike are one model; declaring it otherwise, two
+        const spec = m.declared ? JSON.stringify(m.spec) : m.spec.id;
+        offered.set(`${m.name}\n${channel.protocol}\n${spec}\n${m.spec.frameFit ?? ''}`, { name: m.name, vendor: channel.protocol, spec: m.spec, ...(m.declared ? { declared: m.declared } : {}) });
+      }
     }
     return [...offered.values()];
   }

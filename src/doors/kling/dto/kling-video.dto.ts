@@ -80,8 +80,8 @@ class KlingVideoCommonDto {
   mode?: 'std' | 'pro';
 
   @ApiPropertyOptional({
-    enum: KLING_RANGE.durations.map(String),
-    description: 'Seconds, as a string: what Kling\'s models make (when no Kling model is configured, any a configured model makes; with model_name, what that model makes: GET /models). Default "5".',
+    description: `Seconds, as a string: what the configured Kling models make (those the gateway knows make ${KLING_RANGE.durations.join(', ')}; a channel's declared model may make others; when no Kling model is configured, any a configured model makes; with model_name, what that model makes: GET /models), else 400 naming duration. Default "5".`,
+    pattern: '^[1-9]\\d?$',
     example: '5',
   })
   @EmptyAsAbsent()

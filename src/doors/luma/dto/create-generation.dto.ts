@@ -3,18 +3,19 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
+import { RESOLUTION_SIDES } from '../../../vendors/contracts/resolution.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 import { DEFAULT_ASPECT_RATIO, PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
 
-/** What some vendor's model makes (the catalogs'): the Luma door's enumerations. */
+/** What the catalogs' models make: the Luma door's examples, not enumerations (a channel's declared model may make others). */
 const RANGE = videoCatalogRange();
 /** Luma's video models (the door's examples); the configured models decide what is taken (GET /models). */
 export const VIDEO_MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'] as const;
-/** Luma's resolutions: the video's height (540, 720, 1080 or 2160 px). */
-export const VIDEO_RESOLUTIONS = ['540p', '720p', '1080p', '4k'] as const;
+/** The resolutions the door takes: every class of the gateway's (the video's shorter side: 480 to 2160 px), Luma's 540p, 720p, 1080p and 4k among them; a declared model names these too. */
+export const VIDEO_RESOLUTIONS = Object.keys(RESOLUTION_SIDES);
 /** Luma's durations (the door's examples); the configured models decide which are taken (GET /models). */
 export const VIDEO_DURATIONS = ['5s', '9s'] as const;
 
@@ -71,8 +72,8 @@ export class CreateGenerationDto {
   loop?: boolean;
 
   @ApiPropertyOptional({
-    enum: RANGE.aspectRatios,
-    description: 'Frame shape, `<w>:<h>`: one some vendor\'s model makes (GET /models: the configured models\' `aspect_ratios`). The sandbox\'s model `sandbox`, named, takes any `<w>:<h>` of positive integers up to 4 digits.',
+    description: `Frame shape, \`<w>:<h>\`: one a configured model makes (GET /models: their \`aspect_ratios\`; the models the gateway knows make ${RANGE.aspectRatios.join(', ')}, and a channel's declared model may make others), else 400 naming aspect_ratio. The sandbox's model \`sandbox\`, named, takes any \`<w>:<h>\` of positive integers up to 4 digits.`,
+    pattern: '^[1-9]\\d{0,3}:[1-9]\\d{0,3}$',
     default: DEFAULT_ASPECT_RATIO,
     example: '16:9',
   })
@@ -103,15 +104,14 @@ export class CreateGenerationDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, { message: 'model must name one of the models GET /models lists (1 to 64 letters, digits and . _ : -)' })
   model?: string;
 
-  @ApiPropertyOptional({ enum: VIDEO_RESOLUTIONS, description: "The video's height: 540p, 720p, 1080p or 4k (2160 px). Without it the sandbox renders about 640x360." })
+  @ApiPropertyOptional({ enum: VIDEO_RESOLUTIONS, description: "The video's shorter side: 480p, 540p, 720p, 768p, 1080p or 4k (2160 px); one a configured model makes (GET /models: their `resolutions`), else 400 naming resolution. Without it the sandbox renders about 640x360." })
   @IsOptional()
   @IsIn(VIDEO_RESOLUTIONS, { message: `resolution must be one of ${VIDEO_RESOLUTIONS.join(', ')}` })
-  resolution?: (typeof VIDEO_RESOLUTIONS)[number];
+  resolution?: string;
 
   @ApiPropertyOptional({
-    enum: RANGE.durations.map((s) => `${s}s`),
-    description:
-      "Length of the video, `<seconds>s`: one some vendor's model makes (Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; GET /models: the configured models' `durations_s`). Without it the model's default (the sandbox renders 5 s). The sandbox's model `sandbox`, named, takes 1s to 10s.",
+    description: `Length of the video, \`<seconds>s\`: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.map((s) => `${s}s`).join(', ')}: Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; a channel's declared model may make others), else 400 naming duration. Without it the model's default (the sandbox renders 5 s). The sandbox's model \`sandbox\`, named, takes 1s to 10s.`,
+    pattern: '^[1-9]\\d?s$',
     example: '5s',
   })
   @IsOptional()

@@ -7,7 +7,10 @@ import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 
-/** What some vendor's model makes (the catalogs'): the door's enumerations, sizes by their shorter side. */
+/**
+ * What the catalogs' models make, sizes by their shorter side: the door's examples, not an enumeration (a
+ * channel's declared model may make others; the configured models' check refuses what none makes, naming the field).
+ */
 const RANGE = videoCatalogRange();
 const SIZES = [...new Set(RANGE.shapes.map((shape) => shape.split('@') as [string, string]).sort(([, a], [, b]) => RESOLUTION_SIDES[a] - RESOLUTION_SIDES[b]).map(([ratio, resolution]) => sizeOf(ratio, resolution)))];
 
@@ -46,8 +49,8 @@ export class CreateOpenAiVideoDto {
   model?: string;
 
   @ApiPropertyOptional({
-    enum: RANGE.durations.map(String),
-    description: 'Length in whole seconds, as a string: one some vendor\'s model makes (GET /models: the configured models\' `durations_s`). Default "5". The sandbox\'s model `sandbox`, named, takes 1 to 10.',
+    description: `Length in whole seconds, as a string: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.join(', ')}, and a channel's declared model may make others), else 400 naming seconds. Default "5". The sandbox's model \`sandbox\`, named, takes 1 to 10.`,
+    pattern: '^[1-9]\\d?$',
     example: '5',
   })
   @IsOptional()
@@ -56,9 +59,8 @@ export class CreateOpenAiVideoDto {
   seconds?: string;
 
   @ApiPropertyOptional({
-    enum: SIZES,
-    description:
-      'Frame size `WxH`: one some vendor\'s model makes (GET /models: a model\'s `aspect_ratios` at its `resolutions`, or its `sizes`; the shorter side is the resolution: 720p is 1280x720 or 720x1280, 768p 1366x768). Default 1280x720. The sandbox\'s model `sandbox`, named, takes any whole-number ratio at 540, 720, 1080 or 2160 px.',
+    description: `Frame size \`WxH\`: one a configured model makes (GET /models: a model's \`aspect_ratios\` at its \`resolutions\`, or its \`sizes\`; the shorter side is the resolution: 720p is 1280x720 or 720x1280, 768p 1366x768, 480p 854x480), else 400 naming size. The models the gateway knows make ${SIZES.join(', ')}; a channel's declared model may make others. Default 1280x720. The sandbox's model \`sandbox\`, named, takes any whole-number ratio at 540, 720, 1080 or 2160 px.`,
+    pattern: '^[1-9]\\d{1,3}x[1-9]\\d{1,3}$',
     example: '1280x720',
   })
   @IsOptional()

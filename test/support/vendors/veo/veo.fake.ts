@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
-import { sizedMp4 as clip } from './media.js';
+import { sendBytes, sendJson, startServer, type TestServer } from '../../http-server.js';
+import { sizedMp4 as clip } from '../../media.js';
 
 /** Each model's resolutions and whether it takes a last frame (interpolation): the Gemini API's Veo guide. */
 const MODELS: Record<string, { resolutions: string[]; lastFrame: boolean; references?: number }> = {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import sharp from 'sharp';
-import { sendBytes, sendJson, startServer, type TestServer } from './http-server.js';
+import { sendBytes, sendJson, startServer, type TestServer } from '../../http-server.js';
 
 /** What each model takes, from BFL's API reference: free sizes (their rule), an aspect ratio, input images, a mask. */
 const MODELS: Record<string, { free?: { multipleOf: number; min: number; max: number; maxPixels: number }; ratio?: boolean; inputs: number; fill?: boolean; defaultSize: [number, number]; defaultFormat: 'jpeg' | 'png' }> = {

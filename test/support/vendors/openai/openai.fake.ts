@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import sharp from 'sharp';
-import { sendJson, startServer, type TestServer } from './http-server.js';
+import { sendJson, startServer, type TestServer } from '../../http-server.js';
 
 /** The three sizes of the GPT image models before gpt-image-2. */
 const FIXED_SIZES = ['1024x1024', '1536x1024', '1024x1536'];

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { FakeVideoVendor } from './fake-video-vendors.js';
-import { sendBytes, sendJson, startServer } from './http-server.js';
-import { sizedMp4 as clip } from './media.js';
-import { callBack, type VendorCallback } from './vendor-callback.js';
+import type { FakeVideoVendor } from '../video-fake.js';
+import { sendBytes, sendJson, startServer } from '../../http-server.js';
+import { sizedMp4 as clip } from '../../media.js';
+import { callBack, type VendorCallback } from '../../vendor-callback.js';
 
 /** Each model's durations and resolutions, and whether it takes a last frame and makes sound (the API reference's). */
 const MODELS: Record<string, { durations: [number, number]; resolutions: string[]; last: boolean; audio: boolean; references?: number }> = {
@@ -11,6 +11,8 @@ const MODELS: Record<string, { durations: [number, number]; resolutions: string[
   'seedance-1-5-pro-251215': { durations: [4, 12], resolutions: ['480p', '720p', '1080p'], last: true, audio: true },
   'dreamina-seedance-2-0-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true, references: 9 },
   'dreamina-seedance-2-0-fast-260128': { durations: [4, 15], resolutions: ['480p', '720p'], last: true, audio: true, references: 9 },
+  // 1.0 Lite image-to-video, which the gateway's catalog leaves out (a channel declares it): 1-4 reference images at 480p or 720p
+  'seedance-1-0-lite-i2v-250428': { durations: [2, 12], resolutions: ['480p', '720p'], last: true, audio: false, references: 4 },
 };
 /** Frame sizes by resolution and ratio, as ModelArk's table gives them (adaptive: the first frame's; a 16:9 one here). */
 const SIZES: Record<string, Record<string, string>> = {

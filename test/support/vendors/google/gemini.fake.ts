@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import sharp from 'sharp';
-import { sendJson, startServer, type TestServer } from './http-server.js';
+import { sendJson, startServer, type TestServer } from '../../http-server.js';
 
 /** The sizes each shape is made at, 1K (2K and 4K: twice and four times a side): the image generation guide's table of the 3.x models. */
 const SIZES_3: Record<string, [number, number]> = {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { FakeVideoVendor } from './fake-video-vendors.js';
-import { sendBytes, sendJson, startServer } from './http-server.js';
-import { sizedMp4 as clip } from './media.js';
+import type { FakeVideoVendor } from '../video-fake.js';
+import { sendBytes, sendJson, startServer } from '../../http-server.js';
+import { sizedMp4 as clip } from '../../media.js';
 
 /** What each MiniMax model makes, from its video generation pages: durations per resolution, and its frames. */
 const MINIMAX_MODELS: Record<string, { at: Record<string, number[]>; text: boolean; image: boolean; last: boolean; defaultResolution: string }> = {

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import sharp from 'sharp';
-import type { FakeVideoVendor } from './fake-video-vendors.js';
-import { sendBytes, sendJson, startServer } from './http-server.js';
-import { sizedMp4 as clip } from './media.js';
+import type { FakeVideoVendor } from '../video-fake.js';
+import { sendBytes, sendJson, startServer } from '../../http-server.js';
+import { sizedMp4 as clip } from '../../media.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 /** Each model's kind (text-to-video takes `size`, image-to-video `img_url` and `resolution`), tiers, durations, sound and prompt length (the API references'). */
