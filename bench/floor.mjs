@@ -59,7 +59,7 @@ const job = (client, name, data) => client.query('INSERT INTO pgboss.job (id, na
 async function createGeneration(who, body) {
   const id = randomUUID();
   const row = await inTransaction(async (client) => {
-    const params = { prompt: String(body.prompt), aspect_ratio: body.aspect_ratio ?? '16:9', loop: body.loop ?? false, enhance: true, model: 'ray-2', keyframes: [] };
+    const params = { prompt: String(body.prompt), loop: body.loop ?? false, ...(body.aspect_ratio ? { aspectRatio: body.aspect_ratio } : {}), door: 'luma' };
     const { rows } = await client.query(
       `INSERT INTO tasks (id, kind, owner, params, deadline_at, slots, credits)
        VALUES ($1, 'video', $2, $3, now() + interval '30 minutes', 1, 5) RETURNING id, state, created_at`,

@@ -28,7 +28,7 @@ describe('query plans with many stored tasks', () => {
     );
     await client.query(
       `INSERT INTO tasks (id, kind, owner, state, params, created_at, updated_at, deadline_at, finished_at)
-       SELECT gen_random_uuid(), 'video', 'o' || (i % 3), 'succeeded', '{"prompt": "p", "aspect_ratio": "16:9", "loop": false, "enhance": true, "model": "ray-2", "keyframes": []}',
+       SELECT gen_random_uuid(), 'video', 'o' || (i % 3), 'succeeded', '{"prompt": "p", "aspectRatio": "16:9", "loop": false, "door": "luma"}',
               ${common}, now() - make_interval(secs => i) FROM generate_series(1, ${STORED}) i`,
     );
     await client.query(

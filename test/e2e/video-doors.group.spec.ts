@@ -6,3 +6,4 @@ import './video-roles.e2e.js';
 import './kling-videos.e2e.js';
 import './openai-videos.e2e.js';
 import './video-vendors.e2e.js';
+import './video-params.e2e.js';

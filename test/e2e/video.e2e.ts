@@ -62,8 +62,8 @@ describe('POST /video-b/v1/generations', () => {
     expect(Object.keys(res.body)).toEqual(['id', 'generation_type', 'state', 'model', 'created_at', 'request', 'media_request']);
     expect(Math.abs(Date.parse(res.body.created_at) - Date.now())).toBeLessThan(60_000);
     // start.id is the registered keyframe media
-    const { rows } = await db.query("SELECT params->'keyframes' AS keyframes FROM tasks WHERE id = $1", [res.body.id]);
-    expect(rows[0].keyframes).toEqual([{ id: res.body.media_request.start.id, position: 'frame0', type: 'image', url: 'https://example.com/f0.jpg' }]);
+    const { rows } = await db.query("SELECT params->'firstFrame' AS frame FROM tasks WHERE id = $1", [res.body.id]);
+    expect(rows[0].frame).toEqual({ type: 'image', id: res.body.media_request.start.id, url: 'https://example.com/f0.jpg' });
   });
 
   it('is text_to_video with prompt_type text and no media for a prompt alone; echoes loop and aspect_ratio', async () => {
@@ -174,8 +174,9 @@ describe('POST /video-b/v1/generations', () => {
 
   it('keeps each generation under its owner', async () => {
     const res = await create({ prompt: 'owned' }, otherKey);
-    const { rows } = await db.query("SELECT kind, owner, params->>'prompt' AS prompt, params->>'aspect_ratio' AS aspect_ratio, (params->'loop')::boolean AS loop, (params->'enhance')::boolean AS enhance, state FROM tasks WHERE id = $1", [res.body.id]);
-    expect(rows[0]).toEqual({ kind: 'video', owner: 'team-b', prompt: 'owned', aspect_ratio: '16:9', loop: false, enhance: true, state: 'queued' });
+    const { rows } = await db.query('SELECT kind, owner, params, state FROM tasks WHERE id = $1', [res.body.id]);
+    // stored in the gateway's words: the normalized request (no ratio or model asked) and the door it came through
+    expect(rows[0]).toEqual({ kind: 'video', owner: 'team-b', params: { prompt: 'owned', loop: false, door: 'luma' }, state: 'queued' });
   });
 
   it('needs a non-empty prompt of at most 5000 characters', async () => {

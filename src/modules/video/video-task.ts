@@ -1,100 +1,86 @@
 import type { Task } from '../../common/tasks/task-kind.js';
-import type { FrameFit, VideoFrame, VideoRequest } from '../../vendors/contracts/video-request.js';
+import type { VideoFrame, VideoImage, VideoRequest } from '../../vendors/contracts/video-request.js';
 
+/** The media role of an uploaded first (`frame0`) or last (`frame1`) frame. */
 export type KeyframePositionName = 'frame0' | 'frame1';
-/** The media role of an image a request brought: a keyframe's position, or `ref<i>` for its i-th reference image. */
+/** The media role of an image a request brought: a frame's position, or `ref<i>` for its i-th reference image. */
 export type InputImageRole = KeyframePositionName | `ref${number}`;
-
-/** A reference image of a generation (`VideoRequest.referenceImages`): by URL, or uploaded with the request (the task's media of role `ref<index>`). */
-export interface ReferenceParams {
-  id: string;
-  index: number;
-  url?: string;
-  upload?: true;
-}
 
 /** The media role of the i-th reference image. */
 export function referenceRole(index: number): InputImageRole {
   return `ref${index}`;
 }
 
-/** A keyframe registered as media for a generation: an image by URL, or one of the owner's earlier generations. */
-export interface KeyframeParams {
-  /** Its media id (media_request.start.id of an image keyframe). */
-  id: string;
-  position: KeyframePositionName;
-  type: 'image' | 'generation';
-  url?: string;
-  /** An image uploaded with the request (the OpenAI door's input_reference file): the task's media of role `frame0`/`frame1`, no URL. */
-  upload?: true;
-  /** For type generation: the generation it continues. */
-  generation_id?: string;
+/**
+ * An input image as a task stores it: the caller's URL, or an image uploaded with the request (the task's
+ * media of its role: `frame0`, `frame1`, `ref<i>`), whose link is made when a step sends it. `id` names it in
+ * records (the media's id for an upload, one given at acceptance for a URL).
+ */
+export type StoredVideoImage = { type: 'image'; id: string; url: string; upload?: never } | { type: 'image'; id: string; upload: true; url?: never };
+/** A first or last frame as a task stores it: an image, or the last frame of one of the owner's generations. */
+export type StoredVideoFrame = StoredVideoImage | { type: 'generation'; generationId: string };
+
+/**
+ * A generation's parameters document (tasks.params): the normalized request (`VideoRequest`), in the
+ * gateway's own words whatever door accepted it, its images as stored, and the door it came through (whose
+ * records and callbacks render it). Doors map their bodies into it and their records out of it; vendors read
+ * the request it holds (`videoRequestOf`). Rows of the Luma door's shape were rewritten by the migration
+ * `20261202030000_video_params`.
+ */
+export interface VideoParams extends Omit<VideoRequest, 'firstFrame' | 'lastFrame' | 'referenceImages'> {
+  firstFrame?: StoredVideoFrame;
+  lastFrame?: StoredVideoFrame;
+  referenceImages?: StoredVideoImage[];
+  /** The door it came through, by its name in the door registry: the one that renders its records and callbacks. */
+  door: string;
 }
 
-/** A generation's parameters document (tasks.params): Luma's request, as accepted. */
-export interface VideoParams {
-  prompt: string;
-  aspect_ratio: string;
-  loop: boolean;
-  enhance: boolean;
-  model: string;
-  resolution?: string;
-  duration?: string;
-  concepts?: { key: string }[];
-  keyframes: KeyframeParams[];
-  /** The caller named no model (`model` is the door's default): any configured model that makes the rest serves it. */
-  any_model?: true;
-  /** The caller gave no aspect ratio (`aspect_ratio` is the door's default): the vendor's default, or the first frame's shape, applies. */
-  default_aspect_ratio?: true;
-  /** The door it came through (absent: Luma's, as before doors were recorded). */
-  door?: 'luma' | 'openai' | 'kling';
-  /** Kling's fields the Kling door takes. */
-  negative_prompt?: string;
-  cfg_scale?: number;
-  camera_control?: Record<string, unknown>;
-  /** A seed, for doors that take one (the Luma door has none). */
-  seed?: number;
-  /** Generated sound with the video, for doors that ask for it (the Luma door has none). */
-  audio?: boolean;
-  /** Images the video keeps to (not frames of it): the OpenAI door's input_reference given as a reference image. */
-  references?: ReferenceParams[];
-  /** How a first frame is fitted to the asked ratio for a vendor that takes the frame's shape; absent: the channel's default. */
-  fit?: FrameFit;
+/** The longest prompt a door takes, in characters (a model's own limit is its spec's `maxPromptChars`). */
+export const PROMPT_MAX_CHARS = 5000;
+
+/** What a generation makes when it does not say: the shape of a video no ratio or frame decides (the sandbox's), and its length (the price's). */
+export const DEFAULT_ASPECT_RATIO = '16:9';
+export const DEFAULT_DURATION_S = 5;
+
+/** The seconds of video a generation asks for (DEFAULT_DURATION_S when it does not say). */
+export function durationOf(params: VideoParams): number {
+  return params.durationS ?? DEFAULT_DURATION_S;
+}
+
+/** The normalized field of the image whose upload has this media role: `firstFrame`, `lastFrame`, `referenceImages[<i>]` (a door words it: TaskDoors.field). */
+export function fieldOf(role: InputImageRole): string {
+  return role === 'frame0' ? 'firstFrame' : role === 'frame1' ? 'lastFrame' : `referenceImages[${role.slice(3)}]`;
+}
+
+/** An image the request brought, with the media role an upload of it has. */
+export interface InputImage {
+  role: InputImageRole;
+  image: StoredVideoFrame;
+}
+
+/** The first and last frames and the reference images, each with its role. */
+export function inputImages(params: VideoParams): InputImage[] {
+  return [
+    ...(params.firstFrame ? [{ role: 'frame0' as const, image: params.firstFrame }] : []),
+    ...(params.lastFrame ? [{ role: 'frame1' as const, image: params.lastFrame }] : []),
+    ...(params.referenceImages ?? []).map((image, i) => ({ role: referenceRole(i), image })),
+  ];
 }
 
 /**
- * The normalized request of a generation, whatever door accepted it. An uploaded frame has no URL of its own:
+ * The normalized request a generation stores, as vendors read it. An uploaded image has no URL of its own:
  * `uploadUrls` gives the one to send (a signed link to it here); without, it is empty (enough to check what
  * the request asks).
  */
-export function toVideoRequest(params: VideoParams, uploadUrls: Partial<Record<InputImageRole, string>> = {}): VideoRequest {
-  const frame = (position: KeyframePositionName): VideoFrame | undefined => {
-    const k = params.keyframes.find((f) => f.position === position);
-    if (!k) return undefined;
-    if (k.type === 'generation') return { type: 'generation', generationId: k.generation_id! };
-    return k.upload ? { type: 'image', url: uploadUrls[position] ?? '', hosted: true } : { type: 'image', url: k.url! };
-  };
-  const first = frame('frame0');
-  const last = frame('frame1');
+export function videoRequestOf(params: VideoParams, uploadUrls: Partial<Record<InputImageRole, string>> = {}): VideoRequest {
+  const { door: _door, firstFrame, lastFrame, referenceImages, ...request } = params;
+  const image = (stored: StoredVideoImage, role: InputImageRole): VideoImage => (stored.upload ? { type: 'image', url: uploadUrls[role] ?? '', hosted: true } : { type: 'image', url: stored.url });
+  const frame = (stored: StoredVideoFrame, role: KeyframePositionName): VideoFrame => (stored.type === 'generation' ? stored : image(stored, role));
   return {
-    prompt: params.prompt,
-    loop: params.loop,
-    ...(params.default_aspect_ratio ? {} : { aspectRatio: params.aspect_ratio }),
-    ...(params.resolution ? { resolution: params.resolution } : {}),
-    ...(params.duration ? { durationS: Number.parseInt(params.duration, 10) } : {}),
-    ...(first ? { firstFrame: first } : {}),
-    ...(last ? { lastFrame: last } : {}),
-    ...(params.any_model ? {} : { model: params.model }),
-    ...(params.concepts?.length ? { concepts: params.concepts.map((c) => c.key) } : {}),
-    ...(params.negative_prompt !== undefined ? { negativePrompt: params.negative_prompt } : {}),
-    ...(params.cfg_scale !== undefined ? { cfgScale: params.cfg_scale } : {}),
-    ...(params.camera_control !== undefined ? { cameraControl: params.camera_control } : {}),
-    ...(params.seed !== undefined ? { seed: params.seed } : {}),
-    ...(params.audio !== undefined ? { audio: params.audio } : {}),
-    ...(params.references?.length
-      ? { referenceImages: params.references.map((r) => (r.upload ? { type: 'image' as const, url: uploadUrls[referenceRole(r.index)] ?? '', hosted: true as const } : { type: 'image' as const, url: r.url! })) }
-      : {}),
-    ...(params.fit ? { fit: params.fit } : {}),
+    ...request,
+    ...(firstFrame ? { firstFrame: frame(firstFrame, 'frame0') } : {}),
+    ...(lastFrame ? { lastFrame: frame(lastFrame, 'frame1') } : {}),
+    ...(referenceImages?.length ? { referenceImages: referenceImages.map((r, i) => image(r, referenceRole(i))) } : {}),
   };
 }
 

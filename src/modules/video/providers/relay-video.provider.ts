@@ -12,7 +12,7 @@ import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import type { VendorBilled } from '../../../vendors/contracts/vendor-billing.js';
-import { type InputImageRole, referenceRole, toVideoRequest, type VideoTask } from '../video-task.js';
+import { fieldOf, inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -50,12 +50,10 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
   }
 
   async step(generation: VideoTask, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
-    const uploaded: InputImageRole[] = [
-      ...generation.params.keyframes.filter((k) => k.upload).map((k) => k.position),
-      ...(generation.params.references ?? []).filter((r) => r.upload).map((r) => referenceRole(r.index)),
-    ];
+    const inputs = inputImages(generation.params);
+    const uploaded = inputs.filter(({ image }) => image.type === 'image' && image.upload).map(({ role }) => role);
     const uploadUrls = Object.fromEntries(await Promise.all(uploaded.map(async (role) => [role, await ctx.uploadUrl(role)] as const)));
-    const request = toVideoRequest(generation.params, uploadUrls);
+    const request = videoRequestOf(generation.params, uploadUrls);
     const generationIds: { first?: string; last?: string } = {};
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
     // a frame fitted for one channel serves the next the step tries with the same fit (a busy one, failover)
@@ -87,19 +85,15 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       },
       beforeCreate: async () => {
         // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
-        for (const frame of generation.params.keyframes) {
-          const handOff = frame.type === 'image' ? await this.callerUrls.handOffRefusal(`keyframes.${frame.position}.url`, frame.url) : null;
-          if (handOff) return { kind: 'failed', reason: handOff };
-        }
-        for (const reference of generation.params.references ?? []) {
-          const handOff = await this.callerUrls.handOffRefusal(`references[${reference.index}].url`, reference.url);
+        for (const { role, image } of inputs) {
+          const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(ctx.fieldName(fieldOf(role)), image.url) : null;
           if (handOff) return { kind: 'failed', reason: handOff };
         }
         // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
         for (const [position, frame] of [['first', request.firstFrame], ['last', request.lastFrame]] as const) {
           if (frame?.type !== 'generation') continue;
           const named = await ctx.upstreamOf(frame.generationId);
-          const field = `keyframes.${position === 'first' ? 'frame0' : 'frame1'}`;
+          const field = ctx.fieldName(position === 'first' ? 'firstFrame' : 'lastFrame');
           if (!named) return { kind: 'failed', reason: `${field} names generation ${frame.generationId}, which the upstream does not know` };
           if (op.pinnedTo && named.channelId && named.channelId !== op.pinnedTo) return { kind: 'failed', reason: 'the keyframes name generations made on different upstream channels' };
           op.pinnedTo = named.channelId ?? op.pinnedTo;

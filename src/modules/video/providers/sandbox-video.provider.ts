@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import type { VideoTask } from '../video-task.js';
-import { durationSeconds, renderClip, resolutionHeight } from './clip-renderer.js';
+import { DEFAULT_ASPECT_RATIO, durationOf, type VideoTask } from '../video-task.js';
+import { renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
 
@@ -24,13 +24,13 @@ export class SandboxVideoProvider implements VideoProvider {
     const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
       {
-        aspectRatio: generation.params.aspect_ratio,
+        aspectRatio: generation.params.aspectRatio ?? DEFAULT_ASPECT_RATIO,
         loop: generation.params.loop,
         start,
         end,
         imageLimits: this.config.images,
         title: generation.params.prompt,
-        seconds: durationSeconds(generation.params.duration),
+        seconds: durationOf(generation.params),
         height: resolutionHeight(generation.params.resolution),
         seed: generation.params.seed,
         audio: generation.params.audio,

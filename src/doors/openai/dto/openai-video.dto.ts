@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
-import { PROMPT_MAX_CHARS } from './create-generation.dto.js';
+import { PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';

@@ -7,7 +7,7 @@ import { BodyLimit } from '../../common/http/json-body.guard.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
-import { ListExpandTasksQueryDto } from '../../doors/kling/dto/kling-page-query.dto.js';
+import { ListExpandTasksQueryDto } from './dto/kling-page-query.dto.js';
 import { CreateKlingImageToVideoDto, CreateKlingTextToVideoDto, KlingVideoTaskEnvelopeDto, KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
 import { KlingVideosService } from './kling-videos.service.js';
 

@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { refuseRoutes, type UnsupportedRoute } from '../../common/http/unsupported-routes.js';
 
 /** OpenAI's video operations this gateway does not offer, by route. */
-export const OPENAI_UNSUPPORTED: UnsupportedRoute[] = [
+export const OPENAI_VIDEOS_UNSUPPORTED: UnsupportedRoute[] = [
   { method: 'POST', path: ':id/remix', operation: 'videos.remix' },
   { method: 'POST', path: 'edits', operation: 'videos.edit' },
   { method: 'POST', path: 'extensions', operation: 'videos.extend' },
@@ -18,6 +18,6 @@ export const OPENAI_UNSUPPORTED: UnsupportedRoute[] = [
  */
 @ApiExcludeController()
 @Controller('openai/v1/videos')
-export class OpenAiUnsupportedController {}
+export class OpenAiVideosUnsupportedController {}
 
-refuseRoutes(OpenAiUnsupportedController, OPENAI_UNSUPPORTED, (route) => `${route.operation} is not supported by this gateway: its OpenAI-style door offers videos.create, retrieve, list, delete and downloadContent`);
+refuseRoutes(OpenAiVideosUnsupportedController, OPENAI_VIDEOS_UNSUPPORTED, (route) => `${route.operation} is not supported by this gateway: its OpenAI-style door offers videos.create, retrieve, list, delete and downloadContent`);

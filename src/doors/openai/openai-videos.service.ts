@@ -4,17 +4,17 @@ import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import type { MediaAnswer, MediaRequest } from '../media/media-delivery.js';
-import { MediaService } from '../media/media.service.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
-import { DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
+import type { MediaAnswer, MediaRequest } from '../../modules/media/media-delivery.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import type { CreateOpenAiVideoDto, ListOpenAiVideosQueryDto, OpenAiVideoDeletedDto, OpenAiVideoDto, OpenAiVideoListDto } from './dto/openai-video.dto.js';
 import { classOf, OpenAiVideoRecords } from './openai-video.records.js';
-import { VideoKind } from './video.kind.js';
-import { doorFieldNames, VideoModels } from './video-models.js';
-import { VideoUploads } from './video-uploads.js';
+import { OPENAI_DOOR } from './openai.door.js';
+import { VideoKind } from '../../modules/video/video.kind.js';
+import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
+import { VideoUploads } from '../../modules/video/video-uploads.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
-import { type KeyframeParams, type ReferenceParams, referenceRole, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+import { referenceRole, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 /** The door's defaults, as OpenAI's API has its own: 1280x720, and 5 s (the length the price counts without one). */
@@ -62,44 +62,40 @@ export class OpenAiVideosService {
     const asReference = dto.input_reference_role === 'reference_image';
     if (asReference && !file && !dto.input_reference?.image_url) throw new AppError('INVALID_PARAMETER', 'input_reference_role: reference_image needs an input_reference (a file, or image_url)');
     const upload = file ? await this.uploads.store(principal.owner, id, asReference ? referenceRole(0) : 'frame0', file.buffer, 'input_reference') : undefined;
-    const image = upload ? { id: upload.id, upload: true as const } : dto.input_reference?.image_url ? { id: randomUUID(), url: dto.input_reference.image_url } : undefined;
-    const keyframes: KeyframeParams[] = image && !asReference ? [{ ...image, position: 'frame0', type: 'image' }] : [];
-    const references: ReferenceParams[] = image && asReference ? [{ ...image, index: 0 }] : [];
+    const image: StoredVideoImage | undefined = upload ? { type: 'image', id: upload.id, upload: true } : dto.input_reference?.image_url ? { type: 'image', id: randomUUID(), url: dto.input_reference.image_url } : undefined;
     const params: VideoParams = {
       prompt: dto.prompt,
-      aspect_ratio: size.aspectRatio,
       loop: false,
-      enhance: false,
-      model: dto.model ?? DEFAULT_VIDEO_MODEL,
+      aspectRatio: size.aspectRatio,
       resolution: size.resolution,
-      ...(dto.seconds ? { duration: `${dto.seconds}s` } : {}),
-      keyframes,
-      ...(references.length ? { references } : {}),
+      ...(dto.seconds ? { durationS: Number.parseInt(dto.seconds, 10) } : {}),
+      ...(image && !asReference ? { firstFrame: image } : {}),
+      ...(image && asReference ? { referenceImages: [image] } : {}),
+      ...(dto.model !== undefined ? { model: dto.model } : {}),
       ...(dto.fit ? { fit: dto.fit } : {}),
-      ...(dto.model === undefined ? { any_model: true as const } : {}),
-      door: 'openai',
+      door: OPENAI_DOOR,
     };
     const stored = upload ? [upload] : [];
     let task: VideoTask;
     try {
-      await this.models.check(toVideoRequest(params), OPENAI_FIELDS);
+      await this.models.check(videoRequestOf(params), OPENAI_FIELDS);
       task = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.uploads.rows(stored) });
     } catch (err) {
       await this.uploads.discard(stored);
       throw err;
     }
-    return (await this.records.videos([task]))[0];
+    return (await this.records.records([task]))[0];
   }
 
   async get(principal: Principal, id: string): Promise<OpenAiVideoDto> {
-    return (await this.records.videos([await this.findOwn(principal, id)]))[0];
+    return (await this.records.records([await this.findOwn(principal, id)]))[0];
   }
 
   /** A cursor page of the caller's generations (every door's), newest first unless `order=asc`. */
   async list(principal: Principal, query: ListOpenAiVideosQueryDto): Promise<OpenAiVideoListDto> {
     const rows = await this.tasks.listForOwnerAfter<VideoParams, Record<string, never>>(KIND, principal.owner, { after: query.after, order: query.order, take: query.limit + 1 });
     if (!rows) throw new AppError('INVALID_PARAMETER', `after must be the id of one of your videos (not ${query.after})`);
-    const data = await this.records.videos(rows.slice(0, query.limit));
+    const data = await this.records.records(rows.slice(0, query.limit));
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > query.limit };
   }
 

@@ -5,13 +5,13 @@ import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { RequestBaseUrl } from '../../common/decorators/request.decorators.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
-import { CallbackListDto } from '../callbacks/dto/callback.dto.js';
+import { CallbackListDto } from '../../modules/callbacks/dto/callback.dto.js';
 import { CreateGenerationDto } from './dto/create-generation.dto.js';
 import { GenerationDetailDto, GenerationDto, GenerationListDto, PingDto } from './dto/generation.dto.js';
 import { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
-import { CreditBalanceDto } from '../limits/dto/usage.dto.js';
-import { UsageService } from '../limits/usage.service.js';
-import { VideoService } from './video.service.js';
+import { CreditBalanceDto } from '../../modules/limits/dto/usage.dto.js';
+import { UsageService } from '../../modules/limits/usage.service.js';
+import { LumaVideoService } from './luma-video.service.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 
 const CREATE_DOC = {
@@ -30,9 +30,9 @@ const CREATE_ERRORS = [...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARA
 @ApiTags('video generation')
 @ApiBearerAuth(API_KEY_SCHEME)
 @Controller('video-b/v1')
-export class VideoController {
+export class LumaVideoController {
   constructor(
-    private readonly video: VideoService,
+    private readonly video: LumaVideoService,
     private readonly usage: UsageService,
   ) {}
 

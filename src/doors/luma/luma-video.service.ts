@@ -2,20 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
-import { AppConfig } from '../../infra/config/app-config.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { CallbacksService } from '../callbacks/callbacks.service.js';
-import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
-import { MediaService } from '../media/media.service.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
-import { type CreateGenerationDto, DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL, type KeyframeDto } from './dto/create-generation.dto.js';
+import { CallbacksService } from '../../modules/callbacks/callbacks.service.js';
+import type { CallbackListDto } from '../../modules/callbacks/dto/callback.dto.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
+import { type CreateGenerationDto, type KeyframeDto } from './dto/create-generation.dto.js';
 import type { GenerationDetailDto, GenerationDto, GenerationListDto } from './dto/generation.dto.js';
 import type { ListGenerationsQueryDto } from './dto/list-generations.dto.js';
-import { VideoKind } from './video.kind.js';
-import { doorFieldNames, VideoModels } from './video-models.js';
-import { toGenerationDto, VideoRecords } from './video.records.js';
-import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+import { VideoKind } from '../../modules/video/video.kind.js';
+import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
+import { LumaVideoRecords, toGenerationDto } from './luma-video.records.js';
+import { LUMA_DOOR } from './luma.door.js';
+import { type KeyframePositionName, type StoredVideoFrame, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -23,16 +23,15 @@ const KIND = VideoKind.definition.name;
 const LUMA_FIELDS = doorFieldNames({ firstFrame: 'keyframes.frame0', lastFrame: 'keyframes.frame1', continues: 'keyframes (a generation)' });
 
 @Injectable()
-export class VideoService {
+export class LumaVideoService {
   constructor(
     private readonly engine: TaskEngine,
     private readonly tasks: TaskRepository,
     private readonly kind: VideoKind,
-    private readonly records: VideoRecords,
+    private readonly records: LumaVideoRecords,
     private readonly media: MediaService,
     private readonly callbacks: CallbacksService,
     private readonly models: VideoModels,
-    private readonly config: AppConfig,
     private readonly callerUrls: CallerUrls,
   ) {}
 
@@ -43,36 +42,34 @@ export class VideoService {
     for (const [position, frame] of frames) if (frame.type === 'image') this.callerUrls.check(`keyframes.${position}.url`, frame.url, requestBase);
     this.callerUrls.check('callback_url', dto.callback_url, requestBase);
     await this.assertOwnGenerations(principal.owner, frames);
-    const keyframes: KeyframeParams[] = frames.map(([position, frame]) =>
-      frame.type === 'image' ? { id: randomUUID(), position, type: 'image', url: frame.url! } : { id: randomUUID(), position, type: 'generation', generation_id: frame.id! },
-    );
+    const stored = (frame: KeyframeDto): StoredVideoFrame => (frame.type === 'image' ? { type: 'image', id: randomUUID(), url: frame.url! } : { type: 'generation', generationId: frame.id! });
+    const [first, last] = (['frame0', 'frame1'] as const).map((position) => frames.find(([p]) => p === position)?.[1]);
     const params: VideoParams = {
       prompt: dto.prompt,
-      aspect_ratio: dto.aspect_ratio ?? DEFAULT_ASPECT_RATIO,
       loop: dto.loop ?? false,
-      enhance: true,
-      model: dto.model ?? DEFAULT_VIDEO_MODEL,
+      ...(dto.aspect_ratio !== undefined ? { aspectRatio: dto.aspect_ratio } : {}),
       ...(dto.resolution ? { resolution: dto.resolution } : {}),
-      ...(dto.duration ? { duration: dto.duration } : {}),
-      ...(dto.concepts?.length ? { concepts: dto.concepts.map((c) => ({ key: c.key })) } : {}),
-      keyframes,
-      ...(dto.model === undefined ? { any_model: true as const } : {}),
-      ...(dto.aspect_ratio === undefined ? { default_aspect_ratio: true as const } : {}),
+      ...(dto.duration ? { durationS: Number.parseInt(dto.duration, 10) } : {}),
+      ...(first ? { firstFrame: stored(first) } : {}),
+      ...(last ? { lastFrame: stored(last) } : {}),
+      ...(dto.model !== undefined ? { model: dto.model } : {}),
+      ...(dto.concepts?.length ? { concepts: dto.concepts.map((c) => c.key) } : {}),
       ...(dto.fit ? { fit: dto.fit } : {}),
+      door: LUMA_DOOR,
     };
-    await this.models.check(toVideoRequest(params), LUMA_FIELDS);
+    await this.models.check(videoRequestOf(params), LUMA_FIELDS);
     return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
   }
 
   async getGeneration(principal: Principal, id: string): Promise<GenerationDetailDto> {
-    return (await this.records.details([await this.findOwn(principal, id)]))[0];
+    return (await this.records.records([await this.findOwn(principal, id)]))[0];
   }
 
   /** A page of the caller's generations, newest first; one more is read to know whether more follow (no count of all). */
   async listGenerations(principal: Principal, query: ListGenerationsQueryDto): Promise<GenerationListDto> {
     const rows = await this.tasks.listForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, { skip: query.offset, take: query.limit + 1 });
     const page = rows.slice(0, query.limit);
-    return { generations: await this.records.details(page), count: page.length, has_more: rows.length > query.limit, limit: query.limit, offset: query.offset };
+    return { generations: await this.records.records(page), count: page.length, has_more: rows.length > query.limit, limit: query.limit, offset: query.offset };
   }
 
   /** Removes the generation and its media; one that has not finished gives back its slot and credits. */

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res, UploadedFile } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiBearerAuth, ApiBody, ApiConsumes, ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { sendMedia } from '../media/media-response.js';
+import { sendMedia } from '../../modules/media/media-response.js';
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { MultipartBody } from '../../common/http/json-body.guard.js';

@@ -6,17 +6,17 @@ import { successEnvelope } from '../../common/http/envelope.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
-import type { NewMedia } from '../media/media.repository.js';
-import { CallerUrls } from '../samples/caller-urls.service.js';
-import { DEFAULT_ASPECT_RATIO, DEFAULT_VIDEO_MODEL } from './dto/create-generation.dto.js';
+import type { NewMedia } from '../../modules/media/media.repository.js';
+import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
-import type { ListExpandTasksQueryDto as KlingPageQuery } from '../../doors/kling/dto/kling-page-query.dto.js';
+import type { ListExpandTasksQueryDto as KlingPageQuery } from './dto/kling-page-query.dto.js';
 import { KlingVideoRecords } from './kling-video.records.js';
-import { VideoKind } from './video.kind.js';
+import { KLING_DOOR } from './kling.door.js';
+import { VideoKind } from '../../modules/video/video.kind.js';
 import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';
-import { doorFieldNames, VideoModels } from './video-models.js';
-import { VideoUploads } from './video-uploads.js';
-import { type KeyframeParams, type KeyframePositionName, toVideoRequest, type VideoParams, type VideoTask } from './video-task.js';
+import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
+import { VideoUploads } from '../../modules/video/video-uploads.js';
+import { type KeyframePositionName, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -52,30 +52,28 @@ export class KlingVideosService {
     const id = randomUUID();
     const stored: NewMedia[] = [];
     try {
-      const keyframes: KeyframeParams[] = [];
+      const frames: Partial<Record<KeyframePositionName, StoredVideoImage>> = {};
       for (const [position, field, value] of [['frame0', 'image', images.image], ['frame1', 'image_tail', images.image_tail]] as const) {
-        if (value !== undefined) keyframes.push(await this.keyframe(principal.owner, id, position, field, value, stored));
+        if (value !== undefined) frames[position] = await this.keyframe(principal.owner, id, position, field, value, stored);
       }
+      // image2video takes the image's shape: no ratio is asked
       const aspect = endpoint === 'text2video' ? ((dto as CreateKlingTextToVideoDto).aspect_ratio ?? '16:9') : undefined;
       const params: VideoParams = {
         prompt: dto.prompt ?? '',
-        aspect_ratio: aspect ?? DEFAULT_ASPECT_RATIO,
         loop: false,
-        enhance: false,
-        model: dto.model_name ?? DEFAULT_VIDEO_MODEL,
+        ...(aspect !== undefined ? { aspectRatio: aspect } : {}),
         ...(dto.mode ? { resolution: dto.mode === 'pro' ? '1080p' : '720p' } : {}),
-        ...(dto.duration ? { duration: `${dto.duration}s` } : {}),
-        keyframes,
-        ...(dto.model_name === undefined ? { any_model: true as const } : {}),
-        // image2video takes the image's shape
-        ...(aspect === undefined ? { default_aspect_ratio: true as const } : {}),
-        door: 'kling',
-        ...(dto.negative_prompt !== undefined ? { negative_prompt: dto.negative_prompt } : {}),
-        ...(dto.cfg_scale !== undefined ? { cfg_scale: dto.cfg_scale } : {}),
-        ...(dto.camera_control ? { camera_control: { ...dto.camera_control } as Record<string, unknown> } : {}),
+        ...(dto.duration ? { durationS: Number.parseInt(dto.duration, 10) } : {}),
+        ...(frames.frame0 ? { firstFrame: frames.frame0 } : {}),
+        ...(frames.frame1 ? { lastFrame: frames.frame1 } : {}),
+        ...(dto.model_name !== undefined ? { model: dto.model_name } : {}),
+        ...(dto.negative_prompt != null ? { negativePrompt: dto.negative_prompt } : {}),
+        ...(dto.cfg_scale != null ? { cfgScale: dto.cfg_scale } : {}),
+        ...(dto.camera_control ? { cameraControl: { ...dto.camera_control } as Record<string, unknown> } : {}),
         ...(dto.sound ? { audio: dto.sound === 'on' } : {}),
+        door: KLING_DOOR,
       };
-      await this.models.check(toVideoRequest(params), KLING_FIELDS, KlingVideoVendor.protocol);
+      await this.models.check(videoRequestOf(params), KLING_FIELDS, KlingVideoVendor.protocol);
       const task = await this.engine.submit(this.kind, {
         id,
         owner: principal.owner,
@@ -85,7 +83,7 @@ export class KlingVideosService {
         baseUrl: base,
         details: this.uploads.rows(stored),
       });
-      return successEnvelope(requestId, { data: (await this.records.details([task]))[0] });
+      return successEnvelope(requestId, { data: (await this.records.records([task]))[0] });
     } catch (err) {
       await this.uploads.discard(stored);
       throw err;
@@ -95,24 +93,24 @@ export class KlingVideosService {
   async get(principal: Principal, requestId: string, idOrExternalId: string): Promise<KlingVideoTaskEnvelopeDto> {
     const task = await this.tasks.findForOwnerByIdOrExternalId<VideoParams, Record<string, never>>(KIND, principal.owner, idOrExternalId);
     if (!task) throw new AppError('NOT_FOUND', `No task ${idOrExternalId} among yours (by task_id or external_task_id)`);
-    return successEnvelope(requestId, { data: (await this.records.details([task as VideoTask]))[0] });
+    return successEnvelope(requestId, { data: (await this.records.records([task as VideoTask]))[0] });
   }
 
   /** A page of the caller's generations (every door's), newest first. */
   async list(principal: Principal, requestId: string, query: KlingPageQuery): Promise<KlingVideoTaskListEnvelopeDto> {
     const page = { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize, externalId: query.external_task_id };
     const tasks = await this.tasks.listForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, page);
-    return successEnvelope(requestId, { data: await this.records.details(tasks) });
+    return successEnvelope(requestId, { data: await this.records.records(tasks) });
   }
 
   /** A frame given as a URL is kept as one; Base64 is decoded and stored with the generation. */
-  private async keyframe(owner: string, taskId: string, position: KeyframePositionName, field: string, value: string, stored: NewMedia[]): Promise<KeyframeParams> {
-    if (isHttpUrl(value)) return { id: randomUUID(), position, type: 'image', url: value };
+  private async keyframe(owner: string, taskId: string, position: KeyframePositionName, field: string, value: string, stored: NewMedia[]): Promise<StoredVideoImage> {
+    if (isHttpUrl(value)) return { type: 'image', id: randomUUID(), url: value };
     // a Base64 image as Kling takes it: no data: prefix, no whitespace
     if (!isBase64Text(value)) throw new AppError('INVALID_PARAMETER', `${field} must be an http(s) URL or Base64 of a JPEG or PNG (no data: prefix)`);
     const media = await this.uploads.store(owner, taskId, position, Buffer.from(value, 'base64'), field);
     stored.push(media);
-    return { id: media.id, position, type: 'image', upload: true };
+    return { type: 'image', id: media.id, upload: true };
   }
 }
 

@@ -5,18 +5,15 @@ import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { RESOLUTION_SIDES } from '../../../vendors/contracts/resolution.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
+import { DEFAULT_ASPECT_RATIO, PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
-export const PROMPT_MAX_CHARS = 5000;
-export const DEFAULT_ASPECT_RATIO = '16:9';
 
 /** What the catalogs' models make: the Luma door's examples, not enumerations (a channel's declared model may make others). */
 const RANGE = videoCatalogRange();
 /** Luma's video models (the door's examples); the configured models decide what is taken (GET /models). */
 export const VIDEO_MODELS = ['ray-2', 'ray-flash-2', 'ray-1-6'] as const;
-/** What the record shows as the model of a generation that named none (any configured model that makes the rest serves it). */
-export const DEFAULT_VIDEO_MODEL = 'ray-2';
 /** The resolutions the door takes: every class of the gateway's (the video's shorter side: 480 to 2160 px), Luma's 540p, 720p, 1080p and 4k among them; a declared model names these too. */
 export const VIDEO_RESOLUTIONS = Object.keys(RESOLUTION_SIDES);
 /** Luma's durations (the door's examples); the configured models decide which are taken (GET /models). */

@@ -1,27 +1,44 @@
 import { Injectable } from '@nestjs/common';
+import type { TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import type { MediaRow } from '../media/media.repository.js';
-import { MediaService } from '../media/media.service.js';
-import { durationSeconds } from './providers/clip-renderer.js';
+import type { MediaRow } from '../../modules/media/media.repository.js';
+import { MediaService } from '../../modules/media/media.service.js';
 import type { OpenAiVideoDto } from './dto/openai-video.dto.js';
-import type { VideoTask } from './video-task.js';
+import { VIDEO_DEFINITION } from '../../modules/video/video.definition.js';
+import { DEFAULT_ASPECT_RATIO, durationOf, type VideoTask } from '../../modules/video/video-task.js';
+import type { DoorRendering } from '../contracts/door.js';
+import { OPENAI_DOOR } from './openai.door.js';
 import { COMMON_ASPECT_RATIOS, RESOLUTION_SIDES, sizeOf } from '../../vendors/contracts/resolution.js';
 
 const STATUS = { queued: 'queued', running: 'in_progress', succeeded: 'completed', failed: 'failed' } as const;
 const PROGRESS = { queued: 0, in_progress: 50, completed: 100, failed: 100 } as const;
 const DAY_S = 86_400;
 
-/** OpenAI's video objects of generations, whichever door made them. */
+/**
+ * OpenAI's video objects of generations, whichever door made them. The rendering of the door's own
+ * generations: it takes no callback URL, so their records are read only by GET /tasks/{id}.
+ */
 @Injectable()
-export class OpenAiVideoRecords {
+export class OpenAiVideoRecords implements DoorRendering<VideoTask> {
+  readonly door = OPENAI_DOOR;
+  readonly kind = VIDEO_DEFINITION.name;
+
   constructor(
     private readonly media: MediaService,
     private readonly config: AppConfig,
   ) {}
 
-  async videos(tasks: VideoTask[]): Promise<OpenAiVideoDto[]> {
-    const mediaOf = await this.media.linkedMedia(tasks);
+  /** `tx`: read in a state change's transaction. */
+  async records(tasks: VideoTask[], tx?: TaskTx): Promise<OpenAiVideoDto[]> {
+    const mediaOf = await this.media.linkedMedia(tasks, tx);
     return tasks.map((task) => this.toVideo(task, mediaOf(task).media));
+  }
+
+  /** The request's image by the field OpenAI's body gives it in: `input_reference` uploaded, or its `image_url`. */
+  field(field: string, task: VideoTask): string {
+    const image = field === 'firstFrame' ? task.params.firstFrame : field === 'referenceImages[0]' ? task.params.referenceImages?.[0] : undefined;
+    if (!image) return field;
+    return image.type === 'image' && image.upload ? 'input_reference' : 'input_reference.image_url';
   }
 
   private toVideo(task: VideoTask, media: MediaRow[]): OpenAiVideoDto {
@@ -32,7 +49,7 @@ export class OpenAiVideoRecords {
     return {
       id: task.id,
       object: 'video',
-      model: p.any_model ? 'auto' : p.model,
+      model: p.model ?? 'auto',
       status,
       progress: PROGRESS[status],
       created_at: unix(task.createdAt)!,
@@ -40,8 +57,8 @@ export class OpenAiVideoRecords {
       expires_at: seconds === null ? null : seconds + this.config.resultRetentionDays * DAY_S,
       prompt: p.prompt,
       remixed_from_video_id: null,
-      seconds: String(durationSeconds(p.duration)),
-      size: video?.width && video.height ? `${video.width}x${video.height}` : sizeOf(p.aspect_ratio, p.resolution),
+      seconds: String(durationOf(p)),
+      size: video?.width && video.height ? `${video.width}x${video.height}` : sizeOf(p.aspectRatio ?? DEFAULT_ASPECT_RATIO, p.resolution),
       error: status === 'failed' ? { code: 'generation_failed', message: task.message ?? 'the generation failed' } : null,
     };
   }
