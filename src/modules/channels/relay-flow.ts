@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, Task, WatchedTask, WatchNews } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-export type { RelayStatus, RelayVendor } from '../../vendors/contracts/relay.js';
 import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
 import type { VendorBilled } from '../../vendors/contracts/vendor-billing.js';
 import type { RelayStatus, RelayVendor } from '../../vendors/contracts/relay.js';
