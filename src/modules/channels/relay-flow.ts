@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, Task, WatchedTask, WatchNews } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { type PolledStatus, pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
 import type { VendorBilled } from '../../vendors/contracts/vendor-billing.js';
 import type { RelayStatus, RelayVendor } from '../../vendors/contracts/relay.js';
@@ -64,6 +64,48 @@ export const MAX_UPSTREAM_ID = 256;
 const FETCH_BATCH = 50;
 
 /**
+ * How long a status a poll read stays good for the step it queued (which normally runs within a second): a
+ * step that waited longer asks again, as the links in an end may expire (BFL's last ten minutes).
+ */
+export const POLLED_FRESH_MS = 60_000;
+
+/** The largest status a poll carries to its step (JSON characters); a bigger one is asked for again by the step. */
+export const POLLED_MAX_CHARS = 64 * 1024;
+
+/**
+ * What a poll tells the poller of a task: working (nothing new), or news with the status it read when that
+ * status can be carried to the step in its job (plain JSON, not too big), else news alone (the step asks).
+ * A task the answer left out (undefined) is news: its step asks for it alone.
+ */
+export function pollNews(status: RelayStatus | undefined): WatchNews {
+  if (status === undefined) return 'changed';
+  if (status.state === 'working') return 'working';
+  return carriable(status) ? { read: status } : 'changed';
+}
+
+/** Whether a status survives its trip through a job's JSON as it is (no bytes, dates or class instances) and is small enough to carry. */
+export function carriable(status: unknown): boolean {
+  const plain = (v: unknown): boolean => {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return true;
+    if (Array.isArray(v)) return v.every(plain);
+    if (typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return false;
+    return Object.values(v as object).every((x) => x === undefined || plain(x));
+  };
+  return plain(status) && JSON.stringify(status).length <= POLLED_MAX_CHARS;
+}
+
+/**
+ * The status a step acts on without asking: the one its poll read (SubmitMarks.polled), when it is of the
+ * upstream task the task holds now (not one given up since) and read less than POLLED_FRESH_MS before `now`;
+ * undefined otherwise (the step asks once).
+ */
+export function polledStatus<S>(polled: PolledStatus | undefined, upstreamId: string, now: number): S | undefined {
+  if (!polled || polled.upstreamId !== upstreamId || now - polled.at > POLLED_FRESH_MS || now < polled.at - POLLED_FRESH_MS) return undefined;
+  const status = polled.status as { state?: unknown } | null;
+  return status && typeof status === 'object' && typeof status.state === 'string' && status.state !== 'working' ? (polled.status as S) : undefined;
+}
+
+/**
  * The one relay path of every operation: a new task goes to a channel the router picks (one whose vendor
  * makes it as asked, by priority and, where the operation routes by cost, price); its create is sent once
  * (marked before it goes); the answer is classified (busy and refused accounts go on to the next channel, a
@@ -123,7 +165,8 @@ export class RelayFlow {
   /**
    * How the poller asks about the tasks a channel holds: up to FETCH_BATCH in one request where the vendor
    * has a batch query (a task the answer leaves out is news: its step asks for it alone and decides), else one
-   * at a time. An account that refuses the batch query is asked one task at a time from then on, and the
+   * at a time. A status other than working is news, with the status itself (`pollNews`): the step it queues
+   * acts on it without asking again. An account that refuses the batch query is asked one task at a time from then on, and the
    * tasks of the refused request are news (each step asks for its own): taken as unanswered, a task whose
    * upstream had called back waited for the safety poll. A task stalled past its channel's limit is news at
    * once where the operation fails over.
@@ -134,7 +177,7 @@ export class RelayFlow {
     const query = vendor?.query?.bind(vendor);
     if (!channel || !vendor || !query) return null;
     const many = vendor.queryMany && !this.singleQuery.has(channel.baseUrl) ? vendor.queryMany.bind(vendor) : undefined;
-    const newsOf = (status: S | undefined): WatchNews => (status?.state === 'working' ? 'working' : 'changed');
+    const newsOf = (status: S | undefined): WatchNews => pollNews(status);
     return {
       name: channel.name,
       batchSize: many ? FETCH_BATCH : 1,
@@ -166,7 +209,9 @@ export class RelayFlow {
     if (!task.upstreamId) return this.unansweredCreate(task, marks, op, channel, vendor, where);
     const upstreamId = task.upstreamId;
     if (!vendor.query) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name}'s vendor cannot be asked about upstream task ${upstreamId}`, channel);
-    const status = await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false));
+    // the status the poll that queued this step read, when it is of this upstream task and fresh; else asked now
+    const polled = polledStatus<S>(marks.polled, upstreamId, Date.now());
+    const status = polled ?? (await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false)));
     // what the vendor billed is kept whatever comes next (its end, or failover: the task given up there was billed too)
     await this.keepBilled(task.id, op, channel, upstreamId, status);
     // a failure of the vendor's own fails over; its moderation's refusal (its descriptor's contentRefusal) only with RELAY_FAILOVER_ON_CONTENT
