@@ -15,38 +15,59 @@ import { UpstreamBilling } from './upstream-billing.js';
 export type RelayCreated<S, R> = { made: R } | { upstreamId: string; status?: S; callback?: boolean };
 
 /**
- * One operation's part of relaying one task: its vendors, what its request asks of a channel, how a create is
- * sent and how a vendor's end becomes the task's. RelayFlow does the rest, the same for every operation.
+ * What a create needs, decided by the operation before any channel is chosen (RelayOperation.prepare) and
+ * handed on by the flow as data: the channel the task is pinned to (what it follows is there), and the
+ * operation's own facts its `fits` and `create` read (a video's fitted first frames, an expand's input size).
  */
-export interface RelayOperation<V extends RelayVendor<S>, S extends RelayStatus, R> {
+export interface RelayOrder<O> {
+  pinnedTo: string | null;
+  data: O;
+}
+
+/** Whether a step's preparation ended it (a check refused the task) rather than giving its order. */
+function isOutcome<O, R>(prepared: RelayOrder<O> | StepOutcome<R>): prepared is StepOutcome<R> {
+  return 'kind' in prepared;
+}
+
+/**
+ * One operation's part of relaying one task: its vendors, what its request asks of a channel, what a create
+ * needs (prepared once, as data), how its request maps onto its vendor's create, and how a vendor's end becomes
+ * the task's. RelayFlow does the rest, the same for every operation, calling nothing of the operation's in
+ * between but pure tests of a channel and the mapping of the create.
+ */
+export interface RelayOperation<V extends RelayVendor<S>, S extends RelayStatus, R, O = undefined> {
   operation: ChannelOperation;
   /** What the operation's API calls the task, in its failures: "generation", "task", "music task", "upload". */
   noun: string;
   /** The adapters by channel protocol. */
   vendors: Readonly<Record<string, V>>;
-  /** Reads what `fits` needs (an input's size), once, before a channel is chosen: only steps that choose one read it. */
-  readyToFit?(): Promise<void>;
-  /** Whether a channel makes the task exactly as asked (a model that honours every field); absent: any does. */
-  fits?(channel: CandidateChannel): boolean;
+  /**
+   * What a create needs, read once and only by a step that chooses a channel (a new create, a failover), before
+   * it chooses: the checks a create must pass (a caller's URL the vendor would fetch, a generation a keyframe
+   * names: an outcome ends the step), the channel a follow-up is pinned to, and the facts `fits` and `create`
+   * read. Absent: nothing to check, no pin, `data` undefined.
+   */
+  prepare?(): Promise<RelayOrder<O> | StepOutcome<R>>;
+  /** Whether a channel makes the task exactly as asked (a model that honours every field), by the prepared facts; absent: any does. */
+  fits?(channel: CandidateChannel, data: O): boolean;
   /** What the task costs the company on a channel; null: unpriced. */
   costOf?(channel: CandidateChannel): number | null;
   /** The model and price an upstream task of it on this channel is recorded with. */
   taken?(channel: CandidateChannel): Omit<UpstreamTaskFacts, 'upstreamId'>;
   /** What the vendor's billed figure for its upstream task on this channel costs the company (the channel's price of that unit); null: unpriced. */
   billedCost?(channel: CandidateChannel, billed: VendorBilled): number | null;
-  /** The task follows something a channel holds (a clip continued, a generation named): only that channel can take it, and it never fails over. */
+  /** The task follows something a channel holds (a clip continued, a generation named): only that channel (its order's `pinnedTo`) can take it, and it never fails over. */
   pinned?: boolean;
-  /** That channel (read after beforeCreate, which may find it). */
-  pinnedTo?: string | null;
   /**
    * Whether an upstream task that failed for a reason of the vendor's own, or stalled past its channel's
    * limit, is given up for another channel (video, expand). Without it the task ends with the vendor's end.
    */
   failsOver?: boolean;
-  /** Checks before a create (a caller's URL the vendor would fetch, a generation a keyframe names): an outcome ends the step. */
-  beforeCreate?(): Promise<StepOutcome<R> | null>;
-  /** Sends the create to the vendor (RelayFlow marks it as sent first: an answer that never comes is never sent again blindly). */
-  create(channel: ChannelHandle, vendor: V): Promise<RelayCreated<S, R>>;
+  /**
+   * The task's request mapped onto the vendor's create and sent through its contract, with the prepared facts
+   * (RelayFlow marks it as sent first: an answer that never comes is never sent again blindly).
+   */
+  create(channel: ChannelHandle, vendor: V, data: O): Promise<RelayCreated<S, R>>;
   /** Finds the task the vendor made under our id, for a create whose answer was lost (null: not made); null at once where the vendor cannot be asked. */
   findByOwnId?(channel: ChannelHandle, vendor: V): Promise<{ upstreamId: string; status: S } | null> | null;
   /** A vendor's end other than working or failed (succeeded, ready): the results copied into our store. */
@@ -56,6 +77,9 @@ export interface RelayOperation<V extends RelayVendor<S>, S extends RelayStatus,
   /** A vendor's words as a caller may read them (an aggregator's carry its ids): applied to refusals and unusable answers. */
   tenantWords?(message: string): string;
 }
+
+/** A step's preparation, read at most once (RelayOperation.prepare). */
+type Prepared<O, R> = () => Promise<RelayOrder<O> | StepOutcome<R>>;
 
 /** Longest upstream id kept (the column's size): a vendor answering a longer one fails the task. */
 export const MAX_UPSTREAM_ID = 256;
@@ -127,16 +151,19 @@ export class RelayFlow {
   ) {}
 
   /** One step of a relayed task: its upstream task asked about, or a create sent. */
-  async step<V extends RelayVendor<S>, S extends RelayStatus, R>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R>): Promise<StepOutcome<R>> {
+  async step<V extends RelayVendor<S>, S extends RelayStatus, R, O>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R, O>): Promise<StepOutcome<R>> {
+    // what a create needs, prepared at most once in this step, and only when a channel is to be chosen
+    let order: Promise<RelayOrder<O> | StepOutcome<R>> | undefined;
+    const prepared = () => (order ??= op.prepare ? op.prepare() : Promise.resolve({ pinnedTo: null, data: undefined as O }));
     try {
       if (task.upstreamId || task.submitStartedAt) {
-        const held = await this.held(task, marks, op);
+        const held = await this.held(task, marks, op, prepared);
         if (held) return held;
         // given up there (or provably never made): on to a channel it has not had, in this same step
       }
-      const before = await op.beforeCreate?.();
-      if (before) return before;
-      await op.readyToFit?.();
+      const ready = await prepared();
+      if (isOutcome(ready)) return ready;
+      const { data } = ready;
       // a create answered with the task's end already: its billed figure is kept once the router has kept the attempt
       const ended: { upstream?: { channel: ChannelHandle; upstreamId: string; status: S } } = {};
       const outcome = await this.router.submitNew({
@@ -145,10 +172,10 @@ export class RelayFlow {
         failsOver: op.failsOver && !op.pinned,
         task,
         marks,
-        pinnedTo: op.pinnedTo ?? null,
-        fits: op.fits,
+        pinnedTo: ready.pinnedTo,
+        fits: op.fits ? (channel) => op.fits!(channel, data) : undefined,
         costOf: op.costOf,
-        send: (channel) => this.create(channel, marks, op, (upstreamId, status) => (ended.upstream = { channel, upstreamId, status })),
+        send: (channel) => this.create(channel, marks, op, data, (upstreamId, status) => (ended.upstream = { channel, upstreamId, status })),
       });
       if (ended.upstream) await this.keepBilled(task.id, op, ended.upstream.channel, ended.upstream.upstreamId, ended.upstream.status);
       return outcome;
@@ -171,7 +198,7 @@ export class RelayFlow {
    * upstream had called back waited for the safety poll. A task stalled past its channel's limit is news at
    * once where the operation fails over.
    */
-  async channelPoll<V extends RelayVendor<S>, S extends RelayStatus>(channelId: string | null, op: Pick<RelayOperation<V, S, unknown>, 'operation' | 'vendors' | 'failsOver'>): Promise<ChannelPoll | null> {
+  async channelPoll<V extends RelayVendor<S>, S extends RelayStatus>(channelId: string | null, op: Pick<RelayOperation<V, S, unknown, unknown>, 'operation' | 'vendors' | 'failsOver'>): Promise<ChannelPoll | null> {
     const channel = await this.router.heldBy({ channelId }, op.operation);
     const vendor = channel ? op.vendors[channel.protocol] : undefined;
     const query = vendor?.query?.bind(vendor);
@@ -200,13 +227,13 @@ export class RelayFlow {
   }
 
   /** A task a channel holds (its create sent, answered or not): its outcome, or null to go on to a create. */
-  private async held<V extends RelayVendor<S>, S extends RelayStatus, R>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R>): Promise<StepOutcome<R> | null> {
+  private async held<V extends RelayVendor<S>, S extends RelayStatus, R, O>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R, O>, prepared: Prepared<O, R>): Promise<StepOutcome<R> | null> {
     const where = task.channelId ?? `RELAY_${op.operation.toUpperCase()}_URL`;
     const channel = await this.router.heldBy(task, op.operation);
     if (!channel) return this.router.gatewayFailure(task.id, op.operation, `the channel that holds the ${op.noun} (${where}) no longer exists`);
     const vendor = op.vendors[channel.protocol];
     if (!vendor) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, channel);
-    if (!task.upstreamId) return this.unansweredCreate(task, marks, op, channel, vendor, where);
+    if (!task.upstreamId) return this.unansweredCreate(task, marks, op, channel, vendor, where, prepared);
     const upstreamId = task.upstreamId;
     if (!vendor.query) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name}'s vendor cannot be asked about upstream task ${upstreamId}`, channel);
     // the status the poll that queued this step read, when it is of this upstream task and fresh; else asked now
@@ -218,7 +245,7 @@ export class RelayFlow {
     const failed = status.state === 'failed' && (this.config.relay.failoverOnContent || !refusesContent(channel.protocol, (status as { reason: string }).reason));
     const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
     const givesUp = op.failsOver && !op.pinned && (failed || stalled);
-    if (!givesUp || !(await this.mayFailOver(op, task.id))) return this.outcome(vendor, status, channel, op);
+    if (!givesUp || !(await this.mayFailOver(op, task.id, prepared))) return this.outcome(vendor, status, channel, op);
     const reason = stalled ? stallReason(channel) : `the upstream failed the ${op.noun}: ${(status as { reason: string }).reason}`;
     const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
     await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId, marks, reason, cancel });
@@ -233,13 +260,14 @@ export class RelayFlow {
    * the task goes on to another channel that has not had it when it may (a possibly billed orphan upstream,
    * the tenant charged once), and fails otherwise.
    */
-  private async unansweredCreate<V extends RelayVendor<S>, S extends RelayStatus, R>(
+  private async unansweredCreate<V extends RelayVendor<S>, S extends RelayStatus, R, O>(
     task: Task<unknown, unknown>,
     marks: SubmitMarks,
-    op: RelayOperation<V, S, R>,
+    op: RelayOperation<V, S, R, O>,
     channel: ChannelHandle,
     vendor: V,
     where: string,
+    prepared: Prepared<O, R>,
   ): Promise<StepOutcome<R> | null> {
     const lookUp = op.findByOwnId?.(channel, vendor);
     if (lookUp) {
@@ -254,7 +282,7 @@ export class RelayFlow {
       return this.outcome(vendor, found.status, channel, op);
     }
     const reason = `the upstream never answered the create request (channel ${where}); it was not sent again, to avoid a second (billed) ${op.noun}`;
-    if (op.pinned || !(await this.mayFailOver(op, task.id, channel))) return this.router.gatewayFailure(task.id, op.operation, reason, channel);
+    if (op.pinned || !(await this.mayFailOver(op, task.id, prepared, channel))) return this.router.gatewayFailure(task.id, op.operation, reason, channel);
     await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId: null, marks, reason });
     return null;
   }
@@ -263,10 +291,10 @@ export class RelayFlow {
    * One create to one channel, marked as sent before it goes; its upstream task saved, or its results at once.
    * An answer that is already the task's end is told to `ended` (its billed figure is kept after its attempt).
    */
-  private async create<V extends RelayVendor<S>, S extends RelayStatus, R>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R>, ended: (upstreamId: string, status: S) => void) {
+  private async create<V extends RelayVendor<S>, S extends RelayStatus, R, O>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R, O>, data: O, ended: (upstreamId: string, status: S) => void) {
     const vendor = op.vendors[channel.protocol];
     if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, 0, 'request', true);
-    const answer = await submitOnce(marks, () => op.create(channel, vendor));
+    const answer = await submitOnce(marks, () => op.create(channel, vendor, data));
     const facts = { model: '', cost: null, ...op.taken?.(channel) };
     if ('made' in answer) return { kind: 'done' as const, result: answer.made, taken: { ...facts, upstreamId: null } };
     if (answer.upstreamId.length > MAX_UPSTREAM_ID) return { kind: 'failed' as const, reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
@@ -277,21 +305,25 @@ export class RelayFlow {
     return { ...outcome, taken };
   }
 
-  /** Whether the task may go on to a channel it has not had (ChannelRouter.mayFailOver), what `fits` needs read first. */
-  private async mayFailOver(op: Pick<RelayOperation<never, never, unknown>, 'operation' | 'fits' | 'readyToFit'>, taskId: string, besides?: ChannelHandle): Promise<boolean> {
-    await op.readyToFit?.();
-    return this.router.mayFailOver(op.operation, taskId, op.fits, besides);
+  /**
+   * Whether the task may go on to a channel it has not had (ChannelRouter.mayFailOver), by the facts `fits`
+   * reads (prepared first). A preparation that refuses the task leaves it where it is.
+   */
+  private async mayFailOver<R, O>(op: { operation: ChannelOperation; fits?(channel: CandidateChannel, data: O): boolean }, taskId: string, prepared: Prepared<O, R>, besides?: ChannelHandle): Promise<boolean> {
+    const ready = await prepared();
+    if (isOutcome(ready)) return false;
+    return this.router.mayFailOver(op.operation, taskId, op.fits ? (channel) => op.fits!(channel, ready.data) : undefined, besides);
   }
 
   /** Keeps what the vendor says it billed for an upstream task that ended (UpstreamBilling), priced by the operation. */
-  private async keepBilled<V extends RelayVendor<S>, S extends RelayStatus, R>(taskId: string, op: RelayOperation<V, S, R>, channel: ChannelHandle, upstreamId: string, status: S): Promise<void> {
+  private async keepBilled<V extends RelayVendor<S>, S extends RelayStatus, R, O>(taskId: string, op: RelayOperation<V, S, R, O>, channel: ChannelHandle, upstreamId: string, status: S): Promise<void> {
     const billed = status.state === 'working' ? undefined : (status as { billed?: VendorBilled }).billed;
     if (!billed) return;
     await this.billing.record(taskId, op.operation, channel, upstreamId, { ...billed, cost: op.billedCost?.(channel, billed) ?? null });
   }
 
   /** A vendor's state onto the step's: working → watched; failed → its words; its end → the operation's results. */
-  private outcome<V extends RelayVendor<S>, S extends RelayStatus, R>(vendor: V, status: S, channel: ChannelHandle, op: RelayOperation<V, S, R>): Promise<StepOutcome<R>> | StepOutcome<R> {
+  private outcome<V extends RelayVendor<S>, S extends RelayStatus, R, O>(vendor: V, status: S, channel: ChannelHandle, op: RelayOperation<V, S, R, O>): Promise<StepOutcome<R>> | StepOutcome<R> {
     if (status.state === 'working') return { kind: 'watch', minPollS: vendor.minPollS };
     if (status.state === 'failed') {
       const failed = status as Extract<S, { state: 'failed' }>;
