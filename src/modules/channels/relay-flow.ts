@@ -78,6 +78,21 @@ export interface RelayOperation<V extends RelayVendor<S>, S extends RelayStatus,
   tenantWords?(message: string): string;
 }
 
+/**
+ * Whether a held task's upstream task is given up for another channel (where one may take it), and why: its
+ * vendor failed it for a reason of its own (its moderation's refusal, by its descriptor's contentRefusal, only
+ * with RELAY_FAILOVER_ON_CONTENT), or it is still working past its channel's stall limit (`stalled`); null when
+ * it is not (the operation does not fail over, the task is pinned, or the status is an end to keep).
+ */
+export function givingUp(
+  status: RelayStatus,
+  o: { failsOver: boolean; failoverOnContent: boolean; stalled: boolean; refusesContent(words: string): boolean },
+): 'failed' | 'stalled' | null {
+  if (!o.failsOver) return null;
+  if (status.state === 'failed') return o.failoverOnContent || !o.refusesContent((status as { reason: string }).reason) ? 'failed' : null;
+  return status.state === 'working' && o.stalled ? 'stalled' : null;
+}
+
 /** A step's preparation, read at most once (RelayOperation.prepare). */
 type Prepared<O, R> = () => Promise<RelayOrder<O> | StepOutcome<R>>;
 
@@ -241,10 +256,8 @@ export class RelayFlow {
     const status = polled ?? (await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false)));
     // what the vendor billed is kept whatever comes next (its end, or failover: the task given up there was billed too)
     await this.keepBilled(task.id, op, channel, upstreamId, status);
-    // a failure of the vendor's own fails over; its moderation's refusal (its descriptor's contentRefusal) only with RELAY_FAILOVER_ON_CONTENT
-    const failed = status.state === 'failed' && (this.config.relay.failoverOnContent || !refusesContent(channel.protocol, (status as { reason: string }).reason));
     const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
-    const givesUp = op.failsOver && !op.pinned && (failed || stalled);
+    const givesUp = givingUp(status, { failsOver: !!op.failsOver && !op.pinned, failoverOnContent: this.config.relay.failoverOnContent, stalled, refusesContent: (words) => refusesContent(channel.protocol, words) });
     if (!givesUp || !(await this.mayFailOver(op, task.id, prepared))) return this.outcome(vendor, status, channel, op);
     const reason = stalled ? stallReason(channel) : `the upstream failed the ${op.noun}: ${(status as { reason: string }).reason}`;
     const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
