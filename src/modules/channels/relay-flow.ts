@@ -17,7 +17,8 @@ export type RelayCreated<S, R> = { made: R } | { upstreamId: string; status?: S;
 /**
  * What a create needs, decided by the operation before any channel is chosen (RelayOperation.prepare) and
  * handed on by the flow as data: the channel the task is pinned to (what it follows is there), and the
- * operation's own facts its `fits` and `create` read (a video's fitted first frames, an expand's input size).
+ * operation's own facts its `fits` and `create` read (an expand's input size, the upstream ids of the generations a
+ * video's keyframes name).
  */
 export interface RelayOrder<O> {
   pinnedTo: string | null;
@@ -219,7 +220,6 @@ export class RelayFlow {
     const query = vendor?.query?.bind(vendor);
     if (!channel || !vendor || !query) return null;
     const many = vendor.queryMany && !this.singleQuery.has(channel.baseUrl) ? vendor.queryMany.bind(vendor) : undefined;
-    const newsOf = (status: S | undefined): WatchNews => pollNews(status);
     return {
       name: channel.name,
       batchSize: many ? FETCH_BATCH : 1,
@@ -231,12 +231,12 @@ export class RelayFlow {
               this.singleQuery.add(channel.baseUrl);
               return new Map(tasks.map((t): [string, WatchNews] => [t.id, 'changed']));
             }
-            return new Map(tasks.map((t): [string, WatchNews] => [t.id, newsOf(statuses.get(t.upstreamId))]));
+            return new Map(tasks.map((t): [string, WatchNews] => [t.id, pollNews(statuses.get(t.upstreamId))]));
           }
           const [task] = tasks;
           // stalled past the channel's limit: its step gives it up
           if (op.failsOver && stalledOn(channel, task.upstreamSince)) return new Map<string, WatchNews>([[task.id, 'changed']]);
-          return new Map<string, WatchNews>([[task.id, newsOf(await query(channel, task.upstreamId, true))]]);
+          return new Map<string, WatchNews>([[task.id, pollNews(await query(channel, task.upstreamId, true))]]);
         }),
     };
   }
@@ -256,9 +256,14 @@ export class RelayFlow {
     const status = polled ?? (await this.router.onHeld(channel, task.id, op.operation, () => vendor.query!(channel, upstreamId, false)));
     // what the vendor billed is kept whatever comes next (its end, or failover: the task given up there was billed too)
     await this.keepBilled(task.id, op, channel, upstreamId, status);
-    const stalled = status.state === 'working' && stalledOn(channel, task.upstreamSince);
-    const givesUp = givingUp(status, { failsOver: !!op.failsOver && !op.pinned, failoverOnContent: this.config.relay.failoverOnContent, stalled, refusesContent: (words) => refusesContent(channel.protocol, words) });
+    const givesUp = givingUp(status, {
+      failsOver: !!op.failsOver && !op.pinned,
+      failoverOnContent: this.config.relay.failoverOnContent,
+      stalled: stalledOn(channel, task.upstreamSince),
+      refusesContent: (words) => refusesContent(channel.protocol, words),
+    });
     if (!givesUp || !(await this.mayFailOver(op, task.id, prepared))) return this.outcome(vendor, status, channel, op);
+    const stalled = givesUp === 'stalled';
     const reason = stalled ? stallReason(channel) : `the upstream failed the ${op.noun}: ${(status as { reason: string }).reason}`;
     const cancel = stalled && vendor.cancel ? () => vendor.cancel!(channel, upstreamId) : undefined;
     await this.router.abandon({ operation: op.operation, taskId: task.id, channel, upstreamId, marks, reason, cancel });
