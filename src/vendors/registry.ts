@@ -1,6 +1,7 @@
 import { CONTENT_WORDS } from './contracts/content-refusal.js';
 import type { VendorDescriptor } from './contracts/vendor.js';
 import { BFL } from './bfl/bfl.vendor.js';
+import { ELEVENLABS } from './elevenlabs/elevenlabs.vendor.js';
 import { GATEWAY } from './gateway/gateway.vendor.js';
 import { GOOGLE } from './google/google.vendor.js';
 import { KLING } from './kling/kling.vendor.js';
@@ -18,7 +19,7 @@ import { WAN } from './wan/wan.vendor.js';
  * operations, credentials), how they authenticate and test an account, and what the docs and the channel
  * DTO say of each. A new vendor is a folder and a line here.
  */
-export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, SUNO_AGGREGATOR, GATEWAY];
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, ELEVENLABS, SUNO_AGGREGATOR, GATEWAY];
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);

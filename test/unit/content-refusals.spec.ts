@@ -56,6 +56,10 @@ const CASES: Record<string, { refusals: string[]; ownFailures: string[] }> = {
     ],
     ownFailures: ['the upstream answered without an image (finishReason NO_IMAGE)', 'the upstream finished the operation without a video'],
   },
+  elevenlabs: {
+    refusals: ["the upstream's moderation refused the text: Your prompt appears to have violated our Terms of Service. Please try again with a different prompt. (bad_prompt)"],
+    ownFailures: ['A voice with the voice_id foo was not found. (voice_not_found)', 'the upstream answered without audio: an empty body (audio/mpeg)'],
+  },
   suno: {
     refusals: ['Your lyrics contain inappropriate words', 'The description contains sensitive content'],
     ownFailures: ['generation failed, please retry', 'no reason given'],

@@ -32,15 +32,15 @@ export function openaiRefusal(status: number, json: Record<string, unknown>): Up
 
 /**
  * OpenAI's API (a Bearer API key; `OpenAI-Organization` and `OpenAI-Project` are not needed: a project key
- * names its project), for images: the Images API's generations and edits, answered at once.
+ * names its project), for images (the Images API's generations and edits) and speech (its Speech API), answered at once.
  */
 export const OPENAI: VendorDescriptor = {
   protocol: 'openai',
   title: "OpenAI's API",
-  makes: 'its GPT image models',
-  operations: ['image'],
+  makes: 'its GPT image models and its speech models',
+  operations: ['image', 'speech'],
   credentials: ['api_key'],
-  baseUrl: { rule: 'the base before /images/, with its /v1', example: 'https://api.openai.com/v1' },
+  baseUrl: { rule: 'the base before /images/ and /audio/, with its /v1', example: 'https://api.openai.com/v1' },
   // its content refusals: its safety system's `moderation_blocked` (the GPT image models) and `content_policy_violation` (the dall-e models that were)
   contentRefusal: contentRefusals(/moderation_blocked|content_policy_violation/),
   // it answers at once: nothing is polled
