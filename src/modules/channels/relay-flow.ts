@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, Task, WatchedTask, WatchNews } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { isStorableText } from '../../infra/database/storable-text.js';
 import { type PolledStatus, pollDelaySeconds, type SubmitMarks, submitOnce, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { UnusableAnswer, type VendorAccount } from '../../vendors/contracts/vendor.js';
 import type { VendorBilled } from '../../vendors/contracts/vendor-billing.js';
@@ -123,13 +124,18 @@ export function pollNews(status: RelayStatus | undefined): WatchNews {
   return carriable(status) ? { read: status } : 'changed';
 }
 
-/** Whether a status survives its trip through a job's JSON as it is (no bytes, dates or class instances) and is small enough to carry. */
+/**
+ * Whether a status survives its trip through a job's JSONB as it is (no bytes, dates or class instances; no
+ * text PostgreSQL cannot store: an upstream's lone surrogate or NUL, which the step's own query keeps as
+ * U+FFFD where it stores it) and is small enough to carry.
+ */
 export function carriable(status: unknown): boolean {
   const plain = (v: unknown): boolean => {
-    if (v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return true;
+    if (typeof v === 'string') return isStorableText(v);
+    if (v === null || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return true;
     if (Array.isArray(v)) return v.every(plain);
     if (typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return false;
-    return Object.values(v as object).every((x) => x === undefined || plain(x));
+    return Object.entries(v as object).every(([key, x]) => isStorableText(key) && (x === undefined || plain(x)));
   };
   return plain(status) && JSON.stringify(status).length <= POLLED_MAX_CHARS;
 }

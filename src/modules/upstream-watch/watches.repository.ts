@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { nextPollSql, type PollSchedule } from '../../common/tasks/poll-schedule.js';
 import type { WatchedTask } from '../../common/tasks/task-kind.js';
+import { storableJson } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { prepared } from '../../infra/prisma/statement.js';
 import { RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
@@ -115,7 +116,7 @@ export class WatchesRepository {
                      WHERE id IN (SELECT task_id FROM unwatched) AND state = 'running' AND lease_owner IS NULL RETURNING id, kind, job_id),
          jobs AS (${QueueService.jobRowsSql(jobs)})
          SELECT id FROM resumed`,
-        [ids, owner, leaseS, JSON.stringify(polled)],
+        [ids, owner, leaseS, storableJson(polled)],
       ),
     );
     return rows.map((r) => r.id);

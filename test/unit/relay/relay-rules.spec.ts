@@ -89,6 +89,11 @@ describe('a status a poll read: handed to the step it queues, used there once, n
     expect(carriable({ state: 'succeeded', amount: Number.NaN })).toBe(false);
     expect(pollNews({ state: 'succeeded', images: [{ bytes: Buffer.from('png') }] } as never)).toBe('changed');
     expect(carriable({ state: 'succeeded', text: 'x'.repeat(POLLED_MAX_CHARS) })).toBe(false);
+    // what JSONB refuses (an upstream's lone surrogate, a NUL, in a value or a key): the step asks, and stores it repaired as ever
+    expect(carriable({ state: 'failed', reason: 'risk \udfff control' })).toBe(false);
+    expect(carriable({ state: 'failed', reason: 'risk\u0000' })).toBe(false);
+    expect(carriable({ state: 'failed', reason: 'ok', extra: { 'k\ud800': 1 } })).toBe(false);
+    expect(carriable({ state: 'failed', reason: 'risk 🙂 control' })).toBe(true);
   });
 
   it('the step uses the status its poll read of the upstream task it holds, while fresh', () => {
