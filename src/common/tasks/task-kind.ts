@@ -131,8 +131,11 @@ export interface WatchedTask {
   traceParent: string | null;
 }
 
-/** What a poll learnt of a task: nothing new (still working upstream), or news its next step must act on. */
-export type WatchNews = 'working' | 'changed';
+/**
+ * What a poll learnt of a task: nothing new (still working upstream), news its next step must act on, or news
+ * with the status the poll read (plain JSON: `read`), which the step it queues acts on rather than ask again.
+ */
+export type WatchNews = 'working' | 'changed' | { read: unknown };
 
 /** How the tasks one channel holds are asked about: as many in one request as its protocol takes. */
 export interface ChannelPoll {
