@@ -39,8 +39,7 @@ module.exports = {
       name: 'modules-import-doors',
       comment: "An operation never knows its doors: it reaches a stored task's door only through src/doors/contracts (TaskDoors, the registry the entry points fill).",
       severity: 'error',
-      // until the video branch moves them into src/doors/kling, the Kling video door's files read its page query there
-      from: { path: '^src/modules/', pathNot: '^src/modules/video/kling-videos\\.(controller|service)\\.ts$' },
+      from: { path: '^src/modules/' },
       to: { path: '^src/doors/', pathNot: '^src/doors/contracts/' },
     },
     {

@@ -27,6 +27,7 @@ import { ApiKeyGuard } from './modules/keys/api-key.guard.js';
 import { ChannelsModule } from './modules/channels/channels.module.js';
 import { KeysModule } from './modules/keys/keys.module.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
+import { ModelsModule } from './modules/models/models.module.js';
 import { TaskListModule } from './modules/task-list/task-list.module.js';
 import { ConsoleModule } from './modules/console/console.module.js';
 import { UpstreamWatchModule } from './modules/upstream-watch/upstream-watch.module.js';
@@ -65,6 +66,7 @@ export class AppModule {
         SamplesModule,
         CallbacksModule,
         TaskListModule,
+        ModelsModule,
         ConsoleModule,
         UpstreamWatchModule,
         TaskKindsModule.forRoot(kinds),

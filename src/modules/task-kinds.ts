@@ -4,6 +4,7 @@ import { ConcatModule } from './concat/concat.module.js';
 import { ExpandModule } from './expand/expand.module.js';
 import { ImageModule } from './image/image.module.js';
 import { MusicModule } from './music/music.module.js';
+import { SpeechModule } from './speech/speech.module.js';
 import { VideoModule } from './video/video.module.js';
 
 /**
@@ -18,4 +19,5 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   MusicModule,
   ConcatModule,
   ImageModule,
+  SpeechModule,
 ];

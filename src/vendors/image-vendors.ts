@@ -1,5 +1,6 @@
 import { BflImageVendor } from './bfl/bfl-image.vendor.js';
 import type { ImageModelSpec } from './contracts/image-request.js';
+import type { ImageVendor } from './contracts/image-vendor.js';
 import { GeminiImageVendor } from './google/gemini-image.vendor.js';
 import { KlingImageVendor } from './kling/kling-image.vendor.js';
 import { OpenAIImageVendor } from './openai/openai-image.vendor.js';
@@ -9,7 +10,14 @@ import { StabilityImageVendor } from './stability/stability-image.vendor.js';
  * The registry of image vendors: one adapter class per channel protocol (each `static readonly protocol`
  * and `models`). A gateway channel speaks this interface's OpenAI Images door (GATEWAY_IMAGE_PROTOCOL).
  */
-export const IMAGE_VENDORS = [BflImageVendor, StabilityImageVendor, KlingImageVendor, OpenAIImageVendor, GeminiImageVendor] as const;
+export const IMAGE_VENDORS = [BflImageVendor, StabilityImageVendor, KlingImageVendor, OpenAIImageVendor, GeminiImageVendor] as const satisfies readonly ImageVendorAdapter[];
+
+/** What an image adapter class is to the registry: it makes ImageVendors, and says its protocol and models without one. */
+interface ImageVendorAdapter {
+  new (...args: never[]): ImageVendor;
+  readonly protocol: string;
+  readonly models: readonly ImageModelSpec[];
+}
 
 export type ImageVendorClass = (typeof IMAGE_VENDORS)[number];
 
@@ -19,7 +27,7 @@ export const GATEWAY_IMAGE_PROTOCOL = 'openai';
 /** The adapter class of a channel protocol for images; undefined when it has none. */
 export function imageVendorOf(protocol: string): { protocol: string; models: readonly ImageModelSpec[] } | undefined {
   const wanted = protocol === 'gateway' ? GATEWAY_IMAGE_PROTOCOL : protocol;
-  return (IMAGE_VENDORS as readonly { protocol: string; models: readonly ImageModelSpec[] }[]).find((v) => v.protocol === wanted);
+  return (IMAGE_VENDORS as readonly ImageVendorAdapter[]).find((v) => v.protocol === wanted);
 }
 
 /** The models a protocol offers for images, by the vendor's ids. */

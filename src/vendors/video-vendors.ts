@@ -37,9 +37,11 @@ export interface VideoCatalogRange {
 
 /**
  * What the vendors' video models make (one protocol's, or every protocol's), read from their catalogs: the
- * doors' Swagger enumerations. A request naming no model is taken only when some configured model makes it,
- * and channels serve catalog models only, so these are every value a door may take (the sandbox, whose
- * models are the catalogs, takes exactly these; a relay takes those its channels' models make).
+ * values the doors' Swagger descriptions name. Not an enumeration of what a door takes: a channel may declare
+ * a model the catalogs do not know (its `models[].spec`), which may make a duration or shape none of them
+ * makes, so a door's field takes any well-formed value and the configured models' check (VideoModels) refuses,
+ * naming the field, what no configured model makes (the sandbox, whose models are the catalogs, takes exactly
+ * these; a relay takes those its channels' models make).
  */
 export function videoCatalogRange(protocol?: string): VideoCatalogRange {
   const models = protocol === undefined ? VIDEO_VENDORS.flatMap((v) => [...v.models]) : videoCatalogOf(protocol);

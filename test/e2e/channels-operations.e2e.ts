@@ -1,4 +1,7 @@
-import { type FakeMusicAggregator, type FakeUpstream, startFakeKling, startFakeLuma, startFakeMusicAggregator } from '../support/fake-upstreams.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { startFakeKling } from '../support/vendors/kling/kling.fake.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
+import { type FakeMusicAggregator, startFakeMusicAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { sendBytes, startServer, type TestServer } from '../support/http-server.js';
 import { png } from '../support/images.js';
 import { wav } from '../support/media.js';

@@ -507,6 +507,44 @@ describeWithBrowser('the console in a real browser', () => {
     await page.close();
   }, 90_000);
 
+  it('declares a model the catalog does not know: the form gives a spec to complete, shows the refusal naming its field, and the list marks it declared', async () => {
+    const page = await newPage();
+    await signIn(page, ADMIN, /admin/);
+    await page.click('nav a[href="/console/channels"]');
+    await heading(page, 'Channels');
+    await page.type('#new-channel-name', 'seedance-lite');
+    await page.waitForSelector('#new-channel-protocol option[value="seedance"]');
+    await page.select('#new-channel-protocol', 'seedance');
+    await page.type('#new-channel-base_url', 'http://127.0.0.1:1/api/v3');
+    await page.type('#new-channel-api_key', 'ark-secret-5678');
+    await button(page, 'Declare a video model').click();
+    const models = '#new-channel-models';
+    await page.waitForFunction((sel: string) => (document.querySelector(sel) as unknown as { value: string } | null)?.value.includes('"spec"'), { timeout: 10_000 }, models);
+    const template = JSON.parse(await page.$eval(models, (e) => (e as unknown as { value: string }).value));
+    expect(template).toEqual([expect.objectContaining({ operation: 'video', spec: expect.objectContaining({ durations: expect.any(Array), resolutions: expect.any(Array) }) })]);
+    const typeModels = (value: unknown) =>
+      page.$eval(
+        models,
+        (e, text) => {
+          const area = e as unknown as { value: string; dispatchEvent(event: Event): boolean };
+          area.value = text as string;
+          area.dispatchEvent(new Event('input', { bubbles: true }));
+        },
+        JSON.stringify(value),
+      );
+    const lite = { ...template[0], name: 'seedance-lite', vendor_model: 'seedance-1-0-lite-i2v-250428' };
+    await typeModels([{ ...lite, spec: { ...lite.spec, durations: [2, 3, 100] } }]);
+    await button(page, 'Add channel').click();
+    await page.waitForFunction(() => /models\[0\]\.spec\.durations\[2\] must be a whole number of seconds from 1 to 99/.test(document.body.textContent ?? ''), { timeout: 10_000 });
+    await typeModels([{ ...lite, spec: { ...lite.spec, durations: [2, 12], resolutions: ['480p', '720p'], reference_images: 4 } }]);
+    await button(page, 'Add channel').click();
+    await page.waitForFunction(() => /Channel seedance-lite added/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    const saved = ((await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body as { name: string; models: unknown[] }[]).find((c) => c.name === 'seedance-lite')!;
+    expect(saved.models).toEqual([expect.objectContaining({ name: 'seedance-lite', vendor_model: 'seedance-1-0-lite-i2v-250428', operation: 'video', spec: expect.objectContaining({ durations: [2, 12], resolutions: ['480p', '720p'], reference_images: 4 }) })]);
+    await page.waitForFunction(() => /seedance-lite \(seedance-1-0-lite-i2v-250428\) · declared video model/.test(document.body.textContent ?? ''), { timeout: 15_000 });
+    await page.close();
+  }, 90_000);
+
   it('reported no Content-Security-Policy violation and no script error on any page', () => {
     expect(violations).toEqual([]);
     expect(pageErrors).toEqual([]);

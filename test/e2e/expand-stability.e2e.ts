@@ -1,7 +1,8 @@
 import sharp from 'sharp';
 import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
-import { type FakeUpstream, startFakeKling } from '../support/fake-upstreams.js';
-import { type FakeStability, startFakeStability } from '../support/fake-video-vendors.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { startFakeKling } from '../support/vendors/kling/kling.fake.js';
+import { type FakeStability, startFakeStability } from '../support/vendors/stability/stability.fake.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';

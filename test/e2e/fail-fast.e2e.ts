@@ -1,9 +1,10 @@
 import OpenAI from 'openai';
 import { deadEndWords } from '../../src/modules/channels/channel-routing.js';
-import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
-import { type FakeGemini, startFakeGemini } from '../support/fake-gemini.js';
-import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/fake-openai-images.js';
-import { type FakeUpstream, startFakeLuma } from '../support/fake-upstreams.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { type FakeBfl, startFakeBfl } from '../support/vendors/bfl/bfl.fake.js';
+import { type FakeGemini, startFakeGemini } from '../support/vendors/google/gemini.fake.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
+import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/vendors/openai/openai.fake.js';
 import { pollUntil } from '../support/poll.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -1,8 +1,8 @@
 import { ApiError, GoogleGenAI } from '@google/genai';
 import OpenAI, { AuthenticationError, BadRequestError, RateLimitError, toFile } from 'openai';
 import sharp from 'sharp';
-import { type FakeGemini, startFakeGemini } from '../support/fake-gemini.js';
-import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/fake-openai-images.js';
+import { type FakeGemini, startFakeGemini } from '../support/vendors/google/gemini.fake.js';
+import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/vendors/openai/openai.fake.js';
 import { png } from '../support/images.js';
 
 /** The image's format, size and whether it has an alpha channel. */

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/fake-openai-images.js';
+import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/vendors/openai/openai.fake.js';
 import { startServer, type TestServer } from '../support/http-server.js';
 import { png } from '../support/images.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';

@@ -1,9 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import type { AppConfig } from '../../src/infra/config/app-config.js';
-import type { SafeFetchService } from '../../src/infra/outbound/safe-fetch.service.js';
-import { UpstreamBusy, UpstreamClient, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
-import type { Tracing } from '../../src/infra/tracing/tracing.service.js';
+import { UpstreamBusy, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
 import type { ImageModelSpec, ImageRequest } from '../../src/vendors/contracts/image-request.js';
 import type { ImageCreate, ImageInput } from '../../src/vendors/contracts/image-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../../src/vendors/contracts/vendor.js';
@@ -12,9 +9,10 @@ import { GOOGLE } from '../../src/vendors/google/google.vendor.js';
 import { OpenAIImageVendor } from '../../src/vendors/openai/openai-image.vendor.js';
 import { OPENAI } from '../../src/vendors/openai/openai.vendor.js';
 import { refusesContent } from '../../src/vendors/registry.js';
-import { type FakeGemini, startFakeGemini } from '../support/fake-gemini.js';
-import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/fake-openai-images.js';
+import { type FakeGemini, startFakeGemini } from '../support/vendors/google/gemini.fake.js';
+import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/vendors/openai/openai.fake.js';
 import { png } from '../support/images.js';
+import { plainUpstreamClient } from '../support/plain-upstream-client.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -188,17 +186,6 @@ describe('image vendors A: OpenAI and Gemini behind the doors', () => {
   }, 60_000);
 });
 
-/** The UpstreamClient as the relay has it, over plain fetch (loopback fakes; the outbound rules are the gateway's tests' business). */
-function plainClient(): UpstreamClient {
-  const fetcher = {
-    request: async (_purpose: string, url: string, o: { method?: string; headers?: Record<string, string>; body?: string | Buffer }) => {
-      const res = await fetch(url, { method: o.method, headers: o.headers, body: o.body });
-      const body = Buffer.from(await res.arrayBuffer());
-      return { status: res.status, headers: Object.fromEntries(res.headers), body, size: body.length, url };
-    },
-  };
-  return new UpstreamClient(fetcher as unknown as SafeFetchService, { outbound: { timeoutMs: 10_000 } } as AppConfig, { enabled: false } as Tracing);
-}
 
 /**
  * The two adapters alone against the fakes: what each sends for the cases the doors rarely reach (gpt-image-2's
@@ -206,7 +193,7 @@ function plainClient(): UpstreamClient {
  * the account's, the credentials', a content refusal, an unusable answer).
  */
 describe('image vendors A: the adapters against their fakes', () => {
-  const client = plainClient();
+  const client = plainUpstreamClient();
   const openaiVendor = new OpenAIImageVendor(client);
   const geminiVendor = new GeminiImageVendor(client);
   let openaiFake: FakeOpenAIImages;

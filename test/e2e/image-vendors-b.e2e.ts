@@ -1,9 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import type { AppConfig } from '../../src/infra/config/app-config.js';
-import type { SafeFetchService } from '../../src/infra/outbound/safe-fetch.service.js';
-import { UpstreamBusy, UpstreamClient, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
-import type { Tracing } from '../../src/infra/tracing/tracing.service.js';
+import { UpstreamBusy, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
 import { BflImageVendor, freeSize } from '../../src/vendors/bfl/bfl-image.vendor.js';
 import { BFL } from '../../src/vendors/bfl/bfl.vendor.js';
 import { type ImageModelSpec, type ImageRequest, makesSize, resolutionOf, shapeOf, unmetImageFields } from '../../src/vendors/contracts/image-request.js';
@@ -13,10 +10,11 @@ import { klingAuth } from '../../src/vendors/kling/kling-auth.js';
 import { KlingImageVendor } from '../../src/vendors/kling/kling-image.vendor.js';
 import { StabilityImageVendor } from '../../src/vendors/stability/stability-image.vendor.js';
 import { bearerAuth } from '../../src/vendors/contracts/vendor.js';
-import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
-import { type FakeKlingImages, startFakeKlingImages } from '../support/fake-kling-images.js';
-import { type FakeStabilityImages, startFakeStabilityImages } from '../support/fake-stability-images.js';
+import { type FakeBfl, startFakeBfl } from '../support/vendors/bfl/bfl.fake.js';
+import { type FakeKlingImages, startFakeKlingImages } from '../support/vendors/kling/kling.fake.js';
+import { type FakeStabilityImages, startFakeStabilityImages } from '../support/vendors/stability/stability.fake.js';
 import { png } from '../support/images.js';
+import { plainUpstreamClient } from '../support/plain-upstream-client.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -26,18 +24,6 @@ const BFL_KEY = 'bfl-key-0123456789abcdef';
 const STABILITY_KEY = 'sk-stability-images-0123456789';
 const KLING: [string, string] = ['ak-kling-images-0001', 'sk-kling-images-secret-01'];
 
-/** The UpstreamClient as the relay has it, over plain fetch (loopback fakes; the outbound rules are the gateway tests' business). */
-function plainClient(): UpstreamClient {
-  const fetcher = {
-    request: async (_purpose: string, url: string, o: { method?: string; headers?: Record<string, string>; body?: string | Buffer }) => {
-      const res = await fetch(url, { method: o.method, headers: o.headers, body: o.body });
-      const body = Buffer.from(await res.arrayBuffer());
-      return { status: res.status, headers: Object.fromEntries(res.headers), body, size: body.length, url };
-    },
-    fetchBytes: async (_purpose: string, url: string) => ({ body: Buffer.from(await (await fetch(url)).arrayBuffer()) }),
-  };
-  return new UpstreamClient(fetcher as unknown as SafeFetchService, { outbound: { timeoutMs: 10_000 } } as AppConfig, { enabled: false } as Tracing);
-}
 
 /** A normalized request: a 1024x1024 PNG generation unless said. */
 const request = (over: Partial<ImageRequest> = {}): ImageRequest => ({ mode: 'generate', prompt: 'A lighthouse at dusk', n: 1, outputFormat: 'png', images: 0, mask: false, ...over });
@@ -78,7 +64,7 @@ async function ended(vendor: ImageVendor, account: VendorAccount, upstreamId: st
  * the gateway: each request is asked in the vendor's own words, and each answer read as the relay needs it.
  */
 describe('image vendors B: the adapters against their fakes', () => {
-  const client = plainClient();
+  const client = plainUpstreamClient();
   let bfl: FakeBfl;
   let stability: FakeStabilityImages;
   let kling: FakeKlingImages;

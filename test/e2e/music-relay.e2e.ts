@@ -1,4 +1,4 @@
-import { type FakeMusicAggregator, startFakeMusicAggregator } from '../support/fake-upstreams.js';
+import { type FakeMusicAggregator, startFakeMusicAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { decodeMono, wav } from '../support/media.js';
 import { sendBytes, startServer, type TestServer } from '../support/http-server.js';
 import { pollUntil } from '../support/poll.js';

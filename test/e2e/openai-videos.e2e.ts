@@ -45,7 +45,7 @@ describe('the OpenAI-style video door', () => {
   it('answers errors as OpenAI does, with request_id beside them; takes JSON and input_reference[image_url] too', async () => {
     const bad = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', size: '1000x1000' } });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ error: { message: expect.stringMatching(/^size must be WxH whose shorter side is 540, 720, 768, 1080 or 2160 px/), type: 'invalid_request_error', code: 'invalid_value', param: 'size' }, request_id: bad.headers.get('x-request-id') });
+    expect(bad.body).toEqual({ error: { message: expect.stringMatching(/^size must be WxH whose shorter side is 480, 540, 720, 768, 1080 or 2160 px/), type: 'invalid_request_error', code: 'invalid_value', param: 'size' }, request_id: bad.headers.get('x-request-id') });
     const unauthorized = await api(t.url, 'GET', DOOR, { key: 'sk-not-a-key-0000000000' });
     expect([unauthorized.status, unauthorized.body.error.type, unauthorized.body.error.code]).toEqual([401, 'authentication_error', 'invalid_api_key']);
     // a number where OpenAI takes a string, and a field missing: OpenAI's own codes, the field as param

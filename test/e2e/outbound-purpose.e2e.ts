@@ -1,5 +1,6 @@
 import { GATEWAY_FAILURE } from '../../src/modules/channels/channel-router.js';
-import { type FakeUpstream, startFakeLuma } from '../support/fake-upstreams.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
 import { freePort } from '../support/free-port.js';
 import { HostTable } from '../support/host-table.js';
 import { sendBytes, startServer, type TestServer } from '../support/http-server.js';

@@ -5,7 +5,10 @@ import { png } from '../support/images.js';
 import { probeVideo, wav } from '../support/media.js';
 import { sendBytes, startServer } from '../support/http-server.js';
 import { pollUntil } from '../support/poll.js';
-import { type FakeUpstream, startFakeAudioAggregator, startFakeKling, startFakeLuma } from '../support/fake-upstreams.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { startFakeKling } from '../support/vendors/kling/kling.fake.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
+import { startFakeAudioAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { HostTable } from '../support/host-table.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -5,3 +5,4 @@ import './music-relay.e2e.js';
 import './vendor-callbacks.e2e.js';
 import './channels-operations.e2e.js';
 import './veo.e2e.js';
+import './relay-queries.e2e.js';

@@ -1,5 +1,6 @@
 import RunwayML from '@runwayml/sdk';
-import { type FakeVideoVendor, startFakeRunway } from '../support/fake-video-vendors.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
+import { startFakeRunway } from '../support/vendors/runway/runway.fake.js';
 import { probeVideo } from '../support/media.js';
 
 const KEY = `key_${'cd'.repeat(64)}`;

@@ -1,5 +1,6 @@
-import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
-import { type FakeVideoVendor, startFakeKlingVideo } from '../support/fake-video-vendors.js';
+import { type FakeSeedance, startFakeSeedance } from '../support/vendors/seedance/seedance.fake.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
+import { startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
 import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';

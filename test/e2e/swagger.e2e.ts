@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { EXAMPLE_BASE } from '../../src/common/swagger/samples.js';
 import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from '../../src/common/swagger/security-schemes.js';
-import { LUMA_UNSUPPORTED } from '../../src/modules/video/luma-unsupported.controller.js';
-import { OPENAI_UNSUPPORTED } from '../../src/modules/video/openai-unsupported.controller.js';
+import { LUMA_UNSUPPORTED } from '../../src/doors/luma/luma-unsupported.controller.js';
+import { OPENAI_VIDEOS_UNSUPPORTED } from '../../src/doors/openai/openai-videos-unsupported.controller.js';
 import { OPENAI_IMAGES_UNSUPPORTED } from '../../src/doors/openai/openai-images.controller.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -79,7 +79,7 @@ describe('Swagger UI and the OpenAPI document', () => {
     const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
     const refused = [
       ...LUMA_UNSUPPORTED.map((r) => `${r.method} /video-b/v1/${r.path.replace(/:(\w+)/g, '{$1}')}`),
-      ...OPENAI_UNSUPPORTED.map((r) => `${r.method} /openai/v1/videos/${r.path.replace(/:(\w+)/g, '{$1}')}`),
+      ...OPENAI_VIDEOS_UNSUPPORTED.map((r) => `${r.method} /openai/v1/videos/${r.path.replace(/:(\w+)/g, '{$1}')}`),
       ...OPENAI_IMAGES_UNSUPPORTED.map((r) => `${r.method} /openai/v1/images/${r.path}`),
     ];
     expect(served.length).toBeGreaterThan(3);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Tracing } from '../../src/infra/tracing/tracing.service.js';
-import { startFakeKling } from '../support/fake-upstreams.js';
+import { startFakeKling } from '../support/vendors/kling/kling.fake.js';
 import { png } from '../support/images.js';
 import { type CollectedSpan, SPAN_KIND, startCollector } from '../support/otlp-collector.js';
 import { pollUntil } from '../support/poll.js';

@@ -1,9 +1,11 @@
 import type { TaskAttemptDto } from '../../src/modules/channels/dto/channel.dto.js';
 import type { UpstreamCostDto } from '../../src/modules/limits/dto/usage.dto.js';
 import { UpstreamBilling } from '../../src/modules/channels/upstream-billing.js';
-import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
-import { type FakeVideoVendor, startFakeKlingVideo, startFakeRunway } from '../support/fake-video-vendors.js';
-import { type FakeWan, startFakeWan } from '../support/fake-wan.js';
+import { type FakeSeedance, startFakeSeedance } from '../support/vendors/seedance/seedance.fake.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
+import { startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
+import { startFakeRunway } from '../support/vendors/runway/runway.fake.js';
+import { type FakeWan, startFakeWan } from '../support/vendors/wan/wan.fake.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 

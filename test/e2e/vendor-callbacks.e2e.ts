@@ -1,9 +1,11 @@
 import sharp from 'sharp';
-import { type FakeBfl, startFakeBfl } from '../support/fake-bfl.js';
-import { type FakeMusicAggregator, type FakeUpstream, startFakeKling, startFakeLuma, startFakeMusicAggregator } from '../support/fake-upstreams.js';
-import { type FakeKlingImages, startFakeKlingImages } from '../support/fake-kling-images.js';
-import { type FakeSeedance, startFakeSeedance } from '../support/fake-seedance.js';
-import { type FakeVideoVendor, startFakeKlingVideo } from '../support/fake-video-vendors.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { type FakeBfl, startFakeBfl } from '../support/vendors/bfl/bfl.fake.js';
+import { type FakeKlingImages, startFakeKling, startFakeKlingImages, startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
+import { type FakeSeedance, startFakeSeedance } from '../support/vendors/seedance/seedance.fake.js';
+import { type FakeMusicAggregator, startFakeMusicAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
 import { png } from '../support/images.js';
 import { decodeMono, probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';

@@ -1,7 +1,8 @@
 import { GoogleGenAI, type GenerateVideosOperation } from '@google/genai';
 import sharp from 'sharp';
-import { type FakeVeo, startFakeVeo } from '../support/fake-veo.js';
-import { type FakeVideoVendor, startFakeKlingVideo } from '../support/fake-video-vendors.js';
+import { type FakeVeo, startFakeVeo } from '../support/vendors/veo/veo.fake.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
+import { startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
 import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';

@@ -1,5 +1,8 @@
-import { type FakeUpstream, startFakeLuma } from '../support/fake-upstreams.js';
-import { type FakeVideoVendor, startFakeKlingVideo, startFakeRunway } from '../support/fake-video-vendors.js';
+import type { FakeUpstream } from '../support/fake-upstreams.js';
+import { startFakeLuma } from '../support/vendors/luma/luma.fake.js';
+import type { FakeVideoVendor } from '../support/vendors/video-fake.js';
+import { startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
+import { startFakeRunway } from '../support/vendors/runway/runway.fake.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';

@@ -3,5 +3,6 @@
 // apps start warm (docs/contributors/development.md, "The test run"). One alone: add -t '<its describe>'.
 import './wan.e2e.js';
 import './seedance.e2e.js';
+import './declared-models.e2e.js';
 import './minimax.e2e.js';
 import './video-failover.e2e.js';

@@ -62,8 +62,8 @@ describe('POST /video-b/v1/generations', () => {
     expect(Object.keys(res.body)).toEqual(['id', 'generation_type', 'state', 'model', 'created_at', 'request', 'media_request']);
     expect(Math.abs(Date.parse(res.body.created_at) - Date.now())).toBeLessThan(60_000);
     // start.id is the registered keyframe media
-    const { rows } = await db.query("SELECT params->'keyframes' AS keyframes FROM tasks WHERE id = $1", [res.body.id]);
-    expect(rows[0].keyframes).toEqual([{ id: res.body.media_request.start.id, position: 'frame0', type: 'image', url: 'https://example.com/f0.jpg' }]);
+    const { rows } = await db.query("SELECT params->'firstFrame' AS frame FROM tasks WHERE id = $1", [res.body.id]);
+    expect(rows[0].frame).toEqual({ type: 'image', id: res.body.media_request.start.id, url: 'https://example.com/f0.jpg' });
   });
 
   it('is text_to_video with prompt_type text and no media for a prompt alone; echoes loop and aspect_ratio', async () => {
@@ -85,7 +85,7 @@ describe('POST /video-b/v1/generations', () => {
   it.each([
     ['model', 'ray-3', /model must be one of the configured models: ray-2 \(luma\), ray-flash-2 \(luma\).* \(not ray-3\)/],
     ['model', 'ray 2', /model must name one of the models GET \/models lists/],
-    ['resolution', '2160p', /resolution must be one of 540p, 720p, 1080p, 4k/],
+    ['resolution', '2160p', /resolution must be one of 480p, 540p, 720p, 768p, 1080p, 4k/],
     ['resolution', '720', /resolution must be one of/],
     ['duration', '99s', /^duration: no configured model makes this duration of 99 s$/],
     ['duration', '7 s', /duration must be a number of seconds followed by "s"/],

@@ -1,4 +1,4 @@
-import { type FakeWan, startFakeWan } from '../support/fake-wan.js';
+import { type FakeWan, startFakeWan } from '../support/vendors/wan/wan.fake.js';
 import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';

@@ -185,3 +185,8 @@ async function probe(file: string): Promise<{ durationS: number; width: number; 
     height: Number(video[3]),
   };
 }
+
+/** A real MP3 of a tone (as an upstream would produce), made with the shipped ffmpeg. */
+export function testMp3(seconds: number, frequency = 440): Buffer {
+  return renderedOnce('mp3', ['-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${seconds}`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k']);
+}

@@ -87,18 +87,6 @@ const DOORS = readdirSync(path.join(ROOT, 'src/doors'), { withFileTypes: true })
 /** Every name a door or a vendor goes by in code: the door folders' and the vendors' protocols. */
 const NAMES = [...new Set([...DOORS, ...VENDORS.map((v) => v.protocol), 'luma'])];
 
-/**
- * Files that still branch on a door, each with the door code the video branch (issue 56) moves into
- * src/doors: listed so the rule holds everywhere else today, and each must still break it (a file that no
- * longer does must leave the list).
- */
-const PENDING: Record<string, string> = {
-  'src/modules/video/video.kind.ts': 'renders callbacks and words fields by door === …',
-  'src/modules/video/video-task.ts': "stores the union of doors (door?: 'luma' | 'openai' | 'kling')",
-  'src/modules/video/kling-videos.service.ts': "the Kling video door, writing door: 'kling'",
-  'src/modules/video/openai-videos.service.ts': "the OpenAI video door, writing door: 'openai'",
-};
-
 /** The code of a TypeScript file without its comments (a comment may name a door). */
 function code(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
@@ -161,11 +149,9 @@ describe('door branching', () => {
     expect(doorBranching('src/doors/openai/x.ts', "const params = { door: 'kling' };", names)).toEqual(['src/doors/openai/x.ts:1 stores or types the door kling']);
   });
 
-  it('holds in src/ outside the files the video branch moves', () => {
-    const found = sourceFiles('src').flatMap((file) => (file in PENDING ? [] : doorBranching(file, readFileSync(path.join(ROOT, file), 'utf8'))));
+  it('holds in src/', () => {
+    const found = sourceFiles('src').flatMap((file) => doorBranching(file, readFileSync(path.join(ROOT, file), 'utf8')));
     expect(found).toEqual([]);
-    const stillPending = Object.keys(PENDING).filter((file) => doorBranching(file, readFileSync(path.join(ROOT, file), 'utf8')).length > 0);
-    expect(stillPending).toEqual(Object.keys(PENDING));
   });
 });
 

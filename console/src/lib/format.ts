@@ -8,6 +8,7 @@ export const OPERATIONS = {
   music: 'Music',
   concat: 'Music concat',
   image: 'Image generation',
+  speech: 'Speech',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 
 export type Operation = keyof typeof OPERATIONS;

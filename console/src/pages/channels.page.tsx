@@ -10,7 +10,10 @@ import { usePoll } from '../lib/use-poll.hook';
 type Protocol = CreateChannelDto['protocol'];
 
 type Operation = CreateChannelDto['operations'][number];
-const OPERATIONS: Operation[] = ['expand', 'video', 'audio', 'music'];
+/** Every channel operation, as GET /admin/protocols' vendors serve them (the operation registry): nothing of the form's own. */
+function operationsOf(protocols: ProtocolDto[]): Operation[] {
+  return [...new Set(protocols.flatMap((p) => p.operations as Operation[]))];
+}
 type CredentialField = keyof ChannelCredentialsDto;
 /** How the form names a credential field. */
 const CREDENTIAL_LABELS: Record<CredentialField, string> = { access_key: 'Access key', secret_key: 'Secret key', api_key: 'API key' };
@@ -32,7 +35,7 @@ interface ChannelForm {
   priority: string;
   max_running: string;
   stall_after_s: string;
-  /** The models it serves, as JSON ([{name, vendor_model, price}]); empty: its vendor's catalog. */
+  /** The models it serves, as JSON ([{name, vendor_model, price}], a declared one with its spec); empty: its vendor's catalog. */
   models: string;
 }
 
@@ -65,6 +68,17 @@ function parseModels(text: string): ChannelModelDto[] {
   }
   if (!Array.isArray(value)) throw new Error('Models must be a JSON array');
   return value as ChannelModelDto[];
+}
+
+/**
+ * A declared model to start from (a vendor model the gateway's catalog does not know): its spec in the
+ * operation's terms, the least a model of it needs, for the operator to complete (the admin API refuses a
+ * wrong field by its path, models[i].spec.…, which the form shows).
+ */
+function declaredTemplate(operation: 'video' | 'image', index: number): ChannelModelDto {
+  const spec = operation === 'video' ? { durations: [5, 10], resolutions: ['720p'], aspect_ratios: ['16:9', '9:16'], text_to_video: true, first_frame: true } : { aspect_ratios: ['1:1'], resolutions: ['1k'], max_n: 1 };
+  const price = operation === 'video' ? { per_second: { '*': 0.05 } } : { per_image: 0.04 };
+  return { name: `declared-${index + 1}`, vendor_model: 'the-vendors-model-id', operation, spec, price } as ChannelModelDto;
 }
 
 /** Add (no `channel`) or edit a channel. Credentials are write-only fields: empty on an edit means unchanged. */
@@ -125,7 +139,7 @@ function ChannelEditor({ channel, protocols, onDone }: { channel?: ChannelDto; p
           value={form.protocol}
           onChange={(e) => {
             const protocol = e.currentTarget.value as Protocol;
-            const takes = (protocolOf(protocols, protocol)?.operations ?? OPERATIONS) as Operation[];
+            const takes = (protocolOf(protocols, protocol)?.operations ?? operationsOf(protocols)) as Operation[];
             const allowed = form.operations.filter((o) => takes.includes(o));
             setForm({ ...form, protocol, operations: allowed.length ? allowed : [takes[0]] });
           }}
@@ -139,7 +153,7 @@ function ChannelEditor({ channel, protocols, onDone }: { channel?: ChannelDto; p
       </div>
       <fieldset>
         <legend>Operations</legend>
-        {OPERATIONS.filter((o) => (protocolOf(protocols, form.protocol)?.operations ?? OPERATIONS).includes(o)).map((o) => (
+        {operationsOf(protocols).filter((o) => (protocolOf(protocols, form.protocol)?.operations ?? operationsOf(protocols)).includes(o)).map((o) => (
           <label key={o} class="check">
             <input
               type="checkbox"
@@ -160,8 +174,30 @@ function ChannelEditor({ channel, protocols, onDone }: { channel?: ChannelDto; p
       {input('max_running', 'Tasks at once (empty: no cap)', { type: 'number', min: 1 })}
       {input('stall_after_s', 'Give up an upstream task still working after (s; empty: no limit)', { type: 'number', min: 1, max: 86400 })}
       <div class="field">
-        <label for={`${prefix}-models`}>Models (JSON: [{'{'}"name", "vendor_model", "price": {'{'}"per_second": {'{'}"720p": 0.1{'}'}{'}'} or {'{'}"per_image": 0.04{'}'}{'}'}]; empty: the vendor's catalog)</label>
-        <textarea id={`${prefix}-models`} rows={4} value={form.models} onInput={(e) => setForm({ ...form, models: e.currentTarget.value })} spellcheck={false} />
+        <label for={`${prefix}-models`}>
+          Models (JSON: [{'{'}"name", "vendor_model", "price": {'{'}"per_second": {'{'}"720p": 0.1{'}'}{'}'} or {'{'}"per_image": 0.04{'}'}{'}'}]; empty: the vendor's catalog). A model the catalog does not know
+          is declared with a "spec" of what it can do (video: durations, resolutions, aspect_ratios, first_frame, last_frame, reference_images, audio, seed …; image: aspect_ratios, resolutions, sizes, max_n …)
+        </label>
+        <textarea id={`${prefix}-models`} rows={form.models.split('\n').length > 4 ? 12 : 4} value={form.models} onInput={(e) => setForm({ ...form, models: e.currentTarget.value })} spellcheck={false} />
+        {(['video', 'image'] as const)
+          .filter((op) => form.operations.includes(op))
+          .map((op) => (
+            <button
+              key={op}
+              type="button"
+              class="secondary"
+              onClick={() => {
+                try {
+                  const models = parseModels(form.models);
+                  setForm({ ...form, models: JSON.stringify([...models, declaredTemplate(op, models.length)], null, 2) });
+                } catch (err) {
+                  setError(err);
+                }
+              }}
+            >
+              Declare a {op} model
+            </button>
+          ))}
       </div>
       <div class="actions">
         <button type="submit" disabled={busy}>
@@ -234,6 +270,19 @@ export function ChannelsPage(): JSX.Element {
             <dd>
               {c.running_tasks}
               {c.max_running !== null ? ` of ${c.max_running}` : ''}
+            </dd>
+            <dt>Models</dt>
+            <dd>
+              {c.models.length === 0
+                ? "its vendor's catalog"
+                : c.models.map((m, i) => (
+                    <span key={m.name}>
+                      {i > 0 ? ', ' : ''}
+                      {m.name}
+                      {m.name !== m.vendor_model ? ` (${m.vendor_model})` : ''}
+                      {m.spec ? ` · declared ${m.operation ?? ''} model` : ''}
+                    </span>
+                  ))}
             </dd>
             <dt>Last error</dt>
             <dd>{c.last_error ? `${c.last_error} (${formatTime(c.last_error_at)})` : '—'}</dd>

@@ -88,6 +88,19 @@ export interface KindDefinition {
    * when it has one, its callbacks' delivery log. The cross-operation list (`GET /tasks`) links to them.
    */
   routes?: { record: string; callbacks?: string };
+  /**
+   * The schema of its entries in `GET /models` (a DTO class whose `operation` is its name), when its tasks name
+   * models: the document's list is one of these per operation that declares one.
+   */
+  models?: { dto: Type<unknown> };
+}
+
+/** One model a caller may ask an operation for (`GET /models`): its name, its operation, the vendor behind it and what it can do, in the operation's own fields. */
+export interface ModelEntry {
+  name: string;
+  operation: string;
+  vendor: string;
+  vendor_model: string;
 }
 
 /**
@@ -110,6 +123,8 @@ export interface TaskKind<P = any, R = any, O = any> {
    * Without `tx`, the same record as it stands (the cross-operation task view, `GET /tasks/{id}`).
    */
   notifications(tasks: Task<P, R>[], tx?: TaskTx): Promise<unknown[]>;
+  /** The models callers may ask it for now (`GET /models`), when its definition declares `models`. */
+  models?(): Promise<ModelEntry[]>;
 }
 
 /** A task created upstream and not final, as the poller hands it to its kind's watcher. */
@@ -125,8 +140,11 @@ export interface WatchedTask {
   traceParent: string | null;
 }
 
-/** What a poll learnt of a task: nothing new (still working upstream), or news its next step must act on. */
-export type WatchNews = 'working' | 'changed';
+/**
+ * What a poll learnt of a task: nothing new (still working upstream), news its next step must act on, or news
+ * with the status the poll read (plain JSON: `read`), which the step it queues acts on rather than ask again.
+ */
+export type WatchNews = 'working' | 'changed' | { read: unknown };
 
 /** How the tasks one channel holds are asked about: as many in one request as its protocol takes. */
 export interface ChannelPoll {

@@ -5,6 +5,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { taskJobName } from '../../infra/queue/jobs.js';
 import { type JobResult, QueueService } from '../../infra/queue/queue.service.js';
+import type { PolledStatus } from '../../infra/relay/upstream-client.js';
 import { StepScope, StepTimeLimit } from '../../infra/process/step-scope.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
@@ -76,7 +77,7 @@ export class TaskRunner {
    * With tracing, a claimed step is a span (from the claim to the task's new state) in the trace of the
    * request that created the task, whichever instance runs it: its traceparent is on the row.
    */
-  run(kind: TaskKind, id: string, priority: number): Promise<JobResult> {
+  run(kind: TaskKind, id: string, priority: number, polled?: PolledStatus): Promise<JobResult> {
     return this.workDir.inScope(async (files) => {
       const claimedFrom = Date.now();
       const durably: Durably = (work) => this.database.retryWhileUnavailable(work);
@@ -99,7 +100,7 @@ export class TaskRunner {
       this.metrics.tasksRunning.inc(labels);
       try {
         const span = { parent: task.traceParent, startTime: claimedFrom, work: true, attributes: { 'mgw.task.id': id, 'mgw.task.kind': labels.operation, 'mgw.task.attempt': task.attempts } };
-        await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, files, durably));
+        await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, files, durably, polled));
       } finally {
         this.metrics.tasksRunning.dec(labels);
       }
@@ -130,11 +131,11 @@ export class TaskRunner {
    * when the step ends, fails or runs out of time, the child processes it started are killed; out of time,
    * the task fails on its deadline at once (its slot freed) without waiting for the step's code to return.
    */
-  private async runClaimed(kind: TaskKind, task: Task, files: StepContext['files'], durably: Durably): Promise<void> {
+  private async runClaimed(kind: TaskKind, task: Task, files: StepContext['files'], durably: Durably, polled?: PolledStatus): Promise<void> {
     const { id } = task;
     const scope = new StepScope();
     this.steps.add(scope);
-    const ctx: StepContext = { files, marks: this.states.submitMarks(id, this.worker), signal: scope.signal };
+    const ctx: StepContext = { files, marks: { ...this.states.submitMarks(id, this.worker), polled }, signal: scope.signal };
     const leaseS = this.config.workerLeaseS;
     const fail = async (reason: string) => {
       const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));

@@ -75,8 +75,8 @@ export class OpenAiImagesService {
   /** The image models callers may ask for, as OpenAI lists models. */
   async listModels(): Promise<OpenAiModelListDto> {
     const models = await this.models.offered();
-    const unique = new Map(models.map((m) => [m.name, m.vendor]));
-    return { object: 'list', data: [...unique].map(([id, vendor]) => ({ id, object: 'model' as const, created: 0, owned_by: vendor })) };
+    const unique = new Map(models.map((m) => [m.name, m]));
+    return { object: 'list', data: [...unique].map(([id, m]) => ({ id, object: 'model' as const, created: 0, owned_by: m.vendor, declared: m.declared === true })) };
   }
 
   generate(principal: Principal, dto: CreateOpenAiImageDto, res: Response, base?: string): Promise<void> {

@@ -1,3 +1,5 @@
+import type { PolledStatus } from '../relay/upstream-client.js';
+
 /** The jobs of the service's own machinery, with their payloads (ids only; handlers re-read the rows). */
 export interface FixedJobPayloads {
   /** Send (one attempt of) a status notification to a callback_url. */
@@ -9,7 +11,9 @@ export interface FixedJobPayloads {
 /** The queue of a task kind: one step of one of its tasks per job (see taskJobName). */
 export type TaskJobName = `${string}.run`;
 export type JobName = keyof FixedJobPayloads | TaskJobName;
-export type JobPayload<N extends JobName> = N extends keyof FixedJobPayloads ? FixedJobPayloads[N] : { taskId: string };
+/** A task's step: its id, and what the poll that queued it read of its upstream task, when it read a status (SubmitMarks.polled). */
+export type TaskJobPayload = { taskId: string; polled?: PolledStatus };
+export type JobPayload<N extends JobName> = N extends keyof FixedJobPayloads ? FixedJobPayloads[N] : TaskJobPayload;
 
 /** The queue of a task kind: `<kind>.run`, payload `{ taskId }`. */
 export function taskJobName(kind: string): TaskJobName {

@@ -42,6 +42,19 @@ export interface SubmitMarks {
   saveUpstreamId(upstreamId: string, options?: { callback?: boolean }): Promise<void>;
   /** The upstream task it held was given up (failed there, or stalled): it holds no upstream task and no channel, and may be sent anew. */
   abandonUpstream(): Promise<void>;
+  /**
+   * What the poll that queued this step read of the task's upstream task (the poller's news, carried in the
+   * step's job): the step acts on it rather than asking the upstream again. Absent when the step was not
+   * queued by a poll that read a status (a new task, a stall, a sweeper's take-over, a status too big to carry).
+   */
+  readonly polled?: PolledStatus;
+}
+
+/** A status a poll read of an upstream task: which task (its upstream id), what the vendor said (plain JSON), and when (ms since the epoch). */
+export interface PolledStatus {
+  upstreamId: string;
+  status: unknown;
+  at: number;
 }
 
 /**

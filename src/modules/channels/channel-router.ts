@@ -6,12 +6,12 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { NO_AUTH, pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
-import { ChannelsRepository, type ChannelRow, type UpstreamTaskFacts } from './channels.repository.js';
+import { ChannelsRepository, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { bearerAuth } from '../../vendors/contracts/vendor.js';
 import { refusesContent, vendorOf } from '../../vendors/registry.js';
 import { type ChannelOperation, configProtocolOf } from './channel-protocols.js';
-import { ACCOUNT_REFUSED, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
+import { ACCOUNT_REFUSED, byWeight, topPool, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
 
 export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, type Submission, stallReason } from './channel-routing.js';
 
@@ -251,15 +251,7 @@ export class ChannelRouter {
     if (fits) candidates = candidates.filter((c) => fits(c));
     const byCost = costOf && this.config.kinds[operation].routing === 'cost';
     while (candidates.length > 0) {
-      const top = Math.max(...candidates.map((c) => c.priority));
-      let pool = candidates.filter((c) => c.priority === top);
-      if (byCost) {
-        // the cheapest of the priority (an unpriced channel after every priced one), by weight among equals
-        const costs = pool.map((c) => costOf(c) ?? Number.POSITIVE_INFINITY);
-        const least = Math.min(...costs);
-        pool = pool.filter((_c, i) => costs[i] === least);
-      }
-      const chosen = byWeight(pool);
+      const chosen = byWeight(topPool(candidates, byCost ? costOf : undefined), randomInt);
       const handle = this.handleOf(chosen); // its credentials open before the task is given to it
       if (await this.channels.assignTask(taskId, chosen.id)) return handle;
       candidates = candidates.filter((c) => c.id !== chosen.id);
@@ -412,14 +404,3 @@ export function stalledOn(channel: Pick<ChannelHandle, 'stallAfterS'>, since: Da
   return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
 }
 
-/** One of the channels, each as likely as its weight (all equally when none has weight). */
-function byWeight(channels: ChannelRow[]): ChannelRow {
-  const total = channels.reduce((sum, c) => sum + c.weight, 0);
-  if (total === 0) return channels[randomInt(channels.length)];
-  let point = randomInt(total);
-  for (const channel of channels) {
-    if (point < channel.weight) return channel;
-    point -= channel.weight;
-  }
-  return channels[channels.length - 1];
-}

@@ -111,3 +111,32 @@ export function deadEndOf(channel: { status: string; statusReason: string | null
   if (channel.status === 'auto_disabled') return channel.statusReason?.startsWith(ACCOUNT_REFUSED.account) ? 'account' : 'auth';
   return 'disabled';
 }
+
+/**
+ * The channels a new task is drawn from, of its candidates (non-empty): those of the highest priority and,
+ * where the operation routes by cost (`costOf` given), the cheapest of them, an unpriced one after every
+ * priced one.
+ */
+export function topPool<C extends { priority: number }>(candidates: readonly C[], costOf?: (channel: C) => number | null): C[] {
+  const top = Math.max(...candidates.map((c) => c.priority));
+  const pool = candidates.filter((c) => c.priority === top);
+  if (!costOf) return pool;
+  const costs = pool.map((c) => costOf(c) ?? Number.POSITIVE_INFINITY);
+  const least = Math.min(...costs);
+  return pool.filter((_c, i) => costs[i] === least);
+}
+
+/**
+ * One of the channels (non-empty), each as likely as its weight, all equally when none has weight: `draw(n)`
+ * is a whole number from 0 to n - 1 (crypto's randomInt).
+ */
+export function byWeight<C extends { weight: number }>(channels: readonly C[], draw: (n: number) => number): C {
+  const total = channels.reduce((sum, c) => sum + c.weight, 0);
+  if (total === 0) return channels[draw(channels.length)];
+  let point = draw(total);
+  for (const channel of channels) {
+    if (point < channel.weight) return channel;
+    point -= channel.weight;
+  }
+  return channels[channels.length - 1];
+}

@@ -65,8 +65,7 @@ export class ChannelsService implements OnModuleInit {
     checkName(dto.name);
     checkOperations(dto.protocol, dto.operations);
     checkCredentials(dto.protocol, dto.credentials);
-    const models = (dto.models ?? []).map(toModel);
-    checkModels(dto.protocol, dto.operations, models);
+    const models = checkModels(dto.protocol, dto.operations, (dto.models ?? []).map(toModel));
     try {
       const channel = await this.channels.createChannel({
         id: randomUUID(),
@@ -128,7 +127,8 @@ export class ChannelsService implements OnModuleInit {
     const protocol = dto.protocol ?? current.protocol;
     if (dto.protocol !== undefined || dto.operations !== undefined) checkOperations(protocol, dto.operations ?? current.operations);
     if (dto.models !== undefined || dto.protocol !== undefined || dto.operations !== undefined) {
-      checkModels(protocol, dto.operations ?? current.operations, changes.models ?? (current.models as unknown as ChannelModel[]));
+      const checked = checkModels(protocol, dto.operations ?? current.operations, changes.models ?? (current.models as unknown as ChannelModel[]));
+      if (changes.models) changes.models = checked;
     }
     if (dto.credentials) {
       checkCredentials(protocol, dto.credentials);
@@ -224,10 +224,10 @@ function checkCredentials(protocol: string, credentials: ChannelCredentialsDto):
 /** A model as stored: its names and whichever price fields it was given (per_second, per_image, per_image_by, per_billed_unit). */
 function toModel(m: ChannelModelDto): ChannelModel {
   const price = m.price ? Object.fromEntries(PRICE_FIELDS.filter((f) => m.price![f] !== undefined).map((f) => [f, m.price![f]])) : undefined;
-  return { name: m.name, vendor_model: m.vendor_model, ...(price ? { price } : {}) };
+  return { name: m.name, vendor_model: m.vendor_model, ...(m.operation !== undefined ? { operation: m.operation } : {}), ...(m.spec !== undefined ? { spec: m.spec as ChannelModel['spec'] } : {}), ...(price ? { price } : {}), ...(m.voices !== undefined ? { voices: m.voices } : {}) };
 }
 
-const PRICE_FIELDS = ['per_second', 'per_image', 'per_image_by', 'per_billed_unit'] as const;
+const PRICE_FIELDS = ['per_second', 'per_image', 'per_image_by', 'per_billed_unit', 'per_1k_chars'] as const;
 
 function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
   return { ...(c.access_key ? { access_key: c.access_key } : {}), ...(c.secret_key ? { secret_key: c.secret_key } : {}), ...(c.api_key ? { api_key: c.api_key } : {}) };

@@ -7,6 +7,8 @@ export interface Offered<S> {
   spec: S;
   /** Taken only when a request names it (the sandbox's free-form model): never a match for a request that names none. */
   namedOnly?: boolean;
+  /** Its spec is what a channel declared, not the catalog's (a vendor model the gateway does not know). */
+  declared?: true;
 }
 
 /** How long the configured models are reused before the channels are read again. */

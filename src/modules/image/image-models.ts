@@ -44,7 +44,10 @@ export class ImageModels {
     if (this.config.kinds.image.provider === 'sandbox') return sandboxImageModels();
     const offered = new Map<string, OfferedImageModel>();
     for (const channel of await this.router.configuredFor('image')) {
-      for (const m of servedImageModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
+      for (const m of servedImageModels(channel)) {
+        const spec = m.declared ? JSON.stringify(m.spec) : m.spec.id;
+        offered.set(`${m.name}\n${channel.protocol}\n${spec}`, { name: m.name, vendor: channel.protocol, spec: m.spec, ...(m.declared ? { declared: m.declared } : {}) });
+      }
     }
     return [...offered.values()];
   }

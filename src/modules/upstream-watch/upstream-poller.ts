@@ -9,7 +9,7 @@ import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { ShutdownState } from '../../infra/process/shutdown-state.js';
 import { taskJobName } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
-import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { type PolledStatus, UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { ChannelRouter } from '../channels/channel-router.js';
 import { Limiter } from '../../infra/process/limiter.js';
@@ -39,6 +39,8 @@ interface RoundOutcome {
   /** Polled without news (or not answered), to be let go of now: those whose next poll comes before their lease ends. */
   working: string[];
   changed: DueWatch[];
+  /** What the polls read of the changed tasks' upstream tasks, by task id: carried in their steps' jobs. */
+  polled: Record<string, PolledStatus>;
   /** Not polled (their channel refused polls, or the round ran out of time): due again at `at`. */
   later: { ids: string[]; at?: Date }[];
 }
@@ -151,7 +153,7 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Polls a batch, channel by channel, and writes back what it learnt. */
   private async round(batch: DueWatch[], startedAt: number): Promise<void> {
-    const outcome: RoundOutcome = { working: [], changed: [], later: [] };
+    const outcome: RoundOutcome = { working: [], changed: [], polled: {}, later: [] };
     const groups = new Map<string, DueWatch[]>();
     for (const w of batch) {
       const key = `${w.kind} ${w.channelId ?? ''}`;
@@ -170,7 +172,7 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       await this.database.retryWhileUnavailable(async () => {
         await this.watches.release(this.owner, outcome.working);
         for (const { ids, at } of outcome.later) await this.watches.giveBack(this.owner, ids, at);
-        const resumed = await this.watches.resume(this.owner, outcome.changed.map((w) => w.id), this.config.workerLeaseS);
+        const resumed = await this.watches.resume(this.owner, outcome.changed.map((w) => w.id), this.config.workerLeaseS, outcome.polled);
         if (resumed.length === 0) return;
         // this instance's workers take the new jobs at once (the others at their next look)
         for (const kind of new Set(outcome.changed.map((w) => w.kind))) this.queue.jobsAdded(taskJobName(kind));
@@ -224,10 +226,15 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
     const count = (result: string, n = chunk.length) => this.metrics.upstreamPolls.inc({ channel: poll.name, operation: kind, outcome: result }, n);
     try {
       const news = await poll.poll(chunk);
+      const at = Date.now();
       if (channelId) this.pauses.delete(channelId);
-      const changed = chunk.filter((w) => news.get(w.id) === 'changed');
+      const changed = chunk.filter((w) => isNews(news.get(w.id)));
       outcome.changed.push(...changed);
-      outcome.working.push(...chunk.filter((w) => news.get(w.id) !== 'changed').map((w) => w.id));
+      for (const w of changed) {
+        const said = news.get(w.id);
+        if (typeof said === 'object') outcome.polled[w.id] = { upstreamId: w.upstreamId, status: said.read, at };
+      }
+      outcome.working.push(...chunk.filter((w) => !isNews(news.get(w.id))).map((w) => w.id));
       count('changed', changed.length);
       count('working', chunk.length - changed.length);
       return undefined;
@@ -291,4 +298,9 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       };
     });
   }
+}
+
+/** Whether a poll's answer about a task is news for its step (a change, with or without the status it read). */
+function isNews(news: WatchNews | undefined): boolean {
+  return news !== undefined && news !== 'working';
 }

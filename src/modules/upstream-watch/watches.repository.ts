@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { nextPollSql, type PollSchedule } from '../../common/tasks/poll-schedule.js';
 import type { WatchedTask } from '../../common/tasks/task-kind.js';
+import { storableJson } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { prepared } from '../../infra/prisma/statement.js';
 import { RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
+import type { PolledStatus } from '../../infra/relay/upstream-client.js';
 
 /** A watched task a poller took: the task, and when its poll was due (for the lag). */
 export interface DueWatch extends WatchedTask {
@@ -99,12 +101,14 @@ export class WatchesRepository {
 
   /**
    * The upstream has news of these tasks: they are no longer watched, and each gets a job for its next step
-   * (which asks the upstream again and acts: downloads the result, or ends the task), in one statement. The
-   * task's lease is set `leaseS` ahead, so the sweeper gives it a new job should that one never run.
+   * (which acts on it: downloads the result, or ends the task), in one statement; a task whose status the poll
+   * read carries it in its job (`polled`, by task id: SubmitMarks.polled), so its step need not ask again.
+   * The task's lease is set `leaseS` ahead, so the sweeper gives it a new job should that one never run.
    */
-  async resume(owner: string, ids: string[], leaseS: number): Promise<string[]> {
+  async resume(owner: string, ids: string[], leaseS: number, polled: Readonly<Record<string, PolledStatus>> = {}): Promise<string[]> {
     if (ids.length === 0) return [];
-    const jobs = `(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, ${RESUME_PRIORITY} AS priority FROM resumed)`;
+    const data = `jsonb_build_object('taskId', id) || CASE WHEN $4::jsonb ? id::text THEN jsonb_build_object('polled', $4::jsonb -> id::text) ELSE '{}'::jsonb END`;
+    const jobs = `(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, ${data} AS data, ${RESUME_PRIORITY} AS priority FROM resumed)`;
     const { rows } = await this.prisma.pool.query<{ id: string }>(
       prepared(
         `WITH unwatched AS (DELETE FROM task_watches WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 RETURNING task_id),
@@ -112,7 +116,7 @@ export class WatchesRepository {
                      WHERE id IN (SELECT task_id FROM unwatched) AND state = 'running' AND lease_owner IS NULL RETURNING id, kind, job_id),
          jobs AS (${QueueService.jobRowsSql(jobs)})
          SELECT id FROM resumed`,
-        [ids, owner, leaseS],
+        [ids, owner, leaseS, storableJson(polled)],
       ),
     );
     return rows.map((r) => r.id);

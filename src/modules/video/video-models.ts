@@ -5,6 +5,7 @@ import { ChannelRouter } from '../channels/channel-router.js';
 import { type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.js';
 import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
 import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
+import type { ModelDto } from './dto/model.dto.js';
 
 /** A video model callers may ask for. */
 export type OfferedModel = Offered<VideoModelSpec>;
@@ -35,6 +36,38 @@ export class VideoModels {
     return this.cache.offered();
   }
 
+  /** The models callers may ask for, what each makes, its price (`GET /models`' video entries). */
+  async entries(): Promise<ModelDto[]> {
+    const perSecond = this.config.kinds.video.prices.second;
+    return (await this.offered()).map(({ name, vendor, spec, declared }) => ({
+      name,
+      operation: 'video' as const,
+      vendor,
+      vendor_model: spec.id,
+      declared: declared === true,
+      durations_s: [...spec.durations],
+      aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
+      resolutions: [...spec.resolutions],
+      ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
+      text_to_video: spec.textToVideo,
+      first_frame: spec.firstFrame,
+      last_frame: spec.lastFrame,
+      continues: spec.continues,
+      loop: spec.loop,
+      seed: spec.seed,
+      audio: spec.audio,
+      negative_prompt: spec.negativePrompt,
+      concepts: spec.concepts,
+      cfg_scale: spec.cfgScale === true,
+      camera_control: spec.cameraControl === true,
+      max_prompt_chars: spec.maxPromptChars,
+      reference_images: spec.referenceImages ?? 0,
+      references_with_frames: spec.referencesWithFrames === true,
+      shape_from_first_frame: spec.shapeFromImage === true,
+      credits_per_second: perSecond,
+    }));
+  }
+
   private async read(): Promise<OfferedModel[]> {
     if (this.config.kinds.video.provider === 'sandbox') {
       const catalogs = VIDEO_VENDORS.flatMap((v) => v.models.map((spec): OfferedModel => ({ name: spec.id, vendor: v.protocol, spec })));
@@ -43,7 +76,11 @@ export class VideoModels {
     // one entry per (name, vendor, vendor model), however many channels serve it
     const offered = new Map<string, OfferedModel>();
     for (const channel of await this.router.configuredFor('video')) {
-      for (const m of servedVideoModels(channel)) offered.set(`${m.name}\n${channel.protocol}\n${m.spec.id}\n${m.spec.frameFit ?? ''}`, { name: m.name, vendor: channel.protocol, spec: m.spec });
+      for (const m of servedVideoModels(channel)) {
+        // two channels declaring one vendor model alike are one model; declaring it otherwise, two
+        const spec = m.declared ? JSON.stringify(m.spec) : m.spec.id;
+        offered.set(`${m.name}\n${channel.protocol}\n${spec}\n${m.spec.frameFit ?? ''}`, { name: m.name, vendor: channel.protocol, spec: m.spec, ...(m.declared ? { declared: m.declared } : {}) });
+      }
     }
     return [...offered.values()];
   }

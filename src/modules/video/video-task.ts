@@ -35,6 +35,9 @@ export interface VideoParams extends Omit<VideoRequest, 'firstFrame' | 'lastFram
   door: string;
 }
 
+/** The longest prompt a door takes, in characters (a model's own limit is its spec's `maxPromptChars`). */
+export const PROMPT_MAX_CHARS = 5000;
+
 /** What a generation makes when it does not say: the shape of a video no ratio or frame decides (the sandbox's), and its length (the price's). */
 export const DEFAULT_ASPECT_RATIO = '16:9';
 export const DEFAULT_DURATION_S = 5;
@@ -42,6 +45,11 @@ export const DEFAULT_DURATION_S = 5;
 /** The seconds of video a generation asks for (DEFAULT_DURATION_S when it does not say). */
 export function durationOf(params: VideoParams): number {
   return params.durationS ?? DEFAULT_DURATION_S;
+}
+
+/** The normalized field of the image whose upload has this media role: `firstFrame`, `lastFrame`, `referenceImages[<i>]` (a door words it: TaskDoors.field). */
+export function fieldOf(role: InputImageRole): string {
+  return role === 'frame0' ? 'firstFrame' : role === 'frame1' ? 'lastFrame' : `referenceImages[${role.slice(3)}]`;
 }
 
 /** An image the request brought, with the media role an upload of it has. */

@@ -1,5 +1,6 @@
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
 import { LUMA } from '../../vendors/luma/luma.vendor.js';
+import { ModelDto } from './dto/model.dto.js';
 
 /** Video generation, as Luma's: pending (the spec's sample; Luma's queued) → dreaming → completed | failed. */
 export const VIDEO_DEFINITION: KindDefinition = {
@@ -18,4 +19,5 @@ export const VIDEO_DEFINITION: KindDefinition = {
   // ids it gave its images (an upload's is its media's) are its own; the images are media of these roles (fit0: a first frame it fitted)
   request: { bookkeeping: ['firstFrame.id', 'lastFrame.id', 'referenceImages.*.id'], inputRoles: /^(frame[01]|ref\d+|fit0)$/ },
   routes: { record: '/video-b/v1/generations/{id}', callbacks: '/video-b/v1/generations/{id}/callbacks' },
+  models: { dto: ModelDto },
 };

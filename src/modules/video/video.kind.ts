@@ -13,14 +13,13 @@ import { IMAGE_RULES } from '../expand/image-rules.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { SamplesService } from '../samples/samples.service.js';
-import type { GenerationDetailDto } from './dto/generation.dto.js';
 import { lastFrame } from './providers/clip-renderer.js';
 import { VIDEO_PROVIDERS, type VideoProvider, type VideoResult } from './providers/video-provider.js';
 import { VIDEO_DEFINITION } from './video.definition.js';
-import { VideoRecords } from './video.records.js';
-import { KlingVideoRecords } from './kling-video.records.js';
-import type { KlingVideoTaskDto } from './dto/kling-video.dto.js';
-import { durationOf, type InputImage, type KeyframePositionName, referenceRole, type VideoParams, type VideoTask } from './video-task.js';
+import { durationOf, fieldOf, type InputImage, type KeyframePositionName, referenceRole, type VideoParams, type VideoTask } from './video-task.js';
+import { TaskDoors } from '../../doors/contracts/task-doors.js';
+import type { ModelDto } from './dto/model.dto.js';
+import { VideoModels } from './video-models.js';
 
 /**
  * Video generation as a task kind: priced per second of video, run through VIDEO_PROVIDER (the sandbox
@@ -36,13 +35,18 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
   constructor(
     private readonly config: AppConfig,
     @Inject(VIDEO_PROVIDERS) private readonly providers: Record<ProviderName, VideoProvider>,
-    private readonly records: VideoRecords,
-    private readonly klingRecords: KlingVideoRecords,
+    private readonly doors: TaskDoors,
     private readonly tasks: TaskRepository,
     private readonly media: MediaService,
     private readonly fetcher: SafeFetchService,
     private readonly samples: SamplesService,
+    private readonly videoModels: VideoModels,
   ) {}
+
+  /** `GET /models`' video entries. */
+  models(): Promise<ModelDto[]> {
+    return this.videoModels.entries();
+  }
 
   /** One slot; PRICE_VIDEO_SECOND per second of `duration` (5 s, Luma's default, when not given). */
   price(params: VideoParams): Price {
@@ -69,13 +73,14 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
         const row = await this.media.findForTask(task.id, role);
         return row ? this.media.signedUrl(row, this.media.linkBase(task.baseUrl)) : undefined;
       },
+      fieldName: (field) => this.doors.field(task, field),
       fittedFrame: async (fit, ratio, minSide) => {
         const source = await this.keyframeImage(task, 'frame0', ctx.files);
         if (!source) throw new TaskFailure('the first frame to fit is missing');
         const header = readImageHeader(source, this.config.images);
         if (fitsAlready(header.width, header.height, ratio, minSide)) return undefined;
         const fitted = await fitFrame(source, ratio, fit, this.config.images, minSide).catch((err: unknown) => {
-          if (err instanceof ImageRejected) throw new TaskFailure(`${keyframeField(task.params.door, { role: 'frame0', image: task.params.firstFrame! })} ${err.message}`);
+          if (err instanceof ImageRejected) throw new TaskFailure(`${this.inputField(task, { role: 'frame0', image: task.params.firstFrame! })} ${err.message}`);
           throw err;
         });
         const row = await this.media.putNow({ owner: task.owner, taskId: task.id, role: FITTED_ROLE, index: 0, body: fitted.bytes, contentType: 'image/jpeg', width: fitted.width, height: fitted.height });
@@ -93,12 +98,9 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
-  /** Each in the vocabulary of the door that made it: Kling's record (task_status at the top) for the Kling door, Luma's for the others. */
-  async notifications(tasks: VideoTask[], tx?: TaskTx): Promise<(GenerationDetailDto | KlingVideoTaskDto)[]> {
-    const kling = tasks.filter((t) => t.params.door === 'kling');
-    if (kling.length === 0) return this.records.details(tasks, tx);
-    const [klingRecords, lumaRecords] = await Promise.all([this.klingRecords.details(kling, tx), this.records.details(tasks.filter((t) => t.params.door !== 'kling'), tx)]);
-    return tasks.map((t) => (t.params.door === 'kling' ? klingRecords.shift()! : lumaRecords.shift()!));
+  /** Each in the vocabulary of the door that made it (TaskDoors: the door it stores, else the kind's fallback door, Luma's). */
+  notifications(tasks: VideoTask[], tx?: TaskTx): Promise<unknown[]> {
+    return this.doors.records(tasks, tx);
   }
 
   /**
@@ -118,12 +120,18 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     return image ? this.inputImage(task, { role: referenceRole(index), image }, files) : Promise.resolve(undefined);
   }
 
+  /** The field an input image came in, as the task's door names it (Luma's keyframes.frame0.url, Kling's image_tail, OpenAI's input_reference). */
+  private inputField(task: VideoTask, { role, image }: InputImage): string {
+    const field = this.doors.field(task, fieldOf(role));
+    return image.type === 'generation' ? `the last frame of generation ${image.generationId} (${field})` : field;
+  }
+
   private async inputImage(task: VideoTask, frame: InputImage, files: WorkScope): Promise<Buffer> {
     const bytes = await this.keyframeBytes(task, frame, files);
     try {
       readImageHeader(bytes, this.config.images);
     } catch (err) {
-      if (err instanceof ImageRejected) throw new TaskFailure(`${keyframeField(task.params.door, frame)} ${err.message}`);
+      if (err instanceof ImageRejected) throw new TaskFailure(`${this.inputField(task, frame)} ${err.message}`);
       throw err;
     }
     return bytes;
@@ -143,15 +151,15 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
       // the stored video is copied into a work file as a stream, never held whole, and ffmpeg reads it there
       const file = files.file('source', 'mp4');
       if (!video || (await this.media.copyToFile(video, file)) === null) {
-        throw new TaskFailure(`keyframes.${position} names generation ${frame.generationId}, which has no completed video to continue from`);
+        throw new TaskFailure(`${this.doors.field(task, fieldOf(position))} names generation ${frame.generationId}, which has no completed video to continue from`);
       }
       return lastFrame(file).catch((err: unknown) => {
         if (!(err instanceof MediaRefused || err instanceof FfmpegFailed || err instanceof FfmpegTimedOut)) throw err;
         this.logger.warn({ msg: "a generation's last frame could not be read", task_id: task.id, err: String(err), ...(err instanceof FfmpegFailed ? { ffmpeg: err.detail } : {}) });
-        throw new TaskFailure(`keyframes.${position}: the video of generation ${frame.generationId} could not be read (its last frame does not decode)`);
+        throw new TaskFailure(`${this.doors.field(task, fieldOf(position))}: the video of generation ${frame.generationId} could not be read (its last frame does not decode)`);
       });
     }
-    const field = keyframeField(task.params.door, input);
+    const field = this.inputField(task, input);
     const sample = this.samples.resolve(frame.url, task.baseUrl);
     if (sample) return sample;
     try {
@@ -165,12 +173,3 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
 
 /** The media role of the first frame as fitted to the asked ratio (the image sent in its stead). */
 const FITTED_ROLE = 'fit0';
-
-/** The field an input image came in, as its door names it (the Luma door's keyframes.frame0.url, Kling's image_tail, OpenAI's input_reference). */
-function keyframeField(door: VideoParams['door'], { role, image }: InputImage): string {
-  if (image.type === 'generation') return `the last frame of generation ${image.generationId} (keyframes.${role})`;
-  if (door === 'openai') return image.upload ? 'input_reference' : 'input_reference.image_url';
-  if (role.startsWith('ref')) return `references[${role.slice(3)}]`;
-  if (door === 'kling') return role === 'frame0' ? 'image' : 'image_tail';
-  return `keyframes.${role}.url`;
-}

@@ -4,20 +4,8 @@ import type { ProviderName } from '../../infra/config/app-config.js';
 import { RelayVideoProvider, VIDEO_VENDOR_ADAPTERS } from './providers/relay-video.provider.js';
 import { SandboxVideoProvider } from './providers/sandbox-video.provider.js';
 import { VIDEO_PROVIDERS, type VideoProvider } from './providers/video-provider.js';
-import { LumaUnsupportedController } from './luma-unsupported.controller.js';
-import { KlingVideoRecords } from './kling-video.records.js';
-import { KlingVideosController } from './kling-videos.controller.js';
-import { KlingVideosService } from './kling-videos.service.js';
-import { OpenAiUnsupportedController } from './openai-unsupported.controller.js';
-import { OpenAiVideoRecords } from './openai-video.records.js';
-import { OpenAiVideosController } from './openai-videos.controller.js';
-import { OpenAiVideosService } from './openai-videos.service.js';
-import { VideoController } from './video.controller.js';
 import { VideoKind } from './video.kind.js';
-import { VideoRecords } from './video.records.js';
-import { VideoService } from './video.service.js';
 import { VideoModels } from './video-models.js';
-import { VideoModelsController } from './video-models.controller.js';
 import { VideoUploads } from './video-uploads.js';
 import type { VideoVendor } from '../../vendors/contracts/video-vendor.js';
 import { adaptersByProtocol } from '../../vendors/contracts/vendor.js';
@@ -25,15 +13,8 @@ import { GATEWAY_VIDEO_PROTOCOL, VIDEO_VENDORS } from '../../vendors/video-vendo
 
 @Module({
   imports: [ChannelsModule],
-  controllers: [VideoController, LumaUnsupportedController, VideoModelsController, OpenAiUnsupportedController, OpenAiVideosController, KlingVideosController],
   providers: [
     VideoKind,
-    VideoRecords,
-    VideoService,
-    OpenAiVideosService,
-    OpenAiVideoRecords,
-    KlingVideosService,
-    KlingVideoRecords,
     VideoUploads,
     SandboxVideoProvider,
     RelayVideoProvider,
@@ -51,7 +32,7 @@ import { GATEWAY_VIDEO_PROTOCOL, VIDEO_VENDORS } from '../../vendors/video-vendo
       inject: [SandboxVideoProvider, RelayVideoProvider],
     },
   ],
-  exports: [VideoKind],
+  exports: [VideoKind, VideoModels, VideoUploads],
 })
 export class VideoModule {
   static readonly kind = VideoKind;

@@ -1,10 +1,12 @@
 import { isIP } from 'node:net';
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { COMMON_IMAGE_RATIOS, IMAGE_RESOLUTIONS, type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageStatus, ImageVendor } from '../contracts/image-vendor.js';
 import { paintedWhite } from '../contracts/image-mask.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { BFL } from './bfl.vendor.js';
 
 /**
@@ -60,12 +62,53 @@ export const BFL_IMAGE_MODELS: readonly ImageModelSpec[] = [
   flux(FILL, { maxEditImages: 1, mask: true }),
 ];
 
-/** BFL's answer to a poll of its polling_url (`GET /v1/get_result?id=`). */
-interface BflResult {
-  id?: unknown;
-  status?: unknown;
-  result?: { sample?: unknown } | null;
-  details?: unknown;
+/** BFL's answer to a create (`AsyncResponse`: `{id, polling_url}`; `AsyncWebhookResponse` with a webhook_url: `{id, status, webhook_url}`). */
+const CREATED = z.object({ id: z.string().min(1), polling_url: z.string().nullish() });
+
+/** BFL's answer to a poll of its polling_url (`GET /v1/get_result?id=`: `ResultResponse`): its status, its result's `sample`, its `details`. */
+const RESULT = z.object({ status: z.string(), result: z.looseObject({ sample: z.unknown().optional() }).nullish().catch(null), details: z.unknown().optional() });
+
+/** FastAPI's `HTTPValidationError` (BFL's 422): `{detail: [{loc, msg, type}]}`; an item or field of another shape is read as empty. */
+const VALIDATION_ERROR = z.object({
+  detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])).optional().catch(undefined), msg: z.string().optional().catch(undefined) }).catch({})),
+});
+
+/** A create mapped out for BFL: the model's path (`/v1/{model}`) and its JSON body. */
+export interface BflCall {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * The normalized request as BFL takes it: `prompt`, the input images (`input_image`, `input_image_2`, … in Base64;
+ * Fill's `image` and `mask`, the mask already painted white where it paints), the size fields of the model, `seed`,
+ * `output_format` (PNG unless a JPEG was asked) and `webhook_url`. Fill makes no generation: refused here.
+ */
+export function bflCall(model: ImageModelSpec, request: ImageRequest, images: ImageInput[], paintedMask: Buffer | undefined, callbackUrl: string | undefined): BflCall {
+  if (model.id === FILL && request.mode !== 'edit') throw new UpstreamRefused(`${FILL} only edits an image (with a mask): it makes no generation`, 0, 'request', true);
+  return {
+    path: `/v1/${model.id}`,
+    body: {
+      prompt: request.prompt,
+      ...(model.id === FILL ? fillInputs(images[0], paintedMask) : inputImages(images)),
+      ...sizeFields(model, request),
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      // the relay converts into the asked format: a lossless PNG unless a JPEG was asked anyway
+      output_format: request.outputFormat === 'jpeg' ? 'jpeg' : 'png',
+      ...(callbackUrl ? { webhook_url: callbackUrl } : {}),
+    },
+  };
+}
+
+/**
+ * The task a create answered, as the upstream id kept: its `polling_url` (with a webhook_url BFL may answer none:
+ * its documented result path on the channel's host), which must be the channel's own service (the key goes there).
+ */
+export function bflCreated(json: unknown, baseUrl: string): string {
+  const answer = readAnswer(CREATED, json, 'the create request');
+  const pollingUrl = answer.polling_url || `${baseUrl}/v1/get_result?id=${encodeURIComponent(answer.id)}`;
+  if (!sameService(baseUrl, pollingUrl)) throw new UnusableAnswer('the upstream answered a polling_url outside its own domain: the key is not sent there');
+  return pollingUrl;
 }
 
 /**
@@ -92,36 +135,25 @@ export class BflImageVendor implements ImageVendor {
 
   async create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer> {
     const { model, request, callbackUrl } = create;
-    if (model.id === FILL && request.mode !== 'edit') throw new UpstreamRefused(`${FILL} only edits an image (with a mask): it makes no generation`, 0, 'request', true);
-    const images = request.images > 0 ? await create.images() : [];
-    const body: Record<string, unknown> = {
-      prompt: request.prompt,
-      ...(model.id === FILL ? await fillInputs(images[0], request.mask ? await create.mask() : undefined) : inputImages(images)),
-      ...sizeFields(model, request),
-      ...(request.seed !== undefined ? { seed: request.seed } : {}),
-      // the relay converts into the asked format: a lossless PNG unless a JPEG was asked anyway
-      output_format: request.outputFormat === 'jpeg' ? 'jpeg' : 'png',
-      ...(callbackUrl ? { webhook_url: callbackUrl } : {}),
-    };
-    const answer = (await this.client.call('POST', `${account.baseUrl}/v1/${model.id}`, { body, auth: account.auth, refusal: bflRefusal, failFast: true })).json;
-    if (typeof answer.id !== 'string' || !answer.id) throw new UnusableAnswer('the upstream answered the create request without an id');
-    // with a webhook_url, BFL's answer may carry no polling_url (its AsyncWebhookResponse): its documented result path on the same host
-    const pollingUrl = typeof answer.polling_url === 'string' && answer.polling_url ? answer.polling_url : `${account.baseUrl}/v1/get_result?id=${encodeURIComponent(answer.id)}`;
-    if (!sameService(account.baseUrl, pollingUrl)) throw new UnusableAnswer('the upstream answered a polling_url outside its own domain: the key is not sent there');
-    return { upstreamId: pollingUrl, status: { state: 'working' } };
+    const images = request.images > 0 && (model.id !== FILL || request.mode === 'edit') ? await create.images() : [];
+    const mask = model.id === FILL && images[0] && request.mask ? await create.mask() : undefined;
+    const painted = mask && images[0] ? await paintedWhite(mask, images[0]) : undefined;
+    const asked = bflCall(model, request, images, painted, callbackUrl);
+    const answer = await this.client.call('POST', `${account.baseUrl}${asked.path}`, { body: asked.body, auth: account.auth, refusal: bflRefusal, failFast: true });
+    return { upstreamId: bflCreated(answer.json, account.baseUrl), status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ImageStatus> {
     // the key goes only where the channel's own host is (the polling_url was checked when it came; the channel's address may have changed since)
     if (!sameService(account.baseUrl, upstreamId)) return { state: 'failed', reason: "the task's polling_url is not on the channel's upstream any more" };
-    let task: BflResult;
+    let task: unknown;
     try {
-      task = (await this.client.call('GET', upstreamId, { auth: account.auth, refusal: bflRefusal, idempotent: true, once })).json as BflResult;
+      task = (await this.client.call('GET', upstreamId, { auth: account.auth, refusal: bflRefusal, idempotent: true, once })).json;
     } catch (err) {
       if (err instanceof UpstreamRefused && err.status === 404) return { state: 'failed', reason: 'the upstream no longer has the task (Task not found)' };
       throw err;
     }
-    return statusOf(task);
+    return bflStatus(task);
   }
 }
 
@@ -132,13 +164,11 @@ function inputImages(images: ImageInput[]): Record<string, string> {
 
 /**
  * Fill's `image` and `mask` (Base64). BFL's mask is white where it paints and black where it keeps; the
- * door's is OpenAI's, transparent where the image changes: its alpha, inverted, at the image's size.
+ * door's is OpenAI's, transparent where the image changes: given here already painted (`paintedWhite`).
  */
-async function fillInputs(image: ImageInput | undefined, mask: ImageInput | undefined): Promise<Record<string, string>> {
+function fillInputs(image: ImageInput | undefined, painted: Buffer | undefined): Record<string, string> {
   if (!image) throw new UpstreamRefused(`${FILL} needs the image it edits`, 0, 'request', true);
-  if (!mask) return { image: image.bytes.toString('base64') };
-  const painted = await paintedWhite(mask, image);
-  return { image: image.bytes.toString('base64'), mask: painted.toString('base64') };
+  return { image: image.bytes.toString('base64'), ...(painted ? { mask: painted.toString('base64') } : {}) };
 }
 
 /**
@@ -147,7 +177,7 @@ async function fillInputs(image: ImageInput | undefined, mask: ImageInput | unde
  * input image's size, or its default); Kontext's `aspect_ratio` (the asked one, or the asked size's shape);
  * none for Fill, which keeps its input's size.
  */
-function sizeFields(model: ImageModelSpec, request: ImageRequest): Record<string, unknown> {
+export function sizeFields(model: ImageModelSpec, request: ImageRequest): Record<string, unknown> {
   if (model.sizes === 'any' && model.sizeRule) {
     if (request.size) return sidesOf(request.size);
     if (!request.aspectRatio && !request.resolution) return {};
@@ -182,7 +212,7 @@ export function freeSize(ratio: string, resolution: string, rule: NonNullable<Im
  * Whether a polling URL is the channel's upstream's (its host, or a host of the same domain, as
  * api.us1.bfl.ai is api.bfl.ai's), over the same scheme or HTTPS: the account's key is sent with each poll.
  */
-function sameService(baseUrl: string, url: string): boolean {
+export function sameService(baseUrl: string, url: string): boolean {
   if (!URL.canParse(url) || !URL.canParse(baseUrl)) return false;
   const base = new URL(baseUrl);
   const target = new URL(url);
@@ -193,23 +223,21 @@ function sameService(baseUrl: string, url: string): boolean {
 }
 
 /** A task's state, as its poll answers it. */
-function statusOf(task: BflResult): ImageStatus {
-  const status = typeof task.status === 'string' ? task.status : undefined;
-  switch (status) {
+export function bflStatus(json: unknown): ImageStatus {
+  const task = readAnswer(RESULT, json, 'the poll');
+  switch (task.status) {
     case 'Ready': {
       const sample = task.result?.sample;
-      return typeof sample === 'string' && sample ? { state: 'succeeded', images: [{ url: sample }] } : { state: 'failed', reason: 'the upstream reported the task ready without a sample' };
+      return typeof sample === 'string' && sample ? { state: 'succeeded', images: [{ url: sample }] } : { state: 'failed', reason: 'the upstream reported the task ready without a sample (result.sample)' };
     }
     case 'Request Moderated':
     case 'Content Moderated':
-      return { state: 'failed', reason: `${status}${detailsOf(task.details)}` };
+      return { state: 'failed', reason: `${task.status}${detailsOf(task.details)}` };
     case 'Error':
     case 'Failed':
-      return { state: 'failed', reason: `the task ended in ${status}${detailsOf(task.details)}` };
+      return { state: 'failed', reason: `the task ended in ${task.status}${detailsOf(task.details)}` };
     case 'Task not found':
       return { state: 'failed', reason: 'the upstream no longer has the task (Task not found)' };
-    case undefined:
-      throw new UnusableAnswer('the upstream answered the poll without a status');
     default:
       // Pending, Reasoning, Generating, and any in-progress state BFL adds (it added the last two): the task's deadline ends one that never ends
       return { state: 'working' };
@@ -230,13 +258,12 @@ function detailsOf(details: unknown): string {
  * BFL's refusals in its own words: FastAPI's 422 `{"detail": [{loc, msg}]}`, which the generic reading
  * cannot put into words (a 402, 403 and 429 read as their statuses say: credit, key, busy).
  */
-function bflRefusal(status: number, json: Record<string, unknown>): UpstreamRefused | undefined {
-  if ((status === 400 || status === 422) && Array.isArray(json.detail)) {
-    const words = json.detail
-      .map((d: { loc?: unknown; msg?: unknown }) => `${Array.isArray(d?.loc) ? d.loc.filter((l) => l !== 'body').join('.') : ''}${Array.isArray(d?.loc) ? ': ' : ''}${typeof d?.msg === 'string' ? d.msg : ''}`)
-      .filter(Boolean)
-      .join('; ');
-    return new UpstreamRefused(words || `HTTP ${status}`, status, 'request');
-  }
-  return undefined;
+export function bflRefusal(status: number, json: Record<string, unknown>): UpstreamRefused | undefined {
+  const invalid = status === 400 || status === 422 ? VALIDATION_ERROR.safeParse(json) : undefined;
+  if (!invalid?.success) return undefined;
+  const words = invalid.data.detail
+    .map((d) => `${d.loc ? `${d.loc.filter((l) => l !== 'body').join('.')}: ` : ''}${d.msg ?? ''}`)
+    .filter(Boolean)
+    .join('; ');
+  return new UpstreamRefused(words || `HTTP ${status}`, status, 'request');
 }

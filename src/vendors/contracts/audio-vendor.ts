@@ -1,3 +1,4 @@
+import type { RelayVendor } from './relay.js';
 import { type VendorAccount } from './vendor.js';
 
 /** What a vendor says of a clip uploaded by URL: still being read, ready with what it found, or refused. */
@@ -12,10 +13,7 @@ export type AudioUploadStatus =
  * one such file and a line in `audio-vendors.ts`. Errors are thrown as the UpstreamClient throws them, an
  * answer without an upload as UnusableAnswer.
  */
-export interface AudioVendor {
-  readonly protocol: string;
-  /** How often its uploads may be asked about, at least (seconds). */
-  readonly minPollS: number;
+export interface AudioVendor extends RelayVendor<AudioUploadStatus> {
   /** Hands the vendor the URL; answers its id of the upload. */
   create(account: VendorAccount, url: string): Promise<string>;
   /** Asks about one upload (`once`: one try with a short time limit, as the poller asks). */

@@ -1,3 +1,4 @@
+import type { RelayVendor } from './relay.js';
 import { type VendorAccount } from './vendor.js';
 
 /** An expand as the door accepted it, in the gateway's own words: what an adapter maps out to its vendor. */
@@ -61,11 +62,7 @@ export type ExpandAnswer = { made: MadeImage[] } | { upstreamId: string; status:
  * a new vendor is one such file and a line in `expand-vendors.ts`. Errors are thrown as the UpstreamClient
  * throws them (busy, refused: auth, account, request; unavailable).
  */
-export interface ExpandVendor {
-  /** The channel protocol it speaks. */
-  readonly protocol: string;
-  /** How often its tasks may be asked about, at least (seconds). */
-  readonly minPollS: number;
+export interface ExpandVendor extends RelayVendor<ExpandStatus> {
   /**
    * Why it cannot make this expand exactly as asked, naming the field; null when it can. `size` null: the
    * input is a URL not read yet. Absent: it makes every expand the door accepts.

@@ -1,3 +1,4 @@
+import type { RelayVendor } from './relay.js';
 import type { ImageModelSpec, ImageRequest } from './image-request.js';
 import type { VendorAccount } from './vendor.js';
 
@@ -46,12 +47,8 @@ export type ImageAnswer = { made: VendorImage[]; revisedPrompt?: string } | { up
  * UpstreamClient throws them (busy; refused: auth, account, request — a content refusal as a refused request
  * whose words say so; unavailable).
  */
-export interface ImageVendor {
-  /** The channel protocol it speaks. */
-  readonly protocol: string;
+export interface ImageVendor extends RelayVendor<ImageStatus> {
   readonly models: readonly ImageModelSpec[];
-  /** How often its tasks may be asked about, at least (seconds). */
-  readonly minPollS: number;
   create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer>;
   /** Asks about one task (`once`: one try with a short time limit, as the poller asks); vendors that answer later. */
   query?(account: VendorAccount, upstreamId: string, once: boolean): Promise<ImageStatus>;

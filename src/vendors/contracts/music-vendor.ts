@@ -1,3 +1,4 @@
+import type { RelayVendor } from './relay.js';
 import { type VendorAccount } from './vendor.js';
 
 /** A song as the gateway asks for it, in its own words: what an adapter maps out to its vendor. */
@@ -38,10 +39,7 @@ export type MusicStatus =
  * UpstreamClient throws them (busy, refused: auth, account, request; unavailable), an answer without a task
  * as UnusableAnswer.
  */
-export interface MusicVendor {
-  readonly protocol: string;
-  /** How often its tasks may be asked about, at least (seconds). */
-  readonly minPollS: number;
+export interface MusicVendor extends RelayVendor<MusicStatus> {
   /** Sends the request; answers the upstream's task id. */
   create(account: VendorAccount, request: MusicRequest, callbackUrl: string | undefined): Promise<string>;
   /** Asks about one task (`once`: one try with a short time limit, as the poller asks). */

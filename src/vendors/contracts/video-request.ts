@@ -8,7 +8,7 @@ export interface VideoRequest {
   negativePrompt?: string;
   /** `<w>:<h>`, such as 16:9. */
   aspectRatio?: string;
-  /** The video's height class (its shorter side): 540p, 720p, 768p, 1080p or 4k (contracts/resolution.ts). */
+  /** The video's height class (its shorter side): 480p, 540p, 720p, 768p, 1080p or 4k (contracts/resolution.ts). */
   resolution?: string;
   durationS?: number;
   /** The first frame: an image by URL, or the last frame of a generation the same upstream account made. */

@@ -1,3 +1,4 @@
+import type { RelayVendor } from './relay.js';
 import type { VendorAccount } from './vendor.js';
 import type { VendorBilled } from './vendor-billing.js';
 import { sniffRaster } from '../../infra/images/image-bounds.js';
@@ -54,12 +55,8 @@ export type VendorStatus =
  * channel's protocol to its adapter; a new vendor is one such file and a line in `video-vendors.ts`.
  * Errors are thrown as the UpstreamClient throws them (busy, refused: auth, account, request; unavailable).
  */
-export interface VideoVendor {
-  /** The channel protocol it speaks. */
-  readonly protocol: string;
+export interface VideoVendor extends RelayVendor<VendorStatus> {
   readonly models: readonly VideoModelSpec[];
-  /** How often its tasks may be asked about, at least (seconds). */
-  readonly minPollS: number;
   /**
    * It calls back to a URL sent with the create (Luma's and Kling's `callback_url`): its tasks are then polled
    * as a safety net only (UPSTREAM_CALLBACK_POLL_S). A vendor without it is polled on the usual schedule.

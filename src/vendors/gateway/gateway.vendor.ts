@@ -1,25 +1,28 @@
-import { KLING } from '../kling/kling.vendor.js';
-import { LUMA } from '../luma/luma.vendor.js';
-import { AGGREGATOR_PROBE } from '../suno-aggregator/suno-aggregator.vendor.js';
-import { bearerAuth, type VendorDescriptor } from '../contracts/vendor.js';
+import { bearerAuth, type ChannelOperation, type VendorDescriptor } from '../contracts/vendor.js';
 import { contentRefusals } from '../contracts/content-refusal.js';
+import { operationVendors } from '../operations.js';
+
+const OPERATIONS = operationVendors();
+
+/** The groups of operations one gateway channel takes (one base URL each), as the operations declare them. */
+const GROUPS: ChannelOperation[][] = [];
+for (const op of OPERATIONS) if (!GROUPS.some((g) => g.includes(op.name))) GROUPS.push([...op.gateway.group]);
 
 /**
- * A service speaking this interface (Bearer api_key): its expand door is Kling's, its video door Luma's, its
- * music doors an aggregator's, its image and speech doors OpenAI's (under one base, …/openai/v1); one channel has
- * one base URL, so it takes one group of operations.
+ * A service speaking this interface (Bearer api_key): for each operation, the door its registry entry names
+ * (src/vendors/operations.ts: expand's is Kling's, video's Luma's, music's an aggregator's, images OpenAI's);
+ * one channel has one base URL, so it takes one group of operations, tested by its operations' probe.
  */
 export const GATEWAY: VendorDescriptor = {
   protocol: 'gateway',
   title: 'a service speaking this interface',
-  operations: ['expand', 'video', 'audio', 'music', 'image', 'speech'],
-  groups: [['expand'], ['video'], ['audio', 'music'], ['image', 'speech']],
+  operations: OPERATIONS.map((o) => o.name),
+  groups: GROUPS,
   credentials: ['api_key'],
-  baseUrl: { rule: "its door's base: …/video-a for expand, …/video-b/v1 for video, …/music-a for audio and music, …/openai/v1 for images and speech", example: 'https://other-gateway/video-a' },
+  baseUrl: { rule: `its door's base: ${GROUPS.map((g) => `${OPERATIONS.find((o) => o.name === g[0])!.gateway.base} for ${g.join(' and ')}`).join(', ')}`, example: 'https://other-gateway/video-a' },
   // its content refusals: another gateway words its refusals as this one does: the vendors' own words
   contentRefusal: contentRefusals(),
   pollFloorS: 0,
-  probe: (operations) =>
-    operations.includes('expand') ? KLING.probe(['expand']) : operations.includes('video') ? LUMA.probe(['video']) : operations.includes('image') || operations.includes('speech') ? { path: '/models', notFoundPasses: false } : AGGREGATOR_PROBE,
+  probe: (operations) => (OPERATIONS.find((o) => operations.includes(o.name)) ?? OPERATIONS[0]).gateway.probe,
   auth: bearerAuth,
 };

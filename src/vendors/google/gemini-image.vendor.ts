@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, resolutionOf, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
 import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { GOOGLE, googleRefusal } from './google.vendor.js';
 
 /** The shapes all of them make (the image generation guide); gemini-3.1-flash-image-preview adds the long ones. */
@@ -59,17 +61,27 @@ const RESULT_MAX_BYTES = 64 * 1024 * 1024;
  */
 const REFUSED = /^(IMAGE_)?(SAFETY|PROHIBITED_CONTENT|RECITATION)$|^(BLOCKLIST|SPII)$/;
 
-interface Part {
-  text?: unknown;
-  thought?: unknown;
-  inlineData?: { mimeType?: unknown; data?: unknown };
-  inline_data?: { mime_type?: unknown; data?: unknown };
-}
+/** A part of a candidate's content: its text, whether it is a thought, its inline data (camelCase, or snake_case from a relay). */
+const PART = z.object({
+  text: z.string().optional().catch(undefined),
+  thought: z.boolean().optional().catch(undefined),
+  inlineData: z.object({ data: z.string().optional() }).optional().catch(undefined),
+  inline_data: z.object({ data: z.string().optional() }).optional().catch(undefined),
+});
 
-interface GenerateContentResponse {
-  candidates?: { content?: { parts?: Part[] } | null; finishReason?: unknown; finishMessage?: unknown }[] | null;
-  promptFeedback?: { blockReason?: unknown; blockReasonMessage?: unknown } | null;
-}
+/** The part of `GenerateContentResponse` (js-genai) the gateway reads: the first candidate's parts and finish, the prompt's feedback. */
+const GENERATE_CONTENT_RESPONSE = z.object({
+  candidates: z
+    .array(
+      z.object({
+        content: z.object({ parts: z.array(PART.nullable()).nullish() }).nullish(),
+        finishReason: z.string().nullish(),
+        finishMessage: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  promptFeedback: z.object({ blockReason: z.string().nullish(), blockReasonMessage: z.string().nullish() }).nullish(),
+});
 
 /**
  * The Gemini API's `POST /models/{model}:generateContent`, synchronous: the prompt as a text part and each input
@@ -84,7 +96,7 @@ interface GenerateContentResponse {
  */
 @Injectable()
 export class GeminiImageVendor implements ImageVendor {
-  static readonly protocol = 'gemini';
+  static readonly protocol = GOOGLE.protocol;
   static readonly models = GEMINI_IMAGE_MODELS;
   readonly protocol = GeminiImageVendor.protocol;
   readonly models = GEMINI_IMAGE_MODELS;
@@ -96,28 +108,36 @@ export class GeminiImageVendor implements ImageVendor {
   async create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer> {
     const { model, request } = create;
     const images = request.images > 0 ? await create.images() : [];
-    const imageConfig = { ...optional('aspectRatio', aspectRatioOf(model, request)), ...optional('imageSize', imageSizeOf(model, request)) };
     const url = `${account.baseUrl}/models/${encodeURIComponent(model.id)}:generateContent`;
     const made: VendorImage[] = [];
     for (let i = 0; i < request.n; i++) {
-      const body = {
-        contents: [{ role: 'user', parts: [{ text: request.prompt }, ...images.map(inlinePart)] }],
-        generationConfig: {
-          responseModalities: ['IMAGE'],
-          ...(Object.keys(imageConfig).length > 0 ? { imageConfig } : {}),
-          ...(request.seed !== undefined ? { seed: (request.seed + i) % 2 ** 31 } : {}),
-        },
-      };
+      const body = geminiImageBody(model, request, images, i);
       const answer = await failedGenerationsAsBusy(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
-      made.push(imageOf(answer.json as GenerateContentResponse, answer.status));
+      made.push(geminiImageOf(answer.json, answer.status));
     }
     return { made };
   }
+}
 
+/**
+ * The body of the `i`th call (of n): the prompt as a text part and each input image as an `inlineData` part of
+ * one user turn, `generationConfig: {responseModalities: ['IMAGE'], imageConfig: {aspectRatio, imageSize}, seed}`
+ * (each call's seed the next one up, so that the images differ).
+ */
+export function geminiImageBody(model: ImageModelSpec, request: ImageRequest, images: ImageInput[], i: number): Record<string, unknown> {
+  const imageConfig = { ...optional('aspectRatio', aspectRatioOf(model, request)), ...optional('imageSize', imageSizeOf(model, request)) };
+  return {
+    contents: [{ role: 'user', parts: [{ text: request.prompt }, ...images.map(inlinePart)] }],
+    generationConfig: {
+      responseModalities: ['IMAGE'],
+      ...(Object.keys(imageConfig).length > 0 ? { imageConfig } : {}),
+      ...(request.seed !== undefined ? { seed: (request.seed + i) % 2 ** 31 } : {}),
+    },
+  };
 }
 
 /** The shape asked: `aspectRatio`, or the asked size's (one of the model's, the gateway fits the image to the size); none: 1:1, or an edit's first image's. */
-function aspectRatioOf(model: ImageModelSpec, request: ImageRequest): string | undefined {
+export function aspectRatioOf(model: ImageModelSpec, request: ImageRequest): string | undefined {
   if (request.size) {
     const { width, height } = sidesOf(request.size);
     return shapeOf(width, height, model.aspectRatios);
@@ -126,7 +146,7 @@ function aspectRatioOf(model: ImageModelSpec, request: ImageRequest): string | u
 }
 
 /** `1K`, `2K` or `4K` (upper case: "lowercase parameters will be rejected"), from the class asked or the asked size's; none for a model of 1K only (it takes no imageSize). */
-function imageSizeOf(model: ImageModelSpec, request: ImageRequest): string | undefined {
+export function imageSizeOf(model: ImageModelSpec, request: ImageRequest): string | undefined {
   if (model.resolutions.length <= 1) return undefined;
   const resolution = request.size ? resolutionOf(sidesOf(request.size).width, sidesOf(request.size).height) : request.resolution;
   return resolution?.toUpperCase();
@@ -136,21 +156,22 @@ function inlinePart(image: ImageInput): { inlineData: { mimeType: string; data: 
   return { inlineData: { mimeType: `image/${image.format}`, data: image.bytes.toString('base64') } };
 }
 
-/** The first candidate's image (past its thoughts), or why there is none. */
-function imageOf(answer: GenerateContentResponse, status: number): VendorImage {
-  const candidate = Array.isArray(answer.candidates) ? answer.candidates[0] : undefined;
-  const parts = Array.isArray(candidate?.content?.parts) ? candidate.content.parts : [];
+/** The first candidate's image (past its thoughts), or why there is none: a refusal of its filters, else an unusable answer. */
+export function geminiImageOf(json: unknown, status: number): VendorImage {
+  const answer = readAnswer(GENERATE_CONTENT_RESPONSE, json, 'the generation');
+  const candidate = answer.candidates?.[0];
+  const parts = (candidate?.content?.parts ?? []).filter((part) => part !== null && part.thought !== true);
   for (const part of parts) {
-    if (!part || part.thought === true) continue;
-    const data = part.inlineData?.data ?? part.inline_data?.data;
-    if (typeof data === 'string' && data) return { bytes: Buffer.from(data, 'base64') };
+    const data = part?.inlineData?.data ?? part?.inline_data?.data;
+    if (data) return { bytes: Buffer.from(data, 'base64') };
   }
-  const blocked = typeof answer.promptFeedback?.blockReason === 'string' && answer.promptFeedback.blockReason !== 'BLOCKED_REASON_UNSPECIFIED' ? answer.promptFeedback.blockReason : undefined;
-  const finish = typeof candidate?.finishReason === 'string' ? candidate.finishReason : undefined;
-  const words = [answer.promptFeedback?.blockReasonMessage, candidate?.finishMessage].find((w): w is string => typeof w === 'string' && w.length > 0);
+  const blockReason = answer.promptFeedback?.blockReason;
+  const blocked = blockReason && blockReason !== 'BLOCKED_REASON_UNSPECIFIED' ? blockReason : undefined;
+  const finish = candidate?.finishReason ?? undefined;
+  const words = answer.promptFeedback?.blockReasonMessage || candidate?.finishMessage || undefined;
   if (blocked) throw new UpstreamRefused(`the upstream's safety filters blocked the prompt (blockReason ${blocked})${words ? `: ${words}` : ''}`, status, 'request');
   if (finish && REFUSED.test(finish)) throw new UpstreamRefused(`the upstream's safety filters refused the image (finishReason ${finish})${words ? `: ${words}` : ''}`, status, 'request');
-  const text = parts.find((p) => p && p.thought !== true && typeof p.text === 'string' && p.text)?.text as string | undefined;
+  const text = parts.find((p) => p?.text)?.text;
   throw new UnusableAnswer(`the upstream answered without an image (finishReason ${finish ?? 'none'})${text ? `: ${text.slice(0, 200)}` : words ? `: ${words}` : ''}`);
 }
 

@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { sniffRaster } from '../../infra/images/image-bounds.js';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
-import type { VideoModelSpec } from '../contracts/video-request.js';
+import type { RelayVendor } from '../contracts/relay.js';
+import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { GOOGLE, googleRefusal } from './google.vendor.js';
 
 function veo(id: string, over: Partial<VideoModelSpec>): VideoModelSpec {
@@ -55,22 +58,44 @@ export const VEO_MODELS: readonly VideoModelSpec[] = [
   veo('veo-3.0-fast-generate-001', {}),
 ];
 
-/** A long-running operation (`google.longrunning.Operation`) as the Gemini API answers it. */
-interface VeoOperation {
-  name?: unknown;
-  done?: unknown;
-  error?: { code?: unknown; message?: unknown; status?: unknown } | null;
-  response?: {
-    generateVideoResponse?: {
-      generatedSamples?: { video?: { uri?: unknown } | null }[] | null;
-      raiMediaFilteredCount?: unknown;
-      raiMediaFilteredReasons?: unknown;
-    } | null;
-  } | null;
-}
-
 /** An operation's name as the Gemini API gives it (`models/{model}/operations/{id}`): path segments, nothing that climbs. */
 const OPERATION_NAME = /^(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/**
+ * A long-running operation (`google.longrunning.Operation`) as the Gemini API answers it, as far as it is read:
+ * `done`, `error` {code, message, status}, and `response.generateVideoResponse` with `generatedSamples[{video:
+ * {uri}}]`, `raiMediaFilteredCount` and `raiMediaFilteredReasons` (its safety filters' count and words).
+ */
+const OPERATION = z.object({
+  done: z.boolean().nullish(),
+  error: z.object({ code: z.number().nullish(), message: z.string().nullish(), status: z.string().nullish() }).nullish(),
+  response: z
+    .object({
+      generateVideoResponse: z
+        .object({
+          generatedSamples: z.array(z.object({ video: z.object({ uri: z.string().nullish() }).nullish() }).nullable()).nullish(),
+          raiMediaFilteredCount: z.number().nullish(),
+          raiMediaFilteredReasons: z.array(z.string()).nullish(),
+        })
+        .nullish(),
+    })
+    .nullish(),
+});
+/** A create's answer: the operation, named. */
+const CREATED = OPERATION.extend({ name: z.string().regex(OPERATION_NAME, 'not an operation name (models/…/operations/…)') });
+
+/** A frame or reference image as Veo takes it: Base64 with its type. */
+interface VeoImage {
+  bytesBase64Encoded: string;
+  mimeType: string;
+}
+
+/** The images of a create as they go out, inline. */
+export interface VeoImages {
+  first?: VeoImage;
+  last?: VeoImage;
+  references: VeoImage[];
+}
 
 /**
  * Veo through the Gemini API (js-genai's `generateVideos` and `getVideosOperation`, Gemini Developer API
@@ -89,8 +114,8 @@ const OPERATION_NAME = /^(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]
  * the outbound layer keeps query strings out of traces and errors.
  */
 @Injectable()
-export class VeoVideoVendor implements VideoVendor {
-  static readonly protocol = 'gemini';
+export class VeoVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
+  static readonly protocol = GOOGLE.protocol;
   static readonly models = VEO_MODELS;
   readonly protocol = VeoVideoVendor.protocol;
   readonly models = VEO_MODELS;
@@ -99,65 +124,86 @@ export class VeoVideoVendor implements VideoVendor {
   constructor(private readonly client: UpstreamClient) {}
 
   async create(account: VendorAccount, { model, request, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
-    // what the spec cannot say: its sound cannot be turned off, and a video between two frames is 8 s
-    if (request.audio === false) throw new UpstreamRefused(`${model.id} always makes sound on the Gemini API: a video without sound cannot be made`, 400, 'request');
-    if (request.lastFrame && request.durationS !== undefined && request.durationS !== 8) throw new UpstreamRefused(`${model.id} makes a video between a first and a last frame 8 s long only`, 400, 'request');
-    if (request.referenceImages?.length && request.durationS !== undefined && request.durationS !== 8) throw new UpstreamRefused(`${model.id} makes a video from reference images 8 s long only`, 400, 'request');
-    const references = await Promise.all((request.referenceImages ?? []).map(async (_r, i) => ({ image: inline(await referenceImage(i), 'reference'), referenceType: 'asset' })));
-    const first = request.firstFrame ? inline(await frameImage('first'), 'first') : undefined;
-    const last = request.lastFrame ? inline(await frameImage('last'), 'last') : undefined;
-    const body = {
-      instances: [{ prompt: request.prompt, ...(first ? { image: first } : {}), ...(last ? { lastFrame: last } : {}), ...(references.length ? { referenceImages: references } : {}) }],
-      parameters: {
-        ...(request.aspectRatio ? { aspectRatio: request.aspectRatio } : {}),
-        // from reference images: 8 s, whether asked or not (its default is 8 too; said, as the guide does)
-        ...(request.durationS !== undefined ? { durationSeconds: request.durationS } : references.length ? { durationSeconds: 8 } : {}),
-        ...(request.resolution ? { resolution: request.resolution } : {}),
-        ...(request.negativePrompt !== undefined ? { negativePrompt: request.negativePrompt } : {}),
-      },
+    veoUnmet(model, request);
+    const images = {
+      references: await Promise.all((request.referenceImages ?? []).map(async (_r, i) => veoInline(await referenceImage(i), 'reference'))),
+      first: request.firstFrame ? veoInline(await frameImage('first'), 'first') : undefined,
+      last: request.lastFrame ? veoInline(await frameImage('last'), 'last') : undefined,
     };
     const url = `${account.baseUrl}/models/${encodeURIComponent(model.id)}:predictLongRunning`;
-    const answer = (await this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal })).json as VeoOperation;
-    if (typeof answer.name !== 'string' || !OPERATION_NAME.test(answer.name)) throw new UnusableAnswer('the upstream answered the create request without an operation name');
-    return { upstreamId: answer.name, status: answer.done === true ? await this.statusOf(account, answer) : { state: 'working' } };
+    const answer = await this.client.call('POST', url, { body: veoBody(request, images), auth: account.auth, failFast: true, refusal: googleRefusal });
+    const operation = readAnswer(CREATED, answer.json, 'the create request');
+    return { upstreamId: operation.name, status: await this.keyed(account, veoStatus(operation)) };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
     if (!OPERATION_NAME.test(upstreamId)) throw new UnusableAnswer('the upstream operation name is not one the gateway can ask about');
-    const operation = (await this.client.call('GET', `${account.baseUrl}/${upstreamId}`, { auth: account.auth, idempotent: true, once, refusal: googleRefusal })).json as VeoOperation;
-    return this.statusOf(account, operation);
+    const operation = await this.client.call('GET', `${account.baseUrl}/${upstreamId}`, { auth: account.auth, idempotent: true, once, refusal: googleRefusal });
+    return this.keyed(account, veoStatus(operation.json));
   }
 
-  private async statusOf(account: VendorAccount, operation: VeoOperation): Promise<VendorStatus> {
-    if (operation.done !== true) return { state: 'working' };
-    if (operation.error) {
-      const words = typeof operation.error.message === 'string' && operation.error.message ? operation.error.message : String(operation.error.status ?? operation.error.code ?? 'no reason given');
-      return { state: 'failed', reason: words };
-    }
-    const answer = operation.response?.generateVideoResponse;
-    const uri = answer?.generatedSamples?.find((s) => typeof s?.video?.uri === 'string' && s.video.uri)?.video?.uri as string | undefined;
-    if (uri) return { state: 'succeeded', videoUrl: await withKey(account, uri) };
-    const filtered = typeof answer?.raiMediaFilteredCount === 'number' ? answer.raiMediaFilteredCount : 0;
-    const reasons = Array.isArray(answer?.raiMediaFilteredReasons) ? answer.raiMediaFilteredReasons.filter((r): r is string => typeof r === 'string' && r.length > 0) : [];
-    if (filtered > 0 || reasons.length > 0) return { state: 'failed', reason: `the upstream's safety filters removed the video${reasons.length > 0 ? `: ${reasons.join(' ')}` : ''}` };
-    return { state: 'failed', reason: 'the upstream finished the operation without a video' };
+  /** A success's link with the account's key (`veoVideoUrl`). */
+  private async keyed(account: VendorAccount, status: VendorStatus): Promise<VendorStatus> {
+    if (status.state !== 'succeeded') return status;
+    const headers = await account.auth.headers();
+    const key = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-goog-api-key')?.[1];
+    return { ...status, videoUrl: veoVideoUrl(status.videoUrl, account.baseUrl, key) };
   }
 }
 
-/** A frame's bytes as Veo takes an image: Base64 with its type (PNG, JPEG or WebP). */
-function inline(bytes: Buffer | undefined, position: 'first' | 'last' | 'reference'): { bytesBase64Encoded: string; mimeType: string } {
+/** What the spec cannot say, refused before anything is read or sent: its sound cannot be turned off, and a video between two frames or from references is 8 s. */
+export function veoUnmet(model: VideoModelSpec, request: VideoRequest): void {
+  if (request.audio === false) throw new UpstreamRefused(`${model.id} always makes sound on the Gemini API: a video without sound cannot be made`, 400, 'request');
+  if (request.lastFrame && request.durationS !== undefined && request.durationS !== 8) throw new UpstreamRefused(`${model.id} makes a video between a first and a last frame 8 s long only`, 400, 'request');
+  if (request.referenceImages?.length && request.durationS !== undefined && request.durationS !== 8) throw new UpstreamRefused(`${model.id} makes a video from reference images 8 s long only`, 400, 'request');
+}
+
+/**
+ * The create's body: one instance (the prompt, `image` and `lastFrame` inline, `referenceImages` of type asset)
+ * and its parameters (aspect ratio, `durationSeconds` — 8 from reference images whether asked or not, as the
+ * guide says — resolution, negative prompt).
+ */
+export function veoBody(request: VideoRequest, images: VeoImages): Record<string, unknown> {
+  const references = images.references.map((image) => ({ image, referenceType: 'asset' }));
+  return {
+    instances: [{ prompt: request.prompt, ...(images.first ? { image: images.first } : {}), ...(images.last ? { lastFrame: images.last } : {}), ...(references.length ? { referenceImages: references } : {}) }],
+    parameters: {
+      ...(request.aspectRatio ? { aspectRatio: request.aspectRatio } : {}),
+      ...(request.durationS !== undefined ? { durationSeconds: request.durationS } : references.length ? { durationSeconds: 8 } : {}),
+      ...(request.resolution ? { resolution: request.resolution } : {}),
+      ...(request.negativePrompt !== undefined ? { negativePrompt: request.negativePrompt } : {}),
+    },
+  };
+}
+
+/** A frame's bytes as Veo takes an image: Base64 with its type (PNG, JPEG or WebP); anything else refused. */
+export function veoInline(bytes: Buffer | undefined, position: 'first' | 'last' | 'reference'): VeoImage {
   const format = bytes ? sniffRaster(bytes) : null;
   if (!bytes || !format) throw new UpstreamRefused(`the ${position === 'reference' ? 'reference' : `${position} frame's`} image could not be read as PNG, JPEG or WebP`, 400, 'request');
   return { bytesBase64Encoded: bytes.toString('base64'), mimeType: `image/${format}` };
 }
 
-/** The video's link with the account's key as `?key=`, where it is on the account's origin (elsewhere it goes as it came). */
-async function withKey(account: VendorAccount, uri: string): Promise<string> {
-  if (!URL.canParse(uri) || !URL.canParse(account.baseUrl)) return uri;
+/**
+ * An operation's state: working until done; done, its error's words, its first sample's video (its link as
+ * the answer gives it: `veoVideoUrl` adds the key), or its safety filters' refusal with their reasons.
+ */
+export function veoStatus(answer: unknown): VendorStatus {
+  const operation = readAnswer(OPERATION, answer, 'the poll');
+  if (operation.done !== true) return { state: 'working' };
+  if (operation.error) return { state: 'failed', reason: operation.error.message || String(operation.error.status ?? operation.error.code ?? 'no reason given') };
+  const answered = operation.response?.generateVideoResponse;
+  const uri = answered?.generatedSamples?.find((s) => s?.video?.uri)?.video?.uri;
+  if (uri) return { state: 'succeeded', videoUrl: uri };
+  const reasons = (answered?.raiMediaFilteredReasons ?? []).filter((r) => r.length > 0);
+  if ((answered?.raiMediaFilteredCount ?? 0) > 0 || reasons.length > 0) return { state: 'failed', reason: `the upstream's safety filters removed the video${reasons.length > 0 ? `: ${reasons.join(' ')}` : ''}` };
+  return { state: 'failed', reason: 'the upstream finished the operation without a video' };
+}
+
+/** The video's link with the account's key as `?key=`, where it is on the account's origin (elsewhere, or without a key, it goes as it came). */
+export function veoVideoUrl(uri: string, baseUrl: string, key: string | undefined): string {
+  if (!key || !URL.canParse(uri) || !URL.canParse(baseUrl)) return uri;
   const link = new URL(uri);
-  if (link.origin !== new URL(account.baseUrl).origin) return uri;
-  const headers = await account.auth.headers();
-  const key = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-goog-api-key')?.[1];
-  if (key) link.searchParams.set('key', key);
+  if (link.origin !== new URL(baseUrl).origin) return uri;
+  link.searchParams.set('key', key);
   return link.toString();
 }

@@ -1,7 +1,12 @@
+import { z } from 'zod';
 import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable, upstreamMessage } from '../../infra/relay/upstream-client.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 
 /** Kling's codes that mean "busy, not taken": 1302 rate, 1303 concurrency (resource pack), 5001 temporarily unavailable. */
 export const KLING_BUSY_CODES: ReadonlySet<number> = new Set([1302, 1303, 5001]);
+
+/** Kling's envelope `{code, message, request_id, data}`, as far as it is read: a code that is not a number cannot be told from a success. */
+const ENVELOPE = z.object({ code: z.number().optional(), message: z.string().nullish(), data: z.unknown().optional() });
 
 /**
  * The `data` of Kling's envelope `{ code, message, request_id, data }`, as every Kling operation (expand,
@@ -12,13 +17,14 @@ export const KLING_BUSY_CODES: ReadonlySet<number> = new Set([1302, 1303, 5001])
  * failed its task, and a 200 with 1102 was polled as work in progress).
  */
 export function klingEnvelopeData<T extends object>(json: Record<string, unknown>): T | null {
-  if (typeof json.code === 'number' && json.code !== 0) {
-    const message = typeof json.message === 'string' ? `${json.message} (code ${json.code})` : `code ${json.code}`;
-    if (KLING_BUSY_CODES.has(json.code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code: json.code });
-    if (json.code === 5000 || json.code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true, { status: 200, code: json.code });
-    throw new UpstreamRefused(message, 400, json.code >= 1000 && json.code <= 1004 ? 'auth' : ACCOUNT_CODES.has(json.code) ? 'account' : 'request');
+  const { code, message: words, data } = readAnswer(ENVELOPE, json, 'the request');
+  if (code !== undefined && code !== 0) {
+    const message = typeof words === 'string' ? `${words} (code ${code})` : `code ${code}`;
+    if (KLING_BUSY_CODES.has(code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code });
+    if (code === 5000 || code === 5002) throw new UpstreamUnavailable(`the upstream failed: ${message}`, true, { status: 200, code });
+    throw new UpstreamRefused(message, 400, code >= 1000 && code <= 1004 ? 'auth' : ACCOUNT_CODES.has(code) ? 'account' : 'request');
   }
-  return typeof json.data === 'object' && json.data !== null ? (json.data as T) : null;
+  return typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as T) : null;
 }
 
 /**

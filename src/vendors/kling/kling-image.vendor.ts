@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, resolutionOf, shapeOf, sidesOf } from '../contracts/image-request.js';
-import type { ImageAnswer, ImageCreate, ImageStatus, ImageVendor } from '../contracts/image-vendor.js';
+import type { ImageAnswer, ImageCreate, ImageInput, ImageStatus, ImageVendor } from '../contracts/image-vendor.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { type KlingImageTask, klingImagesStatus, KlingTasks } from './kling-tasks.js';
 import { KLING } from './kling.vendor.js';
@@ -71,7 +71,7 @@ export class KlingImageVendor implements ImageVendor {
   private readonly tasks: KlingTasks<KlingImageTask, ImageStatus>;
 
   constructor(client: UpstreamClient) {
-    this.tasks = new KlingTasks(client, '/v1/images/generations', statusOf);
+    this.tasks = new KlingTasks(client, '/v1/images/generations', klingImageStatus);
   }
 
   async create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer> {
@@ -79,20 +79,7 @@ export class KlingImageVendor implements ImageVendor {
     const unmet = unmetByKling(model, request);
     if (unmet) throw new UpstreamRefused(unmet, 400, 'request');
     const image = request.images > 0 ? (await create.images())[0] : undefined;
-    const reference = image && model.imageReference ? (request.imageReference ?? 'subject') : undefined;
-    const body = {
-      model_name: model.id,
-      prompt: request.prompt,
-      ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
-      ...(image ? { image: image.bytes.toString('base64') } : {}),
-      ...(reference ? { image_reference: reference } : {}),
-      ...(request.imageFidelity !== undefined ? { image_fidelity: request.imageFidelity } : {}),
-      ...(request.humanFidelity !== undefined ? { human_fidelity: request.humanFidelity } : {}),
-      n: request.n,
-      ...shapeFields(model, request),
-      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
-    };
-    return this.tasks.create(account, body, taskId);
+    return this.tasks.create(account, klingImageBody(model, request, image, callbackUrl), taskId);
   }
 
   query(account: VendorAccount, upstreamId: string, once: boolean): Promise<ImageStatus> {
@@ -104,8 +91,30 @@ export class KlingImageVendor implements ImageVendor {
   }
 }
 
+/**
+ * The normalized request as Kling's `POST /v1/images/generations` takes it (our task id is added as
+ * `external_task_id` by KlingTasks): `model_name`, `prompt`, `negative_prompt`, its one `image` in raw Base64,
+ * `image_reference` (kling-v1-5: `subject` unless asked), `image_fidelity`, `human_fidelity`, `n`, the shape
+ * fields and `callback_url`.
+ */
+export function klingImageBody(model: ImageModelSpec, request: ImageRequest, image: ImageInput | undefined, callbackUrl: string | undefined): Record<string, unknown> {
+  const reference = image && model.imageReference ? (request.imageReference ?? 'subject') : undefined;
+  return {
+    model_name: model.id,
+    prompt: request.prompt,
+    ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
+    ...(image ? { image: image.bytes.toString('base64') } : {}),
+    ...(reference ? { image_reference: reference } : {}),
+    ...(request.imageFidelity !== undefined ? { image_fidelity: request.imageFidelity } : {}),
+    ...(request.humanFidelity !== undefined ? { human_fidelity: request.humanFidelity } : {}),
+    n: request.n,
+    ...shapeFields(model, request),
+    ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+  };
+}
+
 /** What Kling refuses that a model spec cannot say (its words, as its 400 would put them); null: nothing. */
-function unmetByKling(model: ImageModelSpec, request: ImageRequest): string | null {
+export function unmetByKling(model: ImageModelSpec, request: ImageRequest): string | null {
   if (request.negativePrompt && request.images > 0) return 'negative_prompt: Kling takes no negative prompt with an image (image-to-image)';
   if (request.imageReference && request.images === 0) return 'image_reference: a reference kind needs an image';
   const reference = request.images > 0 && model.imageReference ? (request.imageReference ?? 'subject') : undefined;
@@ -118,13 +127,14 @@ function unmetByKling(model: ImageModelSpec, request: ImageRequest): string | nu
  * Its `aspect_ratio` (the asked one, or the asked size's shape: the gateway resizes to the size) and
  * `resolution` (the asked class, or the asked size's); neither asked: its defaults (16:9, 1k).
  */
-function shapeFields(model: ImageModelSpec, request: ImageRequest): { aspect_ratio?: string; resolution?: string } {
+export function shapeFields(model: ImageModelSpec, request: ImageRequest): { aspect_ratio?: string; resolution?: string } {
   const sides = request.size ? sidesOf(request.size) : undefined;
   const ratio = request.aspectRatio ?? (sides ? shapeOf(sides.width, sides.height, model.aspectRatios) : undefined);
   const resolution = sides ? resolutionOf(sides.width, sides.height) : request.resolution;
   return { ...(ratio ? { aspect_ratio: ratio } : {}), ...(resolution ? { resolution } : {}) };
 }
 
-function statusOf(task: KlingImageTask): ImageStatus {
+/** A task of Kling's image generations (its create's, query's or callback's `data`) as an image status: its images' URLs in order. */
+export function klingImageStatus(task: KlingImageTask): ImageStatus {
   return klingImagesStatus(task, (i) => ({ url: i.url }));
 }

@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-import { isKlingNotFound, klingEnvelopeData, klingRefusal } from './kling-envelope.js';
-import type { VideoModelSpec } from '../contracts/video-request.js';
+import { z } from 'zod';
+import { UpstreamClient } from '../../infra/relay/upstream-client.js';
+import type { RelayVendor } from '../contracts/relay.js';
+import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
 import { urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import type { VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
+import { KlingTasks } from './kling-tasks.js';
 import { KLING } from './kling.vendor.js';
 
 /**
@@ -54,13 +57,27 @@ export const KLING_VIDEO_MODELS: readonly VideoModelSpec[] = [
 /** Models that have one mode (their resolution is fixed): no `mode` is sent. */
 const ONE_MODE = new Set(['kling-v2-master', 'kling-v2-1-master']);
 
-interface KlingTask {
-  task_id?: unknown;
-  task_status?: unknown;
-  task_status_msg?: unknown;
-  task_result?: { videos?: { url?: unknown }[] } | null;
-  /** The units of the account's resource pack the task finally took (a number as a string), on its query and its callback. */
-  final_unit_deduction?: unknown;
+/** The endpoints of its video tasks, under /v1/videos/. */
+const ENDPOINTS = ['text2video', 'image2video', 'multi-image2video'] as const;
+export type KlingVideoEndpoint = (typeof ENDPOINTS)[number];
+
+/**
+ * A video task as its create, query and callback carry it, as far as it is read: its status and words, its
+ * videos, and `final_unit_deduction`, the units of the account's resource pack it finally took (a number as a
+ * string; read by `billedFigure`, which leaves out what is not an amount).
+ */
+const VIDEO_TASK = z.object({
+  task_status: z.string().optional(),
+  task_status_msg: z.string().nullish(),
+  task_result: z.object({ videos: z.array(z.object({ url: z.string().nullish() })).nullish() }).nullish(),
+  final_unit_deduction: z.unknown().optional(),
+});
+
+/** The images of a create as they go out: each a URL or raw Base64 (the frames' and the references', in order). */
+export interface KlingVideoImages {
+  first?: string;
+  last?: string;
+  references: string[];
 }
 
 /**
@@ -68,11 +85,14 @@ interface KlingTask {
  * `image_tail`) or `/multi-image2video` (kling-v1-6: `image_list` of up to 4 `{image}` reference images and an
  * `aspect_ratio`; Kling's API reference, as new-api and the aggregators' pages quote it), `GET …/{task_id}`, its envelope `{code, message, request_id, data}` and states submitted |
  * processing | succeed | failed; the JWT from the channel's access and secret keys. The upstream id kept
- * for a task is `<endpoint>/<task_id>`, as its query needs the endpoint that made it.
+ * for a task is `<endpoint>/<task_id>`, as its query needs the endpoint that made it. Our task id goes as
+ * `external_task_id` (unique per account: a create sent twice is refused the second time, never made twice;
+ * a refusal may be Kling recognising our id from a create that did go through, its answer lost: it is looked
+ * up, `KlingTasks`).
  */
 @Injectable()
-export class KlingVideoVendor implements VideoVendor {
-  static readonly protocol = 'kling';
+export class KlingVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
+  static readonly protocol = KLING.protocol;
   static readonly models = KLING_VIDEO_MODELS;
   readonly protocol = KlingVideoVendor.protocol;
   readonly models = KLING_VIDEO_MODELS;
@@ -80,96 +100,94 @@ export class KlingVideoVendor implements VideoVendor {
   /** It calls back to `callback_url` (polled as the safety net). */
   readonly callsBack = true;
 
-  constructor(private readonly client: UpstreamClient) {}
+  private readonly tasks: Record<KlingVideoEndpoint, KlingTasks<object, VendorStatus>>;
 
-  async create(account: VendorAccount, { model, request, callbackUrl, taskId, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
-    const endpoint = endpointOf(request);
-    // a URL, or Base64 without a data: prefix (the gateway's own copies: an upstream may not reach them)
-    const base64 = (bytes: Buffer) => bytes.toString('base64');
-    const image = async (frame: typeof request.firstFrame, position: 'first' | 'last') => (frame?.type === 'image' ? urlOrInline(frame, () => frameImage(position), base64) : undefined);
-    const [first, last] = [await image(request.firstFrame, 'first'), await image(request.lastFrame, 'last')];
-    const list = await Promise.all((request.referenceImages ?? []).map(async (r, i) => ({ image: await urlOrInline(r, () => referenceImage(i), base64) })));
-    const resolution = request.resolution ?? (request.lastFrame ? model.lastFrameResolution : undefined);
-    const body = {
-      model_name: model.id,
-      prompt: request.prompt,
-      ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
-      ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
-      ...(request.durationS !== undefined ? { duration: String(request.durationS) } : {}),
-      ...(endpoint !== 'image2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
-      ...(request.firstFrame ? { image: first } : {}),
-      ...(list.length ? { image_list: list } : {}),
-      ...(request.lastFrame ? { image_tail: last } : {}),
-      ...(request.audio !== undefined && model.audio ? { sound: request.audio ? 'on' : 'off' } : {}),
-      ...(request.cfgScale !== undefined ? { cfg_scale: request.cfgScale } : {}),
-      ...(request.cameraControl ? { camera_control: request.cameraControl } : {}),
-      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
-      external_task_id: taskId,
-    };
-    // external_task_id is unique per account: a create sent twice is refused the second time, never made twice;
-    // a refusal may be Kling recognising our id from a create that did go through (its answer lost): look it up
-    let data: KlingTask | null;
-    try {
-      data = klingEnvelopeData<KlingTask>((await this.client.call('POST', `${account.baseUrl}/v1/videos/${endpoint}`, { body, auth: account.auth, refusal: klingRefusal, failFast: true })).json);
-    } catch (err) {
-      const earlier = err instanceof UpstreamRefused && err.aboutRequest ? await this.findByOwnId(account, taskId, request) : null;
-      if (earlier) return earlier;
-      throw err;
-    }
-    if (typeof data?.task_id !== 'string' || !data.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
-    return { upstreamId: `${endpoint}/${data.task_id}`, status: statusOf(data) };
+  constructor(client: UpstreamClient) {
+    this.tasks = Object.fromEntries(ENDPOINTS.map((e) => [e, new KlingTasks(client, `/v1/videos/${e}`, klingVideoStatus)])) as KlingVideoVendor['tasks'];
   }
 
-  async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
-    const [endpoint, id] = splitId(upstreamId);
-    const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(id)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true, once });
-    const data = klingEnvelopeData<KlingTask>(answer.json);
-    if (!data) throw new UpstreamUnavailable('the upstream answered the query without data', false);
-    return statusOf(data);
+  async create(account: VendorAccount, { model, request, callbackUrl, taskId, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
+    // a URL, or Base64 without a data: prefix (the gateway's own copies: an upstream may not reach them)
+    const base64 = (bytes: Buffer) => bytes.toString('base64');
+    const image = async (frame: VideoRequest['firstFrame'], position: 'first' | 'last') => (frame?.type === 'image' ? urlOrInline(frame, () => frameImage(position), base64) : undefined);
+    const images = {
+      first: await image(request.firstFrame, 'first'),
+      last: await image(request.lastFrame, 'last'),
+      references: await Promise.all((request.referenceImages ?? []).map((r, i) => urlOrInline(r, () => referenceImage(i), base64))),
+    };
+    const endpoint = klingVideoEndpoint(request);
+    const created = await this.tasks[endpoint].create(account, klingVideoBody(model, request, images, callbackUrl), taskId);
+    return { upstreamId: `${endpoint}/${created.upstreamId}`, status: created.status };
+  }
+
+  query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
+    const [endpoint, id] = splitKlingVideoId(upstreamId);
+    return this.tasks[endpoint].query(account, id, once);
   }
 
   /** Kling's query takes our external_task_id in place of its task_id (on the endpoint the create went to). */
-  async findByOwnId(account: VendorAccount, taskId: string, request: VendorCreate['request']): Promise<{ upstreamId: string; status: VendorStatus } | null> {
-    const endpoint = endpointOf(request);
-    try {
-      const answer = await this.client.call('GET', `${account.baseUrl}/v1/videos/${endpoint}/${encodeURIComponent(taskId)}`, { auth: account.auth, refusal: klingRefusal, idempotent: true });
-      const data = klingEnvelopeData<KlingTask>(answer.json);
-      return typeof data?.task_id === 'string' && data.task_id ? { upstreamId: `${endpoint}/${data.task_id}`, status: statusOf(data) } : null;
-    } catch (err) {
-      if (isKlingNotFound(err)) return null;
-      throw err;
-    }
+  async findByOwnId(account: VendorAccount, taskId: string, request: VideoRequest): Promise<{ upstreamId: string; status: VendorStatus } | null> {
+    const endpoint = klingVideoEndpoint(request);
+    const found = await this.tasks[endpoint].findByOwnId(account, taskId);
+    return found ? { upstreamId: `${endpoint}/${found.upstreamId}`, status: found.status } : null;
   }
 }
 
 /** The endpoint a request goes to: reference images to multi-image2video (`image_list`), a first frame to image2video, else text2video. */
-function endpointOf(request: VendorCreate['request']): 'multi-image2video' | 'image2video' | 'text2video' {
+export function klingVideoEndpoint(request: VideoRequest): KlingVideoEndpoint {
   return request.referenceImages?.length ? 'multi-image2video' : request.firstFrame ? 'image2video' : 'text2video';
 }
 
-function splitId(upstreamId: string): [string, string] {
+/**
+ * The create's body (without `external_task_id`, which KlingTasks adds): `mode` std for 720p and pro for 1080p
+ * (a last frame without a resolution asks the model's `lastFrameResolution`; the one-mode models take none),
+ * `duration` as a string, `aspect_ratio` except on image2video (the frame's shape is the video's), `sound` on
+ * the models that make it.
+ */
+export function klingVideoBody(model: VideoModelSpec, request: VideoRequest, images: KlingVideoImages, callbackUrl?: string): Record<string, unknown> {
+  const endpoint = klingVideoEndpoint(request);
+  const resolution = request.resolution ?? (request.lastFrame ? model.lastFrameResolution : undefined);
+  return {
+    model_name: model.id,
+    prompt: request.prompt,
+    ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
+    ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
+    ...(request.durationS !== undefined ? { duration: String(request.durationS) } : {}),
+    ...(endpoint !== 'image2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
+    ...(request.firstFrame ? { image: images.first } : {}),
+    ...(images.references.length ? { image_list: images.references.map((image) => ({ image })) } : {}),
+    ...(request.lastFrame ? { image_tail: images.last } : {}),
+    ...(request.audio !== undefined && model.audio ? { sound: request.audio ? 'on' : 'off' } : {}),
+    ...(request.cfgScale !== undefined ? { cfg_scale: request.cfgScale } : {}),
+    ...(request.cameraControl ? { camera_control: request.cameraControl } : {}),
+    ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+  };
+}
+
+/** An upstream id kept as `<endpoint>/<task_id>` split; a bare id (kept before the endpoints were) is text2video's. */
+export function splitKlingVideoId(upstreamId: string): [KlingVideoEndpoint, string] {
   const at = upstreamId.indexOf('/');
-  return at < 0 ? ['text2video', upstreamId] : [upstreamId.slice(0, at), upstreamId.slice(at + 1)];
+  const endpoint = upstreamId.slice(0, at) as KlingVideoEndpoint;
+  return at < 0 || !ENDPOINTS.includes(endpoint) ? ['text2video', upstreamId] : [endpoint, upstreamId.slice(at + 1)];
 }
 
 /**
- * A task's state, and at its end what Kling says it deducted: `data.final_unit_deduction`, "the final number
- * of units deducted for the task", a string, in the query's and the callback's `data` beside `task_info`
- * (Kling's API reference for the video tasks' query and its callback protocol; new-api's Kling adaptor reads
- * the same field). It is in the units of the account's resource pack.
+ * A task's state (its `data`, out of the envelope), and at its end what Kling says it deducted:
+ * `data.final_unit_deduction`, "the final number of units deducted for the task", a string, in the query's and
+ * the callback's `data` beside `task_info` (Kling's API reference for the video tasks' query and its callback
+ * protocol; new-api's Kling adaptor reads the same field). It is in the units of the account's resource pack.
  */
-function statusOf(task: KlingTask): VendorStatus {
+export function klingVideoStatus(answer: unknown): VendorStatus {
+  const task = readAnswer(VIDEO_TASK, answer, 'the poll');
   const billed = billedFigure(task.final_unit_deduction, 'units');
+  const withBilled = billed ? { billed } : {};
   switch (task.task_status) {
     case 'succeed': {
       const url = task.task_result?.videos?.[0]?.url;
-      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url, ...(billed ? { billed } : {}) } : { state: 'failed', reason: 'the upstream succeeded without a video', ...(billed ? { billed } : {}) };
+      return url ? { state: 'succeeded', videoUrl: url, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video', ...withBilled };
     }
     case 'failed':
-    {
-      const reason = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'no reason given';
-      return { state: 'failed', reason, ...(billed ? { billed } : {}) };
-    }
+      return { state: 'failed', reason: task.task_status_msg || 'no reason given', ...withBilled };
     default: // submitted, processing
       return { state: 'working' };
   }

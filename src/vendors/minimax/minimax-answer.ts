@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 
 /** MiniMax's `base_resp` codes (its error code page): busy ones wait, others refuse or may have acted. */
 const BUSY = new Set([1002, 1041, 2045, 2056]); // rate limit, connection limit, rate growth limit, usage limit
@@ -6,16 +8,15 @@ const AUTH = new Set([1004, 2049]); // not authorized, invalid API key
 const ACCOUNT = new Set([1008, 2038]); // insufficient balance, real-name verification
 const MAY_HAVE_ACTED = new Set([1000, 1001, 1024, 1033]); // unknown, timeout, internal, system error
 
-export interface BaseResp {
-  base_resp?: { status_code?: unknown; status_msg?: unknown } | null;
-}
+/** Its `base_resp` (`{status_code, status_msg}`, 0 for success), on every answer; absent, nothing was refused. */
+export const BASE_RESP = z.object({ base_resp: z.object({ status_code: z.number().optional(), status_msg: z.string().nullish() }).nullish() });
 
 /** The answer when its base_resp says success (0); MiniMax's refusals, waits and failures thrown as the UpstreamClient throws them. */
 export function minimaxChecked(json: Record<string, unknown>, create: boolean): Record<string, unknown> {
-  const base = (json as BaseResp).base_resp;
-  const code = typeof base?.status_code === 'number' ? base.status_code : 0;
+  const base = readAnswer(BASE_RESP, json, 'the request').base_resp;
+  const code = base?.status_code ?? 0;
   if (code === 0) return json;
-  const message = `${typeof base?.status_msg === 'string' && base.status_msg ? base.status_msg : 'error'} (code ${code})`;
+  const message = `${base?.status_msg || 'error'} (code ${code})`;
   if (BUSY.has(code)) throw new UpstreamBusy(`the upstream is busy: ${message}`, undefined, { status: 200, code });
   if (AUTH.has(code)) throw new UpstreamRefused(message, 401, 'auth');
   if (ACCOUNT.has(code)) throw new UpstreamRefused(message, 402, 'account');

@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
-import type { VideoModelSpec } from '../contracts/video-request.js';
+import type { RelayVendor } from '../contracts/relay.js';
+import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
-import { type BaseResp, minimaxChecked } from './minimax-answer.js';
+import type { VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
+import { BASE_RESP, minimaxChecked } from './minimax-answer.js';
 import { MINIMAX } from './minimax.vendor.js';
 
 /**
@@ -47,15 +50,12 @@ export const MINIMAX_VIDEO_MODELS: readonly VideoModelSpec[] = [
 ];
 
 
-interface QueryAnswer extends BaseResp {
-  task_id?: unknown;
-  status?: unknown;
-  file_id?: unknown;
-}
-
-interface FileAnswer extends BaseResp {
-  file?: { download_url?: unknown } | null;
-}
+/** A create's answer: `{task_id, base_resp}`. */
+const CREATED = z.object({ task_id: z.string().min(1) });
+/** A query's answer: `{task_id, status, file_id, base_resp}` (file_id a string; older answers gave a number). */
+const QUERIED = BASE_RESP.extend({ status: z.string().nullish(), file_id: z.union([z.string(), z.number()]).nullish() });
+/** The file retrieval's answer: `{file: {file_id, filename, download_url, …}, base_resp}`. */
+const FILE = z.object({ file: z.object({ download_url: z.string().nullish() }).nullish() });
 
 /**
  * MiniMax's video API: `POST /v1/video_generation` (model, prompt, duration, resolution as "768P",
@@ -68,8 +68,8 @@ interface FileAnswer extends BaseResp {
  * polled. A task cannot be asked for by the caller's own id, so a create whose answer was lost is not looked up.
  */
 @Injectable()
-export class MinimaxVideoVendor implements VideoVendor {
-  static readonly protocol = 'minimax';
+export class MinimaxVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
+  static readonly protocol = MINIMAX.protocol;
   static readonly models = MINIMAX_VIDEO_MODELS;
   readonly protocol = MinimaxVideoVendor.protocol;
   readonly models = MINIMAX_VIDEO_MODELS;
@@ -79,41 +79,60 @@ export class MinimaxVideoVendor implements VideoVendor {
   constructor(private readonly client: UpstreamClient) {}
 
   async create(account: VendorAccount, { model, request }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
-    const image = (frame: typeof request.firstFrame) => (frame?.type === 'image' ? frame.url : undefined);
-    const body = {
-      model: model.id,
-      prompt: request.prompt,
-      ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
-      ...(request.resolution ? { resolution: request.resolution.toUpperCase() } : {}),
-      ...(request.firstFrame ? { first_frame_image: image(request.firstFrame) } : {}),
-      ...(request.lastFrame ? { last_frame_image: image(request.lastFrame) } : {}),
-    };
-    const answer = minimaxChecked((await this.client.call('POST', `${account.baseUrl}/v1/video_generation`, { body, auth: account.auth, failFast: true })).json, true) as QueryAnswer;
-    if (typeof answer.task_id !== 'string' || !answer.task_id) throw new UnusableAnswer('the upstream answered the create request without a task_id');
-    return { upstreamId: answer.task_id, status: { state: 'working' } };
+    const answer = await this.client.call('POST', `${account.baseUrl}/v1/video_generation`, { body: minimaxBody(model, request), auth: account.auth, failFast: true });
+    return { upstreamId: minimaxCreated(answer.json), status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
     const url = `${account.baseUrl}/v1/query/video_generation?task_id=${encodeURIComponent(upstreamId)}`;
-    const answer = (await this.client.call('GET', url, { auth: account.auth, idempotent: true, once })).json as QueryAnswer;
-    // read case-insensitively: the query answers Success/Fail, MiniMax's callbacks and CLI spell them otherwise
-    const status = typeof answer.status === 'string' ? answer.status.toLowerCase() : '';
-    if (status.startsWith('fail')) {
-      // its reason in base_resp, with its code (1027: the output was judged sensitive, MINIMAX.contentRefusal)
-      return { state: 'failed', reason: failureOf(answer) };
-    }
-    minimaxChecked(answer as Record<string, unknown>, false);
-    if (status !== 'success') return { state: 'working' };
-    if (typeof answer.file_id !== 'string' && typeof answer.file_id !== 'number') return { state: 'failed', reason: 'the upstream succeeded without a file_id' };
-    const file = minimaxChecked((await this.client.call('GET', `${account.baseUrl}/v1/files/retrieve?file_id=${encodeURIComponent(String(answer.file_id))}`, { auth: account.auth, idempotent: true, once })).json, false) as FileAnswer;
-    const link = file.file?.download_url;
-    return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a download_url' };
+    const queried = minimaxQueried((await this.client.call('GET', url, { auth: account.auth, idempotent: true, once })).json);
+    if (!('fileId' in queried)) return queried;
+    const file = await this.client.call('GET', `${account.baseUrl}/v1/files/retrieve?file_id=${encodeURIComponent(queried.fileId)}`, { auth: account.auth, idempotent: true, once });
+    return minimaxFileStatus(file.json);
   }
 }
 
-function failureOf(answer: QueryAnswer): string {
-  const message = answer.base_resp?.status_msg;
-  const code = answer.base_resp?.status_code;
-  const words = typeof message === 'string' && message && message !== 'success' ? message : 'no reason given';
-  return typeof code === 'number' && code !== 0 ? `${words} (code ${code})` : words;
+/** The create's body: model, prompt, duration, resolution in its capitals ("768P"), the frames by URL. */
+export function minimaxBody(model: VideoModelSpec, request: VideoRequest): Record<string, unknown> {
+  const image = (frame: VideoRequest['firstFrame']) => (frame?.type === 'image' ? frame.url : undefined);
+  return {
+    model: model.id,
+    prompt: request.prompt,
+    ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
+    ...(request.resolution ? { resolution: request.resolution.toUpperCase() } : {}),
+    ...(request.firstFrame ? { first_frame_image: image(request.firstFrame) } : {}),
+    ...(request.lastFrame ? { last_frame_image: image(request.lastFrame) } : {}),
+  };
+}
+
+/** A create's answer: its base_resp checked, then its task_id (UnusableAnswer naming `task_id` without one). */
+export function minimaxCreated(json: Record<string, unknown>): string {
+  return readAnswer(CREATED, minimaxChecked(json, true), 'the create request').task_id;
+}
+
+/**
+ * A query's answer: failed with its words (its reason in base_resp, with its code: 1027, the output judged
+ * sensitive, is MINIMAX.contentRefusal), working, or its success's `file_id`, whose link the file retrieval
+ * gives. The status is read case-insensitively: the query answers Success/Fail, its callbacks and CLI spell
+ * them otherwise.
+ */
+export function minimaxQueried(json: Record<string, unknown>): VendorStatus | { fileId: string } {
+  const answer = readAnswer(QUERIED, json, 'the poll');
+  const status = answer.status?.toLowerCase() ?? '';
+  if (status.startsWith('fail')) {
+    const message = answer.base_resp?.status_msg;
+    const code = answer.base_resp?.status_code;
+    const words = message && message !== 'success' ? message : 'no reason given';
+    return { state: 'failed', reason: code ? `${words} (code ${code})` : words };
+  }
+  minimaxChecked(json, false);
+  if (status !== 'success') return { state: 'working' };
+  if (answer.file_id === undefined || answer.file_id === null || answer.file_id === '') return { state: 'failed', reason: 'the upstream succeeded without a file_id' };
+  return { fileId: String(answer.file_id) };
+}
+
+/** The file retrieval's answer: its base_resp checked, then the video's download link. */
+export function minimaxFileStatus(json: Record<string, unknown>): VendorStatus {
+  const link = readAnswer(FILE, minimaxChecked(json, false), 'the file query').file?.download_url;
+  return link ? { state: 'succeeded', videoUrl: link } : { state: 'failed', reason: 'the upstream succeeded without a download_url' };
 }

@@ -1,10 +1,12 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Injectable } from '@nestjs/common';
-import { SYNC_GENERATION_TIMEOUT_MS, type UpstreamAnswer, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { z } from 'zod';
+import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { COMMON_IMAGE_RATIOS, type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
 import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { OPENAI, openaiRefusal } from './openai.vendor.js';
 
 /** The three sizes of the GPT image models before gpt-image-2 (`auto` is left out: not asking is asking for it). */
@@ -67,8 +69,63 @@ const RESULT_MAX_BYTES = 96 * 1024 * 1024;
 /** OpenAI's most partial images per image (`partial_images`, 0-3). */
 const MAX_PARTIALS = 3;
 
-interface ImagesResponse {
-  data?: { b64_json?: unknown; url?: unknown; revised_prompt?: unknown }[] | null;
+/** The part of OpenAI's `ImagesResponse` (openai-node `resources/images.ts`) the gateway uses: each image as `b64_json` or `url`, and a `revised_prompt`. */
+const IMAGES_RESPONSE = z.object({
+  data: z.array(z.object({ b64_json: z.string().nullish(), url: z.string().nullish(), revised_prompt: z.string().nullish() }).nullable()),
+});
+
+/**
+ * An event of OpenAI's image stream (`image_generation.partial_image`, `.completed`, `image_edit.…`, `error`): what
+ * is read of it; a field of another type is read as absent (the event is then skipped, as one of a kind it does not know).
+ */
+const STREAM_EVENT = z.looseObject({ type: z.string().optional().catch(undefined), b64_json: z.string().optional().catch(undefined), error: z.unknown().optional() });
+/** A stream's error (`{error: {message, type, code}}`, or those fields at the top): each field read as empty when it is not a string. */
+const STREAM_ERROR = z.object({ message: z.string().catch(''), type: z.string().catch(''), code: z.string().catch('') });
+
+/** A file part of an edit: the name of its part, the image and its file name. */
+export interface OpenAIImageFile {
+  name: 'image[]' | 'mask';
+  image: ImageInput;
+  filename: string;
+}
+
+/** A request mapped out for OpenAI's Images API: a generation's JSON body, or an edit's multipart fields and files. */
+export type OpenAIImageCall = { path: '/images/generations'; body: Record<string, unknown> } | { path: '/images/edits'; fields: Record<string, string>; files: OpenAIImageFile[] };
+
+/** The partial images per image asked of OpenAI: those a streaming caller asked for (0-3), of a model that streams them; else none. */
+export function partialsFor(model: ImageModelSpec, asked: number | undefined): number {
+  return model.partials ? Math.min(Math.max(Math.floor(asked ?? 0), 0), MAX_PARTIALS) : 0;
+}
+
+/**
+ * The normalized request as OpenAI's Images API takes it: `POST /images/generations` (JSON) without input images,
+ * else `POST /images/edits` (multipart: the same fields as strings, each image an `image[]` part, the mask an
+ * edit's `mask`); PNG always, streamed (`stream`, `partial_images`) where partial images are asked.
+ */
+export function openaiImageCall(model: ImageModelSpec, request: ImageRequest, images: ImageInput[], mask: ImageInput | undefined, partials: number): OpenAIImageCall {
+  const fields = {
+    model: model.id,
+    prompt: request.prompt,
+    n: request.n,
+    ...optional('size', sizeFor(model, request, images[0])),
+    ...optional('quality', request.quality),
+    ...optional('background', request.background),
+    output_format: 'png',
+    ...(partials > 0 ? { stream: true, partial_images: partials } : {}),
+  };
+  if (images.length === 0) return { path: '/images/generations', body: fields };
+  const files: OpenAIImageFile[] = images.map((image, i) => ({ name: 'image[]', image, filename: `image-${i}.${extension(image)}` }));
+  if (request.mode === 'edit' && mask) files.push({ name: 'mask', image: mask, filename: `mask.${extension(mask)}` });
+  return { path: '/images/edits', fields: Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, String(value)])), files };
+}
+
+/** OpenAI's unstreamed answer: its images (Base64 or links) and the first revised prompt; none is an unusable answer. */
+export function readOpenAIImages(json: unknown): { made: VendorImage[]; revisedPrompt?: string } {
+  const { data } = readAnswer(IMAGES_RESPONSE, json, 'the generation');
+  const made = data.flatMap((image): VendorImage[] => (image?.b64_json ? [{ bytes: Buffer.from(image.b64_json, 'base64') }] : image?.url ? [{ url: image.url }] : []));
+  if (made.length === 0) throw new UnusableAnswer('the upstream answered without an image (data has no b64_json or url)');
+  const revised = data.find((image) => image?.revised_prompt)?.revised_prompt;
+  return { made, ...(revised ? { revisedPrompt: revised } : {}) };
 }
 
 /**
@@ -88,7 +145,7 @@ interface ImagesResponse {
  */
 @Injectable()
 export class OpenAIImageVendor implements ImageVendor {
-  static readonly protocol = 'openai';
+  static readonly protocol = OPENAI.protocol;
   static readonly models = OPENAI_IMAGE_MODELS;
   readonly protocol = OpenAIImageVendor.protocol;
   readonly models = OPENAI_IMAGE_MODELS;
@@ -100,46 +157,21 @@ export class OpenAIImageVendor implements ImageVendor {
   async create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer> {
     const { model, request } = create;
     const images = request.images > 0 ? await create.images() : [];
-    const fields = {
-      model: model.id,
-      prompt: request.prompt,
-      n: request.n,
-      ...optional('size', sizeFor(model, request, images[0])),
-      ...optional('quality', request.quality),
-      ...optional('background', request.background),
-      output_format: 'png',
-    };
-    const partials = model.partials ? Math.min(Math.max(Math.floor(create.partials ?? 0), 0), MAX_PARTIALS) : 0;
+    const mask = images.length > 0 && request.mode === 'edit' && request.mask ? await create.mask() : undefined;
+    const partials = partialsFor(model, create.partials);
+    const asked = openaiImageCall(model, request, images, mask, partials);
     const streamed = partials > 0 ? new StreamedImages(partials, request.n, create.partial) : undefined;
-    const asked = { ...fields, ...(streamed ? { stream: true, partial_images: partials } : {}) };
     // a streamed answer carries each image's partial images besides it
     const call = { auth: account.auth, failFast: true, refusal: openaiRefusal, maxBytes: RESULT_MAX_BYTES * (1 + partials), timeoutMs: SYNC_GENERATION_TIMEOUT_MS, onChunk: streamed && ((chunk: Buffer) => streamed.push(chunk)) };
     const answer = await failedGenerationsAsBusy(async () => {
-      let answered: UpstreamAnswer;
-      if (images.length === 0) answered = await this.client.call('POST', `${account.baseUrl}/images/generations`, { ...call, body: asked });
-      else {
-        const form = new FormData();
-        for (const [name, value] of Object.entries(asked)) form.set(name, String(value));
-        images.forEach((image, i) => form.append('image[]', blobOf(image), `image-${i}.${extension(image)}`));
-        const mask = request.mode === 'edit' && request.mask ? await create.mask() : undefined;
-        if (mask) form.set('mask', blobOf(mask), `mask.${extension(mask)}`);
-        answered = await this.client.call('POST', `${account.baseUrl}/images/edits`, { ...call, form });
-      }
+      const answered = await this.client.call('POST', `${account.baseUrl}${asked.path}`, asked.path === '/images/generations' ? { ...call, body: asked.body } : { ...call, form: formOf(asked.fields, asked.files) });
       // the partial images are kept before the task can end (a failure to keep one fails the step, as the sandbox's)
       await streamed?.finish();
       return answered;
     });
     if (streamed && streamed.made.length > 0) return { made: streamed.made };
-    const data = (answer.json as ImagesResponse).data;
-    const made: VendorImage[] = (Array.isArray(data) ? data : []).flatMap((image): VendorImage[] => {
-      if (typeof image?.b64_json === 'string' && image.b64_json) return [{ bytes: Buffer.from(image.b64_json, 'base64') }];
-      return typeof image?.url === 'string' && image.url ? [{ url: image.url }] : [];
-    });
-    if (made.length === 0) throw new UnusableAnswer('the upstream answered without an image');
-    const revised = Array.isArray(data) ? data.find((image) => typeof image?.revised_prompt === 'string' && image.revised_prompt)?.revised_prompt : undefined;
-    return { made, ...(typeof revised === 'string' ? { revisedPrompt: revised } : {}) };
+    return readOpenAIImages(answer.json);
   }
-
 }
 
 /**
@@ -147,7 +179,7 @@ export class OpenAIImageVendor implements ImageVendor {
  * the model's size of that shape (a generation's default shape is square, an edit's its first image's);
  * else none (OpenAI's `auto`).
  */
-function sizeFor(model: ImageModelSpec, request: ImageRequest, first: ImageInput | undefined): string | undefined {
+export function sizeFor(model: ImageModelSpec, request: ImageRequest, first: ImageInput | undefined): string | undefined {
   if (request.size) return model.sizes === 'any' ? freeSize(sidesOf(request.size)) : request.size;
   if (request.aspectRatio === undefined && request.resolution === undefined) return undefined;
   const shape = request.aspectRatio ?? (request.mode === 'edit' && first ? shapeOf(first.width, first.height, model.aspectRatios) : '1:1');
@@ -158,7 +190,7 @@ function sizeFor(model: ImageModelSpec, request: ImageRequest, first: ImageInput
 }
 
 /** The size gpt-image-2 makes nearest to `width` x `height`: the shape within 3:1, the pixels within its bounds, the sides multiples of 16. */
-function freeSize({ width, height }: { width: number; height: number }): string {
+export function freeSize({ width, height }: { width: number; height: number }): string {
   const step = FREE.multipleOf;
   let [w, h] = [width, height];
   if (w > FREE.maxShape * h) h = w / FREE.maxShape;
@@ -184,7 +216,7 @@ function freeSize({ width, height }: { width: number; height: number }): string 
  * kept at image * 3 + k as the door reads them, in order): all are shown even when an image ends early or the
  * images' events interleave.
  */
-class StreamedImages {
+export class StreamedImages {
   readonly made: VendorImage[] = [];
   private readonly decoder = new StringDecoder('utf8');
   private rest = '';
@@ -246,20 +278,20 @@ class StreamedImages {
     this.event = undefined;
     this.data = [];
     if (!data || data === '[DONE]') return;
-    let json: Record<string, unknown>;
+    let event: z.infer<typeof STREAM_EVENT>;
     try {
-      const value: unknown = JSON.parse(data);
-      if (typeof value !== 'object' || value === null) return;
-      json = value as Record<string, unknown>;
+      const parsed = STREAM_EVENT.safeParse(JSON.parse(data));
+      if (!parsed.success) return;
+      event = parsed.data;
     } catch {
       return; // not an event of OpenAI's: the images are judged at the end (none made is an unusable answer)
     }
-    const type = typeof json.type === 'string' ? json.type : (name ?? '');
-    if (name === 'error' || type === 'error' || json.error) {
-      this.error ??= json;
+    const type = event.type ?? name ?? '';
+    if (name === 'error' || type === 'error' || event.error) {
+      this.error ??= event;
       return;
     }
-    const b64 = typeof json.b64_json === 'string' && json.b64_json ? json.b64_json : undefined;
+    const b64 = event.b64_json || undefined;
     if (!b64) return;
     if (type.endsWith('.completed')) this.made.push({ bytes: Buffer.from(b64, 'base64') });
     else if (type.endsWith('.partial_image')) {
@@ -279,13 +311,11 @@ class StreamedImages {
  * system's refusal and an account out of credit as `openaiRefusal` reads them, a rate limit as busy, a request
  * refused as refused, anything else as a failed generation (a 5xx: `failedGenerationsAsBusy` makes it busy).
  */
-function streamFailure(json: Record<string, unknown>): Error {
-  const error = (typeof json.error === 'object' && json.error ? json.error : json) as { message?: unknown; type?: unknown; code?: unknown };
-  const code = typeof error.code === 'string' ? error.code : '';
-  const type = typeof error.type === 'string' ? error.type : '';
-  const message = typeof error.message === 'string' && error.message ? error.message : typeof json.error === 'string' && json.error ? json.error : code || type || 'an error event';
+export function streamFailure(json: Record<string, unknown>): Error {
+  const { code, type, message: said } = STREAM_ERROR.parse(typeof json.error === 'object' && json.error ? json.error : json);
+  const message = said || (typeof json.error === 'string' && json.error ? json.error : code || type || 'an error event');
   const status = code === 'moderation_blocked' || code === 'content_policy_violation' || type === 'invalid_request_error' || type === 'image_generation_user_error' ? 400 : code === 'insufficient_quota' || code === 'rate_limit_exceeded' || type === 'insufficient_quota' ? 429 : 500;
-  const refused = openaiRefusal(status, { error: { ...error, message } });
+  const refused = openaiRefusal(status, { error: { code, type, message } });
   if (refused) return refused;
   if (status === 429) return new UpstreamBusy(`the upstream is busy (in its stream): ${message}`, undefined, { status });
   if (status === 400) return new UpstreamRefused(message, status, 'request');
@@ -296,9 +326,12 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
   return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 }
 
-/** A file part OpenAI takes: its own image type (it refuses application/octet-stream). */
-function blobOf(image: ImageInput): Blob {
-  return new Blob([new Uint8Array(image.bytes)], { type: `image/${image.format}` });
+/** An edit's multipart body; each file part of its own image type (OpenAI refuses application/octet-stream). */
+function formOf(fields: Record<string, string>, files: OpenAIImageFile[]): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.set(name, value);
+  for (const file of files) form.append(file.name, new Blob([new Uint8Array(file.image.bytes)], { type: `image/${file.image.format}` }), file.filename);
+  return form;
 }
 
 function extension(image: ImageInput): string {

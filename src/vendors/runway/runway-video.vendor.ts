@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
-import type { VideoModelSpec } from '../contracts/video-request.js';
+import type { RelayVendor } from '../contracts/relay.js';
+import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
 import { dataUri, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import type { VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
 import { RUNWAY, RUNWAY_VERSION } from './runway.vendor.js';
 
@@ -53,14 +56,25 @@ export const RUNWAY_MODELS: readonly VideoModelSpec[] = [
   runway('seedance2', ['16:9@720p', '9:16@720p', '1:1@720p'], { lastFrame: true, audio: true }),
 ];
 
-interface RunwayTask {
-  id?: unknown;
-  status?: unknown;
-  output?: unknown;
-  failure?: unknown;
-  failureCode?: unknown;
-  /** On a task that ended (SUCCEEDED, FAILED, CANCELLED): the credits it finally cost. */
-  cost?: { credits?: unknown } | null;
+/**
+ * A task as `GET /v1/tasks/{id}` answers it (`@runwayml/sdk` 4.20's TaskRetrieveResponse), as far as it is read:
+ * `status`, `output` (URLs), `failure` and `failureCode`, and on a task that ended (SUCCEEDED, FAILED, CANCELLED)
+ * `cost.credits`, what it finally cost.
+ */
+const TASK = z.object({
+  status: z.string(),
+  output: z.array(z.string()).nullish(),
+  failure: z.string().nullish(),
+  failureCode: z.string().nullish(),
+  cost: z.object({ credits: z.unknown().optional() }).nullish(),
+});
+/** A create's answer: `{id}`. */
+const CREATED = z.object({ id: z.string().min(1) });
+
+/** The images of a create as they go out: each an HTTPS URL or a data: URI. */
+export interface RunwayFrames {
+  first?: string;
+  last?: string;
 }
 
 /**
@@ -70,8 +84,8 @@ interface RunwayTask {
  * URL (or a sample), inline as `data:` URIs, the only two forms Runway fetches.
  */
 @Injectable()
-export class RunwayVendor implements VideoVendor {
-  static readonly protocol = 'runway';
+export class RunwayVendor implements VideoVendor, RelayVendor<VendorStatus> {
+  static readonly protocol = RUNWAY.protocol;
   static readonly models = RUNWAY_MODELS;
   readonly protocol = RunwayVendor.protocol;
   readonly models = RUNWAY_MODELS;
@@ -82,33 +96,23 @@ export class RunwayVendor implements VideoVendor {
 
   async create(account: VendorAccount, create: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
     const { model, request } = create;
-    const ratio = RATIOS[`${request.aspectRatio ?? '16:9'}@${request.resolution ?? '720p'}`];
-    if (!ratio) throw new UpstreamRefused(`Runway makes no ${request.aspectRatio ?? '16:9'} video at ${request.resolution ?? '720p'}`, 0);
-    const frames = [
-      ...(request.firstFrame ? [{ uri: await this.imageUri(create, 'first'), position: 'first' }] : []),
-      ...(request.lastFrame ? [{ uri: await this.imageUri(create, 'last'), position: 'last' }] : []),
-    ];
-    const body = {
-      model: model.id,
-      promptText: request.prompt,
-      ratio,
-      duration: request.durationS ?? (model.durations.includes(5) ? 5 : model.durations[0]),
-      ...(frames.length === 1 && frames[0].position === 'first' ? { promptImage: frames[0].uri } : frames.length ? { promptImage: frames } : {}),
-      ...(request.seed !== undefined ? { seed: request.seed } : {}),
-      ...(model.audio ? { audio: request.audio ?? false } : {}),
+    // the ratio first: nothing is read or sent for a shape Runway does not make
+    runwayRatio(request);
+    const frames = {
+      ...(request.firstFrame ? { first: await this.imageUri(create, 'first') } : {}),
+      ...(request.lastFrame ? { last: await this.imageUri(create, 'last') } : {}),
     };
-    const path = frames.length ? 'image_to_video' : 'text_to_video';
-    const answer = await this.calling(() => this.client.call('POST', `${account.baseUrl}/v1/${path}`, { body, auth: account.auth, failFast: true, headers: { 'x-runway-version': RUNWAY_VERSION } }));
-    const task = answer.json as RunwayTask;
-    if (typeof task.id !== 'string' || !task.id) throw new UnusableAnswer('the upstream answered the create request without an id');
-    return { upstreamId: task.id, status: { state: 'working' } };
+    const answer = await this.calling(() =>
+      this.client.call('POST', `${account.baseUrl}/v1/${runwayPath(frames)}`, { body: runwayBody(model, request, frames), auth: account.auth, failFast: true, headers: { 'x-runway-version': RUNWAY_VERSION } }),
+    );
+    return { upstreamId: readAnswer(CREATED, answer.json, 'the create request').id, status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
     const answer = await this.calling(() =>
       this.client.call('GET', `${account.baseUrl}/v1/tasks/${encodeURIComponent(upstreamId)}`, { auth: account.auth, idempotent: true, once, headers: { 'x-runway-version': RUNWAY_VERSION } }),
     );
-    return statusOf(answer.json as RunwayTask);
+    return runwayStatus(answer.json);
   }
 
   /** `DELETE /v1/tasks/{id}`: cancels a task still PENDING, THROTTLED or RUNNING (204, no body). */
@@ -120,23 +124,60 @@ export class RunwayVendor implements VideoVendor {
   private async imageUri(create: VendorCreate, position: 'first' | 'last'): Promise<string> {
     const frame = position === 'first' ? create.request.firstFrame : create.request.lastFrame;
     if (frame?.type === 'image' && frame.url.startsWith('https://') && !frame.hosted) return frame.url;
-    const bytes = await create.frameImage(position);
-    if (!bytes) throw new UpstreamRefused(`the ${position} frame could not be read`, 0);
-    // a keyframe the step checked (a PNG, JPEG or WebP file within the image bounds): its type from its magic numbers, nothing decoded
-    const uri = dataUri(bytes);
-    if (uri.length >= DATA_URI_MAX) throw new UpstreamRefused(`the ${position} frame is too large for Runway inline (${uri.length} bytes encoded, under 5 MB taken); give it as an https URL`, 0);
-    return uri;
+    return runwayInline(await create.frameImage(position), position);
   }
 
-  /** Runway says a lack of credit under 400 ("You do not have enough credits"): the account's, not the task's. */
+  /** Runway's refusals, its lack of credit read as the account's (`runwayCreditRefusal`). */
   private async calling<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (err) {
-      if (err instanceof UpstreamRefused && err.kind === 'request' && /enough credits/i.test(err.message)) throw new UpstreamRefused(err.message, err.status, 'account');
-      throw err;
+      throw runwayCreditRefusal(err);
     }
   }
+}
+
+/** Runway says a lack of credit under 400 ("You do not have enough credits"): the account's, not the task's; any other error as it is. */
+export function runwayCreditRefusal(err: unknown): unknown {
+  return err instanceof UpstreamRefused && err.kind === 'request' && /enough credits/i.test(err.message) ? new UpstreamRefused(err.message, err.status, 'account') : err;
+}
+
+/** Its `ratio` for the asked shape and height (16:9 and 720p unless asked); one it does not make is refused. */
+export function runwayRatio(request: VideoRequest): string {
+  const ratio = RATIOS[`${request.aspectRatio ?? '16:9'}@${request.resolution ?? '720p'}`];
+  if (!ratio) throw new UpstreamRefused(`Runway makes no ${request.aspectRatio ?? '16:9'} video at ${request.resolution ?? '720p'}`, 0);
+  return ratio;
+}
+
+/** The endpoint: image_to_video with a frame, else text_to_video. */
+export function runwayPath(frames: RunwayFrames): 'image_to_video' | 'text_to_video' {
+  return frames.first !== undefined || frames.last !== undefined ? 'image_to_video' : 'text_to_video';
+}
+
+/**
+ * The create's body (the SDK's ImageToVideoCreateParams and TextToVideoCreateParams): `promptText`, `ratio`,
+ * `duration` (5 s unless asked, or the model's first where it makes no 5 s), `promptImage` as the first frame's
+ * URI alone or as `[{uri, position}]` with a last frame, `seed`, and `audio` on the models that make sound.
+ */
+export function runwayBody(model: VideoModelSpec, request: VideoRequest, frames: RunwayFrames): Record<string, unknown> {
+  const positioned = [...(frames.first !== undefined ? [{ uri: frames.first, position: 'first' }] : []), ...(frames.last !== undefined ? [{ uri: frames.last, position: 'last' }] : [])];
+  return {
+    model: model.id,
+    promptText: request.prompt,
+    ratio: runwayRatio(request),
+    duration: request.durationS ?? (model.durations.includes(5) ? 5 : model.durations[0]),
+    ...(positioned.length === 1 && frames.first !== undefined ? { promptImage: frames.first } : positioned.length ? { promptImage: positioned } : {}),
+    ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    ...(model.audio ? { audio: request.audio ?? false } : {}),
+  };
+}
+
+/** A frame's bytes inline, as a data: URI under 5 MB encoded (its type read from its magic numbers, nothing decoded); none read, or too large, refused. */
+export function runwayInline(bytes: Buffer | undefined, position: 'first' | 'last'): string {
+  if (!bytes) throw new UpstreamRefused(`the ${position} frame could not be read`, 0);
+  const uri = dataUri(bytes);
+  if (uri.length >= DATA_URI_MAX) throw new UpstreamRefused(`the ${position} frame is too large for Runway inline (${uri.length} bytes encoded, under 5 MB taken); give it as an https URL`, 0);
+  return uri;
 }
 
 /**
@@ -145,19 +186,19 @@ export class RunwayVendor implements VideoVendor {
  * `GET /v1/tasks/{id}`, as `@runwayml/sdk` 4.20's TaskRetrieveResponse types it). Running tasks carry an
  * `estimatedCost`, which is not what was billed and is not read.
  */
-function statusOf(task: RunwayTask): VendorStatus {
+export function runwayStatus(answer: unknown): VendorStatus {
+  const task = readAnswer(TASK, answer, 'the poll');
   const billed = billedFigure(task.cost?.credits, 'credits');
   const withBilled = billed ? { billed } : {};
   switch (task.status) {
     case 'SUCCEEDED': {
-      const url = Array.isArray(task.output) ? task.output[0] : undefined;
-      return typeof url === 'string' ? { state: 'succeeded', videoUrl: url, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video', ...withBilled };
+      const url = task.output?.[0];
+      return url ? { state: 'succeeded', videoUrl: url, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video', ...withBilled };
     }
     case 'FAILED': {
-      const words = typeof task.failure === 'string' && task.failure ? task.failure : 'no reason given';
-      const code = typeof task.failureCode === 'string' ? task.failureCode : undefined;
+      const words = task.failure || 'no reason given';
       // the code in brackets after the words: SAFETY.INPUT.*, SAFETY.OUTPUT.*, INPUT_PREPROCESSING.SAFETY.* are Runway's moderation (RUNWAY.contentRefusal)
-      return { state: 'failed', reason: code ? `${words} (${code})` : words, ...withBilled };
+      return { state: 'failed', reason: task.failureCode ? `${words} (${task.failureCode})` : words, ...withBilled };
     }
     case 'CANCELLED':
       return { state: 'failed', reason: 'the upstream task was cancelled', ...withBilled };
@@ -165,4 +206,3 @@ function statusOf(task: RunwayTask): VendorStatus {
       return { state: 'working' };
   }
 }
-

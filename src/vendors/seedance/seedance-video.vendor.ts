@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
-import type { VideoFrame, VideoModelSpec } from '../contracts/video-request.js';
+import type { RelayVendor } from '../contracts/relay.js';
+import type { VideoFrame, VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
 import { dataUri, urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import type { VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { billedFigure } from '../contracts/vendor-billing.js';
 import { SEEDANCE } from './seedance.vendor.js';
 
@@ -56,13 +59,25 @@ export const SEEDANCE_MODELS: readonly VideoModelSpec[] = [
   seedance('dreamina-seedance-2-0-fast-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true, ...REFERENCES }),
 ];
 
-interface ArkTask {
-  id?: unknown;
-  status?: unknown;
-  content?: { video_url?: unknown } | null;
-  error?: { code?: unknown; message?: unknown } | null;
-  /** The tokens the task was billed (its reference's samples: 108900 for 5 s of 720p 16:9). */
-  usage?: { completion_tokens?: unknown; total_tokens?: unknown } | null;
+/**
+ * A task as ModelArk answers it ("Retrieve a video generation task"), as far as it is read: `status`,
+ * `content.video_url`, `error` {code, message}, and `usage.completion_tokens`, the tokens it was billed (its
+ * reference's samples: 108900 for 5 s of 720p 16:9).
+ */
+const TASK = z.object({
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired']),
+  content: z.object({ video_url: z.string().nullish() }).nullish(),
+  error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).nullish(),
+  usage: z.object({ completion_tokens: z.unknown().optional() }).nullish(),
+});
+/** A create's answer: `{id}`. */
+const CREATED = z.object({ id: z.string().min(1) });
+
+/** The images of a create as they go out: each a URL or a data: URI (the frames', and the references' in order). */
+export interface SeedanceImages {
+  first?: string;
+  last?: string;
+  references: string[];
 }
 
 /**
@@ -77,8 +92,8 @@ interface ArkTask {
  * caller's own id, so a create whose answer was lost is not looked up.
  */
 @Injectable()
-export class SeedanceVideoVendor implements VideoVendor {
-  static readonly protocol = 'seedance';
+export class SeedanceVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
+  static readonly protocol = SEEDANCE.protocol;
   static readonly models = SEEDANCE_MODELS;
   readonly protocol = SeedanceVideoVendor.protocol;
   readonly models = SEEDANCE_MODELS;
@@ -90,58 +105,18 @@ export class SeedanceVideoVendor implements VideoVendor {
 
   async create(account: VendorAccount, { model, request, callbackUrl, frameImage, referenceImage }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
     // a URL, or the gateway's own copy (an upstream may not reach it) as a Base64 data: URI, as Ark takes images
-    const image = async (frame: VideoFrame | undefined, role: 'first_frame' | 'last_frame') =>
-      frame?.type === 'image' ? [{ type: 'image_url', image_url: { url: await urlOrInline(frame, () => frameImage(role === 'first_frame' ? 'first' : 'last'), dataUri) }, role }] : [];
-    const references = await Promise.all((request.referenceImages ?? []).map(async (r, i) => ({ type: 'image_url', image_url: { url: await urlOrInline(r, () => referenceImage(i), dataUri) }, role: 'reference_image' })));
-    const body = {
-      model: model.id,
-      content: [
-        { type: 'text', text: request.prompt },
-        ...(await image(request.firstFrame, 'first_frame')),
-        ...(await image(request.lastFrame, 'last_frame')),
-        ...references,
-      ],
-      // from a first frame, its shape; else the asked one (Seedance's default is 16:9, as ours)
-      ratio: request.firstFrame ? 'adaptive' : (request.aspectRatio ?? '16:9'),
-      ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
-      ...(request.resolution ? { resolution: request.resolution } : {}),
-      ...(request.seed !== undefined ? { seed: request.seed } : {}),
-      ...(model.audio ? { generate_audio: request.audio ?? false } : {}),
-      watermark: false,
-      ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+    const image = async (frame: VideoFrame | undefined, position: 'first' | 'last') => (frame?.type === 'image' ? urlOrInline(frame, () => frameImage(position), dataUri) : undefined);
+    const images = {
+      first: await image(request.firstFrame, 'first'),
+      last: await image(request.lastFrame, 'last'),
+      references: await Promise.all((request.referenceImages ?? []).map((r, i) => urlOrInline(r, () => referenceImage(i), dataUri))),
     };
-    const answer = (await this.client.call('POST', `${account.baseUrl}/contents/generations/tasks`, { body, auth: account.auth, failFast: true })).json as ArkTask;
-    if (typeof answer.id !== 'string' || !answer.id) throw new UnusableAnswer('the upstream answered the create request without an id');
-    return { upstreamId: answer.id, status: { state: 'working' } };
+    const answer = await this.client.call('POST', `${account.baseUrl}/contents/generations/tasks`, { body: seedanceBody(model, request, images, callbackUrl), auth: account.auth, failFast: true });
+    return { upstreamId: readAnswer(CREATED, answer.json, 'the create request').id, status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
-    const task = (await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, idempotent: true, once })).json as ArkTask;
-    // what it billed: `usage.completion_tokens` of the task (ModelArk's "Retrieve a video generation task"
-    // reference: the tokens the output consumed, the figure its video models are priced by); a failed task has
-    // no usage, and is not billed
-    const billed = billedFigure(task.usage?.completion_tokens, 'tokens');
-    const withBilled = billed ? { billed } : {};
-    switch (task.status) {
-      case 'queued':
-      case 'running':
-        return { state: 'working' };
-      case 'succeeded': {
-        const link = task.content?.video_url;
-        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video_url', ...withBilled };
-      }
-      case 'failed': {
-        const code = typeof task.error?.code === 'string' ? task.error.code : '';
-        const words = typeof task.error?.message === 'string' && task.error.message ? task.error.message : '';
-        // the code in brackets after the words: …SensitiveContentDetected is its moderation (SEEDANCE.contentRefusal)
-        return { state: 'failed', reason: words && code ? `${words} (${code})` : words || code || 'no reason given', ...withBilled };
-      }
-      case 'cancelled':
-      case 'expired':
-        return { state: 'failed', reason: `the upstream task was ${task.status}` };
-      default:
-        throw new UnusableAnswer(`the upstream answered a task in an unknown status (${String(task.status).slice(0, 40)})`);
-    }
+    return seedanceStatus((await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, idempotent: true, once })).json);
   }
 
   /** Ark cancels a task still queued (one running cannot be). */
@@ -151,5 +126,55 @@ export class SeedanceVideoVendor implements VideoVendor {
 
   private taskUrl(account: VendorAccount, upstreamId: string): string {
     return `${account.baseUrl}/contents/generations/tasks/${encodeURIComponent(upstreamId)}`;
+  }
+}
+
+/**
+ * The create's body: the prompt as a text item, the frames as `image_url` items of role first_frame and
+ * last_frame, the references of role reference_image; `ratio` adaptive from a first frame (its shape) else the
+ * asked one (16:9 unless asked, Seedance's default too); duration, resolution, seed; `generate_audio` on the
+ * models that make sound; no watermark.
+ */
+export function seedanceBody(model: VideoModelSpec, request: VideoRequest, images: SeedanceImages, callbackUrl?: string): Record<string, unknown> {
+  const item = (url: string | undefined, role: string) => (url === undefined ? [] : [{ type: 'image_url', image_url: { url }, role }]);
+  return {
+    model: model.id,
+    content: [{ type: 'text', text: request.prompt }, ...item(images.first, 'first_frame'), ...item(images.last, 'last_frame'), ...images.references.flatMap((url) => item(url, 'reference_image'))],
+    ratio: request.firstFrame ? 'adaptive' : (request.aspectRatio ?? '16:9'),
+    ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
+    ...(request.resolution ? { resolution: request.resolution } : {}),
+    ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    ...(model.audio ? { generate_audio: request.audio ?? false } : {}),
+    watermark: false,
+    ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+  };
+}
+
+/**
+ * A task's state, and what it billed: `usage.completion_tokens` (ModelArk's "Retrieve a video generation task"
+ * reference: the tokens the output consumed, the figure its video models are priced by; a failed task has no
+ * usage, and is not billed). A status it does not document is an answer that cannot be used (UnusableAnswer naming `status`).
+ */
+export function seedanceStatus(answer: unknown): VendorStatus {
+  const task = readAnswer(TASK, answer, 'the poll');
+  const billed = billedFigure(task.usage?.completion_tokens, 'tokens');
+  const withBilled = billed ? { billed } : {};
+  switch (task.status) {
+    case 'queued':
+    case 'running':
+      return { state: 'working' };
+    case 'succeeded': {
+      const link = task.content?.video_url;
+      return link ? { state: 'succeeded', videoUrl: link, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video_url', ...withBilled };
+    }
+    case 'failed': {
+      const code = task.error?.code ?? '';
+      const words = task.error?.message ?? '';
+      // the code in brackets after the words: …SensitiveContentDetected is its moderation (SEEDANCE.contentRefusal)
+      return { state: 'failed', reason: words && code ? `${words} (${code})` : words || code || 'no reason given', ...withBilled };
+    }
+    case 'cancelled':
+    case 'expired':
+      return { state: 'failed', reason: `the upstream task was ${task.status}` };
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
+import { z } from 'zod';
+import { SYNC_GENERATION_TIMEOUT_MS, type UpstreamAnswer, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
 import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
@@ -80,40 +81,65 @@ export class StabilityImageVendor implements ImageVendor {
   async create(account: VendorAccount, create: ImageCreate): Promise<ImageAnswer> {
     const { model, request } = create;
     const images = request.images > 0 ? await create.images() : [];
-    if (request.mode === 'edit' && !images[0]) throw new UpstreamRefused('an inpaint needs the image it edits', 0, 'request', true);
-    const mask = request.mode === 'edit' && request.mask ? await create.mask() : undefined;
+    const mask = request.mode === 'edit' && request.mask && images[0] ? await create.mask() : undefined;
     const painted = mask && images[0] ? await paintedWhite(mask, images[0]) : undefined;
-    const path = request.mode === 'edit' ? 'edit/inpaint' : `generate/${model.id.startsWith('sd3') ? 'sd3' : model.id}`;
+    const calls = stabilityImageCalls(model, request, images, painted);
     const made: VendorImage[] = [];
-    for (let i = 0; i < request.n; i++) {
-      const form = new FormData();
-      form.set('prompt', request.prompt);
-      if (request.negativePrompt) form.set('negative_prompt', request.negativePrompt);
-      // n images with one seed would be n copies: each takes the next
-      if (request.seed !== undefined) form.set('seed', String((request.seed + i) % SEEDS));
-      form.set('output_format', 'png');
-      if (request.mode === 'edit') {
-        form.set('image', file(images[0]), 'image.' + extension(images[0]));
-        if (painted) form.set('mask', new Blob([new Uint8Array(painted)], { type: 'image/png' }), 'mask.png');
-      } else {
-        if (model.id.startsWith('sd3')) form.set('model', model.id);
-        if (images[0]) {
-          if (model.id.startsWith('sd3')) form.set('mode', 'image-to-image');
-          form.set('image', file(images[0]), 'image.' + extension(images[0]));
-          form.set('strength', String(REFERENCE_STRENGTH));
-        } else {
-          const ratio = aspectRatioOf(request);
-          if (ratio) form.set('aspect_ratio', ratio);
-        }
-      }
-      const answer = await failedGenerationsAsBusy(() => this.client.call('POST', `${account.baseUrl}/v2beta/stable-image/${path}`, { form, auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
-      if (answer.headers['finish-reason'] === 'CONTENT_FILTERED') throw new UpstreamRefused("the result was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)", 200, 'request');
-      if (!/^image\//.test(String(answer.headers['content-type'] ?? ''))) throw new UpstreamRefused('the upstream answered without an image', answer.status, 'request', true);
-      made.push({ bytes: answer.body });
+    for (const asked of calls) {
+      const answer = await failedGenerationsAsBusy(() => this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
+      made.push(stabilityImageOf(answer));
     }
     return { made };
   }
+}
 
+/** A multipart call to Stability: its path, its text fields, its files (each its bytes, type and file name). */
+export interface StabilityCall {
+  path: string;
+  fields: Record<string, string>;
+  files: { name: string; bytes: Buffer; type: string; filename: string }[];
+}
+
+/**
+ * The normalized request as Stability's v2beta takes it, one call per image: a generation `POST
+ * /v2beta/stable-image/generate/{ultra|core|sd3}` (`prompt`, `negative_prompt`, `seed` (each call the next one),
+ * `output_format`; sd3's `model`; with an input image `image` and `strength` (sd3: `mode: image-to-image`), else
+ * `aspect_ratio`); an edit `POST /v2beta/stable-image/edit/inpaint` (`image`, and the `mask` painted white where it paints).
+ */
+export function stabilityImageCalls(model: ImageModelSpec, request: ImageRequest, images: ImageInput[], paintedMask: Buffer | undefined): StabilityCall[] {
+  if (request.mode === 'edit' && !images[0]) throw new UpstreamRefused('an inpaint needs the image it edits', 0, 'request', true);
+  const sd3 = model.id.startsWith('sd3');
+  const path = `/v2beta/stable-image/${request.mode === 'edit' ? 'edit/inpaint' : `generate/${sd3 ? 'sd3' : model.id}`}`;
+  return Array.from({ length: request.n }, (_, i): StabilityCall => {
+    const fields: Record<string, string> = { prompt: request.prompt };
+    const files: StabilityCall['files'] = [];
+    if (request.negativePrompt) fields.negative_prompt = request.negativePrompt;
+    // n images with one seed would be n copies: each takes the next
+    if (request.seed !== undefined) fields.seed = String((request.seed + i) % SEEDS);
+    fields.output_format = 'png';
+    if (request.mode === 'edit') {
+      files.push(file('image', images[0]));
+      if (paintedMask) files.push({ name: 'mask', bytes: paintedMask, type: 'image/png', filename: 'mask.png' });
+    } else {
+      if (sd3) fields.model = model.id;
+      if (images[0]) {
+        if (sd3) fields.mode = 'image-to-image';
+        files.push(file('image', images[0]));
+        fields.strength = String(REFERENCE_STRENGTH);
+      } else {
+        const ratio = aspectRatioOf(request);
+        if (ratio) fields.aspect_ratio = ratio;
+      }
+    }
+    return { path, fields, files };
+  });
+}
+
+/** Stability's answer to one call: the image's bytes; its moderation's blurred result (`finish-reason: CONTENT_FILTERED`) a content refusal; anything but an image refused. */
+export function stabilityImageOf(answer: Pick<UpstreamAnswer, 'status' | 'headers' | 'body'>): VendorImage {
+  if (answer.headers['finish-reason'] === 'CONTENT_FILTERED') throw new UpstreamRefused("the result was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)", 200, 'request');
+  if (!/^image\//.test(String(answer.headers['content-type'] ?? ''))) throw new UpstreamRefused('the upstream answered without an image', answer.status, 'request', true);
+  return { bytes: answer.body };
 }
 
 /** The asked shape: Kling's `aspect_ratio`, or an asked size's (the gateway resizes to the size); none: its default, 1:1. */
@@ -125,20 +151,25 @@ function aspectRatioOf(request: ImageRequest): string | undefined {
   return request.aspectRatio;
 }
 
-function file(image: ImageInput): Blob {
-  return new Blob([new Uint8Array(image.bytes)], { type: `image/${image.format}` });
+function file(name: string, image: ImageInput): StabilityCall['files'][number] {
+  return { name, bytes: image.bytes, type: `image/${image.format}`, filename: `${name}.${image.format === 'jpeg' ? 'jpg' : image.format}` };
 }
 
-function extension(image: ImageInput): string {
-  return image.format === 'jpeg' ? 'jpg' : image.format;
+/** A call's multipart body. */
+export function formOf(call: Pick<StabilityCall, 'fields' | 'files'>): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(call.fields)) form.set(name, value);
+  for (const part of call.files) form.set(part.name, new Blob([new Uint8Array(part.bytes)], { type: part.type }), part.filename);
+  return form;
 }
 
+/** Stability's error `{id, name, errors}` when its moderation refused (403 `content_moderation`). */
+const MODERATION_ERROR = z.object({ name: z.literal('content_moderation'), errors: z.array(z.unknown()).catch([]) });
 
 /** Its 403 content_moderation refuses the request's content, not the key the status alone would say. */
-function stabilityRefusal(status: number, json: Record<string, unknown>): UpstreamRefused | undefined {
-  if (status === 403 && json.name === 'content_moderation') {
-    const words = Array.isArray(json.errors) ? json.errors.filter((e) => typeof e === 'string').join('; ') : '';
-    return new UpstreamRefused(`the upstream's moderation refused the request (content_moderation)${words ? `: ${words}` : ''}`, 403, 'request');
-  }
-  return undefined;
+export function stabilityRefusal(status: number, json: Record<string, unknown>): UpstreamRefused | undefined {
+  const moderated = status === 403 ? MODERATION_ERROR.safeParse(json) : undefined;
+  if (!moderated?.success) return undefined;
+  const words = moderated.data.errors.filter((e) => typeof e === 'string').join('; ');
+  return new UpstreamRefused(`the upstream's moderation refused the request (content_moderation)${words ? `: ${words}` : ''}`, 403, 'request');
 }

@@ -1,23 +1,40 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused, upstreamMessage } from '../../infra/relay/upstream-client.js';
 import type { MusicRequest, MusicStatus, MusicVendor } from '../contracts/music-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { checkAggregatorAnswer, SUNO_AGGREGATOR } from './suno-aggregator.vendor.js';
 
-interface AggregatorClip {
-  id?: unknown;
-  status?: unknown;
-  audio_url?: unknown;
-  image_url?: unknown;
-  metadata?: { error_message?: unknown } | null;
-}
+/** A clip of a task (new-api's `SunoDataResponse.data` items): its id, status, links and error; a field of another type is read as absent. */
+const CLIP = z.object({
+  id: z.string().optional().catch(undefined),
+  status: z.string().optional().catch(undefined),
+  audio_url: z.string().optional().catch(undefined),
+  image_url: z.string().optional().catch(undefined),
+  metadata: z.object({ error_message: z.string().nullish().catch(undefined) }).nullish().catch(undefined),
+});
 
-interface AggregatorTask {
-  task_id?: unknown;
-  status?: unknown;
-  fail_reason?: unknown;
-  data?: unknown;
-}
+/**
+ * A task as `GET /fetch/{id}` answers it in its `data` (new-api's `SunoDataResponse`: task_id, status, fail_reason,
+ * and its clips in `data`). Its `status` is what the state is read from: a task without one is not usable.
+ */
+const TASK = z.object({
+  task_id: z.string().optional().catch(undefined),
+  status: z.string(),
+  fail_reason: z.string().nullish().catch(undefined),
+  // its clips; anything but a clip object in the list is left out
+  data: z
+    .array(z.unknown())
+    .nullish()
+    .catch(undefined)
+    .transform((items) => (items ?? []).flatMap((item) => (typeof item === 'object' && item !== null && !Array.isArray(item) ? [CLIP.parse(item)] : []))),
+});
+
+type AggregatorTask = z.infer<typeof TASK>;
+
+/** new-api's answer of a submit or a fetch: `{code: "success", message, data}`. */
+const ENVELOPE = z.looseObject({ code: z.unknown(), message: z.unknown().optional(), data: z.unknown().optional() });
 
 /**
  * A Suno-style aggregator's music API (the music door is its interface): `POST {base}/submit/music` answers
@@ -35,22 +52,13 @@ export class SunoMusicVendor implements MusicVendor {
   constructor(private readonly client: UpstreamClient) {}
 
   async create(account: VendorAccount, request: MusicRequest, callbackUrl: string | undefined): Promise<string> {
-    const body: Record<string, unknown> = { mv: request.model, make_instrumental: request.instrumental };
-    const words = { prompt: request.lyrics, gpt_description_prompt: request.description, tags: request.style, negative_tags: request.avoidStyle, title: request.title };
-    for (const [field, value] of Object.entries(words)) if (value !== null) body[field] = value;
-    if (request.continues) Object.assign(body, { continue_clip_id: request.continues.upstreamClipId, continue_at: request.continues.atS, task: request.continues.upload ? 'upload_extend' : 'extend' });
-    if (callbackUrl) body.notify_hook = callbackUrl;
-    const answer = await this.client.call('POST', `${account.baseUrl}/submit/music`, { body, auth: account.auth, failFast: true });
-    checkAggregatorAnswer(answer.json);
-    if (answer.json.code !== 'success' || typeof answer.json.data !== 'string' || !answer.json.data) {
-      throw new UnusableAnswer(`the upstream refused the music task: ${upstreamMessage(answer.json) ?? String(answer.json.code ?? 'no task id returned')}`);
-    }
-    return answer.json.data;
+    const answer = await this.client.call('POST', `${account.baseUrl}/submit/music`, { body: sunoMusicBody(request, callbackUrl), auth: account.auth, failFast: true });
+    return sunoSubmitted(answer.json);
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<MusicStatus> {
     const answer = await this.client.call('GET', `${account.baseUrl}/fetch/${encodeURIComponent(upstreamId)}`, { auth: account.auth, idempotent: true, once });
-    return statusOf((answer.json.data ?? {}) as AggregatorTask);
+    return sunoFetched(answer.json);
   }
 
   async queryMany(account: VendorAccount, upstreamIds: string[]): Promise<Map<string, MusicStatus> | null> {
@@ -61,15 +69,55 @@ export class SunoMusicVendor implements MusicVendor {
       if (err instanceof UpstreamRefused && (err.status === 404 || err.status === 405)) return null;
       throw err;
     }
-    checkAggregatorAnswer(answer.json);
-    const listed = Array.isArray(answer.json.data) ? (answer.json.data as AggregatorTask[]) : [];
-    return new Map(listed.filter((t) => typeof t?.task_id === 'string').map((t) => [t.task_id as string, statusOf(t)]));
+    return sunoFetchedMany(answer.json);
   }
 }
 
+/**
+ * A song as the aggregator's `POST /submit/music` takes it (Suno's words): `mv` (the model), `make_instrumental`,
+ * `prompt` (the lyrics), `gpt_description_prompt`, `tags`, `negative_tags`, `title` (each only when asked), a
+ * continuation's `continue_clip_id`, `continue_at` and `task` (`extend`, or `upload_extend` of an upload), and
+ * `notify_hook`.
+ */
+export function sunoMusicBody(request: MusicRequest, callbackUrl: string | undefined): Record<string, unknown> {
+  const body: Record<string, unknown> = { mv: request.model, make_instrumental: request.instrumental };
+  const words = { prompt: request.lyrics, gpt_description_prompt: request.description, tags: request.style, negative_tags: request.avoidStyle, title: request.title };
+  for (const [field, value] of Object.entries(words)) if (value !== null) body[field] = value;
+  if (request.continues) Object.assign(body, { continue_clip_id: request.continues.upstreamClipId, continue_at: request.continues.atS, task: request.continues.upload ? 'upload_extend' : 'extend' });
+  if (callbackUrl) body.notify_hook = callbackUrl;
+  return body;
+}
+
+/** The task id a submit answered (`{code: "success", data: <id>}`); a refusal under HTTP 200 thrown as the client would; else unusable, in the aggregator's words. */
+export function sunoSubmitted(json: Record<string, unknown>): string {
+  checkAggregatorAnswer(json);
+  const answer = readAnswer(ENVELOPE, json, 'the music task');
+  if (answer.code !== 'success' || typeof answer.data !== 'string' || !answer.data) {
+    throw new UnusableAnswer(`the upstream refused the music task: ${upstreamMessage(json) ?? String(answer.code ?? 'no task id returned')}`);
+  }
+  return answer.data;
+}
+
+/** A fetch of one task (`GET /fetch/{id}`: the task in `data`) as a music status; a refusal under HTTP 200 thrown as the client would. */
+export function sunoFetched(json: Record<string, unknown>): MusicStatus {
+  checkAggregatorAnswer(json);
+  return sunoMusicStatus(readAnswer(z.object({ data: TASK }), json, 'the fetch').data);
+}
+
+/** A fetch of several (`POST /fetch {ids}`: the tasks in `data`), by task id; a task without its id or status is left out (its step asks for it alone). */
+export function sunoFetchedMany(json: Record<string, unknown>): Map<string, MusicStatus> {
+  checkAggregatorAnswer(json);
+  const listed = readAnswer(z.object({ data: z.array(z.unknown()).nullish() }), json, 'the fetch').data ?? [];
+  const tasks = listed.flatMap((item) => {
+    const task = TASK.safeParse(item);
+    return task.success && task.data.task_id ? [[task.data.task_id, sunoMusicStatus(task.data)] as const] : [];
+  });
+  return new Map(tasks);
+}
+
 /** SUCCESS with its clips; FAILURE, or any clip in error, failed with the upstream's words; anything else (SUBMITTED, QUEUED, IN_PROGRESS, UNKNOWN) still working. */
-function statusOf(task: AggregatorTask): MusicStatus {
-  const clips = Array.isArray(task.data) ? (task.data as unknown[]).filter((c): c is AggregatorClip => typeof c === 'object' && c !== null && !Array.isArray(c)) : [];
+export function sunoMusicStatus(task: AggregatorTask): MusicStatus {
+  const clips = task.data;
   const broken = clips.find((c) => c.status === 'error');
   if (task.status === 'FAILURE' || broken) {
     const reason = nonEmpty(task.fail_reason) ?? nonEmpty(broken?.metadata?.error_message) ?? 'no reason given';
@@ -80,13 +128,13 @@ function statusOf(task: AggregatorTask): MusicStatus {
   return {
     state: 'succeeded',
     clips: clips.map((c) => ({
-      ...(typeof c.id === 'string' ? { upstreamId: c.id } : {}),
-      ...(typeof c.audio_url === 'string' && c.audio_url ? { audioUrl: c.audio_url } : {}),
-      ...(typeof c.image_url === 'string' && c.image_url ? { coverUrl: c.image_url } : {}),
+      ...(c.id !== undefined ? { upstreamId: c.id } : {}),
+      ...(c.audio_url ? { audioUrl: c.audio_url } : {}),
+      ...(c.image_url ? { coverUrl: c.image_url } : {}),
     })),
   };
 }
 
-function nonEmpty(value: unknown): string | null {
+function nonEmpty(value: string | null | undefined): string | null {
   return typeof value === 'string' && value.trim() ? value : null;
 }

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
-import type { VideoModelSpec } from '../contracts/video-request.js';
+import type { RelayVendor } from '../contracts/relay.js';
+import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
+import { readAnswer } from '../contracts/vendor-answer.js';
 import { billedFigure, type VendorBilled } from '../contracts/vendor-billing.js';
 import { dashscopeRefusal, WAN } from './wan.vendor.js';
 
@@ -69,13 +72,22 @@ export const WAN_MODELS: readonly VideoModelSpec[] = [
   wan('wan2.2-i2v-plus', 'i2v', { resolutions: ['1080p'] }),
 ];
 
-interface DashScopeTask {
-  output?: { task_id?: unknown; task_status?: unknown; video_url?: unknown; code?: unknown; message?: unknown } | null;
-  /** Counted for a successful task only: the seconds billed (`duration`; `video_duration` in the older references). */
-  usage?: { duration?: unknown; video_duration?: unknown; output_video_duration?: unknown } | null;
-  code?: unknown;
-  message?: unknown;
-}
+/**
+ * A task as `GET /tasks/{task_id}` answers it, as far as it is read: `output.task_status`, `output.video_url`,
+ * `output.code` and `message` of a failure, and `usage` of a success: `duration`, the seconds billed
+ * (`video_duration` in the older references). A status it does not document cannot be used.
+ */
+const TASK = z.object({
+  output: z.object({
+    task_status: z.enum(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELED', 'UNKNOWN']),
+    video_url: z.string().nullish(),
+    code: z.string().nullish(),
+    message: z.string().nullish(),
+  }),
+  usage: z.object({ duration: z.unknown().optional(), video_duration: z.unknown().optional() }).nullish(),
+});
+/** A create's answer: `{output: {task_id, task_status}, request_id}` (a refusal under 200 carries `code` and `message` instead). */
+const CREATED = z.object({ output: z.object({ task_id: z.string().min(1) }) });
 
 /**
  * What DashScope says it billed a task, in seconds of video: `usage.duration`, "the total billed duration of
@@ -84,7 +96,7 @@ interface DashScopeTask {
  * of the older Wan references (wan2.1 to 2.5). A 0 is taken only from `duration` (the SDK's answers carry a
  * placeholder `video_duration: 0` beside the real `duration`).
  */
-function billedOf(usage: DashScopeTask['usage']): VendorBilled | undefined {
+function billedOf(usage: z.output<typeof TASK>['usage']): VendorBilled | undefined {
   const total = billedFigure(usage?.duration, 'seconds');
   if (total) return total;
   const older = billedFigure(usage?.video_duration, 'seconds');
@@ -108,8 +120,8 @@ function billedOf(usage: DashScopeTask['usage']): VendorBilled | undefined {
  * left to its default: the normalized request has no such field.
  */
 @Injectable()
-export class WanVideoVendor implements VideoVendor {
-  static readonly protocol = 'wan';
+export class WanVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
+  static readonly protocol = WAN.protocol;
   static readonly models = WAN_MODELS;
   readonly protocol = WanVideoVendor.protocol;
   readonly models = WAN_MODELS;
@@ -118,55 +130,13 @@ export class WanVideoVendor implements VideoVendor {
   constructor(private readonly client: UpstreamClient) {}
 
   async create(account: VendorAccount, { model, request }: VendorCreate): Promise<{ upstreamId: string; status: VendorStatus }> {
-    const image = request.firstFrame?.type === 'image' ? request.firstFrame.url : undefined;
-    if (request.firstFrame && !image) throw new UpstreamRefused('Wan takes a first frame as an image only', 0);
-    const body = {
-      model: model.id,
-      input: {
-        prompt: request.prompt,
-        ...(request.negativePrompt !== undefined ? { negative_prompt: request.negativePrompt } : {}),
-        ...(image ? { img_url: image } : {}),
-      },
-      parameters: {
-        ...(image ? this.tier(request.resolution) : this.size(model, request.aspectRatio, request.resolution)),
-        ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
-        ...(request.seed !== undefined ? { seed: request.seed } : {}),
-        ...(model.audio ? { audio: request.audio ?? false } : {}),
-        watermark: false,
-      },
-    };
-    const answer = (await this.client.call('POST', `${account.baseUrl}/services/aigc/video-generation/video-synthesis`, { body, auth: account.auth, headers: { 'x-dashscope-async': 'enable' }, refusal: dashscopeRefusal, failFast: true })).json as DashScopeTask;
-    const id = answer.output?.task_id;
-    if (typeof id !== 'string' || !id) throw new UnusableAnswer(`the upstream answered the create request without a task_id${typeof answer.message === 'string' && answer.message ? ` (${answer.message.slice(0, 200)})` : ''}`);
-    return { upstreamId: id, status: { state: 'working' } };
+    const body = wanBody(model, request);
+    const answer = await this.client.call('POST', `${account.baseUrl}/services/aigc/video-generation/video-synthesis`, { body, auth: account.auth, headers: { 'x-dashscope-async': 'enable' }, refusal: dashscopeRefusal, failFast: true });
+    return { upstreamId: wanCreated(answer.json), status: { state: 'working' } };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<VendorStatus> {
-    const task = (await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, refusal: dashscopeRefusal, idempotent: true, once })).json as DashScopeTask;
-    const output = task.output ?? {};
-    switch (output.task_status) {
-      case 'PENDING':
-      case 'RUNNING':
-        return { state: 'working' };
-      case 'SUCCEEDED': {
-        const link = output.video_url;
-        const billed = billedOf(task.usage);
-        const withBilled = billed ? { billed } : {};
-        return typeof link === 'string' && link ? { state: 'succeeded', videoUrl: link, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video_url', ...withBilled };
-      }
-      case 'FAILED': {
-        const code = typeof output.code === 'string' ? output.code : '';
-        const words = typeof output.message === 'string' && output.message ? output.message : '';
-        // the code in brackets after the words: DataInspectionFailed is its moderation (WAN.contentRefusal)
-        return { state: 'failed', reason: words && code ? `${words} (${code})` : words || code || 'no reason given' };
-      }
-      case 'CANCELED':
-        return { state: 'failed', reason: 'the upstream task was canceled' };
-      case 'UNKNOWN':
-        return { state: 'failed', reason: 'the upstream no longer knows the task (expired or not found)' };
-      default:
-        throw new UnusableAnswer(`the upstream answered a task in an unknown status (${String(output.task_status).slice(0, 40)})`);
-    }
+    return wanStatus((await this.client.call('GET', this.taskUrl(account, upstreamId), { auth: account.auth, refusal: dashscopeRefusal, idempotent: true, once })).json);
   }
 
   /** DashScope cancels a task still PENDING (one running cannot be). */
@@ -174,24 +144,86 @@ export class WanVideoVendor implements VideoVendor {
     await this.client.call('POST', `${this.taskUrl(account, upstreamId)}/cancel`, { auth: account.auth, refusal: dashscopeRefusal, idempotent: true });
   }
 
-  /** A text-to-video `size` from the table: the asked shape (16:9 without one) at the asked tier, or the first the model makes of 720p and 1080p; none asked, Wan's default. */
-  private size(model: VideoModelSpec, aspectRatio: string | undefined, resolution: string | undefined): { size?: string } {
-    if (aspectRatio === undefined && resolution === undefined) return {};
-    const ratio = aspectRatio ?? '16:9';
-    const tier = resolution ?? model.resolutions.find((r) => SIZES[`${ratio}@${r}`]);
-    const size = SIZES[`${ratio}@${tier}`];
-    if (!size) throw new UpstreamRefused(`Wan makes no ${ratio} video at ${tier ?? resolution ?? 'any resolution'}`, 0);
-    return { size };
-  }
-
-  private tier(resolution: string | undefined): { resolution?: string } {
-    if (resolution === undefined) return {};
-    const tier = TIERS[resolution];
-    if (!tier) throw new UpstreamRefused(`Wan makes no video at ${resolution}`, 0);
-    return { resolution: tier };
-  }
-
   private taskUrl(account: VendorAccount, upstreamId: string): string {
     return `${account.baseUrl}/tasks/${encodeURIComponent(upstreamId)}`;
+  }
+}
+
+/**
+ * The create's body: `input` (prompt, negative prompt, the first frame's URL as `img_url`) and `parameters`
+ * (`resolution` tier from a first frame, else `size` from the table; duration, seed, `audio` on the models
+ * that make sound, no watermark). A first frame that is not an image (an earlier generation) is refused.
+ */
+export function wanBody(model: VideoModelSpec, request: VideoRequest): Record<string, unknown> {
+  const image = request.firstFrame?.type === 'image' ? request.firstFrame.url : undefined;
+  if (request.firstFrame && !image) throw new UpstreamRefused('Wan takes a first frame as an image only', 0);
+  return {
+    model: model.id,
+    input: {
+      prompt: request.prompt,
+      ...(request.negativePrompt !== undefined ? { negative_prompt: request.negativePrompt } : {}),
+      ...(image ? { img_url: image } : {}),
+    },
+    parameters: {
+      ...(image ? wanTier(request.resolution) : wanSize(model, request.aspectRatio, request.resolution)),
+      ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      ...(model.audio ? { audio: request.audio ?? false } : {}),
+      watermark: false,
+    },
+  };
+}
+
+/** A text-to-video `size` from the table: the asked shape (16:9 without one) at the asked tier, or the first the model makes of 720p and 1080p; none asked, Wan's default. */
+export function wanSize(model: VideoModelSpec, aspectRatio: string | undefined, resolution: string | undefined): { size?: string } {
+  if (aspectRatio === undefined && resolution === undefined) return {};
+  const ratio = aspectRatio ?? '16:9';
+  const tier = resolution ?? model.resolutions.find((r) => SIZES[`${ratio}@${r}`]);
+  const size = SIZES[`${ratio}@${tier}`];
+  if (!size) throw new UpstreamRefused(`Wan makes no ${ratio} video at ${tier ?? resolution ?? 'any resolution'}`, 0);
+  return { size };
+}
+
+/** An image-to-video `resolution` tier (720P, 1080P); none asked, Wan's default. */
+export function wanTier(resolution: string | undefined): { resolution?: string } {
+  if (resolution === undefined) return {};
+  const tier = TIERS[resolution];
+  if (!tier) throw new UpstreamRefused(`Wan makes no video at ${resolution}`, 0);
+  return { resolution: tier };
+}
+
+/** A create's answer: its `output.task_id`, or UnusableAnswer naming it (with DashScope's own words when it gave some). */
+export function wanCreated(json: Record<string, unknown>): string {
+  const words = typeof json.message === 'string' && json.message ? ` (${json.message.slice(0, 200)})` : '';
+  try {
+    return readAnswer(CREATED, json, 'the create request').output.task_id;
+  } catch (err) {
+    throw err instanceof UnusableAnswer && words ? new UnusableAnswer(`${err.message}${words}`) : err;
+  }
+}
+
+/** A task's state, and at a success the seconds it billed. */
+export function wanStatus(answer: unknown): VendorStatus {
+  const task = readAnswer(TASK, answer, 'the poll');
+  const output = task.output;
+  switch (output.task_status) {
+    case 'PENDING':
+    case 'RUNNING':
+      return { state: 'working' };
+    case 'SUCCEEDED': {
+      const billed = billedOf(task.usage);
+      const withBilled = billed ? { billed } : {};
+      return output.video_url ? { state: 'succeeded', videoUrl: output.video_url, ...withBilled } : { state: 'failed', reason: 'the upstream succeeded without a video_url', ...withBilled };
+    }
+    case 'FAILED': {
+      const code = output.code ?? '';
+      const words = output.message ?? '';
+      // the code in brackets after the words: DataInspectionFailed is its moderation (WAN.contentRefusal)
+      return { state: 'failed', reason: words && code ? `${words} (${code})` : words || code || 'no reason given' };
+    }
+    case 'CANCELED':
+      return { state: 'failed', reason: 'the upstream task was canceled' };
+    case 'UNKNOWN':
+      return { state: 'failed', reason: 'the upstream no longer knows the task (expired or not found)' };
   }
 }

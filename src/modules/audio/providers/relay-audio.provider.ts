@@ -43,14 +43,14 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
   }
 
   step(upload: AudioTask, ctx: AudioContext): Promise<StepOutcome<AudioFacts>> {
-    return this.flow.step<AudioVendor, AudioUploadStatus, AudioFacts>(upload, ctx, {
+    return this.flow.step<AudioVendor, AudioUploadStatus, AudioFacts, undefined>(upload, ctx, {
       operation: 'audio',
       noun: 'upload',
       vendors: this.vendors,
-      beforeCreate: async () => {
+      prepare: async () => {
         // the upstream fetches the URL from its network, which may be the gateway's own
         const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url);
-        return handOff ? { kind: 'failed', reason: handOff } : null;
+        return handOff ? { kind: 'failed', reason: handOff } : { pinnedTo: null, data: undefined };
       },
       create: async (channel, vendor) => ({ upstreamId: await vendor.create(channel, upload.params.url) }),
       failure: (status) => `the upstream could not use the file: ${status.reason}`,

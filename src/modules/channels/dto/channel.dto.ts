@@ -6,6 +6,7 @@ import { IsHttpUrl } from '../../../common/validation/validators.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { BILLED_UNITS, type BilledUnit } from '../../../vendors/contracts/vendor-billing.js';
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
+import { DECLARED_IMAGE_SPEC_SCHEMA, DECLARED_VIDEO_SPEC_SCHEMA } from '../declared-specs.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
 
@@ -61,6 +62,12 @@ export class ChannelModelPriceDto {
   @IsOptional()
   @IsObject({ message: `models[].price.per_billed_unit must be an object such as {"tokens": 0.0000012} (units: ${BILLED_UNITS.join(', ')})` })
   per_billed_unit?: Partial<Record<BilledUnit, number>>;
+
+  @ApiPropertyOptional({ description: 'Operations priced by their text (speech): per 1,000 characters of input.', example: 0.015, minimum: 0 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'models[].price.per_1k_chars must be a number from 0' })
+  @Min(0, { message: 'models[].price.per_1k_chars must be a number from 0' })
+  per_1k_chars?: number;
 }
 
 /** A model a channel serves: the name callers use, and the vendor's id of it. */
@@ -70,10 +77,39 @@ export class ChannelModelDto {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, MODEL_NAME_RULE)
   name!: string;
 
-  @ApiProperty({ description: "The vendor's id of the model (its catalog: GET /models lists what each protocol offers).", example: 'kling-v2-1', maxLength: 64 })
+  @ApiProperty({ description: "The vendor's id of the model: one of its catalog (GET /admin/protocols, GET /models), or, with spec, one the catalog does not know (a declared model).", example: 'kling-v2-1', maxLength: 64 })
   @IsString({ message: 'models[].vendor_model must be a string' })
   @Length(1, 64, { message: 'models[].vendor_model must be 1 to 64 characters long' })
   vendor_model!: string;
+
+  @ApiPropertyOptional({
+    enum: ['video', 'image'],
+    description: 'The operation a declared model serves: required on a channel that takes both video and image, else the one it takes (stored either way). A catalog model\'s is its catalog\'s.',
+    example: 'video',
+  })
+  @IsOptional()
+  @IsIn(['video', 'image'], { message: 'models[].operation must be video or image' })
+  operation?: 'video' | 'image';
+
+  @ApiPropertyOptional({
+    oneOf: [DECLARED_VIDEO_SPEC_SCHEMA, DECLARED_IMAGE_SPEC_SCHEMA],
+    description:
+      "Declares a vendor model the gateway's catalog does not know: what it can do, in its operation's terms (a video model's durations, resolutions, aspect ratios, frames, reference images, sound, seed …; an image model's sizes, shapes, classes, n, references, edits …). A capability left out is false, so a request asking it is refused, never dropped; one no model of the protocol the gateway knows has is refused here (its adapter has no words for it). The model then routes, is priced and is listed (GET /models, `declared: true`) as a catalog model is. Refused for a catalog model, which keeps its catalog's spec. docs/operators/channels.md, \"Declared models\".",
+    example: { durations: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p'], aspect_ratios: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'], first_frame: true, last_frame: true, seed: true, reference_images: 4 },
+  })
+  @IsOptional()
+  @IsObject({ message: 'models[].spec must be an object: what the declared model can do' })
+  spec?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "Operations whose models speak in voices (speech): the voice names callers ask for (OpenAI's alloy, coral, … or names of your own), each mapped to this vendor's voice id; added to the model's own mapping, a name given here replacing its.",
+    example: { alloy: '21m00Tcm4TlvDq8ikWAM', narrator: 'pNInz6obpgDQGcFmaJgB' },
+  })
+  @IsOptional()
+  @IsObject({ message: "models[].voices must be an object mapping voice names to the vendor's voice ids" })
+  voices?: Record<string, string>;
 
   @ApiPropertyOptional({ type: ChannelModelPriceDto, description: 'What it costs the company.' })
   @IsOptional()

@@ -48,28 +48,22 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
   }
 
   async step(task: ExpandTask, ctx: ExpandContext): Promise<StepOutcome<ExpandResultImage[]>> {
-    // the input's size: known from acceptance for Base64; a URL is read only when a channel is to be chosen
-    // and a configured channel's vendor needs it to decide (RelayFlow calls readyToFit first)
-    let size: ExpandImageSize | null = null;
-    let sized = false;
-    const op: RelayOperation<ExpandVendor, ExpandStatus, ExpandResultImage[]> = {
+    const op: RelayOperation<ExpandVendor, ExpandStatus, ExpandResultImage[], ExpandImageSize | null> = {
       operation: 'expand',
       noun: 'task',
       vendors: this.vendors,
       failsOver: true,
-      readyToFit: async () => {
-        if (!sized) size = await this.inputSize(task, ctx);
-        sized = true;
-      },
-      fits: (channel) => this.fits(channel, task, size),
-      costOf: (channel) => costOf(channel, task),
-      taken: (channel) => ({ model: servedExpandModel(channel).name, cost: costOf(channel, task) }),
-      beforeCreate: async () => {
+      // the input's size: known from acceptance for Base64; a URL is read only when a channel is to be chosen
+      // and a configured channel's vendor needs it to decide (RelayFlow prepares only then)
+      prepare: async () => {
         // the upstream fetches the image URL from its network, which may be the gateway's own
         const handOff = await this.callerUrls.handOffRefusal('image', task.params.image_url);
         if (handOff) return { kind: 'failed', reason: handOff };
-        return null;
+        return { pinnedTo: null, data: await this.inputSize(task, ctx) };
       },
+      fits: (channel, size) => this.fits(channel, task, size),
+      costOf: (channel) => costOf(channel, task),
+      taken: (channel) => ({ model: servedExpandModel(channel).name, cost: costOf(channel, task) }),
       create: (channel, vendor) => this.create(channel, vendor, task, ctx),
       findByOwnId: (channel, vendor) => vendor.findByOwnId?.(channel, task.id) ?? null,
       finished: (status) => this.stored(status as Extract<ExpandStatus, { state: 'succeeded' }>, task),

@@ -58,13 +58,13 @@ export class RelayImageProvider implements ImageProvider, UpstreamWatcher {
         const model = modelFor(channel);
         return { model: model?.name ?? request.model ?? '', cost: model ? imageCostOf(model, request) : null };
       },
-      beforeCreate: async () => {
+      prepare: async () => {
         // an input's URL is read by the gateway (the vendors get the bytes); it is checked as a caller's URL at the door
         for (const input of task.params.inputs) {
           const refused = input.url ? await this.callerUrls.handOffRefusal('image', input.url) : null;
           if (refused) return { kind: 'failed', reason: refused };
         }
-        return null;
+        return { pinnedTo: null, data: undefined };
       },
       create: async (channel, vendor) => {
         const model = modelFor(channel);

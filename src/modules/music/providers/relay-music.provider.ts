@@ -49,13 +49,13 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
 
   step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
     const pinnedTo = task.params.continues?.channel_id ?? null;
-    return this.flow.step<MusicVendor, MusicStatus, MusicTake[]>(task, ctx, {
+    return this.flow.step<MusicVendor, MusicStatus, MusicTake[], undefined>(task, ctx, {
       operation: 'music',
       noun: 'music task',
       vendors: this.vendors,
       // a continuation names the upstream's clip: only the account (channel) that holds it knows it
       pinned: pinnedTo !== null,
-      pinnedTo,
+      prepare: async () => ({ pinnedTo, data: undefined }),
       create: async (channel, vendor) => {
         const callbackUrl = this.callbacks.urlFor(task.id);
         return { upstreamId: await vendor.create(channel, musicRequest(task), callbackUrl), callback: callbackUrl !== undefined };

@@ -14,6 +14,9 @@ export class ModelDto {
   @ApiProperty({ description: "The vendor's id of the model.", example: 'kling-v2-1' })
   vendor_model!: string;
 
+  @ApiProperty({ description: "Whether what it can do is what a channel declared (a vendor model the gateway's catalog does not know: the channel's `models[].spec`), not the catalog's.", example: false })
+  declared!: boolean;
+
   @ApiProperty({ type: [Number], description: 'Durations it makes, in seconds (the Luma door asks them as "<n>s").', example: [5, 10] })
   durations_s!: number[];
 
@@ -73,9 +76,4 @@ export class ModelDto {
 
   @ApiProperty({ description: 'Credits charged per second of video (PRICE_VIDEO_SECOND).', example: 1 })
   credits_per_second!: number;
-}
-
-export class ModelListDto {
-  @ApiProperty({ type: [ModelDto] })
-  models!: ModelDto[];
 }

@@ -6,13 +6,13 @@ import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-c
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ServedModel, servedVideoModels } from '../../channels/channel-models.js';
 import type { CandidateChannel } from '../../channels/channel-router.js';
-import { RelayFlow, type RelayOperation } from '../../channels/relay-flow.js';
+import { RelayFlow, type RelayOperation, type RelayOrder } from '../../channels/relay-flow.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
 import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import type { VendorBilled } from '../../../vendors/contracts/vendor-billing.js';
-import { inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
+import { fieldOf, inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
 import { firstFrame } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 
@@ -54,16 +54,17 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     const uploaded = inputs.filter(({ image }) => image.type === 'image' && image.upload).map(({ role }) => role);
     const uploadUrls = Object.fromEntries(await Promise.all(uploaded.map(async (role) => [role, await ctx.uploadUrl(role)] as const)));
     const request = videoRequestOf(generation.params, uploadUrls);
-    const generationIds: { first?: string; last?: string } = {};
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
-    // a frame fitted for one channel serves the next the step tries with the same fit (a busy one, failover)
+    // The first frame is fitted for the channel a create goes to, once per fit in this step (a busy channel's
+    // fit serves the next with the same): it is stored as the task's one fitted frame (fit0), so frames for
+    // every fit the candidates might need cannot be prepared before the channel is chosen.
     const fitted = new Map<string, ReturnType<VideoContext['fittedFrame']>>();
     const fittedOnce = (fit: 'crop' | 'pad', minSide?: number) => {
-      const key = `${fit}/${minSide ?? 0}`;
+      const key = fitKey(fit, minSide);
       if (!fitted.has(key)) fitted.set(key, ctx.fittedFrame(fit, request.aspectRatio!, minSide));
       return fitted.get(key)!;
     };
-    const op: RelayOperation<VideoVendor, VendorStatus, VideoResult> = {
+    const op: RelayOperation<VideoVendor, VendorStatus, VideoResult, VideoOrder> = {
       operation: 'video',
       noun: 'generation',
       vendors: this.vendors,
@@ -83,25 +84,8 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         const model = modelFor(channel);
         return model ? billedCostOf(model, request, billed) : null;
       },
-      beforeCreate: async () => {
-        // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
-        for (const { role, image } of inputs) {
-          const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(role.startsWith('ref') ? `references[${role.slice(3)}].url` : `keyframes.${role}.url`, image.url) : null;
-          if (handOff) return { kind: 'failed', reason: handOff };
-        }
-        // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
-        for (const [position, frame] of [['first', request.firstFrame], ['last', request.lastFrame]] as const) {
-          if (frame?.type !== 'generation') continue;
-          const named = await ctx.upstreamOf(frame.generationId);
-          const field = `keyframes.${position === 'first' ? 'frame0' : 'frame1'}`;
-          if (!named) return { kind: 'failed', reason: `${field} names generation ${frame.generationId}, which the upstream does not know` };
-          if (op.pinnedTo && named.channelId && named.channelId !== op.pinnedTo) return { kind: 'failed', reason: 'the keyframes name generations made on different upstream channels' };
-          op.pinnedTo = named.channelId ?? op.pinnedTo;
-          generationIds[position] = named.upstreamId;
-        }
-        return null;
-      },
-      create: async (channel, vendor) => {
+      prepare: () => this.prepare(generation, request, ctx),
+      create: async (channel, vendor, order) => {
         const model = modelFor(channel);
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that makes what the generation asks`, 0, 'request', true);
         // only a vendor that calls back is asked to: the others' tasks are polled on the usual schedule
@@ -112,13 +96,40 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         const sent: VideoRequest = fitted ? { ...request, firstFrame: { type: 'image', url: fitted.url, hosted: true } } : request;
         const frameImage = async (position: 'first' | 'last') => (position === 'first' && fitted ? fitted.bytes : ctx.keyframeImage(position === 'first' ? 'frame0' : 'frame1'));
         const referenceImage = (index: number) => ctx.referenceImage(index);
-        const created = await vendor.create(channel, { model: model.spec, request: sent, generationIds, callbackUrl, taskId: generation.id, frameImage, referenceImage });
+        const created = await vendor.create(channel, { model: model.spec, request: sent, generationIds: order.generationIds, callbackUrl, taskId: generation.id, frameImage, referenceImage });
         return { ...created, callback: callbackUrl !== undefined };
       },
       findByOwnId: (channel, vendor) => vendor.findByOwnId?.(channel, generation.id, request) ?? null,
       finished: (status) => this.stored(status as Extract<VendorStatus, { state: 'succeeded' }>, ctx),
     };
     return this.flow.step(generation, ctx, op);
+  }
+
+  /**
+   * What a create of this generation needs, decided before a channel is chosen (RelayFlow reads it once, only
+   * in a step that chooses one): the caller's URLs the upstream would fetch checked, the generations its
+   * keyframes name found (their upstream ids, and the channel that holds them: the generation is pinned
+   * there).
+   */
+  private async prepare(generation: VideoTask, request: VideoRequest, ctx: VideoContext): Promise<RelayOrder<VideoOrder> | StepOutcome<VideoResult>> {
+    // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
+    for (const { role, image } of inputImages(generation.params)) {
+      const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(ctx.fieldName(fieldOf(role)), image.url) : null;
+      if (handOff) return { kind: 'failed', reason: handOff };
+    }
+    // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
+    const generationIds: VideoOrder['generationIds'] = {};
+    let pinnedTo: string | null = null;
+    for (const [position, frame] of [['first', request.firstFrame], ['last', request.lastFrame]] as const) {
+      if (frame?.type !== 'generation') continue;
+      const named = await ctx.upstreamOf(frame.generationId);
+      const field = ctx.fieldName(position === 'first' ? 'firstFrame' : 'lastFrame');
+      if (!named) return { kind: 'failed', reason: `${field} names generation ${frame.generationId}, which the upstream does not know` };
+      if (pinnedTo && named.channelId && named.channelId !== pinnedTo) return { kind: 'failed', reason: 'the keyframes name generations made on different upstream channels' };
+      pinnedTo = named.channelId ?? pinnedTo;
+      generationIds[position] = named.upstreamId;
+    }
+    return { pinnedTo, data: { generationIds } };
   }
 
   /** The channel's first model (in its list's order) that makes exactly what the request asks. */
@@ -145,6 +156,16 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
       },
     };
   }
+}
+
+/** What a generation's creates need, prepared before a channel is chosen (RelayOperation.prepare). */
+interface VideoOrder {
+  /** The upstream ids of generations its keyframes name. */
+  generationIds: { first?: string; last?: string };
+}
+
+function fitKey(fit: 'crop' | 'pad', minSide: number | undefined): string {
+  return `${fit}/${minSide ?? 0}`;
 }
 
 /**

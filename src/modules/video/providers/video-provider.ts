@@ -30,6 +30,8 @@ export interface VideoContext extends SubmitMarks, WorkFiles {
    * Undefined when the frame is at the ratio already (it is sent as it is).
    */
   fittedFrame(fit: 'crop' | 'pad', ratio: string, minSide?: number): Promise<{ url: string; bytes: Buffer } | undefined>;
+  /** A field of the request (`firstFrame`, `referenceImages[0]`…) as the door the task came through names it, for failure words. */
+  fieldName(field: string): string;
 }
 
 export interface VideoProvider {

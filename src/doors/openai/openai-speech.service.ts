@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import type { Principal } from '../../common/auth/credential.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { describeError } from '../../common/errors/error-catalog.js';
+import { openAiError } from '../../common/errors/openai-error.js';
+import { TaskEngine } from '../../common/tasks/task-engine.js';
+import { TaskRepository } from '../../common/tasks/task.repository.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { readsAsContentRefusal } from '../../vendors/registry.js';
+import type { SpeechRequest } from '../../vendors/contracts/speech-vendor.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { SpeechKind, speechChars } from '../../modules/speech/speech.kind.js';
+import { SpeechModels } from '../../modules/speech/speech-models.js';
+import { AUDIO_ROLE, CONTENT_TYPES, type SpeechParams, type SpeechTask } from '../../modules/speech/speech-task.js';
+import type { CreateOpenAiSpeechDto } from './dto/openai-speech.dto.js';
+
+/** This door's names of the normalized request's fields, for its 400s (OpenAI's own). */
+const OPENAI_SPEECH_FIELDS = { model: 'model', voice: 'voice', input: 'input', instructions: 'instructions', speed: 'speed' } as const;
+
+/** How long a held request waits beyond the task's own deadline (SPEECH_TIMEOUT_S) before it is answered 504, unless SPEECH_HOLD_S says. */
+const HOLD_MARGIN_S = 15;
+
+/** The size of each `speech.audio.delta` event's audio (before Base64). */
+const DELTA_BYTES = 32 * 1024;
+
+/**
+ * OpenAI's speech API over the speech kind (`POST /openai/v1/audio/speech`): a request becomes a task (in GET
+ * /tasks like any other, its audio stored and its cost counted) held open until it ends, then answered as
+ * OpenAI answers: the audio in the asked format, or server-sent events (`speech.audio.delta`, `speech.audio.done`).
+ * A client that goes away loses nothing: the task runs on and its audio stays.
+ */
+@Injectable()
+export class OpenAiSpeechService {
+  constructor(
+    private readonly engine: TaskEngine,
+    private readonly tasks: TaskRepository,
+    private readonly kind: SpeechKind,
+    private readonly models: SpeechModels,
+    private readonly media: MediaService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async create(principal: Principal, given: CreateOpenAiSpeechDto, res: Response, base?: string): Promise<void> {
+    const dto = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) as CreateOpenAiSpeechDto;
+    const request: SpeechRequest = {
+      model: dto.model,
+      input: dto.input,
+      voice: typeof dto.voice === 'string' ? { name: dto.voice } : { id: dto.voice.id },
+      instructions: dto.instructions ?? null,
+      format: dto.response_format ?? 'mp3',
+      speed: dto.speed ?? 1,
+    };
+    await this.models.check(request, OPENAI_SPEECH_FIELDS);
+    const id = randomUUID();
+    const params: SpeechParams = { ...request, door: 'openai' };
+    await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base });
+    // accepted: a retry of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
+    res.setHeader('x-should-retry', 'false');
+    if (dto.stream_format === 'sse') return this.stream(principal, id, res);
+    const task = await this.held(principal, id, res);
+    const audio = await this.audio(task);
+    res.status(200).setHeader('content-type', CONTENT_TYPES[task.params.format]);
+    res.setHeader('x-task-id', task.id);
+    res.end(audio);
+  }
+
+  /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin. */
+  private async held(principal: Principal, id: string, res: Response): Promise<SpeechTask> {
+    const settings = this.config.kinds.speech;
+    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
+    const until = Date.now() + holdS * 1000;
+    let pause = 50;
+    for (;;) {
+      const task = await this.tasks.findForOwner<SpeechParams, SpeechTask['result']>(this.kind.definition.name, principal.owner, id);
+      if (!task) throw new AppError('NOT_FOUND', `speech task ${id} was deleted while the request was held`);
+      if (task.state === 'succeeded' || task.state === 'failed') return task;
+      if (res.destroyed || Date.now() > until) throw new AppError('TIMEOUT', `the speech task ${id} did not end within ${holdS} s; it goes on: GET /tasks/${id} shows its end and its audio`);
+      await sleep(pause);
+      pause = Math.min(1000, Math.round(pause * 1.5));
+    }
+  }
+
+  /** The stored audio of an ended task; a failed one thrown as OpenAI's error (the vendor's moderation: 400). */
+  private async audio(task: SpeechTask): Promise<Buffer> {
+    if (task.state === 'failed') {
+      const reason = task.message ?? 'the task failed';
+      throw new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the speech task ${task.id} failed: ${reason}`);
+    }
+    const row = await this.media.findForTask(task.id, AUDIO_ROLE, 0);
+    const bytes = row ? await this.media.readBytes(row) : null;
+    if (!bytes) throw new AppError('UPSTREAM_FAILED', `the speech task ${task.id} ended without audio`);
+    return bytes;
+  }
+
+  /** Server-sent events as OpenAI sends them: `speech.audio.delta` (Base64 audio) in order, then `speech.audio.done` with usage; a failure as an `error` event. */
+  private async stream(principal: Principal, id: string, res: Response): Promise<void> {
+    res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
+    res.setHeader('cache-control', 'no-cache');
+    res.setHeader('x-accel-buffering', 'no');
+    res.setHeader('x-task-id', id);
+    res.flushHeaders();
+    const send = (body: Record<string, unknown>) => res.write(`data: ${JSON.stringify(body)}\n\n`);
+    try {
+      const task = await this.held(principal, id, res);
+      const audio = await this.audio(task);
+      for (let at = 0; at < audio.length; at += DELTA_BYTES) send({ type: 'speech.audio.delta', audio: audio.subarray(at, at + DELTA_BYTES).toString('base64') });
+      const chars = speechChars(task.params.input);
+      send({ type: 'speech.audio.done', usage: { input_tokens: chars, output_tokens: 0, total_tokens: chars } });
+    } catch (err) {
+      const code = err instanceof AppError ? err.code : 'INTERNAL';
+      const wire = describeError(code);
+      const message = err instanceof AppError ? err.message : 'Internal server error';
+      send({ type: 'error', error: openAiError(wire.status, wire.name, message, err instanceof AppError ? err.fault : undefined) });
+    }
+    res.end();
+  }
+}

@@ -1,0 +1,171 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { PREMADE_VOICES, startFakeElevenLabs, type FakeElevenLabs } from '../support/vendors/elevenlabs/elevenlabs.fake.js';
+import { startFakeGeminiSpeech, type FakeGeminiSpeech } from '../support/vendors/google/gemini-speech.fake.js';
+import { startFakeOpenAISpeech, type FakeOpenAISpeech } from '../support/vendors/openai/openai-speech.fake.js';
+import { api, startTestApp, type TestApp } from '../support/test-app.js';
+
+const ADMIN = 'admin-secret-0123456789';
+const FORMATS = { mp3: 'mp3', opus: 'ogg', aac: 'aac', flac: 'flac', wav: 'wav' } as const;
+const TEXT = 'The quick brown fox jumped over the lazy dog, and then it ran home.';
+
+/** What ffprobe reads of audio bytes: its container and length (a file ffprobe cannot decode throws). */
+function probe(bytes: Buffer): { format: string; seconds: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'speech-'));
+  try {
+    const file = join(dir, 'audio');
+    writeFileSync(file, bytes);
+    const out = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=format_name,duration', '-of', 'json', file]).toString()) as { format: { format_name: string; duration: string } };
+    // decodes whole, to the end
+    execFileSync('ffmpeg', ['-v', 'error', '-xerror', '-i', file, '-f', 'null', '-']);
+    return { format: out.format.format_name, seconds: Number(out.format.duration) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Server-sent events' data, parsed. */
+function events(text: string): { type: string; audio?: string; usage?: unknown }[] {
+  return text
+    .split('\n\n')
+    .map((block) => block.split('\n').find((l) => l.startsWith('data: ')))
+    .filter((l): l is string => l !== undefined)
+    .map((l) => JSON.parse(l.slice(6)) as { type: string });
+}
+
+/**
+ * OpenAI's speech door in the sandbox (offline): the official SDK gets decodable audio of about the text's
+ * length in every response_format and the sse stream; the task, its audio and its cost are in GET /tasks; an
+ * unknown voice and a 5,000-character input are 400s naming the field.
+ */
+describe('speech: the OpenAI door in the sandbox', () => {
+  let t: TestApp;
+  let key: string;
+  let openai: OpenAI;
+
+  beforeAll(async () => {
+    t = await startTestApp({ SPEECH_PROVIDER: 'sandbox', PRICE_SPEECH_1K_CHARS: '2' });
+    key = await t.createKey('team-speech');
+    openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
+  }, 60_000);
+  afterAll(() => t?.close());
+
+  it.each(Object.keys(FORMATS) as (keyof typeof FORMATS)[])('answers decodable %s of about the text\'s length', async (format) => {
+    const res = await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: TEXT, voice: 'coral', response_format: format });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const { format: container, seconds } = probe(bytes);
+    expect(container).toContain(FORMATS[format]);
+    // 67 characters at 15 a second: about 4.5 s
+    expect(seconds).toBeGreaterThan(3);
+    expect(seconds).toBeLessThan(7);
+  });
+
+  it('answers pcm as raw 16-bit mono at 24 kHz, slower at speed 0.5', async () => {
+    const normal = Buffer.from(await (await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: TEXT, voice: 'alloy', response_format: 'pcm' })).arrayBuffer());
+    const slow = Buffer.from(await (await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: TEXT, voice: 'alloy', response_format: 'pcm', speed: 0.5 })).arrayBuffer());
+    expect(normal.length % 2).toBe(0);
+    const seconds = normal.length / 2 / 24_000;
+    expect(seconds).toBeGreaterThan(3);
+    expect(seconds).toBeLessThan(7);
+    expect(slow.length).toBeGreaterThan(normal.length * 1.8);
+    // decodes as what it says it is
+    expect(execFileSync('ffmpeg', ['-v', 'error', '-f', 's16le', '-ar', '24000', '-ac', '1', '-i', 'pipe:0', '-f', 'null', '-'], { input: normal }).length).toBe(0);
+  });
+
+  it('streams sse: speech.audio.delta events whose audio joins into the mp3, then speech.audio.done', async () => {
+    const res = await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: TEXT, voice: 'nova', stream_format: 'sse' });
+    const list = events(await res.text());
+    expect(list.at(-1)).toEqual({ type: 'speech.audio.done', usage: expect.objectContaining({ input_tokens: expect.any(Number) }) });
+    const deltas = list.filter((e) => e.type === 'speech.audio.delta');
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(probe(Buffer.concat(deltas.map((e) => Buffer.from(e.audio!, 'base64')))).format).toContain('mp3');
+  });
+
+  it('puts the task, its audio and its cost in GET /tasks', async () => {
+    const input = 'x'.repeat(1500);
+    const res = await openai.audio.speech.create({ model: 'tts-1', input, voice: 'echo', response_format: 'wav' }).asResponse();
+    const id = res.headers.get('x-task-id')!;
+    const task = await api(t.url, 'GET', `/tasks/${id}`, { key });
+    expect([task.status, task.body.kind, task.body.state, task.body.credits]).toEqual([200, 'speech', 'succeeded', 4]);
+    expect(task.body.record).toMatchObject({ object: 'speech', model: 'tts-1', voice: { name: 'echo' }, response_format: 'wav', input_chars: 1500 });
+    expect(task.body.media).toEqual([expect.objectContaining({ role: 'audio', content_type: 'audio/wav' })]);
+    const models = (await api(t.url, 'GET', '/models', { key })).body.models as { name: string; operation: string; voices?: string[] }[];
+    expect(models.find((m) => m.operation === 'speech' && m.name === 'tts-1')?.voices).toContain('echo');
+  });
+
+  it('refuses an unknown voice and a 5,000-character input with 400s naming the field', async () => {
+    const voice = await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'Hello.', voice: 'nobody-at-all' }).catch((e: unknown) => e);
+    expect(voice).toBeInstanceOf(OpenAI.BadRequestError);
+    expect([(voice as InstanceType<typeof OpenAI.BadRequestError>).param, (voice as Error).message]).toEqual(['voice', expect.stringMatching(/voice: .*nobody-at-all.*alloy/)]);
+    const long = await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'a'.repeat(5000), voice: 'coral' }).catch((e: unknown) => e);
+    expect(long).toBeInstanceOf(OpenAI.BadRequestError);
+    expect([(long as InstanceType<typeof OpenAI.BadRequestError>).param, (long as Error).message]).toEqual(['input', expect.stringMatching(/input.*4096/)]);
+    // at the boundary: 4,096 characters are taken
+    const edge = await openai.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'a '.repeat(2048), voice: 'coral', response_format: 'pcm' });
+    expect(edge.status).toBe(200);
+    const instructions = await openai.audio.speech.create({ model: 'tts-1', input: 'Hello.', voice: 'alloy', instructions: 'Whisper.' }).catch((e: unknown) => e);
+    expect((instructions as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('instructions');
+  });
+});
+
+/**
+ * The same request served in turn by OpenAI, ElevenLabs and Gemini (fakes from their documented shapes), each
+ * receiving its own vocabulary (OpenAI's body, ElevenLabs' voice id in the path and model_id, Gemini's
+ * speechConfig), the voice mapped per channel; a vendor failing fails over once to the next capable channel.
+ */
+describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
+  let t: TestApp;
+  let key: string;
+  let openai: OpenAI;
+  let oa: FakeOpenAISpeech;
+  let el: FakeElevenLabs;
+  let gm: FakeGeminiSpeech;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    [oa, el, gm] = await Promise.all([startFakeOpenAISpeech('sk-openai-speech-0123456789'), startFakeElevenLabs('el-key-0123456789'), startFakeGeminiSpeech('AIza-gemini-speech-0123456789')]);
+    t = await startTestApp({ SPEECH_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+    key = await t.createKey('team-speech-relay');
+    openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
+    const add = async (name: string, body: Record<string, unknown>) => {
+      const res = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name, operations: ['speech'], ...body } });
+      expect([name, res.status, res.body.message]).toEqual([name, 201, undefined]);
+      ids[name] = res.body.id as string;
+    };
+    // one name callers use, "narrator", served by each vendor's model under it, its voice "host" mapped to each vendor's own
+    await add('openai', { protocol: 'openai', base_url: oa.url, credentials: { api_key: 'sk-openai-speech-0123456789' }, priority: 3, models: [{ name: 'narrator', vendor_model: 'gpt-4o-mini-tts', voices: { host: 'coral' }, price: { per_1k_chars: 0.015 } }] });
+    await add('elevenlabs', { protocol: 'elevenlabs', base_url: el.url, credentials: { api_key: 'el-key-0123456789' }, priority: 2, models: [{ name: 'narrator', vendor_model: 'eleven_multilingual_v2', voices: { host: Object.keys(PREMADE_VOICES)[0] }, price: { per_1k_chars: 0.1 } }] });
+    await add('gemini', { protocol: 'gemini', base_url: gm.url, credentials: { api_key: 'AIza-gemini-speech-0123456789' }, priority: 1, models: [{ name: 'narrator', vendor_model: 'gemini-2.5-flash-preview-tts', voices: { host: 'Kore' } }] });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([oa?.close(), el?.close(), gm?.close()]);
+  });
+
+  const speak = async () => Buffer.from(await (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: 'host', response_format: 'wav' })).arrayBuffer());
+  const setEnabled = (name: string, on: boolean) => api(t.url, 'POST', `/admin/channels/${ids[name]}/${on ? 'enable' : 'disable'}`, { key: ADMIN });
+
+  it('is served by each vendor in turn, each asked in its own words', async () => {
+    expect(probe(await speak()).format).toContain('wav');
+    expect(oa.received.at(-1)!.body).toMatchObject({ model: 'gpt-4o-mini-tts', input: TEXT, voice: 'coral' });
+    await setEnabled('openai', false);
+    expect(probe(await speak()).format).toContain('wav');
+    expect(el.received.at(-1)).toMatchObject({ voiceId: Object.keys(PREMADE_VOICES)[0], body: expect.objectContaining({ text: TEXT, model_id: 'eleven_multilingual_v2' }) });
+    await setEnabled('elevenlabs', false);
+    expect(probe(await speak()).format).toContain('wav');
+    expect(gm.received.at(-1)).toMatchObject({ model: 'gemini-2.5-flash-preview-tts', voices: ['Kore'] });
+    await setEnabled('openai', true);
+    await setEnabled('elevenlabs', true);
+  });
+
+  it('fails over once when a vendor fails, charged once', async () => {
+    const before = { oa: oa.received.length, el: el.received.length };
+    oa.knobs.serverError = 1;
+    expect(probe(await speak()).format).toContain('wav');
+    expect([oa.received.length - before.oa, el.received.length - before.el]).toEqual([1, 1]);
+    expect(oa.received.at(-1)!.status).toBe(500);
+  });
+});
