@@ -681,17 +681,18 @@ async function sendHttp(base: string, c: Extract<FuzzCase, { kind: 'http' }>, de
   }
 }
 
-const NON_JSON_SUCCESS = [/^\/docs/, /^\/metrics/, /^\/media\//, /^\/samples\//];
+const NON_JSON_SUCCESS = [/^\/docs/, /^\/metrics/, /^\/media\//, /^\/samples\//, /^\/openai\/v1\/audio\/speech/];
 
 /** What is wrong with the answer to `c`, or null. */
 export function problemWith(c: FuzzCase, o: Observed): string | null {
   if (o.status === -1) return null;
   if (o.status === 0) return `no HTTP answer (${o.error})`;
-  // OpenAI's image door answers when its task ends; on an instance that runs no worker (the fuzz's), an accepted
-  // request ends at its hold (IMAGE_HOLD_S) with 504 timeout naming the task, or, streamed, with an error event
-  const held = (c.path ?? '').startsWith('/openai/v1/images/') && o.headers['x-request-id'] !== undefined;
+  // OpenAI's image and speech doors answer when their task ends; on an instance that runs no worker (the fuzz's), an
+  // accepted request ends at its hold (IMAGE_HOLD_S, SPEECH_HOLD_S) with 504 timeout naming the task, or, streamed,
+  // with an error event
+  const held = /^\/openai\/v1\/(images\/|audio\/speech)/.test(c.path ?? '') && o.headers['x-request-id'] !== undefined;
   if (held && o.status === 504 && /"code":"timeout"/.test(o.text)) return null;
-  if (held && o.status === 200 && /^text\/event-stream/.test(String(o.headers['content-type'] ?? '')) && /^event: error\ndata: \{"type":"error","error":\{"message":"the image task [^"]+ did not end within/.test(o.text)) return null;
+  if (held && o.status === 200 && /^text\/event-stream/.test(String(o.headers['content-type'] ?? '')) && /^(event: error\n)?data: \{"type":"error","error":\{"message":"the (image|speech) task [^"]+ did not end within/.test(o.text)) return null;
   if (o.status >= 500) return `answered ${o.status}`;
   const requestId = o.headers['x-request-id'];
   if (!requestId) return 'no X-Request-Id header';

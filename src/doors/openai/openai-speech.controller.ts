@@ -34,7 +34,7 @@ export class OpenAiSpeechController {
       "Held until the speech task ends (SPEECH_TIMEOUT_S plus 15 s, or SPEECH_HOLD_S; then 504, the task going on), then answered with the audio in response_format, or with stream_format sse as server-sent events. The task, its audio and its cost are in GET /tasks. A voice no configured model speaks, or an input over 4,096 characters, is a 400 naming the field.",
   })
   @ApiBody({ type: CreateOpenAiSpeechDto, examples: EXAMPLES })
-  @ApiProduces('audio/mpeg', 'audio/ogg', 'audio/aac', 'audio/flac', 'audio/wav', 'audio/pcm', 'text/event-stream')
+  @ApiProduces('audio/mpeg', 'audio/ogg', 'audio/aac', 'audio/flac', 'audio/wav', 'audio/pcm', 'text/event-stream', 'application/json')
   @ApiOkResponse({ description: 'The audio (binary), or server-sent events.', schema: { type: 'string', format: 'binary' } })
   @ApiErrors([...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', ...HELD_ERRORS], { openAi: true })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateOpenAiSpeechDto, @Res() res: Response, @RequestBaseUrl() base?: string): Promise<void> {
