@@ -113,7 +113,7 @@ export class SpeechModels {
     if (field === 'voice') {
       const asked = 'name' in request.voice ? request.voice.name : `{"id": "${request.voice.id}"}`;
       const voices = [...new Set(named.flatMap((n) => Object.keys(n.spec.voices)))];
-      throw refusal(label, 'value', `${label}: ${what} speaks the voice ${asked}; the voices: ${voices.join(', ')}${'id' in request.voice ? ' (a voice id only where a model takes ids)' : ''}`);
+      throw refusal(label, 'value', `${label}: ${request.model === null ? `${what} speaks` : `${what} does not speak`} the voice ${asked}; the voices: ${voices.join(', ')}${'id' in request.voice ? ' (a voice id only where a model takes ids)' : ''}`);
     }
     if (field === 'input') throw refusal(label, 'too_long', `${label}: ${what} takes at most ${Math.max(...named.map((n) => n.spec.maxInput))} characters (not ${[...request.input].length})`);
     if (field === 'instructions') throw refusal(label, 'value', `${label}: ${what} takes instructions (the models that do: ${all.filter((n) => n.spec.instructions).map((n) => n.name).join(', ') || 'none'})`);
