@@ -1,6 +1,41 @@
 import type { RelayVendor } from './relay.js';
 import { type VendorAccount } from './vendor.js';
 
+/** The audio formats a song is kept in or a vendor may answer with. */
+export const MUSIC_FORMATS = ['mp3', 'wav', 'flac', 'ogg', 'aac', 'opus', 'pcm'] as const;
+export type MusicFormat = (typeof MUSIC_FORMATS)[number];
+
+/**
+ * What one vendor model makes, as video's models say it (`VideoModelSpec`): what a request may ask of it. A request
+ * no configured model can make is refused (a 400 naming the field), never served with the field dropped.
+ */
+export interface MusicModelSpec {
+  /** The vendor's id of the model (what its API takes). */
+  readonly id: string;
+  /** Sings lyrics it is given (Suno's custom mode, MiniMax's lyrics, ElevenLabs' prompt with lyrics). */
+  readonly lyrics: boolean;
+  /** Writes its own lyrics from a description (Suno's description mode, ElevenLabs' and Lyria's prompts). */
+  readonly description: boolean;
+  /** Makes a song without vocals when asked. */
+  readonly instrumental: boolean;
+  /** Makes nothing but instrumental music (Stable Audio): a request with lyrics, or not instrumental, is not for it. */
+  readonly instrumentalOnly?: boolean;
+  /** Continues a clip uploaded here (the vendor takes it by a link to our store, or by its own upload call). */
+  readonly continueUpload: boolean;
+  /** Continues a clip it made itself (named by its id at the vendor). */
+  readonly continueOwn: boolean;
+  /** The durations it takes, in whole seconds; null: it takes none (it decides how long the song is). */
+  readonly durationS: { readonly min: number; readonly max: number } | null;
+  /** Takes (clips) one task makes: Suno's two, one for the others. */
+  readonly takes: number;
+  /** The longest lyrics, description and style it takes, in characters (null: no limit of its own). */
+  readonly lyricsMax: number | null;
+  readonly descriptionMax: number | null;
+  readonly styleMax: number | null;
+  /** The format of what it makes. */
+  readonly format: MusicFormat;
+}
+
 /** A song as the gateway asks for it, in its own words: what an adapter maps out to its vendor. */
 export interface MusicRequest {
   /** The lyrics (custom mode). */
@@ -14,16 +49,46 @@ export interface MusicRequest {
   /** The vendor's model. */
   model: string;
   instrumental: boolean;
+  /** How long the song is to last (seconds), for a model that takes a duration; null: the model decides. */
+  durationS: number | null;
   /** A continuation: the vendor's id of the clip continued, the second it is cut at, and whether the clip was an upload. */
   continues: { upstreamClipId: string | null; atS: number | null; upload: boolean } | null;
+}
+
+/** The clip a continuation continues, as a vendor that takes it from us needs it. */
+export interface MusicSource {
+  /** A link the vendor can fetch the clip from (our store, signed, for an hour). */
+  url(): Promise<string>;
+  /** The clip's bytes, for a vendor with an upload call of its own (Mureka's files/upload, Stable Audio's multipart). */
+  bytes(): Promise<{ bytes: Buffer; format: MusicFormat; durationS: number }>;
+}
+
+/** A create, mapped out by the adapter. */
+export interface MusicCreate {
+  request: MusicRequest;
+  /** The model's spec (what it makes). */
+  model: MusicModelSpec;
+  /** Our id of the task. */
+  taskId: string;
+  /** Where the upstream is asked to call back (UPSTREAM_CALLBACK_BASE_URL set), for vendors that answer later. */
+  callbackUrl?: string;
+  /** The clip continued (a continuation of an upload, or of a clip a vendor cannot name by its own id). */
+  source?: MusicSource;
 }
 
 /** What a vendor says of one take of a finished song. */
 export interface MusicClipStatus {
   /** Its id at the vendor (a later continuation names it). */
   upstreamId?: string;
+  /** Its audio: a link to fetch at once (vendors' links expire), or, from a synchronous vendor, the bytes. */
   audioUrl?: string;
+  audio?: { bytes: Buffer; format: MusicFormat };
   coverUrl?: string;
+  /** The lyrics it sang, where the vendor gives them (description mode: the lyrics it wrote). */
+  lyrics?: string;
+  /** The lyrics timed word by word, where the vendor gives them: each word with its start and end in seconds. */
+  timedLyrics?: { word: string; startS: number; endS: number }[];
+  title?: string;
 }
 
 /** What an upstream says of a music task; `secrets`: its own ids, never shown to a caller (the provider takes them out of the reason). */
@@ -32,18 +97,22 @@ export type MusicStatus =
   | { state: 'succeeded'; clips: MusicClipStatus[] }
   | { state: 'failed'; reason: string; secrets: string[] };
 
+/** A create's answer: the song itself (a synchronous vendor), or the upstream's task to watch. */
+export type MusicAnswer = { made: MusicClipStatus[] } | { upstreamId: string };
+
 /**
- * One music vendor's protocol: how a song is asked for, and how its tasks are asked about (one at a time,
- * and several at once where the vendor can). The relay provider routes by the channel's protocol to its
- * adapter; a new vendor is one such file and a line in `music-vendors.ts`. Errors are thrown as the
- * UpstreamClient throws them (busy, refused: auth, account, request; unavailable), an answer without a task
- * as UnusableAnswer.
+ * One music vendor's protocol: its models and what each makes, how a song is asked for, and (for a vendor that
+ * answers later) how its tasks are asked about (one at a time, and several at once where the vendor can). The
+ * relay provider routes by the channel's protocol to its adapter; a new vendor is one such file and a line in
+ * `music-vendors.ts`. Errors are thrown as the UpstreamClient throws them (busy; refused: auth, account,
+ * request, a content refusal as a refused request whose words say so; unavailable), an answer without a task
+ * as UnusableAnswer. A synchronous vendor's 5xx is a generation that failed upstream (`failedGenerationsAsBusy`).
  */
 export interface MusicVendor extends RelayVendor<MusicStatus> {
-  /** Sends the request; answers the upstream's task id. */
-  create(account: VendorAccount, request: MusicRequest, callbackUrl: string | undefined): Promise<string>;
-  /** Asks about one task (`once`: one try with a short time limit, as the poller asks). */
-  query(account: VendorAccount, upstreamId: string, once: boolean): Promise<MusicStatus>;
+  readonly models: readonly MusicModelSpec[];
+  create(account: VendorAccount, create: MusicCreate): Promise<MusicAnswer>;
+  /** Asks about one task (`once`: one try with a short time limit, as the poller asks); vendors that answer later. */
+  query?(account: VendorAccount, upstreamId: string, once: boolean): Promise<MusicStatus>;
   /**
    * Asks about several at once: the statuses of those the answer lists (a task it leaves out may have been
    * lost: its step asks for it alone). Null when the account has no such query: ask one at a time.

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused, upstreamMessage } from '../../infra/relay/upstream-client.js';
-import type { MusicRequest, MusicStatus, MusicVendor } from '../contracts/music-vendor.js';
+import type { MusicAnswer, MusicCreate, MusicRequest, MusicStatus, MusicVendor } from '../contracts/music-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { checkAggregatorAnswer, SUNO_AGGREGATOR } from './suno-aggregator.vendor.js';
+import { SUNO_MODELS } from './suno-models.js';
 
 /** A clip of a task (new-api's `SunoDataResponse.data` items): its id, status, links and error; a field of another type is read as absent. */
 const CLIP = z.object({
@@ -47,13 +48,15 @@ const ENVELOPE = z.looseObject({ code: z.unknown(), message: z.unknown().optiona
 export class SunoMusicVendor implements MusicVendor {
   static readonly protocol = SUNO_AGGREGATOR.protocol;
   readonly protocol = SunoMusicVendor.protocol;
+  static readonly models = SUNO_MODELS;
   readonly minPollS = SUNO_AGGREGATOR.pollFloorS;
+  readonly models = SUNO_MODELS;
 
   constructor(private readonly client: UpstreamClient) {}
 
-  async create(account: VendorAccount, request: MusicRequest, callbackUrl: string | undefined): Promise<string> {
-    const answer = await this.client.call('POST', `${account.baseUrl}/submit/music`, { body: sunoMusicBody(request, callbackUrl), auth: account.auth, failFast: true });
-    return sunoSubmitted(answer.json);
+  async create(account: VendorAccount, create: MusicCreate): Promise<MusicAnswer> {
+    const answer = await this.client.call('POST', `${account.baseUrl}/submit/music`, { body: sunoMusicBody(create.request, create.callbackUrl), auth: account.auth, failFast: true });
+    return { upstreamId: sunoSubmitted(answer.json) };
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<MusicStatus> {

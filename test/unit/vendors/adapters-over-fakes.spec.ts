@@ -110,7 +110,8 @@ describe('adapters over their vendors’ fakes', () => {
     try {
       const account = { baseUrl: `${fake.url}/suno`, auth: SUNO_AGGREGATOR.auth({ api_key: KEY }) };
       const music = new SunoMusicVendor(client);
-      const id = await music.create(account, { lyrics: 'la la', description: null, style: 'folk', avoidStyle: null, title: 'Dusk', model: 'chirp-v4', instrumental: false, continues: null }, undefined);
+      const request = { lyrics: 'la la', description: null, style: 'folk', avoidStyle: null, title: 'Dusk', model: 'chirp-v4', instrumental: false, durationS: null, continues: null };
+      const { upstreamId: id } = (await music.create(account, { request, model: music.models.find((m) => m.id === 'chirp-v4')!, taskId: 't-1' })) as { upstreamId: string };
       expect(fake.music.get(id)?.body).toEqual({ mv: 'chirp-v4', make_instrumental: false, prompt: 'la la', tags: 'folk', title: 'Dusk' });
       const ended = await pollUntil(() => music.query(account, id, true), (s) => s.state !== 'working', { timeoutMs: 10_000, what: 'the song' });
       expect([ended.state, ended.state === 'succeeded' && ended.clips.length]).toEqual(['succeeded', 2]);

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import { AudioUnreadable, measureAudio, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
@@ -7,7 +8,8 @@ import { MediaFile } from '../../../infra/storage/storage.js';
 import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { MAX_UPSTREAM_ID, RelayFlow } from '../../channels/relay-flow.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
-import type { MusicClipStatus, MusicRequest, MusicStatus, MusicVendor } from '../../../vendors/contracts/music-vendor.js';
+import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
+import type { MusicClipStatus, MusicModelSpec, MusicRequest, MusicStatus, MusicVendor } from '../../../vendors/contracts/music-vendor.js';
 import type { MusicTask } from '../music-task.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 
@@ -57,8 +59,18 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
       pinned: pinnedTo !== null,
       prepare: async () => ({ pinnedTo, data: undefined }),
       create: async (channel, vendor) => {
-        const callbackUrl = this.callbacks.urlFor(task.id);
-        return { upstreamId: await vendor.create(channel, musicRequest(task), callbackUrl), callback: callbackUrl !== undefined };
+        const request = musicRequest(task);
+        const model = vendor.models.find((m) => m.id === request.model) ?? vendor.models[0];
+        if (!model) throw new UpstreamRefused(`channel ${channel.name} has no music model`, 0, 'request', true);
+        const callbackUrl = vendor.query ? this.callbacks.urlFor(task.id) : undefined;
+        const answer = await vendor.create(channel, { request, model: model satisfies MusicModelSpec, taskId: task.id, callbackUrl });
+        if ('made' in answer) {
+          // a synchronous vendor's song, stored now (its bytes in hand, or its links fetched at once)
+          const stored = await this.takes(task, ctx, channel, answer.made);
+          if (stored.kind !== 'done') throw new UnusableAnswer(stored.kind === 'failed' ? stored.reason : 'the upstream answered no song');
+          return { made: stored.result };
+        }
+        return { upstreamId: answer.upstreamId, callback: callbackUrl !== undefined };
       },
       failure: (status) => `the upstream failed the music task: ${scrub(status.reason, [task.upstreamId, ...status.secrets])}`,
       tenantWords: (message) => scrub(message, [task.upstreamId]),
@@ -72,14 +84,16 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
     if (clips.length < wanted) return { kind: 'failed', reason: `the upstream ended the task with ${clips.length} clip(s), ${wanted} expected` };
     const takes: MusicTake[] = [];
     for (const [index, clip] of clips.slice(0, wanted).entries()) {
-      if (!clip.audioUrl) return { kind: 'failed', reason: `the upstream's clip ${index + 1} has no audio_url` };
-      const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
-      try {
-        await this.client.downloadToFile(clip.audioUrl, MAX_AUDIO_BYTES, audio.path);
-      } catch (err) {
-        if (err instanceof UpstreamRefused) return await this.router.gatewayFailure(task.id, 'music', `could not download the upstream's clip ${index + 1}: ${err.message}`, channel);
-        throw err;
-      }
+      if (!clip.audioUrl && !clip.audio) return { kind: 'failed', reason: `the upstream's clip ${index + 1} has no audio_url` };
+      const audio = new MediaFile(ctx.file(`take${index}`, clip.audio?.format ?? 'mp3'));
+      if (clip.audio) await writeFile(audio.path, clip.audio.bytes);
+      else
+        try {
+          await this.client.downloadToFile(clip.audioUrl!, MAX_AUDIO_BYTES, audio.path);
+        } catch (err) {
+          if (err instanceof UpstreamRefused) return await this.router.gatewayFailure(task.id, 'music', `could not download the upstream's clip ${index + 1}: ${err.message}`, channel);
+          throw err;
+        }
       let durationS: number;
       try {
         durationS = (await withPinnedAudio(audio.path, (pinned) => this.cpu.run(() => measureAudio(audio.path, pinned, { maxS: MAX_SONG_S })))).durationS;
@@ -130,6 +144,8 @@ function musicRequest(task: MusicTask): MusicRequest {
     title: p.title,
     model: p.model,
     instrumental: p.instrumental,
+    durationS: null,
     continues: p.continues ? { upstreamClipId: p.continues.upstream_clip_id, atS: p.continues.at_s, upload: p.continues.from_upload } : null,
   };
 }
+

@@ -5,7 +5,7 @@ import { SunoAudioVendor, sunoUploadBody, sunoUploaded, sunoUploadStatus } from 
 import { SUNO_AGGREGATOR } from '../../../../src/vendors/suno-aggregator/suno-aggregator.vendor.js';
 import { SunoMusicVendor, sunoFetched, sunoFetchedMany, sunoMusicBody, sunoSubmitted } from '../../../../src/vendors/suno-aggregator/suno-music.vendor.js';
 
-const song = (over: Partial<MusicRequest> = {}): MusicRequest => ({ lyrics: null, description: null, style: null, avoidStyle: null, title: null, model: 'chirp-v4', instrumental: false, continues: null, ...over });
+const song = (over: Partial<MusicRequest> = {}): MusicRequest => ({ lyrics: null, description: null, style: null, avoidStyle: null, title: null, model: 'chirp-v4', instrumental: false, durationS: null, continues: null, ...over });
 
 /** A task as new-api's `GET /suno/fetch/{id}` answers it (relay/channel/task/suno: SunoDataResponse in `data`). */
 function fetched(status: string, clips: unknown[] = [], more: object = {}) {
