@@ -3,14 +3,14 @@ import { EXPAND_VENDORS, expandModelOf, GATEWAY_EXPAND_PROTOCOL } from './expand
 import { GATEWAY_IMAGE_PROTOCOL, imageCatalogOf } from './image-vendors.js';
 import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
-import { GATEWAY_MUSIC_PROTOCOL } from './music-vendors.js';
+import { GATEWAY_MUSIC_PROTOCOL, musicCatalogOf } from './music-vendors.js';
 import { GATEWAY_SPEECH_PROTOCOL, speechCatalogOf } from './speech-vendors.js';
 import { AGGREGATOR_PROBE } from './suno-aggregator/suno-aggregator.vendor.js';
 import { GATEWAY_VIDEO_PROTOCOL, videoCatalogOf } from './video-vendors.js';
 import { GATEWAY_AUDIO_PROTOCOL } from './audio-vendors.js';
 
 /** How a channel prices the models of an operation (`channels.models[].price`): the one key its entries take. */
-export type PriceUnit = 'per_second' | 'per_image' | 'per_1k_chars';
+export type PriceUnit = 'per_second' | 'per_image' | 'per_1k_chars' | 'per_song';
 
 /**
  * One operation as the vendor layer sees it: what channels, the channel models' check, the gateway vendor and the
@@ -65,8 +65,8 @@ export const OPERATION_VENDORS: { readonly [O in ChannelOperation]: OperationVen
   music: {
     name: 'music',
     gateway: { speaks: GATEWAY_MUSIC_PROTOCOL, base: '…/music-a', group: ['audio', 'music'], probe: AGGREGATOR_PROBE },
-    catalogOf: () => NONE,
-    priceUnit: null,
+    catalogOf: musicCatalogOf,
+    priceUnit: 'per_song',
   },
   image: {
     name: 'image',

@@ -53,7 +53,7 @@ export class ClipRecords {
         start_time: task.startedAt && status !== 'QUEUED' ? unixSeconds(task.startedAt) : 0,
         finish_time: task.finishedAt ? unixSeconds(task.finishedAt) : 0,
         progress: progressOf(task, status, now),
-        data: clips.filter((c) => c.taskId === task.id).map((clip) => toClip(task, clip, status, ancestors.get(clip.id) ?? [], urlOf(CLIP_AUDIO_ROLE, clip.idx), urlOf(CLIP_COVER_ROLE, clip.idx))),
+        data: clips.filter((c) => c.taskId === task.id && !(task.state === 'succeeded' && c.duration === null)).map((clip) => toClip(task, clip, status, ancestors.get(clip.id) ?? [], urlOf(CLIP_AUDIO_ROLE, clip.idx), urlOf(CLIP_COVER_ROLE, clip.idx))),
       };
     });
   }

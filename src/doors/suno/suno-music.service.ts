@@ -10,7 +10,9 @@ import type { MusicSubmitResultDto } from './dto/music-task.dto.js';
 import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
 import type { SubmitMusicDto } from './dto/submit-music.dto.js';
 import { MusicKind } from '../../modules/music/music.kind.js';
-import { DEFAULT_MUSIC_MODEL, MUSIC_MODELS, type MusicModelName } from '../../modules/music/music-models.js';
+import { MUSIC_MODELS, type MusicModelName } from '../../modules/music/music-models.js';
+import { MusicModels } from '../../modules/music/music-offer.js';
+import type { MusicAsk, MusicField } from '../../vendors/contracts/music-vendor.js';
 import type { MusicParams } from '../../modules/music/music-task.js';
 
 /** Accepts music tasks: checks the model's limits and the clip a continuation names, then submits the task with its two clips. */
@@ -22,12 +24,12 @@ export class MusicService {
     private readonly clips: ClipsRepository,
     private readonly config: AppConfig,
     private readonly callerUrls: CallerUrls,
+    private readonly models: MusicModels,
   ) {}
 
   async submit(principal: Principal, dto: SubmitMusicDto, requestBase?: string): Promise<MusicSubmitResultDto> {
     this.callerUrls.check(dto.callback_url ? 'callback_url' : 'notify_hook', dto.callback_url ?? dto.notify_hook, requestBase);
-    const mv = (dto.mv ?? DEFAULT_MUSIC_MODEL) as MusicModelName;
-    checkModelLimits(mv, dto);
+    if (dto.mv !== undefined && dto.mv in MUSIC_MODELS) checkModelLimits(dto.mv as MusicModelName, dto);
     if (!dto.continue_clip_id && (dto.continue_at != null || dto.task != null)) {
       throw new AppError('INVALID_PARAMETER', `${dto.continue_at != null ? 'continue_at' : 'task'} continues a clip: it needs continue_clip_id`);
     }
@@ -35,8 +37,19 @@ export class MusicService {
     if (!parent && !hasText(dto.prompt) && !hasText(dto.gpt_description_prompt) && !hasText(dto.tags)) {
       throw new AppError('INVALID_PARAMETER', 'prompt, gpt_description_prompt or tags is required: what the new song is (lyrics, a description or a style)');
     }
+    const ask: MusicAsk = {
+      ...(dto.mv !== undefined ? { model: dto.mv } : {}),
+      lyrics: dto.prompt ?? null,
+      description: dto.gpt_description_prompt ?? null,
+      style: dto.tags ?? null,
+      instrumental: dto.make_instrumental ?? false,
+      durationS: dto.duration ?? null,
+      // the sandbox holds every clip, as an aggregator holds its own and the uploads sent to it
+      continues: parent ? (parent.upstreamId || this.config.kinds.music.provider === 'sandbox' ? 'own' : 'stored') : null,
+    };
+    await this.models.check(ask, MUSIC_FIELD_NAMES);
     const id = randomUUID();
-    const clipIds: [string, string] = [randomUUID(), randomUUID()];
+    const clipIds = Array.from({ length: await this.models.takesFor(ask) }, () => randomUUID());
     const continueAt = parent ? (dto.continue_at ?? parent.duration) : null;
     // the door's (Suno's) names mapped into the gateway's own parameters
     const params: MusicParams = {
@@ -45,8 +58,9 @@ export class MusicService {
       style: dto.tags ?? null,
       avoid_style: dto.negative_tags ?? null,
       title: dto.title ?? null,
-      model: mv,
+      model: dto.mv ?? null,
       instrumental: dto.make_instrumental ?? false,
+      duration_s: dto.duration ?? null,
       clip_ids: clipIds,
       continues: parent
         ? { clip_id: parent.id, at_s: continueAt, from_upload: parent.type === 'upload', upstream_clip_id: parent.upstreamId ?? null, channel_id: parent.upstreamId ? parent.channelId : null }
@@ -80,7 +94,7 @@ export class MusicService {
     if (dto.task === 'extend' && clip.type === 'upload') {
       throw new AppError('INVALID_PARAMETER', `task "extend" continues a generated clip, and clip ${id} is an upload: use "upload_extend" (or leave task out)`);
     }
-    const relay = this.config.kinds.music.provider === 'relay';
+    const relay = this.config.kinds.music.provider === 'relay' && !(await this.models.offered()).some((m) => m.spec.continueUpload);
     if (relay && clip.type === 'upload' && clip.upstreamId && this.config.kinds.audio.relayUrl !== this.config.kinds.music.relayUrl) {
       throw new AppError(
         'INVALID_PARAMETER',
@@ -96,6 +110,17 @@ export class MusicService {
     return clip;
   }
 }
+
+/** The Suno-style door's names of the normalized fields (its 400s). */
+const MUSIC_FIELD_NAMES: Record<MusicField, string> = {
+  model: 'mv',
+  lyrics: 'prompt',
+  description: 'gpt_description_prompt',
+  style: 'tags',
+  instrumental: 'make_instrumental',
+  durationS: 'duration',
+  continues: 'continue_clip_id',
+};
 
 function hasText(value: string | undefined): boolean {
   return typeof value === 'string' && value.trim().length > 0;

@@ -19,7 +19,7 @@ export type ChannelModel = {
    * video model may also price one unit of what its vendor reports it billed (`per_billed_unit`: units,
    * credits, tokens, seconds), to set that figure beside ours.
    */
-  price?: { per_second?: Record<string, number>; per_image?: number; per_image_by?: Record<string, number>; per_billed_unit?: Partial<Record<BilledUnit, number>>; per_1k_chars?: number };
+  price?: { per_second?: Record<string, number>; per_image?: number; per_image_by?: Record<string, number>; per_billed_unit?: Partial<Record<BilledUnit, number>>; per_1k_chars?: number; per_song?: number };
   /** For an operation whose models speak in voices (speech): the voice names callers use, each mapped to the vendor's voice id (added to, or replacing, the model's own). */
   voices?: Record<string, string>;
   /**
@@ -204,6 +204,11 @@ const PRICE_CHECKS: Record<NonNullable<OperationVendors['priceUnit']>, (m: Chann
     const { per_1k_chars: _, ...other } = m.price ?? {};
     if (Object.keys(other).length > 0) throw new AppError('INVALID_PARAMETER', `models[${i}].price: a ${operation} model is priced per_1k_chars (per 1,000 characters of input), not ${Object.keys(other).join(', ')}`);
     checkPerImage(m.price?.per_1k_chars, `models[${i}].price.per_1k_chars`);
+  },
+  per_song: (m, i, operation) => {
+    const { per_song: _, ...other } = m.price ?? {};
+    if (Object.keys(other).length > 0) throw new AppError('INVALID_PARAMETER', `models[${i}].price: a ${operation} model is priced per_song (one task's song, all its takes), not ${Object.keys(other).join(', ')}`);
+    checkPerImage(m.price?.per_song, `models[${i}].price.per_song`);
   },
 };
 

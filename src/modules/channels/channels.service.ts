@@ -227,7 +227,7 @@ function toModel(m: ChannelModelDto): ChannelModel {
   return { name: m.name, vendor_model: m.vendor_model, ...(m.operation !== undefined ? { operation: m.operation } : {}), ...(m.spec !== undefined ? { spec: m.spec as ChannelModel['spec'] } : {}), ...(price ? { price } : {}), ...(m.voices !== undefined ? { voices: m.voices } : {}) };
 }
 
-const PRICE_FIELDS = ['per_second', 'per_image', 'per_image_by', 'per_billed_unit', 'per_1k_chars'] as const;
+const PRICE_FIELDS = ['per_second', 'per_image', 'per_image_by', 'per_billed_unit', 'per_1k_chars', 'per_song'] as const;
 
 function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
   return { ...(c.access_key ? { access_key: c.access_key } : {}), ...(c.secret_key ? { secret_key: c.secret_key } : {}), ...(c.api_key ? { api_key: c.api_key } : {}) };

@@ -1,5 +1,4 @@
 import type { Task } from '../../common/tasks/task-kind.js';
-import type { MusicModelName } from './music-models.js';
 
 /**
  * A music task's parameters document (tasks.params), in the gateway's own words: what the song is (lyrics,
@@ -14,10 +13,16 @@ export interface MusicParams {
   style: string | null;
   avoid_style: string | null;
   title: string | null;
-  model: MusicModelName;
+  /** The model named (the name callers use); null: any configured model that makes what is asked. */
+  model: string | null;
   instrumental: boolean;
-  /** The two clips it makes (ids given at acceptance, so a fetch lists them from the start). */
-  clip_ids: [string, string];
+  /** How long the song is to last, in seconds, for a model that takes a duration; null (or absent, in tasks from before): the model decides. */
+  duration_s?: number | null;
+  /**
+   * The clips it makes (ids given at acceptance, so a fetch lists them from the start): as many as the most any
+   * model that could make it makes; a task a one-take model made keeps one, the others dropped when it ends.
+   */
+  clip_ids: string[];
   /** The clip it continues, or null for a new song. */
   continues: MusicContinuation | null;
 }

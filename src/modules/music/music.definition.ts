@@ -1,3 +1,4 @@
+import { MusicModelDto } from './dto/music-model.dto.js';
 import type { KindDefinition } from '../../common/tasks/task-kind.js';
 import { SUNO_AGGREGATOR } from '../../vendors/suno-aggregator/suno-aggregator.vendor.js';
 
@@ -18,4 +19,5 @@ export const MUSIC_DEFINITION: KindDefinition = {
   // the clip ids it gave its takes, and what it resolved of the clip it continues (an upload or not, its upstream id and channel)
   request: { bookkeeping: ['clip_ids', 'continues.from_upload', 'continues.upstream_clip_id', 'continues.channel_id'] },
   routes: { record: '/music-a/fetch/{id}' },
+  models: { dto: MusicModelDto },
 };

@@ -1,12 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Price, StepContext, StepOutcome, Success, TaskKind, TaskTx, UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { AUDIO_FORMATS } from '../../infra/ffmpeg/media-format.js';
 import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE } from '../clips/clip-media.js';
 import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { ClipsRepository } from '../clips/clips.repository.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import { MUSIC_DEFINITION } from './music.definition.js';
+import type { MusicModelDto } from './dto/music-model.dto.js';
+import { MusicModels } from './music-offer.js';
 import type { MusicParams, MusicResult, MusicTask } from './music-task.js';
 import { MUSIC_PROVIDERS, type MusicProvider, type MusicTake } from './providers/music-provider.js';
 
@@ -25,6 +28,7 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
     @Inject(MUSIC_PROVIDERS) private readonly providers: Record<ProviderName, MusicProvider>,
     private readonly doors: TaskDoors,
     private readonly media: MediaService,
+    private readonly musicModels: MusicModels,
   ) {}
 
   price(): Price {
@@ -44,7 +48,7 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
     const common = { owner: task.owner, taskId: task.id };
     const stored = await this.media.putResult(
       takes.flatMap((take, index) => [
-        { ...common, role: CLIP_AUDIO_ROLE, index, body: take.audio, contentType: 'audio/mpeg' },
+        { ...common, role: CLIP_AUDIO_ROLE, index, body: take.audio, contentType: AUDIO_FORMATS[take.format].contentType },
         ...(take.cover ? [{ ...common, role: CLIP_COVER_ROLE, index, body: take.cover, contentType: 'image/png' }] : []),
       ]),
     );
@@ -61,11 +65,17 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
         upstreamId: take.upstreamId ?? null,
       })),
     );
+    // a clip a one-take model left unmade keeps no duration: the records of a task that ended leave it out
     return { details: [mediaEndRows(stored), clips], discard: () => this.media.discardObjects(stored) };
   }
 
   /** Each task's record in its door's words (the Suno-style door's). */
   notifications(tasks: MusicTask[], tx?: TaskTx): Promise<unknown[]> {
     return this.doors.records(tasks, tx);
+  }
+
+  /** `GET /models`' music entries: what each configured model makes. */
+  models(): Promise<MusicModelDto[]> {
+    return this.musicModels.entries();
   }
 }

@@ -4,6 +4,7 @@ import { ChannelsModule } from '../channels/channels.module.js';
 import type { ProviderName } from '../../infra/config/app-config.js';
 import { ClipsModule } from '../clips/clips.module.js';
 import { MusicKind } from './music.kind.js';
+import { MusicModels } from './music-offer.js';
 import { MUSIC_PROVIDERS, type MusicProvider } from './providers/music-provider.js';
 import { MUSIC_VENDOR_ADAPTERS, RelayMusicProvider } from './providers/relay-music.provider.js';
 import type { MusicVendor } from '../../vendors/contracts/music-vendor.js';
@@ -14,6 +15,7 @@ import { SandboxMusicProvider } from './providers/sandbox-music.provider.js';
   imports: [ClipsModule, ChannelsModule],
   providers: [
     MusicKind,
+    MusicModels,
     SandboxMusicProvider,
     RelayMusicProvider,
     ...MUSIC_VENDORS,
@@ -29,7 +31,7 @@ import { SandboxMusicProvider } from './providers/sandbox-music.provider.js';
       inject: [SandboxMusicProvider, RelayMusicProvider],
     },
   ],
-  exports: [MusicKind],
+  exports: [MusicKind, MusicModels],
 })
 export class MusicModule {
   static readonly kind = MusicKind;

@@ -125,3 +125,40 @@ export interface MusicVendor extends RelayVendor<MusicStatus> {
    */
   queryMany?(account: VendorAccount, upstreamIds: string[]): Promise<Map<string, MusicStatus> | null>;
 }
+
+/** The normalized fields a music request asks of a model, in the order a refusal names them. */
+export const MUSIC_FIELDS = ['model', 'lyrics', 'description', 'style', 'instrumental', 'durationS', 'continues'] as const;
+export type MusicField = (typeof MUSIC_FIELDS)[number];
+
+/** What a music request asks of a model: its check (before a channel is chosen) and the router's (for each channel) read it. */
+export interface MusicAsk {
+  /** The model named (absent: any that makes it). */
+  model?: string;
+  lyrics: string | null;
+  description: string | null;
+  style: string | null;
+  instrumental: boolean;
+  durationS: number | null;
+  /**
+   * A continuation: of a clip its vendor made and names by its id (`own`: only that vendor's channel holding it
+   * may name it; any model that continues a stored clip may take its bytes instead), or of a clip only stored
+   * here (`stored`: an upload, a joined song, a take of another vendor's).
+   */
+  continues: 'own' | 'stored' | null;
+}
+
+/**
+ * The fields of `ask` a model cannot honour (none: it makes exactly what is asked). Lyrics are sung only by a
+ * model that sings (and a song without vocals has none to sing); every length is the model's own limit.
+ */
+export function unmetMusicFields(spec: MusicModelSpec, ask: MusicAsk): MusicField[] {
+  const unmet: MusicField[] = [];
+  const over = (text: string | null, max: number | null) => text !== null && max !== null && [...text].length > max;
+  if (ask.lyrics !== null && !ask.instrumental && (!spec.lyrics || over(ask.lyrics, spec.lyricsMax))) unmet.push('lyrics');
+  if (ask.description !== null && (!spec.description || over(ask.description, spec.descriptionMax))) unmet.push('description');
+  if (over(ask.style, spec.styleMax)) unmet.push('style');
+  if (ask.instrumental ? !spec.instrumental : spec.instrumentalOnly === true) unmet.push('instrumental');
+  if (ask.durationS !== null && (spec.durationS === null || ask.durationS < spec.durationS.min || ask.durationS > spec.durationS.max)) unmet.push('durationS');
+  if (ask.continues !== null && !spec.continueUpload && !(ask.continues === 'own' && spec.continueOwn)) unmet.push('continues');
+  return unmet;
+}

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, IsUUID } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { DEFAULT_MUSIC_MODEL, DESCRIPTION_PROMPT_MAX, MUSIC_MODEL_NAMES, modelLimitsText, PROMPT_MAX, TAGS_MAX, TITLE_MAX } from '../../../modules/music/music-models.js';
 
@@ -37,10 +37,27 @@ export class SubmitMusicDto {
   @MaxChars(TITLE_MAX)
   title?: string;
 
-  @ApiPropertyOptional({ enum: MUSIC_MODEL_NAMES, default: DEFAULT_MUSIC_MODEL, description: `The model. ${modelLimitsText()}.`, example: DEFAULT_MUSIC_MODEL })
+  @ApiPropertyOptional({
+    description: `The model: one of those GET /models lists for music (Suno's ${MUSIC_MODEL_NAMES.join(', ')} where an aggregator serves them; other vendors' under their names). Without it, any configured model that makes what is asked (Suno's ${DEFAULT_MUSIC_MODEL} first where it is one). Suno's limits: ${modelLimitsText()}.`,
+    maxLength: 64,
+    example: DEFAULT_MUSIC_MODEL,
+  })
   @IsOptional()
-  @IsIn(MUSIC_MODEL_NAMES, { message: `mv must be one of ${MUSIC_MODEL_NAMES.join(', ')}` })
+  @IsString({ message: 'mv must be a string: a model GET /models lists for music' })
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, { message: 'mv must be a model name (1 to 64 letters, digits and . _ : -)' })
   mv?: string;
+
+  @ApiPropertyOptional({
+    description: 'How long the song is to last, in seconds, for a model that takes a duration (GET /models: durations_s); a request for a duration no configured model takes is refused. Without it the model decides (Suno\'s make about 2 to 4 minutes).',
+    minimum: 1,
+    maximum: 600,
+    example: 30,
+  })
+  @IsOptional()
+  @IsInt({ message: 'duration must be a whole number of seconds, 1 to 600' })
+  @Min(1, { message: 'duration must be a whole number of seconds, 1 to 600' })
+  @Max(600, { message: 'duration must be a whole number of seconds, 1 to 600' })
+  duration?: number;
 
   @ApiPropertyOptional({ description: 'No vocals.', default: false, example: false })
   @IsOptional()

@@ -68,6 +68,12 @@ export class ChannelModelPriceDto {
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'models[].price.per_1k_chars must be a number from 0' })
   @Min(0, { message: 'models[].price.per_1k_chars must be a number from 0' })
   per_1k_chars?: number;
+
+  @ApiPropertyOptional({ description: "Music: one task's song (all the takes its model makes).", example: 0.1, minimum: 0 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'models[].price.per_song must be a number from 0' })
+  @Min(0, { message: 'models[].price.per_song must be a number from 0' })
+  per_song?: number;
 }
 
 /** A model a channel serves: the name callers use, and the vendor's id of it. */

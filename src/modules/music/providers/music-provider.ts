@@ -1,13 +1,16 @@
+import type { AudioFormatName } from '../../../infra/ffmpeg/media-format.js';
 import type { StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import type { SubmitMarks } from '../../../infra/relay/upstream-client.js';
 import type { MediaFile } from '../../../infra/storage/storage.js';
 import type { WorkFiles } from '../../../infra/workdir/work-dir.service.js';
 import type { MusicTask } from '../music-task.js';
 
-/** One take a step produced: its MP3 (a work file), its duration read from it, its cover, and the upstream's id of it. */
+/** One take a step produced: its audio (a work file) and format, its duration read from it, its cover, the upstream's id of it, and its lyrics where the vendor gave them. */
 export interface MusicTake {
   audio: MediaFile;
+  format: AudioFormatName;
   durationS: number;
+  lyrics?: string;
   cover: Buffer | null;
   upstreamId?: string | null;
 }
@@ -15,7 +18,7 @@ export interface MusicTake {
 export interface MusicContext extends SubmitMarks, WorkFiles {}
 
 export interface MusicProvider {
-  /** Both takes, in the order of the task's clip ids. */
+  /** Its takes, in the order of the task's clip ids (as many as its model makes: one or all of them). */
   step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>>;
   /** How its tasks that wait on an upstream are polled (a relay). */
   readonly watcher?: UpstreamWatcher;

@@ -1,15 +1,22 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
 import { AudioUnreadable, measureAudio, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
+import { runFfmpeg } from '../../../infra/ffmpeg/ffmpeg.js';
+import { sniffAudioFile } from '../../../infra/ffmpeg/media-format.js';
 import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../../infra/relay/upstream-client.js';
 import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
-import { type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
+import { servedModels, type ServedOf } from '../../channels/channel-models.js';
+import { CLIP_AUDIO_ROLE } from '../../clips/clip-media.js';
+import { ClipsRepository } from '../../clips/clips.repository.js';
+import { MediaService } from '../../media/media.service.js';
+import { MusicModels } from '../music-offer.js';
 import { MAX_UPSTREAM_ID, RelayFlow } from '../../channels/relay-flow.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
-import type { MusicClipStatus, MusicModelSpec, MusicRequest, MusicStatus, MusicVendor } from '../../../vendors/contracts/music-vendor.js';
+import { type MusicAsk, type MusicClipStatus, type MusicFormat, type MusicModelSpec, type MusicRequest, type MusicSource, type MusicStatus, type MusicVendor, unmetMusicFields } from '../../../vendors/contracts/music-vendor.js';
 import type { MusicTask } from '../music-task.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 
@@ -41,6 +48,9 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
     private readonly router: ChannelRouter,
     private readonly callbacks: UpstreamCallbackUrls,
     private readonly cpu: CpuSlots,
+    private readonly models: MusicModels,
+    private readonly clips: ClipsRepository,
+    private readonly media: MediaService,
     @Inject(MUSIC_VENDOR_ADAPTERS) private readonly vendors: Record<string, MusicVendor>,
   ) {}
 
@@ -49,21 +59,33 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
     return this.flow.channelPoll(channelId, { operation: 'music', vendors: this.vendors });
   }
 
-  step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
-    const pinnedTo = task.params.continues?.channel_id ?? null;
+  async step(task: MusicTask, ctx: MusicContext): Promise<StepOutcome<MusicTake[]>> {
+    const held = task.params.continues?.channel_id ?? null;
+    // a continuation of a clip a vendor holds goes to the channel that holds it (its account alone knows the
+    // clip's id), unless some configured model continues a clip from its bytes: then any channel that makes it
+    const pinnedTo = held !== null && !(await this.models.offered()).some((m) => m.spec.continueUpload) ? held : null;
+    const modelFor = (channel: CandidateChannel & { id?: string }) => musicModelOn(channel, task, held);
     return this.flow.step<MusicVendor, MusicStatus, MusicTake[], undefined>(task, ctx, {
       operation: 'music',
       noun: 'music task',
       vendors: this.vendors,
-      // a continuation names the upstream's clip: only the account (channel) that holds it knows it
       pinned: pinnedTo !== null,
+      failsOver: true,
+      fits: (channel) => modelFor(channel) !== undefined,
+      costOf: (channel) => modelFor(channel)?.price?.per_song ?? null,
+      taken: (channel) => {
+        const model = modelFor(channel);
+        return { model: model?.name ?? task.params.model ?? '', cost: model?.price?.per_song ?? null };
+      },
       prepare: async () => ({ pinnedTo, data: undefined }),
       create: async (channel, vendor) => {
-        const request = musicRequest(task);
-        const model = vendor.models.find((m) => m.id === request.model) ?? vendor.models[0];
-        if (!model) throw new UpstreamRefused(`channel ${channel.name} has no music model`, 0, 'request', true);
+        const model = modelFor(channel);
+        if (!model) throw new UpstreamRefused(`channel ${channel.name} has no music model that makes what the task asks`, 0, 'request', true);
+        const byId = task.params.continues !== null && task.params.continues.channel_id === channel.id && task.params.continues.upstream_clip_id !== null && model.spec.continueOwn;
+        const request = musicRequest(task, model.spec, byId);
         const callbackUrl = vendor.query ? this.callbacks.urlFor(task.id) : undefined;
-        const answer = await vendor.create(channel, { request, model: model satisfies MusicModelSpec, taskId: task.id, callbackUrl });
+        const source = task.params.continues && !byId ? this.sourceOf(task, ctx) : undefined;
+        const answer = await vendor.create(channel, { request, model: model.spec, taskId: task.id, callbackUrl, source });
         if ('made' in answer) {
           // a synchronous vendor's song, stored now (its bytes in hand, or its links fetched at once)
           const stored = await this.takes(task, ctx, channel, answer.made);
@@ -78,14 +100,36 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
     });
   }
 
+  /** The clip a continuation continues, as a vendor that takes it from us gets it: a signed link to our copy, or its bytes. */
+  private sourceOf(task: MusicTask, ctx: MusicContext): MusicSource {
+    const clipId = task.params.continues!.clip_id;
+    const row = async () => {
+      const clip = await this.clips.findById(clipId);
+      const media = clip && (await this.media.findForTask(clip.taskId, CLIP_AUDIO_ROLE, clip.idx));
+      if (!media) throw new UnusableAnswer(`the audio of clip ${clipId} is no longer stored`);
+      return media;
+    };
+    return {
+      url: async () => this.media.signedUrl(await row(), this.media.linkBase(task.baseUrl)),
+      bytes: async () => {
+        const file = ctx.file('source', 'audio');
+        if ((await this.media.copyToFile(await row(), file)) === null) throw new UnusableAnswer(`the audio of clip ${clipId} is no longer stored`);
+        const sniff = await sniffAudioFile(file);
+        const format: MusicFormat = sniff.ok && isMusicFormat(sniff.format) ? sniff.format : 'mp3';
+        const durationS = (await withPinnedAudio(file, (pinned) => this.cpu.run(() => measureAudio(file, pinned, { maxS: MAX_SONG_S })))).durationS;
+        return { bytes: await readFile(file), format, durationS };
+      },
+    };
+  }
+
   /** Each take's audio copied into our store and measured, with its cover where it can be copied. */
   private async takes(task: MusicTask, ctx: MusicContext, channel: ChannelHandle, clips: MusicClipStatus[]): Promise<StepOutcome<MusicTake[]>> {
-    const wanted = task.params.clip_ids.length;
+    const wanted = Math.min(task.params.clip_ids.length, musicModelOn(channel, task, task.params.continues?.channel_id ?? null)?.spec.takes ?? task.params.clip_ids.length);
     if (clips.length < wanted) return { kind: 'failed', reason: `the upstream ended the task with ${clips.length} clip(s), ${wanted} expected` };
     const takes: MusicTake[] = [];
     for (const [index, clip] of clips.slice(0, wanted).entries()) {
       if (!clip.audioUrl && !clip.audio) return { kind: 'failed', reason: `the upstream's clip ${index + 1} has no audio_url` };
-      const audio = new MediaFile(ctx.file(`take${index}`, clip.audio?.format ?? 'mp3'));
+      let audio = new MediaFile(ctx.file(`take${index}`, clip.audio?.format ?? 'audio'));
       if (clip.audio) await writeFile(audio.path, clip.audio.bytes);
       else
         try {
@@ -94,6 +138,10 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
           if (err instanceof UpstreamRefused) return await this.router.gatewayFailure(task.id, 'music', `could not download the upstream's clip ${index + 1}: ${err.message}`, channel);
           throw err;
         }
+      const sniff = await sniffAudioFile(audio.path);
+      const format = sniff.ok ? sniff.format : 'mp3';
+      const cut = clip.fromStart ? task.params.continues?.at_s : undefined;
+      if (cut) audio = await this.afterCut(audio, cut, ctx, index);
       let durationS: number;
       try {
         durationS = (await withPinnedAudio(audio.path, (pinned) => this.cpu.run(() => measureAudio(audio.path, pinned, { maxS: MAX_SONG_S })))).durationS;
@@ -104,9 +152,20 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
       }
       if (durationS > MAX_SONG_S) return { kind: 'failed', reason: `the upstream's clip ${index + 1} lasts more than ${MAX_SONG_S} s` };
       const clipId = clip.upstreamId && clip.upstreamId.length <= MAX_UPSTREAM_ID ? clip.upstreamId : null;
-      takes.push({ audio, durationS, cover: await this.cover(task, clip), upstreamId: clipId });
+      takes.push({ audio, durationS, format: cut ? 'mp3' : format, cover: await this.cover(task, clip), upstreamId: clipId, ...(clip.lyrics ? { lyrics: clip.lyrics } : {}) });
     }
     return { kind: 'done', result: takes };
+  }
+
+  /**
+   * What follows the cut of a take that holds the continued clip too (`fromStart`): the task keeps only its new
+   * part, as Suno's continuations are, so a joined song is the continued clip's own samples up to the cut.
+   */
+  private async afterCut(audio: MediaFile, cutS: number, ctx: MusicContext, index: number): Promise<MediaFile> {
+    const out = ctx.file(`take${index}-new`, 'mp3');
+    await this.cpu.run(() => runFfmpeg(['-loglevel', 'error', '-i', audio.path, '-ss', String(cutS), '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', '192k', '-write_xing', '1', '-f', 'mp3', '-y', out], { limitMs: 120_000 }));
+    await rename(out, audio.path);
+    return audio;
   }
 
   /** The take's cover, best effort: a cover that cannot be copied is left out (the audio is what the task is for). */
@@ -133,8 +192,37 @@ function withoutUrls(text: string): string {
   return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>');
 }
 
-/** The task's request as the vendors' adapters take it. */
-function musicRequest(task: MusicTask): MusicRequest {
+/** The formats a vendor's song is kept in as it came. */
+function isMusicFormat(format: string): format is MusicFormat {
+  return ['mp3', 'wav', 'flac', 'ogg', 'aac', 'opus'].includes(format);
+}
+
+/**
+ * What the task asks of a model on a channel: a continuation of a clip a vendor holds is its own only on the
+ * channel that holds it (elsewhere, a clip stored here, taken from its bytes).
+ */
+export function musicAskOn(task: MusicTask, channelId: string | undefined, held: string | null): MusicAsk {
+  const p = task.params;
+  const own = p.continues !== null && p.continues.upstream_clip_id !== null && held !== null && channelId === held;
+  return {
+    ...(p.model !== null ? { model: p.model } : {}),
+    lyrics: p.lyrics,
+    description: p.description,
+    style: p.style,
+    instrumental: p.instrumental,
+    durationS: p.duration_s ?? null,
+    continues: p.continues === null ? null : own ? 'own' : 'stored',
+  };
+}
+
+/** The model a channel makes the task with (the one named, or its first that makes it); undefined: none. */
+function musicModelOn(channel: CandidateChannel & { id?: string }, task: MusicTask, held: string | null): ServedOf<MusicModelSpec> | undefined {
+  const ask = musicAskOn(task, channel.id, held);
+  return servedModels<MusicModelSpec>(channel, 'music').find((m) => (ask.model === undefined || m.name === ask.model) && unmetMusicFields(m.spec, ask).length === 0);
+}
+
+/** The task's request as the vendors' adapters take it (`byId`: the continued clip is named by the vendor's own id). */
+function musicRequest(task: MusicTask, spec: MusicModelSpec, byId: boolean): MusicRequest {
   const p = task.params;
   return {
     lyrics: p.lyrics,
@@ -142,10 +230,10 @@ function musicRequest(task: MusicTask): MusicRequest {
     style: p.style,
     avoidStyle: p.avoid_style,
     title: p.title,
-    model: p.model,
+    model: spec.id,
     instrumental: p.instrumental,
-    durationS: null,
-    continues: p.continues ? { upstreamClipId: p.continues.upstream_clip_id, atS: p.continues.at_s, upload: p.continues.from_upload } : null,
+    durationS: spec.durationS ? (p.duration_s ?? null) : null,
+    continues: p.continues ? { upstreamClipId: byId ? p.continues.upstream_clip_id : null, atS: p.continues.at_s, upload: byId ? p.continues.from_upload : true } : null,
   };
 }
 

@@ -35,11 +35,11 @@ export class SandboxMusicProvider implements MusicProvider {
     for (const [index, clipId] of p.clip_ids.entries()) {
       const seed = JSON.stringify([p.model, p.lyrics, p.description, p.style, p.avoid_style, p.title, p.instrumental, p.continues?.clip_id ?? null, p.continues?.at_s ?? null, index]);
       const audio = new MediaFile(ctx.file(`take${index}`, 'mp3'));
-      const pcm = synthesizeSong({ seed, durationS: this.config.kinds.music.options.sandboxDurationS });
+      const pcm = synthesizeSong({ seed, durationS: p.duration_s ?? this.config.kinds.music.options.sandboxDurationS });
       await encodeMp3(pcm, audio.path, channels);
       // as long as the samples encoded: the MP3's LAME header trims the encoder's delay and padding, so it decodes
       // to exactly those (music-sound.spec's round trip); not decoded again to be measured, an ffmpeg start a take
-      takes.push({ audio, durationS: durationOf(pcm), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
+      takes.push({ audio, format: 'mp3', durationS: durationOf(pcm), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
     }
     return { kind: 'done', result: takes };
   }
