@@ -32,6 +32,9 @@ const TRACK = z.object({
 const RECORD = z.object({
   taskId: z.string().optional().catch(undefined),
   status: z.string(),
+  // GENERATE, EXTEND, UPLOAD_EXTEND (kie.ai: operationType generate, extend, upload_extend)
+  type: z.string().nullish().catch(undefined),
+  operationType: z.string().nullish().catch(undefined),
   response: z
     .object({
       sunoData: z
@@ -147,7 +150,7 @@ export function sunoapiRecordStatus(json: Record<string, unknown>): MusicStatus 
 }
 
 /**
- * SUCCESS with its takes; CREATE_TASK_FAILED, GENERATE_AUDIO_FAILED and SENSITIVE_WORD_ERROR failed with its
+ * SUCCESS with its takes (an upload-extend's from the upload's start: `fromStart`); CREATE_TASK_FAILED, GENERATE_AUDIO_FAILED and SENSITIVE_WORD_ERROR failed with its
  * words and state (SENSITIVE_WORD_ERROR reads as a content refusal); CALLBACK_EXCEPTION (its call to our
  * callBackUrl failed) with every take's audio is the song made, else failed; anything else (PENDING,
  * TEXT_SUCCESS, FIRST_SUCCESS: one take is not the task's two) still working.
@@ -155,7 +158,9 @@ export function sunoapiRecordStatus(json: Record<string, unknown>): MusicStatus 
 export function sunoapiStatus(record: SunoapiRecord): MusicStatus {
   const tracks = record.response?.sunoData ?? [];
   const made = tracks.length > 0 && tracks.every((t) => nonEmpty(t.audioUrl));
-  if (record.status === 'SUCCESS' || (record.status === 'CALLBACK_EXCEPTION' && made)) return { state: 'succeeded', clips: tracks.map(clipOf) };
+  // an upload-extend's take is "a longer track that continues the input": the upload up to the cut, then the new part
+  const fromStart = /^upload[_-]?extend$/i.test(record.type ?? record.operationType ?? '');
+  if (record.status === 'SUCCESS' || (record.status === 'CALLBACK_EXCEPTION' && made)) return { state: 'succeeded', clips: tracks.map((t) => ({ ...clipOf(t), ...(fromStart ? { fromStart } : {}) })) };
   const fallback = FAILED[record.status];
   if (fallback === undefined) return { state: 'working' };
   const words = nonEmpty(record.errorMessage) ?? nonEmpty(record.response?.errorMessage) ?? fallback;

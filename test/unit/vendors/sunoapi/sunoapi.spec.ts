@@ -191,6 +191,13 @@ describe('sunoapi: the answers it reads', () => {
     });
   });
 
+  it("an upload-extend's takes hold the upload up to the cut (fromStart), by the task's type or operationType; an extend's do not", () => {
+    const typed = (type: Record<string, string>) => ({ code: 200, data: { status: 'SUCCESS', ...type, response: { sunoData: [{ id: 'a', audioUrl: 'https://a/1.mp3' }] } } });
+    expect(sunoapiRecordStatus(typed({ type: 'UPLOAD_EXTEND' }))).toEqual({ state: 'succeeded', clips: [{ upstreamId: 'a', audioUrl: 'https://a/1.mp3', fromStart: true }] });
+    expect(sunoapiRecordStatus(typed({ operationType: 'upload_extend' }))).toMatchObject({ clips: [{ fromStart: true }] });
+    expect(sunoapiRecordStatus(typed({ type: 'EXTEND' }))).toEqual({ state: 'succeeded', clips: [{ upstreamId: 'a', audioUrl: 'https://a/1.mp3' }] });
+  });
+
   it('PENDING, TEXT_SUCCESS, FIRST_SUCCESS and states it does not know: working', () => {
     expect(sunoapiRecordStatus(recordOf('PENDING', []))).toEqual({ state: 'working' });
     expect(sunoapiRecordStatus(recordOf('TEXT_SUCCESS', [track(0, { audioUrl: '' }), track(1, { audioUrl: '' })]))).toEqual({ state: 'working' });
