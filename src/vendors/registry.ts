@@ -12,6 +12,7 @@ import { RUNWAY } from './runway/runway.vendor.js';
 import { SEEDANCE } from './seedance/seedance.vendor.js';
 import { STABILITY } from './stability/stability.vendor.js';
 import { SUNO_AGGREGATOR } from './suno-aggregator/suno-aggregator.vendor.js';
+import { SUNOAPI } from './sunoapi/sunoapi.vendor.js';
 import { WAN } from './wan/wan.vendor.js';
 
 /**
@@ -19,7 +20,7 @@ import { WAN } from './wan/wan.vendor.js';
  * operations, credentials), how they authenticate and test an account, and what the docs and the channel
  * DTO say of each. A new vendor is a folder and a line here.
  */
-export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, ELEVENLABS, SUNO_AGGREGATOR, GATEWAY];
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, ELEVENLABS, SUNO_AGGREGATOR, SUNOAPI, GATEWAY];
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);
