@@ -13,6 +13,8 @@ export const EXTEND_AT_MS = { min: 8000, max: 420_000 } as const;
 
 /** How the id of an instrumental task is kept (its query is its own route): `instrumental:<Mureka's id>`. */
 const INSTRUMENTAL = 'instrumental:';
+/** How the id of a continuation is kept (its takes are whole songs): `extend:<Mureka's id>`. */
+const EXTEND = 'extend:';
 
 /** A task id as Mureka writes it (a string; a number read as its digits). */
 const ID = z.preprocess((id) => (typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : id), z.string().min(1));
@@ -59,7 +61,9 @@ const ENDED: Record<string, string> = { failed: 'the task failed', timeouted: 't
  * of a clip of ours uploaded by `POST /v1/files/upload`, purpose `audio`; `extend_at` in milliseconds; `lyrics`).
  * Each answers a task, asked about at `GET /v1/song/query/{id}` (`/v1/instrumental/query/{id}`): preparing,
  * queued, running, streaming, then succeeded with its `choices` (MP3 url, lyrics timed line by line and word by
- * word), or failed, timeouted, cancelled with its `failed_reason`.
+ * word), or failed, timeouted, cancelled with its `failed_reason`. A continuation's takes are whole songs (the
+ * clip up to `extend_at`, then what Mureka made: its reference is silent on it; its extensions are new versions
+ * of the song, of a whole song's length), read as holding the clip from its start (`fromStart`).
  */
 @Injectable()
 export class MurekaMusicVendor implements MusicVendor {
@@ -79,7 +83,7 @@ export class MurekaMusicVendor implements MusicVendor {
     if (request.continues) {
       const clip = await this.clipContinued(account, create);
       const lyrics = request.lyrics ?? (request.description ? await this.lyricsFor(account, request.description) : null);
-      return { upstreamId: await this.post(account, '/v1/song/extend', murekaExtendBody(request, clip, lyrics)) };
+      return { upstreamId: `${EXTEND}${await this.post(account, '/v1/song/extend', murekaExtendBody(request, clip, lyrics))}` };
     }
     if (request.instrumental) return { upstreamId: `${INSTRUMENTAL}${await this.post(account, '/v1/instrumental/generate', murekaInstrumentalBody(request, takes))}` };
     const lyrics = request.lyrics ?? (await this.lyricsFor(account, request.description ?? ''));
@@ -87,9 +91,10 @@ export class MurekaMusicVendor implements MusicVendor {
   }
 
   async query(account: VendorAccount, upstreamId: string, once: boolean): Promise<MusicStatus> {
-    const route = upstreamId.startsWith(INSTRUMENTAL) ? `/v1/instrumental/query/${encodeURIComponent(upstreamId.slice(INSTRUMENTAL.length))}` : `/v1/song/query/${encodeURIComponent(upstreamId)}`;
+    const [kind, id] = upstreamId.startsWith(INSTRUMENTAL) ? ['instrumental', upstreamId.slice(INSTRUMENTAL.length)] : ['song', upstreamId.startsWith(EXTEND) ? upstreamId.slice(EXTEND.length) : upstreamId];
+    const route = `/v1/${kind}/query/${encodeURIComponent(id)}`;
     const answer = await this.client.call('GET', `${account.baseUrl}${route}`, { auth: account.auth, idempotent: true, once, refusal: murekaRefusal });
-    return murekaStatus(answer.json);
+    return murekaStatus(answer.json, upstreamId.startsWith(EXTEND));
   }
 
   /** A create: the task id of its answer. */
@@ -181,10 +186,11 @@ export function murekaLyricsWritten(json: Record<string, unknown>): string {
 
 /**
  * A task as its query answers it: succeeded with its takes (each its id, MP3 url and, for a song, its lyrics as
- * sections of lines and its words timed); failed, timeouted or cancelled with its `failed_reason` (its ids kept as
- * secrets); any other state (preparing, queued, running, streaming) still working.
+ * sections of lines and its words timed; a continuation's marked as holding the clip from its start); failed,
+ * timeouted or cancelled with its `failed_reason` (its ids kept as secrets); any other state (preparing, queued,
+ * running, streaming) still working.
  */
-export function murekaStatus(json: Record<string, unknown>): MusicStatus {
+export function murekaStatus(json: Record<string, unknown>, continuation = false): MusicStatus {
   const task = readAnswer(TASK, json, 'the song query');
   if (task.status in ENDED) {
     const choices = Array.isArray(json.choices) ? json.choices : [];
@@ -192,7 +198,8 @@ export function murekaStatus(json: Record<string, unknown>): MusicStatus {
     return { state: 'failed', reason: task.failed_reason?.trim() || ENDED[task.status], secrets: [...(task.id ? [task.id] : []), ...ids] };
   }
   if (task.status !== 'succeeded') return { state: 'working' };
-  return { state: 'succeeded', clips: readAnswer(SUCCEEDED, json, 'the song query').choices.map(clipOf) };
+  const clips = readAnswer(SUCCEEDED, json, 'the song query').choices.map(clipOf);
+  return { state: 'succeeded', clips: continuation ? clips.map((clip) => ({ ...clip, fromStart: true })) : clips };
 }
 
 function clipOf(choice: z.infer<typeof CHOICE>): MusicClipStatus {

@@ -1,3 +1,8 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ffmpegBinary } from '../../../../src/infra/ffmpeg/ffmpeg-binary.js';
 import { renderedOnce, testMp3 } from '../../media.js';
 import { sendBytes, sendJson, startServer } from '../../http-server.js';
 import { fakeDefaults, type FakeUpstream } from '../../fake-upstreams.js';
@@ -12,13 +17,17 @@ import { fakeDefaults, type FakeUpstream } from '../../fake-upstreams.js';
  * `/v1/instrumental/query/{id}` (queued, running, then succeeded with `choices`: id, index, MP3 url, flac_url,
  * duration in ms, lyrics_sections of lines with their words timed); `POST /v1/lyrics/generate` (`{title,
  * lyrics}`); `POST /v1/files/upload` (multipart `file`, MP3 or M4A for `audio`, and `purpose`); `GET
- * /v1/account/billing`. An unknown task is a 404.
+ * /v1/account/billing`. An unknown task is a 404. A continuation's takes are whole songs: the clip continued up
+ * to `extend_at` (its own samples), then a tone of `clipSeconds` (what Mureka made).
  */
 
 /** What a Mureka task was asked: its route, the body, and how it went. */
 export interface MurekaTask {
   kind: 'song' | 'instrumental' | 'extend';
   body: Record<string, unknown>;
+  /** A continuation: the clip it continues (MP3 or M4A bytes), and how long it lasts (s). */
+  source?: Buffer;
+  sourceS?: number;
   polls: number;
   model: string;
   n: number;
@@ -72,13 +81,15 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
               id: choiceId,
               url: `${base}/cdn/${choiceId}.mp3`,
               flac_url: `${base}/cdn/${choiceId}.flac`,
-              duration: clipSeconds * 1000,
+              duration: (task.source ? Math.round(Math.min(Number(task.body.extend_at), (task.sourceS ??= durationOf(task.source)) * 1000)) : 0) + clipSeconds * 1000,
               ...(task.kind !== 'instrumental' && lyrics ? { lyrics_sections: sectionsOf(lyrics, clipSeconds * 1000) } : {}),
             };
           })
         : [];
     for (const c of choices) {
-      files.set(`${c.id}.mp3`, { type: 'audio/mpeg', bytes: testMp3(clipSeconds, 300 + 50 * (c.index + 1)) });
+      if (files.has(`${c.id}.mp3`)) continue;
+      const made = testMp3(clipSeconds, 300 + 50 * (c.index + 1));
+      files.set(`${c.id}.mp3`, { type: 'audio/mpeg', bytes: task.source ? continued(task.source, (task.body.extend_at as number) / 1000, made) : made });
       files.set(`${c.id}.flac`, { type: 'audio/flac', bytes: renderedOnce('flac', ['-f', 'lavfi', '-i', `sine=frequency=${300 + 50 * (c.index + 1)}:duration=${clipSeconds}`]) });
     }
     return {
@@ -94,9 +105,9 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
   };
 
   /** A new task: its answer as a create gives it. */
-  const created = (kind: MurekaTask['kind'], body: Record<string, unknown>, model: string, n: number) => {
+  const created = (kind: MurekaTask['kind'], body: Record<string, unknown>, model: string, n: number, source?: Buffer) => {
     const id = String(serial++);
-    tasks.set(id, { kind, body, polls: 0, model, n });
+    tasks.set(id, { kind, body, polls: 0, model, n, ...(source ? { source } : {}) });
     endings.set(id, state.ending);
     return { id, created_at: 1_712_544_000, model, status: 'preparing', trace_id: trace() };
   };
@@ -171,7 +182,8 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
       if (body.upload_audio_id !== undefined && uploads.get(String(body.upload_audio_id))?.purpose !== 'audio') return error(res, 400, 'upload_audio_id: no such audio upload');
       if (!Number.isInteger(body.extend_at) || (body.extend_at as number) < 8000 || (body.extend_at as number) > 420_000) return error(res, 400, 'extend_at must be an integer from 8000 to 420000');
       if (body.lyrics !== undefined && typeof body.lyrics !== 'string') return error(res, 400, 'lyrics must be a string');
-      return sendJson(res, 200, created('extend', body, 'mureka-8', 2));
+      const source = body.song_id !== undefined ? files.get(`${String(body.song_id)}.mp3`)!.bytes : uploads.get(String(body.upload_audio_id))!.bytes;
+      return sendJson(res, 200, created('extend', body, 'mureka-8', 2, source));
     }
     const query = /^\/v1\/(song|instrumental)\/query\/(.+)$/.exec(url.pathname);
     if (req.method === 'GET' && query) {
@@ -245,4 +257,32 @@ function sectionsOf(lyrics: string, durationMs: number) {
     });
     return { section_type: s.section_type, start, end: at, lines };
   });
+}
+
+/** A continuation's take: `source` up to `atS` (its own samples, at 44.1 kHz stereo), then `made`; an MP3. */
+function continued(source: Buffer, atS: number, made: Buffer): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mureka-fake-'));
+  try {
+    writeFileSync(path.join(dir, 'source'), source);
+    writeFileSync(path.join(dir, 'made.mp3'), made);
+    const out = path.join(dir, 'out.mp3');
+    const graph = `[0:a]atrim=0:${atS},aresample=44100,aformat=channel_layouts=stereo[a];[1:a]aresample=44100,aformat=channel_layouts=stereo[b];[a][b]concat=n=2:v=0:a=1`;
+    execFileSync(ffmpegBinary().path, ['-hide_banner', '-loglevel', 'error', '-i', path.join(dir, 'source'), '-i', path.join(dir, 'made.mp3'), '-filter_complex', graph, '-c:a', 'libmp3lame', '-b:a', '192k', '-y', out]);
+    return readFileSync(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** How long a clip lasts (s), by ffmpeg's report of it. */
+function durationOf(clip: Buffer): number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mureka-fake-'));
+  try {
+    writeFileSync(path.join(dir, 'clip'), clip);
+    const report = spawnSync(ffmpegBinary().path, ['-hide_banner', '-nostdin', '-i', path.join(dir, 'clip'), '-f', 'null', '-']).stderr.toString();
+    const times = [...report.matchAll(/time=(\d+):(\d+):(\d+(?:\.\d+)?)/g)].at(-1);
+    return times ? Number(times[1]) * 3600 + Number(times[2]) * 60 + Number(times[3]) : 0;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

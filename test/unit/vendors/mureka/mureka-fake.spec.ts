@@ -38,7 +38,7 @@ describe("Mureka's music adapter against the fake", () => {
     throw new Error('the task never ended');
   };
   beforeAll(async () => {
-    fake = await startFakeMureka('mk-test');
+    fake = await startFakeMureka('mk-test', 10);
     client = loopbackUpstreamClient();
     vendor = new MurekaMusicVendor(client);
     account = { baseUrl: fake.url, auth: MUREKA.auth({ api_key: 'mk-test' }) };
@@ -60,7 +60,7 @@ describe("Mureka's music adapter against the fake", () => {
     expect(status.clips[0]).toMatchObject({ upstreamId: `${answer.upstreamId}0`, lyrics: '[Verse]\nLight on the sea\n\n[Chorus]\nHold on' });
     expect(status.clips[0].timedLyrics?.map((w) => w.word)).toEqual(['Light', 'on', 'the', 'sea', 'Hold', 'on']);
     const audio = await client.download(status.clips[1].audioUrl!, 10_000_000);
-    expect((await decodeMono(audio, 'mp3')).length / 44_100).toBeCloseTo(3, 0);
+    expect((await decodeMono(audio, 'mp3')).length / 44_100).toBeCloseTo(10, 0);
   });
 
   it('a description song: its lyrics written by POST /v1/lyrics/generate, then sung', async () => {
@@ -80,18 +80,23 @@ describe("Mureka's music adapter against the fake", () => {
     expect((status as { clips: object[] }).clips[0]).not.toHaveProperty('lyrics');
   });
 
-  it('a continuation of its own take: POST /v1/song/extend with its song_id and extend_at in milliseconds', async () => {
+  it('a continuation of its own take: POST /v1/song/extend with its song_id and extend_at in milliseconds; its takes whole songs, from the start', async () => {
     const first = (await vendor.create(account, create(song({ lyrics: '[Verse]\nOne' })))) as { upstreamId: string };
     const made = (await ended(first.upstreamId)) as Extract<MusicStatus, { state: 'succeeded' }>;
     const answer = (await vendor.create(account, create(song({ lyrics: '[Verse]\nTwo', continues: { upstreamClipId: made.clips[1].upstreamId!, atS: 9.25, upload: false } })))) as { upstreamId: string };
-    expect(fake.tasks.get(answer.upstreamId)).toMatchObject({ kind: 'extend', body: { song_id: made.clips[1].upstreamId, extend_at: 9250, lyrics: '[Verse]\nTwo' } });
-    expect(await ended(answer.upstreamId)).toMatchObject({ state: 'succeeded', clips: [{ lyrics: '[Verse]\nTwo' }, {}] });
+    expect(answer.upstreamId).toMatch(/^extend:\d+$/);
+    expect(fake.tasks.get(answer.upstreamId.slice('extend:'.length))).toMatchObject({ kind: 'extend', body: { song_id: made.clips[1].upstreamId, extend_at: 9250, lyrics: '[Verse]\nTwo' } });
+    const extended = (await ended(answer.upstreamId)) as Extract<MusicStatus, { state: 'succeeded' }>;
+    expect(extended.clips).toEqual([expect.objectContaining({ lyrics: '[Verse]\nTwo', fromStart: true }), expect.objectContaining({ fromStart: true })]);
+    // the clip up to 9.25 s, then the 10 s Mureka made
+    const audio = await client.download(extended.clips[0].audioUrl!, 10_000_000);
+    expect((await decodeMono(audio, 'mp3')).length / 44_100).toBeCloseTo(19.25, 0);
   });
 
   it('a continuation of a WAV upload: encoded to MP3, uploaded (purpose audio), then extended by its upload_audio_id', async () => {
     const clip = wav(12);
     const answer = (await vendor.create(account, create(song({ continues: { upstreamClipId: null, atS: 10, upload: true } }), { source: { url: () => Promise.reject(new Error('not used')), bytes: async () => ({ bytes: clip, format: 'wav', durationS: 12 }) } }))) as { upstreamId: string };
-    const body = fake.tasks.get(answer.upstreamId)!.body;
+    const body = fake.tasks.get(answer.upstreamId.slice('extend:'.length))!.body;
     expect(Object.keys(body).sort()).toEqual(['extend_at', 'upload_audio_id']);
     expect(body.extend_at).toBe(10_000);
     const upload = fake.uploads.get(String(body.upload_audio_id))!;
@@ -102,7 +107,7 @@ describe("Mureka's music adapter against the fake", () => {
   it('an MP3 upload goes as it is', async () => {
     const mp3 = testMp3(9);
     const answer = (await vendor.create(account, create(song({ lyrics: 'On', continues: { upstreamClipId: null, atS: 8, upload: true } }), { source: { url: () => Promise.reject(new Error('not used')), bytes: async () => ({ bytes: mp3, format: 'mp3', durationS: 9 }) } }))) as { upstreamId: string };
-    expect(fake.uploads.get(String(fake.tasks.get(answer.upstreamId)!.body.upload_audio_id))!.bytes.equals(mp3)).toBe(true);
+    expect(fake.uploads.get(String(fake.tasks.get(answer.upstreamId.slice('extend:'.length))!.body.upload_audio_id))!.bytes.equals(mp3)).toBe(true);
   });
 
   it('a failed or timed-out task: failed with its words', async () => {

@@ -155,6 +155,13 @@ describe('Mureka: answers', () => {
     });
   });
 
+  it("a continuation's takes hold the clip from its start (Mureka's extensions are whole songs)", () => {
+    expect(murekaStatus(task('succeeded', { choices: [choice(0, { lyrics_sections: [] })] }), true)).toEqual({
+      state: 'succeeded',
+      clips: [{ upstreamId: '14362110', audioUrl: 'https://cdn.mureka.ai/0.mp3', fromStart: true }],
+    });
+  });
+
   it("an instrumental's takes: no lyrics; lyrics it cannot read are left out, the song kept", () => {
     const instrumental = { index: 0, id: 'i0', url: 'https://cdn.mureka.ai/i0.mp3', flac_url: 'https://cdn.mureka.ai/i0.flac', duration: 60_000 };
     expect(murekaStatus(task('succeeded', { choices: [instrumental, { ...instrumental, id: 'i1', url: 'https://cdn.mureka.ai/i1.mp3', lyrics_sections: 'garbled' }] }))).toEqual({
