@@ -7,6 +7,7 @@ import { GOOGLE } from './google/google.vendor.js';
 import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
 import { MINIMAX } from './minimax/minimax.vendor.js';
+import { MUREKA } from './mureka/mureka.vendor.js';
 import { OPENAI } from './openai/openai.vendor.js';
 import { RUNWAY } from './runway/runway.vendor.js';
 import { SEEDANCE } from './seedance/seedance.vendor.js';
@@ -20,7 +21,7 @@ import { WAN } from './wan/wan.vendor.js';
  * operations, credentials), how they authenticate and test an account, and what the docs and the channel
  * DTO say of each. A new vendor is a folder and a line here.
  */
-export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, ELEVENLABS, SUNO_AGGREGATOR, SUNOAPI, GATEWAY];
+export const VENDORS: readonly VendorDescriptor[] = [KLING, LUMA, RUNWAY, MINIMAX, SEEDANCE, WAN, STABILITY, BFL, OPENAI, GOOGLE, ELEVENLABS, SUNO_AGGREGATOR, SUNOAPI, MUREKA, GATEWAY];
 
 export function vendorOf(protocol: string): VendorDescriptor | undefined {
   return VENDORS.find((v) => v.protocol === protocol);

@@ -64,6 +64,11 @@ const CASES: Record<string, { refusals: string[]; ownFailures: string[] }> = {
     refusals: ['Your lyrics contain inappropriate words', 'The description contains sensitive content'],
     ownFailures: ['generation failed, please retry', 'no reason given'],
   },
+  // Mureka documents no moderation code: its failed_reason's words, which the words every vendor uses read
+  mureka: {
+    refusals: ['The lyrics contain sensitive content', 'The prompt violates our content policy'],
+    ownFailures: ['the task timed out', 'the task was cancelled', 'The server had an error while processing your request'],
+  },
   gateway: {
     refusals: ["the upstream refused the task: the upstream's safety system refused the request (moderation_blocked)", 'the upstream failed the generation: The prompt was flagged'],
     ownFailures: ["the gateway could not reach an upstream for this task; its credits were given back and it may be submitted again (the gateway's operators see why under the task's id)"],
