@@ -91,7 +91,11 @@ export function elevenlabsMusicRequest(request: MusicRequest, model: MusicModelS
   };
 }
 
-/** A prompt in words: the description (or the style alone when there is none), the style, what to avoid and the title, each on its line. */
+/**
+ * A prompt in words: the description (or the style alone when there is none), the style, what to avoid and the
+ * title, each on its line. With neither a description nor a style (lyrics left unsung in an instrumental, or
+ * only a title) it asks for "An instrumental track." or "A song.": the prompt may not be empty.
+ */
 export function musicPromptOf(request: MusicRequest): string {
   const description = nonEmpty(request.description);
   const style = nonEmpty(request.style);
