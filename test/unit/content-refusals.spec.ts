@@ -57,8 +57,13 @@ const CASES: Record<string, { refusals: string[]; ownFailures: string[] }> = {
     ownFailures: ['the upstream answered without an image (finishReason NO_IMAGE)', 'the upstream finished the operation without a video'],
   },
   elevenlabs: {
-    refusals: ["the upstream's moderation refused the text: Your prompt appears to have violated our Terms of Service. Please try again with a different prompt. (bad_prompt)"],
-    ownFailures: ['A voice with the voice_id foo was not found. (voice_not_found)', 'the upstream answered without audio: an empty body (audio/mpeg)'],
+    refusals: [
+      "the upstream's moderation refused the text: Your prompt appears to have violated our Terms of Service. Please try again with a different prompt. (bad_prompt)",
+      // Music's refusals of copyrighted material, whose words say only their code
+      "the upstream's moderation refused the text: The prompt references copyrighted material. (bad_prompt); it suggests: An upbeat pop song",
+      'The composition plan references copyrighted material. (bad_composition_plan)',
+    ],
+    ownFailures: ['A voice with the voice_id foo was not found. (voice_not_found)', 'the upstream answered without audio: an empty body (audio/mpeg)', 'composition_plan.sections.0.duration_ms: Input should be less than or equal to 120000 (validation_error)'],
   },
   suno: {
     refusals: ['Your lyrics contain inappropriate words', 'The description contains sensitive content'],

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { sendJson, startServer, type TestServer } from '../../http-server.js';
 import { type SpeechEncoding, speechLike, spokenSeconds } from '../speech-audio.js';
+import { handleMusic, type MusicReceived, type MusicState } from './elevenlabs-music.fake.js';
 
 /** Its text-to-speech models and the characters each takes a request (its models page). */
 const MODELS: Record<string, { name: string; maxCharacters: number }> = {
@@ -52,9 +53,12 @@ export interface FakeElevenLabs {
   /**
    * `serverError`: the next creates answer 500; `rateLimited`: the next creates answer 429
    * too_many_concurrent_requests; `quotaExceeded`: 401 quota_exceeded (the account's credits); `refusal`: 400
-   * bad_prompt (its moderation).
+   * bad_prompt (its moderation); `musicRefusal`: Music's bad_prompt / bad_composition_plan, with its suggestion
+   * (`copyright`) or without (`harmful`). The first three apply to music too.
    */
-  knobs: { serverError?: number; rateLimited?: number; quotaExceeded?: boolean; refusal?: boolean };
+  knobs: { serverError?: number; rateLimited?: number; quotaExceeded?: boolean; refusal?: boolean } & MusicState['knobs'];
+  /** Each request to Music's routes (`/v1/music`, `/v1/music/stream`, `/v1/music/plan`), in ElevenLabs' words, and what was answered. */
+  music: MusicReceived[];
   /** The voices the account has besides the premade ones (its clones), voice_id → name. */
   voices: Map<string, string>;
   authFailures: string[];
@@ -69,13 +73,14 @@ export interface FakeElevenLabs {
  * audio's bytes (its `request-id` and `x-character-count` headers); `GET /v1/models`, `GET /v1/voices`. Auth by
  * `xi-api-key`. Errors as `{detail: {status, message}}`: 401 invalid_api_key and quota_exceeded, 404
  * voice_not_found, 400 max_character_limit_exceeded and bad_prompt, 429 too_many_concurrent_requests; a body
- * its schema refuses as FastAPI's 422 `{detail: [{loc, msg, type}]}`.
+ * its schema refuses as FastAPI's 422 `{detail: [{loc, msg, type}]}`. Music's routes: `handleMusic`.
  */
 export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLabs> {
   const received: FakeElevenLabs['received'] = [];
   const authFailures: string[] = [];
   const knobs: FakeElevenLabs['knobs'] = {};
   const voices = new Map<string, string>();
+  const music: MusicReceived[] = [];
   const fail = (res: ServerResponse, status: number, code: string, message: string) => sendJson(res, status, { detail: { status: code, message } });
   const unprocessable = (res: ServerResponse, loc: (string | number)[], msg: string, type: string) => sendJson(res, 422, { detail: [{ loc, msg, type }] });
 
@@ -98,6 +103,7 @@ export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLab
       const all = [...Object.entries(PREMADE_VOICES).map(([id, name]) => [id, name, 'premade']), ...[...voices].map(([id, name]) => [id, name, 'cloned'])];
       return sendJson(res, 200, { voices: all.map(([voice_id, name, category]) => ({ voice_id, name, category })) });
     }
+    if (await handleMusic(url, req.method ?? '', req.body, res, { received: music, knobs })) return;
     const route = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/.exec(url.pathname);
     if (req.method !== 'POST' || !route) return sendJson(res, 404, { detail: 'Not Found' });
 
@@ -160,5 +166,5 @@ export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLab
       res.end(audio);
     });
   });
-  return { server, url: server.url, received, knobs, voices, authFailures, close: () => server.close() };
+  return { server, url: server.url, received, music, knobs, voices, authFailures, close: () => server.close() };
 }
