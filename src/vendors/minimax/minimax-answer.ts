@@ -21,6 +21,6 @@ export function minimaxChecked(json: Record<string, unknown>, create: boolean): 
   if (AUTH.has(code)) throw new UpstreamRefused(message, 401, 'auth');
   if (ACCOUNT.has(code)) throw new UpstreamRefused(message, 402, 'account');
   if (MAY_HAVE_ACTED.has(code)) throw new UpstreamUnavailable(`the upstream failed: ${message}`, create, { status: 200, code });
-  // 1026 (input sensitive: a content refusal), 2013 (invalid parameters), 1042 (invisible characters), …
-  throw new UpstreamRefused(code === 1026 ? `content refused: ${message}` : message, 400, 'request');
+  // 1026 (input sensitive) and 1027 (output sensitive: a song's answer says it): content refusals; 2013 (invalid parameters), 1042 (invisible characters), …
+  throw new UpstreamRefused(code === 1026 || code === 1027 ? `content refused: ${message}` : message, 400, 'request');
 }
