@@ -34,8 +34,9 @@ const CASES: Record<string, { refusals: string[]; ownFailures: string[] }> = {
     refusals: [
       "the upstream's moderation refused the request (content_moderation): Your request was flagged by our content moderation system",
       "the result was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)",
+      "the song was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)",
     ],
-    ownFailures: ['bad_request: width must be a multiple of 64', 'the upstream answered without an image'],
+    ownFailures: ['bad_request: width must be a multiple of 64', 'the upstream answered without an image', 'the upstream answered without audio', 'bad_request: audio: must last 6 to 190 seconds, not 4.00', 'Stable Audio takes no style to avoid'],
   },
   bfl: {
     refusals: ['Content Moderated (Moderation Reasons: Derivative Works Filter)', 'Request Moderated'],
