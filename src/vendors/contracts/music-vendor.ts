@@ -89,6 +89,12 @@ export interface MusicClipStatus {
   /** The lyrics timed word by word, where the vendor gives them: each word with its start and end in seconds. */
   timedLyrics?: { word: string; startS: number; endS: number }[];
   title?: string;
+  /**
+   * A continuation's take that holds the continued clip up to the cut as well (the whole extended track, as
+   * Stable Audio's inpaint and some aggregators' upload-extend answer it), where Suno's holds only what follows
+   * the cut: the gateway keeps what follows the cut, so that a joined song is the clip's own samples up to it.
+   */
+  fromStart?: boolean;
 }
 
 /** What an upstream says of a music task; `secrets`: its own ids, never shown to a caller (the provider takes them out of the reason). */
