@@ -44,17 +44,17 @@ function googleKey(apiKey: string | undefined): UpstreamAuth {
   return { headers: () => headers };
 }
 
-/** Google's Gemini API (Google AI Studio's keys; not Vertex AI, whose calls take OAuth), for images (its Gemini image models, "Nano Banana"), video (Veo) and speech (its TTS models). */
+/** Google's Gemini API (Google AI Studio's keys; not Vertex AI, whose calls take OAuth), for images (its Gemini image models, "Nano Banana"), video (Veo), speech (its TTS models) and music (Lyria 3). */
 export const GOOGLE: VendorDescriptor = {
   protocol: 'gemini',
   title: "Google's Gemini API",
-  makes: 'its Gemini image and speech models and Veo',
-  operations: ['image', 'video', 'speech'],
+  makes: 'its Gemini image and speech models, Veo and Lyria 3',
+  operations: ['image', 'video', 'speech', 'music'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /models/, with its /v1beta', example: 'https://generativelanguage.googleapis.com/v1beta' },
-  // its content refusals: Gemini's blockReason of the prompt or a finishReason of its filters (the image adapter names them), Veo's raiMediaFiltered outputs ("the upstream's safety filters removed the video") and its errors' "violate … usage guidelines"
+  // its content refusals: Gemini's blockReason of the prompt or a finishReason of its filters (the image, speech and music adapters name them), Veo's raiMediaFiltered outputs ("the upstream's safety filters removed the video") and its errors' "violate … usage guidelines"
   contentRefusal: contentRefusals(/blockReason|finishReason (IMAGE_)?(SAFETY|PROHIBITED_CONTENT|RECITATION)|\b(BLOCKLIST|SPII)\b|safety filters|raiMediaFiltered/),
-  // images and speech answer at once (nothing polled); Veo's operations: not documented, Google's own examples poll every 10 s
+  // images, speech and music answer at once (nothing polled); Veo's operations: not documented, Google's own examples poll every 10 s
   pollFloorS: 5,
   // free, and proves the key (not billing: a free-tier key lists the image models it has no quota for)
   probe: () => ({ path: '/models?pageSize=1', notFoundPasses: false, refusal: googleRefusal }),

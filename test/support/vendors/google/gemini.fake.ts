@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import sharp from 'sharp';
 import { sendJson, startServer, type TestServer } from '../../http-server.js';
+import { LYRIA, lyriaText, proSeconds, songLike } from './lyria-song.js';
 
 /** The sizes each shape is made at, 1K (2K and 4K: twice and four times a side): the image generation guide's table of the 3.x models. */
 const SIZES_3: Record<string, [number, number]> = {
@@ -46,17 +47,26 @@ export interface FakeGemini {
   baseUrl: string;
   /**
    * Each generateContent received, in Google's vocabulary: the model of its path, how the key came (`header`:
-   * x-goog-api-key, `query`: ?key=), its JSON body, and what was answered (the image's shape and size).
+   * x-goog-api-key, `query`: ?key=), its JSON body, and what was answered (the image's shape and size; Lyria's
+   * song: its length, audio type and the text beside it).
    */
-  received: { path: string; model: string; key: 'header' | 'query'; body: Record<string, any>; status?: number; made?: { aspectRatio: string; width: number; height: number; mimeType: string } }[];
+  received: {
+    path: string;
+    model: string;
+    key: 'header' | 'query';
+    body: Record<string, any>;
+    status?: number;
+    made?: { aspectRatio: string; width: number; height: number; mimeType: string };
+    song?: { seconds: number; mimeType: string; text: string | null };
+  }[];
   /**
-   * `refuse`: the candidate comes without an image, finishReason IMAGE_SAFETY (HTTP 200); `blockPrompt`: the
-   * prompt is blocked (promptFeedback.blockReason PROHIBITED_CONTENT, no candidate); `textOnly`: the model
-   * answers in words only (STOP); `busy`: the next calls answer 429 RESOURCE_EXHAUSTED (a rate limit);
-   * `noQuota`: 429 with `limit: 0` (a free-tier key: no image quota at all); `overloaded`: the next calls
-   * answer 503 UNAVAILABLE.
+   * `refuse`: the candidate comes without an image, finishReason IMAGE_SAFETY (Lyria's without a song, SAFETY;
+   * HTTP 200); `blockPrompt`: the prompt is blocked (promptFeedback.blockReason PROHIBITED_CONTENT, no
+   * candidate); `textOnly`: the model answers in words only (STOP); `busy`: the next calls answer 429
+   * RESOURCE_EXHAUSTED (a rate limit); `noQuota`: 429 with `limit: 0` (a free-tier key: no image quota at all);
+   * `overloaded`: the next calls answer 503 UNAVAILABLE; `serverError`: the next calls answer 500 INTERNAL.
    */
-  knobs: { refuse?: boolean; blockPrompt?: boolean; textOnly?: boolean; busy?: number; noQuota?: boolean; overloaded?: number };
+  knobs: { refuse?: boolean; blockPrompt?: boolean; textOnly?: boolean; busy?: number; noQuota?: boolean; overloaded?: number; serverError?: number };
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -71,6 +81,12 @@ export interface FakeGemini {
  * first input image's nearest, else 1:1) at the model's size for it. `GET /v1beta/models`. The key in
  * `x-goog-api-key` or `?key=`; errors `{error: {code, message, status, details}}` (a bad key: 400
  * INVALID_ARGUMENT with ErrorInfo API_KEY_INVALID).
+ *
+ * Lyria 3's music models on the same route (its music generation guide): text and up to 10 images in one user
+ * turn (a conversation is refused: a song is made in one turn), `generationConfig.responseModalities` AUDIO or
+ * AUDIO and TEXT (none: both), `responseMimeType` audio/mpeg (the pro model also audio/wav), answered with the
+ * lyrics and structure as a text part then the song as `inlineData` (48 kHz stereo MP3 made by ffmpeg; the clip
+ * model 30 s, the pro model the length its prompt asks in words, else two minutes).
  */
 export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
   const received: FakeGemini['received'] = [];
@@ -94,7 +110,10 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
     }
     if (req.method === 'GET' && url.pathname === '/v1beta/models') {
       const size = Math.max(1, Number(url.searchParams.get('pageSize') ?? 50));
-      const models = Object.keys(MODELS).map((id) => ({ name: `models/${id}`, version: '1', displayName: id, inputTokenLimit: 32_768, outputTokenLimit: 32_768, supportedGenerationMethods: ['generateContent', 'countTokens', 'batchGenerateContent'] }));
+      const models = [
+        ...Object.keys(MODELS).map((id) => ({ name: `models/${id}`, version: '1', displayName: id, inputTokenLimit: 32_768, outputTokenLimit: 32_768, supportedGenerationMethods: ['generateContent', 'countTokens', 'batchGenerateContent'] })),
+        ...Object.keys(LYRIA).map((id) => ({ name: `models/${id}`, version: '3', displayName: id, inputTokenLimit: 131_072, outputTokenLimit: 65_536, supportedGenerationMethods: ['generateContent'] })),
+      ];
       return sendJson(res, 200, { models: models.slice(0, size), ...(size < models.length ? { nextPageToken: 'next' } : {}) });
     }
     const call = req.method === 'POST' ? /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(url.pathname) : null;
@@ -109,7 +128,8 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
     const entry: FakeGemini['received'][number] = { path: url.pathname, model: modelId, key: typeof headerKey === 'string' ? 'header' : 'query', body };
     received.push(entry);
     const model = MODELS[modelId];
-    if (!model) return fail(res, 404, 'NOT_FOUND', `models/${modelId} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`);
+    const lyria = LYRIA[modelId];
+    if (!model && !lyria) return fail(res, 404, 'NOT_FOUND', `models/${modelId} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`);
 
     // contents: one user turn (or more) of text and inline images
     if (!Array.isArray(body.contents) || body.contents.length === 0) return invalid(res, '* GenerateContentRequest.contents: contents is not specified');
@@ -127,10 +147,76 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
         return invalid(res, '* GenerateContentRequest.contents[0].parts: a part must hold text or inline_data');
       }
     }
-    if (inputs.length > model.maxImages) return invalid(res, `Too many images in the request: at most ${model.maxImages} for ${modelId}.`);
+    const maxImages = model?.maxImages ?? lyria.maxImages;
+    if (inputs.length > maxImages) return invalid(res, `Too many images in the request: at most ${maxImages} for ${modelId}.`);
+    const config = (body.generationConfig ?? {}) as Record<string, any>;
+    const textTokens = parts.reduce((sum, p) => sum + (typeof p.text === 'string' ? Math.ceil(p.text.length / 4) : 0), 0);
+    const usage = (modality: 'IMAGE' | 'AUDIO', outTokens: number) => ({
+      promptTokenCount: textTokens + inputs.length * 1290,
+      candidatesTokenCount: outTokens,
+      totalTokenCount: textTokens + inputs.length * 1290 + outTokens,
+      promptTokensDetails: [{ modality: 'TEXT', tokenCount: textTokens }, ...(inputs.length > 0 ? [{ modality: 'IMAGE', tokenCount: inputs.length * 1290 }] : [])],
+      ...(outTokens > 0 ? { candidatesTokensDetails: [{ modality, tokenCount: outTokens }] } : {}),
+    });
+    /** The knobs that make any call fail before it is made (HTTP errors); true when one did. */
+    const misbehaved = (): boolean => {
+      if ((knobs.overloaded ?? 0) > 0) {
+        knobs.overloaded!--;
+        fail(res, 503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
+        return true;
+      }
+      if ((knobs.serverError ?? 0) > 0) {
+        knobs.serverError!--;
+        fail(res, 500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting');
+        return true;
+      }
+      if (knobs.noQuota) {
+        fail(res, 429, 'RESOURCE_EXHAUSTED', `You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: ${modelId}\nPlease retry in 54.2s.`, [
+          { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier', quotaDimensions: { location: 'global', model: modelId } }] },
+          { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '54s' },
+        ]);
+        return true;
+      }
+      if ((knobs.busy ?? 0) > 0) {
+        knobs.busy!--;
+        fail(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).', [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '2s' }]);
+        return true;
+      }
+      return false;
+    };
+    if (lyria) {
+      // a song is made in one turn: no conversation
+      if ((body.contents as Record<string, any>[]).some((c) => c?.role === 'model')) return invalid(res, `Multi-turn conversations are not supported by models/${modelId}: send the whole request in one user turn.`);
+      const modalities = (config.responseModalities ?? ['AUDIO', 'TEXT']) as unknown[];
+      const known = Array.isArray(modalities) && modalities.every((m) => m === 'AUDIO' || m === 'TEXT');
+      if (!known || !modalities.includes('AUDIO') || new Set(modalities).size !== modalities.length) {
+        return invalid(res, `The requested combination of response modalities (${Array.isArray(modalities) ? modalities.join(', ') : String(modalities)}) is not supported by the model. models/${modelId} accepts the following combination of response modalities:\n* AUDIO\n* AUDIO, TEXT\n`);
+      }
+      const mimeType = String(config.responseMimeType ?? config.response_mime_type ?? 'audio/mpeg');
+      if (!lyria.mimeTypes.includes(mimeType)) return invalid(res, `* GenerateContentRequest.generation_config.response_mime_type: unsupported MIME type ${mimeType} for models/${modelId}; allowed: ${lyria.mimeTypes.join(', ')}.`);
+      const prompt = parts.map((p) => (typeof p.text === 'string' ? p.text : '')).join('\n').trim();
+      if (!prompt && inputs.length === 0) return invalid(res, '* GenerateContentRequest.contents: the prompt is empty');
+      if (misbehaved()) return;
+      const responseId = randomBytes(12).toString('base64url');
+      entry.status = 200;
+      if (knobs.blockPrompt) return sendJson(res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: usage('AUDIO', 0), modelVersion: modelId, responseId });
+      if (knobs.refuse) return sendJson(res, 200, { candidates: [{ finishReason: 'SAFETY', index: 0 }], usageMetadata: usage('AUDIO', 0), modelVersion: modelId, responseId });
+      if (knobs.textOnly) {
+        return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: "I can't create music that imitates a specific artist's voice, but I can make something in a similar genre." }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usage('AUDIO', 0), modelVersion: modelId, responseId });
+      }
+      const seconds = lyria.fixedS ?? proSeconds(prompt);
+      const audio = await songLike(mimeType === 'audio/wav' ? 'wav' : 'mp3', seconds, `${modelId}:${prompt}`);
+      const text = modalities.includes('TEXT') ? lyriaText(prompt, seconds) : null;
+      entry.song = { seconds, mimeType, text };
+      return sendJson(res, 200, {
+        candidates: [{ content: { role: 'model', parts: [...(text ? [{ text }] : []), { inlineData: { mimeType, data: audio.toString('base64') } }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: usage('AUDIO', Math.ceil(seconds * 25)),
+        modelVersion: modelId,
+        responseId,
+      });
+    }
 
     // generationConfig
-    const config = (body.generationConfig ?? {}) as Record<string, any>;
     const modalities = (config.responseModalities ?? ['TEXT', 'IMAGE']) as unknown[];
     if (!Array.isArray(modalities) || modalities.some((m) => m !== 'TEXT' && m !== 'IMAGE')) return invalid(res, "Invalid value at 'generation_config.response_modalities'");
     const imageConfig = (config.imageConfig ?? config.image_config ?? {}) as Record<string, unknown>;
@@ -140,35 +226,14 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
     if (askedRatio !== undefined && !model.sizes[String(askedRatio)]) return invalid(res, `Unsupported aspect ratio: ${String(askedRatio)}.`);
     if (config.seed !== undefined && !Number.isInteger(config.seed)) return invalid(res, "Invalid value at 'generation_config.seed' (TYPE_INT32)");
 
-    if ((knobs.overloaded ?? 0) > 0) {
-      knobs.overloaded!--;
-      return fail(res, 503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.');
-    }
-    if (knobs.noQuota) {
-      return fail(res, 429, 'RESOURCE_EXHAUSTED', `You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: ${modelId}\nPlease retry in 54.2s.`, [
-        { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier', quotaDimensions: { location: 'global', model: modelId } }] },
-        { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '54s' },
-      ]);
-    }
-    if ((knobs.busy ?? 0) > 0) {
-      knobs.busy!--;
-      return fail(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).', [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '2s' }]);
-    }
+    if (misbehaved()) return;
 
     const responseId = randomBytes(12).toString('base64url');
-    const textTokens = parts.reduce((sum, p) => sum + (typeof p.text === 'string' ? Math.ceil(p.text.length / 4) : 0), 0);
-    const usage = (imageTokens: number) => ({
-      promptTokenCount: textTokens + inputs.length * 1290,
-      candidatesTokenCount: imageTokens,
-      totalTokenCount: textTokens + inputs.length * 1290 + imageTokens,
-      promptTokensDetails: [{ modality: 'TEXT', tokenCount: textTokens }, ...(inputs.length > 0 ? [{ modality: 'IMAGE', tokenCount: inputs.length * 1290 }] : [])],
-      ...(imageTokens > 0 ? { candidatesTokensDetails: [{ modality: 'IMAGE', tokenCount: imageTokens }] } : {}),
-    });
     entry.status = 200;
-    if (knobs.blockPrompt) return sendJson(res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: usage(0), modelVersion: modelId, responseId });
-    if (knobs.refuse) return sendJson(res, 200, { candidates: [{ finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata: usage(0), modelVersion: modelId, responseId });
+    if (knobs.blockPrompt) return sendJson(res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: usage('IMAGE', 0), modelVersion: modelId, responseId });
+    if (knobs.refuse) return sendJson(res, 200, { candidates: [{ finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata: usage('IMAGE', 0), modelVersion: modelId, responseId });
     if (knobs.textOnly || !modalities.includes('IMAGE')) {
-      return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: 'I can describe the picture, but here it is in words: a quiet harbour at dusk.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usage(0), modelVersion: modelId, responseId });
+      return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: 'I can describe the picture, but here it is in words: a quiet harbour at dusk.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: usage('IMAGE', 0), modelVersion: modelId, responseId });
     }
 
     // the image: the shape asked, or the first input's nearest, or 1:1; at the size class asked
@@ -190,7 +255,7 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
       : [];
     return sendJson(res, 200, {
       candidates: [{ content: { role: 'model', parts: [...thought, { inlineData: { mimeType: 'image/png', data: image.toString('base64') }, ...(model.thinks ? { thoughtSignature: randomBytes(24).toString('base64') } : {}) }] }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: usage(1290 * scale * scale),
+      usageMetadata: usage('IMAGE', 1290 * scale * scale),
       modelVersion: modelId,
       responseId,
     });
