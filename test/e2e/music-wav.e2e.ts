@@ -151,6 +151,20 @@ describe('music: a stored clip as WAV or FLAC (GET /music-a/clips/{clip_id}/audi
     }
   });
 
+  it('HEAD answers the headers alone; hostile ids and formats are refused, never a 5xx', async () => {
+    const head = await fetch(`${t.url}/music-a/clips/${uploadId}/audio?format=wav`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    expect([head.status, head.headers.get('content-type'), Number(head.headers.get('content-length'))]).toEqual([200, 'audio/wav', 44 + upload.samples.length]);
+    const ids = ['%00', '%ED%A0%80', '%EF%BF%BF', 'a'.repeat(5000), `${take.id}%00`, take.id.toUpperCase()];
+    const formats = ['wav&format=flac', '%00', '%ED%A0%80', 'wav%00', 'x'.repeat(5000)];
+    const paths = [...ids.map((id) => `/music-a/clips/${id}/audio?format=wav`), ...formats.map((f) => `/music-a/clips/${take.id}/audio?format=${f}`), `/music-a/clips/${take.id}/audio?format[]=wav`];
+    for (const path of paths) {
+      const res = await fetch(t.url + path, { headers: { authorization: `Bearer ${key}` } });
+      const body = res.headers.get('content-type')?.startsWith('application/json') ? await res.json() : await res.arrayBuffer();
+      expect([path, res.status < 500]).toEqual([path, true]);
+      if (res.status >= 400) expect([path, (body as { request_id?: string }).request_id]).toEqual([path, res.headers.get('x-request-id')]);
+    }
+  });
+
   // last: retention expires every task of this app
   it('a clip whose audio expired is 410', async () => {
     await t.app.get(MediaService).runRetention(new Date(Date.now() + 1000 * 86400_000));

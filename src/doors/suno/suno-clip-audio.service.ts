@@ -114,9 +114,13 @@ function etagOf(row: MediaRow, format: Pcm16Export): string {
   return `W/"${row.id}-${row.sizeBytes.toString(36)}-${row.createdAt.getTime().toString(36)}-${format}"`;
 }
 
-/** The downloaded file's name: the clip's title when it has one (no path separators or control characters), else its id. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The downloaded file's name: the clip's title when it has one (no path separators or control characters, at most 120 characters), else its id. */
 export function fileStem(clip: Pick<OwnedClip, 'id' | 'params'>): string {
   const title = (clip.params as ClipDescription).title;
-  const clean = typeof title === 'string' ? title.replace(/[\u0000-\u001f\u007f/\\]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 120).trim() : '';
+  if (typeof title !== 'string') return clip.id;
+  // code points, not UTF-16 units: a cut must not leave half a surrogate pair (no header could carry it)
+  const clean = Array.from(title.replace(LONE_SURROGATE, '\ufffd').replace(/[\u0000-\u001f\u007f/\\]+/g, ' ').replace(/\s+/g, ' ').trim()).slice(0, 120).join('').trim();
   return clean || clip.id;
 }
