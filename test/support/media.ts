@@ -118,6 +118,8 @@ export function decodeFirstChannel(bytes: Buffer, ext = 'audio'): Promise<Float3
     const raw = execFileSync(readerFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-af', 'pan=mono|c0=c0', '-f', 'f32le', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
     return new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4).slice();
   });
+}
+
 /**
  * Audio decoded by ffmpeg (readerFfmpeg) to interleaved 16-bit little-endian samples at the file's own rate and
  * channel count (no resampling, no mixing): what a sample-exact comparison of two files reads.
