@@ -18,7 +18,7 @@ import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ElevenLabsComposeMusicDto } from './dto/elevenlabs-music.dto.js';
 import { PLAN_FIELDS, PROMPT_FIELDS, assertComposable, composedSong } from './elevenlabs-music.mapping.js';
 
-/** How long a held request waits beyond the music task's own deadline (MUSIC_TIMEOUT_S) before it is answered 504. */
+/** How long a held request waits beyond the music task's own deadline (MUSIC_TIMEOUT_S) before it is answered 504, unless MUSIC_HOLD_S says. */
 const HOLD_MARGIN_S = 15;
 
 /** The size of each chunk `/stream` writes. */
@@ -82,7 +82,8 @@ export class ElevenLabsMusicService {
 
   /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin. */
   private async held(principal: Principal, id: string, res: Response): Promise<MusicTask> {
-    const holdS = this.config.kinds.music.timeoutS + HOLD_MARGIN_S;
+    const settings = this.config.kinds.music;
+    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
     const until = Date.now() + holdS * 1000;
     let pause = 50;
     for (;;) {
