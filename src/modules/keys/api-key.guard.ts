@@ -13,7 +13,8 @@ import { secretsEqual } from './key-material.js';
 import { KeysService } from './keys.service.js';
 
 /**
- * Resolves the Authorization header and enforces each route's access rule, before any body is read
+ * Resolves the Authorization header (or, on a route marked KeyHeader, the key in that header: ElevenLabs'
+ * `xi-api-key` on its door) and enforces each route's access rule, before any body is read
  * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
  * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); key-or-admin
  * routes take either (the admin key is not counted against any owner's rate limit); the metrics route
