@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { AppError, type ErrorCode, type ParamFault } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
+import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
 import { openAiError } from '../errors/openai-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
 import { requestPath } from '../http/request-path.js';
@@ -11,6 +12,8 @@ import { requestPath } from '../http/request-path.js';
 const STRING_CODE_PREFIXES = ['/music-a/'];
 /** The OpenAI-style door: its clients (OpenAI's SDKs) read errors as `{"error": {message, type, code, param}}`. */
 export const OPENAI_PREFIX = '/openai/';
+/** ElevenLabs' door: its clients (ElevenLabs' SDKs) read errors as `{"detail": …}`, a refused request as a 422. */
+export const ELEVENLABS_PREFIX = '/elevenlabs/';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -45,6 +48,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const path = requestPath(req);
     if (path.startsWith(OPENAI_PREFIX)) {
       res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault), request_id: requestIdOf(req) });
+      return;
+    }
+    if (path.startsWith(ELEVENLABS_PREFIX)) {
+      const queryKeys = typeof req.query === 'object' && req.query !== null ? Object.keys(req.query) : [];
+      res.status(elevenLabsStatus(wire)).json({ ...elevenLabsError(wire, code, message, fault, queryKeys), request_id: requestIdOf(req) });
       return;
     }
     const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => path.startsWith(prefix));

@@ -2,8 +2,9 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
+import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
 import { openAiError } from '../errors/openai-error.js';
-import { ErrorEnvelopeDto, OpenAiErrorEnvelopeDto, StringCodeErrorEnvelopeDto } from './error-envelope.dto.js';
+import { ElevenLabsErrorEnvelopeDto, ElevenLabsValidationErrorEnvelopeDto, ErrorEnvelopeDto, OpenAiErrorEnvelopeDto, StringCodeErrorEnvelopeDto } from './error-envelope.dto.js';
 
 /** Errors every keyed JSON route can answer. */
 export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
@@ -24,10 +25,10 @@ export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
 export const ADMISSION_ERRORS: readonly ErrorCode[] = ['CONCURRENCY_LIMITED', 'CREDITS_EXHAUSTED'];
 
 /** Documents the error replies of an operation: one response per status, an example per code. */
-export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean } = {}): MethodDecorator & ClassDecorator {
+export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean; elevenLabs?: boolean } = {}): MethodDecorator & ClassDecorator {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
-    const { status } = describeError(code);
+    const status = options.elevenLabs ? elevenLabsStatus(describeError(code)) : describeError(code).status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const decorators = [...byStatus.entries()]
@@ -35,14 +36,16 @@ export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: 
     .map(([status, group]) =>
       ApiResponse({
         status,
-        type: options.openAi ? OpenAiErrorEnvelopeDto : options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
+        type: options.elevenLabs ? (status === 422 ? ElevenLabsValidationErrorEnvelopeDto : ElevenLabsErrorEnvelopeDto) : options.openAi ? OpenAiErrorEnvelopeDto : options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
         description: group.map((c) => `\`${wireCode(c, options.stringCodes)}\` ${describeError(c).meaning}`).join(' · '),
         examples: Object.fromEntries(
           group.map((c) => [
             c,
             {
               summary: describeError(c).meaning,
-              value: options.openAi
+              value: options.elevenLabs
+                ? { ...elevenLabsError(describeError(c), c, describeError(c).meaning, undefined), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
+                : options.openAi
                 ? { error: openAiError(status, describeError(c).name, describeError(c).meaning), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                 : { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
             },
