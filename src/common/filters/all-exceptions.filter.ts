@@ -4,6 +4,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { AppError, type ErrorCode, type ParamFault } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { openAiError } from '../errors/openai-error.js';
+import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
 import { requestPath } from '../http/request-path.js';
 
@@ -11,6 +12,8 @@ import { requestPath } from '../http/request-path.js';
 const STRING_CODE_PREFIXES = ['/music-a/'];
 /** The OpenAI-style door: its clients (OpenAI's SDKs) read errors as `{"error": {message, type, code, param}}`. */
 export const OPENAI_PREFIX = '/openai/';
+/** The sunoapi.org-shaped door: its clients read every answer as `{code, msg, data}`, `code` the outcome. */
+export const SUNOAPI_PREFIX = '/sunoapi/';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -45,6 +48,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const path = requestPath(req);
     if (path.startsWith(OPENAI_PREFIX)) {
       res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault), request_id: requestIdOf(req) });
+      return;
+    }
+    if (path.startsWith(SUNOAPI_PREFIX)) {
+      res.status(wire.status).json({ code: sunoapiErrorCode(wire.status, wire.name), msg: message, data: null, request_id: requestIdOf(req) });
       return;
     }
     const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => path.startsWith(prefix));
