@@ -4,3 +4,4 @@
 import './music.e2e.js';
 import './jobs-sandbox.e2e.js';
 import './expand.e2e.js';
+import './sunoapi-door.e2e.js';

@@ -167,13 +167,14 @@ export function askedParam(task: Pick<SunoapiMusicTask, 'params' | 'callbackUrl'
   const p = task.params;
   const given = (fields: Record<string, unknown>) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined));
   const words = given({ prompt: p.lyrics ?? p.description, style: p.style, title: p.title, negativeTags: p.avoid_style });
-  const common = given({ model: p.model, callBackUrl: task.callbackUrl });
+  const model = given({ model: p.model });
+  const callBack = given({ callBackUrl: task.callbackUrl });
   const c = p.continues;
-  if (!c) return { customMode: p.description === null, instrumental: p.instrumental, ...common, ...words };
+  if (!c) return { customMode: p.description === null, instrumental: p.instrumental, ...model, ...words, ...callBack };
   const defaultParamFlag = p.lyrics !== null || p.style !== null || p.title !== null;
   const at = defaultParamFlag ? given({ continueAt: c.at_s }) : {};
-  if (c.from_upload) return { defaultParamFlag, instrumental: p.instrumental, ...common, ...at, ...words };
-  return { audioId: c.clip_id, defaultParamFlag, ...common, ...at, ...words };
+  if (c.from_upload) return { defaultParamFlag, instrumental: p.instrumental, ...model, ...at, ...words, ...callBack };
+  return { audioId: c.clip_id, defaultParamFlag, ...model, ...at, ...words, ...callBack };
 }
 
 /** A take as their callbacks list it (snake_case). */
