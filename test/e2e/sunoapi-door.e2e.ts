@@ -130,6 +130,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       const res = await post(path, body);
       expect([res.status, res.body.code, res.body.data]).toEqual([status, status, null]);
       expect(res.body.msg).toMatch(words);
+      expect(res.body.message).toBe(res.body.msg);
       expect(res.body.request_id).toEqual(expect.any(String));
     };
     await refused(GENERATE, { instrumental: false, prompt: 'x' }, 400, /customMode must be a boolean/);
@@ -138,7 +139,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     await refused(GENERATE, { customMode: true, instrumental: false, prompt: 'x', style: 's', title: 'T', model: 'V9' }, 400, /model must be one of V3_5, V4, V4_5, V4_5PLUS, V5/);
     await refused(GENERATE, { customMode: true, instrumental: false, prompt: 'x'.repeat(3001), style: 's', title: 'T', model: 'V4' }, 400, /^prompt must be at most 3000 characters long with model V4/);
     // the same lyrics are within V4_5's 5000
-    await created(GENERATE, { customMode: true, instrumental: false, prompt: 'x'.repeat(3001), style: 's', title: 'T', model: 'V4_5' });
+    expect((await untilEnded(await created(GENERATE, { customMode: true, instrumental: false, prompt: 'x'.repeat(3001), style: 's', title: 'T', model: 'V4_5' }))).data.status).toBe('SUCCESS');
     await refused(GENERATE, { customMode: false, instrumental: false, prompt: 'a song', style: 'rock' }, 400, /^style is taken only in custom mode/);
     await refused(GENERATE, { customMode: false, instrumental: false, prompt: 'y'.repeat(501) }, 400, /^prompt must be at most 500 characters long in non-custom mode/);
     await refused(GENERATE, { customMode: false, instrumental: false, prompt: 'a song', callBackUrl: 'ftp://example.com/x' }, 400, /callBackUrl/);

@@ -719,6 +719,8 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
       return 'an error without the {code, message, request_id} envelope';
     }
     if (body.request_id !== requestId) return `request_id ${body.request_id} differs from X-Request-Id ${requestId}`;
+    // the sunoapi.org-shaped door answers the family's {code, msg, data} too, its code a number
+    if (path.startsWith('/sunoapi/') && !parserRefusal && (typeof body.code !== 'number' || body.msg !== body.message || body.data !== null)) return 'an error without the family\'s {code, msg, data: null}';
   }
   return null;
 }

@@ -12,7 +12,7 @@ import { requestPath } from '../http/request-path.js';
 const STRING_CODE_PREFIXES = ['/music-a/'];
 /** The OpenAI-style door: its clients (OpenAI's SDKs) read errors as `{"error": {message, type, code, param}}`. */
 export const OPENAI_PREFIX = '/openai/';
-/** The sunoapi.org-shaped door: its clients read every answer as `{code, msg, data}`, `code` the outcome. */
+/** The sunoapi.org-shaped door: its clients read every answer as `{code, msg, data}`, `code` the outcome (one of their codes). */
 export const SUNOAPI_PREFIX = '/sunoapi/';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
@@ -51,7 +51,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     if (path.startsWith(SUNOAPI_PREFIX)) {
-      res.status(wire.status).json({ code: sunoapiErrorCode(wire.status, wire.name), msg: message, data: null, request_id: requestIdOf(req) });
+      // their `{code, msg, data}`, and the gateway's `message` and `request_id` beside (the envelope every error carries)
+      res.status(wire.status).json({ code: sunoapiErrorCode(wire.status, wire.name), msg: message, data: null, message, request_id: requestIdOf(req) });
       return;
     }
     const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => path.startsWith(prefix));

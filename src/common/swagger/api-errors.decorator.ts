@@ -46,7 +46,7 @@ export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: 
               value: options.openAi
                 ? { error: openAiError(status, describeError(c).name, describeError(c).meaning), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                 : options.sunoapi
-                  ? { code: sunoapiErrorCode(status, describeError(c).name), msg: describeError(c).meaning, data: null, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
+                  ? { code: sunoapiErrorCode(status, describeError(c).name), msg: describeError(c).meaning, data: null, message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                   : { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
             },
           ]),
