@@ -70,6 +70,11 @@ const CASES: Record<string, { refusals: string[]; ownFailures: string[] }> = {
     refusals: ['Your lyrics contain inappropriate words', 'The description contains sensitive content'],
     ownFailures: ['generation failed, please retry', 'no reason given'],
   },
+  // sunoapi.org's failed states and their words (record-info's errorMessage)
+  sunoapi: {
+    refusals: ['SENSITIVE_WORD_ERROR: the prompt contains prohibited words', 'The lyrics contain copyrighted material', 'Uploaded audio matches existing work of art', 'The style names an artist name'],
+    ownFailures: ['GENERATE_AUDIO_FAILED: generation failed', 'CREATE_TASK_FAILED: internal error', 'no reason given'],
+  },
   // Mureka documents no moderation code: its failed_reason's words, which the words every vendor uses read
   mureka: {
     refusals: ['The lyrics contain sensitive content', 'The prompt violates our content policy'],
