@@ -692,6 +692,8 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   // with an error event
   const held = /^\/openai\/v1\/(images\/|audio\/speech)/.test(c.path ?? '') && o.headers['x-request-id'] !== undefined;
   if (held && o.status === 504 && /"code":"timeout"/.test(o.text)) return null;
+  // the sunoapi.org-style door's upload-extend waits for its upload's check (AUDIO_HOLD_S): 504, their code 500, naming the upload
+  if (/^\/sunoapi\/api\/v1\/generate\/upload-extend/.test(c.path ?? '') && o.status === 504 && /"code":500\b.*"msg":"uploadUrl: the audio was not fetched and checked within/.test(o.text)) return null;
   if (held && o.status === 200 && /^text\/event-stream/.test(String(o.headers['content-type'] ?? '')) && /^(event: error\n)?data: \{"type":"error","error":\{"message":"the (image|speech) task [^"]+ did not end within/.test(o.text)) return null;
   if (o.status >= 500) return `answered ${o.status}`;
   const requestId = o.headers['x-request-id'];

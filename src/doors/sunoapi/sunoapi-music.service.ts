@@ -21,6 +21,8 @@ import type { SunoapiRecordInfoDto } from './dto/sunoapi-record.dto.js';
 import { type SunoapiMusicTask, SunoapiMusicRecords } from './sunoapi-music.records.js';
 import { SUNOAPI_DOOR } from './sunoapi.door.js';
 
+/** How long an upload-extend waits beyond the upload's own deadline (AUDIO_TIMEOUT_S) before it is answered 504, unless AUDIO_HOLD_S says. */
+const HOLD_MARGIN_S = 15;
 /** Non-custom mode's prompt (a description), as their docs limit it whatever the model. */
 const DESCRIPTION_MAX = 500;
 
@@ -152,7 +154,8 @@ export class SunoapiMusicService {
   /**
    * Registers `url` as an upload (as `POST /music-a/uploads/audio-url` does: an audio task whose clip has its
    * id) and holds the request until it is fetched and checked (the family fetches uploadUrl at the create too),
-   * within the audio task's own deadline; a failed upload is a 400 naming uploadUrl with its reason.
+   * for AUDIO_HOLD_S (else the upload's deadline and 15 s: then 504, the upload going on); a failed upload is a
+   * 400 naming uploadUrl with its reason.
    */
   private async upload(owner: string, url: string, base?: string): Promise<string> {
     const id = randomUUID();
@@ -163,13 +166,17 @@ export class SunoapiMusicService {
       baseUrl: base,
       details: [ClipsRepository.newRows([{ id, taskId: id, owner, idx: 0, type: 'upload' }])],
     });
-    const until = Date.now() + (this.config.kinds.audio.timeoutS + 5) * 1000;
+    const settings = this.config.kinds.audio;
+    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
+    const until = Date.now() + holdS * 1000;
     let pause = 100;
     for (;;) {
       const task = await this.tasks.findForOwner<AudioParams, AudioResult>(AudioKind.definition.name, owner, id);
       if (task?.state === 'succeeded') return id;
       if (!task || task.state === 'failed') throw new AppError('INVALID_PARAMETER', `uploadUrl: the audio could not be used: ${task?.message ?? 'the upload was removed'} (its upload id: ${id})`);
-      if (Date.now() > until) throw new AppError('TIMEOUT', `uploadUrl: the audio was not fetched and checked in time; its upload ${id} goes on (GET /music-a/uploads/${id}): continue it with POST /sunoapi/api/v1/generate/extend, audioId ${id}, once ready`);
+      if (Date.now() > until) {
+        throw new AppError('TIMEOUT', `uploadUrl: the audio was not fetched and checked within ${holdS} s; its upload ${id} goes on (GET /music-a/uploads/${id}): continue it with POST /sunoapi/api/v1/generate/extend, audioId ${id}, once ready`);
+      }
       await sleep(pause);
       pause = Math.min(1000, Math.round(pause * 1.5));
     }
