@@ -4,4 +4,6 @@
 import './music.e2e.js';
 import './jobs-sandbox.e2e.js';
 import './expand.e2e.js';
+import './music-wav.e2e.js';
+import './elevenlabs-music-door.e2e.js';
 import './sunoapi-door.e2e.js';

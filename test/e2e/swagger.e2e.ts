@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { EXAMPLE_BASE } from '../../src/common/swagger/samples.js';
-import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from '../../src/common/swagger/security-schemes.js';
+import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, ELEVENLABS_KEY_SCHEME, METRICS_TOKEN_SCHEME } from '../../src/common/swagger/security-schemes.js';
 import { LUMA_UNSUPPORTED } from '../../src/doors/luma/luma-unsupported.controller.js';
 import { OPENAI_VIDEOS_UNSUPPORTED } from '../../src/doors/openai/openai-videos-unsupported.controller.js';
 import { OPENAI_IMAGES_UNSUPPORTED } from '../../src/doors/openai/openai-images.controller.js';
@@ -47,7 +47,10 @@ describe('Swagger UI and the OpenAPI document', () => {
     expect(doc.components.securitySchemes[API_KEY_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringMatching(/mgw_/) }));
     expect(doc.components.securitySchemes[ADMIN_KEY_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
     expect(doc.components.securitySchemes[METRICS_TOKEN_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringMatching(/METRICS_TOKEN/) }));
-    expect(Object.keys(doc.components.securitySchemes)).toEqual([API_KEY_SCHEME, ADMIN_KEY_SCHEME, METRICS_TOKEN_SCHEME]);
+    expect(doc.components.securitySchemes[ELEVENLABS_KEY_SCHEME]).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'xi-api-key' }));
+    expect(Object.keys(doc.components.securitySchemes)).toEqual([API_KEY_SCHEME, ADMIN_KEY_SCHEME, METRICS_TOKEN_SCHEME, ELEVENLABS_KEY_SCHEME]);
+    // ElevenLabs' door: either the Bearer key or its xi-api-key header
+    expect(doc.paths['/elevenlabs/v1/music'].post.security).toEqual(expect.arrayContaining([{ [API_KEY_SCHEME]: [] }, { [ELEVENLABS_KEY_SCHEME]: [] }]));
     // GET /metrics: the metrics token or the admin key, either alone
     expect(doc.paths['/metrics'].get.security).toEqual(expect.arrayContaining([{ [METRICS_TOKEN_SCHEME]: [] }, { [ADMIN_KEY_SCHEME]: [] }]));
     for (const code of [1000, 1001, 1002, 1004, 1005, 1103, 1200, 1201, 1203, 1302, 1303, 5000, 5001]) {

@@ -681,7 +681,7 @@ async function sendHttp(base: string, c: Extract<FuzzCase, { kind: 'http' }>, de
   }
 }
 
-const NON_JSON_SUCCESS = [/^\/docs/, /^\/metrics/, /^\/media\//, /^\/samples\//, /^\/openai\/v1\/audio\/speech/];
+const NON_JSON_SUCCESS = [/^\/docs/, /^\/metrics/, /^\/media\//, /^\/samples\//, /^\/openai\/v1\/audio\/speech/, /^\/elevenlabs\/v1\/music/];
 
 /** What is wrong with the answer to `c`, or null. */
 export function problemWith(c: FuzzCase, o: Observed): string | null {
@@ -694,6 +694,9 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   if (held && o.status === 504 && /"code":"timeout"/.test(o.text)) return null;
   // the sunoapi.org-style door's upload-extend waits for its upload's check (AUDIO_HOLD_S): 504, their code 500, naming the upload
   if (/^\/sunoapi\/api\/v1\/generate\/upload-extend/.test(c.path ?? '') && o.status === 504 && /"code":500\b.*"msg":"uploadUrl: the audio was not fetched and checked within/.test(o.text)) return null;
+  // ElevenLabs' music door answers when its task ends likewise (MUSIC_HOLD_S), in ElevenLabs' words
+  const heldSong = /^\/elevenlabs\/v1\/music/.test(c.path ?? '') && o.headers['x-request-id'] !== undefined;
+  if (heldSong && o.status === 504 && /^\{"detail":\{"status":"timeout","message":"the music task [^"]+ did not end within/.test(o.text)) return null;
   if (held && o.status === 200 && /^text\/event-stream/.test(String(o.headers['content-type'] ?? '')) && /^(event: error\n)?data: \{"type":"error","error":\{"message":"the (image|speech) task [^"]+ did not end within/.test(o.text)) return null;
   if (o.status >= 500) return `answered ${o.status}`;
   const requestId = o.headers['x-request-id'];
@@ -713,7 +716,14 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   const openAiShaped = typeof e?.message === 'string' && typeof e.type === 'string' && typeof e.code === 'string' && (e.param === null || typeof e.param === 'string') && typeof body.request_id === 'string';
   // a request Node's HTTP parser refuses (malformed bytes, 431) is answered before any route: the spec's envelope on every path
   const parserRefusal = c.kind === 'raw' || o.status === 431 || o.status === 408;
-  if (o.status >= 400 && path.startsWith('/openai/') && (openAiShaped || !parserRefusal)) {
+  const d = body?.detail;
+  const elevenLabsShaped =
+    (Array.isArray(d) ? o.status === 422 && d.length > 0 && d.every((i: any) => typeof i?.type === 'string' && Array.isArray(i.loc) && typeof i.msg === 'string') : typeof d?.status === 'string' && typeof d.message === 'string') &&
+    body.request_id === requestId;
+  if (o.status >= 400 && path.startsWith('/elevenlabs/') && (elevenLabsShaped || !parserRefusal)) {
+    // ElevenLabs' door answers errors as its SDKs read them: {detail: {status, message}}, a refused request a 422 {detail: [{type, loc, msg}]}
+    if (!elevenLabsShaped) return 'an error without the {detail, request_id} shape of ElevenLabs (or its request_id not X-Request-Id)';
+  } else if (o.status >= 400 && path.startsWith('/openai/') && (openAiShaped || !parserRefusal)) {
     // the OpenAI-style door answers errors as OpenAI's SDKs read them, its request_id beside
     if (!openAiShaped) return 'an error without the {error: {message, type, code, param}, request_id} envelope';
   } else if (o.status >= 400) {

@@ -112,6 +112,22 @@ export function decodeMono(bytes: Buffer, ext = 'audio'): Promise<Float32Array> 
   });
 }
 
+/** The first channel of audio decoded by ffmpeg (readerFfmpeg) at 44.1 kHz: a mono source in a stereo file reads back at its own level (no downmix). */
+export function decodeFirstChannel(bytes: Buffer, ext = 'audio'): Promise<Float32Array> {
+  return withFile(bytes, ext, (file) => {
+    const raw = execFileSync(readerFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-af', 'pan=mono|c0=c0', '-f', 'f32le', '-ar', '44100', 'pipe:1'], { maxBuffer: 1 << 30 });
+    return new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4).slice();
+  });
+}
+
+/**
+ * Audio decoded by ffmpeg (readerFfmpeg) to interleaved 16-bit little-endian samples at the file's own rate and
+ * channel count (no resampling, no mixing): what a sample-exact comparison of two files reads.
+ */
+export function decodeS16(bytes: Buffer, ext = 'audio'): Promise<Buffer> {
+  return withFile(bytes, ext, (file) => execFileSync(readerFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-map', '0:a:0', '-f', 's16le', '-c:a', 'pcm_s16le', 'pipe:1'], { maxBuffer: 1 << 30 }));
+}
+
 /** Normalized correlation of two equally long stretches of samples (1: the same shape). */
 export function correlation(a: Float32Array, b: Float32Array): number {
   let ab = 0;

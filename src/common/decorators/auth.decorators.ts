@@ -23,6 +23,15 @@ export const MetricsReader = () => SetMetadata(ROUTE_ACCESS, 'metrics' satisfies
  */
 export const KeyOrAdmin = () => SetMetadata(ROUTE_ACCESS, 'key-or-admin' satisfies RouteAccess);
 
+export const KEY_HEADER = 'key-header';
+
+/**
+ * The keyed route also takes its API key as the bare value of the header `name` (lower case), as a vendor's
+ * SDKs send it (ElevenLabs': `xi-api-key`), besides `Authorization: Bearer <key>`. Only the routes of the
+ * door whose clients send it say so: elsewhere such a header is not read.
+ */
+export const KeyHeader = (name: string) => SetMetadata(KEY_HEADER, name.toLowerCase());
+
 /** Who reads, on a KeyOrAdmin route: the admin (every owner), or an owner through one of its keys. */
 export type Viewer = { admin: true } | { admin: false; owner: string };
 

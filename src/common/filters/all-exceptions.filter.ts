@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { AppError, type ErrorCode, type ParamFault } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
+import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
 import { openAiError } from '../errors/openai-error.js';
 import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
@@ -14,6 +15,8 @@ const STRING_CODE_PREFIXES = ['/music-a/'];
 export const OPENAI_PREFIX = '/openai/';
 /** The sunoapi.org-shaped door: its clients read every answer as `{code, msg, data}`, `code` the outcome (one of their codes). */
 export const SUNOAPI_PREFIX = '/sunoapi/';
+/** ElevenLabs' door: its clients (ElevenLabs' SDKs) read errors as `{"detail": …}`, a refused request as a 422. */
+export const ELEVENLABS_PREFIX = '/elevenlabs/';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
 export const DATABASE_RETRY_AFTER_S = 5;
@@ -53,6 +56,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (path.startsWith(SUNOAPI_PREFIX)) {
       // their `{code, msg, data}`, and the gateway's `message` and `request_id` beside (the envelope every error carries)
       res.status(wire.status).json({ code: sunoapiErrorCode(wire.status, wire.name), msg: message, data: null, message, request_id: requestIdOf(req) });
+      return;
+    }
+    if (path.startsWith(ELEVENLABS_PREFIX)) {
+      const queryKeys = typeof req.query === 'object' && req.query !== null ? Object.keys(req.query) : [];
+      res.status(elevenLabsStatus(wire)).json({ ...elevenLabsError(wire, code, message, fault, queryKeys), request_id: requestIdOf(req) });
       return;
     }
     const usesStringCode = STRING_CODE_PREFIXES.some((prefix) => path.startsWith(prefix));

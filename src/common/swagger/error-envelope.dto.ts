@@ -71,3 +71,45 @@ export class SunoapiErrorEnvelopeDto {
   @ApiProperty({ description: 'Id of this request; also in the X-Request-Id header.', example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
   request_id!: string;
 }
+
+/** ElevenLabs' error (`detail` of its door's answers but 422s). */
+export class ElevenLabsErrorDetailDto {
+  @ApiProperty({
+    description: "ElevenLabs' word where it has one (invalid_api_key, needs_authorization, quota_exceeded, too_many_concurrent_requests, bad_prompt), else the error code's name (see the error-code table).",
+    example: 'invalid_api_key',
+  })
+  status!: string;
+
+  @ApiProperty({ example: 'API key is not valid' })
+  message!: string;
+}
+
+/** Error envelope of ElevenLabs' door (`/elevenlabs/v1`), as ElevenLabs' SDKs read it. */
+export class ElevenLabsErrorEnvelopeDto {
+  @ApiProperty({ type: ElevenLabsErrorDetailDto })
+  detail!: ElevenLabsErrorDetailDto;
+
+  @ApiProperty({ description: 'Id of this request; also in the X-Request-Id header.', example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+}
+
+/** One refused field of a 422 on ElevenLabs' door, as ElevenLabs (FastAPI) words it. */
+export class ElevenLabsValidationItemDto {
+  @ApiProperty({ description: 'The rule broken, in pydantic\'s words: missing, type_error, value_error, greater_than_equal, less_than_equal, string_too_long, string_too_short, too_long, json_invalid.', example: 'less_than_equal' })
+  type!: string;
+
+  @ApiProperty({ description: 'Where: "body" or "query", then the field\'s path.', type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] }, example: ['body', 'music_length_ms'] })
+  loc!: (string | number)[];
+
+  @ApiProperty({ description: 'Every fault of the request in words, each naming its field and rule.', example: 'music_length_ms must be a whole number from 3000 to 600000' })
+  msg!: string;
+}
+
+/** A refused request on ElevenLabs' door (422), as its SDKs type it (`UnprocessableEntityError`). */
+export class ElevenLabsValidationErrorEnvelopeDto {
+  @ApiProperty({ type: [ElevenLabsValidationItemDto] })
+  detail!: ElevenLabsValidationItemDto[];
+
+  @ApiProperty({ description: 'Id of this request; also in the X-Request-Id header.', example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+}

@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import type { KindDefinition } from '../tasks/task-kind.js';
 import { EXAMPLE_BASE } from './samples.js';
-import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, METRICS_TOKEN_SCHEME } from './security-schemes.js';
+import { ADMIN_KEY_SCHEME, API_KEY_SCHEME, ELEVENLABS_KEY_SCHEME, METRICS_TOKEN_SCHEME } from './security-schemes.js';
 
 const DESCRIPTION = `
 An HTTP/JSON gateway for generative media: image expansion (outpainting), video generation and audio clip upload.
@@ -119,7 +119,8 @@ export function buildOpenApiDocument(app: INestApplication, kinds: KindDefinitio
     // Swagger UI's Authorize dialog lists schemes by name: the API key's comes first.
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key: mgw_ and 48 letters and digits', description: 'An API key (mgw_…)' }, API_KEY_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the ADMIN_API_KEY value', description: 'The admin key (ADMIN_API_KEY), for the /admin routes only' }, ADMIN_KEY_SCHEME)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the METRICS_TOKEN value', description: "The metrics token (METRICS_TOKEN): Prometheus's, for GET /metrics only" }, METRICS_TOKEN_SCHEME);
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'the METRICS_TOKEN value', description: "The metrics token (METRICS_TOKEN): Prometheus's, for GET /metrics only" }, METRICS_TOKEN_SCHEME)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'xi-api-key', description: "An API key (mgw_…) in ElevenLabs' header, as its SDKs send it: on the /elevenlabs routes only" }, ELEVENLABS_KEY_SCHEME);
   // Kinds may share a tag (music and concat); the first to declare it describes it.
   const tags = new Map<string, string>();
   for (const [name, description] of [...kinds.map((k): [string, string] => [k.openapi.tag, k.openapi.description]), ...TAGS]) if (!tags.has(name)) tags.set(name, description);

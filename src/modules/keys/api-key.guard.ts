@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { AuthenticatedRequest, Credential } from '../../common/auth/credential.js';
-import { ROUTE_ACCESS, type RouteAccess } from '../../common/decorators/auth.decorators.js';
+import { KEY_HEADER, ROUTE_ACCESS, type RouteAccess } from '../../common/decorators/auth.decorators.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { requestPath } from '../../common/http/request-path.js';
 import { AppConfig } from '../../infra/config/app-config.js';
@@ -13,7 +13,8 @@ import { secretsEqual } from './key-material.js';
 import { KeysService } from './keys.service.js';
 
 /**
- * Resolves the Authorization header and enforces each route's access rule, before any body is read
+ * Resolves the Authorization header (or, on a route marked KeyHeader, the key in that header: ElevenLabs'
+ * `xi-api-key` on its door) and enforces each route's access rule, before any body is read
  * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
  * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); key-or-admin
  * routes take either (the admin key is not counted against any owner's rate limit); the metrics route
@@ -53,7 +54,11 @@ export class ApiKeyGuard implements CanActivate {
       throw new AppError('NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`);
     }
     const limitedS = this.failures.retryAfterS(req.ip);
-    const check = await this.keys.resolveCredential(req.headers.authorization, limitedS > 0);
+    const keyHeader = this.reflector.getAllAndOverride<string | undefined>(KEY_HEADER, [context.getHandler(), context.getClass()]);
+    const sent = keyHeader ? authorizationWith(req, keyHeader) : { header: req.headers.authorization };
+    if ('missing' in sent) throw sent.missing;
+    if ('refused' in sent) throw this.refused(req, sent.refused, limitedS);
+    const check = await this.keys.resolveCredential(sent.header, limitedS > 0);
     switch (check.kind) {
       case 'none':
         throw check.error;
@@ -96,4 +101,26 @@ export class ApiKeyGuard implements CanActivate {
     const { limit, windowS } = this.config.authFailures;
     return new AppError('AUTH_THROTTLED', `Too many failed authentications from your address (${limit} within ${windowS} s): for ${limitedS} s more, a credential from it that is not valid is refused with this answer (a valid key is served as always)`, limitedS);
   }
+}
+
+/**
+ * The Authorization a route that also takes its key in `keyHeader` (KeyHeader) is read with: the header's key as
+ * `Bearer <key>` when no Authorization is sent; Authorization when it is sent alone, or with the same key. Both,
+ * naming different keys, is refused (which was meant cannot be told), and so is a value that is not one token.
+ */
+function authorizationWith(req: Request, keyHeader: string): { header: string | undefined } | { missing: AppError } | { refused: AppError } {
+  const raw = req.headers[keyHeader];
+  const value = Array.isArray(raw) ? raw.join(',') : raw;
+  const authorization = req.headers.authorization;
+  const hasAuthorization = authorization !== undefined && authorization.trim() !== '';
+  if (value === undefined || value.trim() === '') {
+    if (hasAuthorization) return { header: authorization };
+    return { missing: new AppError('AUTH_MISSING', `An API key is required: send it in the ${keyHeader} header, or as "Authorization: Bearer <API_KEY>"`) };
+  }
+  const key = value.trim();
+  if (!/^\S+$/.test(key)) return { refused: new AppError('AUTH_MALFORMED', `The ${keyHeader} header must hold an API key alone (mgw_ and 48 letters and digits)`) };
+  if (hasAuthorization && /^Bearer +(\S+) *$/i.exec(authorization)?.[1] !== key) {
+    return { refused: new AppError('AUTH_MALFORMED', `Both the ${keyHeader} header and Authorization were sent, with different keys: send the key in one of them`) };
+  }
+  return { header: `Bearer ${key}` };
 }

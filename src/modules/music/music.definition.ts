@@ -11,7 +11,8 @@ export const MUSIC_DEFINITION: KindDefinition = {
     prefix: 'MUSIC',
     timeoutS: 600,
     prices: { task: { env: 'PRICE_MUSIC', default: 10 } },
-    options: { sandboxDurationS: { env: 'MUSIC_SANDBOX_DURATION_S', default: 10, min: 1, max: 480 } },
+    // holdS: how long a door that answers the song itself (ElevenLabs') holds a request; 0: the task's deadline and 15 s
+    options: { sandboxDurationS: { env: 'MUSIC_SANDBOX_DURATION_S', default: 10, min: 1, max: 480 }, holdS: { env: 'MUSIC_HOLD_S', default: 0, min: 0, max: 3600 } },
     // RELAY_MUSIC_URL speaks a Suno-style aggregator, the interface its door is
     channels: { configProtocol: SUNO_AGGREGATOR.protocol },
   },

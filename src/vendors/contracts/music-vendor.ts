@@ -116,6 +116,8 @@ export type MusicAnswer = { made: MusicClipStatus[] } | { upstreamId: string };
  */
 export interface MusicVendor extends RelayVendor<MusicStatus> {
   readonly models: readonly MusicModelSpec[];
+  /** False for a vendor that answers later but never calls back (Mureka): its tasks are polled on the usual schedule, never as a slow safety net. */
+  readonly callsBack?: boolean;
   create(account: VendorAccount, create: MusicCreate): Promise<MusicAnswer>;
   /** Asks about one task (`once`: one try with a short time limit, as the poller asks); vendors that answer later. */
   query?(account: VendorAccount, upstreamId: string, once: boolean): Promise<MusicStatus>;

@@ -83,7 +83,7 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no music model that makes what the task asks`, 0, 'request', true);
         const byId = task.params.continues !== null && task.params.continues.channel_id === channel.id && task.params.continues.upstream_clip_id !== null && model.spec.continueOwn;
         const request = musicRequest(task, model.spec, byId);
-        const callbackUrl = vendor.query ? this.callbacks.urlFor(task.id) : undefined;
+        const callbackUrl = vendor.query && vendor.callsBack !== false ? this.callbacks.urlFor(task.id) : undefined;
         const source = task.params.continues && !byId ? this.sourceOf(task, ctx) : undefined;
         const answer = await vendor.create(channel, { request, model: model.spec, taskId: task.id, callbackUrl, source });
         if ('made' in answer) {

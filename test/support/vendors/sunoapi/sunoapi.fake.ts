@@ -1,4 +1,5 @@
 import { png } from '../../images.js';
+import { continued } from '../continued-song.js';
 import { testMp3 } from '../../media.js';
 import { sendBytes, sendJson, startServer } from '../../http-server.js';
 import { callBack, type VendorCallback } from '../../vendor-callback.js';
@@ -48,7 +49,7 @@ export interface SunoapiFakeTask {
   /** The stages called back so far (and `error`). */
   calledBack: (SunoapiStage | 'error')[];
   /** An upload-extend's fetch of its uploadUrl: the HTTP status and the bytes read (status null: not loopback, not fetched). */
-  fetched?: { status: number | null; bytes: number };
+  fetched?: { status: number | null; bytes: number; body?: Buffer };
 }
 
 export interface FakeSunoapi extends FakeUpstream {
@@ -202,7 +203,13 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
     }
     music.set(id, task);
     created.set(id, { body, polls: 0 });
-    for (const n of [0, 1]) files.set(`${id}-${n}.mp3`, { type: 'audio/mpeg', bytes: state.songBytes ?? testMp3(clipSeconds, 300 + 100 * music.size + 50 * n) });
+    // an upload-extend's takes are the longer track: the upload up to continueAt (its own samples), then what it made
+    const uploaded = task.fetched?.status === 200 ? task.fetched.body : undefined;
+    const at = typeof body.continueAt === 'number' ? body.continueAt : undefined;
+    for (const n of [0, 1]) {
+      const made = state.songBytes ?? testMp3(clipSeconds, 300 + 100 * music.size + 50 * n);
+      files.set(`${id}-${n}.mp3`, { type: 'audio/mpeg', bytes: uploaded && at !== undefined ? continued(uploaded, at, made) : made });
+    }
     files.set(`${id}.png`, { type: 'image/png', bytes: cover });
     if (knobs.resetAfterCreate) {
       knobs.resetAfterCreate--;
@@ -295,11 +302,12 @@ export function checkCreate(path: string, b: Record<string, unknown>, findTrack:
 }
 
 /** The upload at `url`, fetched as the vendor fetches it (a fake never leaves loopback: elsewhere, not fetched). */
-async function fetchUpload(url: string): Promise<{ status: number | null; bytes: number }> {
+async function fetchUpload(url: string): Promise<{ status: number | null; bytes: number; body?: Buffer }> {
   if (!URL.canParse(url) || !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) return { status: null, bytes: 0 };
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+    const body = Buffer.from(await res.arrayBuffer());
+    return { status: res.status, bytes: body.length, body };
   } catch {
     return { status: 0, bytes: 0 };
   }

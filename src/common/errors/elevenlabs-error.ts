@@ -1,0 +1,63 @@
+import type { ParamFault } from './app-error.js';
+import type { WireError } from './error-catalog.js';
+
+/** The field a message names first (`music_length_ms must …`, `composition_plan.sections.0.lines: …`). */
+const NAMED_FIELD = /^([a-z_][a-z0-9_]*(?:\[[a-z0-9_]+\]|\.[a-z0-9_]+)*)(?=:| must | is )/;
+
+/** One item of a 422's `detail`, as ElevenLabs' API (FastAPI) words a refused field. */
+export interface ElevenLabsValidationItem {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+}
+
+/** ElevenLabs' answer to a request it refuses or could not serve: a 422's list, or `{status, message}`. */
+export type ElevenLabsErrorBody = { detail: ElevenLabsValidationItem[] } | { detail: { status: string; message: string } };
+
+/** ElevenLabs' `detail.status` for the catalog's names where its own word differs (its docs' error list). */
+const STATUS_WORDS: Record<string, string> = {
+  unauthorized: 'invalid_api_key',
+  moderation_blocked: 'bad_prompt',
+  resource_pack_exhausted: 'quota_exceeded',
+  concurrency_limited: 'too_many_concurrent_requests',
+};
+
+/** The rule a refused field broke, as pydantic types it. */
+const RULE_TYPES: Record<string, string> = {
+  missing: 'missing',
+  type: 'type_error',
+  value: 'value_error',
+  below_min: 'greater_than_equal',
+  above_max: 'less_than_equal',
+  too_long: 'string_too_long',
+  empty: 'string_too_short',
+  too_many: 'too_long',
+};
+
+/**
+ * The status of an error on ElevenLabs' door: a refused request (a field breaking a rule, a body that is not a
+ * JSON object) is 422, as ElevenLabs answers it and as its SDKs type it (`UnprocessableEntityError`, whose
+ * `body.detail` lists the fields); every other error keeps its status.
+ */
+export function elevenLabsStatus(wire: WireError): number {
+  return wire.name === 'invalid_parameter' || wire.name === 'invalid_request' ? 422 : wire.status;
+}
+
+/**
+ * The same error as ElevenLabs' API words it, so that code written against its SDKs reads it as ElevenLabs':
+ * a refused request as FastAPI's validation list (`{detail: [{type, loc, msg}]}`: `loc` the refused field's path,
+ * in the query when the query holds it, else in the body; `msg` every fault in words), anything else as
+ * `{detail: {status, message}}` (`status` ElevenLabs' word where it has one: invalid_api_key,
+ * needs_authorization, quota_exceeded, too_many_concurrent_requests, bad_prompt; else the catalog's name).
+ */
+export function elevenLabsError(wire: WireError, code: string, message: string, fault: ParamFault | undefined, queryKeys: readonly string[] = []): ElevenLabsErrorBody {
+  if (elevenLabsStatus(wire) === 422) {
+    const param = fault?.param ?? NAMED_FIELD.exec(message)?.[1] ?? null;
+    const path = param ? param.split(/[.[\]]+/).filter((p) => p !== '').map((p) => (/^\d+$/.test(p) ? Number(p) : p)) : [];
+    const where = param && queryKeys.includes(String(path[0])) ? 'query' : 'body';
+    const type = wire.name === 'invalid_request' ? 'json_invalid' : RULE_TYPES[fault?.rule ?? 'value'];
+    return { detail: [{ type, loc: [where, ...path], msg: message }] };
+  }
+  const status = code === 'AUTH_MISSING' ? 'needs_authorization' : (STATUS_WORDS[wire.name] ?? wire.name);
+  return { detail: { status, message } };
+}

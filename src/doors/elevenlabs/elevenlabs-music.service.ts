@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import type { Principal } from '../../common/auth/credential.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { TaskEngine } from '../../common/tasks/task-engine.js';
+import { TaskRepository } from '../../common/tasks/task.repository.js';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { CLIP_AUDIO_ROLE } from '../../modules/clips/clip-media.js';
+import { ClipsRepository } from '../../modules/clips/clips.repository.js';
+import { MediaService } from '../../modules/media/media.service.js';
+import { MusicModels } from '../../modules/music/music-offer.js';
+import type { MusicParams, MusicResult, MusicTask } from '../../modules/music/music-task.js';
+import { MusicKind } from '../../modules/music/music.kind.js';
+import type { MusicAsk } from '../../vendors/contracts/music-vendor.js';
+import { readsAsContentRefusal } from '../../vendors/registry.js';
+import type { ElevenLabsComposeMusicDto } from './dto/elevenlabs-music.dto.js';
+import { PLAN_FIELDS, PROMPT_FIELDS, assertComposable, composedSong } from './elevenlabs-music.mapping.js';
+
+/** How long a held request waits beyond the music task's own deadline (MUSIC_TIMEOUT_S) before it is answered 504, unless MUSIC_HOLD_S says. */
+const HOLD_MARGIN_S = 15;
+
+/** The size of each chunk `/stream` writes. */
+const STREAM_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * ElevenLabs' music API over the music kind (`POST /elevenlabs/v1/music`, `…/stream`): a compose request becomes
+ * a music task (in GET /tasks and the Suno-style door's fetch like any other, its songs stored and its cost
+ * counted) held open until it ends, then answered as ElevenLabs answers: the first take's audio, its task id
+ * in the `song-id` header. A client that goes away loses nothing: the task runs on and its songs stay.
+ */
+@Injectable()
+export class ElevenLabsMusicService {
+  constructor(
+    private readonly engine: TaskEngine,
+    private readonly tasks: TaskRepository,
+    private readonly kind: MusicKind,
+    private readonly models: MusicModels,
+    private readonly media: MediaService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Checks and submits the song, holds the request until its task ends, and answers its audio (`stream`: in chunks as they are written). */
+  async compose(principal: Principal, dto: ElevenLabsComposeMusicDto, res: Response, stream: boolean, base?: string): Promise<void> {
+    assertComposable(dto);
+    const song = composedSong(dto);
+    // the request's model_id where a configured model has that name; else any model that makes the song
+    const named = dto.model_id !== undefined && (await this.models.offered()).some((m) => m.name === dto.model_id) ? dto.model_id : null;
+    const ask: MusicAsk = {
+      ...(named !== null ? { model: named } : {}),
+      lyrics: song.lyrics,
+      description: song.description,
+      style: song.style,
+      instrumental: song.instrumental,
+      durationS: song.duration_s,
+      continues: null,
+    };
+    await this.models.check(ask, dto.composition_plan ? PLAN_FIELDS : PROMPT_FIELDS);
+    const id = randomUUID();
+    const clipIds = Array.from({ length: await this.models.takesFor(ask) }, () => randomUUID());
+    const params: MusicParams = { ...song, title: null, model: named, clip_ids: clipIds, continues: null };
+    await this.engine.submit(this.kind, {
+      id,
+      owner: principal.owner,
+      params,
+      baseUrl: base,
+      details: [ClipsRepository.newRows(clipIds.map((clipId, idx) => ({ id: clipId, taskId: id, owner: principal.owner, idx, type: 'gen', parentId: null, continueAt: null })))],
+    });
+    const task = await this.held(principal, id, res);
+    const { bytes, contentType } = await this.audio(task);
+    res.status(200).setHeader('content-type', contentType);
+    res.setHeader('song-id', task.id);
+    if (!stream) {
+      res.end(bytes);
+      return;
+    }
+    // chunked (no Content-Length), as ElevenLabs streams a song
+    for (let at = 0; at < bytes.length; at += STREAM_CHUNK_BYTES) res.write(bytes.subarray(at, at + STREAM_CHUNK_BYTES));
+    res.end();
+  }
+
+  /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin. */
+  private async held(principal: Principal, id: string, res: Response): Promise<MusicTask> {
+    const settings = this.config.kinds.music;
+    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
+    const until = Date.now() + holdS * 1000;
+    let pause = 50;
+    for (;;) {
+      const task = await this.tasks.findForOwner<MusicParams, MusicResult>(this.kind.definition.name, principal.owner, id);
+      if (!task) throw new AppError('NOT_FOUND', `music task ${id} was deleted while the request was held`);
+      if (task.state === 'succeeded' || task.state === 'failed') return task;
+      if (res.destroyed || Date.now() > until) throw new AppError('TIMEOUT', `the music task ${id} did not end within ${holdS} s; it goes on: GET /tasks/${id} shows its end and its songs`);
+      await sleep(pause);
+      pause = Math.min(1000, Math.round(pause * 1.5));
+    }
+  }
+
+  /** The first take's stored audio of an ended task; a failed one thrown (a vendor's content refusal: 400 bad_prompt). */
+  private async audio(task: MusicTask): Promise<{ bytes: Buffer; contentType: string }> {
+    if (task.state === 'failed') {
+      const reason = task.message ?? 'the task failed';
+      throw new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the music task ${task.id} failed: ${reason}`);
+    }
+    const row = await this.media.findForTask(task.id, CLIP_AUDIO_ROLE, 0);
+    const bytes = row ? await this.media.readBytes(row) : null;
+    if (!row || !bytes) throw new AppError('UPSTREAM_FAILED', `the music task ${task.id} ended without audio`);
+    return { bytes, contentType: row.contentType };
+  }
+}
