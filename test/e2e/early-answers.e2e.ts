@@ -137,8 +137,8 @@ describe('every request gets an answer, whatever is left of its body', () => {
     // the default limit of failed authentications: the mixed traffic of the last test (the fuzzer) soon limits
     // 127.0.0.1, whose requests with the valid key are still served; the tests that need a refused key each send
     // theirs from an address of their own
-    // IMAGE_HOLD_S, SPEECH_HOLD_S, MUSIC_HOLD_S: the doors that answer when their task ends (never run here) answer an accepted request at once
-    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'fatal', IMAGE_HOLD_S: '1', SPEECH_HOLD_S: '1', MUSIC_HOLD_S: '1' });
+    // IMAGE_HOLD_S, SPEECH_HOLD_S, MUSIC_HOLD_S, AUDIO_HOLD_S: the doors that answer when a task ends (never run here) answer an accepted request at once
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'fatal', IMAGE_HOLD_S: '1', SPEECH_HOLD_S: '1', MUSIC_HOLD_S: '1', AUDIO_HOLD_S: '1' });
     port = Number(new URL(t.url).port);
     key = await t.createKey();
   });

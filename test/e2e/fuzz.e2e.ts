@@ -59,8 +59,9 @@ describe.each(RUNS)('fuzzing every route from the OpenAPI document ($name config
   beforeAll(async () => {
     // LOG_LEVEL=error: what the service logs of an answer it could not give (a 500's cause, by request_id), and nothing else.
     // ROLE=api: the accepted tasks are not run, so no fuzzed URL is ever fetched.
-    // IMAGE_HOLD_S=1, SPEECH_HOLD_S=1, MUSIC_HOLD_S=1: OpenAI's image and speech doors and ElevenLabs' music door, which answer when their task ends, answer an accepted request (never run here) at once.
-    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'error', IMAGE_HOLD_S: '1', SPEECH_HOLD_S: '1', MUSIC_HOLD_S: '1', ...run.env });
+    // IMAGE_HOLD_S=1, SPEECH_HOLD_S=1, MUSIC_HOLD_S=1: OpenAI's image and speech doors and ElevenLabs' music door, which answer when their task ends, answer an accepted request (never run here) at once;
+    // AUDIO_HOLD_S=1: so does the sunoapi.org-style door's upload-extend, which waits for its upload's check
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'error', IMAGE_HOLD_S: '1', SPEECH_HOLD_S: '1', MUSIC_HOLD_S: '1', AUDIO_HOLD_S: '1', ...run.env });
   });
   afterAll(() => t.close());
 

@@ -6,3 +6,4 @@ import './jobs-sandbox.e2e.js';
 import './expand.e2e.js';
 import './music-wav.e2e.js';
 import './elevenlabs-music-door.e2e.js';
+import './sunoapi-door.e2e.js';

@@ -692,6 +692,8 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   // with an error event
   const held = /^\/openai\/v1\/(images\/|audio\/speech)/.test(c.path ?? '') && o.headers['x-request-id'] !== undefined;
   if (held && o.status === 504 && /"code":"timeout"/.test(o.text)) return null;
+  // the sunoapi.org-style door's upload-extend waits for its upload's check (AUDIO_HOLD_S): 504, their code 500, naming the upload
+  if (/^\/sunoapi\/api\/v1\/generate\/upload-extend/.test(c.path ?? '') && o.status === 504 && /"code":500\b.*"msg":"uploadUrl: the audio was not fetched and checked within/.test(o.text)) return null;
   // ElevenLabs' music door answers when its task ends likewise (MUSIC_HOLD_S), in ElevenLabs' words
   const heldSong = /^\/elevenlabs\/v1\/music/.test(c.path ?? '') && o.headers['x-request-id'] !== undefined;
   if (heldSong && o.status === 504 && /^\{"detail":\{"status":"timeout","message":"the music task [^"]+ did not end within/.test(o.text)) return null;
@@ -729,6 +731,8 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
       return 'an error without the {code, message, request_id} envelope';
     }
     if (body.request_id !== requestId) return `request_id ${body.request_id} differs from X-Request-Id ${requestId}`;
+    // the sunoapi.org-shaped door answers the family's {code, msg, data} too, its code a number
+    if (path.startsWith('/sunoapi/') && !parserRefusal && (typeof body.code !== 'number' || body.msg !== body.message || body.data !== null)) return 'an error without the family\'s {code, msg, data: null}';
   }
   return null;
 }

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Task } from '../../src/common/tasks/task-kind.js';
+import type { Task, TaskTx } from '../../src/common/tasks/task-kind.js';
 import type { DoorRendering } from '../../src/doors/contracts/door.js';
 import { TaskDoors } from '../../src/doors/contracts/task-doors.js';
 import { VENDORS } from '../../src/vendors/registry.js';
@@ -67,6 +67,26 @@ describe('TaskDoors', () => {
     expect(kling.calls).toEqual([['1', '3']]);
     expect(luma.calls).toEqual([['2', '4']]);
     expect(await doors.records([])).toEqual([]);
+  });
+
+  it("renders a state change's notifications (a transaction given) as a door's callbacks where it words them apart, else as its records", async () => {
+    const plain = rendering('suno', 'music', true);
+    const calls: string[][] = [];
+    const apart: DoorRendering = {
+      ...rendering('sunoapi', 'music'),
+      async callbacks(tasks: Task<any, any>[]) {
+        calls.push(tasks.map((t) => t.id));
+        return tasks.map((t) => `callback:${t.id}`);
+      },
+    };
+    const doors = new TaskDoors([plain, apart]);
+    const tasks = [task('1', 'music', 'sunoapi'), task('2', 'music')];
+    const tx = {} as TaskTx;
+    expect(await doors.records(tasks, tx)).toEqual(['callback:1', 'suno:2']);
+    expect(calls).toEqual([['1']]);
+    // without a transaction: the records (a GET, the task view)
+    expect(await doors.records(tasks)).toEqual(['sunoapi:1', 'suno:2']);
+    expect(calls).toEqual([['1']]);
   });
 
   it("words a field as the task's door names it, or as named when the door says nothing of it", () => {

@@ -5,6 +5,7 @@ import { AppError, type ErrorCode, type ParamFault } from '../errors/app-error.j
 import { describeError } from '../errors/error-catalog.js';
 import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
 import { openAiError } from '../errors/openai-error.js';
+import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
 import { requestPath } from '../http/request-path.js';
 
@@ -12,6 +13,8 @@ import { requestPath } from '../http/request-path.js';
 const STRING_CODE_PREFIXES = ['/music-a/'];
 /** The OpenAI-style door: its clients (OpenAI's SDKs) read errors as `{"error": {message, type, code, param}}`. */
 export const OPENAI_PREFIX = '/openai/';
+/** The sunoapi.org-shaped door: its clients read every answer as `{code, msg, data}`, `code` the outcome (one of their codes). */
+export const SUNOAPI_PREFIX = '/sunoapi/';
 /** ElevenLabs' door: its clients (ElevenLabs' SDKs) read errors as `{"detail": …}`, a refused request as a 422. */
 export const ELEVENLABS_PREFIX = '/elevenlabs/';
 
@@ -48,6 +51,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const path = requestPath(req);
     if (path.startsWith(OPENAI_PREFIX)) {
       res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault), request_id: requestIdOf(req) });
+      return;
+    }
+    if (path.startsWith(SUNOAPI_PREFIX)) {
+      // their `{code, msg, data}`, and the gateway's `message` and `request_id` beside (the envelope every error carries)
+      res.status(wire.status).json({ code: sunoapiErrorCode(wire.status, wire.name), msg: message, data: null, message, request_id: requestIdOf(req) });
       return;
     }
     if (path.startsWith(ELEVENLABS_PREFIX)) {

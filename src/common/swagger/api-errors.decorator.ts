@@ -4,7 +4,8 @@ import type { ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
 import { openAiError } from '../errors/openai-error.js';
-import { ElevenLabsErrorEnvelopeDto, ElevenLabsValidationErrorEnvelopeDto, ErrorEnvelopeDto, OpenAiErrorEnvelopeDto, StringCodeErrorEnvelopeDto } from './error-envelope.dto.js';
+import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
+import { ElevenLabsErrorEnvelopeDto, ElevenLabsValidationErrorEnvelopeDto, ErrorEnvelopeDto, OpenAiErrorEnvelopeDto, StringCodeErrorEnvelopeDto, SunoapiErrorEnvelopeDto } from './error-envelope.dto.js';
 
 /** Errors every keyed JSON route can answer. */
 export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
@@ -25,7 +26,7 @@ export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
 export const ADMISSION_ERRORS: readonly ErrorCode[] = ['CONCURRENCY_LIMITED', 'CREDITS_EXHAUSTED'];
 
 /** Documents the error replies of an operation: one response per status, an example per code. */
-export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean; elevenLabs?: boolean } = {}): MethodDecorator & ClassDecorator {
+export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean; sunoapi?: boolean; elevenLabs?: boolean } = {}): MethodDecorator & ClassDecorator {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = options.elevenLabs ? elevenLabsStatus(describeError(code)) : describeError(code).status;
@@ -36,8 +37,8 @@ export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: 
     .map(([status, group]) =>
       ApiResponse({
         status,
-        type: options.elevenLabs ? (status === 422 ? ElevenLabsValidationErrorEnvelopeDto : ElevenLabsErrorEnvelopeDto) : options.openAi ? OpenAiErrorEnvelopeDto : options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
-        description: group.map((c) => `\`${wireCode(c, options.stringCodes)}\` ${describeError(c).meaning}`).join(' · '),
+        type: options.elevenLabs ? (status === 422 ? ElevenLabsValidationErrorEnvelopeDto : ElevenLabsErrorEnvelopeDto) : options.openAi ? OpenAiErrorEnvelopeDto : options.sunoapi ? SunoapiErrorEnvelopeDto : options.stringCodes ? StringCodeErrorEnvelopeDto : ErrorEnvelopeDto,
+        description: group.map((c) => `\`${options.sunoapi ? sunoapiErrorCode(status, describeError(c).name) : wireCode(c, options.stringCodes)}\` ${describeError(c).meaning}`).join(' · '),
         examples: Object.fromEntries(
           group.map((c) => [
             c,
@@ -47,7 +48,9 @@ export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: 
                 ? { ...elevenLabsError(describeError(c), c, describeError(c).meaning, undefined), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                 : options.openAi
                 ? { error: openAiError(status, describeError(c).name, describeError(c).meaning), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
-                : { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
+                : options.sunoapi
+                  ? { code: sunoapiErrorCode(status, describeError(c).name), msg: describeError(c).meaning, data: null, message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
+                  : { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },
             },
           ]),
         ),

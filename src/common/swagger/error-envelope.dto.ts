@@ -51,6 +51,27 @@ export class OpenAiErrorEnvelopeDto {
   request_id!: string;
 }
 
+/** Error answer of the sunoapi.org-shaped door (`/sunoapi/api/v1`): the family's `{code, msg, data}`, `code` one of theirs, with the service's `message` and `request_id` beside. */
+export class SunoapiErrorEnvelopeDto {
+  @ApiProperty({
+    description: "The family's code: 400 parameters, 401 unauthorized, 404 not found, 405 too many unfinished tasks, 413 body too large, 429 insufficient credits, 430 call frequency too high, 455 unavailable, 500 server error (the HTTP status is ours: the error-code table's).",
+    example: 400,
+  })
+  code!: number;
+
+  @ApiProperty({ description: 'What is wrong, naming the field and the rule.', example: 'style is required in custom mode (customMode true)' })
+  msg!: string;
+
+  @ApiProperty({ type: Object, nullable: true, description: 'Always null on an error.', example: null })
+  data!: null;
+
+  @ApiProperty({ description: 'The same words as msg (the envelope every error of this service carries).', example: 'style is required in custom mode (customMode true)' })
+  message!: string;
+
+  @ApiProperty({ description: 'Id of this request; also in the X-Request-Id header.', example: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' })
+  request_id!: string;
+}
+
 /** ElevenLabs' error (`detail` of its door's answers but 422s). */
 export class ElevenLabsErrorDetailDto {
   @ApiProperty({

@@ -25,6 +25,12 @@ export interface DoorRendering<T extends Task<any, any> = Task<any, any>> {
   readonly fallback?: boolean;
   /** Each task's record in the door's words, in order: what its GET answers as the task, and its callbacks' whole body (`tx`: read in a state change's transaction). */
   records(tasks: T[], tx?: TaskTx): Promise<unknown[]>;
+  /**
+   * Each task's callback body, in order, where the door calls back in other words than its GET answers (the
+   * sunoapi.org family's stage callbacks beside its record-info): read in the state change's transaction `tx`,
+   * the task as that change left it. Absent: its callbacks carry its records.
+   */
+  callbacks?(tasks: T[], tx: TaskTx): Promise<unknown[]>;
   /** How the door names a field of the operation's normalized request in failure words (`frames.first` → `image`); absent: as named. */
   field?(field: string, task: T): string;
 }

@@ -47,7 +47,11 @@ export class TaskDoors {
     return [...this.fallbacks].filter(([, rendering]) => rendering.door === door).map(([kind]) => kind);
   }
 
-  /** Each task's record in its door's words, in order (one call per door: a door reads its tasks' media in one query). */
+  /**
+   * Each task's record in its door's words, in order (one call per door: a door reads its tasks' media in one
+   * query). With `tx` these are the bodies of a state change's notifications (a kind's `notifications`): a
+   * door's `callbacks` where it words them apart from its records.
+   */
   async records(tasks: Task<any, any>[], tx?: TaskTx): Promise<unknown[]> {
     const groups = new Map<DoorRendering, number[]>();
     tasks.forEach((task, i) => {
@@ -57,10 +61,8 @@ export class TaskDoors {
     const out = new Array<unknown>(tasks.length);
     await Promise.all(
       [...groups].map(async ([rendering, indexes]) => {
-        const records = await rendering.records(
-          indexes.map((i) => tasks[i]),
-          tx,
-        );
+        const group = indexes.map((i) => tasks[i]);
+        const records = tx && rendering.callbacks ? await rendering.callbacks(group, tx) : await rendering.records(group, tx);
         indexes.forEach((i, n) => (out[i] = records[n]));
       }),
     );
