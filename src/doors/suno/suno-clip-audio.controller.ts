@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../../common/auth/credential.js';
 import { CurrentPrincipal } from '../../common/decorators/auth.decorators.js';
 import { ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
@@ -27,7 +27,6 @@ export class ClipAudioController {
   })
   @ApiParam({ name: 'clip_id', format: 'uuid', description: 'A clip id: data[].id of GET /music-a/fetch/{task_id} (an upload\'s clip id is its task id).' })
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of the copy the client has.' })
-  @ApiProduces('audio/wav', 'audio/flac')
   @ApiOkResponse({ description: 'The audio, as an attachment (Content-Disposition).', content: AUDIO_CONTENT })
   @ApiResponse({ status: 304, description: 'The copy named in If-None-Match is current.' })
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER', 'NOT_FOUND', 'GONE', 'CONFLICT', 'UNAVAILABLE'], { stringCodes: true })
