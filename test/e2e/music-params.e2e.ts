@@ -46,7 +46,7 @@ describe("music's parameters in the gateway's own words", () => {
     const song = await ended(songId);
     expect(song.status).toBe('SUCCESS');
     const [stored] = await queryDb<{ params: any }>(db, 'SELECT params FROM tasks WHERE id = $1', [songId]);
-    expect(stored.params).toEqual({ lyrics: '[Verse] waves', description: null, style: 'ambient', avoid_style: 'metal', title: 'Sea', model: 'chirp-auk', instrumental: false, duration_s: null, clip_ids: song.data.map((c: any) => c.id), continues: null });
+    expect(stored.params).toEqual({ lyrics: '[Verse] waves', description: null, style: 'ambient', avoid_style: 'metal', title: 'Sea', model: 'chirp-auk', instrumental: false, clip_ids: song.data.map((c: any) => c.id), continues: null });
     const joinId = await submit('/music-a/submit/concat', { clip_ids: [song.data[0].id, song.data[1].id] });
     const join = await ended(joinId);
     expect(join.status).toBe('SUCCESS');

@@ -60,7 +60,8 @@ export class MusicService {
       title: dto.title ?? null,
       model: dto.mv ?? null,
       instrumental: dto.make_instrumental ?? false,
-      duration_s: dto.duration ?? null,
+      // asked only: a song the model times has none (as songs stored before durations were)
+      ...(dto.duration !== undefined ? { duration_s: dto.duration } : {}),
       clip_ids: clipIds,
       continues: parent
         ? { clip_id: parent.id, at_s: continueAt, from_upload: parent.type === 'upload', upstream_clip_id: parent.upstreamId ?? null, channel_id: parent.upstreamId ? parent.channelId : null }
