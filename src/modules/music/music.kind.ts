@@ -16,7 +16,7 @@ import { MUSIC_PROVIDERS, type MusicProvider, type MusicTake } from './providers
 /**
  * Music as a task kind: one slot and PRICE_MUSIC, two takes made through MUSIC_PROVIDER (the sandbox
  * composes MP3s offline, a relay forwards to a Suno-style aggregator); its success stores each take's
- * audio and cover and its duration; its notifications are the aggregators' task record.
+ * audio and cover, its duration, and its words where its maker gave them (lyrics, title, lyrics timed by word); its notifications are the aggregators' task record.
  */
 @Injectable()
 export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]> {
@@ -63,6 +63,9 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
         continueAt: task.params.continues?.at_s ?? null,
         duration: take.durationS,
         upstreamId: take.upstreamId ?? null,
+        title: take.title ?? null,
+        lyrics: take.lyrics ?? null,
+        timedLyrics: take.timedLyrics ?? null,
       })),
     );
     // a clip a one-take model left unmade keeps no duration: the records of a task that ended leave it out
