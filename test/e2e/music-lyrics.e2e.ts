@@ -68,13 +68,13 @@ describe('music: lyrics kept with each take, timed word by word (sandbox)', () =
     expect(res.body.data.aligned_words.map((w: any) => w.word)).toEqual(sungWords(b));
   });
 
-  it("no timed lyrics is a 404 naming the clip and why (an instrumental, an upload's or a joined song's clip), never an empty 200", async () => {
+  it("no timed lyrics is a 404 naming the clip and why (an instrumental's take, a joined song), never an empty 200", async () => {
     const instrumental = await ended('/music-a/submit/music', { gpt_description_prompt: 'rain on a tin roof', make_instrumental: true });
     expect(instrumental.data[0].metadata.prompt).toBe('rain on a tin roof'); // what was asked: it sings nothing
     const res = await timed(instrumental.data[0].id);
     expect([res.status, res.body.code]).toEqual([404, 'not_found']);
     expect(res.body.message).toBe(`clip_id: clip ${instrumental.data[0].id} has no timed lyrics: it is instrumental`);
-    const joined = await ended('/music-a/submit/concat', { clip_id: song.data[0].id });
+    const joined = await ended('/music-a/submit/concat', { clip_ids: [song.data[0].id, song.data[1].id] });
     const none = await timed(joined.data[0].id);
     expect([none.status, none.body.code]).toEqual([404, 'not_found']);
     expect(none.body.message).toMatch(new RegExp(`^clip_id: clip ${joined.data[0].id} has no timed lyrics: it is a joined song`));
