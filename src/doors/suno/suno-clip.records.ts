@@ -138,6 +138,7 @@ function toClip(task: Task<object, unknown>, clip: Clip, status: string, ancesto
       tags: p.style ?? null,
       // the lyrics it sings as its maker reported them (description mode: those written), else what was asked
       prompt: clip.lyrics ?? p.lyrics ?? p.description ?? null,
+      gpt_description_prompt: p.description ?? null,
       negative_tags: p.avoid_style ?? null,
       duration: clip.duration,
       type: clip.type,

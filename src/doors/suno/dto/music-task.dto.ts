@@ -25,6 +25,9 @@ export class ClipMetadataDto {
   @ApiProperty({ type: String, nullable: true, description: 'The lyrics it sings as its vendor reported them (description mode: the lyrics written; the sandbox writes them too), else the lyrics or description asked. Timed word by word: GET /music-a/clips/{clip_id}/lyrics.', example: 'A calm morning by the sea' })
   prompt!: string | null;
 
+  @ApiProperty({ type: String, nullable: true, description: 'The description the song was made from (description mode: gpt_description_prompt), else null.', example: null })
+  gpt_description_prompt!: string | null;
+
   @ApiProperty({ type: String, nullable: true, example: null })
   negative_tags!: string | null;
 
