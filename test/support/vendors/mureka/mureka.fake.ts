@@ -19,7 +19,8 @@ import { fakeDefaults, type FakeUpstream } from '../../fake-upstreams.js';
  * duration in ms, lyrics_sections of lines with their words timed); `POST /v1/lyrics/generate` (`{title,
  * lyrics}`); `POST /v1/files/upload` (multipart `file`, MP3 or M4A for `audio`, and `purpose`); `GET
  * /v1/account/billing`. An unknown task is a 404. A continuation's takes are whole songs: the clip continued up
- * to `extend_at` (its own samples), then a tone of `clipSeconds` (what Mureka made).
+ * to `extend_at` (its own samples), then a tone of `clipSeconds` (what Mureka made), its words timed on that whole
+ * track (from the cut).
  */
 
 /** What a Mureka task was asked: its route, the body, and how it went. */
@@ -77,13 +78,16 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
             const choiceId = `${id}${index}`;
             choiceIds.add(choiceId);
             const lyrics = typeof task.body.lyrics === 'string' ? task.body.lyrics : null;
+            // a continuation's take is the whole track (the clip up to the cut, then what was made): its words, sung
+            // in the new part, are timed on that track, from the cut
+            const cutMs = task.source ? Math.round(Math.min(Number(task.body.extend_at), (task.sourceS ??= durationOf(task.source)) * 1000)) : 0;
             return {
               index,
               id: choiceId,
               url: `${base}/cdn/${choiceId}.mp3`,
               flac_url: `${base}/cdn/${choiceId}.flac`,
-              duration: (task.source ? Math.round(Math.min(Number(task.body.extend_at), (task.sourceS ??= durationOf(task.source)) * 1000)) : 0) + clipSeconds * 1000,
-              ...(task.kind !== 'instrumental' && lyrics ? { lyrics_sections: sectionsOf(lyrics, clipSeconds * 1000) } : {}),
+              duration: cutMs + clipSeconds * 1000,
+              ...(task.kind !== 'instrumental' && lyrics ? { lyrics_sections: sectionsOf(lyrics, clipSeconds * 1000, cutMs) } : {}),
             };
           })
         : [];
@@ -235,8 +239,11 @@ function isM4a(bytes: Buffer): boolean {
   return bytes.toString('latin1', 4, 8) === 'ftyp';
 }
 
-/** Lyrics as a take's `lyrics_sections`: its [Section] tags, its lines spread over the song, each word timed within its line. */
-function sectionsOf(lyrics: string, durationMs: number) {
+/**
+ * Lyrics as a take's `lyrics_sections`: its [Section] tags, its lines spread over the `durationMs` sung from
+ * `fromMs` of the take (a continuation's: from the cut of its whole track), each word timed within its line.
+ */
+function sectionsOf(lyrics: string, durationMs: number, fromMs = 0) {
   const sections: { section_type: string; lines: string[] }[] = [];
   for (const raw of lyrics.split('\n')) {
     const line = raw.trim();
@@ -246,7 +253,7 @@ function sectionsOf(lyrics: string, durationMs: number) {
   }
   const count = sections.reduce((sum, s) => sum + s.lines.length, 0) || 1;
   const step = Math.floor(durationMs / count);
-  let at = 0;
+  let at = fromMs;
   return sections.map((s) => {
     const start = at;
     const lines = s.lines.map((text) => {

@@ -88,6 +88,8 @@ describe("Mureka's music adapter against the fake", () => {
     expect(fake.tasks.get(answer.upstreamId.slice('extend:'.length))).toMatchObject({ kind: 'extend', body: { song_id: made.clips[1].upstreamId, extend_at: 9250, lyrics: '[Verse]\nTwo' } });
     const extended = (await ended(answer.upstreamId)) as Extract<MusicStatus, { state: 'succeeded' }>;
     expect(extended.clips).toEqual([expect.objectContaining({ lyrics: '[Verse]\nTwo', fromStart: true }), expect.objectContaining({ fromStart: true })]);
+    // its words are timed on the whole track: sung after the cut, within the 10 s made
+    expect(extended.clips[0].timedLyrics).toEqual([{ word: 'Two', startS: 9.25, endS: 19.25 }]);
     // the clip up to 9.25 s, then the 10 s Mureka made
     const audio = await client.download(extended.clips[0].audioUrl!, 10_000_000);
     expect((await decodeMono(audio, 'mp3')).length / 44_100).toBeCloseTo(19.25, 0);
