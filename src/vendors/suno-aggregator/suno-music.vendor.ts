@@ -7,13 +7,18 @@ import { readAnswer } from '../contracts/vendor-answer.js';
 import { checkAggregatorAnswer, SUNO_AGGREGATOR } from './suno-aggregator.vendor.js';
 import { SUNO_MODELS } from './suno-models.js';
 
-/** A clip of a task (new-api's `SunoDataResponse.data` items): its id, status, links and error; a field of another type is read as absent. */
+/**
+ * A clip of a task (new-api's `SunoDataResponse.data` items, its `SunoSong`): its id, status, links, title, and in
+ * `metadata` the lyrics it sang (`prompt`: in description mode those Suno wrote) and its error; a field of another
+ * type is read as absent.
+ */
 const CLIP = z.object({
   id: z.string().optional().catch(undefined),
   status: z.string().optional().catch(undefined),
   audio_url: z.string().optional().catch(undefined),
   image_url: z.string().optional().catch(undefined),
-  metadata: z.object({ error_message: z.string().nullish().catch(undefined) }).nullish().catch(undefined),
+  title: z.string().nullish().catch(undefined),
+  metadata: z.object({ prompt: z.string().nullish().catch(undefined), error_message: z.string().nullish().catch(undefined) }).nullish().catch(undefined),
 });
 
 /**
@@ -118,7 +123,11 @@ export function sunoFetchedMany(json: Record<string, unknown>): Map<string, Musi
   return new Map(tasks);
 }
 
-/** SUCCESS with its clips; FAILURE, or any clip in error, failed with the upstream's words; anything else (SUBMITTED, QUEUED, IN_PROGRESS, UNKNOWN) still working. */
+/**
+ * SUCCESS with its clips (each with the lyrics it sang and its title where the aggregator gives them); FAILURE, or
+ * any clip in error, failed with the upstream's words; anything else (SUBMITTED, QUEUED, IN_PROGRESS, UNKNOWN)
+ * still working.
+ */
 export function sunoMusicStatus(task: AggregatorTask): MusicStatus {
   const clips = task.data;
   const broken = clips.find((c) => c.status === 'error');
@@ -134,6 +143,8 @@ export function sunoMusicStatus(task: AggregatorTask): MusicStatus {
       ...(c.id !== undefined ? { upstreamId: c.id } : {}),
       ...(c.audio_url ? { audioUrl: c.audio_url } : {}),
       ...(c.image_url ? { coverUrl: c.image_url } : {}),
+      ...(nonEmpty(c.metadata?.prompt) ? { lyrics: c.metadata!.prompt! } : {}),
+      ...(nonEmpty(c.title) ? { title: c.title! } : {}),
     })),
   };
 }

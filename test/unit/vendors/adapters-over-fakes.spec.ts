@@ -115,6 +115,15 @@ describe('adapters over their vendors’ fakes', () => {
       expect(fake.music.get(id)?.body).toEqual({ mv: 'chirp-v4', make_instrumental: false, prompt: 'la la', tags: 'folk', title: 'Dusk' });
       const ended = await pollUntil(() => music.query(account, id, true), (s) => s.state !== 'working', { timeoutMs: 10_000, what: 'the song' });
       expect([ended.state, ended.state === 'succeeded' && ended.clips.length]).toEqual(['succeeded', 2]);
+      // each take's lyrics (metadata.prompt) and title read back, as new-api's SunoSong carries them
+      expect(ended.state === 'succeeded' && ended.clips.map((c) => [c.lyrics, c.title])).toEqual([
+        ['la la', 'Dusk'],
+        ['la la', 'Dusk'],
+      ]);
+      const described = { ...request, lyrics: null, description: 'a rainy harbour', style: null, title: null };
+      const { upstreamId: other } = (await music.create(account, { request: described, model: music.models.find((m) => m.id === 'chirp-v4')!, taskId: 't-2' })) as { upstreamId: string };
+      const written = await pollUntil(() => music.query(account, other, true), (s) => s.state !== 'working', { timeoutMs: 10_000, what: 'the description song' });
+      expect(written.state === 'succeeded' && written.clips[0]).toMatchObject({ lyrics: expect.stringContaining('Singing of a rainy harbour'), title: 'A Song of the Day' });
       // this fake has no batch fetch: the account refuses it, and its tasks are asked one by one
       expect(await music.queryMany(account, [id])).toBeNull();
       const audio = new SunoAudioVendor(client);

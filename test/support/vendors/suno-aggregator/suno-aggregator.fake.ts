@@ -92,8 +92,14 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
       status: done ? (ending.kind === 'clip_error' && n === 1 ? 'error' : 'complete') : 'streaming',
       audio_url: done ? `${base}/files/${id}-${n}.mp3` : '',
       image_url: done ? `${base}/files/${id}.png` : '',
-      title: task.body.title ?? '',
-      metadata: { duration: done ? clipSeconds : null, error_message: ending.kind === 'clip_error' && done && n === 1 ? ending.message : null },
+      title: titleOf(task.body),
+      metadata: {
+        tags: task.body.tags ?? '',
+        prompt: sungOf(task.body),
+        gpt_description_prompt: task.body.gpt_description_prompt ?? null,
+        duration: done ? clipSeconds : null,
+        error_message: ending.kind === 'clip_error' && done && n === 1 ? ending.message : null,
+      },
     }));
     return { task_id: id, status, fail_reason: ending.kind === 'failure' && done ? ending.reason : '', data: clips };
   };
@@ -182,4 +188,21 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
     },
     close: () => server.close(),
   };
+}
+
+/**
+ * The lyrics a take sings, as Suno's clips hold them in `metadata.prompt` (new-api's SunoMetadata.prompt): those
+ * given (custom mode), those it wrote from the description (description mode), none for an instrumental.
+ */
+export function sungOf(body: Record<string, unknown>): string {
+  if (body.make_instrumental === true) return '';
+  if (typeof body.prompt === 'string') return body.prompt;
+  if (typeof body.gpt_description_prompt === 'string') return `[Verse]\nSinging of ${body.gpt_description_prompt}\n[Chorus]\nOh what a day`;
+  return '';
+}
+
+/** A take's title (new-api's SunoSong.title): the one asked, else one Suno made up from the description. */
+export function titleOf(body: Record<string, unknown>): string {
+  if (typeof body.title === 'string') return body.title;
+  return typeof body.gpt_description_prompt === 'string' ? 'A Song of the Day' : '';
 }

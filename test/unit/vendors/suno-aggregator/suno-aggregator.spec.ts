@@ -59,10 +59,26 @@ describe('Suno aggregator: music answers', () => {
     expect(sunoFetched(fetched('SUCCESS', [clip(0), clip(1, { image_url: '' })]))).toEqual({
       state: 'succeeded',
       clips: [
-        { upstreamId: 'clip-0', audioUrl: 'https://cdn.example/0.mp3', coverUrl: 'https://cdn.example/0.png' },
-        { upstreamId: 'clip-1', audioUrl: 'https://cdn.example/1.mp3' },
+        { upstreamId: 'clip-0', audioUrl: 'https://cdn.example/0.mp3', coverUrl: 'https://cdn.example/0.png', title: 'Dusk' },
+        { upstreamId: 'clip-1', audioUrl: 'https://cdn.example/1.mp3', title: 'Dusk' },
       ],
     });
+  });
+
+  it("SUCCESS: each clip's lyrics (metadata.prompt: in description mode those Suno wrote) and title, as new-api's SunoSong carries them", () => {
+    const lyrics = '[Verse]\nStreet lights blur\n[Chorus]\nHold on';
+    const status = sunoFetched(fetched('SUCCESS', [clip(0, { title: 'Neon', metadata: { tags: 'synthwave', prompt: lyrics, gpt_description_prompt: 'a night drive', duration: 120 } }), clip(1, { title: 'Neon II', metadata: { prompt: 'Other words' } })]));
+    expect(status).toMatchObject({ state: 'succeeded', clips: [{ upstreamId: 'clip-0', lyrics, title: 'Neon' }, { upstreamId: 'clip-1', lyrics: 'Other words', title: 'Neon II' }] });
+  });
+
+  it("SUCCESS: an instrumental's empty prompt, a blank title or one of another type is no lyrics and no title", () => {
+    const status = sunoFetched(fetched('SUCCESS', [clip(0, { title: ' ', metadata: { prompt: '' } }), clip(1, { title: 7, metadata: { prompt: ['not', 'text'] } }), clip(2, { title: null, metadata: null })]));
+    if (status.state !== 'succeeded') throw new Error('succeeded expected');
+    for (const c of status.clips) {
+      expect(c).not.toHaveProperty('lyrics');
+      expect(c).not.toHaveProperty('title');
+    }
+    expect(status.clips.map((c) => c.upstreamId)).toEqual(['clip-0', 'clip-1', 'clip-2']);
   });
 
   it('SUBMITTED, QUEUED, IN_PROGRESS, NOT_START: working', () => {
