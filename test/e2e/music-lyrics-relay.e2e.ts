@@ -2,6 +2,7 @@ import { sungWords } from '../../src/modules/clips/clip-lyrics.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { startFakeMureka, type FakeMureka } from '../support/vendors/mureka/mureka.fake.js';
+import { startFakeSunoapi, type FakeSunoapi } from '../support/vendors/sunoapi/sunoapi.fake.js';
 
 const ADMIN = 'admin-secret-0123456789';
 const KEY = 'vendor-key-0123456789';
@@ -57,5 +58,70 @@ describe("music: a vendor's timed lyrics kept with its takes (Mureka, relayed)",
       [LYRICS, 14],
       [LYRICS, 14],
     ]);
+  });
+});
+
+/**
+ * A relayed vendor that times its words on a call of its own (sunoapi.org's get-timestamped-lyrics): the gateway
+ * asks it for each take once the song is made, best effort.
+ */
+describe("music: sunoapi.org's timed lyrics asked for each take (relayed)", () => {
+  let t: TestApp;
+  let key: string;
+  let sunoapi: FakeSunoapi;
+  const song = async () => {
+    const accepted = await api(t.url, 'POST', '/music-a/submit/music', { key, body: { prompt: LYRICS, tags: 'folk', title: 'Morning tide' } });
+    expect([accepted.status, accepted.body.code]).toEqual([200, 'success']);
+    return pollUntil(
+      async () => (await api(t.url, 'GET', `/music-a/fetch/${accepted.body.data}`, { key })).body.data,
+      (d) => d?.status === 'SUCCESS' || d?.status === 'FAILURE',
+      { timeoutMs: 60_000, what: 'the song to end' },
+    );
+  };
+
+  beforeAll(async () => {
+    sunoapi = await startFakeSunoapi(KEY, 3);
+    t = await startTestApp({ MUSIC_PROVIDER: 'relay', AUDIO_PROVIDER: 'sandbox', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: 'c'.repeat(64), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ALLOW_PRIVATE_URLS: 'true', RELAY_POLL_MS: '100' });
+    key = await t.createKey('team-relayed-sunoapi-lyrics');
+    const res = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'sunoapi', protocol: 'sunoapi', operations: ['music'], base_url: sunoapi.url, credentials: { api_key: KEY } } });
+    expect([res.status, res.body.message]).toEqual([201, undefined]);
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await sunoapi?.close();
+  });
+
+  it("each take's words, asked of get-timestamped-lyrics by its task and take, answer GET /music-a/clips/{id}/lyrics in order within the take", async () => {
+    sunoapi.timestampsAsked.length = 0;
+    const task = await song();
+    expect([task.status, task.fail_reason, task.data.length]).toEqual(['SUCCESS', '', 2]);
+    const [upstreamTask] = [...sunoapi.music.keys()].slice(-1);
+    expect(sunoapi.timestampsAsked).toEqual([
+      { taskId: upstreamTask, audioId: `${upstreamTask}-take-0` },
+      { taskId: upstreamTask, audioId: `${upstreamTask}-take-1` },
+    ]);
+    const sung = sungWords(LYRICS);
+    for (const clip of task.data) {
+      expect(clip.metadata.prompt).toBe(LYRICS);
+      const res = await api(t.url, 'GET', `/music-a/clips/${clip.id}/lyrics`, { key });
+      expect([res.status, res.body.code]).toEqual([200, 'success']);
+      const words = res.body.data.aligned_words;
+      // their section tags left out; the fake spreads the 14 words evenly over the 3 s take
+      expect(words.map((w: any) => w.word)).toEqual(sung);
+      expect(words.map((w: any) => w.start_s)).toEqual(sung.map((_, i) => Math.round(((i * 3) / sung.length) * 1000) / 1000));
+      expect(words.at(-1).end_s).toBeLessThanOrEqual(clip.metadata.duration);
+    }
+  });
+
+  it('a failure of the timing call leaves the takes without timed lyrics, never fails the song', async () => {
+    sunoapi.timestampsAsked.length = 0;
+    sunoapi.timestampsFailing = 2;
+    const task = await song();
+    expect([task.status, task.fail_reason, sunoapi.timestampsAsked.length]).toEqual(['SUCCESS', '', 2]);
+    for (const clip of task.data) {
+      expect(clip.metadata.prompt).toBe(LYRICS);
+      const res = await api(t.url, 'GET', `/music-a/clips/${clip.id}/lyrics`, { key });
+      expect([res.status, res.body.message]).toEqual([404, `clip_id: clip ${clip.id} has no timed lyrics: the model that made it gave no word timing`]);
+    }
   });
 });

@@ -134,6 +134,13 @@ export interface MusicVendor extends RelayVendor<MusicStatus> {
    * lost: its step asks for it alone). Null when the account has no such query: ask one at a time.
    */
   queryMany?(account: VendorAccount, upstreamIds: string[]): Promise<Map<string, MusicStatus> | null>;
+  /**
+   * A finished take's lyrics timed word by word, for a vendor that times them on a call of its own
+   * (sunoapi.org's `get-timestamped-lyrics` by task and take): asked for each take its status gave no timing, once
+   * the task succeeded, best effort (a failure leaves the take without timed lyrics, never fails the song). Times
+   * on the take as the vendor answers it (a `fromStart` take's from its start). Null: none (an instrumental).
+   */
+  timedLyrics?(account: VendorAccount, upstreamTaskId: string, clip: MusicClipStatus): Promise<MusicClipStatus['timedLyrics'] | null>;
 }
 
 /** The normalized fields a music request asks of a model, in the order a refusal names them. */

@@ -107,6 +107,19 @@ export class SunoapiMusicVendor implements MusicVendor {
     });
     return sunoapiRecordStatus(answer.json);
   }
+
+  /** A take's words timed: `POST {base}/api/v1/generate/get-timestamped-lyrics` {taskId, audioId}, one short try (the relay asks it best effort). */
+  async timedLyrics(account: VendorAccount, upstreamTaskId: string, clip: MusicClipStatus): Promise<MusicClipStatus['timedLyrics'] | null> {
+    if (!clip.upstreamId) return null;
+    const answer = await this.client.call('POST', `${account.baseUrl}/api/v1/generate/get-timestamped-lyrics`, {
+      body: { taskId: upstreamTaskId, audioId: clip.upstreamId },
+      auth: account.auth,
+      idempotent: true,
+      once: true,
+      refusal: sunoapiRefusal,
+    });
+    return sunoapiTimedWords(answer.json);
+  }
 }
 
 /**
@@ -188,6 +201,33 @@ export function sunoapiStatus(record: SunoapiRecord): MusicStatus {
   const code = record.errorCode !== null && record.errorCode !== undefined && record.errorCode !== '' ? `, code ${record.errorCode}` : '';
   const secrets = [record.taskId, ...tracks.map((t) => t.id)].filter((id): id is string => typeof id === 'string' && id !== '');
   return { state: 'failed', reason: `${words} (${record.status}${code})`, secrets };
+}
+
+/** One of `get-timestamped-lyrics`' alignedWords; a field of another type is read as absent (the word left out). */
+const ALIGNED_WORD = z.object({
+  word: z.string().optional().catch(undefined),
+  success: z.boolean().optional().catch(undefined),
+  startS: z.number().optional().catch(undefined),
+  endS: z.number().optional().catch(undefined),
+});
+
+/**
+ * A `get-timestamped-lyrics` answer (`{code: 200, msg, data: {alignedWords: [{word, success, startS, endS, palign}],
+ * waveformData, hootCer, isStreamed}}`) as a take's timed words: each word without the section tags Suno puts before
+ * a section's first (`[Verse]\nMorning`), a word its alignment failed on (`success` false) or without both times
+ * left out; null when none is left (an instrumental's alignedWords are empty). A refusal under HTTP 200 thrown as
+ * the client would; an answer without its data unusable.
+ */
+export function sunoapiTimedWords(json: Record<string, unknown>): MusicClipStatus['timedLyrics'] | null {
+  checkSunoapiAnswer(json);
+  const data = readAnswer(z.object({ data: z.object({ alignedWords: z.array(z.unknown()).nullish() }) }), json, 'the timestamped lyrics').data;
+  const words = (data.alignedWords ?? []).flatMap((item) => {
+    const w = ALIGNED_WORD.safeParse(item);
+    if (!w.success || w.data.success === false || w.data.startS === undefined || w.data.endS === undefined) return [];
+    const word = (w.data.word ?? '').replace(/\[[^\]]*\]/g, ' ').trim();
+    return word ? [{ word, startS: w.data.startS, endS: w.data.endS }] : [];
+  });
+  return words.length > 0 ? words : null;
 }
 
 function clipOf(track: z.infer<typeof TRACK>): MusicClipStatus {

@@ -97,7 +97,7 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
       },
       failure: (status) => `the upstream failed the music task: ${scrub(status.reason, [task.upstreamId, ...status.secrets])}`,
       tenantWords: (message) => scrub(message, [task.upstreamId]),
-      finished: (status, channel) => this.takes(task, ctx, channel, (status as Extract<MusicStatus, { state: 'succeeded' }>).clips),
+      finished: async (status, channel) => this.takes(task, ctx, channel, await this.timed(task, channel, (status as Extract<MusicStatus, { state: 'succeeded' }>).clips)),
     });
   }
 
@@ -121,6 +121,31 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
         return { bytes: await readFile(file), format, durationS };
       },
     };
+  }
+
+  /**
+   * The takes with their words timed where the vendor times them on a call of its own (`timedLyrics`): asked for
+   * each take its status gave none, best effort: a take whose timing cannot be had is kept without (the song is
+   * what the task is for), an instrumental's never asked.
+   */
+  private async timed(task: MusicTask, channel: ChannelHandle, clips: MusicClipStatus[]): Promise<MusicClipStatus[]> {
+    const vendor = this.vendors[channel.protocol];
+    if (!vendor?.timedLyrics || !task.upstreamId || task.params.instrumental) return clips;
+    const out: MusicClipStatus[] = [];
+    for (const clip of clips) {
+      if (clip.timedLyrics?.length || !clip.upstreamId) {
+        out.push(clip);
+        continue;
+      }
+      try {
+        const words = await vendor.timedLyrics(channel, task.upstreamId, clip);
+        out.push(words?.length ? { ...clip, timedLyrics: words } : clip);
+      } catch (err) {
+        this.logger.warn({ msg: "could not get an upstream take's timed lyrics; the take is kept without", task_id: task.id, reason: scrub(err instanceof Error ? err.message : String(err), [task.upstreamId, clip.upstreamId ?? null]) });
+        out.push(clip);
+      }
+    }
+    return out;
   }
 
   /** Each take's audio copied into our store and measured, with its cover where it can be copied. */

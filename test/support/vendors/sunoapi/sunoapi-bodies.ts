@@ -152,3 +152,48 @@ export function sunoapiStageCallback(stage: SunoapiStage, taskId: string, tracks
 export function sunoapiErrorCallback(taskId: string, code: number, msg: string) {
   return sunoapiAnswer(code, msg, { callbackType: 'error', task_id: taskId, data: [] });
 }
+
+/** One word of `get-timestamped-lyrics`' alignedWords: its text (a section's first word carries its tag, `[Verse]\nMorning`), whether it was aligned, its start and end (s), the alignment's confidence. */
+export interface SunoapiAlignedWord {
+  word: string;
+  success: boolean;
+  startS: number;
+  endS: number;
+  palign: number;
+}
+
+/**
+ * `POST /api/v1/generate/get-timestamped-lyrics` {taskId, audioId}: `{code: 200, msg: "success", data:
+ * {alignedWords: [{word, success, startS, endS, palign}], waveformData: [numbers], hootCer, isStreamed}}`; an
+ * instrumental's alignedWords are empty ("no lyrics data will be available").
+ */
+export function sunoapiTimestampedLyrics(alignedWords: SunoapiAlignedWord[], waveformData: number[] = [], hootCer = 0.05, isStreamed = false) {
+  return sunoapiAnswer(200, 'success', { alignedWords, waveformData, hootCer, isStreamed });
+}
+
+/**
+ * Lyrics aligned as Suno aligns them: the sung words spread over `durationS` from `fromS` (an upload-extend's whole
+ * track: from its cut), a section's tag and a new line kept before its first word, each word held 80 % of its share.
+ */
+export function sunoapiAligned(lyrics: string, fromS: number, durationS: number): SunoapiAlignedWord[] {
+  const words: string[] = [];
+  let prefix = '';
+  for (const raw of lyrics.split('\n')) {
+    const line = raw.trim();
+    if (/^\[[^\]]*\]$/.test(line)) {
+      prefix += `${line}\n`;
+      continue;
+    }
+    line
+      .split(/\s+/)
+      .filter(Boolean)
+      .forEach((w, i) => {
+        words.push(i === 0 ? `${prefix}${w}` : ` ${w}`);
+        prefix = '';
+      });
+  }
+  if (words.length === 0) return [];
+  const share = durationS / words.length;
+  const round = (s: number) => Math.round(s * 100_000) / 100_000;
+  return words.map((word, i) => ({ word, success: true, startS: round(fromS + i * share), endS: round(fromS + i * share + share * 0.8), palign: 1 }));
+}

@@ -14,6 +14,8 @@ import {
   sunoapiErrorCallback,
   sunoapiRecordInfo,
   sunoapiStageCallback,
+  sunoapiAligned,
+  sunoapiTimestampedLyrics,
 } from './sunoapi-bodies.js';
 
 /** The limits each model takes, as docs.sunoapi.org lists them: custom mode's prompt, style and title. */
@@ -63,6 +65,10 @@ export interface FakeSunoapi extends FakeUpstream {
   credits: number;
   /** The bytes served as the audio of the next tasks' takes (null: an MP3 of a tone made for each). */
   songBytes: Buffer | null;
+  /** Bodies of `POST /api/v1/generate/get-timestamped-lyrics`, in order. */
+  timestampsAsked: Record<string, unknown>[];
+  /** Answer the next timestamped-lyrics queries `{code: 500}` (a server exception). */
+  timestampsFailing: number;
   /** Ends task `id` now, as its `ending` says, calling back every stage not yet called back; resolves with those callbacks once answered. */
   finishMusic(id: string): Promise<VendorCallback[]>;
 }
@@ -73,7 +79,9 @@ export interface FakeSunoapi extends FakeUpstream {
  * their docs say: required fields by mode, the model's limits, callBackUrl; an upload-extend fetches its
  * uploadUrl), each answering `{code: 200, data: {taskId}}`; `GET /api/v1/generate/record-info?taskId=`
  * (PENDING, TEXT_SUCCESS, FIRST_SUCCESS over the first polls, then SUCCESS with two MP3 takes and their
- * covers, served at /files/…); `GET /api/v1/generate/credit`. Each stage reached is called back to the
+ * covers, served at /files/…); `POST /api/v1/generate/get-timestamped-lyrics` {taskId, audioId} (a finished
+ * take's lyrics aligned word by word over the take: an upload-extend's from its cut, the track being the longer
+ * one; none for an instrumental); `GET /api/v1/generate/credit`. Each stage reached is called back to the
  * create's callBackUrl (text, first, complete; a failure's `error`). Every refusal is `{code, msg}` under HTTP 200.
  */
 export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise<FakeSunoapi> {
@@ -84,7 +92,8 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
   const callbacks: VendorCallback[] = [];
   const files = new Map<string, { type: string; bytes: Buffer }>();
   const cover = await png(64, 64);
-  const state: { ending: SunoapiEnding; credits: number; songBytes: Buffer | null } = { ending: { kind: 'success' }, credits: 100, songBytes: null };
+  const state: { ending: SunoapiEnding; credits: number; songBytes: Buffer | null; timestampsFailing: number } = { ending: { kind: 'success' }, credits: 100, songBytes: null, timestampsFailing: 0 };
+  const timestampsAsked: Record<string, unknown>[] = [];
   let base = '';
 
   /** The task's two takes, as far as `reached` has made them (1: lyrics written, 2: the first take made, 3: both). */
@@ -179,6 +188,28 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
       void callBackReached(id);
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/api/v1/generate/get-timestamped-lyrics') {
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(req.body.toString()) as Record<string, unknown>;
+      } catch {
+        return refuse(400, 'The request body is not JSON');
+      }
+      timestampsAsked.push(body);
+      if (state.timestampsFailing > 0) {
+        state.timestampsFailing--;
+        return refuse(500, 'Server exception, please try again later');
+      }
+      for (const field of ['taskId', 'audioId']) if (typeof body[field] !== 'string' || !body[field]) return refuse(400, `${field} is required`);
+      const task = music.get(String(body.taskId));
+      if (!task) return refuse(400, 'The task does not exist');
+      if (reachedOf(task) < 3 || task.ending.kind === 'failure') return refuse(400, 'The task is not completed');
+      const track = tracksOf(String(body.taskId), 3).find((t) => t.id === body.audioId);
+      if (!track) return refuse(400, 'audioId does not exist in this task');
+      // an upload-extend's take is the longer track: the upload up to continueAt, then what was sung
+      const cut = task.path.endsWith('/upload-extend') && task.fetched?.status === 200 && typeof task.body.continueAt === 'number' ? task.body.continueAt : 0;
+      return sendJson(res, 200, sunoapiTimestampedLyrics(sunoapiAligned(track.prompt, cut, clipSeconds), [0.1, 0.4, 0.8, 0.3]));
+    }
     const create = ['/api/v1/generate', '/api/v1/generate/extend', '/api/v1/generate/upload-extend'].includes(url.pathname);
     if (req.method !== 'POST' || !create) return refuse(404, 'The request method or path is wrong');
     if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
@@ -226,6 +257,13 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
     music,
     callbacks,
     authFailures,
+    timestampsAsked,
+    get timestampsFailing() {
+      return state.timestampsFailing;
+    },
+    set timestampsFailing(value) {
+      state.timestampsFailing = value;
+    },
     finishMusic: async (id: string) => {
       music.get(id)!.ended = true;
       return callBackReached(id);

@@ -112,6 +112,38 @@ describe('sunoapi: the adapter against its fake', () => {
     await expect(vendor.create(account(), create(request))).rejects.toThrow(expect.objectContaining({ constructor: UpstreamRefused, internal: true }));
   });
 
+  it("a finished take's words timed: get-timestamped-lyrics with the task and take ids, section tags left out, on the take's time", async () => {
+    const lyrics = '[Verse]\nLight on the sea\n[Chorus]\nHold on';
+    const { upstreamId } = (await vendor.create(account(), create(song({ lyrics, style: 'folk', title: 'Dusk' })))) as { upstreamId: string };
+    await fake.finishMusic(upstreamId);
+    const status = (await finished(upstreamId)) as Extract<MusicStatus, { state: 'succeeded' }>;
+    const words = await vendor.timedLyrics(account(), upstreamId, status.clips[1]);
+    expect(fake.timestampsAsked).toEqual([{ taskId: upstreamId, audioId: `${upstreamId}-take-1` }]);
+    expect(words?.map((w) => w.word)).toEqual(['Light', 'on', 'the', 'sea', 'Hold', 'on']);
+    // the fake spreads the six words over the 3 s take
+    expect(words?.map((w) => w.startS)).toEqual([0, 0.5, 1, 1.5, 2, 2.5]);
+    expect(words![5].endS).toBeLessThanOrEqual(3);
+  });
+
+  it("an upload-extend's take is the longer track: its words timed from the cut; an instrumental's none; a take it does not know, or a failure, thrown", async () => {
+    const source = { url: async () => `${gateway.url}/store/clip.mp3`, bytes: () => Promise.reject(new Error('not asked')) };
+    const { upstreamId } = (await vendor.create(account(), create(song({ lyrics: 'Farther out', style: 'piano', title: 'Up', continues: { upstreamClipId: null, atS: 3, upload: true } }), { source }))) as { upstreamId: string };
+    await fake.finishMusic(upstreamId);
+    const status = (await finished(upstreamId)) as Extract<MusicStatus, { state: 'succeeded' }>;
+    expect(status.clips[0].fromStart).toBe(true);
+    expect(await vendor.timedLyrics(account(), upstreamId, status.clips[0])).toEqual([
+      { word: 'Farther', startS: 3, endS: 4.2 },
+      { word: 'out', startS: 4.5, endS: 5.7 },
+    ]);
+    const plain = (await vendor.create(account(), create(song({ instrumental: true, style: 'piano', title: 'Quiet' })))) as { upstreamId: string };
+    await fake.finishMusic(plain.upstreamId);
+    const quiet = (await finished(plain.upstreamId)) as Extract<MusicStatus, { state: 'succeeded' }>;
+    expect(await vendor.timedLyrics(account(), plain.upstreamId, quiet.clips[0])).toBeNull();
+    await expect(vendor.timedLyrics(account(), upstreamId, { upstreamId: 'nope' })).rejects.toThrow(new UpstreamRefused('audioId does not exist in this task (code 400)', 400, 'request'));
+    fake.timestampsFailing = 1;
+    await expect(vendor.timedLyrics(account(), upstreamId, status.clips[0])).rejects.toThrow(/Server exception/);
+  });
+
   it('its refusals under HTTP 200: a missing field in its words, busy, credits, credentials', async () => {
     // a style is the router's to require (the models' needsStyle); the adapter never leaves it out of its own accord
     await expect(vendor.create(account(), create(song({ lyrics: 'La' })))).rejects.toThrow(new UpstreamRefused('style is required (code 400)', 400, 'request'));

@@ -4,9 +4,9 @@ import { UnusableAnswer } from '../../../../src/vendors/contracts/vendor.js';
 import { refusesContent, vendorOf } from '../../../../src/vendors/registry.js';
 import { MUSIC_VENDORS } from '../../../../src/vendors/music-vendors.js';
 import { SUNOAPI_MODELS } from '../../../../src/vendors/sunoapi/sunoapi-models.js';
-import { SUNOAPI_NO_CALLBACK, SunoapiMusicVendor, sunoapiMusicCall, sunoapiRecordStatus, sunoapiSubmitted, sunoapiTitle } from '../../../../src/vendors/sunoapi/sunoapi-music.vendor.js';
+import { SUNOAPI_NO_CALLBACK, SunoapiMusicVendor, sunoapiMusicCall, sunoapiRecordStatus, sunoapiSubmitted, sunoapiTimedWords, sunoapiTitle } from '../../../../src/vendors/sunoapi/sunoapi-music.vendor.js';
 import { checkSunoapiAnswer, SUNOAPI, sunoapiRefusal } from '../../../../src/vendors/sunoapi/sunoapi.vendor.js';
-import { sunoapiCreated, sunoapiErrorCallback, sunoapiRecordInfo, sunoapiStageCallback, type SunoapiTrack } from '../../../support/vendors/sunoapi/sunoapi-bodies.js';
+import { sunoapiCreated, sunoapiErrorCallback, sunoapiRecordInfo, sunoapiStageCallback, sunoapiTimestampedLyrics, type SunoapiTrack } from '../../../support/vendors/sunoapi/sunoapi-bodies.js';
 
 const song = (over: Partial<MusicRequest> = {}): MusicRequest => ({ lyrics: null, description: null, style: null, avoidStyle: null, title: null, model: 'V4_5', instrumental: false, durationS: null, continues: null, ...over });
 const track = (n: number, over: Partial<SunoapiTrack> = {}): SunoapiTrack => ({
@@ -292,5 +292,32 @@ describe('sunoapi: the answers it reads', () => {
       ],
     });
     expect(sunoapiErrorCallback('t-1', 501, 'Audio generation failed.')).toEqual({ code: 501, msg: 'Audio generation failed.', data: { callbackType: 'error', task_id: 't-1', data: [] } });
+  });
+});
+
+describe('sunoapi: the timed lyrics it reads (get-timestamped-lyrics)', () => {
+  const word = (w: string, startS: number, endS: number, more: object = {}) => ({ word: w, success: true, startS, endS, palign: 1, ...more });
+
+  it("each aligned word with its times, the section tags before a section's first word left out", () => {
+    const answer = sunoapiTimestampedLyrics([word('[Verse]\nStreet', 9.89362, 10.21277), word('lights', 10.21277, 10.6117), word(' blur', 10.6117, 11.01064), word('[Chorus 2]\n[Bridge]\nHold', 12, 12.5)], [0.1, 0.5]);
+    expect(sunoapiTimedWords(answer)).toEqual([
+      { word: 'Street', startS: 9.89362, endS: 10.21277 },
+      { word: 'lights', startS: 10.21277, endS: 10.6117 },
+      { word: 'blur', startS: 10.6117, endS: 11.01064 },
+      { word: 'Hold', startS: 12, endS: 12.5 },
+    ]);
+  });
+
+  it('a word its alignment failed on, a tag alone, or a word without both times is left out; none left (an instrumental) is null', () => {
+    const answer = sunoapiTimestampedLyrics([word('lost', 1, 2, { success: false }), word('[Outro]', 2, 3), word('half', 3, 4, { endS: '4' }), { word: 'bare' }, 'not a word', word('kept', 5, 6)]);
+    expect(sunoapiTimedWords(answer)).toEqual([{ word: 'kept', startS: 5, endS: 6 }]);
+    expect(sunoapiTimedWords(sunoapiTimestampedLyrics([]))).toBeNull();
+    expect(sunoapiTimedWords({ code: 200, msg: 'success', data: { alignedWords: null, waveformData: [] } })).toBeNull();
+  });
+
+  it('a refusal under HTTP 200 is thrown as the client would; an answer without data names the field', () => {
+    expect(() => sunoapiTimedWords({ code: 400, msg: 'The task does not exist', data: null })).toThrow(new UpstreamRefused('The task does not exist (code 400)', 400, 'request'));
+    expect(() => sunoapiTimedWords({ code: 200, msg: 'success' })).toThrow(UnusableAnswer);
+    expect(() => sunoapiTimedWords({ code: 200, msg: 'success' })).toThrow(/the timestamped lyrics without a usable data/);
   });
 });
