@@ -2,7 +2,7 @@ import { startServer, sendBytes, type TestServer } from '../support/http-server.
 import { correlation, decodeFirstChannel, decodeMono, musicalWav, relativeError } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
-import { sunoapiCreated, sunoapiRecordInfo, sunoapiStageCallback, type SunoapiTrack } from '../support/vendors/sunoapi/sunoapi-bodies.js';
+import { sunoapiCreated, sunoapiRecordInfo, sunoapiStageCallback, sunoapiTimestampedLyrics, type SunoapiTrack } from '../support/vendors/sunoapi/sunoapi-bodies.js';
 import { startReceiver, verify } from '../support/webhook-receiver.js';
 
 const ADMIN = 'admin-secret-0123456789';
@@ -48,6 +48,8 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
   const download = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
 
   let take: SunoapiTrack;
+  let takeTask: string;
+  let instrumental: { taskId: string; take: SunoapiTrack };
 
   it('generates in custom mode: record-info reaches SUCCESS with their documented body, two takes that decode, and the text, first and complete callbacks in that order with their documented bodies, signed', async () => {
     const body = { customMode: true, instrumental: false, model: 'V4_5', prompt: '[Verse]\nMorning light upon the bay', style: 'lo-fi, piano', title: 'Morning tide', negativeTags: 'metal', callBackUrl: `${hooks.url}/music` };
@@ -76,6 +78,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       expect((await decodeMono(await download(track.audioUrl), 'mp3')).length).toBeGreaterThan(0);
     }
     take = tracks[0];
+    takeTask = taskId;
 
     // the callbacks at each stage, in order, as their documented bodies, signed as every callback: text when it
     // started (no takes), first with the first take, complete with both (a task's deliveries go one after another)
@@ -104,6 +107,16 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       ['', ''],
       ['', ''],
     ]);
+    instrumental = { taskId, take: record.data.response.sunoData[0] };
+  });
+
+  it("answers in non-custom mode with vocals each take's own lyrics and title, those written from the description, as the Suno-style door does", async () => {
+    const taskId = await created(GENERATE, { customMode: false, instrumental: false, prompt: 'a rainy day at the harbour' });
+    const tracks = (await untilEnded(taskId)).data.response.sunoData as SunoapiTrack[];
+    const clips = (await api(t.url, 'GET', `/music-a/fetch/${taskId}`, { key })).body.data.data;
+    expect(tracks.map((tr) => [tr.prompt, tr.title])).toEqual(clips.map((c: any) => [c.metadata.prompt, c.title ?? '']));
+    expect(tracks[0].prompt).toEqual(expect.stringContaining('\n'));
+    expect(tracks[0].prompt).not.toBe('a rainy day at the harbour');
   });
 
   it('extends a take at its 2nd second: EXTEND, the take as parentMusicId, the new clips continuing it', async () => {
@@ -153,6 +166,43 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     expect(stages[2].json).toEqual(sunoapiStageCallback('complete', taskId, tracks.map((tr) => ({ ...tr, audioUrl: expect.any(String), streamAudioUrl: expect.any(String), imageUrl: expect.any(String) }))));
   });
 
+  it("get-timestamped-lyrics: a take's words as the Suno-style door times them, in their alignedWords; an upload-extend's on its whole track, from the cut; an instrumental's none", async () => {
+    const timestamped = (body: unknown) => post(`${GENERATE}/get-timestamped-lyrics`, body);
+    const suno = async (clipId: string) => (await api(t.url, 'GET', `/music-a/clips/${clipId}/lyrics`, { key })).body.data.aligned_words as { word: string; start_s: number; end_s: number }[];
+    const res = await timestamped({ taskId: takeTask, audioId: take.id });
+    expect(res.status).toBe(200);
+    const words = await suno(take.id);
+    expect(words.map((w) => w.word)).toEqual(['Morning', 'light', 'upon', 'the', 'bay']);
+    expect(res.body).toEqual(sunoapiTimestampedLyrics(words.map((w) => ({ word: w.word, success: true, startS: w.start_s, endS: w.end_s, palign: 1 })), [], 0, false));
+
+    // an upload-extend's take answered as the whole track: its words from the cut at 3 s
+    const taskId = await created(`${GENERATE}/upload-extend`, { uploadUrl: `${files.url}/song.wav`, defaultParamFlag: true, continueAt: 3, instrumental: false, prompt: '[Verse]\nFarther out now', style: 'ambient', title: 'Further', model: 'V4' });
+    const whole = (await untilEnded(taskId)).data.response.sunoData[1] as SunoapiTrack;
+    const own = await suno(whole.id);
+    expect(own.map((w) => w.word)).toEqual(['Farther', 'out', 'now']);
+    const shifted = (await timestamped({ taskId, audioId: whole.id })).body.data.alignedWords;
+    expect(shifted.map((w: any) => [w.word, w.startS, w.endS])).toEqual(own.map((w) => [w.word, Math.round((w.start_s + 3) * 1000) / 1000, Math.round((w.end_s + 3) * 1000) / 1000]));
+    expect(shifted.at(-1).endS).toBeLessThanOrEqual(whole.duration!);
+
+    // an instrumental's take: no words, as theirs answers one
+    const none = await timestamped({ taskId: instrumental.taskId, audioId: instrumental.take.id });
+    expect([none.status, none.body]).toEqual([200, sunoapiTimestampedLyrics([], [], 0, false)]);
+
+    // refusals in their shape, naming the field
+    const refused = async (body: unknown, status: number, words: RegExp) => {
+      const r = await timestamped(body);
+      expect([r.status, r.body.code, r.body.data]).toEqual([status, status, null]);
+      expect(r.body.msg).toMatch(words);
+    };
+    await refused({ taskId: '00000000-0000-4000-8000-000000000000', audioId: take.id }, 404, /^taskId: there is no music task/);
+    await refused({ taskId: instrumental.taskId, audioId: take.id }, 404, /^audioId: task .* has no take/);
+    await refused({ taskId: takeTask, audioId: 'nope' }, 400, /audioId must be the id/);
+    await refused({ audioId: take.id }, 400, /taskId must be the taskId/);
+    const stranger = await t.createKey('team-sunoapi-stranger');
+    const theirs = await api(t.url, 'POST', `${GENERATE}/get-timestamped-lyrics`, { key: stranger, body: { taskId: takeTask, audioId: take.id } });
+    expect([theirs.status, theirs.body.code, theirs.body.data]).toEqual([404, 404, null]);
+  });
+
   it('refuses bad input in their shape, naming the field: {code, msg, data: null} with their codes', async () => {
     const refused = async (path: string, body: unknown, status: number, words: RegExp) => {
       const res = await post(path, body);
@@ -190,7 +240,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
 
   it('is in the OpenAPI document, with its error shape', async () => {
     const doc = (await api(t.url, 'GET', '/docs-json')).body;
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/sunoapi/')).sort()).toEqual([GENERATE, `${GENERATE}/extend`, `${GENERATE}/record-info`, `${GENERATE}/upload-extend`]);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/sunoapi/')).sort()).toEqual([GENERATE, `${GENERATE}/extend`, `${GENERATE}/get-timestamped-lyrics`, `${GENERATE}/record-info`, `${GENERATE}/upload-extend`]);
     expect(doc.paths[GENERATE].post.responses['400'].content['application/json'].schema.$ref).toMatch(/SunoapiErrorEnvelopeDto$/);
   });
 });

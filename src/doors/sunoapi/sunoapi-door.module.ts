@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { AudioModule } from '../../modules/audio/audio.module.js';
 import { ClipsModule } from '../../modules/clips/clips.module.js';
 import { MusicModule } from '../../modules/music/music.module.js';
+import { SunoapiLyricsController } from './sunoapi-lyrics.controller.js';
+import { SunoapiLyricsService } from './sunoapi-lyrics.service.js';
 import { SunoapiMusicController } from './sunoapi-music.controller.js';
 import { SunoapiMusicRecords } from './sunoapi-music.records.js';
 import { SunoapiMusicService } from './sunoapi-music.service.js';
@@ -14,8 +16,8 @@ import { SUNOAPI_DOOR } from './sunoapi.door.js';
  */
 @Module({
   imports: [AudioModule, MusicModule, ClipsModule],
-  controllers: [SunoapiMusicController],
-  providers: [SunoapiMusicService, SunoapiMusicRecords],
+  controllers: [SunoapiMusicController, SunoapiLyricsController],
+  providers: [SunoapiMusicService, SunoapiMusicRecords, SunoapiLyricsService],
   exports: [SunoapiMusicRecords],
 })
 export class SunoapiDoorModule {

@@ -119,9 +119,10 @@ export class SunoapiMusicRecords implements DoorRendering<SunoapiMusicTask> {
           audioUrl: audio,
           streamAudioUrl: audio,
           imageUrl: done ? takes.urlOf(task, CLIP_COVER_ROLE, clip.idx) : '',
-          prompt: p.instrumental ? '' : (p.lyrics ?? ''),
+          // the lyrics it sings and its title as its maker reported them (description mode: those written), else those asked
+          prompt: p.instrumental ? '' : (clip.lyrics ?? p.lyrics ?? ''),
           modelName: p.model ?? '',
-          title: p.title ?? '',
+          title: clip.title ?? p.title ?? '',
           tags: p.style ?? '',
           createTime: clip.createdAt.toISOString().slice(0, 19).replace('T', ' '),
           duration: !done ? null : whole ? (wholes![clip.idx] ?? clip.duration) : clip.duration,

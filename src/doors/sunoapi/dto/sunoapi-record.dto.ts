@@ -16,13 +16,13 @@ export class SunoapiTrackDto {
   @ApiProperty({ description: 'Signed link to its cover (PNG); "" until SUCCESS.' })
   imageUrl!: string;
 
-  @ApiProperty({ description: 'The lyrics asked (custom mode), else "".' })
+  @ApiProperty({ description: 'The lyrics it sings, as the model that made it reported them (non-custom mode: the lyrics written from the description), else those asked (custom mode); "" for an instrumental.' })
   prompt!: string;
 
   @ApiProperty({ description: 'The model asked (V4_5, …), else "".', example: 'V4_5' })
   modelName!: string;
 
-  @ApiProperty({ example: 'Morning tide' })
+  @ApiProperty({ description: 'Its title, as the model that made it named it, else the one asked, else "".', example: 'Morning tide' })
   title!: string;
 
   @ApiProperty({ description: 'The style.', example: 'lo-fi, piano, calm' })

@@ -6,7 +6,7 @@ import { MUSIC_VENDORS } from '../../../../src/vendors/music-vendors.js';
 import { SUNOAPI_MODELS } from '../../../../src/vendors/sunoapi/sunoapi-models.js';
 import { SUNOAPI_NO_CALLBACK, SunoapiMusicVendor, sunoapiMusicCall, sunoapiRecordStatus, sunoapiSubmitted, sunoapiTimedWords, sunoapiTitle } from '../../../../src/vendors/sunoapi/sunoapi-music.vendor.js';
 import { checkSunoapiAnswer, SUNOAPI, sunoapiRefusal } from '../../../../src/vendors/sunoapi/sunoapi.vendor.js';
-import { sunoapiCreated, sunoapiErrorCallback, sunoapiRecordInfo, sunoapiStageCallback, sunoapiTimestampedLyrics, type SunoapiTrack } from '../../../support/vendors/sunoapi/sunoapi-bodies.js';
+import { sunoapiCreated, sunoapiErrorCallback, sunoapiRecordInfo, sunoapiStageCallback, sunoapiTimestampedLyrics, type SunoapiAlignedWord, type SunoapiTrack } from '../../../support/vendors/sunoapi/sunoapi-bodies.js';
 
 const song = (over: Partial<MusicRequest> = {}): MusicRequest => ({ lyrics: null, description: null, style: null, avoidStyle: null, title: null, model: 'V4_5', instrumental: false, durationS: null, continues: null, ...over });
 const track = (n: number, over: Partial<SunoapiTrack> = {}): SunoapiTrack => ({
@@ -309,7 +309,7 @@ describe('sunoapi: the timed lyrics it reads (get-timestamped-lyrics)', () => {
   });
 
   it('a word its alignment failed on, a tag alone, or a word without both times is left out; none left (an instrumental) is null', () => {
-    const answer = sunoapiTimestampedLyrics([word('lost', 1, 2, { success: false }), word('[Outro]', 2, 3), word('half', 3, 4, { endS: '4' }), { word: 'bare' }, 'not a word', word('kept', 5, 6)]);
+    const answer = sunoapiTimestampedLyrics([word('lost', 1, 2, { success: false }), word('[Outro]', 2, 3), word('half', 3, 4, { endS: '4' }), { word: 'bare' }, 'not a word', word('kept', 5, 6)] as unknown as SunoapiAlignedWord[]);
     expect(sunoapiTimedWords(answer)).toEqual([{ word: 'kept', startS: 5, endS: 6 }]);
     expect(sunoapiTimedWords(sunoapiTimestampedLyrics([]))).toBeNull();
     expect(sunoapiTimedWords({ code: 200, msg: 'success', data: { alignedWords: null, waveformData: [] } })).toBeNull();
