@@ -85,7 +85,7 @@ describe('lyrics: written offline by the sandbox, through the Suno-style door', 
 
   it('GET /models lists the lyrics models with their prompt limit and versions', async () => {
     const res = await api(t.url, 'GET', '/models', { key });
-    expect(res.body.data.filter((m: any) => m.operation === 'lyrics')).toEqual(
+    expect(res.body.models.filter((m: any) => m.operation === 'lyrics')).toEqual(
       expect.arrayContaining([{ name: 'suno_lyrics', operation: 'lyrics', vendor: 'suno', vendor_model: 'suno_lyrics', max_prompt_chars: 3000, versions: 1, credits_per_task: 1 }]),
     );
   });
