@@ -107,12 +107,12 @@ export function taskStatus(task: Pick<Task, 'state' | 'startedAt'>, now: Date): 
 
 const CLIP_STATUS: Record<string, string> = { SUBMITTED: 'submitted', QUEUED: 'queued', IN_PROGRESS: 'streaming', SUCCESS: 'complete', FAILURE: 'error' };
 
-function unixSeconds(at: Date): number {
+export function unixSeconds(at: Date): number {
   return Math.floor(at.getTime() / 1000);
 }
 
 /** 0% until it starts, 100% once it ends; in between, a guess from the time it has run (never 100% before it ends). */
-function progressOf(task: Pick<Task, 'startedAt'>, status: string, now: Date): string {
+export function progressOf(task: Pick<Task, 'startedAt'>, status: string, now: Date): string {
   if (status === 'SUCCESS' || status === 'FAILURE') return '100%';
   if (status !== 'IN_PROGRESS' || !task.startedAt) return '0%';
   const elapsedS = (now.getTime() - task.startedAt.getTime()) / 1000;
