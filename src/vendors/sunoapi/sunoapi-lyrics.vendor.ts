@@ -15,10 +15,11 @@ import { checkSunoapiAnswer, SUNOAPI, sunoapiRefusal } from './sunoapi.vendor.js
 export const SUNOAPI_LYRICS_PROMPT_MAX = 200;
 
 /**
- * Suno's lyrics writer through the family: one model (the route takes none), two versions a task (its callback's
- * and record-info's examples list two; "multiple lyrics variations").
+ * Suno's lyrics writer through the family: one model (the route takes none), named as the new-api-shaped
+ * aggregators' (`suno_lyrics`: the same Suno lyrics, so a request naming it may go to either shape), two
+ * versions a task (its callback's and record-info's examples list two; "multiple lyrics variations").
  */
-export const SUNOAPI_LYRICS_MODELS: readonly LyricsModelSpec[] = [{ id: 'suno-lyrics', promptMax: SUNOAPI_LYRICS_PROMPT_MAX, takes: 2 }];
+export const SUNOAPI_LYRICS_MODELS: readonly LyricsModelSpec[] = [{ id: 'suno_lyrics', promptMax: SUNOAPI_LYRICS_PROMPT_MAX, takes: 2 }];
 
 /** One version as record-info lists it (`response.data[]`; older pages: `lyricsData`); a field of another type is read as absent. */
 const VERSION = z.object({

@@ -1,6 +1,7 @@
 import { AUDIO_VENDORS, GATEWAY_AUDIO_PROTOCOL } from '../../../src/vendors/audio-vendors.js';
 import { EXPAND_VENDORS, expandModelOf, GATEWAY_EXPAND_PROTOCOL } from '../../../src/vendors/expand-vendors.js';
 import { GATEWAY_IMAGE_PROTOCOL, IMAGE_VENDORS, imageCatalogOf, imageVendorOf } from '../../../src/vendors/image-vendors.js';
+import { LYRICS_VENDORS } from '../../../src/vendors/lyrics-vendors.js';
 import { GATEWAY_MUSIC_PROTOCOL, MUSIC_VENDORS } from '../../../src/vendors/music-vendors.js';
 import { VENDORS } from '../../../src/vendors/registry.js';
 
@@ -9,11 +10,16 @@ describe('the image, expand, music and audio registries', () => {
   const declared = (operation: string) => VENDORS.filter((v) => (v.operations as readonly string[]).includes(operation)).map((v) => v.protocol);
 
   it("each adapter's protocol is a descriptor's that declares its operation, one adapter per protocol", () => {
-    for (const [operation, adapters] of [['image', IMAGE_VENDORS], ['expand', EXPAND_VENDORS], ['music', MUSIC_VENDORS], ['audio', AUDIO_VENDORS]] as const) {
+    for (const [operation, adapters] of [['image', IMAGE_VENDORS], ['expand', EXPAND_VENDORS], ['music', MUSIC_VENDORS], ['audio', AUDIO_VENDORS], ['lyrics', LYRICS_VENDORS]] as const) {
       const protocols = adapters.map((a) => a.protocol);
       expect([operation, new Set(protocols).size]).toEqual([operation, protocols.length]);
       for (const protocol of protocols) expect([operation, protocol, declared(operation).includes(protocol)]).toEqual([operation, protocol, true]);
     }
+  });
+
+  it('every vendor that declares lyrics has its lyrics adapter: the aggregators of both shapes, MiniMax, Mureka', () => {
+    expect(declared('lyrics').sort()).toEqual(LYRICS_VENDORS.map((a) => a.protocol).sort());
+    expect(LYRICS_VENDORS.map((a) => a.protocol)).toEqual(['suno', 'sunoapi', 'minimax', 'mureka']);
   });
 
   it("a gateway channel goes through the adapter of the door's protocol", () => {

@@ -28,7 +28,7 @@ const version = (text: string, title = 'Iron Man') => ({ text, title, status: 'c
 
 describe('sunoapi lyrics: its model and its words', () => {
   it('one model, two versions a task, the 200 characters of its prompt; the protocol and poll floor of its descriptor', () => {
-    expect(SUNOAPI_LYRICS_MODELS).toEqual([{ id: 'suno-lyrics', promptMax: 200, takes: 2 }]);
+    expect(SUNOAPI_LYRICS_MODELS).toEqual([{ id: 'suno_lyrics', promptMax: 200, takes: 2 }]);
     expect([SunoapiLyricsVendor.protocol, SunoapiLyricsVendor.models]).toEqual([SUNOAPI.protocol, SUNOAPI_LYRICS_MODELS]);
     expect(new SunoapiLyricsVendor(loopbackUpstreamClient()).minPollS).toBe(SUNOAPI.pollFloorS);
   });
