@@ -1,5 +1,6 @@
 import { type FakeMusicAggregator, startFakeMusicAggregator } from '../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { pollUntil } from '../support/poll.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
@@ -128,6 +129,8 @@ describe('lyrics relayed to Suno-style aggregators in new-api\'s words', () => {
     expect(sent.body).toEqual({ prompt: 'lighthouse keeper' });
     expect(JSON.stringify(task)).not.toContain(upstreamId);
     expect(first.authFailures).toEqual([]);
+    // asked about through its batch fetch (POST /fetch {ids}), which it answers
+    expect(first.batchFetches).toBeGreaterThan(0);
     first.batchFetch = false;
   });
 
@@ -160,5 +163,40 @@ describe('lyrics relayed to Suno-style aggregators in new-api\'s words', () => {
       first.lyricsEnding = { kind: 'success' };
       second.lyricsEnding = { kind: 'success' };
     }
+  });
+});
+
+describe('lyrics called back by the aggregator (notify_hook)', () => {
+  let t: TestApp;
+  let key: string;
+  let agg: FakeMusicAggregator;
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    agg = await startFakeMusicAggregator(KEY);
+    // the aggregator reaches the gateway on loopback: its port is known once it listens, so it is given a proxy's, in front of it
+    const gateway = { host: '127.0.0.1', port: 0 };
+    proxy = await startTcpProxy(gateway);
+    // the safety poll (600 s) is far beyond the test's deadline: only the callback can end the task in time
+    t = await startTestApp({ LYRICS_PROVIDER: 'relay', RELAY_LYRICS_URL: `${agg.url}/suno`, RELAY_API_KEY: KEY, OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '50', UPSTREAM_CALLBACK_BASE_URL: `http://127.0.0.1:${proxy.port}`, UPSTREAM_CALLBACK_POLL_S: '600' });
+    gateway.port = Number(new URL(t.url).port);
+    key = await t.createKey('team-lyrics-callbacks');
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await Promise.all([agg.close(), proxy.close()]);
+  });
+
+  it("sends notify_hook with the prompt, waits unpolled, and ends when the aggregator calls back", async () => {
+    const res = await api(t.url, 'POST', '/music-a/submit/lyrics', { key, body: { prompt: 'midnight train' } });
+    expect(res.status).toBe(200);
+    const id = res.body.data as string;
+    const upstreamId = (await pollUntil(async () => [...agg.lyrics.entries()].find(([, task]) => String(task.body.notify_hook).includes(`/upstream-callbacks/${id}/`))?.[0], Boolean, { what: 'the create at the aggregator' }))!;
+    expect(Object.keys(agg.lyrics.get(upstreamId)!.body).sort()).toEqual(['notify_hook', 'prompt']);
+    expect((await api(t.url, 'GET', `/music-a/fetch/${id}`, { key })).body.data.status).not.toBe('SUCCESS');
+    expect(agg.lyrics.get(upstreamId)!.polls).toBe(0);
+    const callback = await agg.finishLyrics(upstreamId);
+    expect(callback?.status).toBe(200);
+    const task = await ender(t, key)(id);
+    expect([task.status, task.data.text]).toEqual(['SUCCESS', expect.stringContaining('midnight train')]);
   });
 });

@@ -28,7 +28,7 @@ export class LyricsController {
     type: SubmitLyricsDto,
     examples: {
       simple: { summary: 'Lyrics about a theme', value: { prompt: 'a summer road trip along the coast with old friends' } },
-      model: { summary: 'With a model, notified when done (put a URL of yours)', value: { prompt: 'rain on a city night, missing someone', mv: 'suno_lyrics', notify_hook: 'https://example.com/hooks/lyrics' } },
+      model: { summary: 'With a model', value: { prompt: 'rain on a city night, missing someone', mv: 'suno_lyrics' } },
     },
   })
   @ApiOkResponse({ type: MusicSubmitResultDto })

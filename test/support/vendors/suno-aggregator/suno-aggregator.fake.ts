@@ -63,7 +63,9 @@ export interface FakeMusicAggregator extends FakeUpstream {
   /** The bytes served as the audio of the next tasks' clips (null: an MP3 of a tone made for each). */
   songBytes: Buffer | null;
   /** Lyrics tasks created (POST /suno/submit/lyrics), by upstream task id: the body sent, and how many times it was fetched. */
-  lyrics: Map<string, { body: Record<string, unknown>; polls: number; calledBack?: boolean }>;
+  lyrics: Map<string, { body: Record<string, unknown>; polls: number; ended?: boolean; calledBack?: boolean }>;
+  /** The aggregator ends lyrics task `id` now, whatever the polls, and POSTs the task, as GET /fetch/{id} answers it, to the create's notify_hook: resolves with that callback once answered. */
+  finishLyrics(id: string): Promise<VendorCallback | undefined>;
   /** How the next lyrics tasks end: SUCCESS with lyrics written from the prompt (default), FAILURE with a reason, or never. */
   lyricsEnding: { kind: 'success' } | { kind: 'failure'; reason: string } | { kind: 'never' };
   /** Whether it answers `POST /suno/fetch {ids}` (several tasks at once; off: a 404, as aggregators without it). */
@@ -112,7 +114,14 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
   };
   const lyricsDone = (id: string) => {
     const task = lyrics.get(id)!;
-    return task.polls >= knobs.pollsUntilDone && lyricsEndings.get(id)!.kind !== 'never';
+    return task.ended === true || (task.polls >= knobs.pollsUntilDone && lyricsEndings.get(id)!.kind !== 'never');
+  };
+  /** The lyrics task's end, called back once where its create named a notify_hook. */
+  const lyricsCalledBack = (id: string) => {
+    const task = lyrics.get(id)!;
+    if (task.calledBack || typeof task.body.notify_hook !== 'string') return Promise.resolve(undefined);
+    task.calledBack = true;
+    return callBack(task.body.notify_hook, lyricsTask(id, true), callbacks);
   };
   const endings = new Map<string, FakeMusicAggregator['ending']>();
   const callbacks: VendorCallback[] = [];
@@ -181,10 +190,7 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
       task.polls++;
       const done = lyricsDone(id);
       sendJson(res, 200, { code: 'success', message: '', data: lyricsTask(id, done) });
-      if (done && !task.calledBack && typeof task.body.notify_hook === 'string') {
-        task.calledBack = true;
-        void callBack(task.body.notify_hook, lyricsTask(id, true), callbacks);
-      }
+      if (done) void lyricsCalledBack(id);
       return;
     }
     if (req.method === 'POST' && url.pathname === '/suno/fetch' && state.batchFetch) {
@@ -259,6 +265,10 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
       state.songBytes = value;
     },
     lyrics,
+    finishLyrics: (id: string) => {
+      lyrics.get(id)!.ended = true;
+      return lyricsCalledBack(id);
+    },
     get lyricsEnding() {
       return state.lyricsEnding;
     },
