@@ -209,6 +209,7 @@ export function musicAskOn(task: MusicTask, channelId: string | undefined, held:
     lyrics: p.lyrics,
     description: p.description,
     style: p.style,
+    avoidStyle: p.avoid_style,
     instrumental: p.instrumental,
     durationS: p.duration_s ?? null,
     continues: p.continues === null ? null : own ? 'own' : 'stored',
