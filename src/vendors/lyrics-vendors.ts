@@ -1,5 +1,8 @@
 import type { LyricsModelSpec, LyricsVendor } from './contracts/lyrics-vendor.js';
+import { MinimaxLyricsVendor } from './minimax/minimax-lyrics.vendor.js';
+import { MurekaLyricsVendor } from './mureka/mureka-lyrics.vendor.js';
 import { SunoLyricsVendor } from './suno-aggregator/suno-lyrics.vendor.js';
+import { SunoapiLyricsVendor } from './sunoapi/sunoapi-lyrics.vendor.js';
 
 /**
  * The registry of lyrics vendors: one adapter class per channel protocol (each `static readonly protocol` and
@@ -8,6 +11,9 @@ import { SunoLyricsVendor } from './suno-aggregator/suno-lyrics.vendor.js';
  */
 export const LYRICS_VENDORS = [
   SunoLyricsVendor,
+  SunoapiLyricsVendor,
+  MinimaxLyricsVendor,
+  MurekaLyricsVendor,
 ] as const satisfies readonly { new (...args: never[]): LyricsVendor; readonly protocol: string; readonly models: readonly LyricsModelSpec[] }[];
 
 export type LyricsVendorClass = (typeof LYRICS_VENDORS)[number];

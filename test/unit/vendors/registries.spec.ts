@@ -17,6 +17,11 @@ describe('the image, expand, music, audio and lyrics registries', () => {
     }
   });
 
+  it('every vendor that declares lyrics has its lyrics adapter (a gateway goes through the aggregator’s): the aggregators of both shapes, MiniMax, Mureka', () => {
+    expect(declared('lyrics').filter((p) => p !== 'gateway').sort()).toEqual(LYRICS_VENDORS.map((a) => a.protocol).sort());
+    expect(LYRICS_VENDORS.map((a) => a.protocol)).toEqual(['suno', 'sunoapi', 'minimax', 'mureka']);
+  });
+
   it("a gateway channel goes through the adapter of the door's protocol", () => {
     expect([GATEWAY_IMAGE_PROTOCOL, GATEWAY_EXPAND_PROTOCOL, GATEWAY_MUSIC_PROTOCOL, GATEWAY_AUDIO_PROTOCOL, GATEWAY_LYRICS_PROTOCOL]).toEqual(['openai', 'kling', 'suno', 'suno', 'suno']);
     expect([lyricsCatalogOf('gateway'), lyricsCatalogOf('luma')]).toEqual([lyricsCatalogOf('suno'), []]);
