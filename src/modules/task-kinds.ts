@@ -5,6 +5,7 @@ import { ExpandModule } from './expand/expand.module.js';
 import { ImageModule } from './image/image.module.js';
 import { MusicModule } from './music/music.module.js';
 import { SpeechModule } from './speech/speech.module.js';
+import { StemsModule } from './stems/stems.module.js';
 import { VideoModule } from './video/video.module.js';
 
 /**
@@ -20,4 +21,5 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   ConcatModule,
   ImageModule,
   SpeechModule,
+  StemsModule,
 ];

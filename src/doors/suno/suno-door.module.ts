@@ -15,6 +15,10 @@ import { MusicFetchController } from './suno-fetch.controller.js';
 import { MusicFetchService } from './suno-fetch.service.js';
 import { MusicController } from './suno-music.controller.js';
 import { MusicService } from './suno-music.service.js';
+import { StemsModule } from '../../modules/stems/stems.module.js';
+import { StemsController } from './suno-stems.controller.js';
+import { SunoStemsRecords } from './suno-stems.records.js';
+import { StemsService } from './suno-stems.service.js';
 import { SUNO_DOOR } from './suno.door.js';
 
 /**
@@ -23,12 +27,12 @@ import { SUNO_DOOR } from './suno.door.js';
  * tasks (the renderings the registry reads).
  */
 @Module({
-  imports: [AudioModule, MusicModule, ConcatModule, ClipsModule],
-  controllers: [AudioController, MusicController, ConcatController, MusicFetchController, ClipAudioController],
-  providers: [AudioService, ClipAudioService, AudioRecords, MusicService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords],
-  exports: [AudioRecords, SunoMusicRecords, SunoConcatRecords],
+  imports: [AudioModule, MusicModule, ConcatModule, ClipsModule, StemsModule],
+  controllers: [AudioController, MusicController, ConcatController, MusicFetchController, ClipAudioController, StemsController],
+  providers: [AudioService, ClipAudioService, AudioRecords, MusicService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords, StemsService, SunoStemsRecords],
+  exports: [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoStemsRecords],
 })
 export class SunoDoorModule {
   static readonly door = SUNO_DOOR;
-  static readonly renderings = [AudioRecords, SunoMusicRecords, SunoConcatRecords];
+  static readonly renderings = [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoStemsRecords];
 }

@@ -17,7 +17,7 @@ export class MusicFetchService {
 
   async fetchOne(principal: Principal, id: string): Promise<MusicTaskResultDto> {
     const [task] = await this.tasks.findManyForOwner<object, unknown>(MUSIC_KINDS, principal.owner, [id]);
-    if (!task) throw new AppError('NOT_FOUND', `No music, concat or upload task ${id} among yours`);
+    if (!task) throw new AppError('NOT_FOUND', `No music, concat, upload or stems task ${id} among yours`);
     return { code: 'success', message: '', data: (await this.records.records([task]))[0] };
   }
 
