@@ -7,3 +7,4 @@ import './vendor-callbacks.e2e.js';
 import './channels-operations.e2e.js';
 import './veo.e2e.js';
 import './relay-queries.e2e.js';
+import './stems-relay.e2e.js';
