@@ -31,7 +31,7 @@ export class StemsModels {
 
   /** Refuses (400) a request no configured model could ever make, naming the door's fields (`labels`). */
   async check(ask: StemsAsk, labels: Record<StemsField, string>): Promise<void> {
-    refuseUnmade(await this.offered(), ask, STEMS_RULES, labels);
+    refuseUnmadeStems(await this.offered(), ask, labels);
   }
 
   /** `GET /models`' stems entries. */
@@ -57,6 +57,11 @@ export class StemsModels {
     }
     return [...offered.values()];
   }
+}
+
+/** Refuses (400) a stems request none of `offered` makes, naming the door's fields (`labels`): a split no model makes, a clip no model takes. */
+export function refuseUnmadeStems(offered: OfferedStemsModel[], ask: StemsAsk, labels: Record<StemsField, string>): void {
+  refuseUnmade(offered, ask, STEMS_RULES, labels);
 }
 
 /** The asked value of a field, in words. */
