@@ -49,7 +49,7 @@ export class StemsService {
       model: null,
       title: described.title ?? null,
       upstream_clip_id: clip.upstreamId && clip.channelId ? clip.upstreamId : null,
-      upstream_task_id: null,
+      upstream_task_id: clip.upstreamId && clip.channelId ? clip.taskUpstreamId : null,
       channel_id: clip.upstreamId && clip.channelId ? clip.channelId : null,
     };
     const task = await this.engine.submit(this.kind, {
