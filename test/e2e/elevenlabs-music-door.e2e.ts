@@ -55,6 +55,10 @@ describe("music: ElevenLabs' door with its official SDK (sandbox)", () => {
     const task = await fetchTask(songId);
     // the door's words in the music task's: the prompt as the description, music_v1 named (the sandbox offers it), one take
     expect([task.status, task.data.length, task.data[0].model_name, task.data[0].metadata.prompt, task.data[0].metadata.duration]).toEqual(['SUCCESS', 1, 'music_v1', 'An upbeat lo-fi track about a morning bike ride', expect.closeTo(7, 1)]);
+    // its door is stored: the task list finds it by door, and not under the Suno-style door's name
+    const byDoor = async (door: string) => ((await api(t.url, 'GET', `/tasks?door=${door}&kind=music`, { key })).body.tasks as { id: string }[]).map((x) => x.id);
+    expect(await byDoor('elevenlabs')).toContain(songId);
+    expect(await byDoor('suno')).not.toContain(songId);
   });
 
   it('streams the same song in chunks from /v1/music/stream', async () => {

@@ -157,6 +157,18 @@ describe('music across vendors behind the Suno-style door', () => {
     expect([refused.status, refused.fail_reason]).toEqual(['FAILURE', expect.stringMatching(/violated|Terms of Service|bad_prompt/)]);
   });
 
+  it("sunoapi.org's family requires a style and a title in custom mode: without tags a 400 naming tags (only it enabled); without a title it is sent one made up from the lyrics", async () => {
+    await only('sunoapi');
+    const refused = await api(t.url, 'POST', SUBMIT, { key, body: { prompt: '[Verse]\nLanterns on the water', mv: 'V4_5' } });
+    expect([refused.status, refused.body.message]).toEqual([400, expect.stringMatching(/^tags: .*no style given/)]);
+    const song = await ended(await submit({ prompt: '[Verse]\nLanterns on the water', tags: 'folk', mv: 'V4_5' }));
+    expect([song.status, lastAsked.sunoapi()]).toEqual(['SUCCESS', expect.objectContaining({ customMode: true, style: 'folk', title: 'Lanterns on the water', prompt: '[Verse]\nLanterns on the water' })]);
+    // with another vendor enabled, the same request without tags goes there instead
+    await only('sunoapi', 'elevenlabs');
+    expect((await ended(await submit({ prompt: '[Verse]\nLanterns on the water' }))).status).toBe('SUCCESS');
+    expect(JSON.stringify(lastAsked.elevenlabs())).toContain('Lanterns on the water');
+  }, 120_000);
+
   it('a 30 s upload continued at its 12th second by each vendor that continues stored clips, then joined: the joined song holds the upload up to 12 s', async () => {
     await only();
     const upload = await submit({ url: `${files.url}/upload.wav` }, '/music-a/uploads/audio-url');

@@ -1,5 +1,5 @@
 import { startServer, sendBytes, type TestServer } from '../support/http-server.js';
-import { decodeMono, musicalWav } from '../support/media.js';
+import { correlation, decodeFirstChannel, decodeMono, musicalWav, relativeError } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 import { sunoapiCreated, sunoapiRecordInfo, sunoapiStageCallback, type SunoapiTrack } from '../support/vendors/sunoapi/sunoapi-bodies.js';
@@ -8,6 +8,7 @@ import { startReceiver, verify } from '../support/webhook-receiver.js';
 const ADMIN = 'admin-secret-0123456789';
 const GENERATE = '/sunoapi/api/v1/generate';
 const TAKE_S = 4;
+const RATE = 44100;
 
 describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-extend, record-info and callbacks (sandbox)', () => {
   let t: TestApp;
@@ -48,7 +49,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
 
   let take: SunoapiTrack;
 
-  it('generates in custom mode: record-info reaches SUCCESS with their documented body, two takes that decode, and the complete callback carries them, signed', async () => {
+  it('generates in custom mode: record-info reaches SUCCESS with their documented body, two takes that decode, and the text, first and complete callbacks in that order with their documented bodies, signed', async () => {
     const body = { customMode: true, instrumental: false, model: 'V4_5', prompt: '[Verse]\nMorning light upon the bay', style: 'lo-fi, piano', title: 'Morning tide', negativeTags: 'metal', callBackUrl: `${hooks.url}/music` };
     const taskId = await created(GENERATE, body);
     const record = await untilEnded(taskId);
@@ -76,17 +77,22 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     }
     take = tracks[0];
 
-    // the callbacks: text when it started, then complete with both takes, as their documented bodies, signed as every callback
+    // the callbacks at each stage, in order, as their documented bodies, signed as every callback: text when it
+    // started (no takes), first with the first take, complete with both (a task's deliveries go one after another)
     const mine = () => hooks.received.filter((r) => r.json?.data?.task_id === taskId);
-    // (two deliveries, each its own job: they may arrive in either order)
-    const both = await pollUntil(async () => mine(), (rs) => rs.length >= 2, { what: 'the text and complete callbacks' });
-    expect(both.map((r) => r.json.data.callbackType).sort()).toEqual(['complete', 'text']);
-    const complete = both.find((r) => r.json.data.callbackType === 'complete')!;
+    const stages = await pollUntil(async () => mine(), (rs) => rs.length >= 3, { what: 'the text, first and complete callbacks' });
+    expect(stages.map((r) => r.json.data.callbackType)).toEqual(['text', 'first', 'complete']);
     const linkless = (ts: SunoapiTrack[]) => ts.map((tr) => ({ ...tr, audioUrl: expect.stringContaining('/media/'), streamAudioUrl: expect.stringContaining('/media/'), imageUrl: expect.stringContaining('/media/') }));
-    expect(complete.json).toEqual(sunoapiStageCallback('complete', taskId, linkless(tracks)));
-    expect(both.find((r) => r.json.data.callbackType === 'text')!.json).toEqual(sunoapiStageCallback('text', taskId, []));
+    expect(stages[0].json).toEqual(sunoapiStageCallback('text', taskId, []));
+    expect(stages[1].json).toEqual(sunoapiStageCallback('first', taskId, linkless(tracks.slice(0, 1))));
+    expect(stages[1].json.data.data[0].id).toBe(tracks[0].id);
+    expect(stages[2].json).toEqual(sunoapiStageCallback('complete', taskId, linkless(tracks)));
     const secret = (await api(t.url, 'GET', '/admin/owners/team-sunoapi/webhook-secret', { key: ADMIN })).body.secret;
-    expect(verify(secret, complete)).toEqual(complete.json);
+    for (const r of stages) expect(verify(secret, r)).toEqual(r.json);
+    // each its own delivery, with its own webhook-id, in the task's delivery log
+    expect(new Set(stages.map((r) => r.headers['webhook-id'])).size).toBe(3);
+    const log = (await api(t.url, 'GET', `/tasks/${taskId}/callbacks`, { key })).body;
+    expect(JSON.stringify(log)).toContain(stages[2].headers['webhook-id']);
   });
 
   it('generates in non-custom mode from a description, instrumental, naming no model', async () => {
@@ -111,8 +117,8 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     expect(fetched.data.map((c: any) => c.id)).toEqual(record.data.response.sunoData.map((tr: SunoapiTrack) => tr.id));
   });
 
-  it('upload-extends a clip served by URL: registered as an upload, continued at 3 s, its upload the parentMusicId', async () => {
-    const taskId = await created(`${GENERATE}/upload-extend`, { uploadUrl: `${files.url}/song.wav`, defaultParamFlag: true, continueAt: 3, instrumental: true, style: 'ambient', title: 'Further', model: 'V4' });
+  it('upload-extends a clip served by URL: registered as an upload, continued at 3 s, its upload the parentMusicId; each track the whole extended track, the upload\'s own samples up to 3 s', async () => {
+    const taskId = await created(`${GENERATE}/upload-extend`, { uploadUrl: `${files.url}/song.wav`, defaultParamFlag: true, continueAt: 3, instrumental: true, style: 'ambient', title: 'Further', model: 'V4', callBackUrl: `${hooks.url}/upload-extend` });
     const record = await untilEnded(taskId);
     expect([record.data.status, record.data.type]).toEqual(['SUCCESS', 'UPLOAD_EXTEND']);
     const uploadId = record.data.parentMusicId as string;
@@ -120,7 +126,31 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     expect(uploaded).toEqual(expect.objectContaining({ id: uploadId, url: `${files.url}/song.wav`, status: 'ready', duration: 8 }));
     const fetched = (await api(t.url, 'GET', `/music-a/fetch/${taskId}`, { key })).body.data;
     expect(fetched.data[0].metadata).toEqual(expect.objectContaining({ continue_clip_id: uploadId, continue_at: 3, history: [{ id: uploadId, type: 'upload', continue_at: 3 }] }));
-    for (const tr of record.data.response.sunoData as SunoapiTrack[]) expect((await download(tr.audioUrl)).length).toBeGreaterThan(0);
+    // "a longer track": each track is the upload up to continueAt then the take (as long as both), not the new part alone
+    const tracks = record.data.response.sunoData as SunoapiTrack[];
+    expect(tracks).toHaveLength(2);
+    const original = await decodeFirstChannel(upload);
+    for (const [i, tr] of tracks.entries()) {
+      expect(tr.id).toBe(fetched.data[i].id);
+      expect(Math.abs(tr.duration! - (3 + fetched.data[i].metadata.duration))).toBeLessThan(0.05);
+      const song = await decodeFirstChannel(await download(tr.audioUrl));
+      expect(Math.abs(song.length / RATE - tr.duration!)).toBeLessThan(0.1);
+      // the upload's own samples up to the cut, within MP3's error, away from the 3 ms fade at the cut
+      const cut = 3 * RATE - 200;
+      expect(relativeError(song.subarray(0, cut), original.subarray(0, cut))).toBeLessThan(0.1);
+      expect(correlation(song.subarray(0, cut), original.subarray(0, cut))).toBeGreaterThan(0.99);
+      // then the take, not the upload's own 3rd second on
+      expect(Math.abs(correlation(song.subarray(3 * RATE + 200, 4 * RATE), original.subarray(3 * RATE + 200, 4 * RATE)))).toBeLessThan(0.5);
+      // the take alone (the Suno-style door's clip) stays the new part: its own audio, shorter
+      expect((await decodeFirstChannel(await download(fetched.data[i].audio_url))).length).toBeLessThan(song.length - 2 * RATE);
+    }
+    // its callbacks carry the same whole tracks: text, first (the first track), complete
+    const stages = await pollUntil(async () => hooks.received.filter((r) => r.json?.data?.task_id === taskId), (rs) => rs.length >= 3, { what: 'the upload-extend\'s callbacks' });
+    expect(stages.map((r) => r.json.data.callbackType)).toEqual(['text', 'first', 'complete']);
+    const asCallback = (tr: SunoapiTrack) => expect.objectContaining({ id: tr.id, duration: tr.duration, audio_url: expect.stringContaining('/media/') });
+    expect(stages[1].json.data.data).toEqual([asCallback(tracks[0])]);
+    expect(stages[2].json.data.data).toEqual(tracks.map(asCallback));
+    expect(stages[2].json).toEqual(sunoapiStageCallback('complete', taskId, tracks.map((tr) => ({ ...tr, audioUrl: expect.any(String), streamAudioUrl: expect.any(String), imageUrl: expect.any(String) }))));
   });
 
   it('refuses bad input in their shape, naming the field: {code, msg, data: null} with their codes', async () => {

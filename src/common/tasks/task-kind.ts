@@ -180,6 +180,15 @@ export interface KindModule extends Type<unknown> {
 export const TASK_KINDS = Symbol('TASK_KINDS');
 
 /** One notification of a task's state change, for its callback_url. */
+/**
+ * Several notifications that one state change makes for one task, as a kind's `notifications` may give in place
+ * of one body (with `tx`): each is its own delivery, sent one after the other in this order (a door whose API
+ * calls back at stages the gateway passes together: the sunoapi.org family's `first` then `complete`).
+ */
+export class NotificationSeries {
+  constructor(readonly bodies: readonly unknown[]) {}
+}
+
 export interface TaskNotification {
   taskId: string;
   kind: string;
@@ -187,6 +196,7 @@ export interface TaskNotification {
   /** The state as the kind's API names it. */
   status: string;
   url: string;
+  /** Its body; a `NotificationSeries`: several deliveries, in order. */
   body: unknown;
   /** The W3C traceparent its deliveries continue (with tracing on): the step or request that made it, else the task's. */
   traceParent: string | null;

@@ -28,7 +28,8 @@ export interface DoorRendering<T extends Task<any, any> = Task<any, any>> {
   /**
    * Each task's callback body, in order, where the door calls back in other words than its GET answers (the
    * sunoapi.org family's stage callbacks beside its record-info): read in the state change's transaction `tx`,
-   * the task as that change left it. Absent: its callbacks carry its records.
+   * the task as that change left it. A `NotificationSeries` in a task's place: several callbacks for that one
+   * change, delivered in its order (stages the gateway passes together). Absent: its callbacks carry its records.
    */
   callbacks?(tasks: T[], tx: TaskTx): Promise<unknown[]>;
   /** How the door names a field of the operation's normalized request in failure words (`frames.first` → `image`); absent: as named. */

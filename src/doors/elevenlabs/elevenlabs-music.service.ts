@@ -16,6 +16,7 @@ import { MusicKind } from '../../modules/music/music.kind.js';
 import type { MusicAsk } from '../../vendors/contracts/music-vendor.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ElevenLabsComposeMusicDto } from './dto/elevenlabs-music.dto.js';
+import { ELEVENLABS_DOOR } from './elevenlabs.door.js';
 import { PLAN_FIELDS, PROMPT_FIELDS, assertComposable, composedSong } from './elevenlabs-music.mapping.js';
 
 /** How long a held request waits beyond the music task's own deadline (MUSIC_TIMEOUT_S) before it is answered 504, unless MUSIC_HOLD_S says. */
@@ -59,7 +60,8 @@ export class ElevenLabsMusicService {
     await this.models.check(ask, dto.composition_plan ? PLAN_FIELDS : PROMPT_FIELDS);
     const id = randomUUID();
     const clipIds = Array.from({ length: await this.models.takesFor(ask) }, () => randomUUID());
-    const params: MusicParams = { ...song, title: null, model: named, clip_ids: clipIds, continues: null };
+    // the door's name stored (GET /tasks?door=elevenlabs finds its songs); it renders none, so its records are the kind's fallback's
+    const params: MusicParams & { door: string } = { door: ELEVENLABS_DOOR, ...song, title: null, model: named, clip_ids: clipIds, continues: null };
     await this.engine.submit(this.kind, {
       id,
       owner: principal.owner,

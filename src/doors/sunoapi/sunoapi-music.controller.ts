@@ -11,7 +11,7 @@ import { SunoapiRecordInfoDto } from './dto/sunoapi-record.dto.js';
 import { SunoapiMusicService } from './sunoapi-music.service.js';
 
 const CREATE_ERRORS = [...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', 'NOT_FOUND', 'GONE'] as const;
-const ANSWERS = 'Answers `{code: 200, msg: "success", data: {taskId}}`; errors `{code, msg, data: null}` with the family\'s codes. Poll GET /sunoapi/api/v1/generate/record-info?taskId= until SUCCESS, or give callBackUrl.';
+const ANSWERS = 'Answers `{code: 200, msg: "success", data: {taskId}}`; errors `{code, msg, data: null}` with the family\'s codes. Poll GET /sunoapi/api/v1/generate/record-info?taskId= until SUCCESS, or give callBackUrl: POSTed `text` when it starts, then `first` (the first take) and `complete` (all of them), in that order, when it succeeds; `error` when it fails.';
 
 /** The sunoapi.org family's music routes (sunoapi.org, api.box, kie.ai), under `/sunoapi`: their clients work by changing their base URL to `<this service>/sunoapi`. */
 @ApiTags('music')
@@ -57,7 +57,7 @@ export class SunoapiMusicController {
     summary: 'Upload an audio clip by URL and continue it (sunoapi.org shape)',
     description:
       `docs.sunoapi.org's Upload And Extend Audio: uploadUrl is registered as an upload (as POST /music-a/uploads/audio-url does), fetched and checked before the answer, then continued at continueAt (its end without). ` +
-      `The record's parentMusicId is the upload's clip id. The takes hold only the new part: join upload and take with POST /music-a/submit/concat. ${ANSWERS} ${SAMPLE_EXAMPLE_NOTE}`,
+      `The record's parentMusicId is the upload's clip id. As their docs answer "a longer track", each track in sunoData (and in the first and complete callbacks) is the whole extended track: the upload up to continueAt, then the new part (its audioUrl and duration; its id is the take's clip, whose own audio, the new part alone, GET /music-a/fetch/{id} serves). ${ANSWERS} ${SAMPLE_EXAMPLE_NOTE}`,
   })
   @ApiBody({ type: SunoapiUploadExtendDto, examples: { sample: { summary: 'Continue a sample clip this service serves (2 s) from its 1st second', value: { uploadUrl: sampleUrl('clip.wav'), defaultParamFlag: true, continueAt: 1, instrumental: true, style: 'ambient', title: 'Further', model: 'V4_5' } } } })
   @ApiOkResponse({ type: SunoapiCreatedDto })
@@ -70,7 +70,7 @@ export class SunoapiMusicController {
   @ApiOperation({
     operationId: 'sunoapiRecordInfo',
     summary: 'Get a music task (sunoapi.org shape)',
-    description: "docs.sunoapi.org's Get Music Generation Details: PENDING, TEXT_SUCCESS (started), SUCCESS with both takes in response.sunoData, or a failed state. Any of your music tasks, whichever door made it.",
+    description: "docs.sunoapi.org's Get Music Generation Details: PENDING, TEXT_SUCCESS (started), SUCCESS with both takes in response.sunoData, or a failed state (the takes are made together: FIRST_SUCCESS is passed with SUCCESS). Any of your music tasks, whichever door made it.",
   })
   @ApiOkResponse({ type: SunoapiRecordInfoDto })
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER', 'NOT_FOUND'], { sunoapi: true })

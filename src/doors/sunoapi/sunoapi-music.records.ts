@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Clip } from '../../generated/prisma/client.js';
-import type { Task, TaskTx } from '../../common/tasks/task-kind.js';
+import { NotificationSeries, type Task, type TaskTx } from '../../common/tasks/task-kind.js';
 import { CLIP_AUDIO_ROLE, CLIP_COVER_ROLE } from '../../modules/clips/clip-media.js';
 import { ClipsRepository } from '../../modules/clips/clips.repository.js';
 import type { MediaRow } from '../../modules/media/media.repository.js';
 import { MediaService } from '../../modules/media/media.service.js';
 import { MUSIC_DEFINITION } from '../../modules/music/music.definition.js';
 import type { MusicParams, MusicTask } from '../../modules/music/music-task.js';
+import { WHOLE_TRACK_ROLE } from '../../modules/music/whole-tracks.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { DoorRendering } from '../contracts/door.js';
 import type { SunoapiRecordDto, SunoapiTrackDto } from './dto/sunoapi-record.dto.js';
@@ -27,9 +28,11 @@ interface Takes {
 /**
  * A music task in the sunoapi.org family's words: `record-info`'s record (`data`: taskId, parentMusicId, param,
  * response.sunoData, status, type, errorCode, errorMessage) for its GET and `GET /tasks/{id}`, and their stage
- * callbacks for its notifications: `text` when it starts (no takes: "empty for the text callback"), `complete`
- * with both takes when it succeeds, `error` with its code when it fails. The takes are made together, so the
- * `first` stage (one take made) is never reached apart: neither FIRST_SUCCESS nor a `first` callback.
+ * callbacks for its notifications: `text` when it starts (no takes: "empty for the text callback"); when it
+ * succeeds `first` with the first take then `complete` with all of them, two callbacks delivered in that order
+ * (the takes are made and stored together, so the first stage is passed with the last: a NotificationSeries);
+ * `error` with its code when it fails. Its record never shows FIRST_SUCCESS for the same reason: it goes from
+ * TEXT_SUCCESS to SUCCESS.
  */
 @Injectable()
 export class SunoapiMusicRecords implements DoorRendering<SunoapiMusicTask> {
@@ -60,14 +63,15 @@ export class SunoapiMusicRecords implements DoorRendering<SunoapiMusicTask> {
     });
   }
 
-  /** Their callbacks' bodies: `{code, msg, data: {callbackType, task_id, data: [takes, snake_case]}}`. */
+  /** Their callbacks' bodies: `{code, msg, data: {callbackType, task_id, data: [takes, snake_case]}}` (a success's two, in order). */
   async callbacks(tasks: SunoapiMusicTask[], tx: TaskTx): Promise<unknown[]> {
     const takes = await this.takes(tasks, tx);
     return tasks.map((task) => {
       const failure = failureOf(task);
       if (failure) return { code: failure.code, msg: failure.message, data: { callbackType: 'error', task_id: task.id, data: [] } };
-      if (task.state !== 'succeeded') return { code: 200, msg: STAGE_WORDS.text, data: { callbackType: 'text', task_id: task.id, data: [] } };
-      return { code: 200, msg: STAGE_WORDS.complete, data: { callbackType: 'complete', task_id: task.id, data: this.tracksOf(task, takes).map(snakeTrack) } };
+      if (task.state !== 'succeeded') return stage('text', task.id, []);
+      const tracks = this.tracksOf(task, takes).map(snakeTrack);
+      return new NotificationSeries([stage('first', task.id, tracks.slice(0, 1)), stage('complete', task.id, tracks)]);
     });
   }
 
@@ -96,14 +100,20 @@ export class SunoapiMusicRecords implements DoorRendering<SunoapiMusicTask> {
     };
   }
 
-  /** The task's takes (a one-take model's success drops the clip it did not make). */
+  /**
+   * The task's takes (a one-take model's success drops the clip it did not make). An upload-extend's takes are
+   * answered as its whole tracks where the task made them (`whole_track`): the upload up to continueAt then the
+   * take, their audio and duration; the id stays the take's (its clip, as every door names it).
+   */
   private tracksOf(task: SunoapiMusicTask, takes: Takes): SunoapiTrackDto[] {
     const p = task.params;
     const done = task.state === 'succeeded';
+    const wholes = task.result?.whole_durations_s;
     return takes.clips
       .filter((c) => c.taskId === task.id && !(done && c.duration === null))
       .map((clip) => {
-        const audio = done ? takes.urlOf(task, CLIP_AUDIO_ROLE, clip.idx) : '';
+        const whole = done && wholes ? takes.urlOf(task, WHOLE_TRACK_ROLE, clip.idx) : '';
+        const audio = whole || (done ? takes.urlOf(task, CLIP_AUDIO_ROLE, clip.idx) : '');
         return {
           id: clip.id,
           audioUrl: audio,
@@ -114,7 +124,7 @@ export class SunoapiMusicRecords implements DoorRendering<SunoapiMusicTask> {
           title: p.title ?? '',
           tags: p.style ?? '',
           createTime: clip.createdAt.toISOString().slice(0, 19).replace('T', ' '),
-          duration: done ? clip.duration : null,
+          duration: !done ? null : whole ? (wholes![clip.idx] ?? clip.duration) : clip.duration,
         };
       });
   }
@@ -175,6 +185,11 @@ export function askedParam(task: Pick<SunoapiMusicTask, 'params' | 'callbackUrl'
   const at = defaultParamFlag ? given({ continueAt: c.at_s }) : {};
   if (c.from_upload) return { defaultParamFlag, instrumental: p.instrumental, ...model, ...at, ...words, ...callBack };
   return { audioId: c.clip_id, defaultParamFlag, ...model, ...at, ...words, ...callBack };
+}
+
+/** A stage's callback body: `{code: 200, msg, data: {callbackType, task_id, data: [takes]}}`. */
+function stage(callbackType: keyof typeof STAGE_WORDS, taskId: string, tracks: Record<string, unknown>[]) {
+  return { code: 200, msg: STAGE_WORDS[callbackType], data: { callbackType, task_id: taskId, data: tracks } };
 }
 
 /** A take as their callbacks list it (snake_case). */

@@ -37,6 +37,8 @@ interface Asked {
   /** The clip continued and the second named (null: its end), or none. */
   parent: OwnedClip | null;
   continueAt: number | null;
+  /** Its takes answered as the whole track (upload-extend's "longer track": the clip up to continueAt, then the take). */
+  whole?: boolean;
 }
 
 /**
@@ -89,14 +91,14 @@ export class SunoapiMusicService {
     return this.submit(principal, dto, base, continuation(dto, parent, false));
   }
 
-  /** `POST /generate/upload-extend`: uploadUrl registered as an upload, fetched and checked, then continued. */
+  /** `POST /generate/upload-extend`: uploadUrl registered as an upload, fetched and checked, then continued; its takes answered as whole tracks (the upload up to continueAt, then the take). */
   async uploadExtend(principal: Principal, dto: SunoapiUploadExtendDto, base?: string): Promise<SunoapiCreatedDto> {
     this.callerUrls.check('callBackUrl', dto.callBackUrl, base);
     this.callerUrls.check('uploadUrl', dto.uploadUrl, base);
     checkContinuation(dto, ['style', 'title', ...(dto.instrumental ? [] : ['prompt' as const])]);
     const uploadId = await this.upload(principal.owner, dto.uploadUrl, base);
     const parent = await this.continuedClip(principal.owner, uploadId, 'uploadUrl', dto.continueAt);
-    return this.submit(principal, dto, base, continuation(dto, parent, dto.instrumental ?? false));
+    return this.submit(principal, dto, base, { ...continuation(dto, parent, dto.instrumental ?? false), whole: true });
   }
 
   /** `GET /generate/record-info`: the task's record. */
@@ -138,6 +140,7 @@ export class SunoapiMusicService {
       continues: parent
         ? { clip_id: parent.id, at_s: continueAt, from_upload: parent.type === 'upload', upstream_clip_id: parent.upstreamId ?? null, channel_id: parent.upstreamId ? parent.channelId : null }
         : null,
+      ...(asked.whole ? { whole_track: true } : {}),
     };
     const task = await this.engine.submit(this.music, {
       id,

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { AppError } from '../../common/errors/app-error.js';
-import type { TaskNotification, TaskTx } from '../../common/tasks/task-kind.js';
+import { NotificationSeries, type TaskNotification, type TaskTx } from '../../common/tasks/task-kind.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import type { SqlExecutor } from '../../infra/prisma/sql-executor.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
@@ -16,8 +16,9 @@ export function newWebhookSecret(): string {
 
 /**
  * The notification outbox. The task engine calls `notify` (its TaskHooks) in the transaction of every
- * status change of a task with a callback_url: one delivery row per notification, with the exact body
- * fixed now, and its job queued; CallbackSender does the rest.
+ * status change of a task with a callback_url: one delivery row per notification (per body of a
+ * NotificationSeries, in its order), with the exact body fixed now, and its job queued; CallbackSender does
+ * the rest.
  */
 @Injectable()
 export class CallbacksService {
@@ -28,7 +29,11 @@ export class CallbacksService {
   ) {}
 
   async notify(db: SqlExecutor, tx: TaskTx, notifications: TaskNotification[]): Promise<void> {
-    const rows = notifications.map((n) => ({ id: randomUUID(), jobId: randomUUID(), owner: n.owner, taskKind: n.kind, taskId: n.taskId, status: n.status, url: n.url, payload: JSON.stringify(n.body), traceParent: n.traceParent }));
+    // a series is one delivery per body, numbered in its order (a task's later delivery waits for its earlier ones)
+    const bodies = (n: TaskNotification) => (n.body instanceof NotificationSeries ? n.body.bodies : [n.body]);
+    const rows = notifications.flatMap((n) =>
+      bodies(n).map((body) => ({ id: randomUUID(), jobId: randomUUID(), owner: n.owner, taskKind: n.kind, taskId: n.taskId, status: n.status, url: n.url, payload: JSON.stringify(body), traceParent: n.traceParent })),
+    );
     if (rows.length === 0) return;
     await this.deliveries.createDeliveries(tx, rows);
     for (const row of rows) await this.enqueueDelivery(db, row.id, row.jobId);

@@ -89,7 +89,7 @@ function describe(field: MusicField, ask: MusicAsk): string {
     case 'description':
       return `song written from a description of ${[...(ask.description ?? '')].length} characters`;
     case 'style':
-      return `style of ${[...(ask.style ?? '')].length} characters`;
+      return ask.style === null ? 'song with no style given (with lyrics, without a description or as a continuation)' : `style of ${[...ask.style].length} characters`;
     case 'instrumental':
       return ask.instrumental ? 'instrumental song' : 'song with vocals';
     case 'durationS':

@@ -25,6 +25,11 @@ export interface MusicParams {
   clip_ids: string[];
   /** The clip it continues, or null for a new song. */
   continues: MusicContinuation | null;
+  /**
+   * A continuation whose takes are also made whole: the continued clip up to `continues.at_s`, then the take (the
+   * sunoapi.org family's upload-extend answers that track); absent or false: the takes alone, as Suno's extends.
+   */
+  whole_track?: boolean;
 }
 
 /** The clip a continuation continues. */
@@ -39,7 +44,12 @@ export interface MusicContinuation {
   channel_id: string | null;
 }
 
-/** A success stores nothing but its clips' facts (in the clips table) and files (media). */
-export type MusicResult = Record<string, never>;
+/**
+ * A success stores its clips' facts (in the clips table) and files (media); with `whole_track`, each take's whole
+ * track's duration (seconds, in the order of its takes; its audio is the media of role `whole`).
+ */
+export interface MusicResult {
+  whole_durations_s?: number[];
+}
 
 export type MusicTask = Task<MusicParams, MusicResult>;

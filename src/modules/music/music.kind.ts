@@ -11,15 +11,17 @@ import { MUSIC_DEFINITION } from './music.definition.js';
 import type { MusicModelDto } from './dto/music-model.dto.js';
 import { MusicModels } from './music-offer.js';
 import type { MusicParams, MusicResult, MusicTask } from './music-task.js';
-import { MUSIC_PROVIDERS, type MusicProvider, type MusicTake } from './providers/music-provider.js';
+import { MUSIC_PROVIDERS, type MusicProvider } from './providers/music-provider.js';
+import { type MadeTake, WHOLE_TRACK_ROLE, WholeTracks } from './whole-tracks.js';
 
 /**
  * Music as a task kind: one slot and PRICE_MUSIC, two takes made through MUSIC_PROVIDER (the sandbox
  * composes MP3s offline, a relay forwards to a Suno-style aggregator); its success stores each take's
- * audio and cover and its duration; its notifications are the aggregators' task record.
+ * audio and cover and its duration (and its whole track, where asked: WholeTracks); its notifications are
+ * its door's record.
  */
 @Injectable()
-export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]> {
+export class MusicKind implements TaskKind<MusicParams, MusicResult, MadeTake[]> {
   static readonly definition = MUSIC_DEFINITION;
   readonly definition = MUSIC_DEFINITION;
 
@@ -29,6 +31,7 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
     private readonly doors: TaskDoors,
     private readonly media: MediaService,
     private readonly musicModels: MusicModels,
+    private readonly wholeTracks: WholeTracks,
   ) {}
 
   price(): Price {
@@ -40,18 +43,22 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
     return this.providers[this.config.kinds.music.provider].watcher;
   }
 
-  step(task: MusicTask, ctx: StepContext): Promise<StepOutcome<MusicTake[]>> {
-    return this.providers[this.config.kinds.music.provider].step(task, { ...ctx.marks, file: (prefix, ext) => ctx.files.file(prefix, ext) });
+  /** The provider's step; its takes made, each one's whole track where the task asks for it (`whole_track`). */
+  async step(task: MusicTask, ctx: StepContext): Promise<StepOutcome<MadeTake[]>> {
+    const outcome = await this.providers[this.config.kinds.music.provider].step(task, { ...ctx.marks, file: (prefix, ext) => ctx.files.file(prefix, ext) });
+    return outcome.kind === 'done' ? { kind: 'done', result: await this.wholeTracks.make(task, outcome.result, ctx) } : outcome;
   }
 
-  async store(task: MusicTask, takes: MusicTake[]): Promise<Success<MusicResult>> {
+  async store(task: MusicTask, takes: MadeTake[]): Promise<Success<MusicResult>> {
     const common = { owner: task.owner, taskId: task.id };
     const stored = await this.media.putResult(
       takes.flatMap((take, index) => [
         { ...common, role: CLIP_AUDIO_ROLE, index, body: take.audio, contentType: AUDIO_FORMATS[take.format].contentType },
         ...(take.cover ? [{ ...common, role: CLIP_COVER_ROLE, index, body: take.cover, contentType: 'image/png' }] : []),
+        ...(take.whole ? [{ ...common, role: WHOLE_TRACK_ROLE, index, body: take.whole.audio, contentType: 'audio/mpeg' }] : []),
       ]),
     );
+    const wholes = takes.filter((take) => take.whole);
     const clips = ClipsRepository.endRows(
       takes.map((take, idx) => ({
         id: task.params.clip_ids[idx],
@@ -66,7 +73,11 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MusicTake[]
       })),
     );
     // a clip a one-take model left unmade keeps no duration: the records of a task that ended leave it out
-    return { details: [mediaEndRows(stored), clips], discard: () => this.media.discardObjects(stored) };
+    return {
+      ...(wholes.length > 0 ? { result: { whole_durations_s: takes.map((take) => take.whole?.durationS ?? 0) } } : {}),
+      details: [mediaEndRows(stored), clips],
+      discard: () => this.media.discardObjects(stored),
+    };
   }
 
   /** Each task's record in its door's words (the Suno-style door's). */

@@ -10,12 +10,14 @@ import { MUSIC_VENDOR_ADAPTERS, RelayMusicProvider } from './providers/relay-mus
 import type { MusicVendor } from '../../vendors/contracts/music-vendor.js';
 import { GATEWAY_MUSIC_PROTOCOL, MUSIC_VENDORS } from '../../vendors/music-vendors.js';
 import { SandboxMusicProvider } from './providers/sandbox-music.provider.js';
+import { WholeTracks } from './whole-tracks.js';
 
 @Module({
   imports: [ClipsModule, ChannelsModule],
   providers: [
     MusicKind,
     MusicModels,
+    WholeTracks,
     SandboxMusicProvider,
     RelayMusicProvider,
     ...MUSIC_VENDORS,

@@ -34,6 +34,12 @@ export interface MusicModelSpec {
   readonly styleMax: number | null;
   /** The format of what it makes. */
   readonly format: MusicFormat;
+  /**
+   * It requires a style in custom mode: whenever it is given lyrics, asked for a song without a description, or
+   * asked to continue a clip (sunoapi.org's `customMode` and `defaultParamFlag`: "style and title are required").
+   * A request with no style is not for it (its title, when none is asked, its adapter makes up).
+   */
+  readonly needsStyle?: boolean;
 }
 
 /** A song as the gateway asks for it, in its own words: what an adapter maps out to its vendor. */
@@ -158,7 +164,8 @@ export function unmetMusicFields(spec: MusicModelSpec, ask: MusicAsk): MusicFiel
   const over = (text: string | null, max: number | null) => text !== null && max !== null && [...text].length > max;
   if (ask.lyrics !== null && !ask.instrumental && (!spec.lyrics || over(ask.lyrics, spec.lyricsMax))) unmet.push('lyrics');
   if (ask.description !== null && (!spec.description || over(ask.description, spec.descriptionMax))) unmet.push('description');
-  if (over(ask.style, spec.styleMax)) unmet.push('style');
+  const customMode = ask.lyrics !== null || ask.description === null || ask.continues !== null;
+  if (over(ask.style, spec.styleMax) || (spec.needsStyle === true && ask.style === null && customMode)) unmet.push('style');
   if (ask.instrumental ? !spec.instrumental : spec.instrumentalOnly === true) unmet.push('instrumental');
   if (ask.durationS !== null && (spec.durationS === null || ask.durationS < spec.durationS.min || ask.durationS > spec.durationS.max)) unmet.push('durationS');
   if (ask.continues !== null && !spec.continueUpload && !(ask.continues === 'own' && spec.continueOwn)) unmet.push('continues');

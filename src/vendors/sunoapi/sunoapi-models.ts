@@ -11,10 +11,12 @@ export interface SunoapiModelSpec extends MusicModelSpec {
  * (`/generate/extend`) and of uploads (`/generate/upload-extend`, by a link it fetches), two takes a task
  * ("each request returns exactly 2 songs"), MP3; no duration is taken (the model decides). The limits are
  * docs.sunoapi.org's per model: V3_5 and V4 take 3000 characters of lyrics, 200 of style and 80 of title;
- * V4_5, V4_5PLUS and V5 take 5000, 1000 and 100.
+ * V4_5, V4_5PLUS and V5 take 5000, 1000 and 100. Custom mode and a continuation with parameters of its own
+ * require a style and a title: a request without a style is not for these models (`needsStyle`), a missing title is
+ * made up by the adapter (`sunoapiTitle`).
  */
 function model(id: string, lyricsMax: number, styleMax: number, titleMax: number): SunoapiModelSpec {
-  return { id, lyrics: true, description: true, instrumental: true, continueUpload: true, continueOwn: true, durationS: null, takes: 2, lyricsMax, descriptionMax: 500, styleMax, titleMax, format: 'mp3' };
+  return { id, lyrics: true, description: true, instrumental: true, continueUpload: true, continueOwn: true, durationS: null, takes: 2, lyricsMax, descriptionMax: 500, styleMax, titleMax, format: 'mp3', needsStyle: true };
 }
 
 export const SUNOAPI_MODELS: readonly SunoapiModelSpec[] = [

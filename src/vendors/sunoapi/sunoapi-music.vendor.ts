@@ -113,28 +113,49 @@ export class SunoapiMusicVendor implements MusicVendor {
  * A song as the family's API takes it: the model, `callBackUrl` (the gateway's, else SUNOAPI_NO_CALLBACK),
  * and
  * - a new song (`/generate`): `customMode` with the lyrics as `prompt`, `style`, `title` and `negativeTags`
- *   (each only when asked); or, with a description and no lyrics, non-custom mode: the description alone as
- *   `prompt` (their docs: the other fields are to be left empty); `instrumental` either way;
+ *   (each only when asked, the title made up when none is: custom mode requires one); or, with a description and no
+ *   lyrics, non-custom mode: the description alone as `prompt` (their docs: the other fields are to be left
+ *   empty); `instrumental` either way;
  * - a continuation of its own clip (`/generate/extend`, `audioId`) or of a clip it fetches (`/generate/upload-extend`,
- *   `uploadUrl`, `instrumental`): `defaultParamFlag` true with `continueAt`, `prompt` (the lyrics), `style`,
- *   `title` and `negativeTags` when any of the lyrics, style, title or second is asked; else false (the clip's
- *   own parameters), an upload's description as `prompt`.
+ *   `uploadUrl`, `instrumental`): `defaultParamFlag` true with `continueAt`, `prompt` (the lyrics, else the
+ *   description: "how the music should be extended"), `style`, `title` (made up when none is asked) and
+ *   `negativeTags` when any of the lyrics, style, title or second is asked; else false (the clip's own parameters),
+ *   an upload's description as `prompt`.
+ * Their required style is the models' `needsStyle`: a request without one never reaches them.
  */
 export function sunoapiMusicCall(request: MusicRequest, callbackUrl: string | undefined, audioId?: string, uploadUrl?: string): SunoapiCall {
   const callBackUrl = callbackUrl ?? SUNOAPI_NO_CALLBACK;
   const given = (fields: Record<string, string | number | null>) => Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
-  const custom = { prompt: request.lyrics, style: request.style, title: request.title, negativeTags: request.avoidStyle };
+  const custom = (prompt: string | null) => ({ prompt, style: request.style, title: sunoapiTitle(request), negativeTags: request.avoidStyle });
   if (!request.continues) {
     const customMode = request.lyrics !== null || request.description === null;
-    const words = customMode ? given(custom) : { prompt: request.description };
+    const words = customMode ? given(custom(request.lyrics)) : { prompt: request.description };
     return { path: '/api/v1/generate', body: { customMode, instrumental: request.instrumental, model: request.model, ...words, callBackUrl } };
   }
   const atS = request.continues.atS;
   const defaultParamFlag = request.lyrics !== null || request.style !== null || request.title !== null || atS !== null;
-  const words = defaultParamFlag ? given({ continueAt: atS, ...custom }) : {};
+  const words = defaultParamFlag ? given({ continueAt: atS, ...custom(request.lyrics ?? request.description) }) : {};
   if (audioId !== undefined) return { path: '/api/v1/generate/extend', body: { defaultParamFlag, audioId, model: request.model, ...words, callBackUrl } };
   const description = !defaultParamFlag && request.description !== null ? { prompt: request.description } : {};
   return { path: '/api/v1/generate/upload-extend', body: { uploadUrl, defaultParamFlag, instrumental: request.instrumental, model: request.model, ...words, ...description, callBackUrl } };
+}
+
+/** The shortest title limit of the family's models (V3_5 and V4: 80 characters). */
+const TITLE_MAX = 80;
+
+/**
+ * The title sent in custom mode, which requires one: the one asked, else made up from the song (its first line of
+ * lyrics that is not a [Section] tag, else its description, else its style, else "Untitled"), at most 80 characters
+ * (an asked title is sent as asked).
+ */
+export function sunoapiTitle(request: MusicRequest): string {
+  if (request.title !== null) return request.title;
+  const line = request.lyrics
+    ?.split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '' && !/^\[[^\]]*\]$/.test(l));
+  const title = [line, request.description, request.style].map((t) => t?.trim()).find((t) => t) ?? 'Untitled';
+  return [...title].slice(0, TITLE_MAX).join('');
 }
 
 /** The task id a create answered (`{code: 200, msg, data: {taskId}}`); a refusal under HTTP 200 thrown as the client would; else unusable, naming the field. */

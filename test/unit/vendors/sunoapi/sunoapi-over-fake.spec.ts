@@ -113,7 +113,8 @@ describe('sunoapi: the adapter against its fake', () => {
   });
 
   it('its refusals under HTTP 200: a missing field in its words, busy, credits, credentials', async () => {
-    await expect(vendor.create(account(), create(song({ lyrics: 'La', style: 'folk' })))).rejects.toThrow(new UpstreamRefused('title is required (code 400)', 400, 'request'));
+    // a style is the router's to require (the models' needsStyle); the adapter never leaves it out of its own accord
+    await expect(vendor.create(account(), create(song({ lyrics: 'La' })))).rejects.toThrow(new UpstreamRefused('style is required (code 400)', 400, 'request'));
     await expect(vendor.create(account(), create(song({ lyrics: 'x'.repeat(3001), style: 'folk', title: 'T', model: 'V4' }), { model: SUNOAPI_MODELS[1] }))).rejects.toThrow(/prompt is too long: at most 3000 characters for V4 \(code 413\)/);
     fake.knobs.createBusy = 1;
     await expect(vendor.create(account(), create(song({ description: 'd' })))).rejects.toThrow(UpstreamBusy);

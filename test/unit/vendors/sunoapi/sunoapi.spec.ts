@@ -1,10 +1,10 @@
 import { UpstreamBusy, UpstreamRefused, UpstreamUnavailable } from '../../../../src/infra/relay/upstream-client.js';
-import type { MusicRequest } from '../../../../src/vendors/contracts/music-vendor.js';
+import { type MusicAsk, type MusicRequest, unmetMusicFields } from '../../../../src/vendors/contracts/music-vendor.js';
 import { UnusableAnswer } from '../../../../src/vendors/contracts/vendor.js';
 import { refusesContent, vendorOf } from '../../../../src/vendors/registry.js';
 import { MUSIC_VENDORS } from '../../../../src/vendors/music-vendors.js';
 import { SUNOAPI_MODELS } from '../../../../src/vendors/sunoapi/sunoapi-models.js';
-import { SUNOAPI_NO_CALLBACK, SunoapiMusicVendor, sunoapiMusicCall, sunoapiRecordStatus, sunoapiSubmitted } from '../../../../src/vendors/sunoapi/sunoapi-music.vendor.js';
+import { SUNOAPI_NO_CALLBACK, SunoapiMusicVendor, sunoapiMusicCall, sunoapiRecordStatus, sunoapiSubmitted, sunoapiTitle } from '../../../../src/vendors/sunoapi/sunoapi-music.vendor.js';
 import { checkSunoapiAnswer, SUNOAPI, sunoapiRefusal } from '../../../../src/vendors/sunoapi/sunoapi.vendor.js';
 import { sunoapiCreated, sunoapiErrorCallback, sunoapiRecordInfo, sunoapiStageCallback, type SunoapiTrack } from '../../../support/vendors/sunoapi/sunoapi-bodies.js';
 
@@ -168,6 +168,37 @@ describe('sunoapi: the bodies it is sent', () => {
       prompt: 'keep going',
       callBackUrl: SUNOAPI_NO_CALLBACK,
     });
+  });
+});
+
+describe('sunoapi: the style and title custom mode requires', () => {
+  const ask = (over: Partial<MusicAsk>): MusicAsk => ({ lyrics: null, description: null, style: null, instrumental: false, durationS: null, continues: null, ...over });
+  const spec = SUNOAPI_MODELS.find((m) => m.id === 'V4_5')!;
+
+  it('a song with lyrics, an instrumental without a description, or a continuation, without a style: not for its models; with one, or a description alone: theirs', () => {
+    expect(unmetMusicFields(spec, ask({ lyrics: '[Verse]\nLa' }))).toEqual(['style']);
+    expect(unmetMusicFields(spec, ask({ instrumental: true }))).toEqual(['style']);
+    expect(unmetMusicFields(spec, ask({ description: 'keep going', continues: 'own' }))).toEqual(['style']);
+    expect(unmetMusicFields(spec, ask({ lyrics: '[Verse]\nLa', style: 'folk' }))).toEqual([]);
+    expect(unmetMusicFields(spec, ask({ description: 'a calm song' }))).toEqual([]);
+    expect(unmetMusicFields(spec, ask({ description: 'more', style: 'folk', continues: 'stored' }))).toEqual([]);
+    // a model that needs none takes a song without one
+    expect(unmetMusicFields({ ...spec, needsStyle: false }, ask({ lyrics: '[Verse]\nLa' }))).toEqual([]);
+  });
+
+  it('a title asked is sent as asked; else made up from the first line of lyrics past its tags, the description, the style, or Untitled, at most 80 characters', () => {
+    expect(sunoapiTitle(song({ title: 'x'.repeat(100) }))).toBe('x'.repeat(100));
+    expect(sunoapiTitle(song({ lyrics: '[Verse 1]\n\n  Lanterns on the water  \nsecond line', style: 'folk' }))).toBe('Lanterns on the water');
+    expect(sunoapiTitle(song({ lyrics: '[Intro]', description: 'a calm song', style: 'folk' }))).toBe('a calm song');
+    expect(sunoapiTitle(song({ style: 'ambient' }))).toBe('ambient');
+    expect(sunoapiTitle(song({}))).toBe('Untitled');
+    expect([...sunoapiTitle(song({ lyrics: 'é'.repeat(81) }))].length).toBe(80);
+    expect(sunoapiMusicCall(song({ lyrics: '[Verse]\nLight', style: 'folk' }), undefined).body).toEqual(expect.objectContaining({ customMode: true, title: 'Light', style: 'folk' }));
+  });
+
+  it('a continuation with a description and no lyrics: the description is the prompt of defaultParamFlag (how it is to be extended)', () => {
+    const request = song({ description: 'carry on', style: 'ambient', instrumental: true, continues: { upstreamClipId: null, atS: 12, upload: true } });
+    expect(sunoapiMusicCall(request, undefined, undefined, 'https://store.example/u.mp3').body).toEqual(expect.objectContaining({ defaultParamFlag: true, continueAt: 12, prompt: 'carry on', style: 'ambient', title: 'carry on' }));
   });
 });
 
