@@ -90,6 +90,7 @@ describe('stems: a song split into stems by the Suno-style door (sandbox, real a
     const models = (await api(t.url, 'GET', '/models', { key })).body.models as any[];
     expect(models.filter((m) => m.operation === 'stems')).toEqual([
       { name: 'stem_separation_v1', operation: 'stems', vendor: 'elevenlabs', vendor_model: 'stem_separation_v1', splits: ['two', 'all'], stems: { two: ['vocals', 'instrumental'], all: ['vocals', 'drums', 'bass', 'guitar', 'piano', 'other'] }, own_clips_only: false, credits_per_task: 4 },
+      expect.objectContaining({ name: 'vocal-removal', operation: 'stems', vendor: 'sunoapi', splits: ['two', 'all'], own_clips_only: true, credits_per_task: 4 }),
     ]);
   });
 
