@@ -133,12 +133,14 @@ function toClip(task: Task<object, unknown>, clip: Clip, status: string, ancesto
     audio_url: status === 'SUCCESS' ? audioUrl : null,
     image_url: status === 'SUCCESS' ? imageUrl : null,
     // a stem is titled by its stem's name (vocals, instrumental, …)
-    title: stemNameOf(task, clip.idx) ?? p.title ?? null,
+    title: clip.title ?? stemNameOf(task, clip.idx) ?? p.title ?? null,
     model_name: p.model ?? null,
     created_at: clip.createdAt.toISOString(),
     metadata: {
       tags: p.style ?? null,
-      prompt: p.lyrics ?? p.description ?? null,
+      // the lyrics it sings as its maker reported them (description mode: those written), else what was asked
+      prompt: clip.lyrics ?? p.lyrics ?? p.description ?? null,
+      gpt_description_prompt: p.description ?? null,
       negative_tags: p.avoid_style ?? null,
       duration: clip.duration,
       type: clip.type,

@@ -8,6 +8,8 @@ import { AudioRecords } from './suno-audio.records.js';
 import { AudioService } from './suno-audio.service.js';
 import { ClipAudioController } from './suno-clip-audio.controller.js';
 import { ClipAudioService } from './suno-clip-audio.service.js';
+import { ClipLyricsController } from './suno-clip-lyrics.controller.js';
+import { ClipLyricsService } from './suno-clip-lyrics.service.js';
 import { ClipRecords, SunoConcatRecords, SunoMusicRecords } from './suno-clip.records.js';
 import { ConcatController } from './suno-concat.controller.js';
 import { ConcatService } from './suno-concat.service.js';
@@ -23,13 +25,13 @@ import { SUNO_DOOR } from './suno.door.js';
 
 /**
  * A Suno-style aggregator's API as a door, under `/music-a`: audio uploads by URL, music and concat
- * submissions, the fetch routes and clips' audio as WAV or FLAC, with string error codes; the records of its music, concat and upload
+ * submissions, the fetch routes, clips' audio as WAV or FLAC and their timed lyrics, with string error codes; the records of its music, concat and upload
  * tasks (the renderings the registry reads).
  */
 @Module({
   imports: [AudioModule, MusicModule, ConcatModule, ClipsModule, StemsModule],
-  controllers: [AudioController, MusicController, ConcatController, MusicFetchController, ClipAudioController, StemsController],
-  providers: [AudioService, ClipAudioService, AudioRecords, MusicService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords, StemsService, SunoStemsRecords],
+  controllers: [AudioController, MusicController, ConcatController, MusicFetchController, ClipAudioController, ClipLyricsController, StemsController],
+  providers: [AudioService, ClipAudioService, ClipLyricsService, AudioRecords, MusicService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords, StemsService, SunoStemsRecords],
   exports: [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoStemsRecords],
 })
 export class SunoDoorModule {
