@@ -10,6 +10,7 @@ export const OPERATIONS = {
   image: 'Image generation',
   speech: 'Speech',
   lyrics: 'Lyrics',
+  stems: 'Music stems',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 
 export type Operation = keyof typeof OPERATIONS;
