@@ -8,3 +8,5 @@ import './music-wav.e2e.js';
 import './elevenlabs-music-door.e2e.js';
 import './sunoapi-door.e2e.js';
 import './music-lyrics.e2e.js';
+import './lyrics.e2e.js';
+import './stems.e2e.js';

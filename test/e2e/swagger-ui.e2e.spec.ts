@@ -136,10 +136,17 @@ const OPERATIONS: Operation[] = [
     task: { success: 'SUCCESS', idOf: (body) => body.data, state: musicState },
     ownIds: { examples: ['continuation'], field: /^continue_clip_id\b/ },
   },
+  // new-api's lyrics: written by the sandbox, fetched with the music tasks
+  { operation: 'operations-lyrics-submitLyrics', examples: ['model', 'simple'], task: { success: 'SUCCESS', idOf: (body) => body.data, state: musicState } },
   {
     operation: 'operations-music-submitConcat',
     examples: [],
     ownIds: { examples: ['chain', 'list'], field: /^clip_ids?\b/ },
+  },
+  {
+    operation: 'operations-music-submitStems',
+    examples: [],
+    ownIds: { examples: ['two', 'all'], field: /^clip_id\b/ },
   },
   { operation: 'operations-speech-createOpenAiSpeech', examples: ['simple', 'sse', 'wav'], held: true, audio: true },
   // ElevenLabs' music door answers the song when its task ends, as audio

@@ -9,6 +9,8 @@ export const OPERATIONS = {
   concat: 'Music concat',
   image: 'Image generation',
   speech: 'Speech',
+  lyrics: 'Lyrics',
+  stems: 'Music stems',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 
 export type Operation = keyof typeof OPERATIONS;
