@@ -6,6 +6,7 @@ import { ImageModule } from './image/image.module.js';
 import { MusicModule } from './music/music.module.js';
 import { SpeechModule } from './speech/speech.module.js';
 import { VideoModule } from './video/video.module.js';
+import { WavModule } from './wav/wav.module.js';
 
 /**
  * The registry: every operation the service runs as a task, one line each. A kind's module provides its
@@ -20,4 +21,5 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   ConcatModule,
   ImageModule,
   SpeechModule,
+  WavModule,
 ];
