@@ -3,6 +3,7 @@ import { AudioModule } from './audio/audio.module.js';
 import { ConcatModule } from './concat/concat.module.js';
 import { ExpandModule } from './expand/expand.module.js';
 import { ImageModule } from './image/image.module.js';
+import { LyricsModule } from './lyrics/lyrics.module.js';
 import { MusicModule } from './music/music.module.js';
 import { SpeechModule } from './speech/speech.module.js';
 import { VideoModule } from './video/video.module.js';
@@ -21,5 +22,6 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   ConcatModule,
   ImageModule,
   SpeechModule,
+  LyricsModule,
   WavModule,
 ];

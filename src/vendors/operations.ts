@@ -3,6 +3,7 @@ import { EXPAND_VENDORS, expandModelOf, GATEWAY_EXPAND_PROTOCOL } from './expand
 import { GATEWAY_IMAGE_PROTOCOL, imageCatalogOf } from './image-vendors.js';
 import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
+import { GATEWAY_LYRICS_PROTOCOL, lyricsCatalogOf } from './lyrics-vendors.js';
 import { GATEWAY_MUSIC_PROTOCOL, musicCatalogOf } from './music-vendors.js';
 import { GATEWAY_SPEECH_PROTOCOL, speechCatalogOf } from './speech-vendors.js';
 import { AGGREGATOR_PROBE } from './suno-aggregator/suno-aggregator.vendor.js';
@@ -58,13 +59,13 @@ export const OPERATION_VENDORS: { readonly [O in ChannelOperation]: OperationVen
   },
   audio: {
     name: 'audio',
-    gateway: { speaks: GATEWAY_AUDIO_PROTOCOL, base: '…/music-a', group: ['audio', 'music'], probe: AGGREGATOR_PROBE },
+    gateway: { speaks: GATEWAY_AUDIO_PROTOCOL, base: '…/music-a', group: ['audio', 'music', 'lyrics'], probe: AGGREGATOR_PROBE },
     catalogOf: () => NONE,
     priceUnit: null,
   },
   music: {
     name: 'music',
-    gateway: { speaks: GATEWAY_MUSIC_PROTOCOL, base: '…/music-a', group: ['audio', 'music'], probe: AGGREGATOR_PROBE },
+    gateway: { speaks: GATEWAY_MUSIC_PROTOCOL, base: '…/music-a', group: ['audio', 'music', 'lyrics'], probe: AGGREGATOR_PROBE },
     catalogOf: musicCatalogOf,
     priceUnit: 'per_song',
   },
@@ -75,6 +76,8 @@ export const OPERATION_VENDORS: { readonly [O in ChannelOperation]: OperationVen
     priceUnit: 'per_image',
   },
   speech: { name: 'speech', gateway: { speaks: GATEWAY_SPEECH_PROTOCOL, base: '…/openai/v1', group: ['image', 'speech'], probe: { path: '/models', notFoundPasses: false } }, catalogOf: speechCatalogOf, voices: true, priceUnit: 'per_1k_chars' },
+  // a channel's lyrics models are named, not priced: a task is charged PRICE_LYRICS whatever makes it
+  lyrics: { name: 'lyrics', gateway: { speaks: GATEWAY_LYRICS_PROTOCOL, base: '…/music-a', group: ['audio', 'music', 'lyrics'], probe: AGGREGATOR_PROBE }, catalogOf: lyricsCatalogOf, priceUnit: null },
 };
 
 /** The registry's entries, in CHANNEL_OPERATIONS' order. */

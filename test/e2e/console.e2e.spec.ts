@@ -258,6 +258,82 @@ describeWithBrowser('the console in a real browser', () => {
     await page.close();
   }, 90_000);
 
+  it("plays every take of a song with its title and lyrics, marks the word sung, and links what it continues and joins to their tasks", async () => {
+    const music = async (path: string, body: unknown) => {
+      const id = (await api(t.url, 'POST', path, { key: keyA, body })).body.data as string;
+      return pollUntil(() => api(t.url, 'GET', `/music-a/fetch/${id}`, { key: keyA }), (r) => r.body.data.status === 'SUCCESS' || r.body.data.status === 'FAILURE', { timeoutMs: 60_000, what: 'the music task to end' }).then((r) => r.body.data);
+    };
+    const song = await music('/music-a/submit/music', { prompt: '[Verse]\nMorning tide upon the sand', tags: 'folk', title: 'Morning tide' });
+    const cont = await music('/music-a/submit/music', { continue_clip_id: song.data[0].id, continue_at: 2, prompt: 'and the tide goes out', title: 'Ebb' });
+    expect([song.status, cont.status]).toEqual(['SUCCESS', 'SUCCESS']);
+    const page = await newPage();
+    await signIn(page, keyA, /team-a/);
+    await page.goto(`${t.url}/console/tasks/${cont.task_id}`, { waitUntil: 'networkidle0' });
+    await heading(page, `Task ${cont.task_id}`);
+    await page.waitForFunction(() => document.querySelectorAll('article.take audio').length === 2, { timeout: 15_000 });
+    const takes = await page.$$eval('article.take', (els: any[]) =>
+      els.map((e) => ({ id: e.getAttribute('data-clip-id'), title: e.querySelector('h3').textContent, lyrics: e.querySelector('.lyrics-text')?.textContent, lineage: e.querySelector('.continues')?.textContent, link: e.querySelector('.continues a')?.getAttribute('href') })),
+    );
+    expect(takes).toEqual(
+      cont.data.map((c: any, i: number) => ({
+        id: c.id,
+        title: `Take ${i + 1}: Ebb`,
+        lyrics: 'and the tide goes out',
+        lineage: `Continues clip ${song.data[0].id} of task ${song.task_id} from 0:02.0.`,
+        link: `/console/tasks/${song.task_id}`,
+      })),
+    );
+    // the takes' audio is not also listed among the other media
+    expect(await page.$$eval('.media-grid audio', (els: any[]) => els.length)).toBe(0);
+    // every take plays; seeking into the third word marks it as the one sung
+    for (const i of [0, 1]) {
+      const played = await page.evaluate(async (n: number) => {
+        const a = document.querySelectorAll('article.take audio')[n];
+        a.muted = true;
+        await a.play();
+        await new Promise((resolve) => (a.currentTime > 0 ? resolve(null) : a.addEventListener('timeupdate', resolve, { once: true })));
+        a.pause();
+        return { playing: a.currentTime > 0, error: a.error?.message ?? null };
+      }, i);
+      expect(played).toEqual({ playing: true, error: null });
+    }
+    const third = cont.data[1].id;
+    const words = (await api(t.url, 'GET', `/music-a/clips/${third}/lyrics`, { key: keyA })).body.data.aligned_words;
+    await page.click(`article.take[data-clip-id="${third}"] details.timed-lyrics summary`);
+    expect(await page.$eval(`article.take[data-clip-id="${third}"] details.timed-lyrics summary`, (e: any) => e.textContent)).toBe('Words with their times (5)');
+    await page.evaluate(
+      (id: string, at: number) => {
+        const a = document.querySelector(`article.take[data-clip-id="${id}"] audio`);
+        a.currentTime = at;
+      },
+      third,
+      (words[2].start_s + words[2].end_s) / 2,
+    );
+    await page.waitForFunction((id: string) => document.querySelector(`article.take[data-clip-id="${id}"] li.sung`)?.textContent?.endsWith(' tide'), { timeout: 15_000 }, third);
+
+    // the lineage link opens the song it continues: its two takes, its own lyrics, continuing nothing
+    await page.click(`article.take[data-clip-id="${cont.data[0].id}"] .continues a`);
+    await heading(page, `Task ${song.task_id}`);
+    await page.waitForFunction(() => document.querySelectorAll('article.take').length === 2, { timeout: 15_000 });
+    expect(await page.$$eval('article.take', (els: any[]) => els.map((e) => [e.querySelector('h3').textContent, e.querySelector('.lyrics-text').textContent, !!e.querySelector('.lineage')]))).toEqual([
+      ['Take 1: Morning tide', '[Verse]\nMorning tide upon the sand', false],
+      ['Take 2: Morning tide', '[Verse]\nMorning tide upon the sand', false],
+    ]);
+
+    // a joined song: its parts in order, each linking to its task, with its cut
+    const joined = await music('/music-a/submit/concat', { clip_id: cont.data[0].id });
+    await page.goto(`${t.url}/console/tasks/${joined.task_id}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('article.take ol.parts li');
+    expect(await page.$eval('article.take h3', (e: any) => e.textContent)).toBe('Joined song: Ebb');
+    expect(await page.$$eval('article.take ol.parts li', (els: any[]) => els.map((e) => [e.textContent, e.querySelector('a').getAttribute('href')]))).toEqual([
+      [`clip ${song.data[0].id} of task ${song.task_id} up to 0:02.0`, `/console/tasks/${song.task_id}`],
+      [`clip ${cont.data[0].id} of task ${cont.task_id} whole`, `/console/tasks/${cont.task_id}`],
+    ]);
+    expect(await page.$$eval('article.take audio', (els: any[]) => els.length)).toBe(1);
+    expect(await cspOf(page)).toEqual([]);
+    await page.close();
+  }, 180_000);
+
   it("shows a generated image's thumbnails, decoded from signed links", async () => {
     const res = await api(t.url, 'POST', '/openai/v1/images/generations', { key: keyA, body: { prompt: 'Two paper cranes', n: 2, size: '1024x1536', output_format: 'webp' } });
     expect(res.status).toBe(200);

@@ -39,7 +39,9 @@ const song = await submitMusic({ client, throwOnError: true, body: { prompt: '[V
 const songId: string = song.data.data;
 const statuses: MusicTaskDto['status'][] = [];
 const readSong = async (): Promise<MusicTaskDto> => {
-  const task: MusicTaskDto = (await fetchMusicTask({ client, throwOnError: true, path: { task_id: songId } })).data.data;
+  // the fetch answers music and lyrics tasks alike: its action tells them apart
+  const task = (await fetchMusicTask({ client, throwOnError: true, path: { task_id: songId } })).data.data;
+  if (task.action === 'LYRICS') throw new Error(\`task \${songId} is a lyrics task\`);
   if (statuses.at(-1) !== task.status) statuses.push(task.status);
   return task;
 };
@@ -50,7 +52,7 @@ const music = {
   codes: [song.data.code, listed.data.code],
   task: { task_id: ended.task_id, action: ended.action, status: ended.status, fail_reason: ended.fail_reason, statuses },
   clips: ended.data.map((c) => ({ status: c.status, audio_url: c.audio_url, duration: c.metadata.duration })),
-  listed: listed.data.data.map((t) => ({ task_id: t.task_id, status: t.status, clips: t.data.length })),
+  listed: listed.data.data.map((t) => ({ task_id: t.task_id, status: t.status, clips: Array.isArray(t.data) ? t.data.length : 0 })),
 };
 process.stdout.write(JSON.stringify({ taskId, taskStatus: expand.data.data.task_status, generationId, state: generation.state, end: generation.media_request.end, clipId, missingStatus: missing.response.status, missingCode: missing.error?.code, music }));
 `;

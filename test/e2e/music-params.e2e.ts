@@ -37,7 +37,7 @@ describe("music's parameters in the gateway's own words", () => {
   const fetchOne = async (id: string) => (await api(t!.url, 'GET', `/music-a/fetch/${id}`, { key })).body.data;
   const ended = (id: string) => pollUntil(() => fetchOne(id), (d) => d.status === 'SUCCESS' || d.status === 'FAILURE', { timeoutMs: 60_000, what: `task ${id} to end` });
   /** What a caller reads of a song's clips that comes from its parameters. */
-  const described = (task: any) => task.data.map((c: any) => ({ id: c.id, title: c.title, model_name: c.model_name, tags: c.metadata.tags, prompt: c.metadata.prompt, negative_tags: c.metadata.negative_tags, continue_clip_id: c.metadata.continue_clip_id, continue_at: c.metadata.continue_at }));
+  const described = (task: any) => task.data.map((c: any) => ({ id: c.id, title: c.title, model_name: c.model_name, tags: c.metadata.tags, prompt: c.metadata.prompt, gpt_description_prompt: c.metadata.gpt_description_prompt, negative_tags: c.metadata.negative_tags, continue_clip_id: c.metadata.continue_clip_id, continue_at: c.metadata.continue_at }));
 
   it('stores a song in its own words, and an upgrade rewrites songs, joins and queued continuations stored in the door\'s names, which then read and run as before', async () => {
     t = await startTestApp(env(), { db });
@@ -92,7 +92,7 @@ describe("music's parameters in the gateway's own words", () => {
     const continuation = await ended(continuationId);
     expect(continuation.status).toBe('SUCCESS');
     expect(described(continuation)).toEqual(
-      [0, 1].map(() => expect.objectContaining({ model_name: 'chirp-auk', tags: 'lofi', prompt: 'a calmer end', continue_clip_id: song.data[1].id, continue_at: 2 })),
+      [0, 1].map(() => expect.objectContaining({ model_name: 'chirp-auk', tags: 'lofi', gpt_description_prompt: 'a calmer end', prompt: expect.stringMatching(/^\[Verse\]\n[\s\S]*calmer/), continue_clip_id: song.data[1].id, continue_at: 2 })),
     );
   }, 180_000);
 });

@@ -157,7 +157,7 @@ describe('music across vendors behind the Suno-style door', () => {
     expect([refused.status, refused.fail_reason]).toEqual(['FAILURE', expect.stringMatching(/violated|Terms of Service|bad_prompt/)]);
   });
 
-  it("sunoapi.org's family requires a style and a title in custom mode: without tags a 400 naming tags (only it enabled); without a title it is sent one made up from the lyrics", async () => {
+  it("sunoapi.org's family requires a style and a title in custom mode: without tags a 400 naming tags (only it enabled); without a title it is sent one made up from the lyrics; a style to avoid goes only to models that take one", async () => {
     await only('sunoapi');
     const refused = await api(t.url, 'POST', SUBMIT, { key, body: { prompt: '[Verse]\nLanterns on the water', mv: 'V4_5' } });
     expect([refused.status, refused.body.message]).toEqual([400, expect.stringMatching(/^tags: .*no style given/)]);
@@ -167,6 +167,14 @@ describe('music across vendors behind the Suno-style door', () => {
     await only('sunoapi', 'elevenlabs');
     expect((await ended(await submit({ prompt: '[Verse]\nLanterns on the water' }))).status).toBe('SUCCESS');
     expect(JSON.stringify(lastAsked.elevenlabs())).toContain('Lanterns on the water');
+    // a style to avoid is for the models that take one: Mureka's take none (named, a 400 naming negative_tags; else the song goes past it), ElevenLabs' does
+    await only('mureka', 'elevenlabs');
+    const avoid = { gpt_description_prompt: 'a calm song about the sea', tags: 'ambient', negative_tags: 'drums', make_instrumental: true };
+    const unmade = await api(t.url, 'POST', SUBMIT, { key, body: { ...avoid, mv: 'mureka-7.6' } });
+    expect([unmade.status, unmade.body.message]).toEqual([400, expect.stringMatching(/^negative_tags: model mureka-7.6 does not make .*style to avoid/)]);
+    const murekaAsked = mureka.tasks.size;
+    expect((await ended(await submit(avoid))).status).toBe('SUCCESS');
+    expect([mureka.tasks.size, lastAsked.elevenlabs()]).toEqual([murekaAsked, expect.objectContaining({ prompt: expect.stringMatching(/drums/) })]);
   }, 120_000);
 
   it('a 30 s upload continued at its 12th second by each vendor that continues stored clips, then joined: the joined song holds the upload up to 12 s', async () => {

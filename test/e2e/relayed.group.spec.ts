@@ -3,7 +3,9 @@
 // apps start warm (docs/contributors/development.md, "The test run"). One alone: add -t '<its describe>'.
 import './music-relay.e2e.js';
 import './music-vendors.e2e.js';
+import './lyrics-vendors.e2e.js';
 import './vendor-callbacks.e2e.js';
 import './channels-operations.e2e.js';
 import './veo.e2e.js';
 import './relay-queries.e2e.js';
+import './music-lyrics-relay.e2e.js';

@@ -7,3 +7,5 @@ import './expand.e2e.js';
 import './music-wav.e2e.js';
 import './elevenlabs-music-door.e2e.js';
 import './sunoapi-door.e2e.js';
+import './music-lyrics.e2e.js';
+import './lyrics.e2e.js';

@@ -136,6 +136,8 @@ const OPERATIONS: Operation[] = [
     task: { success: 'SUCCESS', idOf: (body) => body.data, state: musicState },
     ownIds: { examples: ['continuation'], field: /^continue_clip_id\b/ },
   },
+  // new-api's lyrics: written by the sandbox, fetched with the music tasks
+  { operation: 'operations-lyrics-submitLyrics', examples: ['model', 'simple'], task: { success: 'SUCCESS', idOf: (body) => body.data, state: musicState } },
   {
     operation: 'operations-music-submitConcat',
     examples: [],

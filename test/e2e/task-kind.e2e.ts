@@ -116,7 +116,7 @@ describe('a task kind defined outside src/, through the real engine', () => {
     const doc = await api(t.url, 'GET', '/docs-json');
     expect(doc.body.components.schemas.UsageDto.properties.operations.required).toEqual(KINDS.map((k) => k.kind.definition.name));
     // music and concat share one tag
-    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 7)).toEqual(['image expand', 'video generation', 'audio', 'music', 'image generation', 'speech', 'echo']);
+    expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 8)).toEqual(['image expand', 'video generation', 'audio', 'music', 'image generation', 'speech', 'lyrics', 'echo']);
   });
 
   it("recovers a task whose job died before any worker claimed it, through the engine's sweeper", async () => {

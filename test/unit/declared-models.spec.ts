@@ -167,3 +167,11 @@ describe('declared models served', () => {
     expect(servedVideoModels({ protocol: 'kling', models: image }).map((m) => m.name)).toEqual(videoCatalogOf('kling').map((m) => m.id));
   });
 });
+
+describe('lyrics models on a channel', () => {
+  it('are named from the catalog and never priced (a task is charged PRICE_LYRICS whoever writes it)', () => {
+    expect(checkModels('suno', ['music', 'lyrics'], [{ name: 'words', vendor_model: 'suno_lyrics' }])).toEqual([{ name: 'words', vendor_model: 'suno_lyrics' }]);
+    expect(refusal(() => checkModels('suno', ['lyrics'], [{ name: 'words', vendor_model: 'suno_lyrics', price: { per_song: 1 } }]))).toBe('models[0].price: lyrics models are not priced per channel (suno_lyrics is a lyrics model); leave price out');
+    expect(refusal(() => checkModels('suno', ['lyrics'], [{ name: 'words', vendor_model: 'gpt-lyrics' }]))).toMatch(/^models\[0\]\.vendor_model must be one of the suno models: suno_lyrics \(not gpt-lyrics\)$/);
+  });
+});

@@ -9,6 +9,7 @@ export const OPERATIONS = {
   concat: 'Music concat',
   image: 'Image generation',
   speech: 'Speech',
+  lyrics: 'Lyrics',
   wav: 'WAV conversion',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 

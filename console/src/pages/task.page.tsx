@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { getTask, listTaskAttempts, listTaskCallbacks, redeliverCallback } from '../api/sdk.gen';
 import type { CallbackDeliveryDto, TaskAttemptDto, TaskDetailDto, TaskMediaDto } from '../api/types.gen';
 import { ErrorMessage, Loading, Notice, StateBadge } from '../components/status.component';
+import { CLIP_ROLES, Takes } from '../components/takes.component';
 import { call, getPath } from '../lib/api.client';
 import { doorName, formatBilled, formatBytes, formatTime, isFinal, operationName } from '../lib/format';
 import { type RequestRow, requestView } from '../lib/request';
@@ -123,11 +124,18 @@ export function TaskPage({ session, id }: { session: Session; id: string }): JSX
           ) : task.media.length === 0 ? (
             <p class="empty">{isFinal(task.state) ? 'This task has no media.' : 'The media appears here when the task succeeds.'}</p>
           ) : (
-            <div class="media-grid">
-              {[...task.media].sort((a, b) => mediaRank(a) - mediaRank(b)).map((m) => (
-                <MediaItem key={m.id} media={m} />
-              ))}
-            </div>
+            <>
+              {/* a song's takes (a joined song, an upload): each plays with its title, lyrics and lineage */}
+              {task.clips.length > 0 && <Takes clips={task.clips} media={task.media} />}
+              <div class="media-grid">
+                {task.media
+                  .filter((m) => task.clips.length === 0 || !CLIP_ROLES.includes(m.role))
+                  .sort((a, b) => mediaRank(a) - mediaRank(b))
+                  .map((m) => (
+                    <MediaItem key={m.id} media={m} />
+                  ))}
+              </div>
+            </>
           )}
         </section>
       </div>

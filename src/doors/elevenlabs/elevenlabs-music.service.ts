@@ -53,6 +53,7 @@ export class ElevenLabsMusicService {
       lyrics: song.lyrics,
       description: song.description,
       style: song.style,
+      avoidStyle: song.avoid_style,
       instrumental: song.instrumental,
       durationS: song.duration_s,
       continues: null,

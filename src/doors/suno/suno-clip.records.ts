@@ -107,12 +107,12 @@ export function taskStatus(task: Pick<Task, 'state' | 'startedAt'>, now: Date): 
 
 const CLIP_STATUS: Record<string, string> = { SUBMITTED: 'submitted', QUEUED: 'queued', IN_PROGRESS: 'streaming', SUCCESS: 'complete', FAILURE: 'error' };
 
-function unixSeconds(at: Date): number {
+export function unixSeconds(at: Date): number {
   return Math.floor(at.getTime() / 1000);
 }
 
 /** 0% until it starts, 100% once it ends; in between, a guess from the time it has run (never 100% before it ends). */
-function progressOf(task: Pick<Task, 'startedAt'>, status: string, now: Date): string {
+export function progressOf(task: Pick<Task, 'startedAt'>, status: string, now: Date): string {
   if (status === 'SUCCESS' || status === 'FAILURE') return '100%';
   if (status !== 'IN_PROGRESS' || !task.startedAt) return '0%';
   const elapsedS = (now.getTime() - task.startedAt.getTime()) / 1000;
@@ -131,12 +131,14 @@ function toClip(task: Task<object, unknown>, clip: Clip, status: string, ancesto
     status: clipStatus,
     audio_url: status === 'SUCCESS' ? audioUrl : null,
     image_url: status === 'SUCCESS' ? imageUrl : null,
-    title: p.title ?? null,
+    title: clip.title ?? p.title ?? null,
     model_name: p.model ?? null,
     created_at: clip.createdAt.toISOString(),
     metadata: {
       tags: p.style ?? null,
-      prompt: p.lyrics ?? p.description ?? null,
+      // the lyrics it sings as its maker reported them (description mode: those written), else what was asked
+      prompt: clip.lyrics ?? p.lyrics ?? p.description ?? null,
+      gpt_description_prompt: p.description ?? null,
       negative_tags: p.avoid_style ?? null,
       duration: clip.duration,
       type: clip.type,

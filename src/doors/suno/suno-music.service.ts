@@ -42,6 +42,7 @@ export class MusicService {
       lyrics: dto.prompt ?? null,
       description: dto.gpt_description_prompt ?? null,
       style: dto.tags ?? null,
+      avoidStyle: dto.negative_tags ?? null,
       instrumental: dto.make_instrumental ?? false,
       durationS: dto.duration ?? null,
       // the sandbox holds every clip, as an aggregator holds its own and the uploads sent to it
@@ -118,6 +119,7 @@ const MUSIC_FIELD_NAMES: Record<MusicField, string> = {
   lyrics: 'prompt',
   description: 'gpt_description_prompt',
   style: 'tags',
+  avoidStyle: 'negative_tags',
   instrumental: 'make_instrumental',
   durationS: 'duration',
   continues: 'continue_clip_id',

@@ -117,6 +117,7 @@ export class SunoapiMusicService {
       lyrics: asked.lyrics,
       description: asked.description,
       style: asked.style,
+      avoidStyle: asked.avoidStyle,
       instrumental: asked.instrumental,
       durationS: null,
       // the sandbox holds every clip, as an aggregator holds its own and the uploads sent to it
@@ -211,6 +212,7 @@ const FIELD_LABELS: Record<MusicField, string> = {
   lyrics: 'prompt',
   description: 'prompt',
   style: 'style',
+  avoidStyle: 'negativeTags',
   instrumental: 'instrumental',
   durationS: 'duration',
   continues: 'audioId',

@@ -186,7 +186,11 @@ export function checkModels(protocol: string, operations: readonly string[], mod
 function checkModelExtras(m: ChannelModel, i: number, op: OperationVendors): void {
   if (m.voices !== undefined && !op.voices) throw new AppError('INVALID_PARAMETER', `models[${i}].voices: only a speech model has voices (${m.vendor_model} is a ${op.name} model)`);
   checkVoices(m.voices, i);
-  PRICE_CHECKS[op.priceUnit ?? 'per_image'](m, i, op.name);
+  if (op.priceUnit === null) {
+    if (m.price !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: ${op.name} models are not priced per channel (${m.vendor_model} is a ${op.name} model); leave price out`);
+    return;
+  }
+  PRICE_CHECKS[op.priceUnit](m, i, op.name);
 }
 
 /** The price rule of each unit: a model is priced in its operation's unit only. */

@@ -4,6 +4,7 @@ import type { Clip } from '../../generated/prisma/client.js';
 import type { TaskState, TaskTx } from '../../common/tasks/task-kind.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type DetailRows, snakeColumns } from '../../infra/prisma/statement.js';
+import type { TimedWord } from './clip-lyrics.js';
 
 export type ClipType = 'gen' | 'upload' | 'concat';
 
@@ -18,10 +19,16 @@ export interface NewClip {
   continueAt?: number | null;
 }
 
-/** What a success learned of a clip: its duration read from the file, and the upstream's id of it (relay). */
+/**
+ * What a success learned of a clip: its duration read from the file, the upstream's id of it (relay), and its
+ * words where its maker gave them: its title, its lyrics, its lyrics timed word by word.
+ */
 export interface ClipEnd extends NewClip {
   duration: number;
   upstreamId?: string | null;
+  title?: string | null;
+  lyrics?: string | null;
+  timedLyrics?: TimedWord[] | null;
 }
 
 /** A clip with what its task says of it: whether it is complete, whether its audio was removed by retention. */
@@ -44,6 +51,13 @@ export interface OwnedClip {
   audioStored: boolean;
   /** Its task's parameters (a music task's title, tags, model…). */
   params: Record<string, unknown>;
+}
+
+/** A clip with its words: its title and lyrics (its maker's, else its task's), its lyrics timed word by word (null: none kept). */
+export interface ClipWords extends OwnedClip {
+  title: string | null;
+  lyrics: string | null;
+  timedLyrics: TimedWord[] | null;
 }
 
 /** One ancestor of a clip: its id and type, and the second it was cut at by the next clip of the chain. */
@@ -103,12 +117,14 @@ export class ClipsRepository {
     return { table: 'clips', rows: clips.map((c) => snakeColumns({ parentId: null, continueAt: null, ...c })) };
   }
 
-  /** The clips' facts, written in the statement that ends their task succeeded (the rows exist: upsert for safety). */
+  /** The clips' facts (duration, upstream id, words), written in the statement that ends their task succeeded (the rows exist: upsert for safety). */
   static endRows(clips: ClipEnd[]): DetailRows {
     return {
       table: 'clips',
-      rows: clips.map((c) => snakeColumns({ parentId: null, continueAt: null, upstreamId: null, createdAt: new Date().toISOString(), ...c })),
-      onConflict: 'ON CONFLICT (id) DO UPDATE SET duration = EXCLUDED.duration, upstream_id = COALESCE(EXCLUDED.upstream_id, clips.upstream_id)',
+      rows: clips.map((c) => snakeColumns({ parentId: null, continueAt: null, upstreamId: null, title: null, lyrics: null, timedLyrics: null, createdAt: new Date().toISOString(), ...c })),
+      onConflict:
+        'ON CONFLICT (id) DO UPDATE SET duration = EXCLUDED.duration, upstream_id = COALESCE(EXCLUDED.upstream_id, clips.upstream_id), ' +
+        'title = EXCLUDED.title, lyrics = EXCLUDED.lyrics, timed_lyrics = EXCLUDED.timed_lyrics',
     };
   }
 
@@ -123,6 +139,36 @@ export class ClipsRepository {
     );
     const byId = new Map(rows.map((r) => [r.id, owned(r)]));
     return ids.flatMap((id) => byId.get(id.toLowerCase()) ?? []);
+  }
+
+  /**
+   * The owner's clip (its task not deleted) with its words: the title and lyrics its maker gave, else those its task
+   * asked (lyrics, or for a clip whose vendor wrote none a description is not lyrics: null), and its timed lyrics
+   * (null where its maker timed none). Null when it is not the owner's.
+   */
+  async findWordsForOwner(owner: string, id: string): Promise<ClipWords | null> {
+    if (!isUUID(id)) return null;
+    const rows = await this.prisma.$queryRawUnsafe<(OwnedClipRow & { own_title: string | null; own_lyrics: string | null; timed_lyrics: TimedWord[] | null })[]>(
+      `SELECT ${OWNED_COLUMNS}, c.title AS own_title, c.lyrics AS own_lyrics, c.timed_lyrics
+       FROM clips c JOIN tasks t ON t.id = c.task_id WHERE c.id = $1::uuid AND c.owner = $2 AND t.deleted_at IS NULL`,
+      id.toLowerCase(),
+      owner,
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const asked = (key: string) => (typeof row.params[key] === 'string' && row.params[key] ? (row.params[key] as string) : null);
+    return { ...owned(row), title: row.own_title ?? asked('title'), lyrics: row.own_lyrics ?? asked('lyrics'), timedLyrics: row.timed_lyrics };
+  }
+
+  /** The task that made each of these clips (clips whose task is deleted, or unknown ids, left out). */
+  async taskIdsOf(ids: string[]): Promise<Map<string, string>> {
+    const wanted = [...new Set(ids.filter((id) => isUUID(id)).map((id) => id.toLowerCase()))];
+    if (wanted.length === 0) return new Map();
+    const rows = await this.prisma.$queryRawUnsafe<{ id: string; task_id: string }[]>(
+      `SELECT c.id, c.task_id FROM clips c JOIN tasks t ON t.id = c.task_id WHERE c.id = ANY($1::uuid[]) AND t.deleted_at IS NULL`,
+      wanted,
+    );
+    return new Map(rows.map((r) => [r.id, r.task_id]));
   }
 
   /** Where a clip's audio is: its task and place (for a task that reads it, such as a continuation). */

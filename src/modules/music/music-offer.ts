@@ -64,6 +64,8 @@ export class MusicModels {
       ...(spec.lyricsMax !== null ? { max_lyrics_chars: spec.lyricsMax } : {}),
       ...(spec.descriptionMax !== null ? { max_description_chars: spec.descriptionMax } : {}),
       ...(spec.styleMax !== null ? { max_style_chars: spec.styleMax } : {}),
+      avoid_style: spec.avoidStyle !== false,
+      ...(spec.needsStyle ? { needs_style: true } : {}),
       credits_per_task: perTask,
     }));
   }
@@ -90,6 +92,8 @@ function describe(field: MusicField, ask: MusicAsk): string {
       return `song written from a description of ${[...(ask.description ?? '')].length} characters`;
     case 'style':
       return ask.style === null ? 'song with no style given (with lyrics, without a description or as a continuation)' : `style of ${[...ask.style].length} characters`;
+    case 'avoidStyle':
+      return `style to avoid`;
     case 'instrumental':
       return ask.instrumental ? 'instrumental song' : 'song with vocals';
     case 'durationS':

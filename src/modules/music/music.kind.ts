@@ -17,8 +17,8 @@ import { type MadeTake, WHOLE_TRACK_ROLE, WholeTracks } from './whole-tracks.js'
 /**
  * Music as a task kind: one slot and PRICE_MUSIC, two takes made through MUSIC_PROVIDER (the sandbox
  * composes MP3s offline, a relay forwards to a Suno-style aggregator); its success stores each take's
- * audio and cover and its duration (and its whole track, where asked: WholeTracks); its notifications are
- * its door's record.
+ * audio and cover, its duration and its words where its maker gave them (lyrics, title, lyrics timed by word),
+ * and its whole track, where asked (WholeTracks); its notifications are its door's record.
  */
 @Injectable()
 export class MusicKind implements TaskKind<MusicParams, MusicResult, MadeTake[]> {
@@ -70,6 +70,9 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MadeTake[]>
         continueAt: task.params.continues?.at_s ?? null,
         duration: take.durationS,
         upstreamId: take.upstreamId ?? null,
+        title: take.title ?? null,
+        lyrics: take.lyrics ?? null,
+        timedLyrics: take.timedLyrics ?? null,
       })),
     );
     // a clip a one-take model left unmade keeps no duration: the records of a task that ended leave it out

@@ -7,6 +7,7 @@ import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { CallbacksService } from '../callbacks/callbacks.service.js';
+import { ClipsRepository } from '../clips/clips.repository.js';
 import type { CallbackListDto } from '../callbacks/dto/callback.dto.js';
 import { MediaService } from '../media/media.service.js';
 import type { ListTasksQueryDto } from './dto/list-tasks.dto.js';
@@ -14,6 +15,7 @@ import type { TaskDetailDto, TaskPageDto, TaskSummaryDto, TaskTimelineEntryDto }
 import { decodeCursor, encodeCursor } from './task-cursor.js';
 import { type TaskListRow, TaskListRepository } from './task-list.repository.js';
 import { askedRequest, requestedModel } from './task-request.js';
+import { linkedClipIds, taskClips } from './task-clips.js';
 
 /** Media a streaming image task wrote while it ran (previews, not its result). */
 const PARTIAL_ROLE = 'partial';
@@ -34,6 +36,7 @@ export class TaskListService {
     private readonly callbacks: CallbacksService,
     private readonly config: AppConfig,
     private readonly doors: TaskDoors,
+    private readonly clips: ClipsRepository,
   ) {}
 
   async page(viewer: Viewer, query: ListTasksQueryDto): Promise<TaskPageDto> {
@@ -64,7 +67,10 @@ export class TaskListService {
     return { tasks: page.map((r) => this.summary(r)), next_cursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
   }
 
-  /** One task: its summary, what it asked, its states' times, its files (signed links on `base`: inputs and results) and its operation's record. */
+  /**
+   * One task: its summary, what it asked, its states' times, its files (signed links on `base`: inputs and results),
+   * its clips (music, concat, upload: their words and lineage) and its operation's record.
+   */
   async detail(viewer: Viewer, id: string, base: string | undefined): Promise<TaskDetailDto> {
     const task = await this.visible(viewer, id);
     const mediaOf = await this.media.linkedMedia([task]);
@@ -72,6 +78,8 @@ export class TaskListService {
     const linkBase = this.config.publicBaseUrl ?? base ?? this.media.linkBase(task.baseUrl);
     const kind = this.lifecycle.kind(task.kind);
     const [record] = await kind.notifications([task]);
+    const clips = await this.clips.listForTasks([task.id]);
+    const taskOf = await this.clips.taskIdsOf(linkedClipIds(task, clips));
     const inputRoles = kind.definition.request?.inputRoles;
     const isInput = (role: string) => inputRoles !== undefined && new RegExp(inputRoles.source).test(role);
     const files = media
@@ -85,6 +93,7 @@ export class TaskListService {
       inputs: files.filter((m) => isInput(m.role)),
       media: files.filter((m) => !isInput(m.role)),
       media_expired: task.mediaExpiredAt !== null,
+      clips: taskClips(task, clips, taskOf),
       record: (record ?? {}) as Record<string, unknown>,
     };
   }

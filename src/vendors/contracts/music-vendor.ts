@@ -40,6 +40,8 @@ export interface MusicModelSpec {
    * A request with no style is not for it (its title, when none is asked, its adapter makes up).
    */
   readonly needsStyle?: boolean;
+  /** False for a model that takes no style to avoid (Stable Audio, Mureka): a request with one is not for it. */
+  readonly avoidStyle?: boolean;
 }
 
 /** A song as the gateway asks for it, in its own words: what an adapter maps out to its vendor. */
@@ -135,7 +137,7 @@ export interface MusicVendor extends RelayVendor<MusicStatus> {
 }
 
 /** The normalized fields a music request asks of a model, in the order a refusal names them. */
-export const MUSIC_FIELDS = ['model', 'lyrics', 'description', 'style', 'instrumental', 'durationS', 'continues'] as const;
+export const MUSIC_FIELDS = ['model', 'lyrics', 'description', 'style', 'avoidStyle', 'instrumental', 'durationS', 'continues'] as const;
 export type MusicField = (typeof MUSIC_FIELDS)[number];
 
 /** What a music request asks of a model: its check (before a channel is chosen) and the router's (for each channel) read it. */
@@ -145,6 +147,8 @@ export interface MusicAsk {
   lyrics: string | null;
   description: string | null;
   style: string | null;
+  /** Styles to avoid (Suno's negative tags). */
+  avoidStyle: string | null;
   instrumental: boolean;
   durationS: number | null;
   /**
@@ -166,6 +170,7 @@ export function unmetMusicFields(spec: MusicModelSpec, ask: MusicAsk): MusicFiel
   if (ask.description !== null && (!spec.description || over(ask.description, spec.descriptionMax))) unmet.push('description');
   const customMode = ask.lyrics !== null || ask.description === null || ask.continues !== null;
   if (over(ask.style, spec.styleMax) || (spec.needsStyle === true && ask.style === null && customMode)) unmet.push('style');
+  if (ask.avoidStyle !== null && spec.avoidStyle === false) unmet.push('avoidStyle');
   if (ask.instrumental ? !spec.instrumental : spec.instrumentalOnly === true) unmet.push('instrumental');
   if (ask.durationS !== null && (spec.durationS === null || ask.durationS < spec.durationS.min || ask.durationS > spec.durationS.max)) unmet.push('durationS');
   if (ask.continues !== null && !spec.continueUpload && !(ask.continues === 'own' && spec.continueOwn)) unmet.push('continues');

@@ -24,6 +24,8 @@ function mureka(id: string): MusicModelSpec {
     descriptionMax: 1024,
     styleMax: 1024,
     format: 'mp3',
+    // its generate takes lyrics, a model and a prompt of styles: no style to avoid
+    avoidStyle: false,
   };
 }
 

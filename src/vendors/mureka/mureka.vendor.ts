@@ -14,12 +14,12 @@ export function murekaRefusal(status: number, json: Record<string, unknown>): Up
   return undefined;
 }
 
-/** Mureka's API (platform.mureka.ai: Bearer api_key), for music: songs, instrumentals and continuations, tasks queried by id. */
+/** Mureka's API (platform.mureka.ai: Bearer api_key), for music (songs, instrumentals and continuations, tasks queried by id) and lyrics (written at once). */
 export const MUREKA: VendorDescriptor = {
   protocol: 'mureka',
   title: "Mureka's API",
-  makes: 'its song and instrumental models (mureka-7.5, 7.6, o2, 8, 9, or auto)',
-  operations: ['music'],
+  makes: 'its song and instrumental models (mureka-7.5, 7.6, o2, 8, 9, or auto), and its lyrics',
+  operations: ['music', 'lyrics'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /v1/', example: 'https://api.mureka.ai' },
   // its content refusals: it documents no code of its own (a failed task's failed_reason is its words)

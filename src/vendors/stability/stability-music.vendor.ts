@@ -42,6 +42,8 @@ export const STABLE_AUDIO_MODELS: readonly MusicModelSpec[] = [
     descriptionMax: DESCRIPTION_MAX,
     styleMax: STYLE_MAX,
     format: 'mp3',
+    // its prompt is all it takes: no style to avoid
+    avoidStyle: false,
   },
 ];
 

@@ -18,13 +18,13 @@ export function checkAggregatorAnswer(json: Record<string, unknown>): void {
 /** The aggregators' fetch of a task that does not exist: its 404 means the credentials were accepted. */
 export const AGGREGATOR_PROBE = { path: '/fetch/00000000-0000-4000-8000-000000000000', notFoundPasses: true, check: credentialRefusals(checkAggregatorAnswer) };
 
-/** A Suno-style aggregator (Bearer api_key), for audio uploads and music. */
+/** A Suno-style aggregator (Bearer api_key), for audio uploads, music and lyrics. */
 export const SUNO_AGGREGATOR: VendorDescriptor = {
   protocol: 'suno',
   title: 'a Suno-style aggregator',
-  operations: ['audio', 'music'],
+  operations: ['audio', 'music', 'lyrics'],
   credentials: ['api_key'],
-  baseUrl: { rule: 'the base before /uploads/audio-url and /submit/music', example: 'https://aggregator.example/suno' },
+  baseUrl: { rule: 'the base before /uploads/audio-url, /submit/music and /submit/lyrics', example: 'https://aggregator.example/suno' },
   // its content refusals: an aggregator's fail_reason words only ("… inappropriate …", "… sensitive …")
   contentRefusal: contentRefusals(),
   pollFloorS: 0,

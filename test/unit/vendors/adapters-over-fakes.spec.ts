@@ -26,6 +26,16 @@ import { startFakeOpenAIImages } from '../../support/vendors/openai/openai.fake.
 import { startFakeStability, startFakeStabilityImages } from '../../support/vendors/stability/stability.fake.js';
 import { startFakeMusicAggregator } from '../../support/vendors/suno-aggregator/suno-aggregator.fake.js';
 import { imageRequest, modelOf } from './image-fixtures.js';
+import type { LyricsStatus } from '../../../src/vendors/contracts/lyrics-vendor.js';
+import { MINIMAX_LYRICS_MODELS, MinimaxLyricsVendor } from '../../../src/vendors/minimax/minimax-lyrics.vendor.js';
+import { MINIMAX } from '../../../src/vendors/minimax/minimax.vendor.js';
+import { MUREKA_LYRICS_MODELS, MurekaLyricsVendor } from '../../../src/vendors/mureka/mureka-lyrics.vendor.js';
+import { MUREKA } from '../../../src/vendors/mureka/mureka.vendor.js';
+import { SUNOAPI_LYRICS_MODELS, SunoapiLyricsVendor } from '../../../src/vendors/sunoapi/sunoapi-lyrics.vendor.js';
+import { SUNOAPI } from '../../../src/vendors/sunoapi/sunoapi.vendor.js';
+import { startFakeMinimax } from '../../support/vendors/minimax/minimax.fake.js';
+import { startFakeMureka } from '../../support/vendors/mureka/mureka.fake.js';
+import { startFakeSunoapi } from '../../support/vendors/sunoapi/sunoapi.fake.js';
 
 const KEY = 'key-0123456789abcdef';
 
@@ -148,6 +158,25 @@ describe('adapters over their vendors’ fakes', () => {
       expect((await expander.findByOwnId(expandAccount, 'our-expand-1'))?.upstreamId).toBe(upstreamId);
     } finally {
       await Promise.all([images.close(), expand.close()]);
+    }
+  });
+
+  it('lyrics: sunoapi.org’s task watched to its two versions; MiniMax’s and Mureka’s written at once, each asked in its own words', async () => {
+    const [sunoapi, minimax, mureka] = await Promise.all([startFakeSunoapi(KEY), startFakeMinimax(KEY), startFakeMureka(KEY)]);
+    try {
+      const request = { prompt: 'rain on a tin roof', model: null };
+      const watched = new SunoapiLyricsVendor(client);
+      const sunoapiAccount = { baseUrl: sunoapi.url, auth: SUNOAPI.auth({ api_key: KEY }) };
+      const { upstreamId } = (await watched.create(sunoapiAccount, { request, model: SUNOAPI_LYRICS_MODELS[0], taskId: 't-1' })) as { upstreamId: string };
+      expect(sunoapi.lyrics.get(upstreamId)?.body).toEqual({ prompt: 'rain on a tin roof', callBackUrl: 'https://example.com/callback' });
+      const ended = await pollUntil(() => watched.query(sunoapiAccount, upstreamId, true), (s: LyricsStatus) => s.state !== 'working', { timeoutMs: 10_000, what: 'the lyrics task' });
+      expect([ended.state, ended.state === 'succeeded' && ended.lyrics.length]).toEqual(['succeeded', 2]);
+      const fromMinimax = await new MinimaxLyricsVendor(client).create({ baseUrl: minimax.url, auth: MINIMAX.auth({ api_key: KEY }) }, { request, model: MINIMAX_LYRICS_MODELS[0], taskId: 't-2' });
+      expect([minimax.musicCalls.at(-1)?.body, 'made' in fromMinimax && fromMinimax.made.length]).toEqual([{ mode: 'write_full_song', prompt: 'rain on a tin roof' }, 1]);
+      const fromMureka = await new MurekaLyricsVendor(client).create({ baseUrl: mureka.url, auth: MUREKA.auth({ api_key: KEY }) }, { request, model: MUREKA_LYRICS_MODELS[0], taskId: 't-3' });
+      expect([mureka.lyricsAsked, 'made' in fromMureka && fromMureka.made[0].title]).toEqual([[{ prompt: 'rain on a tin roof' }], 'Embrace of Night']);
+    } finally {
+      await Promise.all([sunoapi.close(), minimax.close(), mureka.close()]);
     }
   });
 });

@@ -22,8 +22,11 @@ export class ClipMetadataDto {
   @ApiProperty({ type: String, nullable: true, description: 'Style tags.', example: 'lo-fi, piano' })
   tags!: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Lyrics or description the clip was made from.', example: 'A calm morning by the sea' })
+  @ApiProperty({ type: String, nullable: true, description: 'The lyrics it sings as its vendor reported them (description mode: the lyrics written; the sandbox writes them too), else the lyrics or description asked. Timed word by word: GET /music-a/clips/{clip_id}/lyrics.', example: 'A calm morning by the sea' })
   prompt!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The description the song was made from (description mode: gpt_description_prompt), else null.', example: null })
+  gpt_description_prompt!: string | null;
 
   @ApiProperty({ type: String, nullable: true, example: null })
   negative_tags!: string | null;
@@ -63,7 +66,7 @@ export class ClipDto {
   @ApiProperty({ type: String, nullable: true, format: 'uri', description: 'Signed link to the cover (PNG); null for an upload.' })
   image_url!: string | null;
 
-  @ApiProperty({ type: String, nullable: true, example: 'Morning tide' })
+  @ApiProperty({ type: String, nullable: true, description: 'The title its vendor gave it, else the one asked.', example: 'Morning tide' })
   title!: string | null;
 
   @ApiProperty({ type: String, nullable: true, description: 'The model (mv) that made it; null for an upload.', example: 'chirp-v4' })

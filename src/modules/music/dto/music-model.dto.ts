@@ -50,6 +50,12 @@ export class MusicModelDto {
   @ApiPropertyOptional({ description: 'The longest style (`tags`) it takes, in characters.', example: 200 })
   max_style_chars?: number;
 
+  @ApiProperty({ description: 'Whether it takes styles to avoid (`negative_tags`).', example: true })
+  avoid_style!: boolean;
+
+  @ApiPropertyOptional({ description: 'True for a model that requires a style (`tags`) with lyrics, for an instrumental without a description, and for a continuation (sunoapi.org\'s custom mode).', example: true })
+  needs_style?: boolean;
+
   @ApiProperty({ description: 'Credits charged per task (PRICE_MUSIC).', example: 10 })
   credits_per_task!: number;
 }

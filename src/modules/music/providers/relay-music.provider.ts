@@ -9,6 +9,7 @@ import { CpuSlots } from '../../../infra/process/cpu-slots.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter } from '../../channels/channel-router.js';
 import { servedModels, type ServedOf } from '../../channels/channel-models.js';
+import { CLIP_LYRICS_MAX, CLIP_TITLE_MAX, keptText, keptTimedWords } from '../../clips/clip-lyrics.js';
 import { CLIP_AUDIO_ROLE } from '../../clips/clip-media.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
@@ -152,7 +153,19 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
       }
       if (durationS > MAX_SONG_S) return { kind: 'failed', reason: `the upstream's clip ${index + 1} lasts more than ${MAX_SONG_S} s` };
       const clipId = clip.upstreamId && clip.upstreamId.length <= MAX_UPSTREAM_ID ? clip.upstreamId : null;
-      takes.push({ audio, durationS, format: cut ? 'mp3' : format, cover: await this.cover(task, clip), upstreamId: clipId, ...(clip.lyrics ? { lyrics: clip.lyrics } : {}) });
+      const lyrics = keptText(clip.lyrics, CLIP_LYRICS_MAX);
+      const title = keptText(clip.title, CLIP_TITLE_MAX);
+      const timedLyrics = keptTimedWords(clip.timedLyrics, { fromS: cut ?? 0, durationS });
+      takes.push({
+        audio,
+        durationS,
+        format: cut ? 'mp3' : format,
+        cover: await this.cover(task, clip),
+        upstreamId: clipId,
+        ...(lyrics ? { lyrics } : {}),
+        ...(title ? { title } : {}),
+        ...(timedLyrics ? { timedLyrics } : {}),
+      });
     }
     return { kind: 'done', result: takes };
   }
@@ -209,6 +222,7 @@ export function musicAskOn(task: MusicTask, channelId: string | undefined, held:
     lyrics: p.lyrics,
     description: p.description,
     style: p.style,
+    avoidStyle: p.avoid_style,
     instrumental: p.instrumental,
     durationS: p.duration_s ?? null,
     continues: p.continues === null ? null : own ? 'own' : 'stored',

@@ -3,10 +3,12 @@ import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.j
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { AudioUnreadable, withPinnedAudio } from '../../../infra/ffmpeg/audio-decode.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
+import { spreadWords } from '../../clips/clip-lyrics.js';
 import { CLIP_AUDIO_ROLE } from '../../clips/clip-media.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
+import { sandboxLyricsFrom } from '../sandbox-lyrics.js';
 import { decodedChannels, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
@@ -16,7 +18,8 @@ import { StepScope } from '../../../infra/process/step-scope.js';
  * title, the clip continued and where) and the take's place, MUSIC_SANDBOX_DURATION_S long, encoded as
  * MP3; a continuation holds only its new part, as Suno's, with the channels of the clip it continues (a
  * mono upload's chain stays mono, so its joined song is the upload's own samples). The duration is that of
- * the samples encoded.
+ * the samples encoded. Each take (not instrumental) sings the lyrics asked, or lyrics written from the description
+ * (`sandboxLyricsFrom`), its words timed evenly over the take, so lyrics and their timing work offline.
  */
 @Injectable()
 export class SandboxMusicProvider implements MusicProvider {
@@ -39,7 +42,18 @@ export class SandboxMusicProvider implements MusicProvider {
       await encodeMp3(pcm, audio.path, channels);
       // as long as the samples encoded: the MP3's LAME header trims the encoder's delay and padding, so it decodes
       // to exactly those (music-sound.spec's round trip); not decoded again to be measured, an ffmpeg start a take
-      takes.push({ audio, format: 'mp3', durationS: durationOf(pcm), cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }) });
+      const durationS = durationOf(pcm);
+      // sung words, as a vendor reports them: the lyrics asked, or written from the description; timed over the take
+      const lyrics = p.instrumental ? null : (p.lyrics ?? (p.description ? sandboxLyricsFrom(p.description, index) : null));
+      const timedLyrics = lyrics ? spreadWords(lyrics, durationS) : null;
+      takes.push({
+        audio,
+        format: 'mp3',
+        durationS,
+        cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }),
+        ...(lyrics ? { lyrics } : {}),
+        ...(timedLyrics ? { timedLyrics } : {}),
+      });
     }
     return { kind: 'done', result: takes };
   }

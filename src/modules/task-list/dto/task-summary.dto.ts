@@ -105,6 +105,60 @@ export class TaskMediaDto {
   url!: string;
 }
 
+/** A word of a clip's lyrics with its time. */
+export class TaskClipWordDto {
+  @ApiProperty({ example: 'Morning' })
+  word!: string;
+
+  @ApiProperty({ description: "Seconds from the clip's start.", example: 1.25 })
+  start_s!: number;
+
+  @ApiProperty({ description: "Seconds from the clip's start.", example: 1.7 })
+  end_s!: number;
+}
+
+/** Another clip a clip is made of, with the task that made it. */
+export class TaskClipLinkDto {
+  @ApiProperty({ format: 'uuid' })
+  clip_id!: string;
+
+  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'The task that made that clip (null: it is gone, its task deleted).' })
+  task_id!: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'The second of that clip this one continues from (a continuation), or at which it was cut (a joined part; null: kept whole).', example: 12 })
+  at_s!: number | null;
+}
+
+/** One clip of a music, concat or upload task: its words and where it comes from. */
+export class TaskClipDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ type: 'integer', description: "Its place among its task's clips: its audio is the media of role clip at this index, its cover of role cover.", example: 0 })
+  index!: number;
+
+  @ApiProperty({ enum: ['gen', 'upload', 'concat'], description: 'gen: a take (a new song or a continuation); upload: an uploaded file; concat: a joined song.', example: 'gen' })
+  type!: string;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Seconds (null until its task succeeded).', example: 30 })
+  duration!: number | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Its title: the one its vendor gave, else the one asked.', example: 'Morning tide' })
+  title!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The lyrics it sings: as its vendor reported them, else as asked (null: none, an instrumental or an upload).', example: '[Verse]\nMorning tide upon the sand' })
+  lyrics!: string | null;
+
+  @ApiProperty({ type: TaskClipWordDto, isArray: true, nullable: true, description: 'Its lyrics timed word by word, where its maker timed them (null: not timed).' })
+  timed_lyrics!: TaskClipWordDto[] | null;
+
+  @ApiProperty({ type: TaskClipLinkDto, nullable: true, description: 'The clip it continues and the second it continues from (null: a new song).' })
+  continues!: TaskClipLinkDto | null;
+
+  @ApiProperty({ type: TaskClipLinkDto, isArray: true, description: 'A joined song: its parts in order, each with the second it was cut at. Empty otherwise.' })
+  parts!: TaskClipLinkDto[];
+}
+
 /** One task, as GET /tasks/{id} answers it: its summary, its states' times, its files and its record. */
 export class TaskDetailDto extends TaskSummaryDto {
   @ApiProperty({ type: TaskTimelineEntryDto, isArray: true, description: 'The states it went through, in order, with when (what the task row records).' })
@@ -133,6 +187,13 @@ export class TaskDetailDto extends TaskSummaryDto {
 
   @ApiProperty({ description: 'Its media was removed by retention (RESULT_RETENTION_DAYS).', example: false })
   media_expired!: boolean;
+
+  @ApiProperty({
+    type: TaskClipDto,
+    isArray: true,
+    description: "A music, concat or upload task's clips (each take of a song, a joined song, an uploaded file), in order: their titles, lyrics and timed lyrics, and what each continues or joins, with those clips' tasks. Empty for other operations.",
+  })
+  clips!: TaskClipDto[];
 
   @ApiProperty({
     type: 'object',

@@ -38,8 +38,10 @@ export interface FakeMinimax extends FakeVideoVendor {
    * create answered 1008. Music's own: `musicFail` answers the next music generations with that base_resp (1026
    * input sensitive, 1027 output sensitive, 1024 internal error, …); `musicHttp` with that HTTP status (a 5xx);
    * `musicSeconds` makes every song that long (else about 2 s a line of lyrics, 6 to 30 s; 12 s instrumental).
+   * Lyrics' own: `lyricsFail` answers the next lyrics generation with that base_resp (1026, 1027, 1024, …), once;
+   * `lyricsHttp` answers them with that HTTP status (a 5xx) while set.
    */
-  minimaxKnobs: { busy: number; noCredit: boolean; musicFail?: { code: number; message: string; times?: number }; musicHttp?: number; musicSeconds?: number };
+  minimaxKnobs: { busy: number; noCredit: boolean; musicFail?: { code: number; message: string; times?: number }; musicHttp?: number; musicSeconds?: number; lyricsFail?: { code: number; message: string }; lyricsHttp?: number };
   /** The music and lyrics generations received, in order. */
   musicCalls: MinimaxMusicCall[];
 }
@@ -148,6 +150,12 @@ export async function startFakeMinimax(apiKey: string): Promise<FakeMinimax> {
     }
     if (body.mode === 'edit' && !String(body.lyrics ?? '').trim()) return bad('lyrics is required in edit mode');
     if (minimaxKnobs.noCredit) return (called(1008), refuse(res, 1008, 'insufficient balance'));
+    const fail = minimaxKnobs.lyricsFail;
+    if (fail) {
+      minimaxKnobs.lyricsFail = undefined;
+      return (called(fail.code), refuse(res, fail.code, fail.message));
+    }
+    if (minimaxKnobs.lyricsHttp) return (musicCalls.push({ path: '/v1/lyrics_generation', body, status: minimaxKnobs.lyricsHttp, code: 1000 }), sendJson(res, minimaxKnobs.lyricsHttp, { base_resp: { status_code: 1000, status_msg: 'unknown error' } }));
     const theme = String(body.prompt ?? '').trim() || 'a walk under the city lights';
     const title = typeof body.title === 'string' && body.title.trim() ? body.title : titleOf(theme);
     const lyrics =

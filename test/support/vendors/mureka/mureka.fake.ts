@@ -44,6 +44,8 @@ export interface FakeMureka extends FakeUpstream {
   ending: { kind: 'success' } | { kind: 'failed'; reason: string } | { kind: 'timeouted' } | { kind: 'never' };
   /** Answer the next creates 429 "You exceeded your current quota" (the account's credit). */
   quotaExceeded: number;
+  /** Answer the next lyrics generations (`POST /v1/lyrics/generate`) with this status and error message (once), as its moderation or servers would. */
+  lyricsRefusal?: { status: number; message: string };
 }
 
 const SONG_MODELS = ['auto', 'mureka-7.5', 'mureka-7.6', 'mureka-o2', 'mureka-8', 'mureka-9'];
@@ -58,7 +60,7 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
   const files = new Map<string, { type: string; bytes: Buffer }>();
   const knobs = fakeDefaults();
   const authFailures: string[] = [];
-  const state: { ending: FakeMureka['ending']; quotaExceeded: number } = { ending: { kind: 'success' }, quotaExceeded: 0 };
+  const state: { ending: FakeMureka['ending']; quotaExceeded: number; lyricsRefusal?: FakeMureka['lyricsRefusal'] } = { ending: { kind: 'success' }, quotaExceeded: 0 };
   const choiceIds = new Set<string>();
   let base = '';
   let serial = 1_436_210;
@@ -158,6 +160,11 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
     if (req.method === 'POST' && url.pathname === '/v1/lyrics/generate') {
       if (typeof body.prompt !== 'string' || !body.prompt.trim()) return error(res, 400, 'prompt is required');
       lyricsAsked.push(body);
+      if (state.lyricsRefusal) {
+        const refusal = state.lyricsRefusal;
+        state.lyricsRefusal = undefined;
+        return error(res, refusal.status, refusal.message);
+      }
       return sendJson(res, 200, { title: 'Embrace of Night', lyrics: `[Verse]\nIn the shadows of ${body.prompt}\nUnder moonlight so bright\n[Chorus]\nThe darkness holds us close` });
     }
     const n = body.n ?? 2;
@@ -214,6 +221,12 @@ export async function startFakeMureka(apiKey: string, clipSeconds = 3): Promise<
     },
     set ending(value) {
       state.ending = value;
+    },
+    get lyricsRefusal() {
+      return state.lyricsRefusal;
+    },
+    set lyricsRefusal(value) {
+      state.lyricsRefusal = value;
     },
     get quotaExceeded() {
       return state.quotaExceeded;

@@ -62,6 +62,16 @@ export interface FakeMusicAggregator extends FakeUpstream {
   coversMissing: boolean;
   /** The bytes served as the audio of the next tasks' clips (null: an MP3 of a tone made for each). */
   songBytes: Buffer | null;
+  /** Lyrics tasks created (POST /suno/submit/lyrics), by upstream task id: the body sent, and how many times it was fetched. */
+  lyrics: Map<string, { body: Record<string, unknown>; polls: number; ended?: boolean; calledBack?: boolean }>;
+  /** The aggregator ends lyrics task `id` now, whatever the polls, and POSTs the task, as GET /fetch/{id} answers it, to the create's notify_hook: resolves with that callback once answered. */
+  finishLyrics(id: string): Promise<VendorCallback | undefined>;
+  /** How the next lyrics tasks end: SUCCESS with lyrics written from the prompt (default), FAILURE with a reason, or never. */
+  lyricsEnding: { kind: 'success' } | { kind: 'failure'; reason: string } | { kind: 'never' };
+  /** Whether it answers `POST /suno/fetch {ids}` (several tasks at once; off: a 404, as aggregators without it). */
+  batchFetch: boolean;
+  /** How many `POST /suno/fetch` it answered. */
+  batchFetches: number;
 }
 
 /**
@@ -69,7 +79,9 @@ export interface FakeMusicAggregator extends FakeUpstream {
  * /fetch/{id} → the task with two clips (IN_PROGRESS for the first polls), their MP3s and PNG covers
  * served at /files/…; and its audio upload (POST /uploads/audio-url, GET /uploads/{id}), whose ids are
  * clip ids a continuation may name. A task created with a notify_hook gets its end POSTed there: the task as
- * /fetch answers it (its `data`), as the aggregators that take a notify_hook send it.
+ * /fetch answers it (its `data`), as the aggregators that take a notify_hook send it. Its lyrics, in new-api's
+ * words: POST /submit/lyrics {prompt, notify_hook?} → { code: "success", data: <task id> }, GET /fetch/{id} → the
+ * task (action LYRICS) with its lyrics {id, text, title, status}; POST /fetch {ids} where `batchFetch` is on.
  */
 export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3): Promise<FakeMusicAggregator> {
   const created: FakeUpstream['created'] = new Map();
@@ -78,7 +90,39 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
   const knobs = defaults();
   const files = new Map<string, { type: string; bytes: Buffer }>();
   const cover = await png(64, 64);
-  const state: { ending: FakeMusicAggregator['ending']; coversMissing: boolean; songBytes: Buffer | null } = { ending: { kind: 'success' }, coversMissing: false, songBytes: null };
+  const state: { ending: FakeMusicAggregator['ending']; coversMissing: boolean; songBytes: Buffer | null; lyricsEnding: FakeMusicAggregator['lyricsEnding']; batchFetch: boolean; batchFetches: number } = {
+    ending: { kind: 'success' },
+    coversMissing: false,
+    songBytes: null,
+    lyricsEnding: { kind: 'success' },
+    batchFetch: false,
+    batchFetches: 0,
+  };
+  const lyrics: FakeMusicAggregator['lyrics'] = new Map();
+  const lyricsEndings = new Map<string, FakeMusicAggregator['lyricsEnding']>();
+  /** A lyrics task as /fetch answers it (new-api's: action LYRICS, its lyrics {id, text, title, status} in `data`). */
+  const lyricsTask = (id: string, done: boolean) => {
+    const task = lyrics.get(id)!;
+    const ending = lyricsEndings.get(id)!;
+    const status = !done ? 'IN_PROGRESS' : ending.kind === 'failure' ? 'FAILURE' : 'SUCCESS';
+    const prompt = String(task.body.prompt ?? '');
+    const data =
+      status === 'SUCCESS'
+        ? { id: `up-lyr-${id}`, status: 'complete', title: `Upstream: ${prompt.slice(0, 20)}`, text: `[Verse]\nThe aggregator sings of ${prompt}\n\n[Chorus]\n${prompt}, ${prompt}` }
+        : { id: `up-lyr-${id}`, status: status === 'FAILURE' ? 'error' : 'running', title: '', text: '' };
+    return { task_id: id, action: 'LYRICS', status, fail_reason: ending.kind === 'failure' && done ? ending.reason : '', submit_time: 1795000000, start_time: 1795000001, finish_time: done ? 1795000002 : 0, data };
+  };
+  const lyricsDone = (id: string) => {
+    const task = lyrics.get(id)!;
+    return task.ended === true || (task.polls >= knobs.pollsUntilDone && lyricsEndings.get(id)!.kind !== 'never');
+  };
+  /** The lyrics task's end, called back once where its create named a notify_hook. */
+  const lyricsCalledBack = (id: string) => {
+    const task = lyrics.get(id)!;
+    if (task.calledBack || typeof task.body.notify_hook !== 'string') return Promise.resolve(undefined);
+    task.calledBack = true;
+    return callBack(task.body.notify_hook, lyricsTask(id, true), callbacks);
+  };
   const endings = new Map<string, FakeMusicAggregator['ending']>();
   const callbacks: VendorCallback[] = [];
   let base = '';
@@ -126,6 +170,46 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
         return void res.socket?.resetAndDestroy();
       }
       return sendJson(res, 200, { code: 'success', message: '', data: id });
+    }
+    if (req.method === 'POST' && url.pathname === '/suno/submit/lyrics') {
+      if (knobs.createBusy > 0) {
+        knobs.createBusy--;
+        return sendJson(res, 200, { code: 429, msg: 'too many requests, try again later' });
+      }
+      const body = JSON.parse(req.body.toString()) as Record<string, unknown>;
+      if (typeof body.prompt !== 'string' || !body.prompt) return sendJson(res, 200, { code: 'fail', message: 'prompt is required', data: null });
+      const id = `up-lyrics-${lyrics.size + 1}`;
+      lyrics.set(id, { body, polls: 0 });
+      lyricsEndings.set(id, state.lyricsEnding);
+      return sendJson(res, 200, { code: 'success', message: '', data: id });
+    }
+    const lyricsFetched = /^\/suno\/fetch\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && lyricsFetched && lyrics.has(lyricsFetched[1])) {
+      const id = lyricsFetched[1];
+      const task = lyrics.get(id)!;
+      task.polls++;
+      const done = lyricsDone(id);
+      sendJson(res, 200, { code: 'success', message: '', data: lyricsTask(id, done) });
+      if (done) void lyricsCalledBack(id);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/suno/fetch' && state.batchFetch) {
+      state.batchFetches++;
+      const ids = (JSON.parse(req.body.toString()) as { ids?: unknown }).ids;
+      const tasks = (Array.isArray(ids) ? ids : []).flatMap((id): object[] => {
+        if (typeof id !== 'string') return [];
+        if (lyrics.has(id)) {
+          lyrics.get(id)!.polls++;
+          return [lyricsTask(id, lyricsDone(id))];
+        }
+        if (music.has(id)) {
+          const task = music.get(id)!;
+          task.polls++;
+          return [musicTask(id, task.ended || (task.polls >= knobs.pollsUntilDone && endings.get(id)!.kind !== 'never'))];
+        }
+        return [];
+      });
+      return sendJson(res, 200, { code: 'success', message: '', data: tasks });
     }
     const fetched = /^\/suno\/fetch\/(.+)$/.exec(url.pathname);
     if (req.method === 'GET' && fetched && music.has(fetched[1])) {
@@ -179,6 +263,26 @@ export async function startFakeMusicAggregator(apiKey: string, clipSeconds = 3):
     },
     set songBytes(value) {
       state.songBytes = value;
+    },
+    lyrics,
+    finishLyrics: (id: string) => {
+      lyrics.get(id)!.ended = true;
+      return lyricsCalledBack(id);
+    },
+    get lyricsEnding() {
+      return state.lyricsEnding;
+    },
+    set lyricsEnding(value) {
+      state.lyricsEnding = value;
+    },
+    get batchFetch() {
+      return state.batchFetch;
+    },
+    set batchFetch(value) {
+      state.batchFetch = value;
+    },
+    get batchFetches() {
+      return state.batchFetches;
     },
     close: () => server.close(),
   };

@@ -154,6 +154,59 @@ export function sunoapiErrorCallback(taskId: string, code: number, msg: string) 
   return sunoapiAnswer(code, msg, { callbackType: 'error', task_id: taskId, data: [] });
 }
 
+/** The lyrics task states `GET /api/v1/lyrics/record-info` reports (Get Lyrics Generation Details). */
+export const SUNOAPI_LYRICS_STATES = ['PENDING', 'SUCCESS', 'CREATE_TASK_FAILED', 'GENERATE_LYRICS_FAILED', 'CALLBACK_EXCEPTION', 'SENSITIVE_WORD_ERROR'] as const;
+export type SunoapiLyricsState = (typeof SUNOAPI_LYRICS_STATES)[number];
+
+/** One version of lyrics a task wrote: its words with section tags, its title, `complete` or `failed` with its words. */
+export interface SunoapiLyricsVersion {
+  text: string;
+  title: string;
+  status: 'complete' | 'failed';
+  errorMessage: string;
+}
+
+/** A lyrics task as record-info knows it. */
+export interface SunoapiLyricsTask {
+  taskId: string;
+  /** The create's body (answered as a JSON string in `param`). */
+  param: Record<string, unknown>;
+  status: SunoapiLyricsState;
+  /** Its versions (none while PENDING or failed). */
+  versions: SunoapiLyricsVersion[];
+  errorCode: number | null;
+  errorMessage: string | null;
+}
+
+/**
+ * `GET /api/v1/lyrics/record-info?taskId=`: `{code: 200, msg: "success", data: {taskId, param, response: {taskId,
+ * data: [{text, title, status, errorMessage}]}, status, type: "LYRICS", errorCode, errorMessage}}`; a pending
+ * task has no response yet.
+ */
+export function sunoapiLyricsRecordInfo(task: SunoapiLyricsTask) {
+  const response = task.status === 'PENDING' ? null : { taskId: task.taskId, data: task.versions.map((v) => ({ ...v })) };
+  return sunoapiAnswer(200, 'success', {
+    taskId: task.taskId,
+    param: JSON.stringify(task.param),
+    response,
+    status: task.status,
+    type: 'LYRICS',
+    errorCode: task.errorCode,
+    errorMessage: task.errorMessage,
+  });
+}
+
+/**
+ * The lyrics callback (one stage, complete), POSTed to callBackUrl: `{code: 200, msg: "All generated
+ * successfully.", data: {callbackType: "complete", taskId, data: [{text, title, status, errorMessage}]}}`.
+ */
+export function sunoapiLyricsCallback(taskId: string, versions: SunoapiLyricsVersion[]) {
+  return sunoapiAnswer(200, 'All generated successfully.', { callbackType: 'complete', taskId, data: versions.map((v) => ({ ...v })) });
+}
+
+/** A failed lyrics task's callback: its code (400 parameters or content, 451 download, 500) and words, `callbackType` "error", `data` null. */
+export function sunoapiLyricsErrorCallback(taskId: string, code: number, msg: string) {
+  return sunoapiAnswer(code, msg, { callbackType: 'error', taskId, data: null });
 /** The WAV conversion states `wav/record-info` reports (its `successFlag`). */
 export const SUNOAPI_WAV_STATES = ['PENDING', 'SUCCESS', 'CREATE_TASK_FAILED', 'GENERATE_WAV_FAILED', 'CALLBACK_EXCEPTION'] as const;
 

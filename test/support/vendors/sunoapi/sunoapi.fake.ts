@@ -12,6 +12,11 @@ import {
   sunoapiCreated,
   sunoapiCredits,
   sunoapiErrorCallback,
+  type SunoapiLyricsState,
+  type SunoapiLyricsVersion,
+  sunoapiLyricsCallback,
+  sunoapiLyricsErrorCallback,
+  sunoapiLyricsRecordInfo,
   sunoapiRecordInfo,
   sunoapiStageCallback,
 } from './sunoapi-bodies.js';
@@ -37,6 +42,23 @@ export type SunoapiEnding =
   | { kind: 'failure'; status: Extract<SunoapiState, 'CREATE_TASK_FAILED' | 'GENERATE_AUDIO_FAILED' | 'SENSITIVE_WORD_ERROR'>; errorCode: number; errorMessage: string }
   | { kind: 'callback_exception' }
   | { kind: 'never' };
+
+/** Its lyrics route's prompt limit ("200字"). */
+export const SUNOAPI_LYRICS_PROMPT_MAX = 200;
+
+/** How a lyrics task ends: SUCCESS with two versions (default), a failed state with its code and words, or never. */
+export type SunoapiLyricsEnding =
+  | { kind: 'success' }
+  | { kind: 'failure'; status: Extract<SunoapiLyricsState, 'CREATE_TASK_FAILED' | 'GENERATE_LYRICS_FAILED' | 'SENSITIVE_WORD_ERROR'>; errorCode: number; errorMessage: string }
+  | { kind: 'never' };
+
+/** A lyrics task the fake holds: the create's body as received, its polls, how it ends, whether it was called back. */
+export interface SunoapiFakeLyricsTask {
+  body: Record<string, unknown>;
+  polls: number;
+  ending: SunoapiLyricsEnding;
+  calledBack: boolean;
+}
 
 /** A task the fake holds. */
 export interface SunoapiFakeTask {
@@ -65,6 +87,10 @@ export interface FakeSunoapi extends FakeUpstream {
   songBytes: Buffer | null;
   /** Ends task `id` now, as its `ending` says, calling back every stage not yet called back; resolves with those callbacks once answered. */
   finishMusic(id: string): Promise<VendorCallback[]>;
+  /** Lyrics tasks created (`POST /api/v1/lyrics`), by taskId. */
+  lyrics: Map<string, SunoapiFakeLyricsTask>;
+  /** How the next lyrics tasks end. */
+  lyricsEnding: SunoapiLyricsEnding;
 }
 
 /**
@@ -73,7 +99,10 @@ export interface FakeSunoapi extends FakeUpstream {
  * their docs say: required fields by mode, the model's limits, callBackUrl; an upload-extend fetches its
  * uploadUrl), each answering `{code: 200, data: {taskId}}`; `GET /api/v1/generate/record-info?taskId=`
  * (PENDING, TEXT_SUCCESS, FIRST_SUCCESS over the first polls, then SUCCESS with two MP3 takes and their
- * covers, served at /files/…); `GET /api/v1/generate/credit`. Each stage reached is called back to the
+ * covers, served at /files/…); `GET /api/v1/generate/credit`. Lyrics: `POST /api/v1/lyrics` (`prompt` of 200
+ * characters at most, required, and callBackUrl) answering `{code: 200, data: {taskId}}`; `GET
+ * /api/v1/lyrics/record-info?taskId=` (PENDING over the first polls, then SUCCESS with two versions written
+ * from the prompt, or the failed state set by `lyricsEnding`), called back once at complete (or error). Each stage reached is called back to the
  * create's callBackUrl (text, first, complete; a failure's `error`). Every refusal is `{code, msg}` under HTTP 200.
  */
 export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise<FakeSunoapi> {
@@ -84,7 +113,39 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
   const callbacks: VendorCallback[] = [];
   const files = new Map<string, { type: string; bytes: Buffer }>();
   const cover = await png(64, 64);
-  const state: { ending: SunoapiEnding; credits: number; songBytes: Buffer | null } = { ending: { kind: 'success' }, credits: 100, songBytes: null };
+  const state: { ending: SunoapiEnding; credits: number; songBytes: Buffer | null; lyricsEnding: SunoapiLyricsEnding } = { ending: { kind: 'success' }, credits: 100, songBytes: null, lyricsEnding: { kind: 'success' } };
+  const lyrics = new Map<string, SunoapiFakeLyricsTask>();
+  /** A lyrics task's two versions, written from its prompt. */
+  const versionsOf = (task: SunoapiFakeLyricsTask): SunoapiLyricsVersion[] => {
+    const theme = String(task.body.prompt);
+    const title = theme.split(/\s+/).slice(0, 3).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+    return [
+      { text: `[Verse]\nWalking through ${theme}\nEvery step a line of light\n\n[Chorus]\nOh, ${theme}\nStay with me tonight`, title, status: 'complete', errorMessage: '' },
+      { text: `[Verse]\nWind is calling ${theme}\nSteel and silver in the night\n\n[Chorus]\nSing of ${theme}\nHold the morning light`, title, status: 'complete', errorMessage: '' },
+    ];
+  };
+  /** The lyrics task as record-info answers it: PENDING until its polls are done, then its ending; called back once ended. */
+  const lyricsRecord = (id: string) => {
+    const task = lyrics.get(id)!;
+    const ended = task.polls >= knobs.pollsUntilDone && task.ending.kind !== 'never';
+    const failed = ended && task.ending.kind === 'failure' ? task.ending : null;
+    return sunoapiLyricsRecordInfo({
+      taskId: id,
+      param: task.body,
+      status: !ended ? 'PENDING' : failed ? failed.status : 'SUCCESS',
+      versions: ended && !failed ? versionsOf(task) : [],
+      errorCode: failed ? failed.errorCode : null,
+      errorMessage: failed ? failed.errorMessage : null,
+    });
+  };
+  const callBackLyrics = async (id: string): Promise<void> => {
+    const task = lyrics.get(id)!;
+    if (task.calledBack || task.polls < knobs.pollsUntilDone || task.ending.kind === 'never') return;
+    task.calledBack = true;
+    const ending = task.ending;
+    const body = ending.kind === 'failure' ? sunoapiLyricsErrorCallback(id, 400, ending.errorMessage) : sunoapiLyricsCallback(id, versionsOf(task));
+    await callBack(task.body.callBackUrl, body, callbacks);
+  };
   let base = '';
 
   /** The task's two takes, as far as `reached` has made them (1: lyrics written, 2: the first take made, 3: both). */
@@ -179,6 +240,40 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
       void callBackReached(id);
       return;
     }
+    if (req.method === 'GET' && url.pathname === '/api/v1/lyrics/record-info') {
+      const id = url.searchParams.get('taskId');
+      if (!id) return refuse(400, 'taskId is required');
+      const task = lyrics.get(id);
+      if (!task) return refuse(400, 'The task does not exist');
+      if (knobs.queryErrors > 0) {
+        knobs.queryErrors--;
+        return refuse(500, 'Server exception, please try again later');
+      }
+      task.polls++;
+      sendJson(res, 200, lyricsRecord(id));
+      void callBackLyrics(id);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/api/v1/lyrics') {
+      if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
+      if (knobs.createBusy > 0) {
+        knobs.createBusy--;
+        return refuse(430, 'Your call frequency is too high. Please try again later.');
+      }
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(req.body.toString()) as Record<string, unknown>;
+      } catch {
+        return refuse(400, 'The request body is not JSON');
+      }
+      if (typeof body.prompt !== 'string' || !body.prompt.trim()) return refuse(400, 'prompt is required');
+      if ([...body.prompt].length > SUNOAPI_LYRICS_PROMPT_MAX) return refuse(413, 'Theme or prompt too long');
+      if (typeof body.callBackUrl !== 'string' || !body.callBackUrl.trim()) return refuse(400, 'Please enter callBackUrl.');
+      if (state.credits <= 0) return refuse(429, 'The current credits are insufficient. Please top up.');
+      const id = `sl${(lyrics.size + 1).toString(16).padStart(6, '0')}task`;
+      lyrics.set(id, { body, polls: 0, ending: state.lyricsEnding, calledBack: false });
+      return sendJson(res, 200, sunoapiCreated(id));
+    }
     const create = ['/api/v1/generate', '/api/v1/generate/extend', '/api/v1/generate/upload-extend'].includes(url.pathname);
     if (req.method !== 'POST' || !create) return refuse(404, 'The request method or path is wrong');
     if (knobs.createRefusal) return sendJson(res, knobs.createRefusal.status, knobs.createRefusal.body);
@@ -235,6 +330,13 @@ export async function startFakeSunoapi(apiKey: string, clipSeconds = 3): Promise
     },
     set ending(value) {
       state.ending = value;
+    },
+    lyrics,
+    get lyricsEnding() {
+      return state.lyricsEnding;
+    },
+    set lyricsEnding(value) {
+      state.lyricsEnding = value;
     },
     get credits() {
       return state.credits;

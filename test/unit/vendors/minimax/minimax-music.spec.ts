@@ -35,7 +35,7 @@ describe('MiniMax music: its models', () => {
 
   it('its protocol is its descriptor’s, which declares music; it is a music vendor of the registry', () => {
     expect(MinimaxMusicVendor.protocol).toBe(MINIMAX.protocol);
-    expect(MINIMAX.operations).toEqual(['video', 'music']);
+    expect(MINIMAX.operations).toEqual(['video', 'music', 'lyrics']);
     expect(MUSIC_VENDORS).toContain(MinimaxMusicVendor);
   });
 });

@@ -44,7 +44,7 @@ const choice = (n: number, over: object = {}) => ({
 
 describe('Mureka: the descriptor and models', () => {
   it('speaks protocol mureka for music, Bearer api_key, its billing as the test call; the adapter takes them', () => {
-    expect(MUREKA).toMatchObject({ protocol: 'mureka', operations: ['music'], credentials: ['api_key'], baseUrl: { example: 'https://api.mureka.ai' }, pollFloorS: 0 });
+    expect(MUREKA).toMatchObject({ protocol: 'mureka', operations: ['music', 'lyrics'], credentials: ['api_key'], baseUrl: { example: 'https://api.mureka.ai' }, pollFloorS: 0 });
     expect(MUREKA.probe(['music'])).toMatchObject({ path: '/v1/account/billing', notFoundPasses: false });
     expect(MUREKA.auth({ api_key: 'mk-1' }).headers()).toEqual({ authorization: 'Bearer mk-1' });
     expect([MurekaMusicVendor.protocol, MurekaMusicVendor.models]).toEqual([MUREKA.protocol, MUREKA_MODELS]);

@@ -23,7 +23,7 @@ const TASK = 'task-7f3a';
 describe('Stable Audio: the model and the calls', () => {
   it('declares stable-audio-2.5 (instrumental only, 1–190 s, one MP3 take, continues any clip by its bytes) and takes its protocol from the descriptor', () => {
     expect(STABLE_AUDIO_MODELS).toEqual([
-      { id: 'stable-audio-2.5', lyrics: false, description: true, instrumental: true, instrumentalOnly: true, continueUpload: true, continueOwn: true, durationS: { min: 1, max: 190 }, takes: 1, lyricsMax: null, descriptionMax: 9000, styleMax: 998, format: 'mp3' },
+      { id: 'stable-audio-2.5', lyrics: false, description: true, instrumental: true, instrumentalOnly: true, continueUpload: true, continueOwn: true, durationS: { min: 1, max: 190 }, takes: 1, lyricsMax: null, descriptionMax: 9000, styleMax: 998, format: 'mp3', avoidStyle: false },
     ]);
     expect([StabilityMusicVendor.protocol, new StabilityMusicVendor(loopbackUpstreamClient()).minPollS]).toEqual([STABILITY.protocol, STABILITY.pollFloorS]);
     expect(STABILITY.operations).toContain('music');

@@ -28,7 +28,7 @@ const recordOf = (status: Parameters<typeof sunoapiRecordInfo>[0]['status'], tra
 describe('sunoapi: the descriptor', () => {
   it('is the sunoapi protocol for music, a Bearer api_key, tested by its credit balance', () => {
     expect(vendorOf('sunoapi')).toBe(SUNOAPI);
-    expect([SUNOAPI.operations, SUNOAPI.credentials, SUNOAPI.baseUrl.example]).toEqual([['music'], ['api_key'], 'https://api.sunoapi.org']);
+    expect([SUNOAPI.operations, SUNOAPI.credentials, SUNOAPI.baseUrl.example]).toEqual([['music', 'lyrics'], ['api_key'], 'https://api.sunoapi.org']);
     expect(SUNOAPI.auth({ api_key: 'k-1' }).headers()).toEqual({ authorization: 'Bearer k-1' });
     expect(SUNOAPI.probe(['music'])).toMatchObject({ path: '/api/v1/generate/credit', notFoundPasses: false });
     expect(MUSIC_VENDORS).toContain(SunoapiMusicVendor);
@@ -172,7 +172,7 @@ describe('sunoapi: the bodies it is sent', () => {
 });
 
 describe('sunoapi: the style and title custom mode requires', () => {
-  const ask = (over: Partial<MusicAsk>): MusicAsk => ({ lyrics: null, description: null, style: null, instrumental: false, durationS: null, continues: null, ...over });
+  const ask = (over: Partial<MusicAsk>): MusicAsk => ({ lyrics: null, description: null, style: null, avoidStyle: null, instrumental: false, durationS: null, continues: null, ...over });
   const spec = SUNOAPI_MODELS.find((m) => m.id === 'V4_5')!;
 
   it('a song with lyrics, an instrumental without a description, or a continuation, without a style: not for its models; with one, or a description alone: theirs', () => {
@@ -184,6 +184,12 @@ describe('sunoapi: the style and title custom mode requires', () => {
     expect(unmetMusicFields(spec, ask({ description: 'more', style: 'folk', continues: 'stored' }))).toEqual([]);
     // a model that needs none takes a song without one
     expect(unmetMusicFields({ ...spec, needsStyle: false }, ask({ lyrics: '[Verse]\nLa' }))).toEqual([]);
+  });
+
+  it('a style to avoid: taken by its models (negativeTags); not by a model that says it takes none', () => {
+    expect(unmetMusicFields(spec, ask({ description: 'a calm song', avoidStyle: 'metal' }))).toEqual([]);
+    expect(unmetMusicFields({ ...spec, avoidStyle: false }, ask({ description: 'a calm song', avoidStyle: 'metal' }))).toEqual(['avoidStyle']);
+    expect(unmetMusicFields({ ...spec, avoidStyle: false }, ask({ description: 'a calm song' }))).toEqual([]);
   });
 
   it('a title asked is sent as asked; else made up from the first line of lyrics past its tags, the description, the style, or Untitled, at most 80 characters', () => {
