@@ -207,6 +207,8 @@ export function sunoapiLyricsCallback(taskId: string, versions: SunoapiLyricsVer
 /** A failed lyrics task's callback: its code (400 parameters or content, 451 download, 500) and words, `callbackType` "error", `data` null. */
 export function sunoapiLyricsErrorCallback(taskId: string, code: number, msg: string) {
   return sunoapiAnswer(code, msg, { callbackType: 'error', taskId, data: null });
+}
+
 /** The WAV conversion states `wav/record-info` reports (its `successFlag`). */
 export const SUNOAPI_WAV_STATES = ['PENDING', 'SUCCESS', 'CREATE_TASK_FAILED', 'GENERATE_WAV_FAILED', 'CALLBACK_EXCEPTION'] as const;
 
