@@ -1,3 +1,4 @@
+import { MediaService } from '../../src/modules/media/media.service.js';
 import { startServer, sendBytes, type TestServer } from '../support/http-server.js';
 import { correlation, decodeFirstChannel, decodeMono, decodeS16, musicalWav, probeAudio, relativeError } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
@@ -309,5 +310,17 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       expect([path, doc.paths[path][method].responses['401'].content['application/json'].schema.$ref]).toEqual([path, expect.stringMatching(/SunoapiErrorEnvelopeDto$/)]);
     }
     expect(doc.paths[GENERATE].post.responses['400'].content['application/json'].schema.$ref).toMatch(/SunoapiErrorEnvelopeDto$/);
+  });
+
+  // last: retention expires every task of this app
+  it("refuses a WAV conversion of a track whose audio expired (410), and a WAV's record loses its link once it expired", async () => {
+    const wavTaskId = await created(`${WAV}/generate`, { taskId: takeTaskId, audioId: take.id });
+    expect((await wavEnded(wavTaskId)).data.response.audioWavUrl).toContain('/media/');
+    await t.app.get(MediaService).runRetention(new Date(Date.now() + 1000 * 86400_000));
+    const res = await post(`${WAV}/generate`, { taskId: takeTaskId, audioId: take.id });
+    expect([res.status, res.body.code, res.body.data]).toEqual([410, 410, null]);
+    expect(res.body.msg).toMatch(new RegExp(`^audioId: clip ${take.id} has expired`));
+    const record = await wavRecord(wavTaskId);
+    expect([record.data.successFlag, record.data.response]).toEqual(['SUCCESS', null]);
   });
 });
