@@ -6,6 +6,7 @@ import { ImageModule } from './image/image.module.js';
 import { LyricsModule } from './lyrics/lyrics.module.js';
 import { MusicModule } from './music/music.module.js';
 import { SpeechModule } from './speech/speech.module.js';
+import { StemsModule } from './stems/stems.module.js';
 import { VideoModule } from './video/video.module.js';
 import { WavModule } from './wav/wav.module.js';
 
@@ -23,5 +24,6 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   ImageModule,
   SpeechModule,
   LyricsModule,
+  StemsModule,
   WavModule,
 ];

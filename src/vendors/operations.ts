@@ -6,6 +6,7 @@ import { LUMA } from './luma/luma.vendor.js';
 import { GATEWAY_LYRICS_PROTOCOL, lyricsCatalogOf } from './lyrics-vendors.js';
 import { GATEWAY_MUSIC_PROTOCOL, musicCatalogOf } from './music-vendors.js';
 import { GATEWAY_SPEECH_PROTOCOL, speechCatalogOf } from './speech-vendors.js';
+import { stemsCatalogOf } from './stems-vendors.js';
 import { AGGREGATOR_PROBE } from './suno-aggregator/suno-aggregator.vendor.js';
 import { GATEWAY_VIDEO_PROTOCOL, videoCatalogOf } from './video-vendors.js';
 import { GATEWAY_AUDIO_PROTOCOL } from './audio-vendors.js';
@@ -23,9 +24,10 @@ export interface OperationVendors {
   /**
    * What a `gateway` channel (another service speaking this interface) is for this operation: the protocol whose
    * adapter it goes through (our door's vendor), its base URL in words, the operations one such channel takes
-   * together (one base URL), and the cheap real call that tests it.
+   * together (one base URL), and the cheap real call that tests it. Null: a gateway channel takes none of it
+   * (stems: the clip split is stored here, and another gateway holds none of our clips).
    */
-  readonly gateway: { readonly speaks: string; readonly base: string; readonly group: readonly ChannelOperation[]; readonly probe: VendorProbe };
+  readonly gateway: { readonly speaks: string; readonly base: string; readonly group: readonly ChannelOperation[]; readonly probe: VendorProbe } | null;
   /** The vendors' models a channel of a protocol may list (by the vendor's ids); none: it lists none, or (`single`) its one model. */
   catalogOf(protocol: string): readonly { readonly id: string }[];
   /** Whether a channel lists exactly its vendor's one model, to name and price it (expand). */
@@ -78,6 +80,8 @@ export const OPERATION_VENDORS: { readonly [O in ChannelOperation]: OperationVen
   speech: { name: 'speech', gateway: { speaks: GATEWAY_SPEECH_PROTOCOL, base: '…/openai/v1', group: ['image', 'speech'], probe: { path: '/models', notFoundPasses: false } }, catalogOf: speechCatalogOf, voices: true, priceUnit: 'per_1k_chars' },
   // a channel's lyrics models are named, not priced: a task is charged PRICE_LYRICS whatever makes it
   lyrics: { name: 'lyrics', gateway: { speaks: GATEWAY_LYRICS_PROTOCOL, base: '…/music-a', group: ['audio', 'music', 'lyrics'], probe: AGGREGATOR_PROBE }, catalogOf: lyricsCatalogOf, priceUnit: null },
+  // a split of one clip, priced per task as a song is (per_song)
+  stems: { name: 'stems', gateway: null, catalogOf: stemsCatalogOf, priceUnit: 'per_song' },
 };
 
 /** The registry's entries, in CHANNEL_OPERATIONS' order. */

@@ -150,7 +150,7 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     await bad({ models: [{ name: 'm', vendor_model: 'kling-v2-1' }] }, /^models\[0\]\.vendor_model must be kling-expand, the kling expand model \(not kling-v2-1\)/);
     await bad({ models: [{ name: 'm', vendor_model: 'kling-expand', price: { per_second: { '720p': 1 } } }] }, /^models\[0\]\.price: an expand model is priced per_image/);
     await bad({ models: [{ name: 'm', vendor_model: 'kling-expand' }, { name: 'n', vendor_model: 'kling-expand' }] }, /^models: a kling expand channel serves one model/);
-    await bad({ operations: ['audio'], protocol: 'suno', credentials: { api_key: 'k-123456789012' }, models: [{ name: 'm', vendor_model: 'x' }] }, /^models: only a channel that takes video, music, image, speech or expand lists models/);
+    await bad({ operations: ['audio'], protocol: 'suno', credentials: { api_key: 'k-123456789012' }, models: [{ name: 'm', vendor_model: 'x' }] }, /^models: only a channel that takes video, music, image, speech, stems or expand lists models/);
     await bad({ stall_after_s: 0 }, /^stall_after_s must be an integer from 1 to 86400, or null/);
     await bad({ stall_after_s: 86401 }, /^stall_after_s must be an integer from 1 to 86400, or null/);
     await bad({ operations: ['video'], models: [{ name: 'm', vendor_model: 'gen4.5' }] }, /^models\[0\]\.vendor_model must be one of the kling models: kling-v1, kling-v1-5, kling-v1-6, .* \(not gen4\.5\)/);

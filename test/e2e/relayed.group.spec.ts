@@ -9,3 +9,4 @@ import './channels-operations.e2e.js';
 import './veo.e2e.js';
 import './relay-queries.e2e.js';
 import './music-lyrics-relay.e2e.js';
+import './stems-relay.e2e.js';

@@ -9,3 +9,4 @@ import './elevenlabs-music-door.e2e.js';
 import './sunoapi-door.e2e.js';
 import './music-lyrics.e2e.js';
 import './lyrics.e2e.js';
+import './stems.e2e.js';

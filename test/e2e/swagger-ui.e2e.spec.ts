@@ -143,6 +143,11 @@ const OPERATIONS: Operation[] = [
     examples: [],
     ownIds: { examples: ['chain', 'list'], field: /^clip_ids?\b/ },
   },
+  {
+    operation: 'operations-music-submitStems',
+    examples: [],
+    ownIds: { examples: ['two', 'all'], field: /^clip_id\b/ },
+  },
   { operation: 'operations-speech-createOpenAiSpeech', examples: ['simple', 'sse', 'wav'], held: true, audio: true },
   // ElevenLabs' music door answers the song when its task ends, as audio
   { operation: 'operations-music-composeElevenLabsMusic', examples: ['instrumental', 'plan', 'prompt'], held: true, audio: true },

@@ -10,6 +10,7 @@ export const OPERATIONS = {
   image: 'Image generation',
   speech: 'Speech',
   lyrics: 'Lyrics',
+  stems: 'Music stems',
   wav: 'WAV conversion',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 

@@ -10,9 +10,10 @@ import type { MediaRow } from '../../modules/media/media.repository.js';
 import { MediaService } from '../../modules/media/media.service.js';
 import { type Ancestor, ClipsRepository } from '../../modules/clips/clips.repository.js';
 import type { ClipDto, ClipHistoryEntryDto, MusicTaskDto } from './dto/music-task.dto.js';
+import { stemNameOf } from '../../modules/stems/stems-task.js';
 
 /** Each music kind's action, by kind name (the aggregators' vocabulary). */
-export const MUSIC_ACTIONS_BY_KIND: Record<string, string> = { music: 'MUSIC', concat: 'CONCAT', audio: 'UPLOAD' };
+export const MUSIC_ACTIONS_BY_KIND: Record<string, string> = { music: 'MUSIC', concat: 'CONCAT', audio: 'UPLOAD', stems: 'STEMS' };
 
 /** The record GET /music-a/fetch answers for a music, concat or upload task (and the body of its callbacks). */
 @Injectable()
@@ -131,7 +132,8 @@ function toClip(task: Task<object, unknown>, clip: Clip, status: string, ancesto
     status: clipStatus,
     audio_url: status === 'SUCCESS' ? audioUrl : null,
     image_url: status === 'SUCCESS' ? imageUrl : null,
-    title: clip.title ?? p.title ?? null,
+    // a stem is titled by its stem's name (vocals, instrumental, …)
+    title: clip.title ?? stemNameOf(task, clip.idx) ?? p.title ?? null,
     model_name: p.model ?? null,
     created_at: clip.createdAt.toISOString(),
     metadata: {
@@ -145,6 +147,7 @@ function toClip(task: Task<object, unknown>, clip: Clip, status: string, ancesto
       continue_clip_id: clip.parentId,
       continue_at: clip.continueAt,
       history: ancestors.map(entry),
+      ...(clip.type === 'stem' ? { stem_of: (p as { clip_id?: string }).clip_id ?? null } : {}),
       ...(p.parts ? { concat_history: p.parts.map((part) => ({ id: part.clip_id, type: part.type, continue_at: part.cut_at })) } : {}),
       error_message: status === 'FAILURE' ? (task.message ?? 'failed') : null,
     },

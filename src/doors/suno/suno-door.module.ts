@@ -21,6 +21,10 @@ import { SunoLyricsRecords } from './suno-lyrics.records.js';
 import { LyricsService } from './suno-lyrics.service.js';
 import { MusicController } from './suno-music.controller.js';
 import { MusicService } from './suno-music.service.js';
+import { StemsModule } from '../../modules/stems/stems.module.js';
+import { StemsController } from './suno-stems.controller.js';
+import { SunoStemsRecords } from './suno-stems.records.js';
+import { StemsService } from './suno-stems.service.js';
 import { SUNO_DOOR } from './suno.door.js';
 
 /**
@@ -29,12 +33,12 @@ import { SUNO_DOOR } from './suno.door.js';
  * records of its music, concat, upload and lyrics tasks (the renderings the registry reads).
  */
 @Module({
-  imports: [AudioModule, MusicModule, ConcatModule, ClipsModule, LyricsModule],
-  controllers: [AudioController, MusicController, LyricsController, ConcatController, MusicFetchController, ClipAudioController, ClipLyricsController],
-  providers: [AudioService, ClipAudioService, ClipLyricsService, AudioRecords, MusicService, LyricsService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords, SunoLyricsRecords],
-  exports: [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoLyricsRecords],
+  imports: [AudioModule, MusicModule, ConcatModule, ClipsModule, LyricsModule, StemsModule],
+  controllers: [AudioController, MusicController, LyricsController, ConcatController, MusicFetchController, ClipAudioController, ClipLyricsController, StemsController],
+  providers: [AudioService, ClipAudioService, ClipLyricsService, AudioRecords, MusicService, LyricsService, ConcatService, MusicFetchService, ClipRecords, SunoMusicRecords, SunoConcatRecords, SunoLyricsRecords, StemsService, SunoStemsRecords],
+  exports: [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoLyricsRecords, SunoStemsRecords],
 })
 export class SunoDoorModule {
   static readonly door = SUNO_DOOR;
-  static readonly renderings = [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoLyricsRecords];
+  static readonly renderings = [AudioRecords, SunoMusicRecords, SunoConcatRecords, SunoLyricsRecords, SunoStemsRecords];
 }

@@ -23,7 +23,7 @@ export class MusicFetchService {
 
   async fetchOne(principal: Principal, id: string): Promise<MusicTaskResultDto> {
     const [task] = await this.tasks.findManyForOwner<object, unknown>(FETCHED_KINDS, principal.owner, [id]);
-    if (!task) throw new AppError('NOT_FOUND', `No music, concat, upload or lyrics task ${id} among yours`);
+    if (!task) throw new AppError('NOT_FOUND', `No music, concat, upload, stems or lyrics task ${id} among yours`);
     return { code: 'success', message: '', data: (await this.recordsOf([task]))[0] as MusicTaskDto };
   }
 

@@ -91,7 +91,7 @@ export class MusicService {
       throw new AppError('INVALID_PARAMETER', `continue_at must be more than 0 and less than the clip's duration, ${duration} s (got ${dto.continue_at})`);
     }
     if (dto.task === 'upload_extend' && clip.type !== 'upload') {
-      throw new AppError('INVALID_PARAMETER', `task "upload_extend" continues an uploaded clip, and clip ${id} is a ${clip.type === 'gen' ? 'generated' : 'joined'} clip: use "extend" (or leave task out)`);
+      throw new AppError('INVALID_PARAMETER', `task "upload_extend" continues an uploaded clip, and clip ${id} is a ${clip.type === 'gen' ? 'generated' : clip.type === 'stem' ? 'stem' : 'joined'} clip: use "extend" (or leave task out)`);
     }
     if (dto.task === 'extend' && clip.type === 'upload') {
       throw new AppError('INVALID_PARAMETER', `task "extend" continues a generated clip, and clip ${id} is an upload: use "upload_extend" (or leave task out)`);

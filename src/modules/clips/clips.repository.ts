@@ -6,7 +6,8 @@ import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type DetailRows, snakeColumns } from '../../infra/prisma/statement.js';
 import type { TimedWord } from './clip-lyrics.js';
 
-export type ClipType = 'gen' | 'upload' | 'concat';
+/** gen: a take (a new song or a continuation); upload; concat: a joined song; stem: one stem split from a clip (its task's parent). */
+export type ClipType = 'gen' | 'upload' | 'concat' | 'stem';
 
 /** A clip as its task is accepted (its duration comes with the task's success). */
 export interface NewClip {
@@ -46,6 +47,8 @@ export interface OwnedClip {
   upstreamId: string | null;
   /** The upstream channel its task went to (relay): the account that knows upstreamId. */
   channelId: string | null;
+  /** The upstream's id of the task that made it (relay): what a vendor naming a clip by its task and its own id needs (an aggregator's vocal removal). */
+  taskUpstreamId: string | null;
   mediaExpired: boolean;
   /** Its audio is in the media store (a relayed upload's copy may be missing). */
   audioStored: boolean;
@@ -79,13 +82,14 @@ interface OwnedClipRow {
   duration: number | null;
   upstream_id: string | null;
   channel_id: string | null;
+  task_upstream_id: string | null;
   media_expired: boolean;
   audio_stored: boolean;
   params: Record<string, unknown>;
 }
 
 const OWNED_COLUMNS = `c.id, c.task_id, t.kind, c.type, c.idx, t.state, c.parent_id, c.continue_at, c.duration,
-  COALESCE(c.upstream_id, CASE WHEN c.type = 'upload' THEN t.upstream_id END) AS upstream_id, t.channel_id, t.media_expired_at IS NOT NULL AS media_expired, t.params,
+  COALESCE(c.upstream_id, CASE WHEN c.type = 'upload' THEN t.upstream_id END) AS upstream_id, t.channel_id, t.upstream_id AS task_upstream_id, t.media_expired_at IS NOT NULL AS media_expired, t.params,
   EXISTS (SELECT 1 FROM media m WHERE m.task_id = c.task_id AND m.role = 'clip' AND m.index = c.idx) AS audio_stored`;
 
 function owned(row: OwnedClipRow): OwnedClip {
@@ -101,6 +105,7 @@ function owned(row: OwnedClipRow): OwnedClip {
     duration: row.duration,
     upstreamId: row.upstream_id,
     channelId: row.channel_id,
+    taskUpstreamId: row.task_upstream_id,
     mediaExpired: row.media_expired,
     audioStored: row.audio_stored,
     params: row.params,

@@ -10,7 +10,7 @@ export interface VendorAccount {
 export class UnusableAnswer extends Error {}
 
 /** The operations whose relay goes through channels. */
-export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music', 'image', 'speech', 'lyrics'] as const;
+export const CHANNEL_OPERATIONS = ['expand', 'video', 'audio', 'music', 'image', 'speech', 'lyrics', 'stems'] as const;
 export type ChannelOperation = (typeof CHANNEL_OPERATIONS)[number];
 
 /** The cheap real call that tests a channel's credentials. */

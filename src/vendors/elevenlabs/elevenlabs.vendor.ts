@@ -87,14 +87,14 @@ function xiApiKey(apiKey: string | undefined): UpstreamAuth {
 }
 
 /**
- * ElevenLabs' API (an API key in `xi-api-key`), for speech (its text-to-speech endpoint) and music (Eleven Music's
- * compose endpoint), both answered at once: one account, one base URL and one key serve both.
+ * ElevenLabs' API (an API key in `xi-api-key`), for speech (its text-to-speech endpoint), music (Eleven Music's
+ * compose endpoint) and stems (its stem separation), all answered at once: one account, one base URL and one key serve them.
  */
 export const ELEVENLABS: VendorDescriptor = {
   protocol: 'elevenlabs',
   title: "ElevenLabs' API",
-  makes: 'its speech models (Multilingual v2, Flash v2.5, Turbo v2.5, v3) and Eleven Music (music_v1)',
-  operations: ['speech', 'music'],
+  makes: 'its speech models (Multilingual v2, Flash v2.5, Turbo v2.5, v3), Eleven Music (music_v1) and its stem separation',
+  operations: ['speech', 'music', 'stems'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /v1/', example: 'https://api.elevenlabs.io' },
   // its content refusals: its moderation's `bad_prompt` ("Your prompt appears to have violated our Terms of

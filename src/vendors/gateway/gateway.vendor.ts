@@ -1,8 +1,9 @@
 import { bearerAuth, type ChannelOperation, type VendorDescriptor } from '../contracts/vendor.js';
 import { contentRefusals } from '../contracts/content-refusal.js';
-import { operationVendors } from '../operations.js';
+import { type OperationVendors, operationVendors } from '../operations.js';
 
-const OPERATIONS = operationVendors();
+/** The operations a gateway channel takes (those with a door another gateway speaks). */
+const OPERATIONS = operationVendors().filter((o): o is OperationVendors & { gateway: NonNullable<OperationVendors['gateway']> } => o.gateway !== null);
 
 /** The groups of operations one gateway channel takes (one base URL each), as the operations declare them. */
 const GROUPS: ChannelOperation[][] = [];

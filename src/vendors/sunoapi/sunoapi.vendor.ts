@@ -45,13 +45,14 @@ export function sunoapiRefusal(status: number, json: Record<string, unknown>): U
 /**
  * A Suno-style aggregator in sunoapi.org's shape (sunoapi.org, api.box, kie.ai; Bearer api_key), for music:
  * `POST /api/v1/generate`, `/generate/extend`, `/generate/upload-extend`, `GET /api/v1/generate/record-info`;
- * and lyrics: `POST /api/v1/lyrics`, `GET /api/v1/lyrics/record-info`.
+ * lyrics: `POST /api/v1/lyrics`, `GET /api/v1/lyrics/record-info`; and for stems its vocal removal of its own
+ * takes (`POST /api/v1/vocal-removal/generate`, `GET …/record-info`).
  */
 export const SUNOAPI: VendorDescriptor = {
   protocol: 'sunoapi',
   title: "a Suno-style aggregator in sunoapi.org's shape",
   makes: "Suno's V3_5 to V5 and its lyrics, through sunoapi.org, api.box or kie.ai",
-  operations: ['music', 'lyrics'],
+  operations: ['music', 'lyrics', 'stems'],
   credentials: ['api_key'],
   baseUrl: { rule: 'the base before /api/v1/ (https://api.api.box for api.box, https://api.kie.ai for kie.ai)', example: 'https://api.sunoapi.org' },
   // its content refusals: a task's SENSITIVE_WORD_ERROR ("Content contains prohibited words"), and its callbacks'

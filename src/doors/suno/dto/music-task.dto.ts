@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
 
-export const MUSIC_ACTIONS = ['MUSIC', 'CONCAT', 'UPLOAD'] as const;
+export const MUSIC_ACTIONS = ['MUSIC', 'CONCAT', 'UPLOAD', 'STEMS'] as const;
 export const MUSIC_TASK_STATUSES = ['NOT_START', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
 export const CLIP_STATUSES = ['submitted', 'queued', 'streaming', 'complete', 'error'] as const;
-export const CLIP_TYPES = ['gen', 'upload', 'concat'] as const;
+export const CLIP_TYPES = ['gen', 'upload', 'concat', 'stem'] as const;
 
 /** One step of a clip's chain: a clip and the second it was cut at (null: kept whole). */
 export class ClipHistoryEntryDto {
@@ -34,7 +34,7 @@ export class ClipMetadataDto {
   @ApiProperty({ type: Number, nullable: true, description: 'Seconds, read from the file (null until complete).', example: 10 })
   duration!: number | null;
 
-  @ApiProperty({ enum: CLIP_TYPES, description: 'gen: a new song or a continuation; upload: an uploaded file; concat: a joined song.', example: 'gen' })
+  @ApiProperty({ enum: CLIP_TYPES, description: 'gen: a new song or a continuation; upload: an uploaded file; concat: a joined song; stem: one stem split from a clip (stem_of).', example: 'gen' })
   type!: string;
 
   @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'The clip this one continues.', example: null })
@@ -45,6 +45,9 @@ export class ClipMetadataDto {
 
   @ApiProperty({ type: [ClipHistoryEntryDto], description: "The chain this clip continues, from the first clip (an upload or a new song) to its parent, each with the second it was cut at. Empty for a clip that continues nothing." })
   history!: ClipHistoryEntryDto[];
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'On a stem: the clip it was split from.' })
+  stem_of?: string | null;
 
   @ApiPropertyOptional({ type: [ClipHistoryEntryDto], description: 'On a joined clip: its parts in order, each with the second it was cut at (null: kept whole).' })
   concat_history?: ClipHistoryEntryDto[];
@@ -109,7 +112,7 @@ export class MusicTaskDto {
   @ApiProperty({ example: '100%' })
   progress!: string;
 
-  @ApiProperty({ type: [ClipDto], description: 'Its clips: two takes for MUSIC, the joined song for CONCAT, the file for UPLOAD (its id is the upload id).' })
+  @ApiProperty({ type: [ClipDto], description: 'Its clips: two takes for MUSIC (one for a one-take model), the joined song for CONCAT, the file for UPLOAD (its id is the upload id), the stems for STEMS (once it succeeded; each titled by its stem\'s name).' })
   data!: ClipDto[];
 }
 

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { sendJson, startServer, type TestServer } from '../../http-server.js';
 import { type SpeechEncoding, speechLike, spokenSeconds } from '../speech-audio.js';
 import { handleMusic, type MusicReceived, type MusicState } from './elevenlabs-music.fake.js';
+import { handleStems, type StemsReceived } from './elevenlabs-stems.fake.js';
 
 /** Its text-to-speech models and the characters each takes a request (its models page). */
 const MODELS: Record<string, { name: string; maxCharacters: number }> = {
@@ -54,11 +55,13 @@ export interface FakeElevenLabs {
    * `serverError`: the next creates answer 500; `rateLimited`: the next creates answer 429
    * too_many_concurrent_requests; `quotaExceeded`: 401 quota_exceeded (the account's credits); `refusal`: 400
    * bad_prompt (its moderation); `musicRefusal`: Music's bad_prompt / bad_composition_plan, with its suggestion
-   * (`copyright`) or without (`harmful`). The first three apply to music too.
+   * (`copyright`) or without (`harmful`). The first three apply to music and stem separation too.
    */
   knobs: { serverError?: number; rateLimited?: number; quotaExceeded?: boolean; refusal?: boolean } & MusicState['knobs'];
   /** Each request to Music's routes (`/v1/music`, `/v1/music/stream`, `/v1/music/plan`), in ElevenLabs' words, and what was answered. */
   music: MusicReceived[];
+  /** Each request to its stem separation (`/v1/music/stem-separation`), in ElevenLabs' words (the form's file and fields), and what was answered. */
+  stems: StemsReceived[];
   /** The voices the account has besides the premade ones (its clones), voice_id → name. */
   voices: Map<string, string>;
   authFailures: string[];
@@ -81,6 +84,7 @@ export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLab
   const knobs: FakeElevenLabs['knobs'] = {};
   const voices = new Map<string, string>();
   const music: MusicReceived[] = [];
+  const stems: StemsReceived[] = [];
   const fail = (res: ServerResponse, status: number, code: string, message: string) => sendJson(res, status, { detail: { status: code, message } });
   const unprocessable = (res: ServerResponse, loc: (string | number)[], msg: string, type: string) => sendJson(res, 422, { detail: [{ loc, msg, type }] });
 
@@ -104,6 +108,7 @@ export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLab
       return sendJson(res, 200, { voices: all.map(([voice_id, name, category]) => ({ voice_id, name, category })) });
     }
     if (await handleMusic(url, req.method ?? '', req.body, res, { received: music, knobs })) return;
+    if (await handleStems(url, req.method ?? '', req.headers, req.body, res, { received: stems, knobs })) return;
     const route = /^\/v1\/text-to-speech\/([^/]+)(\/stream)?$/.exec(url.pathname);
     if (req.method !== 'POST' || !route) return sendJson(res, 404, { detail: 'Not Found' });
 
@@ -166,5 +171,5 @@ export async function startFakeElevenLabs(apiKey: string): Promise<FakeElevenLab
       res.end(audio);
     });
   });
-  return { server, url: server.url, received, music, knobs, voices, authFailures, close: () => server.close() };
+  return { server, url: server.url, received, music, stems, knobs, voices, authFailures, close: () => server.close() };
 }

@@ -124,7 +124,7 @@ describe("ElevenLabs' music: the request's mapping", () => {
     const longest = elevenlabsMusicRequest(request({ description: 'd'.repeat(1_900), style: 's'.repeat(1_000), avoidStyle: 'a'.repeat(1_000), title: 't'.repeat(100) }), model).body;
     expect('prompt' in longest && longest.prompt.length).toBeLessThanOrEqual(4_100);
     expect(MUSIC_VENDORS).toContain(ElevenLabsMusicVendor);
-    expect(ELEVENLABS.operations).toEqual(['speech', 'music']);
+    expect(ELEVENLABS.operations).toEqual(['speech', 'music', 'stems']);
     expect(ELEVENLABS.groups).toBeUndefined();
   });
 });

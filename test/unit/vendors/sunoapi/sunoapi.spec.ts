@@ -28,7 +28,7 @@ const recordOf = (status: Parameters<typeof sunoapiRecordInfo>[0]['status'], tra
 describe('sunoapi: the descriptor', () => {
   it('is the sunoapi protocol for music, a Bearer api_key, tested by its credit balance', () => {
     expect(vendorOf('sunoapi')).toBe(SUNOAPI);
-    expect([SUNOAPI.operations, SUNOAPI.credentials, SUNOAPI.baseUrl.example]).toEqual([['music', 'lyrics'], ['api_key'], 'https://api.sunoapi.org']);
+    expect([SUNOAPI.operations, SUNOAPI.credentials, SUNOAPI.baseUrl.example]).toEqual([['music', 'lyrics', 'stems'], ['api_key'], 'https://api.sunoapi.org']);
     expect(SUNOAPI.auth({ api_key: 'k-1' }).headers()).toEqual({ authorization: 'Bearer k-1' });
     expect(SUNOAPI.probe(['music'])).toMatchObject({ path: '/api/v1/generate/credit', notFoundPasses: false });
     expect(MUSIC_VENDORS).toContain(SunoapiMusicVendor);
