@@ -8,6 +8,7 @@ import { MusicModule } from './music/music.module.js';
 import { SpeechModule } from './speech/speech.module.js';
 import { StemsModule } from './stems/stems.module.js';
 import { VideoModule } from './video/video.module.js';
+import { WavModule } from './wav/wav.module.js';
 
 /**
  * The registry: every operation the service runs as a task, one line each. A kind's module provides its
@@ -24,4 +25,5 @@ export const TASK_KIND_MODULES: readonly KindModule[] = [
   SpeechModule,
   LyricsModule,
   StemsModule,
+  WavModule,
 ];

@@ -193,6 +193,7 @@ describe('per-owner limits, shared by two instances', () => {
       speech: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
       lyrics: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
       stems: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
+      wav: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
     });
     const today = new Date().toISOString().slice(0, 10);
     const byDay = await api(a.url, 'GET', `/admin/usage?from=${today}&to=${today}&owner=credit-o`, { key: ADMIN });

@@ -1,18 +1,21 @@
+import { MediaService } from '../../src/modules/media/media.service.js';
 import { startServer, sendBytes, type TestServer } from '../support/http-server.js';
-import { correlation, decodeFirstChannel, decodeMono, musicalWav, relativeError } from '../support/media.js';
+import { correlation, decodeFirstChannel, decodeMono, decodeS16, musicalWav, probeAudio, relativeError } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
-import { sunoapiCreated, sunoapiRecordInfo, sunoapiStageCallback, sunoapiTimestampedLyrics, type SunoapiTrack } from '../support/vendors/sunoapi/sunoapi-bodies.js';
+import { sunoapiCreated, sunoapiCredits, sunoapiRecordInfo, sunoapiStageCallback, sunoapiTimestampedLyrics, sunoapiWavCallback, sunoapiWavRecordInfo, type SunoapiTrack } from '../support/vendors/sunoapi/sunoapi-bodies.js';
 import { startReceiver, verify } from '../support/webhook-receiver.js';
 
 const ADMIN = 'admin-secret-0123456789';
 const GENERATE = '/sunoapi/api/v1/generate';
+const WAV = '/sunoapi/api/v1/wav';
 const TAKE_S = 4;
 const RATE = 44100;
 
-describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-extend, record-info and callbacks (sandbox)', () => {
+describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-extend, record-info and callbacks, WAV conversion and credits (sandbox)', () => {
   let t: TestApp;
   let key: string;
+  let otherKey: string;
   let files: TestServer;
   let hooks: Awaited<ReturnType<typeof startReceiver>>;
   const upload = musicalWav(8, 11);
@@ -27,6 +30,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     hooks = await startReceiver();
     t = await startTestApp({ MUSIC_PROVIDER: 'sandbox', AUDIO_PROVIDER: 'sandbox', ALLOW_PRIVATE_URLS: 'true', ADMIN_API_KEY: ADMIN, MUSIC_SANDBOX_DURATION_S: String(TAKE_S) });
     key = await t.createKey('team-sunoapi');
+    otherKey = await t.createKey('team-sunoapi-other');
   });
   afterAll(async () => {
     await t.close();
@@ -48,7 +52,8 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
   const download = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
 
   let take: SunoapiTrack;
-  let takeTask: string;
+  let takeTaskId: string;
+  let wholeTrack: { taskId: string; track: SunoapiTrack; uploadId: string };
   let instrumental: { taskId: string; take: SunoapiTrack };
 
   it('generates in custom mode: record-info reaches SUCCESS with their documented body, two takes that decode, and the text, first and complete callbacks in that order with their documented bodies, signed', async () => {
@@ -78,7 +83,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       expect((await decodeMono(await download(track.audioUrl), 'mp3')).length).toBeGreaterThan(0);
     }
     take = tracks[0];
-    takeTask = taskId;
+    takeTaskId = taskId;
 
     // the callbacks at each stage, in order, as their documented bodies, signed as every callback: text when it
     // started (no takes), first with the first take, complete with both (a task's deliveries go one after another)
@@ -142,6 +147,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     // "a longer track": each track is the upload up to continueAt then the take (as long as both), not the new part alone
     const tracks = record.data.response.sunoData as SunoapiTrack[];
     expect(tracks).toHaveLength(2);
+    wholeTrack = { taskId, track: tracks[1], uploadId };
     const original = await decodeFirstChannel(upload);
     for (const [i, tr] of tracks.entries()) {
       expect(tr.id).toBe(fetched.data[i].id);
@@ -169,7 +175,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
   it("get-timestamped-lyrics: a take's words as the Suno-style door times them, in their alignedWords; an upload-extend's on its whole track, from the cut; an instrumental's none", async () => {
     const timestamped = (body: unknown) => post(`${GENERATE}/get-timestamped-lyrics`, body);
     const suno = async (clipId: string) => (await api(t.url, 'GET', `/music-a/clips/${clipId}/lyrics`, { key })).body.data.aligned_words as { word: string; start_s: number; end_s: number }[];
-    const res = await timestamped({ taskId: takeTask, audioId: take.id });
+    const res = await timestamped({ taskId: takeTaskId, audioId: take.id });
     expect(res.status).toBe(200);
     const words = await suno(take.id);
     expect(words.map((w) => w.word)).toEqual(['Morning', 'light', 'upon', 'the', 'bay']);
@@ -196,10 +202,10 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     };
     await refused({ taskId: '00000000-0000-4000-8000-000000000000', audioId: take.id }, 404, /^taskId: there is no music task/);
     await refused({ taskId: instrumental.taskId, audioId: take.id }, 404, /^audioId: task .* has no take/);
-    await refused({ taskId: takeTask, audioId: 'nope' }, 400, /audioId must be the id/);
+    await refused({ taskId: takeTaskId, audioId: 'nope' }, 400, /audioId must be the id/);
     await refused({ audioId: take.id }, 400, /taskId must be the taskId/);
     const stranger = await t.createKey('team-sunoapi-stranger');
-    const theirs = await api(t.url, 'POST', `${GENERATE}/get-timestamped-lyrics`, { key: stranger, body: { taskId: takeTask, audioId: take.id } });
+    const theirs = await api(t.url, 'POST', `${GENERATE}/get-timestamped-lyrics`, { key: stranger, body: { taskId: takeTaskId, audioId: take.id } });
     expect([theirs.status, theirs.body.code, theirs.body.data]).toEqual([404, 404, null]);
   });
 
@@ -238,9 +244,132 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     expect([noRoute.status, noRoute.body.code]).toEqual([404, 404]);
   });
 
+  const wavRecord = async (taskId: string, k = key) => (await api(t.url, 'GET', `${WAV}/record-info?taskId=${taskId}`, { key: k })).body;
+  const wavEnded = (taskId: string) => pollUntil(() => wavRecord(taskId), (r) => ['SUCCESS', 'GENERATE_WAV_FAILED'].includes(r?.data?.successFlag), { timeoutMs: 60_000, what: `WAV task ${taskId} to end` });
+  const credit = async (k = key) => {
+    const res = await api(t.url, 'GET', `${GENERATE}/credit`, { key: k });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(sunoapiCredits(res.body.data));
+    return res.body.data as number;
+  };
+
+  it("converts a take to WAV: wav/generate answers a taskId at once, wav/record-info reaches SUCCESS with their documented record, the WAV decodes to the take's own samples, their one callback is signed; credit drops by the conversion's price", async () => {
+    // no monthly limit: the largest safe integer; with one, what is left of it
+    expect(await credit()).toBe(Number.MAX_SAFE_INTEGER);
+    expect((await api(t.url, 'PUT', '/admin/owners/team-sunoapi/limits', { key: ADMIN, body: { monthly_credits: 1000 } })).status).toBe(200);
+    const before = await credit();
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThan(1000); // the songs above were charged
+
+    const callBackUrl = `${hooks.url}/wav`;
+    const wavTaskId = await created(`${WAV}/generate`, { taskId: takeTaskId, audioId: take.id, callBackUrl });
+    const record = await wavEnded(wavTaskId);
+    const audioWavUrl = record.data.response?.audioWavUrl as string;
+    expect(record).toEqual(
+      sunoapiWavRecordInfo({
+        taskId: wavTaskId,
+        musicId: take.id,
+        callbackUrl: callBackUrl,
+        completeTime: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+        audioWavUrl: expect.stringContaining('/media/'),
+        successFlag: 'SUCCESS',
+        createTime: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+        errorCode: null,
+        errorMessage: null,
+      }),
+    );
+    expect(record.data.completeTime >= record.data.createTime).toBe(true);
+
+    // a signed link like every result's (no key needed): 16-bit PCM at the take's own rate and channels, its samples exactly
+    const res = await fetch(audioWavUrl);
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'audio/wav']);
+    const wav = Buffer.from(await res.arrayBuffer());
+    const mp3 = await download(take.audioUrl);
+    expect(await probeAudio(wav)).toEqual(await probeAudio(mp3));
+    expect([wav.toString('latin1', 0, 4), wav.toString('latin1', 8, 12), wav.readUInt32LE(4), wav.readUInt16LE(34)]).toEqual(['RIFF', 'WAVE', wav.length - 8, 16]);
+    const fromMp3 = await decodeS16(mp3, 'mp3');
+    expect(fromMp3.length).toBeGreaterThan(0.95 * TAKE_S * RATE * 2);
+    expect((await decodeS16(wav, 'wav')).equals(fromMp3)).toBe(true);
+
+    // their one callback, at the end (none while pending: a task's deliveries go in order, so it is the first), signed
+    const mine = await pollUntil(async () => hooks.received.filter((r) => r.json?.data?.task_id === wavTaskId), (rs) => rs.length >= 1, { what: 'the WAV callback' });
+    expect(mine).toHaveLength(1);
+    expect(mine[0].path).toBe('/wav');
+    // the same stored WAV (a link is signed when it is written: its expiry may differ by a second)
+    expect(mine[0].json).toEqual(sunoapiWavCallback(wavTaskId, expect.stringMatching(new RegExp(`^${audioWavUrl.split('?')[0]}\\?expires=\\d+&signature=`))));
+    const secret = (await api(t.url, 'GET', '/admin/owners/team-sunoapi/webhook-secret', { key: ADMIN })).body.secret;
+    expect(verify(secret, mine[0])).toEqual(mine[0].json);
+
+    // a task like the others: charged PRICE_WAV (1), listed with its kind and door
+    const task = (await api(t.url, 'GET', `/tasks/${wavTaskId}`, { key })).body;
+    expect([task.kind, task.door, task.state, task.credits, task.record_path]).toEqual(['wav', 'sunoapi', 'succeeded', 1, `${WAV}/record-info?taskId=${wavTaskId}`]);
+    expect(await credit()).toBe(before - 1);
+    // another owner's balance is its own
+    expect(await credit(otherKey)).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it("converts an upload-extend's track as the door answered it: the whole extended track", async () => {
+    const wavTaskId = await created(`${WAV}/generate`, { taskId: wholeTrack.taskId, audioId: wholeTrack.track.id });
+    const record = await wavEnded(wavTaskId);
+    expect([record.data.successFlag, record.data.callbackUrl, record.data.musicId]).toEqual(['SUCCESS', null, wholeTrack.track.id]);
+    const wav = await download(record.data.response.audioWavUrl);
+    expect((await decodeS16(wav, 'wav')).equals(await decodeS16(await download(wholeTrack.track.audioUrl), 'mp3'))).toBe(true);
+    expect(Math.abs((await decodeFirstChannel(wav)).length / RATE - wholeTrack.track.duration!)).toBeLessThan(0.1);
+  });
+
+  it('refuses a WAV conversion of what is not a track of your task, in their shape, naming the field', async () => {
+    const refused = async (body: unknown, status: number, words: RegExp, k = key) => {
+      const res = await api(t.url, 'POST', `${WAV}/generate`, { key: k, body });
+      expect([res.status, res.body.code, res.body.data]).toEqual([status, status, null]);
+      expect(res.body.msg).toMatch(words);
+      expect(res.body.request_id).toEqual(expect.any(String));
+    };
+    const nobody = '00000000-0000-4000-8000-000000000000';
+    await refused({ audioId: take.id }, 400, /taskId must be the taskId/);
+    await refused({ taskId: takeTaskId }, 400, /audioId must be the id/);
+    await refused({ taskId: 'nope', audioId: take.id }, 400, /taskId must be the taskId/);
+    await refused({ taskId: takeTaskId, audioId: take.id, callBackUrl: 'ftp://example.com/x' }, 400, /callBackUrl/);
+    await refused({ taskId: nobody, audioId: take.id }, 404, /^taskId: there is no music task 0{8}-.* among yours/);
+    await refused({ taskId: takeTaskId, audioId: nobody }, 404, /^audioId: there is no track 0{8}-.* among yours/);
+    // a track of another task: the upload-extend's, and its upload (a clip, not a track of any music task)
+    await refused({ taskId: takeTaskId, audioId: wholeTrack.track.id }, 400, new RegExp(`^audioId: track ${wholeTrack.track.id} is not a track of task ${takeTaskId}`));
+    await refused({ taskId: wholeTrack.taskId, audioId: wholeTrack.uploadId }, 400, /^audioId: track .* is not a track of task/);
+    // a WAV task is not a music task
+    const wavTaskId = (await post(`${WAV}/generate`, { taskId: takeTaskId, audioId: take.id })).body.data.taskId;
+    await refused({ taskId: wavTaskId, audioId: take.id }, 404, /^taskId: there is no music task/);
+    // another owner's task and track are nobody's to them
+    await refused({ taskId: takeTaskId, audioId: take.id }, 404, /^taskId: there is no music task/, otherKey);
+    expect(JSON.stringify(await wavRecord(wavTaskId, otherKey))).toMatch(/"code":404.*"msg":"taskId: there is no WAV conversion task/);
+    // wav/record-info: no taskId, not a uuid, unknown, a music task's
+    for (const [query, status, words] of [['', 400, /taskId must be/], ['?taskId=x', 400, /taskId must be/], [`?taskId=${nobody}`, 404, /^taskId: there is no WAV conversion task/], [`?taskId=${takeTaskId}`, 404, /^taskId: there is no WAV conversion task/]] as const) {
+      const res = await api(t.url, 'GET', `${WAV}/record-info${query}`, { key });
+      expect([query, res.status, res.body.code, res.body.data]).toEqual([query, status, status, null]);
+      expect(res.body.msg).toMatch(words);
+    }
+    await wavEnded(wavTaskId);
+    // credit: a key is needed
+    const anonymous = await api(t.url, 'GET', `${GENERATE}/credit`);
+    expect([anonymous.status, anonymous.body.code, anonymous.body.data]).toEqual([401, 401, null]);
+  });
+
   it('is in the OpenAPI document, with its error shape', async () => {
     const doc = (await api(t.url, 'GET', '/docs-json')).body;
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/sunoapi/')).sort()).toEqual([GENERATE, `${GENERATE}/extend`, `${GENERATE}/get-timestamped-lyrics`, `${GENERATE}/record-info`, `${GENERATE}/upload-extend`]);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/sunoapi/')).sort()).toEqual([GENERATE, `${GENERATE}/credit`, `${GENERATE}/extend`, `${GENERATE}/get-timestamped-lyrics`, `${GENERATE}/record-info`, `${GENERATE}/upload-extend`, `${WAV}/generate`, `${WAV}/record-info`]);
+    for (const [path, method] of [[`${WAV}/generate`, 'post'], [`${WAV}/record-info`, 'get'], [`${GENERATE}/credit`, 'get']]) {
+      expect([path, doc.paths[path][method].responses['401'].content['application/json'].schema.$ref]).toEqual([path, expect.stringMatching(/SunoapiErrorEnvelopeDto$/)]);
+    }
     expect(doc.paths[GENERATE].post.responses['400'].content['application/json'].schema.$ref).toMatch(/SunoapiErrorEnvelopeDto$/);
+  });
+
+  // last: retention expires every task of this app
+  it("refuses a WAV conversion of a track whose audio expired (410), and a WAV's record loses its link once it expired", async () => {
+    const wavTaskId = await created(`${WAV}/generate`, { taskId: takeTaskId, audioId: take.id });
+    expect((await wavEnded(wavTaskId)).data.response.audioWavUrl).toContain('/media/');
+    await t.app.get(MediaService).runRetention(new Date(Date.now() + 1000 * 86400_000));
+    const res = await post(`${WAV}/generate`, { taskId: takeTaskId, audioId: take.id });
+    expect([res.status, res.body.code, res.body.data]).toEqual([410, 410, null]);
+    expect(res.body.msg).toMatch(new RegExp(`^audioId: clip ${take.id} has expired`));
+    const record = await wavRecord(wavTaskId);
+    expect([record.data.successFlag, record.data.response]).toEqual(['SUCCESS', null]);
   });
 });

@@ -156,6 +156,7 @@ const OPERATIONS: Operation[] = [
   { operation: 'operations-music-sunoapiGenerate', examples: ['custom', 'description'], task: { success: 'SUCCESS', idOf: (body) => body.data.taskId, state: musicState } },
   { operation: 'operations-music-sunoapiExtend', examples: [], ownIds: { examples: ['extend'], field: /^audioId\b/, code: 404 } },
   { operation: 'operations-music-sunoapiTimestampedLyrics', examples: [], ownIds: { examples: ['take'], field: /^taskId\b/, code: 404 } },
+  { operation: 'operations-music-sunoapiWavGenerate', examples: [], ownIds: { examples: ['wav'], field: /^taskId\b/, code: 404 } },
   // its upload-extend answers once the sample clip it registers is checked: sent again while the worker runs
   { operation: 'operations-music-sunoapiUploadExtend', examples: ['sample'], held: true, task: { success: 'SUCCESS', idOf: (body) => body.data.taskId, state: musicState } },
   {

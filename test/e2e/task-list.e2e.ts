@@ -107,7 +107,7 @@ describe('the cross-operation task list', () => {
     };
     expect(await bad('limit=0')).toMatch(/limit must be a whole number from 1 to 100/);
     expect(await bad('limit=101&state=done')).toMatch(/limit must be a whole number from 1 to 100; state must be one of queued, running, succeeded, failed|state must be one of queued, running, succeeded, failed.*limit must be/);
-    expect(await bad('kind=painting')).toBe('kind must be one of expand, video, audio, music, concat, image, speech, lyrics, stems (got painting)');
+    expect(await bad('kind=painting')).toBe('kind must be one of expand, video, audio, music, concat, image, speech, lyrics, stems, wav (got painting)');
     expect(await bad('kind=Bad%20Kind')).toMatch(/kind must be an operation name/);
     expect(await bad('created_after=yesterday')).toMatch(/created_after must be an ISO 8601 date/);
     expect(await bad('created_after=2026-11-02&created_before=2026-11-01')).toBe('created_after must be before created_before');

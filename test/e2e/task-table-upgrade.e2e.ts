@@ -176,6 +176,7 @@ describe('upgrading a database of the three task tables to the task engine', () 
       speech: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
       lyrics: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
       stems: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
+      wav: { accepted: 0, succeeded: 0, failed: 0, credits_charged: 0, credits_refunded: 0 },
     });
     const [counters] = await sql<{ active_slots: number; credits_used: number }>(db, 'SELECT active_slots, credits_used FROM owner_counters WHERE owner = $1', [OWNER]);
     // the 3 slots the two waiting tasks held came back; the failed video's 5 credits were refunded

@@ -11,6 +11,7 @@ export const OPERATIONS = {
   speech: 'Speech',
   lyrics: 'Lyrics',
   stems: 'Music stems',
+  wav: 'WAV conversion',
 } satisfies Record<TaskSummaryDto['kind'], string>;
 
 export type Operation = keyof typeof OPERATIONS;

@@ -6,8 +6,10 @@ import { RequestBaseUrl } from '../../common/decorators/request.decorators.js';
 import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/swagger/api-errors.decorator.js';
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
+import { UsageService } from '../../modules/limits/usage.service.js';
 import { SunoapiCreatedDto, SunoapiExtendDto, SunoapiGenerateDto, SunoapiRecordInfoQueryDto, SunoapiUploadExtendDto } from './dto/sunoapi-generate.dto.js';
 import { SunoapiRecordInfoDto } from './dto/sunoapi-record.dto.js';
+import { SunoapiCreditDto } from './dto/sunoapi-wav.dto.js';
 import { SunoapiMusicService } from './sunoapi-music.service.js';
 
 const CREATE_ERRORS = [...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', 'NOT_FOUND', 'GONE'] as const;
@@ -18,7 +20,10 @@ const ANSWERS = 'Answers `{code: 200, msg: "success", data: {taskId}}`; errors `
 @ApiBearerAuth(API_KEY_SCHEME)
 @Controller('sunoapi/api/v1/generate')
 export class SunoapiMusicController {
-  constructor(private readonly music: SunoapiMusicService) {}
+  constructor(
+    private readonly music: SunoapiMusicService,
+    private readonly usage: UsageService,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -76,5 +81,18 @@ export class SunoapiMusicController {
   @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER', 'NOT_FOUND'], { sunoapi: true })
   recordInfo(@CurrentPrincipal() principal: Principal, @Query() query: SunoapiRecordInfoQueryDto): Promise<SunoapiRecordInfoDto> {
     return this.music.recordInfo(principal, query.taskId);
+  }
+
+  @Get('credit')
+  @ApiOperation({
+    operationId: 'sunoapiCredit',
+    summary: 'Your remaining credits (sunoapi.org shape)',
+    description:
+      "docs.sunoapi.org's Get Remaining Credits: data is what your key's owner may still spend this month (its monthly credits less those charged; a failed task's are given back), the credit_balance of GET /video-b/v1/credits and credits_remaining of GET /usage; 9007199254740991 when the owner has no monthly limit. A create that would go past it is refused with code 429.",
+  })
+  @ApiOkResponse({ type: SunoapiCreditDto })
+  @ApiErrors(KEYED_ROUTE_ERRORS, { sunoapi: true })
+  async credit(@CurrentPrincipal() principal: Principal): Promise<SunoapiCreditDto> {
+    return { code: 200, msg: 'success', data: (await this.usage.creditBalance(principal.owner)).credit_balance };
   }
 }

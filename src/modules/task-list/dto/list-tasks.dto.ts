@@ -40,7 +40,7 @@ export class ListTasksQueryDto {
   @ApiPropertyOptional({
     description:
       "Only tasks that came through this door (the API they were asked in, as each task's door says): luma, kling or openai for videos, kling or openai for images, " +
-      'kling for expand, suno, sunoapi or elevenlabs for music, suno for concat and uploads, openai for speech. A door no task came through lists none.',
+      'kling for expand, suno, sunoapi or elevenlabs for music, suno for concat and uploads, sunoapi for WAV conversions, openai for speech. A door no task came through lists none.',
     example: 'kling',
     pattern: '^[a-z][a-z0-9_-]{0,31}$',
   })

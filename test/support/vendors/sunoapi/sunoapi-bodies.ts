@@ -1,7 +1,8 @@
 /**
  * The bodies of the sunoapi.org family's music API (sunoapi.org, api.box, kie.ai), exactly as their docs show
  * them (docs.sunoapi.org: Generate Music, Extend Music, Upload And Extend Audio, Get Music Generation Details,
- * Get Remaining Credits, Music Generation Callbacks; docs.kie.ai for the callbacks' failure body), for the fake
+ * Get Remaining Credits, Music Generation Callbacks, Convert to WAV Format, Get WAV Conversion Details, WAV Format
+ * Conversion Callbacks; docs.kie.ai for the callbacks' failure body), for the fake
  * and for anything that speaks this shape (a door in it, and its tests). Every answer is `{code, msg, data}`
  * under HTTP 200, its `code` the outcome.
  */
@@ -251,4 +252,37 @@ export function sunoapiLyricsCallback(taskId: string, versions: SunoapiLyricsVer
 /** A failed lyrics task's callback: its code (400 parameters or content, 451 download, 500) and words, `callbackType` "error", `data` null. */
 export function sunoapiLyricsErrorCallback(taskId: string, code: number, msg: string) {
   return sunoapiAnswer(code, msg, { callbackType: 'error', taskId, data: null });
+}
+
+/** The WAV conversion states `wav/record-info` reports (its `successFlag`). */
+export const SUNOAPI_WAV_STATES = ['PENDING', 'SUCCESS', 'CREATE_TASK_FAILED', 'GENERATE_WAV_FAILED', 'CALLBACK_EXCEPTION'] as const;
+
+/** A WAV conversion as `GET /api/v1/wav/record-info` answers it (docs.sunoapi.org: Get WAV Conversion Details). */
+export function sunoapiWavRecordInfo(r: {
+  taskId: string;
+  musicId: string;
+  callbackUrl: string | null;
+  completeTime: string | null;
+  audioWavUrl: string | null;
+  successFlag: (typeof SUNOAPI_WAV_STATES)[number];
+  createTime: string;
+  errorCode: number | null;
+  errorMessage: string | null;
+}) {
+  return sunoapiAnswer(200, 'success', {
+    taskId: r.taskId,
+    musicId: r.musicId,
+    callbackUrl: r.callbackUrl,
+    completeTime: r.completeTime,
+    response: r.audioWavUrl === null ? null : { audioWavUrl: r.audioWavUrl },
+    successFlag: r.successFlag,
+    createTime: r.createTime,
+    errorCode: r.errorCode,
+    errorMessage: r.errorMessage,
+  });
+}
+
+/** The one callback of a WAV conversion, when it is done (docs.sunoapi.org: WAV Format Conversion Callbacks): `{code: 200, msg: "success", data: {audioWavUrl, task_id}}`. */
+export function sunoapiWavCallback(taskId: string, audioWavUrl: string) {
+  return sunoapiAnswer(200, 'success', { audioWavUrl, task_id: taskId });
 }

@@ -29,10 +29,13 @@ describe("Mureka's music adapter against the fake", () => {
   let vendor: MurekaMusicVendor;
   let account: VendorAccount;
   const create = (request: MusicRequest, more: Partial<MusicCreate> = {}): MusicCreate => ({ request, model: spec(request.model), taskId: 'task-1', ...more });
-  /** Polls until the task ends (the fake ends it at its second query). */
+  /**
+   * Polls until the task ends (the fake ends it at its second query). Not `once` (the poller's short time limit):
+   * the fake renders a take's MP3 with ffmpeg in the query that ends it, which a loaded machine may take over 10 s to do.
+   */
   const ended = async (upstreamId: string): Promise<MusicStatus> => {
     for (let i = 0; i < 5; i++) {
-      const status = await vendor.query(account, upstreamId, true);
+      const status = await vendor.query(account, upstreamId, false);
       if (status.state !== 'working') return status;
     }
     throw new Error('the task never ended');
