@@ -109,7 +109,9 @@ describe('npm start on the embedded database', () => {
       await files.close();
       expect(stopped.code).toBe(0);
     }
-  });
+    // two starts of the service, a kill and a task between them: on a loaded machine (the full suite beside it)
+    // more than the 60 s one start is given; each step keeps its own deadline
+  }, 180_000);
 });
 
 describe('npm run key:create', () => {

@@ -178,13 +178,11 @@ async function execute(page: Page, op: string, previous: string): Promise<{ stat
   await page.click(`#${op} .execute`);
   const response = `#${op} .live-responses-table .response`;
   const selector = `${response} .response-col_description pre`;
-  await page.waitForFunction(
-    (r, s, p) => document.querySelector(s)?.textContent && document.querySelector(r)!.textContent !== p,
-    { timeout: 30_000 },
-    response,
-    selector,
-    previous,
-  );
+  await page
+    .waitForFunction((r, s, p) => document.querySelector(s)?.textContent && document.querySelector(r)!.textContent !== p, { timeout: 30_000 }, response, selector, previous)
+    .catch((err: unknown) => {
+      throw new Error(`${op}: no new answer shown within 30 s of Execute (${String(err)})`);
+    });
   return {
     status: await page.$eval(`${response} .response-col_status`, (e) => e.textContent?.trim() ?? ''),
     body: await page.$eval(selector, (e) => e.textContent ?? ''),

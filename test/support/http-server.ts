@@ -26,6 +26,11 @@ export async function startServer(handler: Handler, port = 0): Promise<TestServe
       });
     });
   });
+  // An idle kept-alive connection stays open for as long as a vendor's would (a minute and more), not Node's 5 s:
+  // the fakes run in the test's own process, so a test that computes for seconds (an ffmpeg render, a WAV built in
+  // memory) holds both ends' timers, and the server's closing an idle socket then races the client's next POST on
+  // it (ECONNRESET, a request that was never answered). Closing the server still closes every connection.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const listening = (server.address() as AddressInfo).port;
   return {
