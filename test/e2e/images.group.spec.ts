@@ -10,3 +10,4 @@ import './expand-stability.e2e.js';
 import './kling.e2e.js';
 import './robustness.e2e.js';
 import './fail-fast.e2e.js';
+import './held-wake.e2e.js';

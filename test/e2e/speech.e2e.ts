@@ -47,7 +47,7 @@ describe('speech: the OpenAI door in the sandbox', () => {
   let openai: OpenAI;
 
   beforeAll(async () => {
-    t = await startTestApp({ SPEECH_PROVIDER: 'sandbox', PRICE_SPEECH_1K_CHARS: '2' });
+    t = await startTestApp({ SPEECH_PROVIDER: 'sandbox', PRICE_SPEECH_1K_CHARS: '2', HOLD_RECHECK_S: '3600' });
     key = await t.createKey('team-speech');
     openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
   }, 60_000);

@@ -8,10 +8,11 @@ import { QueueService } from '../../infra/queue/queue.service.js';
 import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { AppError } from '../errors/app-error.js';
 import { type Admission, type Task, type TaskHooks, type TaskKind, type TaskState, TASK_HOOKS } from './task-kind.js';
+import { TaskEnds } from './task-ends.js';
 import { TaskIntake } from './task-intake.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunner } from './task-runner.js';
-import type { NewTaskRow } from './task.repository.js';
+import { type NewTaskRow, TaskRepository } from './task.repository.js';
 import { TaskStatesRepository } from './task-states.repository.js';
 
 /** A task to accept: what its kind built from the request. */
@@ -30,6 +31,18 @@ export interface Submission<P> {
   details?: DetailRows[];
 }
 
+/** How long a door that answers a task's result itself holds the request, past the task's deadline, unless its kind's holdS says. */
+const HOLD_MARGIN_S = 15;
+
+/** What a request held for its task's end learns: the task ended (succeeded or failed), was deleted, or still runs after `holdS` or once the caller left. */
+export type Held<P, R> = { ended: Task<P, R> } | { deleted: true } | { timedOut: true; holdS: number };
+
+/** Something done while a request is held, every `everyMs` (a stream's partial results), besides the wait for the end. */
+export interface WhileHeld {
+  everyMs: number;
+  run(): Promise<void>;
+}
+
 /**
  * The task engine: accepts a task of any kind (admission, the row, its detail rows and its job in one
  * statement), deletes one, and runs every kind's queue on instances with workers. What a kind does lives
@@ -45,6 +58,8 @@ export class TaskEngine implements OnApplicationBootstrap {
     private readonly lifecycle: TaskLifecycle,
     private readonly runner: TaskRunner,
     private readonly tracing: Tracing,
+    private readonly tasks: TaskRepository,
+    private readonly ends: TaskEnds,
     @Inject(TASK_HOOKS) private readonly hooks: TaskHooks,
   ) {}
 
@@ -127,7 +142,34 @@ export class TaskEngine implements OnApplicationBootstrap {
    */
   async deleteForOwner(kind: TaskKind, owner: string, id: string): Promise<boolean> {
     if (!isUUID(id)) return false;
-    return this.states.deleteForOwner(kind.definition.name, owner, id, 'deleted by its owner before it finished', (tx, ids, to) => this.hooks.settle(tx, ids, to));
+    const deleted = await this.states.deleteForOwner(kind.definition.name, owner, id, 'deleted by its owner before it finished', (tx, ids, to) => this.hooks.settle(tx, ids, to));
+    if (deleted) this.ends.announce([id]);
+    return deleted;
+  }
+
+  /**
+   * Holds a request until the owner's task `id` ends: woken by its end (TaskEnds: at once on this instance,
+   * through NOTIFY from another), with a read of its row as the safety net; for as long as the kind's
+   * holdS (0: its deadline and 15 s), or until `caller` has gone.
+   */
+  async holdUntilEnded<P, R>(kind: TaskKind, owner: string, id: string, caller: { readonly destroyed: boolean }, meanwhile?: WhileHeld): Promise<Held<P, R>> {
+    const settings = this.config.kinds[kind.definition.name];
+    const holdS = Number(settings.options.holdS) || settings.timeoutS + HOLD_MARGIN_S;
+    const until = Date.now() + holdS * 1000;
+    const wait = this.ends.wait(id); // before the first read: an end between the read and the wait still wakes it
+    try {
+      for (;;) {
+        const task = await this.tasks.findForOwner<P, R>(kind.definition.name, owner, id);
+        if (!task) return { deleted: true };
+        if (task.state === 'succeeded' || task.state === 'failed') return { ended: task };
+        if (meanwhile) await meanwhile.run();
+        const left = until - Date.now();
+        if (caller.destroyed || left <= 0) return { timedOut: true, holdS };
+        await wait.next(Math.min(left, meanwhile ? meanwhile.everyMs : wait.pauseMs()));
+      }
+    } finally {
+      wait.cancel();
+    }
   }
 
   /** The state as the kind's API names it. */

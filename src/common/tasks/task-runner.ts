@@ -11,6 +11,7 @@ import { Tracing } from '../../infra/tracing/tracing.service.js';
 import { WorkDirService } from '../../infra/workdir/work-dir.service.js';
 import { type StepContext, type StepOutcome, type Task, TaskFailure, type TaskKind } from './task-kind.js';
 import type { PollSchedule } from './poll-schedule.js';
+import { TaskEnds } from './task-ends.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRepository } from './task.repository.js';
 import { LeaseLost, TaskStatesRepository } from './task-states.repository.js';
@@ -65,6 +66,7 @@ export class TaskRunner {
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
     private readonly tracing: Tracing,
+    private readonly ends: TaskEnds,
   ) {
     this.pollSchedule = { pollS: config.relay.pollMs / 1000, callbackPollS: config.relay.callbackPollS };
   }
@@ -139,7 +141,10 @@ export class TaskRunner {
     const leaseS = this.config.workerLeaseS;
     const fail = async (reason: string) => {
       const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
-      if (failed) await this.freedSlot(kind, id);
+      if (failed) {
+        this.ends.announce([id]);
+        await this.freedSlot(kind, id);
+      }
       return failed;
     };
     if (task.deadlineAt.getTime() <= Date.now()) {
@@ -249,6 +254,7 @@ export class TaskRunner {
   private async complete(kind: TaskKind, task: Task, output: unknown, ctx: StepContext): Promise<boolean> {
     const success = await kind.store(task, output, ctx);
     if (await this.states.finish(task.id, this.worker, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle)) {
+      this.ends.announce([task.id]);
       this.logger.log({ msg: `${kind.definition.name} task succeeded`, task_id: task.id, kind: kind.definition.name });
       await this.freedSlot(kind, task.id);
       return true;

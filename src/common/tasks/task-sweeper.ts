@@ -3,6 +3,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { DatabaseStatus } from '../../infra/database/database-status.service.js';
 import { orphanGraceS } from '../../infra/queue/queue.service.js';
 import { SweepLoop } from './sweep-loop.js';
+import { TaskEnds } from './task-ends.js';
 import { groupByKind, TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunner } from './task-runner.js';
 import { type ChangedRow, TaskStatesRepository } from './task-states.repository.js';
@@ -29,6 +30,7 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly states: TaskStatesRepository,
     private readonly lifecycle: TaskLifecycle,
     private readonly runner: TaskRunner,
+    private readonly ends: TaskEnds,
   ) {
     this.loop = new SweepLoop('tasks', config, database, this.logger, async (first) => {
       if (first) await this.sweepAtStart();
@@ -54,7 +56,9 @@ export class TaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
 
   async sweep(): Promise<void> {
     const reasons = Object.fromEntries(this.lifecycle.kinds.map((k) => [k.definition.name, this.lifecycle.timeoutReason(k)]));
-    this.report(await this.states.failOverdue(reasons, this.lifecycle.onChange), 'task(s) failed: past their deadline');
+    const overdue = await this.states.failOverdue(reasons, this.lifecycle.onChange);
+    this.ends.announce(overdue.map((r) => r.id));
+    this.report(overdue, 'task(s) failed: past their deadline');
     this.report(await this.states.requeueAbandoned(this.config.workerLeaseS), 'task(s) re-queued: their worker stopped renewing its lease');
     this.report(await this.states.requeueFenced(this.config.workerLeaseS), 'task(s) re-queued: claimed by a worker that had already stopped');
     this.report(await this.states.requeueOrphaned(orphanGraceS(this.config.workerLeaseS)), 'task(s) re-queued: their job was taken by a worker that stopped before starting them');

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
-import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { AppConfig } from '../../infra/config/app-config.js';
 import { CLIP_AUDIO_ROLE } from '../../modules/clips/clip-media.js';
 import { ClipsRepository } from '../../modules/clips/clips.repository.js';
 import { MediaService } from '../../modules/media/media.service.js';
@@ -18,9 +15,6 @@ import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ElevenLabsComposeMusicDto } from './dto/elevenlabs-music.dto.js';
 import { ELEVENLABS_DOOR } from './elevenlabs.door.js';
 import { PLAN_FIELDS, PROMPT_FIELDS, assertComposable, composedSong } from './elevenlabs-music.mapping.js';
-
-/** How long a held request waits beyond the music task's own deadline (MUSIC_TIMEOUT_S) before it is answered 504, unless MUSIC_HOLD_S says. */
-const HOLD_MARGIN_S = 15;
 
 /** The size of each chunk `/stream` writes. */
 const STREAM_CHUNK_BYTES = 64 * 1024;
@@ -35,11 +29,9 @@ const STREAM_CHUNK_BYTES = 64 * 1024;
 export class ElevenLabsMusicService {
   constructor(
     private readonly engine: TaskEngine,
-    private readonly tasks: TaskRepository,
     private readonly kind: MusicKind,
     private readonly models: MusicModels,
     private readonly media: MediaService,
-    private readonly config: AppConfig,
   ) {}
 
   /** Checks and submits the song, holds the request until its task ends, and answers its audio (`stream`: in chunks as they are written). */
@@ -83,21 +75,14 @@ export class ElevenLabsMusicService {
     res.end();
   }
 
-  /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin. */
+  /** Waits for the task's end (woken by it), up to its hold. */
   private async held(principal: Principal, id: string, res: Response): Promise<MusicTask> {
-    const settings = this.config.kinds.music;
-    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
-    const until = Date.now() + holdS * 1000;
-    let pause = 50;
-    for (;;) {
-      const task = await this.tasks.findForOwner<MusicParams, MusicResult>(this.kind.definition.name, principal.owner, id);
-      if (!task) throw new AppError('NOT_FOUND', `music task ${id} was deleted while the request was held`);
-      if (task.state === 'succeeded' || task.state === 'failed') return task;
-      if (res.destroyed || Date.now() > until) throw new AppError('TIMEOUT', `the music task ${id} did not end within ${holdS} s; it goes on: GET /tasks/${id} shows its end and its songs`);
-      await sleep(pause);
-      pause = Math.min(1000, Math.round(pause * 1.5));
-    }
+    const held = await this.engine.holdUntilEnded<MusicParams, MusicResult>(this.kind, principal.owner, id, res);
+    if ('deleted' in held) throw new AppError('NOT_FOUND', `music task ${id} was deleted while the request was held`);
+    if ('timedOut' in held) throw new AppError('TIMEOUT', `the music task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its songs`);
+    return held.ended;
   }
+
 
   /** The first take's stored audio of an ended task; a failed one thrown (a vendor's content refusal: 400 bad_prompt). */
   private async audio(task: MusicTask): Promise<{ bytes: Buffer; contentType: string }> {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/credential.js';
@@ -7,8 +6,6 @@ import { AppError } from '../../common/errors/app-error.js';
 import { openAiError } from '../../common/errors/openai-error.js';
 import { describeError } from '../../common/errors/error-catalog.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
-import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { AppConfig } from '../../infra/config/app-config.js';
 import { OpenAIImageVendor } from '../../vendors/openai/openai-image.vendor.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
@@ -22,8 +19,6 @@ import { ImageInputs } from '../../modules/image/image-inputs.js';
 import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
 import { OPENAI_DOOR } from './openai.door.js';
 import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageTask } from '../../modules/image/image-task.js';
-
-const KIND = ImageKind.definition.name;
 
 /** The OpenAI door's names of the normalized fields, for its 400s. */
 const OPENAI_FIELDS: Record<ImageField, string> = {
@@ -51,8 +46,8 @@ const OPENAI_VENDOR: NativeVendor = { protocol: OpenAIImageVendor.protocol, titl
 /** An edit's files as multer hands them over (in memory), by part name. */
 export type ImageParts = Partial<Record<'image' | 'image[]' | 'mask', { buffer: Buffer }[]>>;
 
-/** How long a held request waits beyond the task's own deadline (IMAGE_TIMEOUT_S) before it is answered 504, unless IMAGE_HOLD_S says. */
-const HOLD_MARGIN_S = 15;
+/** How often a streamed request looks for the partial images its task has kept while it waits for the end. */
+const PARTIALS_EVERY_MS = 200;
 
 /**
  * OpenAI's Images API over the image kind (`/openai/v1/images/…`): a request becomes a task (in GET /tasks
@@ -64,12 +59,10 @@ const HOLD_MARGIN_S = 15;
 export class OpenAiImagesService {
   constructor(
     private readonly engine: TaskEngine,
-    private readonly tasks: TaskRepository,
     private readonly kind: ImageKind,
     private readonly media: MediaService,
     private readonly models: ImageModels,
     private readonly inputs: ImageInputs,
-    private readonly config: AppConfig,
   ) {}
 
   /** The image models callers may ask for, as OpenAI lists models. */
@@ -155,23 +148,12 @@ export class OpenAiImagesService {
     res.status(200).json(await this.answer(task, dto.response_format ?? 'b64_json'));
   }
 
-  /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin; `onWait` is called between reads. */
+  /** Waits for the task's end (woken by it), up to its hold; `onWait` (a stream's partial images) runs every PARTIALS_EVERY_MS meanwhile. */
   private async held(principal: Principal, id: string, res: Response, onWait?: () => Promise<void>): Promise<ImageTask> {
-    const settings = this.config.kinds.image;
-    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
-    const until = Date.now() + holdS * 1000;
-    let pause = 100;
-    for (;;) {
-      const task = await this.tasks.findForOwner<ImageParams, ImageTask['result']>(KIND, principal.owner, id);
-      if (!task) throw new AppError('NOT_FOUND', `image task ${id} was deleted while the request was held`);
-      if (task.state === 'succeeded' || task.state === 'failed') return task;
-      if (onWait) await onWait();
-      if (res.destroyed || Date.now() > until) {
-        throw new AppError('TIMEOUT', `the image task ${id} did not end within ${holdS} s; it goes on: GET /tasks/${id} shows its end and its images`);
-      }
-      await sleep(pause);
-      pause = Math.min(1000, Math.round(pause * 1.5));
-    }
+    const held = await this.engine.holdUntilEnded<ImageParams, ImageTask['result']>(this.kind, principal.owner, id, res, onWait ? { everyMs: PARTIALS_EVERY_MS, run: onWait } : undefined);
+    if ('deleted' in held) throw new AppError('NOT_FOUND', `image task ${id} was deleted while the request was held`);
+    if ('timedOut' in held) throw new AppError('TIMEOUT', `the image task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its images`);
+    return held.ended;
   }
 
   /** OpenAI's ImagesResponse of an ended task; a failed one is thrown as OpenAI's error (moderation_blocked for the vendor's refusal). */

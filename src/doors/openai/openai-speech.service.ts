@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/credential.js';
@@ -7,8 +6,6 @@ import { AppError } from '../../common/errors/app-error.js';
 import { describeError } from '../../common/errors/error-catalog.js';
 import { openAiError } from '../../common/errors/openai-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
-import { TaskRepository } from '../../common/tasks/task.repository.js';
-import { AppConfig } from '../../infra/config/app-config.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { SpeechRequest } from '../../vendors/contracts/speech-vendor.js';
 import { MediaService } from '../../modules/media/media.service.js';
@@ -19,9 +16,6 @@ import type { CreateOpenAiSpeechDto } from './dto/openai-speech.dto.js';
 
 /** This door's names of the normalized request's fields, for its 400s (OpenAI's own). */
 const OPENAI_SPEECH_FIELDS = { model: 'model', voice: 'voice', input: 'input', instructions: 'instructions', speed: 'speed' } as const;
-
-/** How long a held request waits beyond the task's own deadline (SPEECH_TIMEOUT_S) before it is answered 504, unless SPEECH_HOLD_S says. */
-const HOLD_MARGIN_S = 15;
 
 /** The size of each `speech.audio.delta` event's audio (before Base64). */
 const DELTA_BYTES = 32 * 1024;
@@ -36,11 +30,9 @@ const DELTA_BYTES = 32 * 1024;
 export class OpenAiSpeechService {
   constructor(
     private readonly engine: TaskEngine,
-    private readonly tasks: TaskRepository,
     private readonly kind: SpeechKind,
     private readonly models: SpeechModels,
     private readonly media: MediaService,
-    private readonly config: AppConfig,
   ) {}
 
   async create(principal: Principal, given: CreateOpenAiSpeechDto, res: Response, base?: string): Promise<void> {
@@ -67,21 +59,14 @@ export class OpenAiSpeechService {
     res.end(audio);
   }
 
-  /** Waits for the task's end (polling its row, more slowly as it runs), up to its deadline and a margin. */
+  /** Waits for the task's end (woken by it), up to its hold. */
   private async held(principal: Principal, id: string, res: Response): Promise<SpeechTask> {
-    const settings = this.config.kinds.speech;
-    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
-    const until = Date.now() + holdS * 1000;
-    let pause = 50;
-    for (;;) {
-      const task = await this.tasks.findForOwner<SpeechParams, SpeechTask['result']>(this.kind.definition.name, principal.owner, id);
-      if (!task) throw new AppError('NOT_FOUND', `speech task ${id} was deleted while the request was held`);
-      if (task.state === 'succeeded' || task.state === 'failed') return task;
-      if (res.destroyed || Date.now() > until) throw new AppError('TIMEOUT', `the speech task ${id} did not end within ${holdS} s; it goes on: GET /tasks/${id} shows its end and its audio`);
-      await sleep(pause);
-      pause = Math.min(1000, Math.round(pause * 1.5));
-    }
+    const held = await this.engine.holdUntilEnded<SpeechParams, SpeechTask['result']>(this.kind, principal.owner, id, res);
+    if ('deleted' in held) throw new AppError('NOT_FOUND', `speech task ${id} was deleted while the request was held`);
+    if ('timedOut' in held) throw new AppError('TIMEOUT', `the speech task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its audio`);
+    return held.ended;
   }
+
 
   /** The stored audio of an ended task; a failed one thrown as OpenAI's error (the vendor's moderation: 400). */
   private async audio(task: SpeechTask): Promise<Buffer> {

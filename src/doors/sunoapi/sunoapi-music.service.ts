@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
@@ -21,8 +20,6 @@ import type { SunoapiRecordInfoDto } from './dto/sunoapi-record.dto.js';
 import { type SunoapiMusicTask, SunoapiMusicRecords } from './sunoapi-music.records.js';
 import { SUNOAPI_DOOR } from './sunoapi.door.js';
 
-/** How long an upload-extend waits beyond the upload's own deadline (AUDIO_TIMEOUT_S) before it is answered 504, unless AUDIO_HOLD_S says. */
-const HOLD_MARGIN_S = 15;
 /** Non-custom mode's prompt (a description), as their docs limit it whatever the model. */
 const DESCRIPTION_MAX = 500;
 
@@ -170,20 +167,14 @@ export class SunoapiMusicService {
       baseUrl: base,
       details: [ClipsRepository.newRows([{ id, taskId: id, owner, idx: 0, type: 'upload' }])],
     });
-    const settings = this.config.kinds.audio;
-    const holdS = settings.options.holdS || settings.timeoutS + HOLD_MARGIN_S;
-    const until = Date.now() + holdS * 1000;
-    let pause = 100;
-    for (;;) {
-      const task = await this.tasks.findForOwner<AudioParams, AudioResult>(AudioKind.definition.name, owner, id);
-      if (task?.state === 'succeeded') return id;
-      if (!task || task.state === 'failed') throw new AppError('INVALID_PARAMETER', `uploadUrl: the audio could not be used: ${task?.message ?? 'the upload was removed'} (its upload id: ${id})`);
-      if (Date.now() > until) {
-        throw new AppError('TIMEOUT', `uploadUrl: the audio was not fetched and checked within ${holdS} s; its upload ${id} goes on (GET /music-a/uploads/${id}): continue it with POST /sunoapi/api/v1/generate/extend, audioId ${id}, once ready`);
-      }
-      await sleep(pause);
-      pause = Math.min(1000, Math.round(pause * 1.5));
+    // the request is not at hand here: the hold runs its course (a caller gone leaves the upload going on anyway)
+    const held = await this.engine.holdUntilEnded<AudioParams, AudioResult>(this.audio, owner, id, { destroyed: false });
+    if ('timedOut' in held) {
+      throw new AppError('TIMEOUT', `uploadUrl: the audio was not fetched and checked within ${held.holdS} s; its upload ${id} goes on (GET /music-a/uploads/${id}): continue it with POST /sunoapi/api/v1/generate/extend, audioId ${id}, once ready`);
     }
+    const task = 'ended' in held ? held.ended : null;
+    if (task?.state === 'succeeded') return id;
+    throw new AppError('INVALID_PARAMETER', `uploadUrl: the audio could not be used: ${task?.message ?? 'the upload was removed'} (its upload id: ${id})`);
   }
 
   /** The clip a continuation names, checked as the Suno-style door checks continue_clip_id, in this door's names (`field`: audioId or uploadUrl). */

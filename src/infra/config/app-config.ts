@@ -108,6 +108,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(2) @Max(3600)
   WORKER_LEASE_S: number = 30;
 
+  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  HOLD_RECHECK_S: number = 2;
+
   @IsOptional() @IsIn(PROVIDERS)
   PROVIDER: ProviderName = 'sandbox';
 
@@ -452,6 +455,8 @@ export class AppConfig {
   readonly workerConcurrency!: number;
   /** A worker holds a task this long between heartbeats; a dead worker's task is picked up after it. */
   readonly workerLeaseS!: number;
+  /** A request held for its task's end is woken by the end; it reads the task's row this often besides (a lost notification's safety net). */
+  readonly holdRecheckS!: number;
   readonly sandboxDelayMs!: number;
   readonly relay!: RelayConfig;
   readonly sealing!: SealingConfig;
@@ -643,6 +648,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     // one more job than cores: while one task waits on the database or the disk, the cores keep rendering
     workerConcurrency: vars.WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1),
     workerLeaseS: vars.WORKER_LEASE_S,
+    holdRecheckS: vars.HOLD_RECHECK_S,
     sandboxDelayMs: vars.SANDBOX_DELAY_MS,
     relay: {
       apiKey: vars.RELAY_API_KEY,

@@ -33,6 +33,17 @@ export class NotificationsService implements OnApplicationShutdown {
     if (!this.client) await this.connect();
   }
 
+  /**
+   * Sends `payload` on `channel` to every instance listening (this one too), on the LISTEN connection: not
+   * in the caller's transaction, and off the pool requests use. The session does not wait for the disk at
+   * commit (synchronous_commit off): a notification is not durable anyway, and a NOTIFY's commit would
+   * otherwise wait for a WAL flush. Fails when the connection is down (the caller's safety net then serves).
+   */
+  async notify(channel: string, payload: string): Promise<void> {
+    if (!this.client) throw new Error('the notification connection is down');
+    await this.client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
@@ -50,6 +61,7 @@ export class NotificationsService implements OnApplicationShutdown {
       client.on('end', () => this.reconnectSoon());
       try {
         await client.connect();
+        await client.query('SET synchronous_commit = off');
         for (const channel of this.handlers.keys()) await client.query(`LISTEN "${channel}"`);
         this.client = client;
         this.listening = true;

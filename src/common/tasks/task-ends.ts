@@ -1,0 +1,123 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../../infra/config/app-config.js';
+import { NotificationsService } from '../../infra/database/notifications.service.js';
+
+/** The channel on which an instance tells the others which tasks it has just ended (ids, comma-separated). */
+export const TASK_ENDS_CHANNEL = 'mgw_task_ends';
+/** Ids per notification: PostgreSQL's payload limit is 8000 bytes, an id and its comma take 37. */
+const IDS_PER_NOTIFICATION = 200;
+/** Its pace while this instance cannot hear them (the LISTEN connection is down): the row is all there is. */
+const UNHEARD_FIRST_MS = 100;
+const UNHEARD_MAX_MS = 1000;
+
+/** A wait for one task's end, registered before its row is read (so an end between the read and the wait is not missed). */
+export interface TaskEndWait {
+  /** Resolves when the task is heard to end, or after `ms`, whichever comes first; false on the timeout. */
+  next(ms: number): Promise<boolean>;
+  /** How long to wait before the next read of the row: the safety net's pace (HOLD_RECHECK_S). */
+  pauseMs(): number;
+  /** No longer waiting: always called (finally). */
+  cancel(): void;
+}
+
+/**
+ * Who waits for a task's end is woken by it, not by the next look at its row: the step that ends a task
+ * (or the sweeper, or a delete) announces it here once its transaction has committed. Waiters on this
+ * instance are woken directly; the other instances hear it through PostgreSQL NOTIFY on their LISTEN
+ * connection, sent on that connection after the commit (never inside the ending transaction: a NOTIFY
+ * there would serialize every committing end on PostgreSQL's notify lock), the ids of the ends of one
+ * moment in one notification. Should a notification be lost (an instance died between its commit and its
+ * NOTIFY, the LISTEN connection was down), the waiter's read of the row every HOLD_RECHECK_S finds the end.
+ */
+@Injectable()
+export class TaskEnds implements OnModuleInit {
+  private readonly logger = new Logger('TaskEnds');
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private pending: string[] = [];
+  private sending?: Promise<void>;
+
+  constructor(
+    private readonly notifications: NotificationsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.notifications.listen(TASK_ENDS_CHANNEL, (payload) => {
+      for (const id of payload.split(',')) this.wake(id);
+    });
+  }
+
+  /** Waiters on this instance now. */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  /** Starts waiting for task `id`'s end. */
+  wait(id: string): TaskEndWait {
+    let wakeUp: (() => void) | undefined;
+    let unheardPause = UNHEARD_FIRST_MS;
+    const remove = () => {
+      if (!wakeUp) return;
+      const set = this.waiters.get(id);
+      set?.delete(wakeUp);
+      if (set?.size === 0) this.waiters.delete(id);
+      wakeUp = undefined;
+    };
+    return {
+      next: (ms) =>
+        new Promise<boolean>((resolve) => {
+          remove();
+          const timer = setTimeout(() => {
+            remove();
+            resolve(false);
+          }, ms);
+          wakeUp = () => {
+            clearTimeout(timer);
+            wakeUp = undefined;
+            resolve(true);
+          };
+          const set = this.waiters.get(id) ?? new Set();
+          set.add(wakeUp);
+          this.waiters.set(id, set);
+        }),
+      pauseMs: () => {
+        if (this.notifications.listening) return this.config.holdRecheckS * 1000;
+        const pause = unheardPause;
+        unheardPause = Math.min(UNHEARD_MAX_MS, Math.round(unheardPause * 1.5));
+        return pause;
+      },
+      cancel: remove,
+    };
+  }
+
+  /**
+   * Tasks `ids` have ended (their change is committed): their waiters here wake now, and the other
+   * instances are told (best effort: their waiters' reads of the row are the safety net).
+   */
+  announce(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) this.wake(id);
+    this.pending.push(...ids);
+    this.sending ??= this.send().finally(() => (this.sending = undefined));
+  }
+
+  private wake(id: string): void {
+    const set = this.waiters.get(id);
+    if (!set) return;
+    this.waiters.delete(id);
+    for (const wakeUp of set) wakeUp();
+  }
+
+  /** Sends what is pending, one notification per IDS_PER_NOTIFICATION ids, until nothing is; ends that come meanwhile go in the next. */
+  private async send(): Promise<void> {
+    await Promise.resolve(); // the ends of this moment go together
+    while (this.pending.length > 0) {
+      const ids = this.pending.splice(0, IDS_PER_NOTIFICATION);
+      try {
+        await this.notifications.notify(TASK_ENDS_CHANNEL, ids.join(','));
+      } catch (err) {
+        this.logger.debug(`could not tell the other instances of ${ids.length} task end(s): ${String(err)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { pollUntil } from '../support/poll.js';
+import { api, createTestDatabase, queryDb, startTestApp, type TestApp, type TestDatabase } from '../support/test-app.js';
+
+/**
+ * A request a door holds until its task ends is woken by the end, not by its next read of the row: here
+ * the row is read once an hour (HOLD_RECHECK_S=3600) and the request held as long, so without the wake
+ * the test would run out of its time.
+ * The request is on an instance that runs no worker; the task runs on another, started once the request
+ * is held: its end reaches the first instance through PostgreSQL NOTIFY.
+ */
+describe('a held request woken by its task ending on another instance', () => {
+  let db: TestDatabase;
+  let door: TestApp;
+  let worker: TestApp | undefined;
+  let dataDir: string;
+  beforeAll(async () => {
+    db = await createTestDatabase({ migrated: true });
+    // the instances share the database and the storage, as a deployment's do
+    dataDir = await mkdtemp(path.join(tmpdir(), 'mgw-wake-'));
+    door = await startTestApp({ ROLE: 'api', HOLD_RECHECK_S: '3600', IMAGE_HOLD_S: '3600', SPEECH_HOLD_S: '3600', DATA_DIR: dataDir }, { db });
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.close();
+    await door.close();
+    await db.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("OpenAI's image and speech doors answer their tasks' results once a worker elsewhere ends them", async () => {
+    const key = await door.createKey('held-wake');
+    const image = api(door.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'A lighthouse at dusk', size: '1024x1024' } });
+    const speech = fetch(`${door.url}/openai/v1/audio/speech`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Held, then woken.' }) });
+    // both are accepted and held (nothing runs them: this instance has no worker)
+    await pollUntil(() => queryDb<{ state: string }>(db, "SELECT state FROM tasks WHERE owner = 'held-wake'"), (rows) => rows.length === 2 && rows.every((r) => r.state === 'queued'), { what: 'both tasks to be queued' });
+    worker = await startTestApp({ ROLE: 'worker', DATA_DIR: dataDir }, { db });
+    const [made, spoken] = await Promise.all([image, speech]);
+    expect([made.status, made.body.error]).toEqual([200, undefined]);
+    const meta = await sharp(Buffer.from(made.body.data[0].b64_json, 'base64')).metadata();
+    expect([meta.width, meta.height]).toEqual([1024, 1024]);
+    expect([spoken.status, spoken.headers.get('content-type')]).toEqual([200, 'audio/mpeg']);
+    expect((await spoken.arrayBuffer()).byteLength).toBeGreaterThan(0);
+  }, 60_000);
+});
