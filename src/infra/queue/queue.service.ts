@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@ne
 import PgBoss from 'pg-boss';
 import { AppConfig } from '../config/app-config.js';
 import { DatabaseStatus } from '../database/database-status.service.js';
+import { NotificationsService } from '../database/notifications.service.js';
 import type { SqlExecutor } from '../prisma/sql-executor.js';
 import { BossDb } from './boss-db.js';
 import { FIXED_QUEUES, type JobName, type JobPayload, type QueueSettings } from './jobs.js';
@@ -59,6 +60,9 @@ const JOB_SETTINGS = `COALESCE(q.expire_seconds * interval '1s', interval '15 mi
  */
 const QUEUE_SETUP_LOCK_ID = 72_804_116;
 
+/** The channel on which an instance tells the others' consumers that it sent jobs of a queue (its name). */
+export const JOBS_CHANNEL = 'mgw_jobs';
+
 /** The queues with no job in hand are looked at (one statement for all) this often. */
 const POLL_MS = 500;
 /** A job due at a time is fetched this long after it (start_after < now() must hold by then). */
@@ -98,10 +102,14 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private stopping = false;
   private drainDeadline?: number;
   private readonly errorLog = new Map<string, { at: number; suppressed: number }>();
+  /** Queues whose new jobs the other instances are yet to be told of, and the telling in progress. */
+  private readonly untold = new Set<string>();
+  private telling?: Promise<void>;
 
   constructor(
     private readonly config: AppConfig,
     private readonly database: DatabaseStatus,
+    private readonly notifications: NotificationsService,
   ) {
     this.db = new BossDb(
       { connectionString: config.databaseUrl, max: 4, connectionTimeoutMillis: config.databasePoolTimeoutMs, application_name: 'media-gateway-queue' },
@@ -126,6 +134,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
       await this.boss.start();
       await this.createMissingQueues(Object.entries(FIXED_QUEUES) as [JobName, QueueSettings][]);
     });
+    if (this.config.runsWorkers) await this.notifications.listen(JOBS_CHANNEL, (name) => this.wakeConsumers(name as JobName));
     this.database.onChange((available) => {
       if (this.paused === !available) return;
       this.paused = !available;
@@ -199,10 +208,34 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Jobs of `name` were just written (and committed) by this instance: its consumer, if it waits for
-   * the next poll, fetches at once. Other instances find them at their next poll (POLL_MS).
+   * the next poll, fetches at once. When it has none free (an API instance, or its slots are full), the
+   * other instances are told through NOTIFY (JOBS_CHANNEL) and theirs fetch at once; a notification lost
+   * leaves them their next look (POLL_MS). Tellings of one moment go together, one at a time.
    */
   jobsAdded(name: JobName): void {
-    for (const c of this.consumers) if (c.name === name && c.running < c.concurrency && c.idleUntil <= Date.now()) c.wake?.();
+    if (this.wakeConsumers(name)) return;
+    this.untold.add(name);
+    this.telling ??= this.tellOthers().finally(() => (this.telling = undefined));
+  }
+
+  /** Wakes this instance's consumers of `name` that could take a job now; false when none could. */
+  private wakeConsumers(name: JobName): boolean {
+    let woken = false;
+    for (const c of this.consumers) {
+      if (c.name !== name || c.running >= c.concurrency || c.idleUntil > Date.now()) continue;
+      c.wake?.();
+      woken = true;
+    }
+    return woken;
+  }
+
+  private async tellOthers(): Promise<void> {
+    await Promise.resolve();
+    while (this.untold.size > 0) {
+      const names = [...this.untold];
+      this.untold.clear();
+      for (const name of names) await this.notifications.notify(JOBS_CHANNEL, name).catch(() => undefined);
+    }
   }
 
   /**
