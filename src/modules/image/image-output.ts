@@ -30,25 +30,43 @@ export function plannedSize(params: Pick<ImageParams, 'size' | 'aspectRatio' | '
 }
 
 /**
- * An image as a vendor (or the sandbox) made it, into what the caller asked: decoded under the pixel limit,
+ * Whether an image of the asked size is already what was asked, so it is kept as it came, neither decoded
+ * nor encoded again (the header checks are all it needs): the asked format, no compression asked of it,
+ * and nothing to flatten (an opaque background asked of an image that has no alpha, read from its header).
+ */
+async function alreadyAsAsked(bytes: Buffer, format: string, params: Pick<ImageParams, 'outputFormat' | 'outputCompression' | 'background'>, limits: ImageLimits): Promise<boolean> {
+  if (format !== params.outputFormat || params.outputCompression !== undefined) return false;
+  if (format === 'jpeg' || params.background !== 'opaque') return true;
+  try {
+    return !(await boundedSharp(bytes, limits).metadata()).hasAlpha;
+  } catch {
+    return false; // sharp cannot read it: the encode below says why
+  }
+}
+
+/**
+ * An image as a vendor (or the sandbox) made it, into what the caller asked: kept as it is when it already
+ * is (alreadyAsAsked), else decoded under the pixel limit,
  * resized (cover: the shape kept, the excess cropped from the centre) to an asked exact size it does not
  * have, encoded in the asked format and compression; a transparent background kept (PNG, WebP), an opaque
  * one flattened on white. Throws ImageRejected when the bytes are not an image within the limits.
  */
 export async function finishImage(bytes: Buffer, params: Pick<ImageParams, 'size' | 'target_size' | 'outputFormat' | 'outputCompression' | 'background'>, limits: ImageLimits): Promise<FinishedImage> {
   const header = readImageHeader(bytes, limits);
+  const format = params.outputFormat;
+  const size = params.size ?? params.target_size;
+  const asked = size ? sidesOf(size) : undefined;
+  const resized = asked !== undefined && (asked.width !== header.width || asked.height !== header.height);
+  if (!resized && (await alreadyAsAsked(bytes, header.format, params, limits))) {
+    return { body: bytes, contentType: CONTENT_TYPES[format], width: header.width, height: header.height };
+  }
   let image = boundedSharp(bytes, limits);
   let { width, height } = header;
-  const size = params.size ?? params.target_size;
-  if (size) {
-    const asked = sidesOf(size);
-    if (asked.width !== width || asked.height !== height) {
-      image = image.resize(asked.width, asked.height, { fit: 'cover', position: 'centre' });
-      ({ width, height } = asked);
-    }
+  if (asked && resized) {
+    image = image.resize(asked.width, asked.height, { fit: 'cover', position: 'centre' });
+    ({ width, height } = asked);
   }
   const quality = params.outputCompression ?? 90;
-  const format = params.outputFormat;
   if (format === 'jpeg' || params.background === 'opaque') image = image.flatten({ background: '#ffffff' });
   if (format === 'png') image = image.png();
   else if (format === 'jpeg') image = image.jpeg({ quality: Math.max(1, quality) });
