@@ -11,13 +11,14 @@ const scenarios = {
   worker: () => import('./worker.mjs'),
   scale: () => import('./scale.mjs'),
   inflight: () => import('./inflight.mjs'),
+  door: () => import('./door.mjs'),
 };
 /** What runs when no scenario is named: the long ones are left out. */
-const byDefault = ['accept', 'big', 'worker', 'scale'];
+const byDefault = ['accept', 'big', 'worker', 'scale', 'door'];
 
 const chosen = process.argv.slice(2).filter((a, i, all) => scenarios[a] && !all[i - 1]?.startsWith('--'));
 const names = chosen.length ? chosen : byDefault;
-const options = { durationS: Number(arg('duration', 10)), connections: Number(arg('connections', 32)), rounds: Number(arg('rounds', 2)) };
+const options = { durationS: Number(arg('duration', 10)), connections: Number(arg('connections', 32)), rounds: Number(arg('rounds', 2)), requests: Number(arg('requests', 60)) };
 
 try {
   const db = await database();
