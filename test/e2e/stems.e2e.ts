@@ -63,6 +63,10 @@ describe('stems: a song split into stems by the Suno-style door (sandbox, real a
     expect(correlation(instrumental.subarray(0, n), source.subarray(0, n))).toBeLessThan(0.95);
     // one charge of PRICE_STEMS
     expect((await used()) - before).toBe(4);
+    // GET /tasks/{id} lists the stems as the task's clips, of type stem, as its OpenAPI document says (api() checks the answer against it)
+    const detail = await api(t.url, 'GET', `/tasks/${id}`, { key });
+    expect([detail.status, detail.body.kind, detail.body.credits]).toEqual([200, 'stems', 4]);
+    expect(detail.body.clips.map((c: any) => [c.id, c.index, c.type, c.title])).toEqual(task.data.map((c: any, i: number) => [c.id, i, 'stem', c.title]));
     // POST /music-a/fetch renders it the same way; a stem is a clip as any: it is split again
     const many = await post('/music-a/fetch', { ids: [id] });
     expect(many.body.data.map((d: any) => [d.action, d.data.length])).toEqual([['STEMS', 2]]);

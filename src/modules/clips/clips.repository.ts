@@ -5,9 +5,7 @@ import type { TaskState, TaskTx } from '../../common/tasks/task-kind.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type DetailRows, snakeColumns } from '../../infra/prisma/statement.js';
 import type { TimedWord } from './clip-lyrics.js';
-
-/** gen: a take (a new song or a continuation); upload; concat: a joined song; stem: one stem split from a clip (its task's parent). */
-export type ClipType = 'gen' | 'upload' | 'concat' | 'stem';
+import type { ClipType } from './clip-media.js';
 
 /** A clip as its task is accepted (its duration comes with the task's success). */
 export interface NewClip {

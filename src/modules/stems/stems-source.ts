@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { TaskFailure } from '../../common/tasks/task-kind.js';
 import { measureAudio, withPinnedAudio } from '../../infra/ffmpeg/audio-decode.js';
 import { sniffAudioFile } from '../../infra/ffmpeg/media-format.js';
 import type { CpuSlots } from '../../infra/process/cpu-slots.js';
@@ -18,6 +19,20 @@ export async function clipAudioRow(clips: ClipsRepository, media: MediaService, 
   const row = clip && (await media.findForTask(clip.taskId, CLIP_AUDIO_ROLE, clip.idx));
   if (!row) throw new UnusableAnswer(`the audio of clip ${clipId} is no longer stored`);
   return row;
+}
+
+/**
+ * clipAudioRow for a step the gateway runs itself: a clip whose audio is gone ends the task (TaskFailure); any
+ * other error is thrown as it is, so that the runner tells a database outage from the task's fault (the task
+ * is put back and runs again when the database answers, rather than failing on a connection error).
+ */
+export async function clipAudioRowOrFailure(clips: ClipsRepository, media: MediaService, clipId: string): Promise<MediaRow> {
+  try {
+    return await clipAudioRow(clips, media, clipId);
+  } catch (err) {
+    if (err instanceof UnusableAnswer) throw new TaskFailure(err.message);
+    throw err;
+  }
 }
 
 /** The clip split, as a vendor takes it: a signed link to our copy (for an hour), or its bytes with their format and length. */

@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
+import { CLIP_TYPES } from '../../../modules/clips/clip-media.js';
 
 export const MUSIC_ACTIONS = ['MUSIC', 'CONCAT', 'UPLOAD', 'STEMS'] as const;
 export const MUSIC_TASK_STATUSES = ['NOT_START', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
 export const CLIP_STATUSES = ['submitted', 'queued', 'streaming', 'complete', 'error'] as const;
-export const CLIP_TYPES = ['gen', 'upload', 'concat', 'stem'] as const;
 
 /** One step of a clip's chain: a clip and the second it was cut at (null: kept whole). */
 export class ClipHistoryEntryDto {

@@ -10,7 +10,7 @@ import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import { decodeAudioFile, durationOf, encodeMp3, SAMPLE_RATE } from '../../music/sound/music-sound.js';
 import { splitBands } from '../stems-bands.js';
-import { clipAudioRow } from '../stems-source.js';
+import { clipAudioRowOrFailure } from '../stems-source.js';
 import type { StemsTask } from '../stems-task.js';
 import type { StemsContext, StemsProvider, StemTake } from './stems-provider.js';
 
@@ -39,12 +39,7 @@ export class SandboxStemsProvider implements StemsProvider {
     const p = task.params;
     const names = stemNames(p.model, p.split);
     const source = ctx.file('source', 'audio');
-    let row;
-    try {
-      row = await clipAudioRow(this.clips, this.media, p.clip_id);
-    } catch (err) {
-      throw new TaskFailure((err as Error).message);
-    }
+    const row = await clipAudioRowOrFailure(this.clips, this.media, p.clip_id);
     if ((await this.media.copyToFile(row, source)) === null) throw new TaskFailure(`the audio of clip ${p.clip_id} is no longer stored`);
     let decoded;
     try {

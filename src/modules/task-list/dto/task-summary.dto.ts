@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { TASK_STATES } from '../../../common/tasks/task-kind.js';
+import { CLIP_TYPES } from '../../clips/clip-media.js';
 
 /** A task of any operation, as the cross-operation list shows it. */
 export class TaskSummaryDto {
@@ -137,7 +138,7 @@ export class TaskClipDto {
   @ApiProperty({ type: 'integer', description: "Its place among its task's clips: its audio is the media of role clip at this index, its cover of role cover.", example: 0 })
   index!: number;
 
-  @ApiProperty({ enum: ['gen', 'upload', 'concat'], description: 'gen: a take (a new song or a continuation); upload: an uploaded file; concat: a joined song.', example: 'gen' })
+  @ApiProperty({ enum: CLIP_TYPES, description: 'gen: a take (a new song or a continuation); upload: an uploaded file; concat: a joined song; stem: one stem split from a clip (a stems task\'s).', example: 'gen' })
   type!: string;
 
   @ApiProperty({ type: Number, nullable: true, description: 'Seconds (null until its task succeeded).', example: 30 })
@@ -191,7 +192,7 @@ export class TaskDetailDto extends TaskSummaryDto {
   @ApiProperty({
     type: TaskClipDto,
     isArray: true,
-    description: "A music, concat or upload task's clips (each take of a song, a joined song, an uploaded file), in order: their titles, lyrics and timed lyrics, and what each continues or joins, with those clips' tasks. Empty for other operations.",
+    description: "A music, concat, upload or stems task's clips (each take of a song, a joined song, an uploaded file, each stem), in order: their titles, lyrics and timed lyrics, and what each continues or joins, with those clips' tasks. Empty for other operations.",
   })
   clips!: TaskClipDto[];
 
