@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
-import { Base64Json } from '../../common/http/base64-json.js';
+import { Base64Bytes, Base64Json } from '../../common/http/base64-json.js';
 import { successEnvelope } from '../../common/http/envelope.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { TaskRepository } from '../../common/tasks/task.repository.js';
@@ -80,7 +80,7 @@ export class ExpandService {
       if (input) await this.media.discardObjects([input]);
       throw err;
     }
-    if (image.original === undefined) return new Base64Json(successEnvelope(requestId, { data: toTaskDto(task) }), 'image', (image as { bytes: Buffer }).bytes);
+    if (image.original === undefined) return new Base64Json({ ...successEnvelope(requestId, { data: toTaskDto(task) }), image: new Base64Bytes((image as { bytes: Buffer }).bytes) });
     return successEnvelope(requestId, { data: toTaskDto(task), image: image.original });
   }
 
