@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { NotificationsService } from '../../infra/database/notifications.service.js';
+import type { Task } from './task-kind.js';
 
 /** The channel on which an instance tells the others which tasks it has just ended (ids, comma-separated). */
 export const TASK_ENDS_CHANNEL = 'mgw_task_ends';
@@ -10,10 +11,23 @@ const IDS_PER_NOTIFICATION = 200;
 const UNHEARD_FIRST_MS = 100;
 const UNHEARD_MAX_MS = 1000;
 
+/**
+ * A task that ended on this instance, as the step left it: its row after the change, and what the step
+ * made (the kind's output: the bytes in hand, already stored), so a waiter here answers without reading
+ * either back.
+ */
+export interface EndedHere {
+  task: Task<unknown, unknown>;
+  output?: unknown;
+}
+
+/** What a wait's turn brought: the end in hand (on this instance), word of it (from another), or nothing yet. */
+export type Woken = EndedHere | 'heard' | 'timeout';
+
 /** A wait for one task's end, registered before its row is read (so an end between the read and the wait is not missed). */
 export interface TaskEndWait {
-  /** Resolves when the task is heard to end, or after `ms`, whichever comes first; false on the timeout. */
-  next(ms: number): Promise<boolean>;
+  /** Resolves when the task is heard to end, or after `ms`, whichever comes first. */
+  next(ms: number): Promise<Woken>;
   /** How long to wait before the next read of the row: the safety net's pace (HOLD_RECHECK_S). */
   pauseMs(): number;
   /** No longer waiting: always called (finally). */
@@ -32,7 +46,7 @@ export interface TaskEndWait {
 @Injectable()
 export class TaskEnds implements OnModuleInit {
   private readonly logger = new Logger('TaskEnds');
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new Map<string, Set<(ended?: EndedHere) => void>>();
   private pending: string[] = [];
   private sending?: Promise<void>;
 
@@ -54,7 +68,7 @@ export class TaskEnds implements OnModuleInit {
 
   /** Starts waiting for task `id`'s end. */
   wait(id: string): TaskEndWait {
-    let wakeUp: (() => void) | undefined;
+    let wakeUp: ((ended?: EndedHere) => void) | undefined;
     let unheardPause = UNHEARD_FIRST_MS;
     const remove = () => {
       if (!wakeUp) return;
@@ -65,16 +79,16 @@ export class TaskEnds implements OnModuleInit {
     };
     return {
       next: (ms) =>
-        new Promise<boolean>((resolve) => {
+        new Promise<Woken>((resolve) => {
           remove();
           const timer = setTimeout(() => {
             remove();
-            resolve(false);
+            resolve('timeout');
           }, ms);
-          wakeUp = () => {
+          wakeUp = (ended) => {
             clearTimeout(timer);
             wakeUp = undefined;
-            resolve(true);
+            resolve(ended ?? 'heard');
           };
           const set = this.waiters.get(id) ?? new Set();
           set.add(wakeUp);
@@ -92,20 +106,21 @@ export class TaskEnds implements OnModuleInit {
 
   /**
    * Tasks `ids` have ended (their change is committed): their waiters here wake now, and the other
-   * instances are told (best effort: their waiters' reads of the row are the safety net).
+   * instances are told (best effort: their waiters' reads of the row are the safety net). `here`: the
+   * end of a task this instance's step made, handed to its waiters here.
    */
-  announce(ids: readonly string[]): void {
+  announce(ids: readonly string[], here?: EndedHere): void {
     if (ids.length === 0) return;
-    for (const id of ids) this.wake(id);
+    for (const id of ids) this.wake(id, here?.task.id === id ? here : undefined);
     this.pending.push(...ids);
     this.sending ??= this.send().finally(() => (this.sending = undefined));
   }
 
-  private wake(id: string): void {
+  private wake(id: string, here?: EndedHere): void {
     const set = this.waiters.get(id);
     if (!set) return;
     this.waiters.delete(id);
-    for (const wakeUp of set) wakeUp();
+    for (const wakeUp of set) wakeUp(here);
   }
 
   /** Sends what is pending, one notification per IDS_PER_NOTIFICATION ids, until nothing is; ends that come meanwhile go in the next. */

@@ -34,8 +34,12 @@ export interface Submission<P> {
 /** How long a door that answers a task's result itself holds the request, past the task's deadline, unless its kind's holdS says. */
 const HOLD_MARGIN_S = 15;
 
-/** What a request held for its task's end learns: the task ended (succeeded or failed), was deleted, or still runs after `holdS` or once the caller left. */
-export type Held<P, R> = { ended: Task<P, R> } | { deleted: true } | { timedOut: true; holdS: number };
+/**
+ * What a request held for its task's end learns: the task ended (succeeded or failed; with `output`, what
+ * its step made, when it ended on this instance: the bytes in hand, already stored), was deleted, or still
+ * runs after `holdS` or once the caller left.
+ */
+export type Held<P, R> = { ended: Task<P, R>; output?: unknown } | { deleted: true } | { timedOut: true; holdS: number };
 
 /** Something done while a request is held, every `everyMs` (a stream's partial results), besides the wait for the end. */
 export interface WhileHeld {
@@ -165,7 +169,9 @@ export class TaskEngine implements OnApplicationBootstrap {
         if (meanwhile) await meanwhile.run();
         const left = until - Date.now();
         if (caller.destroyed || left <= 0) return { timedOut: true, holdS };
-        await wait.next(Math.min(left, meanwhile ? meanwhile.everyMs : wait.pauseMs()));
+        const woken = await wait.next(Math.min(left, meanwhile ? meanwhile.everyMs : wait.pauseMs()));
+        // ended here: the row as the step left it, and what it made, without reading either back
+        if (typeof woken === 'object') return { ended: woken.task as Task<P, R>, output: woken.output };
       }
     } finally {
       wait.cancel();

@@ -142,7 +142,7 @@ export class TaskRunner {
     const fail = async (reason: string) => {
       const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
       if (failed) {
-        this.ends.announce([id]);
+        this.ends.announce([id], { task: { ...task, state: 'failed', message: reason, finishedAt: new Date(), leaseOwner: null, leaseUntil: null } });
         await this.freedSlot(kind, id);
       }
       return failed;
@@ -254,7 +254,8 @@ export class TaskRunner {
   private async complete(kind: TaskKind, task: Task, output: unknown, ctx: StepContext): Promise<boolean> {
     const success = await kind.store(task, output, ctx);
     if (await this.states.finish(task.id, this.worker, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle)) {
-      this.ends.announce([task.id]);
+      const ended = { ...task, state: 'succeeded' as const, message: null, result: success.result === undefined ? task.result : success.result, finishedAt: new Date(), leaseOwner: this.worker, leaseUntil: null };
+      this.ends.announce([task.id], { task: ended, output });
       this.logger.log({ msg: `${kind.definition.name} task succeeded`, task_id: task.id, kind: kind.definition.name });
       await this.freedSlot(kind, task.id);
       return true;

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { openAiError } from '../../common/errors/openai-error.js';
+import { Base64Bytes, Base64Json } from '../../common/http/base64-json.js';
 import { describeError } from '../../common/errors/error-catalog.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { OpenAIImageVendor } from '../../vendors/openai/openai-image.vendor.js';
@@ -14,7 +16,7 @@ import type { MediaRow, NewMedia } from '../../modules/media/media.repository.js
 import { MediaService } from '../../modules/media/media.service.js';
 import type { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImageDataDto, OpenAiImagesResponseDto, OpenAiImageFieldsDto } from './dto/openai-image.dto.js';
 import type { OpenAiModelListDto } from './dto/openai-model.dto.js';
-import { ImageKind } from '../../modules/image/image.kind.js';
+import { ImageKind, type MadeImages } from '../../modules/image/image.kind.js';
 import { ImageInputs } from '../../modules/image/image-inputs.js';
 import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
 import { OPENAI_DOOR } from './openai.door.js';
@@ -144,24 +146,37 @@ export class OpenAiImagesService {
     // of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
     res.setHeader('x-should-retry', 'false');
     if (dto.stream) return this.stream(principal, id, mode, dto, res, base);
-    const task = await this.held(principal, id, res);
-    res.status(200).json(await this.answer(task, dto.response_format ?? 'b64_json'));
+    const { task, made } = await this.held(principal, id, res);
+    const answer = new Base64Json(await this.answer(task, dto.response_format ?? 'b64_json', made));
+    res.status(200).setHeader('content-type', answer.getHeaders().type!);
+    res.setHeader('content-length', String(answer.getHeaders().length));
+    // a client gone mid-answer loses nothing: its images stay (GET /tasks/{id})
+    await pipeline(answer.getStream(), res).catch(() => undefined);
   }
 
   /** Waits for the task's end (woken by it), up to its hold; `onWait` (a stream's partial images) runs every PARTIALS_EVERY_MS meanwhile. */
-  private async held(principal: Principal, id: string, res: Response, onWait?: () => Promise<void>): Promise<ImageTask> {
+  private async held(principal: Principal, id: string, res: Response, onWait?: () => Promise<void>): Promise<{ task: ImageTask; made?: MadeImages }> {
     const held = await this.engine.holdUntilEnded<ImageParams, ImageTask['result']>(this.kind, principal.owner, id, res, onWait ? { everyMs: PARTIALS_EVERY_MS, run: onWait } : undefined);
     if ('deleted' in held) throw new AppError('NOT_FOUND', `image task ${id} was deleted while the request was held`);
     if ('timedOut' in held) throw new AppError('TIMEOUT', `the image task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its images`);
-    return held.ended;
+    return { task: held.ended, made: held.output as MadeImages | undefined };
   }
 
-  /** OpenAI's ImagesResponse of an ended task; a failed one is thrown as OpenAI's error (moderation_blocked for the vendor's refusal). */
-  private async answer(task: ImageTask, responseFormat: 'b64_json' | 'url'): Promise<OpenAiImagesResponseDto> {
-    const images = await this.images(task, responseFormat === 'b64_json');
+  /**
+   * OpenAI's ImagesResponse of an ended task; a failed one is thrown as OpenAI's error (moderation_blocked
+   * for the vendor's refusal). Its images as Base64 from `made` (what the step made on this instance, already
+   * stored: the bytes in hand), else read back from storage; as links, from their stored rows.
+   */
+  private async answer(task: ImageTask, responseFormat: 'b64_json' | 'url', made?: MadeImages): Promise<Omit<OpenAiImagesResponseDto, 'data'> & { data: (OpenAiImageDataDto | { b64_json: Base64Bytes; revised_prompt?: string })[] }> {
     const revised = task.result?.revised_prompt ? { revised_prompt: task.result.revised_prompt } : {};
-    const data: OpenAiImageDataDto[] = images.map(({ row, bytes }) => (bytes ? { b64_json: bytes.toString('base64'), ...revised } : { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), ...revised }));
-    return { created: Math.floor(task.createdAt.getTime() / 1000), data, ...this.made(task, images[0]?.row), usage: NO_USAGE, task_id: task.id };
+    const created = Math.floor(task.createdAt.getTime() / 1000);
+    if (task.state === 'succeeded' && responseFormat === 'b64_json' && made && made.images.length > 0) {
+      const data = made.images.map((image) => ({ b64_json: new Base64Bytes(image.body), ...revised }));
+      return { created, data, ...this.made(task, made.images[0]), usage: NO_USAGE, task_id: task.id };
+    }
+    const images = await this.images(task, responseFormat === 'b64_json');
+    const data = images.map(({ row, bytes }) => (bytes ? { b64_json: new Base64Bytes(bytes), ...revised } : { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), ...revised }));
+    return { created, data, ...this.made(task, images[0]?.row), usage: NO_USAGE, task_id: task.id };
   }
 
   /** The stored images of a succeeded task, in order, with their bytes where `withBytes` (a link needs only the row); a failed task thrown as its error. */
@@ -220,7 +235,7 @@ export class OpenAiImagesService {
       }
     };
     try {
-      const task = await this.held(principal, id, res, sendPartials);
+      const { task } = await this.held(principal, id, res, sendPartials);
       await sendPartials();
       const images = await this.images(task, true);
       const made = this.made(task, images[0]?.row);

@@ -21,6 +21,12 @@ const INPUT_MAX_BYTES = 10 * 1024 * 1024;
  * chooses (the sandbox draws, a relay has the vendors behind the image channels make them), each image
  * converted into the asked size and format before it is stored; its notifications are its door's record.
  */
+/** What an image step makes: the images as they are stored (what the task's doors answer, in hand on the instance that made them). */
+export interface MadeImages {
+  images: FinishedImage[];
+  revisedPrompt?: string;
+}
+
 @Injectable()
 export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: FinishedImage[]; revisedPrompt?: string }> {
   static readonly definition = IMAGE_DEFINITION;
@@ -44,7 +50,7 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
     return this.providers[this.config.kinds.image.provider].watcher;
   }
 
-  async step(task: ImageTask, ctx: StepContext): Promise<StepOutcome<{ images: FinishedImage[]; revisedPrompt?: string }>> {
+  async step(task: ImageTask, ctx: StepContext): Promise<StepOutcome<MadeImages>> {
     const provider = this.providers[this.config.kinds.image.provider];
     let inputs: Promise<ImageInput[]> | undefined;
     const outcome = await provider.step(task, {
@@ -69,7 +75,7 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
     return { kind: 'done', result: { images, revisedPrompt: outcome.result.revisedPrompt } };
   }
 
-  async store(task: ImageTask, output: { images: FinishedImage[]; revisedPrompt?: string }): Promise<Success<ImageResult>> {
+  async store(task: ImageTask, output: MadeImages): Promise<Success<ImageResult>> {
     const stored = await this.media.putResult(
       output.images.map((image, index) => ({ owner: task.owner, taskId: task.id, role: 'image', index, body: image.body, contentType: image.contentType, width: image.width, height: image.height })),
     );
