@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseLargeJson } from './large-json.js';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { OutboundError, retryAfterOf, SafeFetchService } from '../outbound/safe-fetch.service.js';
@@ -290,7 +291,7 @@ async function encodeForm(form: FormData): Promise<{ bytes: Buffer; type: string
 
 function parseJson(body: Buffer): Record<string, unknown> {
   try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
+    const value = parseLargeJson(body);
     return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
   } catch {
     return {};
