@@ -46,6 +46,7 @@ export interface TaskEndWait {
 @Injectable()
 export class TaskEnds implements OnModuleInit {
   private readonly logger = new Logger('TaskEnds');
+  /** Each task's waiters here: each keeps what it hears until its next turn (see wait). */
   private readonly waiters = new Map<string, Set<(ended?: EndedHere) => void>>();
   private pending: string[] = [];
   private sending?: Promise<void>;
@@ -66,33 +67,40 @@ export class TaskEnds implements OnModuleInit {
     return this.waiters.size;
   }
 
-  /** Starts waiting for task `id`'s end. */
+  /**
+   * Starts waiting for task `id`'s end: from now on, an end announced or heard is kept for the next turn
+   * (`next`), so one that comes between a read of the row and the turn is not missed.
+   */
   wait(id: string): TaskEndWait {
-    let wakeUp: ((ended?: EndedHere) => void) | undefined;
     let unheardPause = UNHEARD_FIRST_MS;
-    const remove = () => {
-      if (!wakeUp) return;
-      const set = this.waiters.get(id);
-      set?.delete(wakeUp);
-      if (set?.size === 0) this.waiters.delete(id);
-      wakeUp = undefined;
+    let kept: EndedHere | 'heard' | undefined;
+    let turn: ((woken: Woken) => void) | undefined;
+    const listener = (ended?: EndedHere) => {
+      // the end in hand wins over word of it
+      if (kept === undefined || kept === 'heard') kept = ended ?? 'heard';
+      turn?.(kept);
     };
+    const set = this.waiters.get(id) ?? new Set();
+    set.add(listener);
+    this.waiters.set(id, set);
     return {
       next: (ms) =>
         new Promise<Woken>((resolve) => {
-          remove();
+          if (kept !== undefined) {
+            const woken = kept;
+            kept = undefined; // used: the row is read again, and a later turn waits
+            return resolve(woken);
+          }
           const timer = setTimeout(() => {
-            remove();
+            turn = undefined;
             resolve('timeout');
           }, ms);
-          wakeUp = (ended) => {
+          turn = (woken) => {
             clearTimeout(timer);
-            wakeUp = undefined;
-            resolve(ended ?? 'heard');
+            turn = undefined;
+            kept = undefined;
+            resolve(woken);
           };
-          const set = this.waiters.get(id) ?? new Set();
-          set.add(wakeUp);
-          this.waiters.set(id, set);
         }),
       pauseMs: () => {
         if (this.notifications.listening) return this.config.holdRecheckS * 1000;
@@ -100,7 +108,12 @@ export class TaskEnds implements OnModuleInit {
         unheardPause = Math.min(UNHEARD_MAX_MS, Math.round(unheardPause * 1.5));
         return pause;
       },
-      cancel: remove,
+      cancel: () => {
+        const waiting = this.waiters.get(id);
+        waiting?.delete(listener);
+        if (waiting?.size === 0) this.waiters.delete(id);
+        turn = undefined;
+      },
     };
   }
 
@@ -117,10 +130,7 @@ export class TaskEnds implements OnModuleInit {
   }
 
   private wake(id: string, here?: EndedHere): void {
-    const set = this.waiters.get(id);
-    if (!set) return;
-    this.waiters.delete(id);
-    for (const wakeUp of set) wakeUp(here);
+    for (const listener of this.waiters.get(id) ?? []) listener(here);
   }
 
   /** Sends what is pending, one notification per IDS_PER_NOTIFICATION ids, until nothing is; ends that come meanwhile go in the next. */
