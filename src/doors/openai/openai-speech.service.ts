@@ -9,6 +9,7 @@ import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { SpeechRequest } from '../../vendors/contracts/speech-vendor.js';
 import { MediaService } from '../../modules/media/media.service.js';
+import type { FinishedSpeech } from '../../modules/speech/speech-audio.js';
 import { SpeechKind, speechChars } from '../../modules/speech/speech.kind.js';
 import { SpeechModels } from '../../modules/speech/speech-models.js';
 import { AUDIO_ROLE, CONTENT_TYPES, type SpeechParams, type SpeechTask } from '../../modules/speech/speech-task.js';
@@ -52,28 +53,32 @@ export class OpenAiSpeechService {
     // accepted: a retry of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
     res.setHeader('x-should-retry', 'false');
     if (dto.stream_format === 'sse') return this.stream(principal, id, res);
-    const task = await this.held(principal, id, res);
-    const audio = await this.audio(task);
+    const { task, made } = await this.held(principal, id, res);
+    const audio = await this.audio(task, made);
     res.status(200).setHeader('content-type', CONTENT_TYPES[task.params.format]);
     res.setHeader('x-task-id', task.id);
     res.end(audio);
   }
 
   /** Waits for the task's end (woken by it), up to its hold. */
-  private async held(principal: Principal, id: string, res: Response): Promise<SpeechTask> {
+  private async held(principal: Principal, id: string, res: Response): Promise<{ task: SpeechTask; made?: FinishedSpeech }> {
     const held = await this.engine.holdUntilEnded<SpeechParams, SpeechTask['result']>(this.kind, principal.owner, id, res);
     if ('deleted' in held) throw new AppError('NOT_FOUND', `speech task ${id} was deleted while the request was held`);
     if ('timedOut' in held) throw new AppError('TIMEOUT', `the speech task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its audio`);
-    return held.ended;
+    return { task: held.ended, made: held.output as FinishedSpeech | undefined };
   }
 
 
-  /** The stored audio of an ended task; a failed one thrown as OpenAI's error (the vendor's moderation: 400). */
-  private async audio(task: SpeechTask): Promise<Buffer> {
+  /**
+   * The stored audio of an ended task (`made`: what its step made on this instance, already stored: the
+   * bytes in hand, not read back); a failed one thrown as OpenAI's error (the vendor's moderation: 400).
+   */
+  private async audio(task: SpeechTask, made?: FinishedSpeech): Promise<Buffer> {
     if (task.state === 'failed') {
       const reason = task.message ?? 'the task failed';
       throw new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the speech task ${task.id} failed: ${reason}`);
     }
+    if (made) return made.bytes;
     const row = await this.media.findForTask(task.id, AUDIO_ROLE, 0);
     const bytes = row ? await this.media.readBytes(row) : null;
     if (!bytes) throw new AppError('UPSTREAM_FAILED', `the speech task ${task.id} ended without audio`);
@@ -89,8 +94,8 @@ export class OpenAiSpeechService {
     res.flushHeaders();
     const send = (body: Record<string, unknown>) => res.write(`data: ${JSON.stringify(body)}\n\n`);
     try {
-      const task = await this.held(principal, id, res);
-      const audio = await this.audio(task);
+      const { task, made } = await this.held(principal, id, res);
+      const audio = await this.audio(task, made);
       for (let at = 0; at < audio.length; at += DELTA_BYTES) send({ type: 'speech.audio.delta', audio: audio.subarray(at, at + DELTA_BYTES).toString('base64') });
       const chars = speechChars(task.params.input);
       send({ type: 'speech.audio.done', usage: { input_tokens: chars, output_tokens: 0, total_tokens: chars } });
