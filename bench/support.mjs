@@ -158,11 +158,25 @@ export async function benchKey(gateway, owner) {
   return (await adminCall(gateway.url, 'POST', '/admin/keys', { owner, name: 'bench' })).key;
 }
 
-/** One autocannon run: req/s (2xx only), p50, p99 in ms, and the count of other answers. */
+/**
+ * One autocannon run: req/s (2xx only), p50, p99 in ms, and the count of other answers. `key`: one key, or
+ * several (teams): connection i sends keys[i % keys.length], so each team has its share of the connections.
+ */
 export function load({ url, path: route, key, body, connections, durationS }) {
+  const keys = Array.isArray(key) ? key : [key];
+  const headersOf = (k) => ({ authorization: `Bearer ${k}`, 'content-type': 'application/json' });
+  let nextClient = 0;
   return new Promise((resolve, reject) => {
     autocannon(
-      { url: url + route, method: 'POST', connections, duration: durationS, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      {
+        url: url + route,
+        method: 'POST',
+        connections,
+        duration: durationS,
+        headers: headersOf(keys[0]),
+        body: JSON.stringify(body),
+        ...(keys.length > 1 ? { setupClient: (client) => client.setHeaders(headersOf(keys[nextClient++ % keys.length])) } : {}),
+      },
       (err, result) => {
         if (err) return reject(err);
         const ok = result['2xx'];
