@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { TaskEnds } from '../../src/common/tasks/task-ends.js';
 import { pollUntil } from '../support/poll.js';
 import { api, createTestDatabase, queryDb, startTestApp, type TestApp, type TestDatabase } from '../support/test-app.js';
 
@@ -29,6 +30,18 @@ describe('a held request woken by its task ending on another instance', () => {
     await db.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
+
+  it('lets go of a request whose caller left at once, not at its next read of the row (an hour away here)', async () => {
+    const key = await door.createKey('held-left');
+    const leaving = new AbortController();
+    const request = fetch(`${door.url}/openai/v1/images/generations`, { method: 'POST', signal: leaving.signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Never waited for' }) }).catch((e: Error) => e);
+    await pollUntil(async () => door.app.get(TaskEnds).waiting, (n) => n === 1, { what: 'the request to be held' });
+    leaving.abort();
+    expect(((await request) as { name?: string }).name).toBe('AbortError');
+    await pollUntil(async () => door.app.get(TaskEnds).waiting, (n) => n === 0, { what: 'the hold to end once its caller left', timeoutMs: 20_000 });
+    // the task goes on, for whoever asks for it later
+    expect((await queryDb<{ state: string }>(db, "SELECT state FROM tasks WHERE owner = 'held-left'")).map((r) => r.state)).toEqual(['queued']);
+  }, 60_000);
 
   it("OpenAI's image and speech doors answer their tasks' results once a worker elsewhere ends them", async () => {
     const key = await door.createKey('held-wake');

@@ -30,6 +30,8 @@ export interface TaskEndWait {
   next(ms: number): Promise<Woken>;
   /** How long to wait before the next read of the row: the safety net's pace (HOLD_RECHECK_S). */
   pauseMs(): number;
+  /** Ends the turn in progress (or the next) as if the end were heard: the waiter looks again (its caller left). */
+  poke(): void;
   /** No longer waiting: always called (finally). */
   cancel(): void;
 }
@@ -108,6 +110,7 @@ export class TaskEnds implements OnModuleInit {
         unheardPause = Math.min(UNHEARD_MAX_MS, Math.round(unheardPause * 1.5));
         return pause;
       },
+      poke: () => listener(),
       cancel: () => {
         const waiting = this.waiters.get(id);
         waiting?.delete(listener);

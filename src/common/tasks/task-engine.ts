@@ -41,6 +41,13 @@ const HOLD_MARGIN_S = 15;
  */
 export type Held<P, R> = { ended: Task<P, R>; output?: unknown } | { deleted: true } | { timedOut: true; holdS: number };
 
+/** Who holds a request: gone once `destroyed`; an HTTP response also says when it closes. */
+export interface HeldCaller {
+  readonly destroyed: boolean;
+  once?(event: 'close', listener: () => void): unknown;
+  off?(event: 'close', listener: () => void): unknown;
+}
+
 /** Something done while a request is held, every `everyMs` (a stream's partial results), besides the wait for the end. */
 export interface WhileHeld {
   everyMs: number;
@@ -156,25 +163,29 @@ export class TaskEngine implements OnApplicationBootstrap {
    * through NOTIFY from another), with a read of its row as the safety net; for as long as the kind's
    * holdS (0: its deadline and 15 s), or until `caller` has gone.
    */
-  async holdUntilEnded<P, R>(kind: TaskKind, owner: string, id: string, caller: { readonly destroyed: boolean }, meanwhile?: WhileHeld): Promise<Held<P, R>> {
+  async holdUntilEnded<P, R>(kind: TaskKind, owner: string, id: string, caller: HeldCaller, meanwhile?: WhileHeld): Promise<Held<P, R>> {
     const settings = this.config.kinds[kind.definition.name];
     const holdS = Number(settings.options.holdS) || settings.timeoutS + HOLD_MARGIN_S;
     const until = Date.now() + holdS * 1000;
     const wait = this.ends.wait(id); // before the first read: an end between the read and the wait still wakes it
+    // a caller that goes away ends its hold at once (the task goes on), not at the next read of the row
+    const left = () => wait.poke();
+    caller.once?.('close', left);
     try {
       for (;;) {
         const task = await this.tasks.findForOwner<P, R>(kind.definition.name, owner, id);
         if (!task) return { deleted: true };
         if (task.state === 'succeeded' || task.state === 'failed') return { ended: task };
         if (meanwhile) await meanwhile.run();
-        const left = until - Date.now();
-        if (caller.destroyed || left <= 0) return { timedOut: true, holdS };
-        const woken = await wait.next(Math.min(left, meanwhile ? meanwhile.everyMs : wait.pauseMs()));
+        const remaining = until - Date.now();
+        if (caller.destroyed || remaining <= 0) return { timedOut: true, holdS };
+        const woken = await wait.next(Math.min(remaining, meanwhile ? meanwhile.everyMs : wait.pauseMs()));
         // ended here: the row as the step left it, and what it made, without reading either back
         if (typeof woken === 'object') return { ended: woken.task as Task<P, R>, output: woken.output };
       }
     } finally {
       wait.cancel();
+      caller.off?.('close', left);
     }
   }
 
