@@ -367,7 +367,10 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
       await this.settle(() => this.boss.complete(c.name, job.id));
     } finally {
       c.running--;
-      c.wake?.();
+      // a slot is free: a consumer that left jobs queued (all its slots were taken) fetches again now; one whose
+      // last fetch found the queue empty waits for word of new jobs (jobsAdded, NOTIFY, the scout), without a
+      // fetch per job that ends (an UPDATE that finds nothing)
+      if (!c.hungry) c.wake?.();
     }
   }
 
