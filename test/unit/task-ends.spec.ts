@@ -1,3 +1,4 @@
+import { afterEach, jest } from '@jest/globals';
 import { TaskEnds } from '../../src/common/tasks/task-ends.js';
 import type { Task } from '../../src/common/tasks/task-kind.js';
 import type { AppConfig } from '../../src/infra/config/app-config.js';
@@ -48,6 +49,41 @@ describe('TaskEnds: a wait hears its task end whenever the end comes after the w
     taskEnds.announce(['t4']);
     expect(await other.next(5)).toBe('timeout');
     expect(await cancelled.next(5)).toBe('timeout');
+    other.cancel();
+  });
+});
+
+describe('TaskEnds: a wait begun after its task ended (a door holding the task it has just submitted, its row unread)', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('is woken at once by an end announced here or heard from another instance before it began', async () => {
+    const { taskEnds, heard, init } = ends();
+    await init();
+    taskEnds.announce(['here']);
+    heard('there');
+    for (const id of ['here', 'there']) {
+      const wait = taskEnds.wait(id);
+      expect(await wait.next(60_000)).toBe('heard'); // word of it: the waiter reads the row once
+      expect(await wait.next(5)).toBe('timeout');
+      wait.cancel();
+    }
+  });
+
+  it('is not woken by an end heard a minute ago or more (RECENT_MS), nor by another task’s', async () => {
+    const { taskEnds } = ends();
+    const start = Date.now();
+    const now = jest.spyOn(Date, 'now').mockReturnValue(start);
+    taskEnds.announce(['old']);
+    now.mockReturnValue(start + 59_999);
+    const recent = taskEnds.wait('old');
+    expect(await recent.next(5)).toBe('heard');
+    recent.cancel();
+    now.mockReturnValue(start + 60_000);
+    const late = taskEnds.wait('old');
+    expect(await late.next(5)).toBe('timeout');
+    late.cancel();
+    const other = taskEnds.wait('never-ended');
+    expect(await other.next(5)).toBe('timeout');
     other.cancel();
   });
 });

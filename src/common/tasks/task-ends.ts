@@ -7,6 +7,13 @@ import type { Task } from './task-kind.js';
 export const TASK_ENDS_CHANNEL = 'mgw_task_ends';
 /** Ids per notification: PostgreSQL's payload limit is 8000 bytes, an id and its comma take 37. */
 const IDS_PER_NOTIFICATION = 200;
+/**
+ * Ends heard in the last this many ms are remembered (ids only, at most RECENT_MAX): a wait that starts
+ * after its task's end was heard (a door that holds the task it has just submitted, without reading its row
+ * first) is woken at once.
+ */
+const RECENT_MS = 60_000;
+const RECENT_MAX = 10_000;
 /** Its pace while this instance cannot hear them (the LISTEN connection is down): the row is all there is. */
 const UNHEARD_FIRST_MS = 100;
 const UNHEARD_MAX_MS = 1000;
@@ -50,6 +57,8 @@ export class TaskEnds implements OnModuleInit {
   private readonly logger = new Logger('TaskEnds');
   /** Each task's waiters here: each keeps what it hears until its next turn (see wait). */
   private readonly waiters = new Map<string, Set<(ended?: EndedHere) => void>>();
+  /** Tasks whose end was heard lately, with when (ms), oldest first. */
+  private readonly recent = new Map<string, number>();
   private pending: string[] = [];
   private sending?: Promise<void>;
 
@@ -75,7 +84,8 @@ export class TaskEnds implements OnModuleInit {
    */
   wait(id: string): TaskEndWait {
     let unheardPause = UNHEARD_FIRST_MS;
-    let kept: EndedHere | 'heard' | undefined;
+    // an end heard before this wait began is word of it: the row is read (once) to learn it
+    let kept: EndedHere | 'heard' | undefined = this.endedLately(id) ? 'heard' : undefined;
     let turn: ((woken: Woken) => void) | undefined;
     const listener = (ended?: EndedHere) => {
       // the end in hand wins over word of it
@@ -133,7 +143,19 @@ export class TaskEnds implements OnModuleInit {
   }
 
   private wake(id: string, here?: EndedHere): void {
+    const now = Date.now();
+    this.recent.delete(id);
+    this.recent.set(id, now);
+    for (const [old, at] of this.recent) {
+      if (at > now - RECENT_MS && this.recent.size <= RECENT_MAX) break;
+      this.recent.delete(old);
+    }
     for (const listener of this.waiters.get(id) ?? []) listener(here);
+  }
+
+  private endedLately(id: string): boolean {
+    const at = this.recent.get(id);
+    return at !== undefined && at > Date.now() - RECENT_MS;
   }
 
   /** Sends what is pending, one notification per IDS_PER_NOTIFICATION ids, until nothing is; ends that come meanwhile go in the next. */

@@ -161,9 +161,10 @@ export class TaskEngine implements OnApplicationBootstrap {
   /**
    * Holds a request until the owner's task `id` ends: woken by its end (TaskEnds: at once on this instance,
    * through NOTIFY from another), with a read of its row as the safety net; for as long as the kind's
-   * holdS (0: its deadline and 15 s), or until `caller` has gone.
+   * holdS (0: its deadline and 15 s), or until `caller` has gone. `submitted`: the task as `submit` has just
+   * accepted it (queued), so its row is not read before the first wait (an end heard meanwhile wakes it at once).
    */
-  async holdUntilEnded<P, R>(kind: TaskKind, owner: string, id: string, caller: HeldCaller, meanwhile?: WhileHeld): Promise<Held<P, R>> {
+  async holdUntilEnded<P, R>(kind: TaskKind, owner: string, id: string, caller: HeldCaller, meanwhile?: WhileHeld, submitted?: Task<P, R>): Promise<Held<P, R>> {
     const settings = this.config.kinds[kind.definition.name];
     const holdS = Number(settings.options.holdS) || settings.timeoutS + HOLD_MARGIN_S;
     const until = Date.now() + holdS * 1000;
@@ -172,8 +173,8 @@ export class TaskEngine implements OnApplicationBootstrap {
     const left = () => wait.poke();
     caller.once?.('close', left);
     try {
-      for (;;) {
-        const task = await this.tasks.findForOwner<P, R>(kind.definition.name, owner, id);
+      for (let first = true; ; first = false) {
+        const task = first && submitted?.id === id ? submitted : await this.tasks.findForOwner<P, R>(kind.definition.name, owner, id);
         if (!task) return { deleted: true };
         if (task.state === 'succeeded' || task.state === 'failed') return { ended: task };
         if (meanwhile) await meanwhile.run();

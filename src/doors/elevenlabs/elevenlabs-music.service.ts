@@ -55,14 +55,14 @@ export class ElevenLabsMusicService {
     const clipIds = Array.from({ length: await this.models.takesFor(ask) }, () => randomUUID());
     // the door's name stored (GET /tasks?door=elevenlabs finds its songs); it renders none, so its records are the kind's fallback's
     const params: MusicParams & { door: string } = { door: ELEVENLABS_DOOR, ...song, title: null, model: named, clip_ids: clipIds, continues: null };
-    await this.engine.submit(this.kind, {
+    const submitted = await this.engine.submit(this.kind, {
       id,
       owner: principal.owner,
       params,
       baseUrl: base,
       details: [ClipsRepository.newRows(clipIds.map((clipId, idx) => ({ id: clipId, taskId: id, owner: principal.owner, idx, type: 'gen', parentId: null, continueAt: null })))],
     });
-    const task = await this.held(principal, id, res);
+    const task = await this.held(principal, submitted, res);
     const { bytes, contentType } = await this.audio(task);
     res.status(200).setHeader('content-type', contentType);
     res.setHeader('song-id', task.id);
@@ -76,8 +76,9 @@ export class ElevenLabsMusicService {
   }
 
   /** Waits for the task's end (woken by it), up to its hold. */
-  private async held(principal: Principal, id: string, res: Response): Promise<MusicTask> {
-    const held = await this.engine.holdUntilEnded<MusicParams, MusicResult>(this.kind, principal.owner, id, res);
+  private async held(principal: Principal, submitted: MusicTask, res: Response): Promise<MusicTask> {
+    const id = submitted.id;
+    const held = await this.engine.holdUntilEnded<MusicParams, MusicResult>(this.kind, principal.owner, id, res, undefined, submitted);
     if ('deleted' in held) throw new AppError('NOT_FOUND', `music task ${id} was deleted while the request was held`);
     if ('timedOut' in held) throw new AppError('TIMEOUT', `the music task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its songs`);
     return held.ended;

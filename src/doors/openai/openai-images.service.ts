@@ -96,6 +96,7 @@ export class OpenAiImagesService {
     if (dto.partial_images && !dto.stream) throw new AppError('INVALID_PARAMETER', 'partial_images: only a streamed request (stream: true) has partial images');
     const id = randomUUID();
     const stored: NewMedia[] = [];
+    let submitted: ImageTask;
     try {
       const facts: ImageInputParams[] = [];
       for (const [index, part] of images.entries()) {
@@ -137,7 +138,7 @@ export class OpenAiImagesService {
         ...(mode === 'edit' && !size ? { target_size: `${facts[0].width}x${facts[0].height}` } : {}),
       };
       await this.models.check(imageRequestOf(params), OPENAI_FIELDS, OPENAI_VENDOR);
-      await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.inputs.rows(stored) });
+      submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.inputs.rows(stored) });
     } catch (err) {
       await this.inputs.discard(stored);
       throw err;
@@ -145,8 +146,8 @@ export class OpenAiImagesService {
     // the task is accepted: what follows never refuses it, and a client that leaves loses nothing; a retry
     // of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
     res.setHeader('x-should-retry', 'false');
-    if (dto.stream) return this.stream(principal, id, mode, dto, res, base);
-    const { task, made } = await this.held(principal, id, res);
+    if (dto.stream) return this.stream(principal, submitted, mode, dto, res, base);
+    const { task, made } = await this.held(principal, submitted, res);
     const answer = new Base64Json(await this.answer(task, dto.response_format ?? 'b64_json', made));
     res.status(200).setHeader('content-type', answer.getHeaders().type!);
     res.setHeader('content-length', String(answer.getHeaders().length));
@@ -155,8 +156,9 @@ export class OpenAiImagesService {
   }
 
   /** Waits for the task's end (woken by it), up to its hold; `onWait` (a stream's partial images) runs every PARTIALS_EVERY_MS meanwhile. */
-  private async held(principal: Principal, id: string, res: Response, onWait?: () => Promise<void>): Promise<{ task: ImageTask; made?: MadeImages }> {
-    const held = await this.engine.holdUntilEnded<ImageParams, ImageTask['result']>(this.kind, principal.owner, id, res, onWait ? { everyMs: PARTIALS_EVERY_MS, run: onWait } : undefined);
+  private async held(principal: Principal, submitted: ImageTask, res: Response, onWait?: () => Promise<void>): Promise<{ task: ImageTask; made?: MadeImages }> {
+    const id = submitted.id;
+    const held = await this.engine.holdUntilEnded<ImageParams, ImageTask['result']>(this.kind, principal.owner, id, res, onWait ? { everyMs: PARTIALS_EVERY_MS, run: onWait } : undefined, submitted);
     if ('deleted' in held) throw new AppError('NOT_FOUND', `image task ${id} was deleted while the request was held`);
     if ('timedOut' in held) throw new AppError('TIMEOUT', `the image task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its images`);
     return { task: held.ended, made: held.output as MadeImages | undefined };
@@ -211,7 +213,8 @@ export class OpenAiImagesService {
    * sandbox makes them), then one completed event per image; a failure as an `error` event. `event:` names
    * the type (OpenAI's own wire does); no [DONE] (OpenAI's image streams end by closing).
    */
-  private async stream(principal: Principal, id: string, mode: 'generate' | 'edit', dto: OpenAiImageFieldsDto, res: Response, base?: string): Promise<void> {
+  private async stream(principal: Principal, submitted: ImageTask, mode: 'generate' | 'edit', dto: OpenAiImageFieldsDto, res: Response, base?: string): Promise<void> {
+    const id = submitted.id;
     const prefix = mode === 'edit' ? 'image_edit' : 'image_generation';
     res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
     res.setHeader('cache-control', 'no-cache');
@@ -235,7 +238,7 @@ export class OpenAiImagesService {
       }
     };
     try {
-      const { task } = await this.held(principal, id, res, sendPartials);
+      const { task } = await this.held(principal, submitted, res, sendPartials);
       await sendPartials();
       const images = await this.images(task, true);
       const made = this.made(task, images[0]?.row);

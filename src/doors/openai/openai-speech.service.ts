@@ -49,11 +49,11 @@ export class OpenAiSpeechService {
     await this.models.check(request, OPENAI_SPEECH_FIELDS);
     const id = randomUUID();
     const params: SpeechParams = { ...request, door: 'openai' };
-    await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base });
+    const submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base });
     // accepted: a retry of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
     res.setHeader('x-should-retry', 'false');
-    if (dto.stream_format === 'sse') return this.stream(principal, id, res);
-    const { task, made } = await this.held(principal, id, res);
+    if (dto.stream_format === 'sse') return this.stream(principal, submitted, res);
+    const { task, made } = await this.held(principal, submitted, res);
     const audio = await this.audio(task, made);
     res.status(200).setHeader('content-type', CONTENT_TYPES[task.params.format]);
     res.setHeader('x-task-id', task.id);
@@ -61,8 +61,9 @@ export class OpenAiSpeechService {
   }
 
   /** Waits for the task's end (woken by it), up to its hold. */
-  private async held(principal: Principal, id: string, res: Response): Promise<{ task: SpeechTask; made?: FinishedSpeech }> {
-    const held = await this.engine.holdUntilEnded<SpeechParams, SpeechTask['result']>(this.kind, principal.owner, id, res);
+  private async held(principal: Principal, submitted: SpeechTask, res: Response): Promise<{ task: SpeechTask; made?: FinishedSpeech }> {
+    const id = submitted.id;
+    const held = await this.engine.holdUntilEnded<SpeechParams, SpeechTask['result']>(this.kind, principal.owner, id, res, undefined, submitted);
     if ('deleted' in held) throw new AppError('NOT_FOUND', `speech task ${id} was deleted while the request was held`);
     if ('timedOut' in held) throw new AppError('TIMEOUT', `the speech task ${id} did not end within ${held.holdS} s; it goes on: GET /tasks/${id} shows its end and its audio`);
     return { task: held.ended, made: held.output as FinishedSpeech | undefined };
@@ -86,7 +87,8 @@ export class OpenAiSpeechService {
   }
 
   /** Server-sent events as OpenAI sends them: `speech.audio.delta` (Base64 audio) in order, then `speech.audio.done` with usage; a failure as an `error` event. */
-  private async stream(principal: Principal, id: string, res: Response): Promise<void> {
+  private async stream(principal: Principal, submitted: SpeechTask, res: Response): Promise<void> {
+    const id = submitted.id;
     res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
     res.setHeader('cache-control', 'no-cache');
     res.setHeader('x-accel-buffering', 'no');
@@ -94,7 +96,7 @@ export class OpenAiSpeechService {
     res.flushHeaders();
     const send = (body: Record<string, unknown>) => res.write(`data: ${JSON.stringify(body)}\n\n`);
     try {
-      const { task, made } = await this.held(principal, id, res);
+      const { task, made } = await this.held(principal, submitted, res);
       const audio = await this.audio(task, made);
       for (let at = 0; at < audio.length; at += DELTA_BYTES) send({ type: 'speech.audio.delta', audio: audio.subarray(at, at + DELTA_BYTES).toString('base64') });
       const chars = speechChars(task.params.input);

@@ -160,7 +160,7 @@ export class SunoapiMusicService {
    */
   private async upload(owner: string, url: string, base?: string): Promise<string> {
     const id = randomUUID();
-    await this.engine.submit(this.audio, {
+    const submitted = await this.engine.submit(this.audio, {
       id,
       owner,
       params: { url },
@@ -168,7 +168,7 @@ export class SunoapiMusicService {
       details: [ClipsRepository.newRows([{ id, taskId: id, owner, idx: 0, type: 'upload' }])],
     });
     // the request is not at hand here: the hold runs its course (a caller gone leaves the upload going on anyway)
-    const held = await this.engine.holdUntilEnded<AudioParams, AudioResult>(this.audio, owner, id, { destroyed: false });
+    const held = await this.engine.holdUntilEnded<AudioParams, AudioResult>(this.audio, owner, id, { destroyed: false }, undefined, submitted);
     if ('timedOut' in held) {
       throw new AppError('TIMEOUT', `uploadUrl: the audio was not fetched and checked within ${held.holdS} s; its upload ${id} goes on (GET /music-a/uploads/${id}): continue it with POST /sunoapi/api/v1/generate/extend, audioId ${id}, once ready`);
     }
