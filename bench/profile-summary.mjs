@@ -49,7 +49,7 @@ export function summarise(file, top = 25) {
   const lines = [`${file}: ${(ms / 1000).toFixed(1)} s profiled, ${(busy / 1000).toFixed(2)} s of CPU on the main thread (not idle); shares are of that`];
   lines.push('', `Self time, top ${top}:`, ...sorted(self, top + 1).filter(([k]) => k !== '(idle)').slice(0, top).map(([k, v]) => `  ${pct(v).padStart(7)}  ${v.toFixed(0).padStart(7)} ms  ${k}`));
   lines.push('', 'Self time by package or area:', ...sorted(areas, 20).filter(([k]) => k !== '(idle)').map(([k, v]) => `  ${pct(v).padStart(7)}  ${v.toFixed(0).padStart(7)} ms  ${k}`));
-  lines.push('', "Inclusive time of the service's own functions (dist/), top 20:", ...sorted(inclusive, 20).map(([k, v]) => `  ${pct(v).padStart(7)}  ${v.toFixed(0).padStart(7)} ms  ${k}`));
+  lines.push('', "Inclusive time of the service's own functions (dist/), top 20:", ...sorted(inclusive, Number(process.env.PROFILE_INCLUSIVE_TOP ?? 20)).map(([k, v]) => `  ${pct(v).padStart(7)}  ${v.toFixed(0).padStart(7)} ms  ${k}`));
   return lines.join('\n');
 }
 
