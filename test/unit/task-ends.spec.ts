@@ -54,7 +54,9 @@ describe('TaskEnds: a wait hears its task end whenever the end comes after the w
 });
 
 describe('TaskEnds: a wait begun after its task ended (a door holding the task it has just submitted, its row unread)', () => {
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   it('is woken at once by an end announced here or heard from another instance before it began', async () => {
     const { taskEnds, heard, init } = ends();

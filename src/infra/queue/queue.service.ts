@@ -43,6 +43,8 @@ interface Consumer {
   hungry: boolean;
   /** Ends the consumer's current wait early (a slot freed, the database came back, shutdown). */
   wake?: () => void;
+  /** Woken while it was not waiting (its fetch in flight): its next wait ends at once. */
+  nudged: boolean;
   loop?: Promise<void>;
 }
 
@@ -139,7 +141,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
       if (this.paused === !available) return;
       this.paused = !available;
       if (this.consumers.length) this.logger.log(available ? 'workers resumed' : 'workers paused until the database answers again');
-      if (available) for (const c of this.consumers) c.wake?.();
+      if (available) for (const c of this.consumers) this.nudge(c);
     });
   }
 
@@ -223,7 +225,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     let woken = false;
     for (const c of this.consumers) {
       if (c.name !== name || c.running >= c.concurrency || c.idleUntil > Date.now()) continue;
-      c.wake?.();
+      this.nudge(c);
       woken = true;
     }
     return woken;
@@ -250,7 +252,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
   async work<N extends JobName>(name: N, concurrency: number, handler: Handler<N>): Promise<void> {
-    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0, hungry: false };
+    const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0, hungry: false, nudged: false };
     this.consumers.push(consumer);
     consumer.loop = this.consume(consumer);
     this.scouting ??= this.scout();
@@ -304,13 +306,17 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
         continue;
       }
       let jobs: PgBoss.JobWithMetadata<JobPayload<JobName>>[] = [];
+      const asked = c.concurrency - c.running;
       try {
-        jobs = (await this.boss.fetch<JobPayload<JobName>>(c.name, { batchSize: c.concurrency - c.running, includeMetadata: true })) ?? [];
+        jobs = (await this.boss.fetch<JobPayload<JobName>>(c.name, { batchSize: asked, includeMetadata: true })) ?? [];
       } catch (err) {
         this.onError(err);
       }
       for (const job of jobs) void this.run(c, job);
-      if (jobs.length === 0) {
+      // fewer than asked: the queue had no more ready then, so this consumer waits for word of new jobs (word
+      // that came during the fetch included: see nudge) rather than fetching again at once to find nothing
+      // (a second UPDATE beside each step's claim)
+      if (jobs.length < asked) {
         c.hungry = true;
         await this.wait(c, HUNGRY_MAX_MS);
         c.hungry = false;
@@ -370,8 +376,14 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
       // a slot is free: a consumer that left jobs queued (all its slots were taken) fetches again now; one whose
       // last fetch found the queue empty waits for word of new jobs (jobsAdded, NOTIFY, the scout), without a
       // fetch per job that ends (an UPDATE that finds nothing)
-      if (!c.hungry) c.wake?.();
+      if (!c.hungry) this.nudge(c);
     }
+  }
+
+  /** Ends the consumer's wait now, or its next one if it is not waiting (a fetch in flight may have missed what woke it). */
+  private nudge(c: Consumer): void {
+    if (c.wake) c.wake();
+    else c.nudged = true;
   }
 
   /**
@@ -391,6 +403,10 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private wait(c: Consumer, ms: number): Promise<void> {
     // the drain wakes the consumers that wait; one whose fetch was in flight then comes here after it: no wait
     if (this.stopping) return Promise.resolve();
+    if (c.nudged) {
+      c.nudged = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
