@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { QueueService } from '../../src/infra/queue/queue.service.js';
+import pg from 'pg';
+import { QUEUES_WITH_JOBS_READY_SQL, QueueService } from '../../src/infra/queue/queue.service.js';
 import { PrismaService } from '../../src/infra/prisma/prisma.service.js';
 import { Statement } from '../../src/infra/prisma/statement.js';
 import { queryDb, startTestApp, type TestApp } from '../support/test-app.js';
@@ -37,5 +38,62 @@ describe('jobs written with the task', () => {
       expect(rows[1].data).toEqual(payload(byOurs));
       expect(rows[1].priority).toBe(-3);
     }
+  });
+});
+
+/**
+ * The scout looks, every 500 ms, for queues with a job ready to start. pg-boss keeps every completed job in
+ * its queue's partition for days; a look must read its index on waiting jobs, not the partition, even when
+ * the planner's statistics were taken while most of those jobs still waited (a burst not yet run).
+ */
+describe("the queue's scout", () => {
+  let t: TestApp;
+  let client: pg.Client;
+  beforeAll(async () => {
+    t = await startTestApp({ ROLE: 'api' }); // no worker: nothing runs the jobs written here, and no scout looks
+    client = new pg.Client({ connectionString: t.db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client.end();
+    await t.close();
+  });
+
+  /** Sequential scans of the queue's partition while `look` runs, as PostgreSQL counts them. */
+  async function scansDuring(partition: string, look: () => Promise<unknown>): Promise<number> {
+    const count = async () => {
+      await client.query('SELECT pg_stat_force_next_flush()');
+      await client.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await client.query<{ n: string }>('SELECT seq_scan AS n FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2', ['pgboss', partition]);
+      return Number(rows[0].n);
+    };
+    const before = await count();
+    await look();
+    return (await count()) - before;
+  }
+
+  it('finds a ready job by the index, never a scan of the jobs kept, whatever the statistics say', async () => {
+    const queue = 'lyrics.run';
+    const { rows } = await client.query<{ partition_name: string }>('SELECT partition_name FROM pgboss.queue WHERE name = $1', [queue]);
+    const partition = rows[0].partition_name;
+    // statistics taken while 2,000 jobs waited; then they ran (and are kept)
+    await client.query(`INSERT INTO pgboss.job (id, name, data) SELECT gen_random_uuid(), $1, '{}'::jsonb FROM generate_series(1, 2000)`, [queue]);
+    await client.query(`ANALYZE pgboss.${partition}`);
+    await client.query(`UPDATE pgboss.job SET state = 'completed', completed_on = now() WHERE name = $1`, [queue]);
+    const look = async () => (await client.query<{ name: string }>(QUEUES_WITH_JOBS_READY_SQL, [[queue, 'wav.run']])).rows.map((r) => r.name);
+
+    // the other side: the look as one plain statement, planned with those statistics, scans the partition
+    const plain = `SELECT q.name FROM unnest($1::text[]) AS q(name) WHERE EXISTS (SELECT 1 FROM pgboss.job j WHERE j.name = q.name AND j.state < 'active' AND j.start_after < now())`;
+    expect(await scansDuring(partition, () => client.query(plain, [[queue]]))).toBeGreaterThan(0);
+
+    let found: string[] = [];
+    expect(await scansDuring(partition, async () => (found = await look()))).toBe(0);
+    expect(found).toEqual([]);
+    // a job due later is not ready; one due now is
+    await client.query(`INSERT INTO pgboss.job (id, name, data, start_after) VALUES (gen_random_uuid(), $1, '{}'::jsonb, now() + interval '1 hour')`, [queue]);
+    expect(await look()).toEqual([]);
+    await client.query(`INSERT INTO pgboss.job (id, name, data) VALUES (gen_random_uuid(), $1, '{}'::jsonb)`, [queue]);
+    expect(await scansDuring(partition, async () => (found = await look()))).toBe(0);
+    expect(found).toEqual([queue]);
   });
 });

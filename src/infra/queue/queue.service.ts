@@ -65,6 +65,9 @@ const QUEUE_SETUP_LOCK_ID = 72_804_116;
 /** The channel on which an instance tells the others' consumers that it sent jobs of a queue (its name). */
 export const JOBS_CHANNEL = 'mgw_jobs';
 
+/** The scout's look: which of the queues ($1, text[]) hold a job ready to start, by pg-boss's index on waiting jobs. */
+export const QUEUES_WITH_JOBS_READY_SQL = 'SELECT name FROM mgw_queues_with_jobs_ready($1::text[]) AS name';
+
 /** The queues with no job in hand are looked at (one statement for all) this often. */
 const POLL_MS = 500;
 /** A job due at a time is fetched this long after it (start_after < now() must hold by then). */
@@ -348,14 +351,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
 
   /** Of `names`, the queues holding a job that can start now (as pg-boss's fetch picks them). */
   private async queuesWithJobsReady(names: string[]): Promise<Set<string>> {
-    // the names are our queues', as literals: a statement without parameters is planned once per connection
-    // (named, see BossDb), where planning over the job table's partitions was most of a look's cost
-    const list = names.map((n) => `'${n.replaceAll("'", "''")}'`).join(', ');
-    const { rows } = await this.db.executeSql(
-      `SELECT q.name FROM unnest(ARRAY[${list}]::text[]) AS q(name)
-       WHERE EXISTS (SELECT 1 FROM pgboss.job j WHERE j.name = q.name AND j.state < 'active' AND j.start_after < now())`,
-      [],
-    );
+    // by pg-boss's index on waiting jobs whatever the planner's statistics say (see the function's migration)
+    const { rows } = await this.db.executeSql(QUEUES_WITH_JOBS_READY_SQL, [names]);
     return new Set((rows as { name: string }[]).map((r) => r.name));
   }
 
