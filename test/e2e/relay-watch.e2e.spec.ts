@@ -312,6 +312,33 @@ describe('caps and refusals on polls', () => {
     }
   }, 300_000);
 
+  it("a slot freed by a task's end goes at once to the task that waited longest for it, not at its postponed time", async () => {
+    const kling = await startFakeKling(KLING[0], KLING[1]);
+    kling.knobs.hold = true; // a task runs upstream until the test ends it
+    // RELAY_POLL_MS 2000: a task that finds every channel full is postponed 30 s (nothing sent meanwhile)
+    const t = await startTestApp({ EXPAND_PROVIDER: 'relay', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '2000', ADMIN_API_KEY: ADMIN, CHANNEL_SECRET_KEY: SECRET_KEY });
+    try {
+      await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'one-slot', operations: ['expand'], protocol: 'kling', base_url: kling.url, credentials: { access_key: KLING[0], secret_key: KLING[1] }, max_running: 1 } });
+      const key = await t.createKey('team-one-slot');
+      const image = (await png(300, 300)).toString('base64');
+      const submit = async () => (await api(t.url, 'POST', EXPAND, { key, body: { image, ...RATIOS, n: 1 } })).body.data.task_id as string;
+      await submit();
+      await pollUntil(async () => kling.created.size, (n) => n === 1, { what: 'the first task to be created upstream' });
+      const second = await submit();
+      const postponed = async () => (await queryDb<{ later: boolean }>(t.db, `SELECT started_at > now() + interval '20 seconds' AS later FROM tasks WHERE id = $1`, [second]))[0]?.later;
+      await pollUntil(postponed, (later) => later === true, { what: 'the second task to be postponed: the channel is full' });
+      expect(kling.created.size).toBe(1);
+      const freedAt = Date.now();
+      await kling.finish!('kling-1');
+      // the first task's end (its next poll, 2 s or so) gives the second its job at once, not 30 s on
+      await pollUntil(async () => kling.created.size, (n) => n === 2, { timeoutMs: 15_000, what: 'the waiting task to be created once the slot freed' });
+      expect(Date.now() - freedAt).toBeLessThan(15_000);
+    } finally {
+      await t.close();
+      await kling.close();
+    }
+  }, 60_000);
+
   it("a 429 on polls slows that channel's polls (its Retry-After, on every instance) and counts toward its circuit", async () => {
     const kling = await startFakeKling(KLING[0], KLING[1]);
     kling.knobs.hold = true;

@@ -14,7 +14,7 @@ import type { PollSchedule } from './poll-schedule.js';
 import { TaskEnds } from './task-ends.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRepository } from './task.repository.js';
-import { LeaseLost, TaskStatesRepository } from './task-states.repository.js';
+import { type Ended, LeaseLost, TaskStatesRepository } from './task-states.repository.js';
 
 /** How long a consumer fetches no more work after a task had to wait for the upstream cap. */
 export const DEFER_BACKOFF_MS = 1000;
@@ -143,9 +143,9 @@ export class TaskRunner {
       const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
       if (failed) {
         this.ends.announce([id], { task: { ...task, state: 'failed', message: reason, finishedAt: new Date(), leaseOwner: null, leaseUntil: null } });
-        await this.freedSlot(kind, id);
+        this.freedSlot(kind, failed);
       }
-      return failed;
+      return failed !== null;
     };
     if (task.deadlineAt.getTime() <= Date.now()) {
       await fail(this.lifecycle.timeoutReason(kind));
@@ -237,13 +237,9 @@ export class TaskRunner {
     return ending;
   }
 
-  /** The task ended: if it held a slot of a capped channel, the task waiting longest for one is woken now (best effort). */
-  private async freedSlot(kind: TaskKind, id: string): Promise<void> {
-    try {
-      if (await this.states.wakeWaiterAfter(id)) this.queue.jobsAdded(taskJobName(kind.definition.name));
-    } catch (err) {
-      if (!this.database.report(err)) this.logger.warn(`could not wake a task waiting for a channel: ${String(err)}`);
-    }
+  /** The task's end gave a task waiting for the slot it freed its job now (in the same statement): this instance's consumers take it at once. */
+  private freedSlot(kind: TaskKind, ended: Ended): void {
+    if (ended.wokeWaiter) this.queue.jobsAdded(taskJobName(kind.definition.name));
   }
 
   /**
@@ -253,11 +249,12 @@ export class TaskRunner {
    */
   private async complete(kind: TaskKind, task: Task, output: unknown, ctx: StepContext): Promise<boolean> {
     const success = await kind.store(task, output, ctx);
-    if (await this.states.finish(task.id, this.worker, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle)) {
+    const finished = await this.states.finish(task.id, this.worker, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle);
+    if (finished) {
       const ended = { ...task, state: 'succeeded' as const, message: null, result: success.result === undefined ? task.result : success.result, finishedAt: new Date(), leaseOwner: this.worker, leaseUntil: null };
       this.ends.announce([task.id], { task: ended, output });
       this.logger.log({ msg: `${kind.definition.name} task succeeded`, task_id: task.id, kind: kind.definition.name });
-      await this.freedSlot(kind, task.id);
+      this.freedSlot(kind, finished);
       return true;
     }
     if ((await this.tasks.findById(task.id))?.state !== 'succeeded') await success.discard();

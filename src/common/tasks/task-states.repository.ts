@@ -198,25 +198,6 @@ export class TaskStatesRepository {
   }
 
   /**
-   * Task `id` just ended on a channel with a max_running cap: the task of its kind that has waited longest
-   * for a channel (busy: postponed, nothing sent upstream) gets its job now rather than at its postponed
-   * time, so a freed slot is taken at once and waiting tasks need not knock often. Answers whether one was woken.
-   */
-  async wakeWaiterAfter(id: string): Promise<boolean> {
-    const { rowCount } = await this.prisma.pool.query(
-      prepared(
-        `WITH capped AS (SELECT t.kind FROM tasks t JOIN channels c ON c.id = t.channel_id WHERE t.id = $1::uuid AND c.max_running IS NOT NULL),
-              waiter AS (SELECT w.job_id, w.kind FROM tasks w JOIN capped ON w.kind = capped.kind
-                         WHERE w.state = 'running' AND w.lease_owner IS NULL AND w.upstream_id IS NULL AND w.submit_started_at IS NULL AND w.started_at > now()
-                         ORDER BY w.created_at LIMIT 1 FOR UPDATE OF w SKIP LOCKED)
-         UPDATE pgboss.job j SET start_after = now() FROM waiter WHERE j.name = ${taskJobNameSql('waiter.kind')} AND j.id = waiter.job_id AND j.state = 'created' AND j.start_after > now()`,
-        [id],
-      ),
-    );
-    return (rowCount ?? 0) > 0;
-  }
-
-  /**
    * A job this instance took but will not run (it is shutting down) is given to the others: the task, if
    * nobody holds it, gets a new job at once with the same priority.
    */
@@ -233,7 +214,7 @@ export class TaskStatesRepository {
    * running → failed, while this worker holds the lease. The reason often quotes an upstream, whose words
    * are not the caller's to fix: a lone surrogate or NUL in them becomes U+FFFD (storableText).
    */
-  fail(id: string, worker: string, reason: string, onChange: OnChange, settle: SettleSql): Promise<boolean> {
+  fail(id: string, worker: string, reason: string, onChange: OnChange, settle: SettleSql): Promise<Ended | null> {
     return this.end(id, worker, 'failed', { message: storableText(reason) }, onChange, settle);
   }
 
@@ -243,7 +224,7 @@ export class TaskStatesRepository {
    * only when the task did change. The finishing worker stays recorded in lease_owner (with no lease_until).
    * Both may hold an upstream's strings (ids, names): they are written storable (storableJson).
    */
-  finish(id: string, worker: string, result: unknown, details: DetailRows[], onChange: OnChange, settle: SettleSql): Promise<boolean> {
+  finish(id: string, worker: string, result: unknown, details: DetailRows[], onChange: OnChange, settle: SettleSql): Promise<Ended | null> {
     const columns = { message: null, lease_owner: worker, ...(result !== undefined ? { result: storableJson(result) } : {}) };
     return this.end(id, worker, 'succeeded', columns, onChange, settle, 'AND deadline_at > now()', details);
   }
@@ -251,28 +232,33 @@ export class TaskStatesRepository {
   /**
    * The guarded change to a final state. A task nobody is notified of (no callback_url) ends in one
    * statement, its bookkeeping included (settle); otherwise, or when that changed nothing, in a transaction
-   * that runs `onChange` after the change.
+   * that runs `onChange` after the change. Null when the task did not change (not this worker's, or ended).
    */
-  private async end(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<boolean> {
-    if (await this.endQuietly(id, worker, to, columns, settle, guard, details)) return true;
+  private async end(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<Ended | null> {
+    const quietly = await this.endQuietly(id, worker, to, columns, settle, guard, details);
+    if (quietly) return quietly;
     return this.prisma.$transaction(async (tx) => {
       const s = new Statement();
-      const rows = await tx.$queryRawUnsafe<ChangedRow[]>(`${endStatement(s, id, worker, to, columns, guard, details, [])} SELECT id, kind, notifies FROM changed`, ...s.values);
-      if (rows.length === 1) await onChange(sqlExecutorOf(tx), tx, rows, to);
-      return rows.length === 1;
+      const rows = await tx.$queryRawUnsafe<(ChangedRow & { woke: number })[]>(
+        `${endStatement(s, id, worker, to, columns, guard, details, [])} SELECT id, kind, notifies, (SELECT count(*) FROM woke)::int AS woke FROM changed`,
+        ...s.values,
+      );
+      if (rows.length !== 1) return null;
+      await onChange(sqlExecutorOf(tx), tx, rows, to);
+      return { wokeWaiter: rows[0].woke > 0 };
     });
   }
 
-  /** The end of a task nobody is notified of, with its bookkeeping, in one statement; false when nothing changed. */
-  private async endQuietly(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, settle: SettleSql, guard: string, details: DetailRows[]): Promise<boolean> {
+  /** The end of a task nobody is notified of, with its bookkeeping, in one statement; null when nothing changed. */
+  private async endQuietly(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
     const s = new Statement();
     const text = endStatement(s, id, worker, to, columns, `${guard} AND callback_url IS NULL`, details, settle.ctes(s, to));
-    const { rows } = await this.prisma.pool.query<{ changed: number; settled: EndedTasks[] }>(
-      prepared(`${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled`, s.values),
+    const { rows } = await this.prisma.pool.query<{ changed: number; settled: EndedTasks[]; woke: number }>(
+      prepared(`${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled, (SELECT count(*) FROM woke)::int AS woke`, s.values),
     );
-    if (rows[0].changed !== 1) return false;
+    if (rows[0].changed !== 1) return null;
     settle.record(rows[0].settled, to);
-    return true;
+    return { wokeWaiter: rows[0].woke > 0 };
   }
 
   /** How task `id`, held by `worker`, records its create request upstream (see submitOnce). */
@@ -481,7 +467,7 @@ function endStatement(s: Statement, id: string, worker: string, to: FinalState, 
   const parts = [
     `changed AS (UPDATE tasks SET state = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
        WHERE id = ${s.param(id)}::uuid AND state = 'running' AND lease_owner = ${s.param(worker)} ${guard}
-       RETURNING id, kind, owner, slots, credits, created_at, callback_url IS NOT NULL AS notifies)`,
+       RETURNING id, kind, owner, slots, credits, created_at, channel_id, callback_url IS NOT NULL AS notifies)`,
     ...details
       .filter((d) => d.rows.length > 0)
       .map((d, i) => {
@@ -489,9 +475,23 @@ function endStatement(s: Statement, id: string, worker: string, to: FinalState, 
         // typed by the table's own row type, so no value needs a cast
         return `detail${i} AS (INSERT INTO "${d.table}" (${names}) SELECT ${names} FROM jsonb_populate_recordset(NULL::"${d.table}", ${s.param(storableJson(d.rows))}::jsonb) WHERE EXISTS (SELECT 1 FROM changed) ${d.onConflict ?? ''})`;
       }),
+    // the task held a slot of a capped channel: the task of its kind that has waited longest for one (busy:
+    // postponed, nothing sent upstream) gets its job now rather than at its postponed time, so the freed slot
+    // is taken at once and waiting tasks need not knock often; its job is due when this change commits
+    `waiter AS (SELECT w.job_id, w.kind FROM tasks w JOIN changed ON w.kind = changed.kind
+       WHERE EXISTS (SELECT 1 FROM channels c WHERE c.id = changed.channel_id AND c.max_running IS NOT NULL)
+         AND w.state = 'running' AND w.lease_owner IS NULL AND w.upstream_id IS NULL AND w.submit_started_at IS NULL AND w.started_at > now()
+       ORDER BY w.created_at LIMIT 1 FOR UPDATE OF w SKIP LOCKED)`,
+    `woke AS (UPDATE pgboss.job j SET start_after = now() FROM waiter
+       WHERE j.name = ${taskJobNameSql('waiter.kind')} AND j.id = waiter.job_id AND j.state = 'created' AND j.start_after > now() RETURNING j.id)`,
     ...more,
   ];
   return `WITH ${parts.join(',\n')}`;
+}
+
+/** A task this worker ended: whether a task waiting for the slot it freed was given its job now (see endStatement). */
+export interface Ended {
+  wokeWaiter: boolean;
 }
 
 /** A step's write found its task no longer held by its worker: the step stops (the task is another's, or ended). */
