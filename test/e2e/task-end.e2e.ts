@@ -36,7 +36,8 @@ describe('claiming and ending a task', () => {
     return {
       find: (id: string) => t.app.get(TaskRepository).findById(id),
       claim: (id: string, worker: string, kind = 'expand') => states.claim(id, worker, 30, lifecycle.claimRules(lifecycle.kind(kind)), lifecycle.onChange),
-      markSucceeded: (id: string, worker: string, media: NewMedia[]) => states.finish(id, worker, undefined, [mediaEndRows(media)], lifecycle.onChange, lifecycle.settle),
+      // whether it ended the task (finish answers what the end did, or null when it changed nothing)
+      markSucceeded: async (id: string, worker: string, media: NewMedia[]) => (await states.finish(id, worker, undefined, [mediaEndRows(media)], lifecycle.onChange, lifecycle.settle)) !== null,
     };
   };
   const slots = async () => (await sql<{ n: number }>(t.db, "SELECT active_slots AS n FROM owner_counters WHERE owner = 'team-end'"))[0].n;

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from '../../src/infra/database/database-errors.js';
+import { isDatabaseUnavailable, isDeadlock, retryOnDeadlock } from '../../src/infra/database/database-errors.js';
 
 const prisma = (code: string, cause?: Record<string, unknown>) => Object.assign(new Error(`prisma ${code}`), { code, meta: cause ? { driverAdapterError: { name: 'DriverAdapterError', cause } } : {} });
 
@@ -28,5 +28,35 @@ describe('isDatabaseUnavailable', () => {
     ['nothing', undefined],
   ])('%s: no', (_, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe('isDeadlock and retryOnDeadlock', () => {
+  const pgDeadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+  it.each([
+    ['pg', pgDeadlock()],
+    ["Prisma raw query (P2010 + the adapter's postgres error)", prisma('P2010', { kind: 'postgres', code: '40P01', originalCode: '40P01' })],
+    ['wrapped in a cause', new Error('outer', { cause: pgDeadlock() })],
+  ])('%s: a deadlock', (_, error) => {
+    expect(isDeadlock(error)).toBe(true);
+  });
+  it.each([
+    ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
+    ['a serialization failure', Object.assign(new Error('could not serialize'), { code: '40001' })],
+    ['no code', new Error('x')],
+  ])('%s: not a deadlock', (_, error) => {
+    expect(isDeadlock(error)).toBe(false);
+  });
+
+  it("runs the work again after a deadlock, up to three runs in all, and throws anything else at once", async () => {
+    let runs = 0;
+    expect(await retryOnDeadlock(async () => (++runs < 3 ? Promise.reject(pgDeadlock()) : 'done'))).toBe('done');
+    expect(runs).toBe(3);
+    runs = 0;
+    await expect(retryOnDeadlock(async () => (++runs, Promise.reject(pgDeadlock())))).rejects.toThrow('deadlock detected');
+    expect(runs).toBe(3);
+    runs = 0;
+    await expect(retryOnDeadlock(async () => (++runs, Promise.reject(Object.assign(new Error('duplicate key'), { code: '23505' }))))).rejects.toThrow('duplicate key');
+    expect(runs).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { retryOnDeadlock } from '../../infra/database/database-errors.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type CapturedTrace, Tracing } from '../../infra/tracing/tracing.service.js';
 import { AppError } from '../errors/app-error.js';
@@ -94,7 +95,9 @@ export class TaskIntake {
 
   private async insert(owner: string, batch: Entry[]): Promise<void> {
     try {
-      const admissions = await this.tasks.insertTasks(batch, this.hooks.admissionSql(owner, batch.map((e) => ({ id: e.task.id, price: e.price }))));
+      // a deadlock's victim runs again: an insert whose external id matches a task ending at that moment waits
+      // for the end's transaction (the unique check), which waits for this statement's lock on the owner's counters
+      const admissions = await retryOnDeadlock(() => this.tasks.insertTasks(batch, this.hooks.admissionSql(owner, batch.map((e) => ({ id: e.task.id, price: e.price })))));
       batch.forEach((entry, i) => entry.resolve(admissions[i]));
     } catch (err) {
       if (batch.length > 1 && (err as { code?: string }).code === '23505') {

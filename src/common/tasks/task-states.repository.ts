@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { retryOnDeadlock } from '../../infra/database/database-errors.js';
 import { storableJson, storableText } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
@@ -234,7 +235,12 @@ export class TaskStatesRepository {
    * statement, its bookkeeping included (settle); otherwise, or when that changed nothing, in a transaction
    * that runs `onChange` after the change. Null when the task did not change (not this worker's, or ended).
    */
-  private async end(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<Ended | null> {
+  private end(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<Ended | null> {
+    // a deadlock's victim runs again (see TaskIntake: an insert of the same external id waiting on this end)
+    return retryOnDeadlock(() => this.endOnce(id, worker, to, columns, onChange, settle, guard, details));
+  }
+
+  private async endOnce(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
     const quietly = await this.endQuietly(id, worker, to, columns, settle, guard, details);
     if (quietly) return quietly;
     return this.prisma.$transaction(async (tx) => {

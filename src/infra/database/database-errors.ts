@@ -55,3 +55,39 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/** PostgreSQL's deadlock_detected: it rolled back one of the transactions that waited for each other. */
+const DEADLOCK = '40P01';
+
+/** True when the error is PostgreSQL's deadlock_detected (from node-postgres, or wrapped by Prisma's driver adapter). */
+export function isDeadlock(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && seen.size < 16) {
+    const current = queue.shift();
+    if (!current || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    const e = current as { code?: unknown; originalCode?: unknown; cause?: unknown; meta?: { code?: unknown; driverAdapterError?: unknown } };
+    if (e.code === DEADLOCK || e.originalCode === DEADLOCK || e.meta?.code === DEADLOCK) return true;
+    queue.push(e.cause, e.meta?.driverAdapterError);
+  }
+  return false;
+}
+
+/** How many times work that PostgreSQL rolled back as a deadlock's victim runs in all. */
+const DEADLOCK_TRIES = 3;
+
+/**
+ * Runs `work` (one statement or one transaction, all rolled back when it fails) again when PostgreSQL chose
+ * it as a deadlock's victim, as PostgreSQL's manual advises: the other transaction has gone on, and the
+ * work's next run finds it committed. Up to DEADLOCK_TRIES runs; any other error is thrown at once.
+ */
+export async function retryOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (run >= DEADLOCK_TRIES || !isDeadlock(err)) throw err;
+    }
+  }
+}
