@@ -99,7 +99,9 @@ describe('a worker killed three times during failovers', () => {
         intervalMs: 1000,
         what: 'every generation to end',
       });
-      expect(final).toEqual([{ state: 'succeeded', n: GENERATIONS }]);
+      // a failure names why each failed (its message and how many steps it took)
+      const failed = await queryDb(db, "SELECT message, attempts, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND state = 'failed' GROUP BY 1, 2", [ids]);
+      expect({ final, failed }).toEqual({ final: [{ state: 'succeeded', n: GENERATIONS }], failed: [] });
       for (const [i, id] of ids.entries()) {
         const byKling = [...kling.created.values()].filter((c) => c.body.external_task_id === id).length;
         const byLuma = [...luma.created.values()].filter((c) => c.body.prompt === `generation ${i}`).length;
