@@ -33,27 +33,47 @@ const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', '
 const UNAVAILABLE_MESSAGES =
   /timeout exceeded when trying to connect|Connection terminated|connection error|Connection ended unexpectedly|the database system is (starting up|shutting down|in recovery mode)|Can't reach database server|Unable to start a transaction in the given time|Client was closed and is not queryable/i;
 
-/**
- * True when an error means the database is unavailable for now (down, restarting, unreachable, out of
- * connections), so the right answer is "retry later" (503) rather than a failure. Looks through causes,
- * Prisma's driver-adapter details and aggregated connect errors.
- */
-export function isDatabaseUnavailable(error: unknown): boolean {
+/** What an error (or one it wraps) may say about itself. */
+interface ErrorFields {
+  code?: unknown;
+  originalCode?: unknown;
+  kind?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+  meta?: { code?: unknown; driverAdapterError?: unknown };
+}
+
+/** Whether `test` holds for the error or one it wraps: its causes, Prisma's driver-adapter details, aggregated errors (at most 16 looked at). */
+function anyWrapped(error: unknown, test: (e: ErrorFields) => boolean): boolean {
   const seen = new Set<unknown>();
   const queue: unknown[] = [error];
   while (queue.length > 0 && seen.size < 16) {
     const current = queue.shift();
     if (!current || typeof current !== 'object' || seen.has(current)) continue;
     seen.add(current);
-    const e = current as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; errors?: unknown; meta?: { driverAdapterError?: unknown } };
-    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (typeof e.originalCode === 'string' && UNAVAILABLE_CODES.has(e.originalCode)) return true;
-    if (typeof e.kind === 'string' && UNAVAILABLE_KINDS.has(e.kind)) return true;
-    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    const e = current as ErrorFields;
+    if (test(e)) return true;
     queue.push(e.cause, e.meta?.driverAdapterError);
     if (Array.isArray(e.errors)) queue.push(...e.errors);
   }
   return false;
+}
+
+/**
+ * True when an error means the database is unavailable for now (down, restarting, unreachable, out of
+ * connections), so the right answer is "retry later" (503) rather than a failure. Looks through causes,
+ * Prisma's driver-adapter details and aggregated connect errors.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return anyWrapped(
+    error,
+    (e) =>
+      (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) ||
+      (typeof e.originalCode === 'string' && UNAVAILABLE_CODES.has(e.originalCode)) ||
+      (typeof e.kind === 'string' && UNAVAILABLE_KINDS.has(e.kind)) ||
+      (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)),
+  );
 }
 
 /** PostgreSQL's deadlock_detected: it rolled back one of the transactions that waited for each other. */
@@ -61,17 +81,7 @@ const DEADLOCK = '40P01';
 
 /** True when the error is PostgreSQL's deadlock_detected (from node-postgres, or wrapped by Prisma's driver adapter). */
 export function isDeadlock(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && seen.size < 16) {
-    const current = queue.shift();
-    if (!current || typeof current !== 'object' || seen.has(current)) continue;
-    seen.add(current);
-    const e = current as { code?: unknown; originalCode?: unknown; cause?: unknown; meta?: { code?: unknown; driverAdapterError?: unknown } };
-    if (e.code === DEADLOCK || e.originalCode === DEADLOCK || e.meta?.code === DEADLOCK) return true;
-    queue.push(e.cause, e.meta?.driverAdapterError);
-  }
-  return false;
+  return anyWrapped(error, (e) => e.code === DEADLOCK || e.originalCode === DEADLOCK || e.meta?.code === DEADLOCK);
 }
 
 /** How many times work that PostgreSQL rolled back as a deadlock's victim runs in all. */
