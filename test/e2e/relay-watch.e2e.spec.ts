@@ -270,6 +270,42 @@ describe('upstream callbacks, with the safety poll 300 s away', () => {
   });
 });
 
+describe('the lease a poll holds', () => {
+  // Before: every poll held its task 12 s, and a task due again sooner was let go of by a second write after the
+  // poll (two rows written per poll). Now the lease ends at the next poll time, and only a slow poll writes more.
+  it('a poll that ends at once leaves its lease to end at the next poll time, unwritten; a slow one has it extended while in flight and is never asked about twice at once', async () => {
+    const kling = await startFakeKling(...KLING);
+    kling.knobs.hold = true;
+    // polls 5 s apart: each lease ends at its task's next poll time
+    const t = await startTestApp({ EXPAND_PROVIDER: 'relay', RELAY_EXPAND_URL: kling.url, RELAY_KLING_ACCESS_KEY: KLING[0], RELAY_KLING_SECRET_KEY: KLING[1], OUTBOUND_ALLOW_HOSTS: '127.0.0.1', RELAY_POLL_MS: '5000', ADMIN_API_KEY: ADMIN });
+    try {
+      const key = await t.createKey('team-lease');
+      const id = (await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } })).body.data.task_id as string;
+      const [upstreamId] = (await pollUntil(async () => [...kling.created.entries()].find(([, c]) => c.body.external_task_id === id), Boolean, { what: 'the create upstream' }))!;
+      const queries = () => kling.queries!.filter((q) => q.id === upstreamId);
+      const watch = async () => (await queryDb<{ lease: Date | null; next: Date; owner: string | null }>(t.db, 'SELECT lease_until AS lease, poll_at AS next, lease_owner AS owner FROM task_watches WHERE task_id = $1', [id]))[0];
+      await pollUntil(async () => queries().length, (n) => n >= 1, { timeoutMs: 30_000, what: 'the first poll' });
+      // polled, nothing new: the row as the take left it, held by the poller until its next poll time, not past it
+      const fast = await watch();
+      expect(fast.owner).toMatch(/^poll-/);
+      expect(fast.lease!.getTime()).toBeLessThanOrEqual(fast.next.getTime());
+      await pollUntil(async () => queries().length, (n) => n >= 2, { timeoutMs: 30_000, what: 'the second poll' });
+      expect((await watch()).lease!.getTime()).toBeLessThanOrEqual((await watch()).next.getTime());
+
+      // polls answered after 6 s, past their lease (5 s ±10 %): held on while in flight, not taken again
+      kling.knobs.queryDelayMs = 6000;
+      const before = queries().length;
+      const extended = await pollUntil(watch, (w) => w.lease !== null && w.lease.getTime() > w.next.getTime() + 5000, { timeoutMs: 30_000, what: 'a slow poll to have its lease extended' });
+      expect(extended.owner).toMatch(/^poll-/);
+      await pollUntil(async () => queries().length, (n) => n >= before + 2, { timeoutMs: 60_000, what: 'two slow polls to end' });
+      expect(kling.overlaps).toEqual([]);
+    } finally {
+      await t.close();
+      await kling.close();
+    }
+  });
+});
+
 describe('caps and refusals on polls', () => {
   // five times the cap at once: every create races the others for the channel's slots, on both instances
   const SIMULTANEOUS = 100;

@@ -16,10 +16,15 @@ import { Limiter } from '../../infra/process/limiter.js';
 import { type DueWatch, WatchesRepository } from './watches.repository.js';
 
 /**
- * A poller holds each task of its batch until its next poll, and at least this long: longer than a poll
- * takes (UpstreamClient's POLL_TIMEOUT_MS, 10 s), so no other poller asks about it meanwhile.
+ * How long a poller holds a task of its batch, at most: longer than a poll takes (UpstreamClient's
+ * POLL_TIMEOUT_MS, 10 s), so no other poller asks about it meanwhile. A task whose next poll is at least
+ * SHORT_LEASE_FROM_S away is held only until then, and its poll, ending sooner (the usual case), writes
+ * nothing after it: the lease runs out by itself. A poll still in flight EXTEND_AHEAD_MS before its
+ * lease's end has it extended by POLL_LEASE_S.
  */
 export const POLL_LEASE_S = 12;
+const SHORT_LEASE_FROM_S = 3;
+const EXTEND_AHEAD_MS = 1500;
 /** A round starts no poll later than this after it took its batch (so each ends within the lease); the rest go back to be polled by anyone. */
 const ROUND_START_MS = 1500;
 /** Tasks taken at once, at most. */
@@ -133,7 +138,7 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
       }
       let batch: DueWatch[] = [];
       try {
-        batch = await this.watches.takeDue(this.owner, room, POLL_LEASE_S, this.schedule);
+        batch = await this.watches.takeDue(this.owner, room, POLL_LEASE_S, SHORT_LEASE_FROM_S, this.schedule);
       } catch (err) {
         if (!this.database.report(err)) this.logger.error({ msg: 'taking due watched tasks failed', err });
       }
@@ -213,12 +218,49 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
               outcome.later.push({ ids: chunk.map((w) => w.id), at: pausedUntil });
               return;
             }
-            const paused = await this.pollChunk(poll, kind, channelId, chunk, outcome);
-            if (paused) pausedUntil = paused;
+            const held = await this.holdFor(chunk);
+            if (held.length === 0) return;
+            const extending = this.extendWhileInFlight(held);
+            try {
+              const paused = await this.pollChunk(poll, kind, channelId, held, outcome);
+              if (paused) pausedUntil = paused;
+            } finally {
+              clearTimeout(extending);
+            }
           }),
         ),
       ),
     );
+  }
+
+  /**
+   * The tasks of a chunk this poller may poll now: when their lease ends within EXTEND_AHEAD_MS (the chunk
+   * waited for a free request), it is extended first; a task whose lease had run out (another poller may
+   * have it) is left out, unpolled and unwritten.
+   */
+  private async holdFor(chunk: DueWatch[]): Promise<DueWatch[]> {
+    if (Math.min(...chunk.map((w) => w.leaseUntil.getTime())) - Date.now() > EXTEND_AHEAD_MS) return chunk;
+    const held = new Set(await this.extendLeases(chunk));
+    return chunk.filter((w) => held.has(w.id));
+  }
+
+  /** While the chunk's request is in flight: its leases extended EXTEND_AHEAD_MS before the first ends. */
+  private extendWhileInFlight(chunk: DueWatch[]): NodeJS.Timeout {
+    const first = Math.min(...chunk.map((w) => w.leaseUntil.getTime()));
+    return setTimeout(() => void this.extendLeases(chunk), first - EXTEND_AHEAD_MS - Date.now());
+  }
+
+  /** Extends the chunk's leases by POLL_LEASE_S; answers the ids still held. */
+  private async extendLeases(chunk: DueWatch[]): Promise<string[]> {
+    try {
+      const held = await this.watches.extend(this.owner, chunk.map((w) => w.id), POLL_LEASE_S);
+      const until = new Date(Date.now() + POLL_LEASE_S * 1000);
+      for (const w of chunk) if (held.includes(w.id)) w.leaseUntil = until;
+      return held;
+    } catch (err) {
+      if (!this.database.report(err)) this.logger.error({ msg: 'extending the leases of polls in flight failed', err });
+      return [];
+    }
   }
 
   /** One request: its answer sorted into the round's outcome. Answers the end of a pause when the upstream refused polls. */

@@ -8,9 +8,10 @@ import { RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { PolledStatus } from '../../infra/relay/upstream-client.js';
 
-/** A watched task a poller took: the task, and when its poll was due (for the lag). */
+/** A watched task a poller took: the task, when its poll was due (for the lag), and until when the poller holds it. */
 export interface DueWatch extends WatchedTask {
   dueAt: Date;
+  leaseUntil: Date;
 }
 
 interface DueRow {
@@ -23,16 +24,20 @@ interface DueRow {
   created_at: Date;
   trace_parent: string | null;
   due_at: Date;
+  lease_until: Date;
 }
 
 /**
  * The watched tasks (task_watches: created upstream, not final), as the pollers of every instance share
  * them: one statement takes a batch of due ones, sets each one's next poll time and holds it for the poll
- * (a short lease), in the same write, so a poll that finds nothing new writes nothing more (unless its next
- * poll comes before the lease ends, or a callback made it due meanwhile: then one statement for the batch
- * lets go of them). The lease means "a poll is in flight", never "not before the next poll" (poll_at says
- * that): a lease held until a callback-pending task's safety poll, 300 s away, made every later callback
- * of that task count as already due, and the task waited for the safety poll.
+ * (a short lease, ending at the next poll time unless that is very near), in the same write, so a poll
+ * that finds nothing new writes nothing more: its lease has run out by its next poll time. A poll still in
+ * flight near its lease's end has the lease extended (extend); one whose next poll came before its lease's
+ * end (a short interval, an extended lease, a callback that made it due during the poll) or that waits
+ * for callbacks is let go of when the poll ends (release). The lease means "a poll
+ * is in flight", never "not before the next poll" (poll_at says that): a lease held until a
+ * callback-pending task's safety poll, 300 s away, made every later callback of that task count as
+ * already due, and the task waited for the safety poll.
  */
 @Injectable()
 export class WatchesRepository {
@@ -40,10 +45,11 @@ export class WatchesRepository {
 
   /**
    * Takes up to `limit` due tasks for `owner` (skipping those of a channel whose polls are paused), each
-   * given its next poll time and held for `leaseS` (the poll; see release); watches whose task is no longer
-   * running (its deadline, a delete) are dropped in the same statement.
+   * given its next poll time and held for the poll: until that time when it is at least
+   * `untilNextPollFromS` away (and at most `leaseS`), else for `leaseS` (see extend and release); watches
+   * whose task is no longer running (its deadline, a delete) are dropped in the same statement.
    */
-  async takeDue(owner: string, limit: number, leaseS: number, schedule: PollSchedule): Promise<DueWatch[]> {
+  async takeDue(owner: string, limit: number, leaseS: number, untilNextPollFromS: number, schedule: PollSchedule): Promise<DueWatch[]> {
     const next = nextPollSql({ startedAt: 't.started_at', callbackPending: 'due.callback_pending', minPollS: 'due.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
     const { rows } = await this.prisma.pool.query<DueRow>(
       prepared(
@@ -59,21 +65,36 @@ export class WatchesRepository {
          gone AS (DELETE FROM task_watches w WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state <> 'running' OR upstream_id IS NULL))),
          taken AS (
            UPDATE task_watches w SET lease_owner = $2, poll_at = now() + make_interval(secs => t.next_s),
-             lease_until = now() + make_interval(secs => $3::float8)
+             lease_until = now() + make_interval(secs => CASE WHEN t.next_s >= $6 THEN LEAST(t.next_s, $3::float8) ELSE $3::float8 END)
            FROM t WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state = 'running' AND upstream_id IS NOT NULL)) AND t.id = w.task_id
-           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.upstream_since, t.created_at, t.trace_parent, t.poll_at AS due_at)
+           RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.upstream_since, t.created_at, t.trace_parent, t.poll_at AS due_at, w.lease_until)
          SELECT * FROM taken`,
-        [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS],
+        [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS, untilNextPollFromS],
       ),
     );
-    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, upstreamSince: r.upstream_since, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at }));
+    return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, upstreamSince: r.upstream_since, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at, leaseUntil: r.lease_until }));
   }
 
   /**
-   * Polled, nothing new: lets go of those whose next poll comes before their lease ends (a short poll floor,
-   * or a callback that arrived during the poll) and of those waiting for a callback, so that the next callback
-   * finds no lease and is polled at once (they are polled rarely, on the safety net: one write per such poll);
-   * the others' leases run out by themselves, unwritten.
+   * Polls still in flight near the end of their lease: held `leaseS` more, while `owner` still holds them.
+   * Answers the ids it holds (a task whose lease had already run out may have been taken by another poller).
+   */
+  async extend(owner: string, ids: string[], leaseS: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.prisma.pool.query<{ task_id: string }>(
+      prepared(
+        `UPDATE task_watches SET lease_until = GREATEST(lease_until, now() + make_interval(secs => $3::float8)) WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 AND lease_until > now() RETURNING task_id`,
+        [ids, owner, leaseS],
+      ),
+    );
+    return rows.map((r) => r.task_id);
+  }
+
+  /**
+   * Polled, nothing new: lets go of those whose next poll comes before their lease ends (a callback that
+   * arrived during the poll, a lease extended for a slow poll) and of those waiting for a callback, so that
+   * the next callback finds no lease and is polled at once (they are polled rarely, on the safety net: one
+   * write per such poll); the others' leases run out by themselves, unwritten.
    */
   async release(owner: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
