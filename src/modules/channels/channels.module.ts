@@ -8,6 +8,7 @@ import { ChannelTester } from './channel-tester.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
 import { ChannelsService } from './channels.service.js';
+import { PolledChannels } from './polled-channels.js';
 import { RelayFlow } from './relay-flow.js';
 import { UpstreamBilling } from './upstream-billing.js';
 import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
@@ -15,7 +16,7 @@ import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController, AdminProtocolsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, UpstreamBilling, RelayFlow],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, UpstreamBilling, PolledChannels, RelayFlow],
   exports: [ChannelRouter, UpstreamCallbackUrls, RelayFlow],
 })
 export class ChannelsModule {}

@@ -11,6 +11,7 @@ import type { UpstreamTaskFacts } from './channels.repository.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
 import { UpstreamBilling } from './upstream-billing.js';
+import { PolledChannels } from './polled-channels.js';
 
 /** What a create came to: the results at once (a vendor that answers with them), or an upstream task to watch. */
 export type RelayCreated<S, R> = { made: R } | { upstreamId: string; status?: S; callback?: boolean };
@@ -170,6 +171,7 @@ export class RelayFlow {
     private readonly router: ChannelRouter,
     private readonly config: AppConfig,
     private readonly billing: UpstreamBilling,
+    private readonly polled: PolledChannels,
   ) {}
 
   /** One step of a relayed task: its upstream task asked about, or a create sent. */
@@ -221,7 +223,7 @@ export class RelayFlow {
    * once where the operation fails over.
    */
   async channelPoll<V extends RelayVendor<S>, S extends RelayStatus>(channelId: string | null, op: Pick<RelayOperation<V, S, unknown, unknown>, 'operation' | 'vendors' | 'failsOver'>): Promise<ChannelPoll | null> {
-    const channel = await this.router.heldBy({ channelId }, op.operation);
+    const channel = await this.polled.handleOf(channelId, op.operation);
     const vendor = channel ? op.vendors[channel.protocol] : undefined;
     const query = vendor?.query?.bind(vendor);
     if (!channel || !vendor || !query) return null;
