@@ -24,7 +24,9 @@ function polled() {
 }
 
 describe('PolledChannels: the poller reads a channel at most every 2 s, and at once after a write here', () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('answers the channel as read for 2 s, then reads it again', async () => {
     jest.useFakeTimers({ now: 1_000_000 });

@@ -72,6 +72,8 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly pauses = new Map<string, number>();
   private readonly watchers: Map<string, TaskKind>;
   private inHand = 0;
+  /** Polled without news since the last look: let go of by the next look's statement, where their lease must be (WatchesRepository.takeDue). */
+  private letGo: string[] = [];
   /** The poller waits for a round to end (it holds as many tasks as it may). */
   private waitingForRoom = false;
   private stopping = false;
@@ -137,8 +139,11 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
         continue;
       }
       let batch: DueWatch[] = [];
+      const letGo = this.letGo;
+      this.letGo = [];
       try {
-        batch = await this.watches.takeDue(this.owner, room, POLL_LEASE_S, SHORT_LEASE_FROM_S, this.schedule);
+        // what is not let go of (the statement failed) is let go by its lease running out
+        batch = await this.watches.takeDue(this.owner, room, { leaseS: POLL_LEASE_S, untilNextPollFromS: SHORT_LEASE_FROM_S, letGo }, this.schedule);
       } catch (err) {
         if (!this.database.report(err)) this.logger.error({ msg: 'taking due watched tasks failed', err });
       }
@@ -173,9 +178,9 @@ export class UpstreamPoller implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async writeBack(outcome: RoundOutcome, startedAt: number): Promise<void> {
+    this.letGo.push(...outcome.working);
     try {
       await this.database.retryWhileUnavailable(async () => {
-        await this.watches.release(this.owner, outcome.working);
         for (const { ids, at } of outcome.later) await this.watches.giveBack(this.owner, ids, at);
         const resumed = await this.watches.resume(this.owner, outcome.changed.map((w) => w.id), this.config.workerLeaseS, outcome.polled);
         if (resumed.length === 0) return;

@@ -27,6 +27,10 @@ interface DueRow {
   lease_until: Date;
 }
 
+/** The lease's end of tasks polled without news ($7, held by $2), where it must not wait (see takeDue). */
+const LET_GO = `UPDATE task_watches SET lease_owner = NULL, lease_until = NULL
+  WHERE task_id = ANY ($7::uuid[]) AND lease_owner = $2 AND lease_until > now() AND (poll_at < lease_until OR callback_pending)`;
+
 /**
  * The watched tasks (task_watches: created upstream, not final), as the pollers of every instance share
  * them: one statement takes a batch of due ones, sets each one's next poll time and holds it for the poll
@@ -34,7 +38,7 @@ interface DueRow {
  * that finds nothing new writes nothing more: its lease has run out by its next poll time. A poll still in
  * flight near its lease's end has the lease extended (extend); one whose next poll came before its lease's
  * end (a short interval, an extended lease, a callback that made it due during the poll) or that waits
- * for callbacks is let go of when the poll ends (release). The lease means "a poll
+ * for callbacks is let go of by the poller's next take (takeDue). The lease means "a poll
  * is in flight", never "not before the next poll" (poll_at says that): a lease held until a
  * callback-pending task's safety poll, 300 s away, made every later callback of that task count as
  * already due, and the task waited for the safety poll.
@@ -46,16 +50,22 @@ export class WatchesRepository {
   /**
    * Takes up to `limit` due tasks for `owner` (skipping those of a channel whose polls are paused), each
    * given its next poll time and held for the poll: until that time when it is at least
-   * `untilNextPollFromS` away (and at most `leaseS`), else for `leaseS` (see extend and release); watches
-   * whose task is no longer running (its deadline, a delete) are dropped in the same statement.
+   * `untilNextPollFromS` away (and at most `leaseS`), else for `leaseS` (see extend); watches whose task is
+   * no longer running (its deadline, a delete) are dropped in the same statement. In the same statement
+   * too, the tasks `letGo` (polled since the last look, without news) are let go of where their lease must
+   * be: those whose next poll comes before their lease ends (a short interval, a lease extended for a slow
+   * poll, a callback that made them due during the poll), and those waiting for callbacks, so that the next
+   * callback finds no lease and is polled at once (they are polled rarely, on the safety net); the others'
+   * leases run out by themselves, unwritten. What is let go of is due from the next look on.
    */
-  async takeDue(owner: string, limit: number, leaseS: number, untilNextPollFromS: number, schedule: PollSchedule): Promise<DueWatch[]> {
+  async takeDue(owner: string, limit: number, lease: { leaseS: number; untilNextPollFromS: number; letGo: string[] }, schedule: PollSchedule): Promise<DueWatch[]> {
     const next = nextPollSql({ startedAt: 't.started_at', callbackPending: 'due.callback_pending', minPollS: 'due.min_poll_s' }, { pollS: '$4', callbackPollS: '$5' });
     const { rows } = await this.prisma.pool.query<DueRow>(
       prepared(
         // every step reads by key (the poll_at index, then primary keys through ANY(ARRAY(…))), never a scan: its
         // cost follows the batch, not the tasks in flight
-        `WITH due AS (
+        `WITH let_go AS (${LET_GO}),
+         due AS (
            SELECT w.task_id, w.poll_at, w.callback_pending, w.min_poll_s FROM task_watches w
            WHERE w.poll_at <= now() AND (w.lease_until IS NULL OR w.lease_until < now())
              AND NOT EXISTS (SELECT 1 FROM channels c WHERE c.id = w.channel_id AND c.polls_paused_until > now())
@@ -69,7 +79,7 @@ export class WatchesRepository {
            FROM t WHERE w.task_id = ANY (ARRAY(SELECT id FROM t WHERE state = 'running' AND upstream_id IS NOT NULL)) AND t.id = w.task_id
            RETURNING w.task_id, w.kind, w.channel_id, t.owner, t.upstream_id, t.upstream_since, t.created_at, t.trace_parent, t.poll_at AS due_at, w.lease_until)
          SELECT * FROM taken`,
-        [limit, owner, leaseS, schedule.pollS, schedule.callbackPollS, untilNextPollFromS],
+        [limit, owner, lease.leaseS, schedule.pollS, schedule.callbackPollS, lease.untilNextPollFromS, lease.letGo],
       ),
     );
     return rows.map((r) => ({ id: r.task_id, kind: r.kind, owner: r.owner, channelId: r.channel_id, upstreamId: r.upstream_id, upstreamSince: r.upstream_since, createdAt: r.created_at, traceParent: r.trace_parent, dueAt: r.due_at, leaseUntil: r.lease_until }));
@@ -88,19 +98,6 @@ export class WatchesRepository {
       ),
     );
     return rows.map((r) => r.task_id);
-  }
-
-  /**
-   * Polled, nothing new: lets go of those whose next poll comes before their lease ends (a callback that
-   * arrived during the poll, a lease extended for a slow poll) and of those waiting for a callback, so that
-   * the next callback finds no lease and is polled at once (they are polled rarely, on the safety net: one
-   * write per such poll); the others' leases run out by themselves, unwritten.
-   */
-  async release(owner: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.prisma.pool.query(
-      prepared(`UPDATE task_watches SET lease_owner = NULL, lease_until = NULL WHERE task_id = ANY ($1::uuid[]) AND lease_owner = $2 AND (poll_at < lease_until OR callback_pending)`, [ids, owner]),
-    );
   }
 
   /** Not polled after all (shutdown, a paused channel): due again at `at` (now, when not given), for any poller. */
