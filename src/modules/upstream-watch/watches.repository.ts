@@ -155,8 +155,8 @@ export class WatchesRepository {
   /**
    * An upstream called back about the task: its next poll is now. Answers 'due' when a poller should be
    * woken; 'already' when it was due already (a burst of callbacks makes one poll) or a poll is in flight
-   * (which lets go of the task when it ends without news, so the poll this callback asked for follows at
-   * once); 'early' when the task runs but does not wait yet (the create's answer not yet in, or a step under
+   * (the poller lets go of the task at its next look when the poll brought no news, and the poll this
+   * callback asked for follows at the look after); 'early' when the task runs but does not wait yet (the create's answer not yet in, or a step under
    * way): the callback is kept on the task, and its next wait is polled at once (TaskStatesRepository.watch);
    * 'unwatched' when the task waits on no upstream (it ended, or never was).
    */
