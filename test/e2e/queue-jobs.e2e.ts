@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import PgBoss from 'pg-boss';
 import { QUEUES_WITH_JOBS_READY_SQL, QueueService } from '../../src/infra/queue/queue.service.js';
 import { PrismaService } from '../../src/infra/prisma/prisma.service.js';
 import { Statement } from '../../src/infra/prisma/statement.js';
-import { queryDb, startTestApp, type TestApp } from '../support/test-app.js';
+import { pollUntil } from '../support/poll.js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
  * A task's job is written by our own SQL in the statement that inserts the task (QueueService.jobRowsSql),
@@ -38,6 +40,73 @@ describe('jobs written with the task', () => {
       expect(rows[1].data).toEqual(payload(byOurs));
       expect(rows[1].priority).toBe(-3);
     }
+  });
+
+  it('written taken (run at once where they were written), are the rows pg-boss fetch() leaves', async () => {
+    const name = 'expand.run';
+    const [fetched, taken, queued] = [randomUUID(), randomUUID(), randomUUID()];
+    const boss = t.app.get(QueueService);
+    await boss.send(name, { taskId: fetched }, { id: fetched, priority: -2 });
+    const s = new Statement();
+    const rows = [taken, queued].map((id) => `SELECT ${s.param(id)}::uuid AS id, ${s.param(name)}::text AS name, ${s.param(JSON.stringify({ taskId: id }))}::jsonb AS data, -2 AS priority, ${s.param(id === taken)}::boolean AS here`);
+    await t.app.get(PrismaService).pool.query(QueueService.jobRowsSql(`(${rows.join(' UNION ALL ')})`, undefined, 'here'), s.values);
+    // pg-boss's own fetch of the one it sent (the other two are not ready to it: taken is active, queued is ours to compare)
+    const pgboss = new PgBoss({ connectionString: t.db.url, schema: 'pgboss', supervise: false, schedule: false });
+    await pgboss.start();
+    try {
+      await queryDb(t.db, "UPDATE pgboss.job SET start_after = now() + interval '1 hour' WHERE id = $1", [queued]);
+      expect((await pgboss.fetch(name)).map((j) => j.id)).toEqual([fetched]);
+    } finally {
+      await pgboss.stop({ graceful: false, wait: true, close: true });
+    }
+    const [byFetch, byUs, waiting] = await queryDb<Record<string, unknown>>(
+      t.db,
+      `SELECT state::text, retry_count, started_on IS NOT NULL AS started, started_on = created_on AS started_as_written, expire_in::text, policy, priority
+       FROM pgboss.job WHERE id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], id)`,
+      [[fetched, taken, queued]],
+    );
+    expect(byUs).toEqual({ ...byFetch, started_as_written: true });
+    expect(byFetch).toMatchObject({ state: 'active', retry_count: 0, started: true, started_as_written: false });
+    expect(waiting).toMatchObject({ state: 'created', started: false });
+  });
+});
+
+/**
+ * A task accepted where a worker of its kind waits for work (its last fetch found the queue empty) is run
+ * there at once: its job is written taken, active from the statement that wrote it, with no fetch or wake
+ * between; as many as the worker has free slots, the rest queued for any worker, as before.
+ */
+describe('a task accepted where a worker waits for work', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ ROLE: 'all', WORKER_CONCURRENCY: '2', SANDBOX_DELAY_MS: '3000' });
+  });
+  afterAll(() => t.close());
+
+  const jobOf = async (id: string) =>
+    (await queryDb<{ state: string; taken: boolean }>(t.db, 'SELECT j.state::text, COALESCE(j.started_on = j.created_on, false) AS taken FROM tasks t JOIN pgboss.job j ON j.id = t.job_id WHERE t.id = $1', [id]))[0];
+  const submit = async (key: string, prompt: string) => {
+    const res = await api(t.url, 'POST', '/music-a/submit/lyrics', { key, body: { prompt } });
+    expect([res.status, res.body.code]).toEqual([200, 'success']);
+    return res.body.data as string;
+  };
+  const ended = (key: string, id: string) =>
+    pollUntil(() => api(t.url, 'GET', `/music-a/fetch/${id}`, { key }), (r) => r.body.data?.status === 'SUCCESS' || r.body.data?.status === 'FAILURE', { timeoutMs: 60_000, what: `lyrics task ${id} to end` });
+
+  it('runs there at once while it has a free slot; beyond its slots the job is queued and fetched', async () => {
+    const keys = await Promise.all(['taken-a', 'taken-b', 'taken-c'].map((owner) => t.createKey(owner)));
+    // one first, to its end: the worker's fetches since its start have found the queue empty, so it waits for work
+    const first = await submit(keys[0], 'a first song');
+    expect((await ended(keys[0], first)).body.data.status).toBe('SUCCESS');
+    expect(await jobOf(first)).toEqual({ state: 'completed', taken: true });
+    // three at once for a worker of two slots (each step takes 3 s): two taken here, the third queued
+    const ids = await Promise.all(keys.map((key, i) => submit(key, `song ${i}`)));
+    const jobs = await Promise.all(ids.map(jobOf));
+    expect(jobs.map((j) => j.taken).sort()).toEqual([false, true, true]);
+    const queued = ids[jobs.findIndex((j) => !j.taken)];
+    for (const [i, id] of ids.entries()) expect((await ended(keys[i], id)).body.data.status).toBe('SUCCESS');
+    // the queued one ran once a slot freed, fetched as any job is
+    expect(await jobOf(queued)).toEqual({ state: 'completed', taken: false });
   });
 });
 

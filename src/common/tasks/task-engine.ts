@@ -90,7 +90,9 @@ export class TaskEngine implements OnApplicationBootstrap {
    * Accepts a task: its owner's limits admit it (its kind prices it), and the row, its detail rows and its
    * job are written in one statement (with the owner's other submissions of the moment: TaskIntake), so
    * none exists without the others. Its deadline counts from its first start. A refusal throws the error
-   * the hooks give it; a duplicate external id is a CONFLICT.
+   * the hooks give it; a duplicate external id is a CONFLICT. Where a worker of its kind on this instance
+   * waits for work, the job is written taken and the step starts at once (QueueService.reserve): a request
+   * held for its task's end waits for no fetch.
    */
   async submit<P extends object, R>(kind: TaskKind<P, R>, input: Submission<P>): Promise<Task<P, R>> {
     const name = kind.definition.name;
@@ -112,18 +114,26 @@ export class TaskEngine implements OnApplicationBootstrap {
       // the request's trace, which the task's steps and notifications continue wherever they run
       traceParent: this.tracing.traceParent(),
     };
+    // a worker here whose queue is empty runs the task at once: its job is written taken, with no fetch or wake between
+    const slot = this.queue.reserve(taskJobName(name));
     let admission: Admission;
     try {
-      admission = await this.intake.accept(row, input.details ?? [], price);
+      admission = await this.intake.accept({ ...row, jobTaken: slot !== null }, input.details ?? [], price);
     } catch (err) {
+      if (slot) this.queue.release(slot);
       if ((err as { code?: string }).code === '23505' && input.externalId) {
         throw new AppError('CONFLICT', `${input.externalId.field} "${input.externalId.value}" is already used by another of your tasks`);
       }
       throw err;
     }
     const refusal = this.hooks.admissionOutcome(input.owner, name, price, admission);
-    if (refusal) throw refusal;
-    this.queue.jobsAdded(taskJobName(name));
+    if (refusal) {
+      if (slot) this.queue.release(slot);
+      throw refusal;
+    }
+    // its step's spans continue the request's trace through the row's traceparent, as on any instance
+    if (slot) this.tracing.detached(() => this.queue.runTaken(slot, { id: row.jobId, data: { taskId: row.id }, priority: -admission.slotsBefore }));
+    else this.queue.jobsAdded(taskJobName(name));
     return {
       ...row,
       params: input.params,

@@ -25,6 +25,8 @@ export interface NewTaskRow {
   deadlineAt: Date;
   /** The W3C traceparent of the request that created it, with tracing on (its steps continue that trace). */
   traceParent: string | null;
+  /** Its job is written as taken by this instance, which runs it at once (QueueService.reserve). */
+  jobTaken?: boolean;
 }
 
 /** An owner's tasks of one kind, newest first: a page, and optionally only those with one external id. */
@@ -51,19 +53,19 @@ export class TaskRepository {
     const input = batch
       .map(({ task: t }, i) =>
         [i + 1, s.param(t.id, 'uuid'), s.param(t.kind, 'varchar'), s.param(t.externalId, 'varchar'), s.param(JSON.stringify(t.params), 'jsonb'), s.param(t.callbackUrl, 'text'), s.param(t.baseUrl, 'varchar')]
-          .concat([s.param(t.parentId, 'uuid'), s.param(t.slots, 'int'), s.param(t.credits, 'int'), s.param(t.jobId, 'uuid'), s.param(t.createdAt.toISOString(), 'timestamptz'), s.param(t.deadlineAt.toISOString(), 'timestamptz'), s.param(t.traceParent, 'varchar')])
+          .concat([s.param(t.parentId, 'uuid'), s.param(t.slots, 'int'), s.param(t.credits, 'int'), s.param(t.jobId, 'uuid'), s.param(t.createdAt.toISOString(), 'timestamptz'), s.param(t.deadlineAt.toISOString(), 'timestamptz'), s.param(t.traceParent, 'varchar'), s.param(t.jobTaken === true, 'boolean')])
           .join(', '),
       )
       .map((row) => `(${row})`)
       .join(', ');
     const parts = [
       admitted,
-      `input (ord, id, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at, trace_parent) AS (VALUES ${input})`,
+      `input (ord, id, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at, trace_parent, job_taken) AS (VALUES ${input})`,
       `ok AS (SELECT i.*, a.slots_before FROM input i JOIN admitted a ON a.ord = i.ord WHERE a.admitted)`,
       `task AS (INSERT INTO tasks (id, kind, owner, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, updated_at, deadline_at, trace_parent)
          SELECT id, kind, ${s.param(batch[0].task.owner)}, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, created_at, deadline_at, trace_parent FROM ok)`,
       ...(await this.detailCtes(s, batch.flatMap((b) => b.details))),
-      `job AS (${QueueService.jobRowsSql(`(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, -slots_before AS priority FROM ok)`)})`,
+      `job AS (${QueueService.jobRowsSql(`(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, -slots_before AS priority, job_taken FROM ok)`, undefined, 'job_taken')})`,
     ];
     const { rows } = await this.prisma.pool.query<{ admitted: boolean; refusal: Admission['refusal']; slots_before: number; credits_before: number; max_slots: number | null; max_credits: number | null }>(
       prepared(`WITH ${parts.join(',\n')}\nSELECT admitted, refusal, slots_before, credits_before, max_slots, max_credits FROM admitted ORDER BY ord`, s.values),

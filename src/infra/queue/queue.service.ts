@@ -26,6 +26,11 @@ export interface JobInfo {
   priority: number;
 }
 
+/** A slot of this instance's consumer of a queue, kept for a job this instance writes as taken (QueueService.reserve). */
+export interface ReservedSlot {
+  readonly name: JobName;
+}
+
 /** A handler may ask its consumer to fetch nothing more for a while (the work it got cannot start yet). */
 export type JobResult = void | { backOffMs: number };
 
@@ -110,6 +115,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   /** Queues whose new jobs the other instances are yet to be told of, and the telling in progress. */
   private readonly untold = new Set<string>();
   private telling?: Promise<void>;
+  /** The consumer each reserved slot belongs to. */
+  private readonly reserved = new WeakMap<ReservedSlot, Consumer>();
 
   constructor(
     private readonly config: AppConfig,
@@ -253,6 +260,44 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     setTimeout(() => this.jobsAdded(name), Math.ceil(seconds * 1000) + DUE_MARGIN_MS).unref();
   }
 
+  /**
+   * A free slot of this instance's consumer of `name`, kept for a job this instance is about to write as
+   * taken (jobRowsSql's `taken`: active, as pg-boss's fetch leaves a job it hands out): `runTaken` then
+   * runs it in that slot at once, with no fetch and no wake between the write and the step; `release`
+   * gives the slot back when the job was not written. Only while the consumer's last fetch found its queue
+   * empty (it waits for word of new jobs), so a job taken here never passes one that waits for a worker;
+   * null otherwise, or when no consumer of `name` runs here. Every slot reserved is run or released.
+   */
+  reserve(name: JobName): ReservedSlot | null {
+    if (this.paused || this.stopping) return null;
+    const c = this.consumers.find((x) => x.name === name && x.hungry && x.running < x.concurrency && x.idleUntil <= Date.now());
+    if (!c) return null;
+    c.running++;
+    const slot: ReservedSlot = { name };
+    this.reserved.set(slot, c);
+    return slot;
+  }
+
+  /** Runs the job written as taken in the slot `reserve` kept for it; pg-boss completes or retries it as a fetched one. */
+  runTaken<N extends JobName>(slot: ReservedSlot, job: { id: string; data: JobPayload<N>; priority: number }): void {
+    const c = this.consumerOf(slot);
+    void this.run(c, { ...job, retryCount: 0 }, true);
+  }
+
+  /** Gives back a slot `reserve` kept for a job that was not written. */
+  release(slot: ReservedSlot): void {
+    const c = this.consumerOf(slot);
+    c.running--;
+    if (!c.hungry) this.nudge(c);
+  }
+
+  private consumerOf(slot: ReservedSlot): Consumer {
+    const c = this.reserved.get(slot);
+    if (!c) throw new Error(`the slot of ${slot.name} was run or released already`);
+    this.reserved.delete(slot);
+    return c;
+  }
+
   /** Runs `handler` for each job of `name`, `concurrency` at a time on this instance. */
   async work<N extends JobName>(name: N, concurrency: number, handler: Handler<N>): Promise<void> {
     const consumer: Consumer = { name, concurrency, handler: handler as Handler<JobName>, running: 0, idleUntil: 0, hungry: false, nudged: false };
@@ -271,16 +316,15 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
    * now), for a set of rows, as one INSERT … SELECT inside a larger statement (a task and its job in one
    * round trip): `rows` is a query (in parentheses) or CTE name with columns id (the job's uuid), name (its
    * queue), data (jsonb) and priority (integer). `startAfter`: an SQL expression for when they may run
-   * (a planned wait), instead of now.
+   * (a planned wait), instead of now. `taken`: a boolean column of `rows` saying which jobs this instance
+   * runs itself at once (see reserve): written active, as pg-boss's fetch leaves a job it hands out.
    */
-  static jobRowsSql(rows: string, startAfter?: string): string {
-    if (startAfter === undefined) {
-      return `INSERT INTO pgboss.job ${JOB_COLUMNS}
-      SELECT r.id, q.name, r.data, r.priority, ${JOB_SETTINGS}
-      FROM ${rows} r JOIN pgboss.queue q ON q.name = r.name`;
-    }
-    return `INSERT INTO pgboss.job ${JOB_COLUMNS.replace(')', ', start_after)')}
-      SELECT r.id, q.name, r.data, r.priority, ${JOB_SETTINGS}, ${startAfter}
+  static jobRowsSql(rows: string, startAfter?: string, taken?: string): string {
+    const extra: [column: string, value: string][] = [];
+    if (startAfter !== undefined) extra.push(['start_after', startAfter]);
+    if (taken !== undefined) extra.push(['state', `CASE WHEN r.${taken} THEN 'active' ELSE 'created' END::pgboss.job_state`], ['started_on', `CASE WHEN r.${taken} THEN now() END`]);
+    return `INSERT INTO pgboss.job ${JOB_COLUMNS.replace(')', `${extra.map(([column]) => `, ${column}`).join('')})`)}
+      SELECT r.id, q.name, r.data, r.priority, ${JOB_SETTINGS}${extra.map(([, value]) => `, ${value}`).join('')}
       FROM ${rows} r JOIN pgboss.queue q ON q.name = r.name`;
   }
 
@@ -356,8 +400,9 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     return new Set((rows as { name: string }[]).map((r) => r.name));
   }
 
-  private async run(c: Consumer, job: PgBoss.JobWithMetadata<JobPayload<JobName>>): Promise<void> {
-    c.running++;
+  /** Runs a job in a slot of `c` (`reserved`: one already counted, see reserve). */
+  private async run(c: Consumer, job: JobInfo & { data: JobPayload<JobName> }, reserved = false): Promise<void> {
+    if (!reserved) c.running++;
     try {
       try {
         const result = await c.handler(job.data, { id: job.id, retryCount: job.retryCount, priority: job.priority });

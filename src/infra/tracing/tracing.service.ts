@@ -117,6 +117,11 @@ export class Tracing implements OnModuleInit, OnApplicationShutdown {
     return captured && this.sdk ? context.with(captured, work) : work();
   }
 
+  /** Runs `work` outside the active trace (what it starts is not the caller's: a task's step begun by its request). */
+  detached<T>(work: () => T): T {
+    return this.sdk ? context.with(ROOT_CONTEXT, work) : work();
+  }
+
   /**
    * Express middleware: a server span per request, continuing an incoming `traceparent`, active for
    * everything the request does (and for its response's listeners: its access line carries trace_id).
