@@ -51,6 +51,28 @@ describe('TaskEnds: a wait hears its task end whenever the end comes after the w
     expect(await cancelled.next(5)).toBe('timeout');
     other.cancel();
   });
+
+  it('tells the others only of ends with no waiter here (a task is held by its one submitting request)', async () => {
+    const { taskEnds, sent, init } = ends();
+    await init();
+    const held = taskEnds.wait('held-here');
+    const turn = held.next(60_000);
+    taskEnds.announce(['held-here', 'held-elsewhere'], { task: task('held-here') });
+    expect(await turn).toEqual({ task: task('held-here') });
+    held.cancel();
+    // a wait cancelled before the end is no waiter: its end goes out
+    const left = taskEnds.wait('caller-left');
+    left.cancel();
+    taskEnds.announce(['caller-left']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual(['held-elsewhere', 'caller-left']);
+    // woken here alone: nothing to send
+    const only = taskEnds.wait('only-here');
+    taskEnds.announce(['only-here']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual(['held-elsewhere', 'caller-left']);
+    only.cancel();
+  });
 });
 
 describe('TaskEnds: a wait begun after its task ended (a door holding the task it has just submitted, its row unread)', () => {

@@ -134,15 +134,19 @@ export class TaskEnds implements OnModuleInit {
    * Tasks `ids` have ended (their change is committed): their waiters here wake now, and the other
    * instances are told (best effort: their waiters' reads of the row are the safety net). `here`: the
    * end of a task this instance's step made, handed to its waiters here.
+   *
+   * A task is held by one request at most, the one that submitted it (the synchronous doors): an end whose
+   * waiter is here is told to no other instance. The others hear only of ends whose holder may be elsewhere,
+   * not a NOTIFY per task that every listening instance receives, and this one too.
    */
   announce(ids: readonly string[], here?: EndedHere): void {
     if (ids.length === 0) return;
-    for (const id of ids) this.wake(id, here?.task.id === id ? here : undefined);
-    this.pending.push(...ids);
-    this.sending ??= this.send().finally(() => (this.sending = undefined));
+    for (const id of ids) if (!this.wake(id, here?.task.id === id ? here : undefined)) this.pending.push(id);
+    if (this.pending.length > 0) this.sending ??= this.send().finally(() => (this.sending = undefined));
   }
 
-  private wake(id: string, here?: EndedHere): void {
+  /** Wakes the task's waiters here; false when it has none. */
+  private wake(id: string, here?: EndedHere): boolean {
     const now = Date.now();
     this.recent.delete(id);
     this.recent.set(id, now);
@@ -150,7 +154,9 @@ export class TaskEnds implements OnModuleInit {
       if (at > now - RECENT_MS && this.recent.size <= RECENT_MAX) break;
       this.recent.delete(old);
     }
-    for (const listener of this.waiters.get(id) ?? []) listener(here);
+    const waiting = this.waiters.get(id);
+    for (const listener of waiting ?? []) listener(here);
+    return waiting !== undefined && waiting.size > 0;
   }
 
   private endedLately(id: string): boolean {
