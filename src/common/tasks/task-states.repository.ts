@@ -3,7 +3,7 @@ import { retryOnDeadlock } from '../../infra/database/database-errors.js';
 import { storableJson, storableText } from '../../infra/database/storable-text.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { type SqlExecutor, sqlExecutorOf } from '../../infra/prisma/sql-executor.js';
-import { camelRow, type DetailRows, prepared, Statement } from '../../infra/prisma/statement.js';
+import { camelRow, type DetailRows, prepared, Statement, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
 import { NEW_TASK_PRIORITY, RESUME_PRIORITY, taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
@@ -76,11 +76,13 @@ const startSql = (where: string) => `UPDATE tasks t SET state = 'running',
  * The claim in one statement when nothing else has to happen in its transaction: no cap to count ($4:
  * the kind has none, or the task started before) and nobody to notify ($5: starting does not change the
  * state the kind shows, or the row has no callback_url, or it was running already). Otherwise the row is
- * only read, and claimInTransaction decides. Answers the started row itself.
+ * only read, and claimInTransaction decides. Answers the started row itself. Its commit is not flushed
+ * (UNFLUSHED_COMMIT): a step acts outside the database only after a flushed commit of its own (the submit
+ * mark before a create, the task's end before its answer or callback), which takes the claim to disk too.
  */
 const QUIET_CLAIM = `WITH old AS (${CLAIM_STATE}),
     started AS (${startSql(`FROM old WHERE t.id = old.id AND old.claimable AND (old.previous = 'running' OR NOT $5::boolean OR NOT old.notifies) AND ($4::boolean OR NOT old.fresh)`)} RETURNING t.*)
-  SELECT old.previous, old.fresh, old.claimable, old.waited_s, started.* FROM old LEFT JOIN started ON true`;
+  SELECT old.previous, old.fresh, old.claimable, old.waited_s, ${UNFLUSHED_COMMIT}, started.* FROM old LEFT JOIN started ON true`;
 
 /**
  * The guarded state changes of the task table, in SQL on the database's clock. Each changes a row only
@@ -99,7 +101,7 @@ export class TaskStatesRepository {
     const fast = rows[0];
     if (!fast?.claimable) return null;
     if (fast.id !== null) {
-      const { previous: _p, fresh, claimable: _c, waited_s: waitedS, ...row } = fast;
+      const { previous: _p, fresh, claimable: _c, waited_s: waitedS, unflushed_commit: _u, ...row } = fast;
       return { kind: 'claimed', task: camelRow(row) as unknown as Task, firstStart: fresh, waitedS };
     }
     return this.claimInTransaction(id, worker, leaseS, rules, onChange);

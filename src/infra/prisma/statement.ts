@@ -28,6 +28,17 @@ export interface DetailRows {
   onConflict?: string;
 }
 
+/**
+ * A select-list item that lets its statement's commit return before its WAL reaches the disk: it sets
+ * synchronous_commit off for that transaction alone (PostgreSQL applies the setting in effect when a
+ * transaction commits). Only for a write nothing outside the database acts on before a later commit is
+ * flushed: WAL is written in order, so that flushed commit (the submit mark before a create goes out, a
+ * task's end before its answer) takes it to disk too, and a PostgreSQL crash before then loses it with
+ * everything after it, a consistent prefix. Other sessions see it at once either way. On this project's
+ * machines a flushed commit waits 0.3-1 ms for the disk; one like this, none.
+ */
+export const UNFLUSHED_COMMIT = "set_config('synchronous_commit', 'off', true) AS unflushed_commit";
+
 const names = new Map<string, string>();
 
 /**

@@ -5,7 +5,7 @@ import type { Channel } from '../../generated/prisma/client.js';
 import { storableText } from '../../infra/database/storable-text.js';
 import type { ChannelModel } from './channel-models.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { camelRow, prepared } from '../../infra/prisma/statement.js';
+import { camelRow, prepared, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
 
 /** A channel, with the unfinished tasks it holds (`runningTasks`, a counter the task table's trigger keeps). */
 export type ChannelRow = Channel;
@@ -211,7 +211,8 @@ export class ChannelsRepository {
    * channel's row is locked while its counter is read, and the task's new channel_id moves the counters
    * (the trigger) before the statement commits, so two workers never both take its last slot. The lock
    * is held for that one statement only (it was a transaction of four round trips, and every create of
-   * the channel queued behind it).
+   * the channel queued behind it). Its commit is not flushed (UNFLUSHED_COMMIT): the submit mark, flushed,
+   * comes before the create goes out.
    */
   async assignTask(taskId: string, channelId: string, probeS = 60): Promise<boolean> {
     const { rows } = await this.prisma.pool.query<{ assigned: boolean }>(
@@ -225,7 +226,7 @@ export class ChannelsRepository {
          probe AS (UPDATE channels c SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $3::float8) FROM ch WHERE c.id = ch.id AND ch.probing RETURNING c.id),
          -- never once its create is in flight or done: a late worker cannot move a task that another sent
          assigned AS (UPDATE tasks SET channel_id = $1::uuid WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL AND EXISTS (SELECT 1 FROM ch) RETURNING id)
-         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned`,
+         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, ${UNFLUSHED_COMMIT}`,
         [channelId, taskId, probeS],
       ),
     );
@@ -318,7 +319,8 @@ export class ChannelsRepository {
   /**
    * The channel answered a request of a task (it took the task, or refused the task itself): the attempt
    * is kept and, when the channel had failures counted or its circuit was not closed, they are forgotten
-   * (recordSuccess), in one statement. Answers whether the circuit closed.
+   * (recordSuccess), in one statement. Answers whether the circuit closed. Its commit is not flushed
+   * (UNFLUSHED_COMMIT): the task's next change (its end, its upstream task's watch), flushed, takes it to disk.
    */
   async recordAnswered(taskId: string, channelId: string, outcome: string, message: string | null, latencyMs: number | null, taken?: UpstreamTaskFacts): Promise<boolean> {
     const { rows } = await this.prisma.pool.query<{ closed: boolean }>(
@@ -326,7 +328,7 @@ export class ChannelsRepository {
         `WITH attempt AS (INSERT INTO task_attempts (id, task_id, channel_id, at, outcome, message, latency_ms, model, upstream_id, cost)
                           VALUES ($1::uuid, $2::uuid, $3::uuid, now(), $4, $5, $6, $7, $8, $9::float8)),
               ${healSql('$3')}
-         SELECT closed FROM healed`,
+         SELECT (SELECT closed FROM healed) AS closed, ${UNFLUSHED_COMMIT}`,
         [randomUUID(), taskId, channelId, outcome, message == null ? null : upstreamWords(message), latencyMs, taken?.model ?? null, taken?.upstreamId ? storableText(taken.upstreamId) : null, taken?.cost ?? null],
       ),
     );
