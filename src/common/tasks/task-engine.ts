@@ -29,6 +29,11 @@ export interface Submission<P> {
   id?: string;
   /** Rows of the kind's own tables that belong to it (an input image), written in the same statement. */
   details?: DetailRows[];
+  /**
+   * Its request is held until its end (holdUntilEnded): the caller learns nothing before the end's commit,
+   * which is flushed to disk, so its acceptance commits without waiting for the disk (UNFLUSHED_COMMIT).
+   */
+  held?: boolean;
 }
 
 /** How long a door that answers a task's result itself holds the request, past the task's deadline, unless its kind's holdS says. */
@@ -118,7 +123,7 @@ export class TaskEngine implements OnApplicationBootstrap {
     const slot = this.queue.reserve(taskJobName(name));
     let admission: Admission;
     try {
-      admission = await this.intake.accept({ ...row, jobTaken: slot !== null }, input.details ?? [], price);
+      admission = await this.intake.accept({ ...row, jobTaken: slot !== null, unflushed: input.held === true }, input.details ?? [], price);
     } catch (err) {
       if (slot) this.queue.release(slot);
       if ((err as { code?: string }).code === '23505' && input.externalId) {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type AdmissionSql, type DetailRows, prepared, Statement } from '../../infra/prisma/statement.js';
+import { type AdmissionSql, type DetailRows, prepared, Statement, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
 import { taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { Admission, Task, TaskTx } from './task-kind.js';
@@ -27,6 +27,8 @@ export interface NewTaskRow {
   traceParent: string | null;
   /** Its job is written as taken by this instance, which runs it at once (QueueService.reserve). */
   jobTaken?: boolean;
+  /** Its acceptance need not wait for the disk (Submission.held); a batch waits unless all its tasks are so. */
+  unflushed?: boolean;
 }
 
 /** An owner's tasks of one kind, newest first: a page, and optionally only those with one external id. */
@@ -68,7 +70,7 @@ export class TaskRepository {
       `job AS (${QueueService.jobRowsSql(`(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, -slots_before AS priority, job_taken FROM ok)`, undefined, 'job_taken')})`,
     ];
     const { rows } = await this.prisma.pool.query<{ admitted: boolean; refusal: Admission['refusal']; slots_before: number; credits_before: number; max_slots: number | null; max_credits: number | null }>(
-      prepared(`WITH ${parts.join(',\n')}\nSELECT admitted, refusal, slots_before, credits_before, max_slots, max_credits FROM admitted ORDER BY ord`, s.values),
+      prepared(`WITH ${parts.join(',\n')}\nSELECT admitted, refusal, slots_before, credits_before, max_slots, max_credits${batch.every((b) => b.task.unflushed) ? `, ${UNFLUSHED_COMMIT}` : ''} FROM admitted ORDER BY ord`, s.values),
     );
     return rows.map((r) => ({ admitted: r.admitted, refusal: r.refusal, slotsBefore: r.slots_before, creditsBefore: r.credits_before, maxSlots: r.max_slots, maxCredits: r.max_credits }));
   }

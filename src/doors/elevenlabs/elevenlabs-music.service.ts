@@ -61,6 +61,7 @@ export class ElevenLabsMusicService {
       params,
       baseUrl: base,
       details: [ClipsRepository.newRows(clipIds.map((clipId, idx) => ({ id: clipId, taskId: id, owner: principal.owner, idx, type: 'gen', parentId: null, continueAt: null })))],
+      held: true,
     });
     const task = await this.held(principal, submitted, res);
     const { bytes, contentType } = await this.audio(task);

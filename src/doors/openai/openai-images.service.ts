@@ -138,7 +138,7 @@ export class OpenAiImagesService {
         ...(mode === 'edit' && !size ? { target_size: `${facts[0].width}x${facts[0].height}` } : {}),
       };
       await this.models.check(imageRequestOf(params), OPENAI_FIELDS, OPENAI_VENDOR);
-      submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.inputs.rows(stored) });
+      submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.inputs.rows(stored), held: true });
     } catch (err) {
       await this.inputs.discard(stored);
       throw err;

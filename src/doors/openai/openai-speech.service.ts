@@ -49,7 +49,7 @@ export class OpenAiSpeechService {
     await this.models.check(request, OPENAI_SPEECH_FIELDS);
     const id = randomUUID();
     const params: SpeechParams = { ...request, door: 'openai' };
-    const submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base });
+    const submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, held: true });
     // accepted: a retry of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
     res.setHeader('x-should-retry', 'false');
     if (dto.stream_format === 'sse') return this.stream(principal, submitted, res);

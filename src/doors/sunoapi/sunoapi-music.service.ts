@@ -166,6 +166,7 @@ export class SunoapiMusicService {
       params: { url },
       baseUrl: base,
       details: [ClipsRepository.newRows([{ id, taskId: id, owner, idx: 0, type: 'upload' }])],
+      held: true,
     });
     // the request is not at hand here: the hold runs its course (a caller gone leaves the upload going on anyway)
     const held = await this.engine.holdUntilEnded<AudioParams, AudioResult>(this.audio, owner, id, { destroyed: false }, undefined, submitted);
