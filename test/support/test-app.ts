@@ -1,4 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -65,7 +67,14 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const logs = new LogCapture();
   const app = await createApp(config, new AppLogger(createRootLogger(config.logLevel, logs, { traceIds: config.tracing !== undefined })), { kinds, hostResolver: options.hostResolver });
   await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as { port: number };
+  const server = app.getHttpServer() as Server;
+  const { port } = server.address() as AddressInfo;
+  // the answers not yet fully sent, by request: a close slow on one of them names it (see close)
+  const answering = new Map<ServerResponse, string>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    answering.set(res, `${req.method} ${req.url}`);
+    res.once('close', () => answering.delete(res));
+  });
   runsKinds(`http://127.0.0.1:${port}`, kinds.map((m) => m.kind.definition.name));
   return {
     app,
@@ -87,12 +96,20 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         const since = new Date(started).toISOString();
         // what the process waits on once it is slow, and what the app logged meanwhile: where the time went
         let waiting = '';
-        const slow = setTimeout(() => (waiting = process.getActiveResourcesInfo().join(', ')), SLOW_TEARDOWN_MS).unref();
+        let unsent = '';
+        const slow = setTimeout(() => {
+          waiting = process.getActiveResourcesInfo().join(', ');
+          // an answer its client never read to the end holds its connection, and the server's close waits for
+          // it: every test is over by now, so it is cut, as the drain's deadline cuts it in production, and named
+          // here so its test can read what it fetched
+          unsent = [...answering.values()].join(', ');
+          if (unsent) server.closeAllConnections();
+        }, SLOW_TEARDOWN_MS).unref();
         await work().finally(() => clearTimeout(slow));
         const ms = Date.now() - started;
         if (ms > SLOW_TEARDOWN_MS) {
           const lines = logs.lines.filter((l) => String(l.time) >= since).map((l) => `  ${String(l.time)} ${String(l.context ?? '')} ${String(l.msg).slice(0, 300)}`);
-          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}); waiting on: ${waiting}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
+          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}); waiting on: ${waiting}${unsent ? `; answers unread by their clients, cut: ${unsent}` : ''}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
         }
       };
       await timed('app.close()', () => app.close());
