@@ -1,7 +1,8 @@
 // door: what OpenAI's Images door adds to its vendor. The same generation (1024x1024, b64_json) is sent
 // straight to a fake OpenAI Images vendor (bench/fake-images.mjs, a process of its own) and through the
 // door of a gateway whose one image channel is that vendor, in the same run: for a vendor answering at
-// once (requests one at a time) and for vendors taking 2 s and 6.5 s (several at a time), on one instance
+// once (requests one at a time) and for vendors taking 2 s and 6.5 s (six at a time, their starts spread
+// over the vendor's time, as independent callers' are), on one instance
 // (ROLE=all) and on two (the request on a ROLE=api instance, the task's step on a ROLE=worker one, sharing
 // the database and the storage). The overhead is the door's percentile minus the vendor's own.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,15 +12,18 @@ import { adminCall, benchKey, cleanUpAfter, freePort, onExit, startChild, startG
 
 const API_KEY = 'bench-openai-key';
 const BODY = { model: 'gpt-image-1', prompt: 'A lighthouse at dusk, waves breaking', size: '1024x1024', quality: 'medium', response_format: 'b64_json' };
-/** Each vendor time, with how many requests go at once (one at a time where the vendor answers at once). */
+/**
+ * Each vendor time, with how many requests go at once (one at a time where the vendor answers at once), how
+ * many are measured and how many warm the gateway up first (a process's first requests compile its code).
+ */
 const VENDORS = [
-  { delayMs: 0, concurrency: 1 },
-  { delayMs: 2000, concurrency: 6 },
-  { delayMs: 6500, concurrency: 6 },
+  { delayMs: 0, concurrency: 1, requests: 200, warmUp: 40 },
+  { delayMs: 2000, concurrency: 6, requests: 60, warmUp: 6 },
+  { delayMs: 6500, concurrency: 6, requests: 60, warmUp: 6 },
 ];
 
 export async function run(dbUrl, options) {
-  const requests = Number(options.requests ?? 60);
+  const scale = options.requests ? Number(options.requests) / 60 : 1;
   const fakePort = await freePort();
   const image = process.env.BENCH_DOOR_IMAGE ?? 'photo';
   const fake = `http://127.0.0.1:${fakePort}`;
@@ -42,15 +46,18 @@ export async function run(dbUrl, options) {
     const door = instances[0];
     if (topology === topologies[0]) await adminCall(door.url, 'POST', '/admin/channels', { name: 'openai', operations: ['image'], protocol: 'openai', base_url: `${fake}/v1`, credentials: { api_key: API_KEY } });
     const key = await benchKey(door, 'bench-door');
-    for (const { delayMs, concurrency } of vendors) {
+    for (const { delayMs, concurrency, requests: count, warmUp } of vendors) {
+      const requests = Math.max(1, Math.round(count * scale));
       await fetch(`${fake}/_control/delay?ms=${delayMs}`, { method: 'POST' });
       const straight = { url: `${fake}/v1/images/generations`, key: API_KEY };
       const through = { url: `${door.url}/openai/v1/images/generations`, key };
-      // warm both up, then alternate: the vendor's own time, the door's, the vendor's again
-      await measure(straight, Math.min(requests, 4), concurrency);
-      await measure(through, Math.min(requests, 4), concurrency);
-      const vendor = await measure(straight, requests, concurrency);
-      const viaDoor = await measure(through, requests, concurrency);
+      // warm both up, then the vendor's own time and the door's; requests that go several at a time start
+      // spread over the vendor's time, as independent callers' do, not all in the same millisecond
+      const spreadMs = delayMs / concurrency;
+      await measure(straight, Math.min(requests, warmUp), concurrency, spreadMs);
+      await measure(through, Math.min(requests, warmUp), concurrency, spreadMs);
+      const vendor = await measure(straight, requests, concurrency, spreadMs);
+      const viaDoor = await measure(through, requests, concurrency, spreadMs);
       for (const [side, r] of [['vendor', vendor], ['door', viaDoor]]) rows.push({ instances: topology.name, 'vendor ms': delayMs, 'at once': concurrency, side, 'p50 ms': r.p50.toFixed(1), 'p99 ms': r.p99.toFixed(1), failed: r.failed });
       overheads.push({ instances: topology.name, 'vendor ms': delayMs, 'p50 added ms': (viaDoor.p50 - vendor.p50).toFixed(1), 'p99 added ms (≤ 20)': (viaDoor.p99 - vendor.p99).toFixed(1) });
     }
@@ -64,13 +71,17 @@ export async function run(dbUrl, options) {
   await cleanUpAfter(dbUrl, 'bench-door');
 }
 
-/** `count` generations, `concurrency` at a time, each read to its end: the latencies' p50 and p99 (ms), and how many were not a 200 with an image. */
-async function measure({ url, key }, count, concurrency) {
+/**
+ * `count` generations, `concurrency` at a time (the i-th of them starting `spreadMs` × i later), each read to
+ * its end: the latencies' p50 and p99 (ms), and how many were not a 200 with an image.
+ */
+async function measure({ url, key }, count, concurrency, spreadMs = 0) {
   const times = [];
   let failed = 0;
   let next = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, i) => {
+      if (i > 0 && spreadMs > 0) await new Promise((resolve) => setTimeout(resolve, spreadMs * i));
       while (next < count) {
         next++;
         const started = performance.now();
