@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type AdmissionSql, type DetailRows, prepared, Statement, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
+import { type AdmissionSql, camelRow, type DetailRows, prepared, Statement, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
 import { taskJobNameSql } from '../../infra/queue/jobs.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
 import type { Admission, Task, TaskTx } from './task-kind.js';
@@ -37,6 +37,9 @@ export interface TaskPage {
   take: number;
   externalId?: string;
 }
+
+/** The owner's task of a kind, by id, unless deleted. $1 id, $2 kind, $3 owner. */
+const FIND_FOR_OWNER_SQL = `SELECT * FROM tasks WHERE id = $1::uuid AND kind = $2 AND owner = $3 AND deleted_at IS NULL`;
 
 /** Reads of the task table, and the insert of an accepted task. Deleted tasks are left out of an owner's reads. */
 @Injectable()
@@ -120,7 +123,9 @@ export class TaskRepository {
   /** The owner's task of `kind` with this id. */
   async findForOwner<P, R>(kind: string, owner: string, id: string): Promise<Task<P, R> | null> {
     if (!isUUID(id)) return null;
-    return (await this.prisma.task.findFirst({ where: { id, kind, owner, deletedAt: null } })) as Task<P, R> | null;
+    // a prepared statement on the pool, not Prisma's query: the read a held request makes once woken by its end
+    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(FIND_FOR_OWNER_SQL, [id, kind, owner]));
+    return rows[0] ? (camelRow(rows[0]) as unknown as Task<P, R>) : null;
   }
 
   /** The owner's tasks of any of these kinds with these ids, in the order asked; unknown ids are left out. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
-import { type DetailRows, snakeColumns } from '../../infra/prisma/statement.js';
+import { camelRow, type DetailRows, prepared, snakeColumns } from '../../infra/prisma/statement.js';
 
 export type MediaRow = Media;
 export type NewMedia = Omit<Media, 'createdAt'>;
@@ -24,6 +24,9 @@ export function snakeMedia(media: NewMedia): Record<string, unknown> {
   return snakeColumns(media);
 }
 
+/** The media of tasks $1 (uuid[]), by role, then index. */
+const LIST_FOR_TASKS_SQL = `SELECT * FROM media WHERE task_id = ANY ($1::uuid[]) ORDER BY role, "index"`;
+
 @Injectable()
 export class MediaRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -36,8 +39,12 @@ export class MediaRepository {
     return this.prisma.media.findUnique({ where: { taskId_role_index: { taskId, role, index } } });
   }
 
-  listForTasks(taskIds: string[], tx: Prisma.TransactionClient = this.prisma): Promise<MediaRow[]> {
-    return tx.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
+  async listForTasks(taskIds: string[], tx?: Prisma.TransactionClient): Promise<MediaRow[]> {
+    if (tx) return tx.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
+    // outside a transaction, a prepared statement on the pool rather than Prisma's query: the read a held
+    // request makes before it answers an ended task's media
+    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(LIST_FOR_TASKS_SQL, [taskIds]));
+    return rows.map((row) => camelRow(row) as unknown as MediaRow);
   }
 
   /** Records an object at once (a partial image shown while its task runs); one already there is replaced. */
