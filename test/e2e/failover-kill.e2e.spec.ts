@@ -71,6 +71,8 @@ describe('a worker killed three times during failovers', () => {
     };
     const api1 = await start('api');
     let worker = await start('worker');
+    // every worker's output, the killed ones' too: what a failed generation's steps logged
+    const workers = [worker.child];
     try {
       const add = async (name: string, priority: number, model: string, body: Record<string, unknown>) => {
         const models = [{ name: model, vendor_model: model, price: { per_second: { '720p': 0.1 } } }];
@@ -92,6 +94,7 @@ describe('a worker killed three times during failovers', () => {
         worker.child.process.kill('SIGKILL');
         await worker.child.exited;
         worker = await start('worker');
+        workers.push(worker.child);
       }
       const states = () => queryDb<{ state: string; n: number }>(db, 'SELECT state, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) GROUP BY state', [ids]);
       const final = await pollUntil(states, (rows) => rows.every((r) => r.state === 'succeeded' || r.state === 'failed') && rows.reduce((n, r) => n + r.n, 0) === GENERATIONS, {
@@ -101,7 +104,16 @@ describe('a worker killed three times during failovers', () => {
       });
       // a failure names why each failed (its message and how many steps it took)
       const failed = await queryDb(db, "SELECT message, attempts, count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND state = 'failed' GROUP BY 1, 2", [ids]);
-      expect({ final, failed }).toEqual({ final: [{ state: 'succeeded', n: GENERATIONS }], failed: [] });
+      // and, should one fail, its attempts and what the workers logged of it (at warn: the step's own account)
+      const failedIds = (await queryDb<{ id: string }>(db, "SELECT id FROM tasks WHERE id = ANY($1::uuid[]) AND state = 'failed'", [ids])).map((r) => r.id);
+      const why = failedIds.length
+        ? {
+            attempts: await queryDb(db, 'SELECT task_id, at, outcome, message, upstream_id FROM task_attempts WHERE task_id = ANY($1::uuid[]) ORDER BY at', [failedIds]),
+            rows: await queryDb(db, 'SELECT id, attempts, created_at, started_at, deadline_at, finished_at, lease_owner, upstream_id, submit_started_at FROM tasks WHERE id = ANY($1::uuid[])', [failedIds]),
+            logs: workers.map((w, i) => `worker ${i}:\n${w.output.split('\n').filter((l) => failedIds.some((id) => l.includes(id))).join('\n')}`),
+          }
+        : undefined;
+      expect({ final, failed, why }).toEqual({ final: [{ state: 'succeeded', n: GENERATIONS }], failed: [], why: undefined });
       for (const [i, id] of ids.entries()) {
         const byKling = [...kling.created.values()].filter((c) => c.body.external_task_id === id).length;
         const byLuma = [...luma.created.values()].filter((c) => c.body.prompt === `generation ${i}`).length;
