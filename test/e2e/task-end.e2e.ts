@@ -36,8 +36,12 @@ describe('claiming and ending a task', () => {
     return {
       find: (id: string) => t.app.get(TaskRepository).findById(id),
       claim: (id: string, worker: string, kind = 'expand') => states.claim(id, worker, 30, lifecycle.claimRules(lifecycle.kind(kind)), lifecycle.onChange),
-      // whether it ended the task (finish answers what the end did, or null when it changed nothing)
-      markSucceeded: async (id: string, worker: string, media: NewMedia[]) => (await states.finish(id, worker, undefined, [mediaEndRows(media)], lifecycle.onChange, lifecycle.settle)) !== null,
+      // whether it ended the task (finish answers what the end did, or null when it changed nothing); the
+      // claim named by `worker` and the attempt the row counts now
+      markSucceeded: async (id: string, worker: string, media: NewMedia[]) => {
+        const attempt = (await t.app.get(TaskRepository).findById(id))!.attempts;
+        return (await states.finish(id, { worker, attempt }, undefined, [mediaEndRows(media)], lifecycle.onChange, lifecycle.settle)) !== null;
+      },
     };
   };
   const slots = async () => (await sql<{ n: number }>(t.db, "SELECT active_slots AS n FROM owner_counters WHERE owner = 'team-end'"))[0].n;
@@ -80,6 +84,35 @@ describe('claiming and ending a task', () => {
     expect(await repo.markSucceeded(id, 'w-two', [mediaOf(id)])).toBe(false);
     expect(await sql(t.db, 'SELECT id FROM media WHERE task_id = $1', [id])).toEqual([{ id: media.id }]);
     expect(await slots()).toBe(held - 1);
+  });
+
+  it("fences a claim from the next one of the same worker: once the sweeper took the task and this worker claimed it again, the first step's writes change nothing", async () => {
+    const states = t.app.get(TaskStatesRepository);
+    const { onChange, settle } = t.app.get(TaskLifecycle);
+    const repo = engine();
+    const id = await submit();
+    const first = await repo.claim(id, 'w-same');
+    expect(first).toEqual(expect.objectContaining({ kind: 'claimed' }));
+    const a = { worker: 'w-same', attempt: first!.kind === 'claimed' ? first!.task.attempts : -1 };
+    // its lease ran out (the step outlived its heartbeats): the sweeper gives the task a new job, and the same worker claims it
+    await sql(t.db, "UPDATE tasks SET lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    expect((await states.requeueAbandoned(30)).map((r) => r.id)).toEqual([id]);
+    const again = await repo.claim(id, 'w-same');
+    expect(again).toEqual(expect.objectContaining({ kind: 'claimed' }));
+    const b = { worker: 'w-same', attempt: again!.kind === 'claimed' ? again!.task.attempts : -1 };
+    expect(b.attempt).toBe(a.attempt + 1);
+
+    // the first step, still running, neither ends the task nor keeps it, nor marks a create
+    expect(await states.finish(id, a, undefined, [mediaEndRows([mediaOf(id)])], onChange, settle)).toBeNull();
+    expect(await states.fail(id, a, 'timed out: the task did not finish within 1800 s', onChange, settle)).toBeNull();
+    expect(await states.heartbeat(id, a, 30)).toBe(false);
+    await expect(states.submitMarks(id, a).markSubmitting()).rejects.toThrow(/no longer held by this worker/);
+    expect(await sql(t.db, 'SELECT state::text, message, submit_started_at FROM tasks WHERE id = $1', [id])).toEqual([{ state: 'running', message: null, submit_started_at: null }]);
+
+    // the second claim's step ends it
+    expect(await states.heartbeat(id, b, 30)).toBe(true);
+    expect(await states.finish(id, b, undefined, [mediaEndRows([mediaOf(id)])], onChange, settle)).not.toBeNull();
+    expect((await repo.find(id))?.state).toBe('succeeded');
   });
 
   it('ends a task with a callback_url in a transaction that writes its notification, with its media', async () => {

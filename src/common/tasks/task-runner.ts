@@ -14,7 +14,7 @@ import type { PollSchedule } from './poll-schedule.js';
 import { TaskEnds } from './task-ends.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRepository } from './task.repository.js';
-import { type Ended, LeaseLost, TaskStatesRepository } from './task-states.repository.js';
+import { type Ended, type Holder, LeaseLost, TaskStatesRepository } from './task-states.repository.js';
 
 /** How long a consumer fetches no more work after a task had to wait for the upstream cap. */
 export const DEFER_BACKOFF_MS = 1000;
@@ -135,12 +135,14 @@ export class TaskRunner {
    */
   private async runClaimed(kind: TaskKind, task: Task, files: StepContext['files'], durably: Durably, polled?: PolledStatus): Promise<void> {
     const { id } = task;
+    // this claim, as every write of the step names it: a later claim of the task, this worker's too, counts a new attempt
+    const holder: Holder = { worker: this.worker, attempt: task.attempts };
     const scope = new StepScope();
     this.steps.add(scope);
-    const ctx: StepContext = { files, marks: { ...this.states.submitMarks(id, this.worker), polled }, signal: scope.signal };
+    const ctx: StepContext = { files, marks: { ...this.states.submitMarks(id, holder), polled }, signal: scope.signal };
     const leaseS = this.config.workerLeaseS;
     const fail = async (reason: string) => {
-      const failed = await durably(() => this.states.fail(id, this.worker, reason, this.lifecycle.onChange, this.lifecycle.settle));
+      const failed = await durably(() => this.states.fail(id, holder, reason, this.lifecycle.onChange, this.lifecycle.settle));
       if (failed) {
         this.ends.announce([id], { task: { ...task, state: 'failed', message: reason, finishedAt: new Date(), leaseOwner: null, leaseUntil: null } });
         this.freedSlot(kind, failed);
@@ -152,7 +154,7 @@ export class TaskRunner {
       return;
     }
     const beat = setInterval(() => {
-      this.states.heartbeat(id, this.worker, leaseS).catch((err: unknown) => {
+      this.states.heartbeat(id, holder, leaseS).catch((err: unknown) => {
         if (!this.database.report(err)) this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`);
       });
     }, (leaseS * 1000) / 3);
@@ -166,7 +168,7 @@ export class TaskRunner {
         if (!(err instanceof TaskFailure) && (await this.database.confirm(err))) {
           // The step needed the database and it went away: not the task's fault. Put it back to run again.
           this.logger.warn(`task ${id} interrupted by a database outage; it will run again when the database answers`);
-          await durably(() => this.states.releaseToNextStep(id, this.worker, 0, 0));
+          await durably(() => this.states.releaseToNextStep(id, holder, 0, 0));
           return;
         }
         throw err;
@@ -182,8 +184,8 @@ export class TaskRunner {
       this.tracing.annotate({ 'mgw.task.outcome': outcome.kind });
       switch (outcome.kind) {
         case 'done':
-          if (!(await durably(() => this.complete(kind, task, outcome.result, ctx)))) {
-            // Too late (the deadline passed: fail it, if it is still ours) or taken over by another worker.
+          if (!(await durably(() => this.complete(kind, task, holder, outcome.result, ctx)))) {
+            // Too late (the deadline passed: fail it, if this claim still holds it) or taken over by another claim.
             const failed = await fail(this.lifecycle.timeoutReason(kind));
             this.logger.warn(`task ${id} finished too late; ${failed ? 'it failed on its deadline' : 'another worker or the sweeper had already ended it'}; result dropped`);
           }
@@ -192,15 +194,15 @@ export class TaskRunner {
           await fail(outcome.reason);
           return;
         case 'wait':
-          await durably(() => this.states.releaseToNextStep(id, this.worker, outcome.seconds + leaseS, outcome.seconds));
+          await durably(() => this.states.releaseToNextStep(id, holder, outcome.seconds + leaseS, outcome.seconds));
           this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
           return;
         case 'busy':
-          await durably(() => this.states.postpone(id, this.worker, outcome.seconds, leaseS));
+          await durably(() => this.states.postpone(id, holder, outcome.seconds, leaseS));
           this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
           return;
         case 'watch':
-          await durably(() => this.states.watch(id, this.worker, this.pollSchedule, outcome.minPollS ?? 0));
+          await durably(() => this.states.watch(id, holder, this.pollSchedule, outcome.minPollS ?? 0));
           return;
       }
     } catch (err) {
@@ -217,7 +219,7 @@ export class TaskRunner {
         await fail('internal error while processing the task');
         return;
       }
-      await durably(() => this.states.abandon(id, this.worker, 0));
+      await durably(() => this.states.abandon(id, holder, 0));
       throw err; // the queue retries the job with backoff
     } finally {
       clearInterval(beat);
@@ -243,13 +245,13 @@ export class TaskRunner {
   }
 
   /**
-   * Stores what the step produced and ends the task succeeded with it, while this worker holds the lease;
-   * false if it no longer does. When someone else ended the task first (the deadline, another worker),
-   * only a winner's objects are kept.
+   * Stores what the step produced and ends the task succeeded with it, while this claim (`holder`) holds
+   * the lease; false if it no longer does. When someone else ended the task first (the deadline, another
+   * claim), only a winner's objects are kept.
    */
-  private async complete(kind: TaskKind, task: Task, output: unknown, ctx: StepContext): Promise<boolean> {
+  private async complete(kind: TaskKind, task: Task, holder: Holder, output: unknown, ctx: StepContext): Promise<boolean> {
     const success = await kind.store(task, output, ctx);
-    const finished = await this.states.finish(task.id, this.worker, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle);
+    const finished = await this.states.finish(task.id, holder, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle);
     if (finished) {
       const ended = { ...task, state: 'succeeded' as const, message: null, result: success.result === undefined ? task.result : success.result, finishedAt: new Date(), leaseOwner: this.worker, leaseUntil: null };
       this.ends.announce([task.id], { task: ended, output });

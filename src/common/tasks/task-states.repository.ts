@@ -48,6 +48,17 @@ interface ClaimState {
   notifies: boolean;
 }
 
+/**
+ * Who holds a running task: the worker that claimed it and the attempt its claim counted. The attempt fences
+ * one claim from the next: every take-over (of a lease that ran out, was abandoned or handed back) counts a
+ * new attempt, so a step that lost its lease writes nothing even when the new claim is its own worker's (the
+ * sweeper gave its task a new job, and the same process took it).
+ */
+export interface Holder {
+  worker: string;
+  attempt: number;
+}
+
 /** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
 const ABANDONED = '~abandoned';
 const UNFINISHED = `state IN ('queued', 'running')`;
@@ -86,8 +97,8 @@ const QUIET_CLAIM = `WITH old AS (${CLAIM_STATE}),
 
 /**
  * The guarded state changes of the task table, in SQL on the database's clock. Each changes a row only
- * from the state it expects, and a worker's only while it holds the lease, so a late or duplicate worker
- * never moves a finished task. The statements are the same for every kind.
+ * from the state it expects, and a step's only while its claim holds the lease (Holder: the worker and the
+ * attempt), so a late or duplicate step never moves a task another claim holds, nor a finished one. The statements are the same for every kind.
  */
 @Injectable()
 export class TaskStatesRepository {
@@ -128,9 +139,9 @@ export class TaskStatesRepository {
     });
   }
 
-  async heartbeat(id: string, worker: string, leaseS: number): Promise<boolean> {
+  async heartbeat(id: string, holder: Holder, leaseS: number): Promise<boolean> {
     const { rowCount } = await this.prisma.pool.query(
-      prepared(`UPDATE tasks SET lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`, [id, worker, leaseS]),
+      prepared(`UPDATE tasks SET lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2 AND attempts = $4`, [id, holder.worker, leaseS, holder.attempt]),
     );
     return rowCount === 1;
   }
@@ -139,9 +150,14 @@ export class TaskStatesRepository {
    * Lets go of the task after an unexpected error: the sweeper takes it after `untilS`, and that take
    * counts as a new attempt.
    */
-  async abandon(id: string, worker: string, untilS: number): Promise<void> {
+  async abandon(id: string, holder: Holder, untilS: number): Promise<void> {
     await this.prisma.pool.query(
-      prepared(`UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`, [id, worker, untilS]),
+      prepared(`UPDATE tasks SET lease_owner = '${ABANDONED}', lease_until = now() + make_interval(secs => $3) WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2 AND attempts = $4`, [
+        id,
+        holder.worker,
+        untilS,
+        holder.attempt,
+      ]),
     );
   }
 
@@ -150,10 +166,10 @@ export class TaskStatesRepository {
    * wait, or 0: at once), so no moment exists where the task is let go without a job to take it. The
    * lease stays `untilS` long: the sweeper takes the task back only if that job never runs it.
    */
-  async releaseToNextStep(id: string, worker: string, untilS: number, afterS: number): Promise<void> {
+  async releaseToNextStep(id: string, holder: Holder, untilS: number, afterS: number): Promise<void> {
     await this.withNewJobs(
-      `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3), job_id = gen_random_uuid() WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`,
-      [id, worker, untilS, afterS],
+      `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3), job_id = gen_random_uuid() WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2 AND attempts = $5`,
+      [id, holder.worker, untilS, afterS, holder.attempt],
       RESUME_PRIORITY,
       'now() + make_interval(secs => $4::float8)',
     );
@@ -164,12 +180,12 @@ export class TaskStatesRepository {
    * start there too: the time spent waiting for the upstream does not count against the deadline. Its
    * next step is queued for then, in the same statement.
    */
-  async postpone(id: string, worker: string, seconds: number, leaseS: number): Promise<void> {
+  async postpone(id: string, holder: Holder, seconds: number, leaseS: number): Promise<void> {
     await this.withNewJobs(
       `UPDATE tasks SET lease_owner = NULL, lease_until = now() + make_interval(secs => $3::float8 + $4::float8), job_id = gen_random_uuid(),
          deadline_at = now() + make_interval(secs => $3::float8) + (deadline_at - started_at), started_at = now() + make_interval(secs => $3::float8)
-       WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2`,
-      [id, worker, seconds, leaseS],
+       WHERE id = $1::uuid AND state = 'running' AND lease_owner = $2 AND attempts = $5`,
+      [id, holder.worker, seconds, leaseS, holder.attempt],
       RESUME_PRIORITY,
       'now() + make_interval(secs => $3::float8)',
     );
@@ -182,20 +198,20 @@ export class TaskStatesRepository {
    * its deadline still ends it. A callback that came while it did not wait (upstream_called_back: its create's
    * answer not yet in, a step under way) makes its first poll now, and is consumed.
    */
-  async watch(id: string, worker: string, schedule: PollSchedule, minPollS: number): Promise<void> {
+  async watch(id: string, holder: Holder, schedule: PollSchedule, minPollS: number): Promise<void> {
     const next = nextPollSql({ startedAt: 'r.started_at', callbackPending: 'r.upstream_callback', minPollS: '$5::float8' }, { pollS: '$3', callbackPollS: '$4' });
     await this.prisma.pool.query(
       prepared(
         // `was` reads the mark under the row's lock: a callback's mark waits for this statement, then finds the watch
         `WITH was AS (SELECT id, upstream_called_back FROM tasks WHERE id = $1::uuid FOR UPDATE),
               r AS (UPDATE tasks t SET lease_owner = NULL, lease_until = NULL, upstream_called_back = false FROM was
-                    WHERE t.id = was.id AND t.state = 'running' AND t.lease_owner = $2
+                    WHERE t.id = was.id AND t.state = 'running' AND t.lease_owner = $2 AND t.attempts = $6
                     RETURNING t.id, t.kind, t.channel_id, t.started_at, t.upstream_callback, was.upstream_called_back AS called_back)
          INSERT INTO task_watches (task_id, kind, channel_id, poll_at, callback_pending, min_poll_s)
          SELECT r.id, r.kind, r.channel_id, now() + make_interval(secs => CASE WHEN r.called_back THEN 0 ELSE ${next} END), r.upstream_callback, $5::float8 FROM r
          ON CONFLICT (task_id) DO UPDATE SET poll_at = EXCLUDED.poll_at, channel_id = EXCLUDED.channel_id, callback_pending = EXCLUDED.callback_pending,
            min_poll_s = EXCLUDED.min_poll_s, lease_owner = NULL, lease_until = NULL`,
-        [id, worker, schedule.pollS, schedule.callbackPollS, minPollS],
+        [id, holder.worker, schedule.pollS, schedule.callbackPollS, minPollS, holder.attempt],
       ),
     );
   }
@@ -217,8 +233,8 @@ export class TaskStatesRepository {
    * running → failed, while this worker holds the lease. The reason often quotes an upstream, whose words
    * are not the caller's to fix: a lone surrogate or NUL in them becomes U+FFFD (storableText).
    */
-  fail(id: string, worker: string, reason: string, onChange: OnChange, settle: SettleSql): Promise<Ended | null> {
-    return this.end(id, worker, 'failed', { message: storableText(reason) }, onChange, settle);
+  fail(id: string, holder: Holder, reason: string, onChange: OnChange, settle: SettleSql): Promise<Ended | null> {
+    return this.end(id, holder, 'failed', { message: storableText(reason) }, onChange, settle);
   }
 
   /**
@@ -227,9 +243,9 @@ export class TaskStatesRepository {
    * only when the task did change. The finishing worker stays recorded in lease_owner (with no lease_until).
    * Both may hold an upstream's strings (ids, names): they are written storable (storableJson).
    */
-  finish(id: string, worker: string, result: unknown, details: DetailRows[], onChange: OnChange, settle: SettleSql): Promise<Ended | null> {
-    const columns = { message: null, lease_owner: worker, ...(result !== undefined ? { result: storableJson(result) } : {}) };
-    return this.end(id, worker, 'succeeded', columns, onChange, settle, 'AND deadline_at > now()', details);
+  finish(id: string, holder: Holder, result: unknown, details: DetailRows[], onChange: OnChange, settle: SettleSql): Promise<Ended | null> {
+    const columns = { message: null, lease_owner: holder.worker, ...(result !== undefined ? { result: storableJson(result) } : {}) };
+    return this.end(id, holder, 'succeeded', columns, onChange, settle, 'AND deadline_at > now()', details);
   }
 
   /**
@@ -237,18 +253,18 @@ export class TaskStatesRepository {
    * statement, its bookkeeping included (settle); otherwise, or when that changed nothing, in a transaction
    * that runs `onChange` after the change. Null when the task did not change (not this worker's, or ended).
    */
-  private end(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<Ended | null> {
+  private end(id: string, holder: Holder, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard = '', details: DetailRows[] = []): Promise<Ended | null> {
     // a deadlock's victim runs again (see TaskIntake: an insert of the same external id waiting on this end)
-    return retryOnDeadlock(() => this.endOnce(id, worker, to, columns, onChange, settle, guard, details));
+    return retryOnDeadlock(() => this.endOnce(id, holder, to, columns, onChange, settle, guard, details));
   }
 
-  private async endOnce(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
-    const quietly = await this.endQuietly(id, worker, to, columns, settle, guard, details);
+  private async endOnce(id: string, holder: Holder, to: FinalState, columns: Record<string, unknown>, onChange: OnChange, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
+    const quietly = await this.endQuietly(id, holder, to, columns, settle, guard, details);
     if (quietly) return quietly;
     return this.prisma.$transaction(async (tx) => {
       const s = new Statement();
       const rows = await tx.$queryRawUnsafe<(ChangedRow & { woke: number })[]>(
-        `${endStatement(s, id, worker, to, columns, guard, details, [])} SELECT id, kind, notifies, (SELECT count(*) FROM woke)::int AS woke FROM changed`,
+        `${endStatement(s, id, holder, to, columns, guard, details, [])} SELECT id, kind, notifies, (SELECT count(*) FROM woke)::int AS woke FROM changed`,
         ...s.values,
       );
       if (rows.length !== 1) return null;
@@ -258,9 +274,9 @@ export class TaskStatesRepository {
   }
 
   /** The end of a task nobody is notified of, with its bookkeeping, in one statement; null when nothing changed. */
-  private async endQuietly(id: string, worker: string, to: FinalState, columns: Record<string, unknown>, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
+  private async endQuietly(id: string, holder: Holder, to: FinalState, columns: Record<string, unknown>, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
     const s = new Statement();
-    const text = endStatement(s, id, worker, to, columns, `${guard} AND callback_url IS NULL`, details, settle.ctes(s, to));
+    const text = endStatement(s, id, holder, to, columns, `${guard} AND callback_url IS NULL`, details, settle.ctes(s, to));
     const { rows } = await this.prisma.pool.query<{ changed: number; settled: EndedTasks[]; woke: number }>(
       prepared(`${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled, (SELECT count(*) FROM woke)::int AS woke`, s.values),
     );
@@ -269,10 +285,10 @@ export class TaskStatesRepository {
     return { wokeWaiter: rows[0].woke > 0 };
   }
 
-  /** How task `id`, held by `worker`, records its create request upstream (see submitOnce). */
-  submitMarks(id: string, worker: string): SubmitMarks {
+  /** How task `id`, held by `holder`, records its create request upstream (see submitOnce). Each mark's own values are $4 on. */
+  submitMarks(id: string, holder: Holder): SubmitMarks {
     const mark = async (set: string, ...values: unknown[]) => {
-      const { rowCount } = await this.prisma.pool.query(prepared(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2`, [id, worker, ...values]));
+      const { rowCount } = await this.prisma.pool.query(prepared(`UPDATE tasks SET ${set} WHERE id = $1::uuid AND lease_owner = $2 AND attempts = $3`, [id, holder.worker, holder.attempt, ...values]));
       // the lease is gone (the step ran out of time and the task failed, or the sweeper gave it to another
       // worker): this step must stop here, before it sends a create nobody would record
       if (rowCount === 0) throw new LeaseLost(id);
@@ -281,7 +297,7 @@ export class TaskStatesRepository {
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),
       // the upstream's own id: a lone surrogate or NUL in it would fail the write (a later query by it then fails the task)
-      saveUpstreamId: (upstreamId, options) => mark('upstream_id = $3, upstream_callback = $4, upstream_since = now()', storableText(upstreamId), options?.callback ?? false),
+      saveUpstreamId: (upstreamId, options) => mark('upstream_id = $4, upstream_callback = $5, upstream_since = now()', storableText(upstreamId), options?.callback ?? false),
       abandonUpstream: () => mark('upstream_id = NULL, upstream_since = NULL, upstream_callback = false, submit_started_at = NULL, channel_id = NULL'),
     };
   }
@@ -467,14 +483,14 @@ export class TaskStatesRepository {
  * `WITH changed AS (the guarded UPDATE), the details' INSERTs, then \`more\` CTEs` (without the final
  * SELECT). The details are inserted only when the task changed.
  */
-function endStatement(s: Statement, id: string, worker: string, to: FinalState, columns: Record<string, unknown>, guard: string, details: DetailRows[], more: string[]): string {
+function endStatement(s: Statement, id: string, holder: Holder, to: FinalState, columns: Record<string, unknown>, guard: string, details: DetailRows[], more: string[]): string {
   const assignments: Record<string, unknown> = { lease_owner: null, ...columns };
   const sets = Object.entries(assignments)
     .map(([name, value]) => `"${name}" = ${s.param(value)}${name === 'result' ? '::jsonb' : ''}`)
     .join(', ');
   const parts = [
     `changed AS (UPDATE tasks SET state = '${to}', ${sets}, finished_at = now(), updated_at = now(), lease_until = NULL
-       WHERE id = ${s.param(id)}::uuid AND state = 'running' AND lease_owner = ${s.param(worker)} ${guard}
+       WHERE id = ${s.param(id)}::uuid AND state = 'running' AND lease_owner = ${s.param(holder.worker)} AND attempts = ${s.param(holder.attempt)} ${guard}
        RETURNING id, kind, owner, slots, credits, created_at, channel_id, callback_url IS NOT NULL AS notifies)`,
     ...details
       .filter((d) => d.rows.length > 0)
