@@ -39,11 +39,14 @@ export class MediaRepository {
     return this.prisma.media.findUnique({ where: { taskId_role_index: { taskId, role, index } } });
   }
 
+  /**
+   * One statement, in `tx` when given; outside a transaction it is prepared on the pool rather than sent
+   * through Prisma's query path (the read a held request makes before it answers an ended task's media).
+   */
   async listForTasks(taskIds: string[], tx?: Prisma.TransactionClient): Promise<MediaRow[]> {
-    if (tx) return tx.media.findMany({ where: { taskId: { in: taskIds } }, orderBy: [{ role: 'asc' }, { index: 'asc' }] });
-    // outside a transaction, a prepared statement on the pool rather than Prisma's query: the read a held
-    // request makes before it answers an ended task's media
-    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(LIST_FOR_TASKS_SQL, [taskIds]));
+    const rows = tx
+      ? await tx.$queryRawUnsafe<Record<string, unknown>[]>(LIST_FOR_TASKS_SQL, taskIds)
+      : (await this.prisma.pool.query<Record<string, unknown>>(prepared(LIST_FOR_TASKS_SQL, [taskIds]))).rows;
     return rows.map((row) => camelRow(row) as unknown as MediaRow);
   }
 
