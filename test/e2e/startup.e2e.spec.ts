@@ -60,7 +60,8 @@ describe('npm start on the embedded database', () => {
     expect(server).toBeDefined();
     const cli = Child.start('dist/cli/key-create.js', ['--owner', 'cli-team', '--name', 'from-shell'], env);
     expect((await cli.exited).code).toBe(0);
-    const created = JSON.parse(cli.output.slice(cli.output.indexOf('{')));
+    // stdout is the key's JSON alone, whatever the service logged at start (on stderr)
+    const created = JSON.parse(cli.stdout);
     expect(created).toEqual(expect.objectContaining({ owner: 'cli-team', name: 'from-shell', key: expect.stringMatching(/^mgw_/) }));
     expect((await api(base, 'GET', '/admin/keys', { key: created.key })).status).toBe(403);
   });

@@ -4,11 +4,17 @@ import { TEST_SEALING_KEY } from './sealing-key.js';
 
 /** A child process whose output is collected, with helpers to wait on it within a deadline. */
 export class Child {
+  /** stdout and stderr, as they came. */
   output = '';
+  /** stdout alone. */
+  stdout = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(readonly process: ChildProcess) {
-    process.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
+    process.stdout?.on('data', (d: Buffer) => {
+      this.output += d.toString();
+      this.stdout += d.toString();
+    });
     process.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
     this.exited = new Promise((resolve) => process.once('exit', (code, signal) => resolve({ code, signal })));
   }
