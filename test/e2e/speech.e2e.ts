@@ -1,31 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { PREMADE_VOICES, startFakeElevenLabs, type FakeElevenLabs } from '../support/vendors/elevenlabs/elevenlabs.fake.js';
 import { startFakeGeminiSpeech, type FakeGeminiSpeech } from '../support/vendors/google/gemini-speech.fake.js';
 import { startFakeOpenAISpeech, type FakeOpenAISpeech } from '../support/vendors/openai/openai-speech.fake.js';
+import { probeContainer as probe, readerFfmpeg } from '../support/media.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 const ADMIN = 'admin-secret-0123456789';
 const FORMATS = { mp3: 'mp3', opus: 'ogg', aac: 'aac', flac: 'flac', wav: 'wav' } as const;
 const TEXT = 'The quick brown fox jumped over the lazy dog, and then it ran home.';
-
-/** What ffprobe reads of audio bytes: its container and length (a file ffprobe cannot decode throws). */
-function probe(bytes: Buffer): { format: string; seconds: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'speech-'));
-  try {
-    const file = join(dir, 'audio');
-    writeFileSync(file, bytes);
-    const out = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=format_name,duration', '-of', 'json', file]).toString()) as { format: { format_name: string; duration: string } };
-    // decodes whole, to the end
-    execFileSync('ffmpeg', ['-v', 'error', '-xerror', '-i', file, '-f', 'null', '-']);
-    return { format: out.format.format_name, seconds: Number(out.format.duration) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** Server-sent events' data, parsed. */
 function events(text: string): { type: string; audio?: string; usage?: unknown }[] {
@@ -72,7 +55,7 @@ describe('speech: the OpenAI door in the sandbox', () => {
     expect(seconds).toBeLessThan(7);
     expect(slow.length).toBeGreaterThan(normal.length * 1.8);
     // decodes as what it says it is
-    expect(execFileSync('ffmpeg', ['-v', 'error', '-f', 's16le', '-ar', '24000', '-ac', '1', '-i', 'pipe:0', '-f', 'null', '-'], { input: normal }).length).toBe(0);
+    expect(execFileSync(readerFfmpeg(), ['-v', 'error', '-f', 's16le', '-ar', '24000', '-ac', '1', '-i', 'pipe:0', '-f', 'null', '-'], { input: normal }).length).toBe(0);
   });
 
   it('streams sse: speech.audio.delta events whose audio joins into the mp3, then speech.audio.done', async () => {

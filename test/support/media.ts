@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { pcm16Wav } from '../../src/modules/samples/wav.js';
  * half of the starts were these reads).
  */
 let reader: string | undefined;
-function readerFfmpeg(): string {
+export function readerFfmpeg(): string {
   if (reader === undefined) {
     const shipped = shippedFfmpeg();
     reader = shipped.version ? shipped.path : ffmpegBinary().path;
@@ -168,6 +168,27 @@ export function relativeError(a: Float32Array, b: Float32Array): number {
     ref += b[i] ** 2;
   }
   return Math.sqrt(diff / ref);
+}
+
+/**
+ * The container ffmpeg (readerFfmpeg) finds in audio bytes (its demuxer's name: mp3, ogg, aac, flac, wav) and
+ * the seconds of audio it decoded from them, decoding them whole: bytes it cannot decode to the end throw.
+ */
+export function probeContainer(bytes: Buffer): { format: string; seconds: number } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mgw-probe-'));
+  try {
+    const file = path.join(dir, 'audio');
+    writeFileSync(file, bytes);
+    const run = spawnSync(readerFfmpeg(), ['-hide_banner', '-nostdin', '-xerror', '-i', file, '-f', 'null', '-'], { encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`ffmpeg could not decode it: ${run.stderr.split('\n').slice(-3).join(' ')}`);
+    const format = /Input #0, ([\w,]+), from/.exec(run.stderr);
+    // the length decoded (its last progress line), not the header's Duration: ADTS AAC has none, only an estimate from its first frames' bitrate
+    const decoded = [...run.stderr.matchAll(/time=(\d+):(\d+):(\d+(?:\.\d+)?)/g)].pop();
+    if (!format || !decoded) throw new Error(`no container or decoded length in: ${run.stderr.slice(-300)}`);
+    return { format: format[1], seconds: Number(decoded[1]) * 3600 + Number(decoded[2]) * 60 + Number(decoded[3]) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Channel count and sample rate of an audio file, from ffmpeg's own report. */
