@@ -7,7 +7,7 @@ import { sendBytes, startServer, type TestServer } from '../support/http-server.
 import { decodeMono, musicalWav, testMp3 } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
 import { processesWith } from '../support/processes.js';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 // Hostile files a caller (or an upstream) may hand the service as audio: playlists and lists that name other
 // files (a file of the worker's disk, another team's stored clip), a live playlist that never ends, and
@@ -143,6 +143,9 @@ describe('hostile audio', () => {
       let agg: FakeMusicAggregator | undefined;
       let key: string;
       const goodIds: string[] = [];
+      /** Where an upload's clip is stored (the key its media row names, under the local driver's directory). */
+      const storedClip = async (id: string) =>
+        path.join(t.config.dataDir, 'media', (await queryDb<{ storage_key: string }>(t.db, "SELECT storage_key FROM media WHERE task_id = $1 AND role = 'clip'", [id]))[0].storage_key);
 
       beforeAll(async () => {
         const setup = await env();
@@ -151,7 +154,7 @@ describe('hostile audio', () => {
         t = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', WORKER_CONCURRENCY: '1', AUDIO_TIMEOUT_S: String(LIMIT_S), MUSIC_TIMEOUT_S: String(LIMIT_S), CONCAT_TIMEOUT_S: String(LIMIT_S), MUSIC_SANDBOX_DURATION_S: '2', ...setup.env });
         key = await t.createKey('team-attacker');
         const victim = await uploaded('/victim.wav', await t.createKey('team-victim'));
-        victimClip = path.join(t.config.dataDir, 'media', victim, 'clip-0.wav');
+        victimClip = await storedClip(victim);
         await readFile(victimClip); // where the playlists say it is
         goodIds.push(await uploaded('/good.wav'), await uploaded('/good.wav'));
       });
@@ -235,7 +238,7 @@ describe('hostile audio', () => {
 
         it.each(PLANTED)('a stored clip that is %s: its continuation and its concat fail with a clear reason, reading nothing it names', async (_name, bytes, reason) => {
           const id = await uploaded('/good.wav');
-          await writeFile(path.join(t.config.dataDir, 'media', id, 'clip-0.wav'), bytes());
+          await writeFile(await storedClip(id), bytes());
           await failedWith(await submitted('/music-a/submit/music', { continue_clip_id: id, continue_at: 1, prompt: 'more' }), `the audio of clip ${id} ${reason}`);
           await noFfmpegLeft();
           await failedWith(await submitted('/music-a/submit/concat', { clip_ids: [goodIds[0], id] }), `the audio of clip ${id} ${reason}`);

@@ -75,6 +75,9 @@ describe.each(['local', 'postgres', 's3'])('the storage contract, %s driver', (n
 
 describe('STORAGE_DRIVER=s3', () => {
   const get = (path: string) => api(t.url, 'GET', path, { key });
+  /** The keys a task's media rows name, in the bucket's order. */
+  const storageKeys = async (id: string) =>
+    (await queryDb<{ storage_key: string }>(t.db, 'SELECT storage_key FROM media WHERE task_id = $1 ORDER BY storage_key COLLATE "C"', [id])).map((r) => r.storage_key);
 
   it('keeps an expand task’s input and results in the bucket, none in PostgreSQL', async () => {
     const created = await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(320, 320)).toString('base64'), up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1, n: 2 } });
@@ -82,7 +85,10 @@ describe('STORAGE_DRIVER=s3', () => {
     const id = created.body.data.task_id as string;
     const done = await pollUntil(() => get(`${EXPAND}/${id}`), (r) => ['succeed', 'failed'].includes(r.body.data.task_status), { what: 'the expand task' });
     expect(done.body.data.task_status).toBe('succeed');
-    expect(await s3.keys(`${id}/`)).toEqual([`${id}/image-0.png`, `${id}/image-1.png`, `${id}/input-0.png`]);
+    // a result's keys carry its claim (two claims of a task never share one); the input's is plain
+    const keys = await storageKeys(id);
+    expect(keys).toEqual([`${id}/image-0-a1.png`, `${id}/image-1-a1.png`, `${id}/input-0.png`]);
+    expect(await s3.keys(`${id}/`)).toEqual(keys);
     expect(await queryDb(t.db, 'SELECT count(*)::int AS n FROM expand_inputs WHERE task_id = $1', [id])).toEqual([{ n: 0 }]);
     expect(await queryDb(t.db, 'SELECT count(*)::int AS n FROM media_blobs')).toEqual([{ n: 0 }]);
     expect(await queryDb(t.db, 'SELECT DISTINCT driver FROM media WHERE task_id = $1', [id])).toEqual([{ driver: 's3' }]);
@@ -98,7 +104,9 @@ describe('STORAGE_DRIVER=s3', () => {
     const id = created.body.id as string;
     const done = await pollUntil(() => get(`${GEN}/${id}`), (r) => ['completed', 'failed'].includes(r.body.state), { timeoutMs: 60_000, what: 'the generation' });
     expect(done.body.state).toBe('completed');
-    expect(await s3.keys(`${id}/`)).toEqual([`${id}/thumbnail-0.jpg`, `${id}/video-0.mp4`]);
+    const keys = await storageKeys(id);
+    expect(keys).toEqual([`${id}/thumbnail-0-a1.jpg`, `${id}/video-0-a1.mp4`]);
+    expect(await s3.keys(`${id}/`)).toEqual(keys);
 
     const link = done.body.assets.video as string;
     const whole = await fetch(link);
@@ -135,7 +143,9 @@ describe('STORAGE_DRIVER=s3', () => {
     const id = created.body.data as string;
     const done = await pollUntil(() => get(`/music-a/uploads/${id}`), (r) => r.body.data.status !== 'pending', { what: 'the upload' });
     expect(done.body.data.status).toBe('ready');
-    expect(await s3.keys(`${id}/`)).toEqual([`${id}/clip-0.wav`]);
+    const keys = await storageKeys(id);
+    expect(keys).toEqual([`${id}/clip-0-a1.wav`]);
+    expect(await s3.keys(`${id}/`)).toEqual(keys);
     const clip = await fetch(done.body.data.clip_url);
     expect([clip.status, clip.headers.get('content-type'), Buffer.from(await clip.arrayBuffer()).equals(tone)]).toEqual([200, 'audio/wav', true]);
 
@@ -155,7 +165,7 @@ describe('STORAGE_DRIVER=s3', () => {
       expect(answer.status).toBe(302);
       await answer.arrayBuffer();
       const location = answer.headers.get('location')!;
-      expect(location.startsWith(`${s3.url}/${s3.bucket}/${id}/image-0.png?`)).toBe(true);
+      expect(location.startsWith(`${s3.url}/${s3.bucket}/${(await storageKeys(id))[0]}?`)).toBe(true);
       expect(new URL(location).searchParams.get('X-Amz-Expires')).toBe('60');
       const image = await fetch(location);
       expect([image.status, image.headers.get('content-type')]).toEqual([200, 'image/png']);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { TaskLifecycle } from '../../src/common/tasks/task-lifecycle.js';
 import { TaskRepository } from '../../src/common/tasks/task.repository.js';
-import { TaskStatesRepository } from '../../src/common/tasks/task-states.repository.js';
+import { succeededBy, TaskStatesRepository } from '../../src/common/tasks/task-states.repository.js';
 import { mediaEndRows, type NewMedia } from '../../src/modules/media/media.repository.js';
+import { MediaService } from '../../src/modules/media/media.service.js';
 import { png } from '../support/images.js';
 import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -113,6 +114,58 @@ describe('claiming and ending a task', () => {
     expect(await states.heartbeat(id, b, 30)).toBe(true);
     expect(await states.finish(id, b, undefined, [mediaEndRows([mediaOf(id)])], onChange, settle)).not.toBeNull();
     expect((await repo.find(id))?.state).toBe('succeeded');
+  });
+
+  /** A task claimed twice by one worker, as the fence test does: the first claim's lease ran out and the sweeper gave the task a new job. */
+  const claimedTwice = async (worker: string) => {
+    const repo = engine();
+    const id = await submit();
+    const first = await repo.claim(id, worker);
+    await sql(t.db, "UPDATE tasks SET lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    expect((await t.app.get(TaskStatesRepository).requeueAbandoned(30)).map((r) => r.id)).toEqual([id]);
+    const again = await repo.claim(id, worker);
+    const attempts = [first, again].map((c) => (c?.kind === 'claimed' ? c.task.attempts : -1));
+    expect(attempts).toEqual([1, 2]);
+    return { id, attempts };
+  };
+  const imageOf = (id: string, body: string) => [{ owner: 'team-end', taskId: id, role: 'image' as const, index: 0, body: Buffer.from(body), contentType: 'image/png', width: 1, height: 1 }];
+
+  it("keeps what the claim that ended a task stored when an earlier claim, still running, stores after it and discards its own", async () => {
+    const media = t.app.get(MediaService);
+    const { id, attempts: [stale, holding] } = await claimedTwice('w-store');
+    const held = await media.putResult(holding, imageOf(id, 'the holding claim'));
+    const late = await media.putResult(stale, imageOf(id, 'the stale claim, written later'));
+    expect([held[0].storageKey, late[0].storageKey]).toEqual([`${id}/image-0-a2.png`, `${id}/image-0-a1.png`]);
+    // the holding claim ends the task with its rows; the stale one's end changes nothing, so it discards its objects
+    expect(await engine().markSucceeded(id, 'w-store', held)).toBe(true);
+    await media.discardObjects(late);
+    const [row] = await media.listForTasks([id]);
+    expect(row.storageKey).toBe(held[0].storageKey);
+    expect((await media.readBytes(row))?.toString()).toBe('the holding claim');
+    expect(await media.readBytes({ ...row, storageKey: late[0].storageKey })).toBeNull();
+  });
+
+  it('deletes what an earlier claim stored and never ended with (its worker died between the two) when the next claim stores', async () => {
+    const media = t.app.get(MediaService);
+    const { id, attempts: [died, next] } = await claimedTwice('w-died');
+    const orphan = await media.putResult(died, imageOf(id, 'stored, then the worker died'));
+    expect((await media.readBytes({ ...orphan[0], createdAt: new Date() }))?.toString()).toBe('stored, then the worker died');
+    const kept = await media.putResult(next, imageOf(id, 'the next claim'));
+    expect(await media.readBytes({ ...orphan[0], createdAt: new Date() })).toBeNull();
+    expect((await media.readBytes({ ...kept[0], createdAt: new Date() }))?.toString()).toBe('the next claim');
+  });
+
+  it("tells a completion tried again after its end landed (the answer lost) from one whose task another claim ended: only the latter discards", async () => {
+    const { id, attempts: [earlier, holding] } = await claimedTwice('w-again');
+    const own = { worker: 'w-again', attempt: holding };
+    expect(await engine().markSucceeded(id, 'w-again', [mediaOf(id)])).toBe(true);
+    // the same finish again changes nothing: the row says this claim ended it, so its objects are the ones named
+    expect(await engine().markSucceeded(id, 'w-again', [mediaOf(id)])).toBe(false);
+    const row = await engine().find(id);
+    expect(succeededBy(row, own)).toBe(true);
+    expect([succeededBy(row, { worker: 'w-again', attempt: earlier }), succeededBy(row, { worker: 'w-other', attempt: holding })]).toEqual([false, false]);
+    expect(succeededBy({ ...row!, state: 'failed' }, own)).toBe(false);
+    expect(succeededBy(null, own)).toBe(false);
   });
 
   it('ends a task with a callback_url in a transaction that writes its notification, with its media', async () => {

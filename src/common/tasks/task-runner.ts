@@ -14,7 +14,7 @@ import type { PollSchedule } from './poll-schedule.js';
 import { TaskEnds } from './task-ends.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRepository } from './task.repository.js';
-import { type Ended, type Holder, LeaseLost, TaskStatesRepository } from './task-states.repository.js';
+import { type Ended, type Holder, LeaseLost, succeededBy, TaskStatesRepository } from './task-states.repository.js';
 
 /** How long a consumer fetches no more work after a task had to wait for the upstream cap. */
 export const DEFER_BACKOFF_MS = 1000;
@@ -246,8 +246,8 @@ export class TaskRunner {
 
   /**
    * Stores what the step produced and ends the task succeeded with it, while this claim (`holder`) holds
-   * the lease; false if it no longer does. When someone else ended the task first (the deadline, another
-   * claim), only a winner's objects are kept.
+   * the lease; false if it no longer does. Then nothing names this step's objects (keyed by the claim), so
+   * they are deleted, whoever ended the task or still holds it.
    */
   private async complete(kind: TaskKind, task: Task, holder: Holder, output: unknown, ctx: StepContext): Promise<boolean> {
     const success = await kind.store(task, output, ctx);
@@ -259,7 +259,9 @@ export class TaskRunner {
       this.freedSlot(kind, finished);
       return true;
     }
-    if ((await this.tasks.findById(task.id))?.state !== 'succeeded') await success.discard();
+    // none of this claim's rows name its objects, unless an earlier try of this same completion ended the task
+    // (its answer lost with the connection, durably ran it again, and its objects were written again in place)
+    if (!succeededBy(await this.tasks.findById(task.id), holder)) await success.discard();
     return false;
   }
 }

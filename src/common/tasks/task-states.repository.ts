@@ -59,6 +59,15 @@ export interface Holder {
   attempt: number;
 }
 
+/**
+ * Whether `task`, read after a finish changed nothing, had been ended succeeded by this very claim: an
+ * earlier try of the same finish landed and its answer was lost (the connection dropped at the commit). The
+ * finishing worker stays in lease_owner, and no later claim can have counted an attempt on an ended task.
+ */
+export function succeededBy(task: Pick<Task, 'state' | 'leaseOwner' | 'attempts'> | null, holder: Holder): boolean {
+  return task?.state === 'succeeded' && task.leaseOwner === holder.worker && task.attempts === holder.attempt;
+}
+
 /** A lease marker: the sweeper took the task from a worker that stopped renewing its lease. */
 const ABANDONED = '~abandoned';
 const UNFINISHED = `state IN ('queued', 'running')`;

@@ -41,7 +41,7 @@ export class AudioKind implements TaskKind<AudioParams, AudioResult, AudioFacts>
   }
 
   async store(task: AudioTask, facts: AudioFacts): Promise<Success<AudioResult>> {
-    const stored = facts.clip ? await this.media.putResult([{ owner: task.owner, taskId: task.id, role: CLIP_AUDIO_ROLE, index: 0, body: facts.clip.body, contentType: facts.clip.contentType }]) : [];
+    const stored = facts.clip ? await this.media.putResult(task.attempts, [{ owner: task.owner, taskId: task.id, role: CLIP_AUDIO_ROLE, index: 0, body: facts.clip.body, contentType: facts.clip.contentType }]) : [];
     const clip = ClipsRepository.endRows([{ id: task.id, taskId: task.id, owner: task.owner, idx: 0, type: 'upload', duration: facts.duration, upstreamId: task.upstreamId }]);
     return {
       result: { format: facts.format, duration: facts.duration, size_bytes: facts.sizeBytes, sha256: facts.sha256 },

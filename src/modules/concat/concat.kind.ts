@@ -117,7 +117,7 @@ export class ConcatKind implements TaskKind<ConcatParams, ConcatResult, JoinedSo
 
   async store(task: ConcatTask, song: JoinedSong): Promise<Success<ConcatResult>> {
     const common = { owner: task.owner, taskId: task.id, index: 0 };
-    const stored = await this.media.putResult([
+    const stored = await this.media.putResult(task.attempts, [
       { ...common, role: CLIP_AUDIO_ROLE, body: song.audio, contentType: 'audio/mpeg' },
       { ...common, role: CLIP_COVER_ROLE, body: song.cover, contentType: 'image/png' },
     ]);

@@ -52,6 +52,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
 
   async store(task: ExpandTask, images: ExpandResultImage[]): Promise<Success<Record<string, never>>> {
     const stored = await this.media.putResult(
+      task.attempts,
       images.flatMap((image, index) => {
         const common = { owner: task.owner, taskId: task.id, index, contentType: image.contentType, width: image.width, height: image.height };
         return [{ ...common, role: 'image', body: image.body }, ...(image.watermark ? [{ ...common, role: 'watermark', body: image.watermark }] : [])];

@@ -77,6 +77,7 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
 
   async store(task: ImageTask, output: MadeImages): Promise<Success<ImageResult>> {
     const stored = await this.media.putResult(
+      task.attempts,
       output.images.map((image, index) => ({ owner: task.owner, taskId: task.id, role: 'image', index, body: image.body, contentType: image.contentType, width: image.width, height: image.height })),
     );
     return { result: output.revisedPrompt ? { revised_prompt: output.revisedPrompt } : {}, details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };

@@ -42,6 +42,11 @@ function extensionOf(contentType: string): string {
   return EXTENSIONS[contentType] ?? 'bin';
 }
 
+/** `<task>/<role>-<index>.<ext>`, or with a claim's mark, `<task>/<role>-<index>-<claim>.<ext>`. */
+function keyOf(input: Pick<StoreMedia, 'taskId' | 'role' | 'index' | 'contentType'>, claim?: string): string {
+  return `${input.taskId}/${input.role}-${input.index}${claim ? `-${claim}` : ''}.${extensionOf(input.contentType)}`;
+}
+
 /**
  * Result files: stored through the storage driver, served at /media/{id} by URLs signed with an
  * expiry (RESULT_URL_TTL_S), so they open in a browser or another service without the API key.
@@ -83,12 +88,21 @@ export class MediaService implements OnModuleInit {
 
   /**
    * Writes the objects of a task's result and answers their rows, which the engine writes in the statement
-   * that ends the task (mediaEndRows). When the task ended otherwise (its deadline, another worker), they
-   * are discarded (discardObjects).
+   * that ends the task (mediaEndRows). When that end does not land (the deadline or another claim came
+   * first), they are discarded (discardObjects).
+   *
+   * Their keys are this claim's own (`attempt`, the number the task's claim fences its writes with:
+   * `<task>/<role>-<index>-a<attempt>.<ext>`), so that a step which outlived its lease and the claim that took
+   * the task over never write, or discard, each other's objects. An earlier claim's objects under the same
+   * name are deleted: none of its writes can end the task any more, so no row names them or ever will (a
+   * claim that stored and then died, or one still storing, which discards its own when its end fails).
    */
-  async putResult(inputs: StoreMedia[]): Promise<NewMedia[]> {
+  async putResult(attempt: number, inputs: StoreMedia[]): Promise<NewMedia[]> {
     const media: NewMedia[] = [];
-    for (const input of inputs) media.push(await this.putObject(input));
+    for (const input of inputs) {
+      media.push(await this.putObject(input, `a${attempt}`));
+      for (let earlier = 1; earlier < attempt; earlier++) await this.deleteObject(this.storage.current.name, keyOf(input, `a${earlier}`));
+    }
     return media;
   }
 
@@ -100,10 +114,14 @@ export class MediaService implements OnModuleInit {
     return this.storage.current.name === 's3';
   }
 
-  /** Writes the object and answers the media row that records it, for the caller to insert (with its task). */
-  async putObject(input: StoreMedia): Promise<NewMedia> {
+  /**
+   * Writes the object and answers the media row that records it, for the caller to insert (with its task).
+   * Its key is `<task>/<role>-<index>.<ext>`, replaced in place when written again, or with a claim's
+   * `<task>/<role>-<index>-<claim>.<ext>` (putResult).
+   */
+  async putObject(input: StoreMedia, claim?: string): Promise<NewMedia> {
     const driver = this.storage.current;
-    const storageKey = `${input.taskId}/${input.role}-${input.index}.${extensionOf(input.contentType)}`;
+    const storageKey = keyOf(input, claim);
     const sizeBytes = await driver.put(storageKey, input.body, input.contentType);
     return {
       id: randomUUID(),
@@ -122,12 +140,15 @@ export class MediaService implements OnModuleInit {
 
   /** Deletes objects whose rows were never written (their task was refused, or ended without them). */
   async discardObjects(media: NewMedia[]): Promise<void> {
-    for (const m of media) {
-      await this.storage
-        .driver(m.driver)
-        .delete(m.storageKey)
-        .catch((err: unknown) => this.logger.warn(`could not delete ${m.storageKey}: ${String(err)}`));
-    }
+    for (const m of media) await this.deleteObject(m.driver, m.storageKey);
+  }
+
+  /** Deletes an object (one that is not there is no error); a failure is logged, never thrown. */
+  private deleteObject(driver: string, key: string): Promise<void> {
+    return this.storage
+      .driver(driver)
+      .delete(key)
+      .catch((err: unknown) => this.logger.warn(`could not delete ${key}: ${String(err)}`));
   }
 
   /**
@@ -150,9 +171,7 @@ export class MediaService implements OnModuleInit {
   /** Removes the files of these tasks (deleted tasks, expired media). */
   async deleteForTasks(taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
-    for (const row of await this.media.deleteForTasks(taskIds)) {
-      await this.storage.driver(row.driver).delete(row.storageKey).catch((err: unknown) => this.logger.warn(`could not delete ${row.storageKey}: ${String(err)}`));
-    }
+    for (const row of await this.media.deleteForTasks(taskIds)) await this.deleteObject(row.driver, row.storageKey);
   }
 
   /**

@@ -52,6 +52,7 @@ export class MusicKind implements TaskKind<MusicParams, MusicResult, MadeTake[]>
   async store(task: MusicTask, takes: MadeTake[]): Promise<Success<MusicResult>> {
     const common = { owner: task.owner, taskId: task.id };
     const stored = await this.media.putResult(
+      task.attempts,
       takes.flatMap((take, index) => [
         { ...common, role: CLIP_AUDIO_ROLE, index, body: take.audio, contentType: AUDIO_FORMATS[take.format].contentType },
         ...(take.cover ? [{ ...common, role: CLIP_COVER_ROLE, index, body: take.cover, contentType: 'image/png' }] : []),

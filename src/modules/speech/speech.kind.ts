@@ -71,7 +71,7 @@ export class SpeechKind implements TaskKind<SpeechParams, SpeechResult, Finished
   }
 
   async store(task: SpeechTask, output: FinishedSpeech): Promise<Success<SpeechResult>> {
-    const stored = await this.media.putResult([{ owner: task.owner, taskId: task.id, role: AUDIO_ROLE, index: 0, body: output.bytes, contentType: CONTENT_TYPES[output.format] }]);
+    const stored = await this.media.putResult(task.attempts, [{ owner: task.owner, taskId: task.id, role: AUDIO_ROLE, index: 0, body: output.bytes, contentType: CONTENT_TYPES[output.format] }]);
     return { result: { format: output.format, duration_s: output.durationS, chars: speechChars(task.params.input) }, details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 

@@ -47,7 +47,7 @@ export class StemsKind implements TaskKind<StemsParams, StemsResult, StemTake[]>
 
   async store(task: StemsTask, stems: StemTake[]): Promise<Success<StemsResult>> {
     const common = { owner: task.owner, taskId: task.id };
-    const stored = await this.media.putResult(stems.map((stem, index) => ({ ...common, role: CLIP_AUDIO_ROLE, index, body: stem.audio, contentType: AUDIO_FORMATS[stem.format].contentType })));
+    const stored = await this.media.putResult(task.attempts, stems.map((stem, index) => ({ ...common, role: CLIP_AUDIO_ROLE, index, body: stem.audio, contentType: AUDIO_FORMATS[stem.format].contentType })));
     const kept = stems.map((stem) => ({ clip_id: randomUUID(), name: stem.name, duration_s: stem.durationS }));
     const clips = ClipsRepository.endRows(kept.map((stem, idx) => ({ id: stem.clip_id, taskId: task.id, owner: task.owner, idx, type: 'stem' as const, duration: stem.duration_s, title: stem.name })));
     return { result: { stems: kept }, details: [mediaEndRows(stored), clips], discard: () => this.media.discardObjects(stored) };

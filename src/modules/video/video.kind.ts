@@ -91,7 +91,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
 
   async store(task: VideoTask, result: VideoResult): Promise<Success<Record<string, never>>> {
     const common = { owner: task.owner, taskId: task.id, index: 0, width: result.width || null, height: result.height || null };
-    const stored = await this.media.putResult([
+    const stored = await this.media.putResult(task.attempts, [
       { ...common, role: 'video', body: result.video, contentType: 'video/mp4' },
       ...(result.thumbnail.length > 0 ? [{ ...common, role: 'thumbnail', body: result.thumbnail, contentType: result.thumbnailType }] : []),
     ]);

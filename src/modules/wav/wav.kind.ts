@@ -56,7 +56,7 @@ export class WavKind implements TaskKind<WavParams, WavResult, MediaFile> {
   }
 
   async store(task: WavTask, wav: MediaFile): Promise<Success<WavResult>> {
-    const stored = await this.media.putResult([{ owner: task.owner, taskId: task.id, role: WAV_ROLE, index: 0, body: wav, contentType: PCM16_EXPORTS.wav.contentType }]);
+    const stored = await this.media.putResult(task.attempts, [{ owner: task.owner, taskId: task.id, role: WAV_ROLE, index: 0, body: wav, contentType: PCM16_EXPORTS.wav.contentType }]);
     return { result: { duration_s: task.params.duration_s }, details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
