@@ -173,6 +173,32 @@ describe('a step that never returns', () => {
   });
 });
 
+describe('a step whose claim is gone', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    // one worker slot, a deadline far off and a beat a second: only the lost claim can stop this step soon
+    t = await startTestApp({ ECHO_TIMEOUT_S: '120', WORKER_CONCURRENCY: '1', WORKER_LEASE_S: '3' }, { kinds: KINDS });
+    key = await t.createKey(OWNER);
+  });
+  afterAll(() => t.close());
+
+  it("stops at its next beat once another claim has the task: its child process killed, the other claim's row untouched, its slot freed", async () => {
+    const hang = await api(t.url, 'POST', '/echo/tasks', { key, body: { outcome: 'hang', units: 1 } });
+    const marker = hangMarker(hang.body.id);
+    const [pid] = await pollUntil(() => processesWith(marker), (pids) => pids.length === 1, { what: "the hanging step's ffmpeg to start" });
+    // what the sweeper and another worker's claim do once a lease ran out (the step still running, as after a stall)
+    const [taken] = await sql<{ attempts: number }>(t.db, "UPDATE tasks SET lease_owner = 'w-next', lease_until = now() + interval '1 hour', attempts = attempts + 1 WHERE id = $1 RETURNING attempts", [hang.body.id]);
+    expect(await pollUntil(() => processesWith(marker), (pids) => pids.length === 0, { timeoutMs: 10_000, what: `ffmpeg ${pid} to be killed by the beat` })).toEqual([]);
+    await pollUntil(async () => t.logs.lines.some((l) => String(l.msg).includes(`task ${hang.body.id} is no longer held by this worker`)), Boolean, { what: 'the stopped step to say why' });
+    const [row] = await sql<{ state: string; lease_owner: string; attempts: number }>(t.db, 'SELECT state::text, lease_owner, attempts FROM tasks WHERE id = $1', [hang.body.id]);
+    expect(row).toEqual({ state: 'running', lease_owner: 'w-next', attempts: taken.attempts });
+    // the only worker slot is free again
+    const next = await api(t.url, 'POST', '/echo/tasks', { key, body: { outcome: 'succeed', units: 2 } });
+    expect((await pollUntil(() => api(t.url, 'GET', `/echo/tasks/${next.body.id}`, { key }), (r) => r.body.state === 'done', { what: 'the next task' })).body.echoed).toBe(2);
+  });
+});
+
 describe('a step still running at shutdown', () => {
   it("is handed back with its task, and its child process does not outlive the drain", async () => {
     // a deadline far beyond the drain: only the shutdown can end this step here

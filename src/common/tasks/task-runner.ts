@@ -153,10 +153,15 @@ export class TaskRunner {
       await fail(this.lifecycle.timeoutReason(kind));
       return;
     }
+    // A beat that finds the claim gone (the task ended, deleted, or taken over after its lease ran out) stops the
+    // step: its requests are aborted and its processes killed, rather than run on beside the claim that has it now.
     const beat = setInterval(() => {
-      this.states.heartbeat(id, holder, leaseS).catch((err: unknown) => {
-        if (!this.database.report(err)) this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`);
-      });
+      this.states.heartbeat(id, holder, leaseS).then(
+        (held) => held || scope.close(new LeaseLost(id)),
+        (err: unknown) => {
+          if (!this.database.report(err)) this.logger.warn(`heartbeat failed for ${id}: ${String(err)}`);
+        },
+      );
     }, (leaseS * 1000) / 3);
     const limitMs = task.deadlineAt.getTime() - Date.now();
     try {
@@ -206,12 +211,14 @@ export class TaskRunner {
           return;
       }
     } catch (err) {
-      if (err instanceof TaskFailure) {
-        await fail(err.message);
+      // whatever a step stopped by its beat threw (an aborted request, a killed process), its claim was gone
+      const lost = err instanceof LeaseLost ? err : scope.signal.reason instanceof LeaseLost ? scope.signal.reason : null;
+      if (lost) {
+        this.logger.warn(`task ${id}: ${lost.message}; this worker's step stopped`);
         return;
       }
-      if (err instanceof LeaseLost) {
-        this.logger.warn(`task ${id}: ${err.message}; this worker's step stopped`);
+      if (err instanceof TaskFailure) {
+        await fail(err.message);
         return;
       }
       if (task.attempts >= MAX_ATTEMPTS) {
