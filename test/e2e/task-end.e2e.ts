@@ -4,10 +4,12 @@ import { TaskRepository } from '../../src/common/tasks/task.repository.js';
 import { succeededBy, TaskStatesRepository } from '../../src/common/tasks/task-states.repository.js';
 import { mediaEndRows, type NewMedia } from '../../src/modules/media/media.repository.js';
 import { MediaService } from '../../src/modules/media/media.service.js';
+import { ChannelsRepository } from '../../src/modules/channels/channels.repository.js';
 import { png } from '../support/images.js';
 import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
+const ADMIN = 'admin-secret-0123456789';
 
 /**
  * The worker's hot path in SQL: a claim answers the started row itself (no second read), and a task
@@ -18,7 +20,7 @@ describe('claiming and ending a task', () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api' }); // this test is the only worker
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN }); // this test is the only worker
     key = await t.createKey('team-end');
   });
   afterAll(() => t.close());
@@ -166,6 +168,38 @@ describe('claiming and ending a task', () => {
     expect([succeededBy(row, { worker: 'w-again', attempt: earlier }), succeededBy(row, { worker: 'w-other', attempt: holding })]).toEqual([false, false]);
     expect(succeededBy({ ...row!, state: 'failed' }, own)).toBe(false);
     expect(succeededBy(null, own)).toBe(false);
+  });
+
+  it("records a partial image only while the claim has the task: a late step's replaces neither the holder's row nor its bytes", async () => {
+    const media = t.app.get(MediaService);
+    const { id, attempts: [stale, holding] } = await claimedTwice('w-partial');
+    const partial = (body: string) => ({ owner: 'team-end', taskId: id, role: 'partial', index: 0, body: Buffer.from(body), contentType: 'image/png' });
+    const row = await media.putNow(partial('the holding claim'), { worker: 'w-partial', attempt: holding });
+    expect(row.storageKey).toBe(`${id}/partial-0-a2.png`);
+    await expect(media.putNow(partial('a late step'), { worker: 'w-partial', attempt: stale })).rejects.toThrow(/no longer held by this worker/);
+    expect((await media.listForTasks([id])).map((r) => [r.id, r.storageKey])).toEqual([[row.id, row.storageKey]]);
+    expect((await media.readBytes(row))?.toString()).toBe('the holding claim');
+    expect(await media.readBytes({ ...row, storageKey: `${id}/partial-0-a1.png` })).toBeNull();
+  });
+
+  it("gives a task a channel only while the claim has it: a late step's assignment (its probe too) and release change nothing", async () => {
+    const channels = t.app.get(ChannelsRepository);
+    const made = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'assign-fenced', operations: ['video'], priority: 0, protocol: 'luma', base_url: 'http://127.0.0.1:9', credentials: { api_key: 'k' } } });
+    expect(made.status).toBe(201);
+    const channelId = made.body.id as string;
+    // its circuit open and due for its one probe: an assignment makes the task that probe (half-open)
+    await sql(t.db, "UPDATE channels SET circuit_state = 'open', circuit_open_until = now() - interval '1 second' WHERE id = $1", [channelId]);
+    const { id, attempts: [stale, holding] } = await claimedTwice('w-assign');
+    const state = async () => (await sql<{ channel_id: string | null; circuit: string; running: number }>(t.db, 'SELECT t.channel_id, c.circuit_state::text AS circuit, c.running_tasks AS running FROM tasks t, channels c WHERE t.id = $1 AND c.id = $2', [id, channelId]))[0];
+
+    expect(await channels.assignTask(id, channelId, { worker: 'w-assign', attempt: stale })).toBe('not held');
+    expect(await state()).toEqual({ channel_id: null, circuit: 'open', running: 0 });
+    expect(await channels.assignTask(id, channelId, { worker: 'w-assign', attempt: holding })).toBe('assigned');
+    expect(await state()).toEqual({ channel_id: channelId, circuit: 'half_open', running: 1 });
+    await channels.releaseUnsent(id, { worker: 'w-assign', attempt: stale });
+    expect((await state()).channel_id).toBe(channelId);
+    await channels.releaseUnsent(id, { worker: 'w-assign', attempt: holding });
+    expect(await state()).toEqual({ channel_id: null, circuit: 'half_open', running: 0 });
   });
 
   it('ends a task with a callback_url in a transaction that writes its notification, with its media', async () => {

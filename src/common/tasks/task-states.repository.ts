@@ -303,6 +303,7 @@ export class TaskStatesRepository {
       if (rowCount === 0) throw new LeaseLost(id);
     };
     return {
+      holder,
       markSubmitting: () => mark('submit_started_at = now()'),
       clearSubmitting: () => mark('submit_started_at = NULL'),
       // the upstream's own id: a lone surrogate or NUL in it would fail the write (a later query by it then fails the task)

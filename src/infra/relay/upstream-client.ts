@@ -35,6 +35,8 @@ export class UpstreamBusy extends UpstreamUnavailable {
 
 /** How a task records the create request it sends upstream (TaskStatesRepository.submitMarks). */
 export interface SubmitMarks {
+  /** The claim the marks are written by (its worker and attempt): the task's other writes of the step name it too. */
+  readonly holder: { worker: string; attempt: number };
   /** Before sending: if no answer comes, the next step knows the upstream may have the task. */
   markSubmitting(): Promise<void>;
   /** The upstream surely did not act on it: the next step may send it again. */

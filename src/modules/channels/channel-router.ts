@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../common/tasks/task-kind.js';
+import { LeaseLost } from '../../common/tasks/task-states.repository.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import { NO_AUTH, pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
@@ -55,7 +56,7 @@ export class ChannelRouter {
     const tried = new Set<string>();
     let refused: DeadEnd | undefined;
     for (;;) {
-      const channel = await this.assign(s.operation, s.task.id, tried, s.fits, s.costOf);
+      const channel = await this.assign(s.operation, s.task.id, s.marks.holder, tried, s.fits, s.costOf);
       if (!channel) {
         const nowhere = await this.nowhereElse(s, refused);
         if (nowhere) return nowhere;
@@ -244,19 +245,22 @@ export class ChannelRouter {
 
   /**
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
-   * atomically); null when none can take it now (the task waits, busy).
+   * atomically), while `holder`'s claim has the task; null when none can take it now (the task waits, busy).
+   * Throws LeaseLost when the claim is gone: a late step never moves the channel of the claim that has it.
    */
-  async assign(operation: ChannelOperation, taskId: string, tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits'], costOf?: Submission<unknown>['costOf']): Promise<ChannelHandle | null> {
+  async assign(operation: ChannelOperation, taskId: string, holder: SubmitMarks['holder'], tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits'], costOf?: Submission<unknown>['costOf']): Promise<ChannelHandle | null> {
     let candidates = await this.channels.candidatesFor(operation, taskId, [...tried]);
     if (fits) candidates = candidates.filter((c) => fits(c));
     const byCost = costOf && this.config.kinds[operation].routing === 'cost';
     while (candidates.length > 0) {
       const chosen = byWeight(topPool(candidates, byCost ? costOf : undefined), randomInt);
       const handle = this.handleOf(chosen); // its credentials open before the task is given to it
-      if (await this.channels.assignTask(taskId, chosen.id)) return handle;
+      const assigned = await this.channels.assignTask(taskId, chosen.id, holder);
+      if (assigned === 'assigned') return handle;
+      if (assigned === 'not held') throw new LeaseLost(taskId);
       candidates = candidates.filter((c) => c.id !== chosen.id);
     }
-    await this.channels.releaseUnsent(taskId);
+    await this.channels.releaseUnsent(taskId, holder);
     return null;
   }
 

@@ -6,6 +6,10 @@ import { storableText } from '../../infra/database/storable-text.js';
 import type { ChannelModel } from './channel-models.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { camelRow, prepared, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
+import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
+
+/** The claim a step writes its task by (SubmitMarks.holder). */
+type TaskHolder = SubmitMarks['holder'];
 
 /** A channel, with the unfinished tasks it holds (`runningTasks`, a counter the task table's trigger keeps). */
 export type ChannelRow = Channel;
@@ -212,25 +216,28 @@ export class ChannelsRepository {
    * (the trigger) before the statement commits, so two workers never both take its last slot. The lock
    * is held for that one statement only (it was a transaction of four round trips, and every create of
    * the channel queued behind it). Its commit is not flushed (UNFLUSHED_COMMIT): the submit mark, flushed,
-   * comes before the create goes out.
+   * comes before the create goes out. Only while `holder`'s claim has the task, unsent ('not held' otherwise:
+   * then neither the task nor the channel, its probe included, changes).
    */
-  async assignTask(taskId: string, channelId: string, probeS = 60): Promise<boolean> {
-    const { rows } = await this.prisma.pool.query<{ assigned: boolean }>(
+  async assignTask(taskId: string, channelId: string, holder: TaskHolder, probeS = 60): Promise<'assigned' | 'refused' | 'not held'> {
+    const { rows } = await this.prisma.pool.query<{ assigned: boolean; held: boolean }>(
       prepared(
-        `WITH ch AS (
+        `WITH held AS (SELECT 1 FROM tasks WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL AND lease_owner = $4 AND attempts = $5),
+         ch AS (
            SELECT id, circuit_state <> 'closed' AS probing FROM channels
-           WHERE id = $1::uuid AND status = 'enabled' AND deleted_at IS NULL AND (circuit_state = 'closed' OR circuit_open_until <= now())
+           WHERE id = $1::uuid AND EXISTS (SELECT 1 FROM held) AND status = 'enabled' AND deleted_at IS NULL AND (circuit_state = 'closed' OR circuit_open_until <= now())
              AND (max_running IS NULL OR running_tasks < max_running
                   OR EXISTS (SELECT 1 FROM tasks WHERE id = $2::uuid AND channel_id = $1::uuid AND state IN ('queued', 'running')))
            FOR UPDATE),
          probe AS (UPDATE channels c SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $3::float8) FROM ch WHERE c.id = ch.id AND ch.probing RETURNING c.id),
          -- never once its create is in flight or done: a late worker cannot move a task that another sent
-         assigned AS (UPDATE tasks SET channel_id = $1::uuid WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL AND EXISTS (SELECT 1 FROM ch) RETURNING id)
-         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, ${UNFLUSHED_COMMIT}`,
-        [channelId, taskId, probeS],
+         assigned AS (UPDATE tasks SET channel_id = $1::uuid WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL
+                        AND lease_owner = $4 AND attempts = $5 AND EXISTS (SELECT 1 FROM ch) RETURNING id)
+         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, EXISTS (SELECT 1 FROM held) AS held, ${UNFLUSHED_COMMIT}`,
+        [channelId, taskId, probeS, holder.worker, holder.attempt],
       ),
     );
-    return rows[0]?.assigned === true;
+    return rows[0]?.assigned ? 'assigned' : rows[0]?.held ? 'refused' : 'not held';
   }
 
   /** The channel's last refusal or failure, in the upstream's words (never a credential). */
@@ -400,9 +407,14 @@ export class ChannelsRepository {
     return rows.map((r) => ({ model: r.model, cost: r.cost, previousBilledCost: r.previous_billed_cost }));
   }
 
-  /** A task that found no channel gives back the one it last tried (it holds none until it is sent again). */
-  async releaseUnsent(taskId: string): Promise<void> {
-    await this.prisma.$executeRawUnsafe(`UPDATE tasks SET channel_id = NULL WHERE id = $1::uuid AND upstream_id IS NULL AND submit_started_at IS NULL`, taskId);
+  /** A task that found no channel gives back the one it last tried (it holds none until it is sent again), while `holder`'s claim has it. */
+  async releaseUnsent(taskId: string, holder: TaskHolder): Promise<void> {
+    await this.prisma.$executeRawUnsafe(
+      `UPDATE tasks SET channel_id = NULL WHERE id = $1::uuid AND upstream_id IS NULL AND submit_started_at IS NULL AND lease_owner = $2 AND attempts = $3`,
+      taskId,
+      holder.worker,
+      holder.attempt,
+    );
   }
 
   /** A channel defined by the configuration (RELAY_<OP>_URL): made once by name, its address and protocol kept current. */

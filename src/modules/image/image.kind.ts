@@ -59,7 +59,7 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
       file: (prefix, ext) => ctx.files.file(prefix, ext),
       inputs: () => (inputs ??= Promise.all(task.params.inputs.map((input, index) => this.readInput(task, 'input', index, input)))),
       mask: async () => (task.params.mask && task.params.mask_facts ? this.readInput(task, 'mask', 0, task.params.mask_facts) : undefined),
-      partial: async (index, image) => void (await this.media.putNow({ owner: task.owner, taskId: task.id, role: 'partial', index, body: image, contentType: 'image/png' })),
+      partial: async (index, image) => void (await this.media.putNow({ owner: task.owner, taskId: task.id, role: 'partial', index, body: image, contentType: 'image/png' }, ctx.marks.holder)),
     });
     if (outcome.kind !== 'done') return outcome;
     const images: FinishedImage[] = [];

@@ -24,6 +24,14 @@ export function snakeMedia(media: NewMedia): Record<string, unknown> {
   return snakeColumns(media);
 }
 
+/** A media row ($1-$11, in the table's order) while task $3 runs held by worker $12 in attempt $13; replaces the row of its role and index. */
+const UPSERT_WHILE_HELD_SQL = `INSERT INTO media (id, owner, task_id, role, "index", content_type, size_bytes, width, height, driver, storage_key)
+  SELECT $1::uuid, $2, $3::uuid, $4, $5, $6, $7, $8, $9, $10, $11
+  WHERE EXISTS (SELECT 1 FROM tasks WHERE id = $3::uuid AND state = 'running' AND lease_owner = $12 AND attempts = $13)
+  ON CONFLICT (task_id, role, "index") DO UPDATE SET id = EXCLUDED.id, owner = EXCLUDED.owner, content_type = EXCLUDED.content_type, size_bytes = EXCLUDED.size_bytes,
+    width = EXCLUDED.width, height = EXCLUDED.height, driver = EXCLUDED.driver, storage_key = EXCLUDED.storage_key, created_at = now()
+  RETURNING *`;
+
 /** The media of tasks $1 (uuid[]), by role, then index. */
 const LIST_FOR_TASKS_SQL = `SELECT * FROM media WHERE task_id = ANY ($1::uuid[]) ORDER BY role, "index"`;
 
@@ -50,10 +58,15 @@ export class MediaRepository {
     return rows.map((row) => camelRow(row) as unknown as MediaRow);
   }
 
-  /** Records an object at once (a partial image shown while its task runs); one already there is replaced. */
-  async upsert(media: NewMedia): Promise<MediaRow> {
-    const { id, taskId, role, index, ...rest } = media;
-    return this.prisma.media.upsert({ where: { taskId_role_index: { taskId, role, index } }, create: media, update: { id, ...rest } });
+  /**
+   * Records an object at once (a partial image shown while its task runs, a fitted frame), while the claim
+   * `holder` has its task running; one already there is replaced. Null, and nothing written, when it does not.
+   */
+  async upsertWhileHeld(media: NewMedia, holder: { worker: string; attempt: number }): Promise<MediaRow | null> {
+    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(UPSERT_WHILE_HELD_SQL, [
+      media.id, media.owner, media.taskId, media.role, media.index, media.contentType, media.sizeBytes, media.width, media.height, media.driver, media.storageKey, holder.worker, holder.attempt,
+    ]));
+    return rows.length ? (camelRow(rows[0]) as unknown as MediaRow) : null;
   }
 
   /** Deletes the rows and returns them, so their bytes can be deleted too. */

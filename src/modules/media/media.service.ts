@@ -5,7 +5,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Task, TaskTx } from '../../common/tasks/task-kind.js';
-import { TaskStatesRepository } from '../../common/tasks/task-states.repository.js';
+import { LeaseLost, TaskStatesRepository } from '../../common/tasks/task-states.repository.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
@@ -116,8 +116,8 @@ export class MediaService implements OnModuleInit {
 
   /**
    * Writes the object and answers the media row that records it, for the caller to insert (with its task).
-   * Its key is `<task>/<role>-<index>.<ext>`, replaced in place when written again, or with a claim's
-   * `<task>/<role>-<index>-<claim>.<ext>` (putResult).
+   * Its key is `<task>/<role>-<index>.<ext>` (an input, written with its task at accept), or with a claim's
+   * mark, `<task>/<role>-<index>-<claim>.<ext>` (what a step writes: putResult, putNow).
    */
   async putObject(input: StoreMedia, claim?: string): Promise<NewMedia> {
     const driver = this.storage.current;
@@ -186,9 +186,21 @@ export class MediaService implements OnModuleInit {
     return sink.bytesWritten;
   }
 
-  /** Writes an object and records it at once, while its task runs (a partial image a streaming caller is shown, a fitted frame); answers its row. */
-  async putNow(input: StoreMedia): Promise<MediaRow> {
-    return this.media.upsert(await this.putObject(input));
+  /**
+   * Writes an object and records it at once, while its task runs (a partial image a streaming caller is shown,
+   * a fitted frame), while `holder`'s claim has the task; answers its row. Keyed by the claim as results are
+   * (putResult): a late step neither replaces the bytes nor the row of the claim that has the task now; its
+   * object is deleted again and it stops (LeaseLost). What earlier claims left under the name is deleted.
+   */
+  async putNow(input: StoreMedia, holder: { worker: string; attempt: number }): Promise<MediaRow> {
+    const media = await this.putObject(input, `a${holder.attempt}`);
+    const row = await this.media.upsertWhileHeld(media, holder);
+    if (!row) {
+      await this.deleteObject(media.driver, media.storageKey);
+      throw new LeaseLost(input.taskId);
+    }
+    for (let earlier = 1; earlier < holder.attempt; earlier++) await this.deleteObject(media.driver, keyOf(input, `a${earlier}`));
+    return row;
   }
 
   /** A stored object's bytes (a small one: an image), or null when it is gone. */

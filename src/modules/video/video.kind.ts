@@ -83,7 +83,7 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
           if (err instanceof ImageRejected) throw new TaskFailure(`${this.inputField(task, { role: 'frame0', image: task.params.firstFrame! })} ${err.message}`);
           throw err;
         });
-        const row = await this.media.putNow({ owner: task.owner, taskId: task.id, role: FITTED_ROLE, index: 0, body: fitted.bytes, contentType: 'image/jpeg', width: fitted.width, height: fitted.height });
+        const row = await this.media.putNow({ owner: task.owner, taskId: task.id, role: FITTED_ROLE, index: 0, body: fitted.bytes, contentType: 'image/jpeg', width: fitted.width, height: fitted.height }, ctx.marks.holder);
         return { url: this.media.signedUrl(row, this.media.linkBase(task.baseUrl)), bytes: fitted.bytes };
       },
     });
