@@ -2,10 +2,10 @@ import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { StepOutcome } from '../../common/tasks/task-kind.js';
-import { LeaseLost } from '../../common/tasks/task-states.repository.js';
+import { type Holder, LeaseLost } from '../../common/tasks/task-states.repository.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import { NO_AUTH, pollDelaySeconds, type SubmitMarks, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { NO_AUTH, pollDelaySeconds, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
@@ -248,7 +248,7 @@ export class ChannelRouter {
    * atomically), while `holder`'s claim has the task; null when none can take it now (the task waits, busy).
    * Throws LeaseLost when the claim is gone: a late step never moves the channel of the claim that has it.
    */
-  async assign(operation: ChannelOperation, taskId: string, holder: SubmitMarks['holder'], tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits'], costOf?: Submission<unknown>['costOf']): Promise<ChannelHandle | null> {
+  async assign(operation: ChannelOperation, taskId: string, holder: Holder, tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits'], costOf?: Submission<unknown>['costOf']): Promise<ChannelHandle | null> {
     let candidates = await this.channels.candidatesFor(operation, taskId, [...tried]);
     if (fits) candidates = candidates.filter((c) => fits(c));
     const byCost = costOf && this.config.kinds[operation].routing === 'cost';

@@ -6,10 +6,7 @@ import { storableText } from '../../infra/database/storable-text.js';
 import type { ChannelModel } from './channel-models.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { camelRow, prepared, UNFLUSHED_COMMIT } from '../../infra/prisma/statement.js';
-import type { SubmitMarks } from '../../infra/relay/upstream-client.js';
-
-/** The claim a step writes its task by (SubmitMarks.holder). */
-type TaskHolder = SubmitMarks['holder'];
+import type { Holder } from '../../common/tasks/task-states.repository.js';
 
 /** A channel, with the unfinished tasks it holds (`runningTasks`, a counter the task table's trigger keeps). */
 export type ChannelRow = Channel;
@@ -219,7 +216,7 @@ export class ChannelsRepository {
    * comes before the create goes out. Only while `holder`'s claim has the task, unsent ('not held' otherwise:
    * then neither the task nor the channel, its probe included, changes).
    */
-  async assignTask(taskId: string, channelId: string, holder: TaskHolder, probeS = 60): Promise<'assigned' | 'refused' | 'not held'> {
+  async assignTask(taskId: string, channelId: string, holder: Holder, probeS = 60): Promise<'assigned' | 'refused' | 'not held'> {
     const { rows } = await this.prisma.pool.query<{ assigned: boolean; held: boolean }>(
       prepared(
         `WITH held AS (SELECT 1 FROM tasks WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL AND lease_owner = $4 AND attempts = $5),
@@ -408,7 +405,7 @@ export class ChannelsRepository {
   }
 
   /** A task that found no channel gives back the one it last tried (it holds none until it is sent again), while `holder`'s claim has it. */
-  async releaseUnsent(taskId: string, holder: TaskHolder): Promise<void> {
+  async releaseUnsent(taskId: string, holder: Holder): Promise<void> {
     await this.prisma.$executeRawUnsafe(
       `UPDATE tasks SET channel_id = NULL WHERE id = $1::uuid AND upstream_id IS NULL AND submit_started_at IS NULL AND lease_owner = $2 AND attempts = $3`,
       taskId,

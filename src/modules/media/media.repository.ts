@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Holder } from '../../common/tasks/task-states.repository.js';
 import type { Media, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../infra/prisma/prisma.service.js';
 import { camelRow, type DetailRows, prepared, snakeColumns } from '../../infra/prisma/statement.js';
@@ -62,7 +63,7 @@ export class MediaRepository {
    * Records an object at once (a partial image shown while its task runs, a fitted frame), while the claim
    * `holder` has its task running; one already there is replaced. Null, and nothing written, when it does not.
    */
-  async upsertWhileHeld(media: NewMedia, holder: { worker: string; attempt: number }): Promise<MediaRow | null> {
+  async upsertWhileHeld(media: NewMedia, holder: Holder): Promise<MediaRow | null> {
     const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(UPSERT_WHILE_HELD_SQL, [
       media.id, media.owner, media.taskId, media.role, media.index, media.contentType, media.sizeBytes, media.width, media.height, media.driver, media.storageKey, holder.worker, holder.attempt,
     ]));

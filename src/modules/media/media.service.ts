@@ -5,7 +5,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppError } from '../../common/errors/app-error.js';
 import type { Task, TaskTx } from '../../common/tasks/task-kind.js';
-import { LeaseLost, TaskStatesRepository } from '../../common/tasks/task-states.repository.js';
+import { type Holder, LeaseLost, TaskStatesRepository } from '../../common/tasks/task-states.repository.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { QueueService } from '../../infra/queue/queue.service.js';
@@ -192,7 +192,7 @@ export class MediaService implements OnModuleInit {
    * (putResult): a late step neither replaces the bytes nor the row of the claim that has the task now; its
    * object is deleted again and it stops (LeaseLost). What earlier claims left under the name is deleted.
    */
-  async putNow(input: StoreMedia, holder: { worker: string; attempt: number }): Promise<MediaRow> {
+  async putNow(input: StoreMedia, holder: Holder): Promise<MediaRow> {
     const media = await this.putObject(input, `a${holder.attempt}`);
     const row = await this.media.upsertWhileHeld(media, holder);
     if (!row) {
