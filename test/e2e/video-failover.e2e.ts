@@ -5,7 +5,8 @@ import { startFakeKlingVideo } from '../support/vendors/kling/kling.fake.js';
 import { startFakeRunway } from '../support/vendors/runway/runway.fake.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { TaskSweeper } from '../../src/common/tasks/task-sweeper.js';
+import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 const GEN = '/video-b/v1/generations';
@@ -161,4 +162,46 @@ describe('video failover after acceptance, charged once, and routing by cost', (
     for (const secret of [LUMA_KEY, RUNWAY_KEY, KLING[1]]) expect(everything).not.toContain(secret);
     expect(runway.authFailures.concat(kling.authFailures, luma.authFailures)).toEqual([]);
   }, 180_000);
+
+  it("a stalled upstream task is not cancelled, nor its channel's circuit charged, by a step whose claim another has taken over", async () => {
+    await priorities({ runway: 10 });
+    expect((await admin('PATCH', `/admin/channels/${channels.runway}`, { stall_after_s: 2 })).body.stall_after_s).toBe(2);
+    runway.knobs.stall = true;
+    const created = await api(t.url, 'POST', GEN, { key, body: BODY });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const upstreamId = (
+      await pollUntil(async () => (await sql<{ upstream_id: string | null }>(t.db, 'SELECT upstream_id FROM tasks WHERE id = $1', [id]))[0], (r) => !!r?.upstream_id, { what: 'the Runway task' })
+    ).upstream_id!;
+    // every later claim of the task is taken over in the same statement, as when a worker stalls past its lease
+    // and the sweeper gives the task to another: the step goes on believing it holds the task
+    await sql(t.db, `CREATE FUNCTION test_take_over() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                       UPDATE tasks SET lease_owner = 'w-next', attempts = attempts + 1, lease_until = now() + interval '1 hour' WHERE id = NEW.id; RETURN NULL; END $$`);
+    await sql(t.db, `CREATE TRIGGER test_take_over AFTER UPDATE ON tasks FOR EACH ROW
+                     WHEN (NEW.id = '${id}'::uuid AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner AND NEW.lease_owner NOT IN ('w-next') AND NEW.lease_owner NOT LIKE '~%')
+                     EXECUTE FUNCTION test_take_over()`);
+    try {
+      await pollUntil(async () => t.logs.lines.some((l) => String(l.msg).includes(`task ${id} is no longer held by this worker`)), Boolean, { timeoutMs: 30_000, what: 'the stalled step to find its claim gone' });
+      expect(runway.created.get(upstreamId)).toEqual(expect.not.objectContaining({ deleted: true }));
+      expect((await attempts(id)).map((a) => [a.channel, a.outcome])).toEqual([['runway', 'accepted']]);
+      const [channel] = await sql<{ consecutive_failures: number; circuit_state: string }>(t.db, 'SELECT consecutive_failures, circuit_state FROM channels WHERE id = $1', [channels.runway]);
+      expect(channel).toEqual({ consecutive_failures: 0, circuit_state: 'closed' });
+    } finally {
+      await sql(t.db, 'DROP TRIGGER test_take_over ON tasks');
+      await sql(t.db, 'DROP FUNCTION test_take_over()');
+    }
+    // the claim that has it now gives the stalled task up once its lease is over: cancelled there, made elsewhere
+    await sql(t.db, "UPDATE tasks SET lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    await t.app.get(TaskSweeper).sweep();
+    const done = await finished(id);
+    runway.knobs.stall = false;
+    expect(done.state).toBe('completed');
+    expect((await attempts(id)).map((a) => [a.channel, a.outcome])).toEqual([
+      ['runway', 'accepted'],
+      ['runway', 'abandoned'],
+      ['kling', 'accepted'],
+    ]);
+    expect(runway.created.get(upstreamId)).toEqual(expect.objectContaining({ deleted: true }));
+    expect((await admin('PATCH', `/admin/channels/${channels.runway}`, { stall_after_s: null })).body.stall_after_s).toBeNull();
+  }, 120_000);
 });

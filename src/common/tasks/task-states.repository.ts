@@ -309,6 +309,10 @@ export class TaskStatesRepository {
       // the upstream's own id: a lone surrogate or NUL in it would fail the write (a later query by it then fails the task)
       saveUpstreamId: (upstreamId, options) => mark('upstream_id = $4, upstream_callback = $5, upstream_since = now()', storableText(upstreamId), options?.callback ?? false),
       abandonUpstream: () => mark('upstream_id = NULL, upstream_since = NULL, upstream_callback = false, submit_started_at = NULL, channel_id = NULL'),
+      stillHeld: async () => {
+        const { rowCount } = await this.prisma.pool.query(prepared(`SELECT 1 FROM tasks WHERE id = $1::uuid AND lease_owner = $2 AND attempts = $3`, [id, holder.worker, holder.attempt]));
+        if (rowCount === 0) throw new LeaseLost(id);
+      },
     };
   }
 

@@ -45,6 +45,8 @@ export interface SubmitMarks {
   saveUpstreamId(upstreamId: string, options?: { callback?: boolean }): Promise<void>;
   /** The upstream task it held was given up (failed there, or stalled): it holds no upstream task and no channel, and may be sent anew. */
   abandonUpstream(): Promise<void>;
+  /** Throws LeaseLost when the claim no longer has the task: checked before a request that acts on the task's upstream task (a cancel) goes out. */
+  stillHeld(): Promise<void>;
   /**
    * What the poll that queued this step read of the task's upstream task (the poller's news, carried in the
    * step's job): the step acts on it rather than asking the upstream again. Absent when the step was not

@@ -166,9 +166,12 @@ export class ChannelRouter {
   /**
    * Gives up the upstream task a task holds (after mayFailOver): it is cancelled where the vendor can, kept
    * as an `abandoned` attempt (its cost stays on the accepted one), and the task holds no upstream task or
-   * channel any more, so its next create goes to a channel it has not had.
+   * channel any more, so its next create goes to a channel it has not had. Only while the step's claim has the
+   * task: a step whose claim another took over (LeaseLost) neither cancels the upstream task the new claim may be
+   * watching, nor records the attempt, nor counts a failure of the channel.
    */
   async abandon(a: Abandonment): Promise<void> {
+    await a.marks.stillHeld();
     let cancelled = '';
     if (a.cancel) {
       cancelled = await a.cancel().then(
