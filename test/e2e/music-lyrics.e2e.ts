@@ -1,5 +1,6 @@
 import { sungWords } from '../../src/modules/clips/clip-lyrics.js';
 import { pollUntil } from '../support/poll.js';
+import { GracefulShutdown } from '../../src/common/tasks/graceful-shutdown.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 const TAKE_S = 4;
@@ -94,6 +95,9 @@ describe('music: lyrics kept with each take, timed word by word (sandbox)', () =
       expect([res.status, res.body.code]).toEqual([400, 'invalid_parameter']);
       expect(res.body.message).toMatch(new RegExp(`^clip_id: clip ${clip} is not complete yet`));
     } finally {
+      // as SIGTERM does (main.ts): the take's step, waiting out its 60 s, is handed back and stopped at once,
+      // where a bare close waits 10 s for it (the queue's own drain)
+      await slow.app.get(GracefulShutdown).drain(1);
       await slow.close();
     }
   });

@@ -109,7 +109,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         const ms = Date.now() - started;
         if (ms > SLOW_TEARDOWN_MS) {
           const lines = logs.lines.filter((l) => String(l.time) >= since).map((l) => `  ${String(l.time)} ${String(l.context ?? '')} ${String(l.msg).slice(0, 300)}`);
-          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}); waiting on: ${waiting}${unsent ? `; answers unread by their clients, cut: ${unsent}` : ''}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
+          // which file and test: Jest prints a worker's stderr as it comes, not beside the file it came from
+          const state = (globalThis as { expect?: { getState(): { testPath?: string; currentTestName?: string } } }).expect?.getState();
+          const where = state ? `${path.relative(process.cwd(), state.testPath ?? '?')}, after "${state.currentTestName ?? '?'}"` : 'outside a test';
+          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}; ${where}); waiting on: ${waiting}${unsent ? `; answers unread by their clients, cut: ${unsent}` : ''}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
         }
       };
       await timed('app.close()', () => app.close());
