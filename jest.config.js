@@ -6,7 +6,9 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
-  testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  // the e2e files, and the unit tests as one file (test/unit/units.group.ts: one module graph for all of them);
+  // jest.unit.config.js runs each unit file alone
+  testMatch: ['<rootDir>/test/e2e/**/*.spec.ts', '<rootDir>/test/unit/units.group.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
   // slowest files first, from committed durations where Jest's cache has none (a fresh clone)
