@@ -19,7 +19,7 @@ export class TaskKindsModule {
         {
           provide: TASK_HOOKS,
           useFactory: (limits: LimitsService, callbacks: CallbacksService): TaskHooks => ({
-            admissionSql: (owner, tasks) => limits.admissionSql(owner, tasks),
+            admissionSql: (owners) => limits.admissionSql(owners),
             admissionOutcome: (owner, kind, price, admission) => limits.admissionOutcome(owner, kind, price, admission),
             settle: (tx, ids, to) => limits.settle(tx, ids, to),
             settleCtes: (s, to) => limits.settleCtes(s, to),

@@ -6,7 +6,7 @@ const VIDEO = '/video-b/v1/generations';
 const EXPAND = '/video-a/v1/images/editing/expand';
 
 /**
- * An owner's concurrent submissions go to the database together, in one statement (TaskIntake): what
+ * Concurrent submissions go to the database together, in one statement (TaskIntake), several owners' too: what
  * each answers must be what it would have answered alone, in arrival order.
  */
 describe("grouping an owner's concurrent submissions", () => {
@@ -33,6 +33,34 @@ describe("grouping an owner's concurrent submissions", () => {
     // each job's priority is minus the slots its owner held before it: 0, -1, … -24, once each
     const priorities = await sql<{ priority: number }>(t.db, "SELECT priority FROM pgboss.job WHERE name = 'video.run' AND (data->>'taskId')::uuid = ANY($1::uuid[]) ORDER BY priority DESC", [ids]);
     expect(priorities.map((p) => p.priority)).toEqual(Array.from({ length: 25 }, (_, i) => (i === 0 ? 0 : -i)));
+  });
+
+  it("groups several owners' submissions into one statement, each owner admitted under its own limits and ranked by its own slots", async () => {
+    const owners = ['mix-a', 'mix-b', 'mix-c'];
+    const keys = await Promise.all(owners.map((o) => t.createKey(o)));
+    await api(t.url, 'PUT', '/admin/owners/mix-a/limits', { key: ADMIN, body: { max_concurrent_tasks: 3 } });
+    await api(t.url, 'PUT', '/admin/owners/mix-b/limits', { key: ADMIN, body: { max_concurrent_tasks: 5 } });
+    // eight of each, interleaved, all at once
+    const sent = Array.from({ length: 24 }, (_, i) => ({ owner: owners[i % 3], answer: api(t.url, 'POST', VIDEO, { key: keys[i % 3], body: { prompt: `mix ${i}` } }) }));
+    const answers = await Promise.all(sent.map(async (s) => ({ owner: s.owner, ...(await s.answer) })));
+    const statuses = (owner: string) => answers.filter((a) => a.owner === owner).map((a) => a.status).sort();
+    expect(statuses('mix-a')).toEqual([...Array(3).fill(201), ...Array(5).fill(429)]);
+    expect(statuses('mix-b')).toEqual([...Array(5).fill(201), ...Array(3).fill(429)]);
+    expect(statuses('mix-c')).toEqual(Array(8).fill(201));
+    const counters = await sql<{ owner: string; active_slots: number }>(t.db, 'SELECT owner, active_slots FROM owner_counters WHERE owner = ANY($1) ORDER BY owner', [owners]);
+    expect(counters).toEqual([
+      { owner: 'mix-a', active_slots: 3 },
+      { owner: 'mix-b', active_slots: 5 },
+      { owner: 'mix-c', active_slots: 8 },
+    ]);
+    // tasks of different owners went in one transaction
+    const [mixed] = await sql<{ owners: number }>(t.db, 'SELECT max(n)::int AS owners FROM (SELECT count(DISTINCT owner) AS n FROM tasks WHERE owner = ANY($1) GROUP BY xmin::text) x', [owners]);
+    expect(mixed.owners).toBeGreaterThan(1);
+    // each owner's jobs ranked by the slots that owner held before each: 0, -1, … once each
+    for (const [owner, admitted] of [['mix-a', 3], ['mix-b', 5], ['mix-c', 8]] as const) {
+      const priorities = await sql<{ priority: number }>(t.db, "SELECT j.priority FROM pgboss.job j JOIN tasks x ON x.id = (j.data->>'taskId')::uuid WHERE j.name = 'video.run' AND x.owner = $1 ORDER BY j.priority DESC", [owner]);
+      expect(priorities.map((p) => p.priority)).toEqual(Array.from({ length: admitted }, (_, i) => (i === 0 ? 0 : -i)));
+    }
   });
 
   it('answers a duplicate external_task_id 409 to the one that has it; the others of its group are accepted', async () => {

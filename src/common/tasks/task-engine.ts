@@ -93,7 +93,7 @@ export class TaskEngine implements OnApplicationBootstrap {
 
   /**
    * Accepts a task: its owner's limits admit it (its kind prices it), and the row, its detail rows and its
-   * job are written in one statement (with the owner's other submissions of the moment: TaskIntake), so
+   * job are written in one statement (with the other submissions of the moment: TaskIntake), so
    * none exists without the others. Its deadline counts from its first start. A refusal throws the error
    * the hooks give it; a duplicate external id is a CONFLICT. Where a worker of its kind on this instance
    * waits for work, the job is written taken and the step starts at once (QueueService.reserve): a request

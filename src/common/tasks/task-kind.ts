@@ -229,8 +229,11 @@ export interface Admission {
  * outbox) and, for a final state, the owner's slots and refund.
  */
 export interface TaskHooks {
-  /** The admission of these tasks of one owner, in order, as SQL inside the statement that inserts them. */
-  admissionSql(owner: string, tasks: { id: string; price: Price }[]): AdmissionSql;
+  /**
+   * The admission of these owners' tasks, each owner's in order and the owners one after the other (their
+   * counters locked in that order), as SQL inside the statement that inserts them.
+   */
+  admissionSql(owners: { owner: string; tasks: { id: string; price: Price }[] }[]): AdmissionSql;
   /** Counts a task's admission, and answers the error that refuses it (null: admitted). */
   admissionOutcome(owner: string, kind: string, price: Price, admission: Admission): Error | null;
   /** Writes the notifications (and queues their delivery) in the transaction `tx` of their state change. */

@@ -47,9 +47,10 @@ export class TaskRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Admits, inserts and enqueues tasks of one owner, with their detail rows, in ONE statement (one round
-   * trip, one transaction): `admission` decides each in order; only the admitted are inserted, each with
-   * its job, whose priority is minus the slots its owner held before it (fair share). Answers each task's
+   * Admits, inserts and enqueues tasks, with their detail rows, in ONE statement (one round trip, one
+   * transaction): `admission` decides each owner's tasks in order, the owners one after the other (`batch`
+   * holds the tasks in that order); only the admitted are inserted, each with its job,
+   * whose priority is minus the slots its owner held before it (fair share). Answers each task's
    * admission, in order. A duplicate external id fails the whole statement (23505).
    */
   async insertTasks(batch: { task: NewTaskRow; details: DetailRows[] }[], admission: AdmissionSql): Promise<Admission[]> {
@@ -57,7 +58,7 @@ export class TaskRepository {
     const admitted = `admitted AS (${admission(s)})`;
     const input = batch
       .map(({ task: t }, i) =>
-        [i + 1, s.param(t.id, 'uuid'), s.param(t.kind, 'varchar'), s.param(t.externalId, 'varchar'), s.param(JSON.stringify(t.params), 'jsonb'), s.param(t.callbackUrl, 'text'), s.param(t.baseUrl, 'varchar')]
+        [i + 1, s.param(t.id, 'uuid'), s.param(t.owner, 'varchar'), s.param(t.kind, 'varchar'), s.param(t.externalId, 'varchar'), s.param(JSON.stringify(t.params), 'jsonb'), s.param(t.callbackUrl, 'text'), s.param(t.baseUrl, 'varchar')]
           .concat([s.param(t.parentId, 'uuid'), s.param(t.slots, 'int'), s.param(t.credits, 'int'), s.param(t.jobId, 'uuid'), s.param(t.createdAt.toISOString(), 'timestamptz'), s.param(t.deadlineAt.toISOString(), 'timestamptz'), s.param(t.traceParent, 'varchar'), s.param(t.jobTaken === true, 'boolean')])
           .join(', '),
       )
@@ -65,10 +66,10 @@ export class TaskRepository {
       .join(', ');
     const parts = [
       admitted,
-      `input (ord, id, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at, trace_parent, job_taken) AS (VALUES ${input})`,
+      `input (ord, id, owner, kind, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, deadline_at, trace_parent, job_taken) AS (VALUES ${input})`,
       `ok AS (SELECT i.*, a.slots_before FROM input i JOIN admitted a ON a.ord = i.ord WHERE a.admitted)`,
       `task AS (INSERT INTO tasks (id, kind, owner, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, updated_at, deadline_at, trace_parent)
-         SELECT id, kind, ${s.param(batch[0].task.owner)}, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, created_at, deadline_at, trace_parent FROM ok)`,
+         SELECT id, kind, owner, external_id, params, callback_url, base_url, parent_id, slots, credits, job_id, created_at, created_at, deadline_at, trace_parent FROM ok)`,
       ...(await this.detailCtes(s, batch.flatMap((b) => b.details))),
       `job AS (${QueueService.jobRowsSql(`(SELECT job_id AS id, ${taskJobNameSql('kind')} AS name, jsonb_build_object('taskId', id) AS data, -slots_before AS priority, job_taken FROM ok)`, undefined, 'job_taken')})`,
     ];

@@ -70,12 +70,28 @@ export class LimitsRepository {
   }
 
   /**
-   * The admission of an owner's tasks, in order, as part of the statement that inserts them (see
-   * mgw_admit_tasks): the owner's counter row stays locked until that statement commits.
+   * The admission of owners' tasks, each owner's in order (see mgw_admit_tasks), the owners one after the
+   * other in the order given, as part of the statement that inserts them: one row per task, ord counting
+   * from 1 across all of them. Each owner's counter row stays locked until that statement commits. The
+   * text is the same for any number of owners and tasks (the tasks' arrays sliced per owner), so one
+   * prepared statement serves every batch.
    */
-  static admissionSql(owner: string, tasks: { id: string; slots: number; credits: number }[], defaultMaxSlots: number | null, defaultMaxCredits: number | null, month: string, monthStart: Date): AdmissionSql {
-    return (s) =>
-      `SELECT * FROM mgw_admit_tasks(${s.param(owner)}, ${s.param(tasks.map((t) => t.id))}::uuid[], ${s.param(tasks.map((t) => t.slots))}::int[], ${s.param(tasks.map((t) => t.credits))}::int[], ${s.param(defaultMaxSlots)}::int, ${s.param(defaultMaxCredits)}::int, ${s.param(month)}, ${s.param(monthStart.toISOString())}::timestamptz)`;
+  static admissionSql(owners: { owner: string; tasks: { id: string; slots: number; credits: number }[] }[], defaultMaxSlots: number | null, defaultMaxCredits: number | null, month: string, monthStart: Date): AdmissionSql {
+    const before: number[] = [];
+    let n = 0;
+    for (const o of owners) {
+      before.push(n);
+      n += o.tasks.length;
+    }
+    const tasks = owners.flatMap((o) => o.tasks);
+    return (s) => {
+      const [ids, slots, credits] = [s.param(tasks.map((t) => t.id), 'uuid[]'), s.param(tasks.map((t) => t.slots), 'int[]'), s.param(tasks.map((t) => t.credits), 'int[]')];
+      const span = '[g.before + 1 : g.before + g.n]';
+      // a lateral call per owner, in the order of the owners' array (a nested loop over it): their locks in that order
+      return `SELECT (g.before + a.ord)::int AS ord, a.admitted, a.refusal, a.slots_before, a.credits_before, a.max_slots, a.max_credits
+        FROM unnest(${s.param(owners.map((o) => o.owner), 'varchar[]')}, ${s.param(before, 'int[]')}, ${s.param(owners.map((o) => o.tasks.length), 'int[]')}) WITH ORDINALITY AS g (owner, before, n, pos)
+        CROSS JOIN LATERAL mgw_admit_tasks(g.owner, (${ids})${span}, (${slots})${span}, (${credits})${span}, ${s.param(defaultMaxSlots)}::int, ${s.param(defaultMaxCredits)}::int, ${s.param(month)}, ${s.param(monthStart.toISOString())}::timestamptz) a`;
+    };
   }
 
   /** Reads (and, when missing, rebuilds) the owner's counters under the rules of an admission of nothing. */

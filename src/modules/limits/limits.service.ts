@@ -132,14 +132,20 @@ export class LimitsService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * The admission of an owner's tasks in the one statement that creates them, atomically across
-   * instances: each is refused with 1303 when its slots would pass the owner's max_concurrent_tasks, with
-   * 1102 when its price would pass this month's credits (see admissionOutcome).
+   * The admission of owners' tasks in the one statement that creates them, atomically across instances:
+   * each is refused with 1303 when its slots would pass its owner's max_concurrent_tasks, with 1102 when
+   * its price would pass this month's credits (see admissionOutcome).
    */
-  admissionSql(owner: string, tasks: { id: string; price: Price }[]): AdmissionSql {
+  admissionSql(owners: { owner: string; tasks: { id: string; price: Price }[] }[]): AdmissionSql {
     const month = thisMonth();
     const defaults = this.config.defaultLimits;
-    return LimitsRepository.admissionSql(owner, tasks.map((t) => ({ id: t.id, ...t.price })), defaults.maxConcurrentTasks, defaults.monthlyCredits, month.key, month.start);
+    return LimitsRepository.admissionSql(
+      owners.map((o) => ({ owner: o.owner, tasks: o.tasks.map((t) => ({ id: t.id, ...t.price })) })),
+      defaults.maxConcurrentTasks,
+      defaults.monthlyCredits,
+      month.key,
+      month.start,
+    );
   }
 
   /** Counts an admitted task (accepted, credits charged), or a refused one, and answers the refusal's error. */
