@@ -1,4 +1,8 @@
+import pg from 'pg';
+import { Statement } from '../../src/infra/prisma/statement.js';
+import { LimitsRepository } from '../../src/modules/limits/limits.repository.js';
 import { png } from '../support/images.js';
+import { pollUntil } from '../support/poll.js';
 import { api, queryDb as sql, startTestApp, type TestApp } from '../support/test-app.js';
 
 const ADMIN = 'admin-secret-0123456789abcdef';
@@ -60,6 +64,42 @@ describe("grouping an owner's concurrent submissions", () => {
     for (const [owner, admitted] of [['mix-a', 3], ['mix-b', 5], ['mix-c', 8]] as const) {
       const priorities = await sql<{ priority: number }>(t.db, "SELECT j.priority FROM pgboss.job j JOIN tasks x ON x.id = (j.data->>'taskId')::uuid WHERE j.name = 'video.run' AND x.owner = $1 ORDER BY j.priority DESC", [owner]);
       expect(priorities.map((p) => p.priority)).toEqual(Array.from({ length: admitted }, (_, i) => (i === 0 ? 0 : -i)));
+    }
+  });
+
+  it("an end of several owners' tasks locks their counters in the order of their names, as an admission does", async () => {
+    // the counter rows stored z before a (a scan meets z first), one task each
+    const owners = ['order-zz', 'order-aa'];
+    for (const owner of owners) await sql(t.db, 'INSERT INTO owner_counters (owner, active_slots, credits_month, credits_used) VALUES ($1, 1, $2, 0)', [owner, new Date().toISOString().slice(0, 7)]);
+    const ids: string[] = [];
+    for (const owner of owners) {
+      const [row] = await sql<{ id: string }>(t.db, "INSERT INTO tasks (id, kind, owner, params, job_id, deadline_at) VALUES (gen_random_uuid(), 'video', $1, '{}', gen_random_uuid(), now() + interval '1 hour') RETURNING id", [owner]);
+      ids.push(row.id);
+    }
+    const s = new Statement();
+    const release = `WITH ${LimitsRepository.releaseCtes(s, `SELECT kind, owner, slots, credits, created_at FROM tasks WHERE id = ANY(${s.param(ids)}::uuid[])`, false, new Date().toISOString().slice(0, 7)).join(',\n')} SELECT * FROM settled`;
+    const [holder, ender, prober] = [new pg.Client({ connectionString: t.db.url }), new pg.Client({ connectionString: t.db.url }), new pg.Client({ connectionString: t.db.url })];
+    await Promise.all([holder, ender, prober].map((c) => c.connect()));
+    try {
+      // another statement holds order-aa's row: the end waits for it before it takes order-zz's
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM owner_counters WHERE owner = 'order-aa' FOR UPDATE");
+      await ender.query('BEGIN');
+      const ending = ender.query(release, s.values);
+      await pollUntil(async () => (await sql<{ n: number }>(t.db, "SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND pid = $1", [(ender as unknown as { processID: number }).processID]))[0].n, (n) => n > 0, { timeoutMs: 10_000, what: 'the end waiting for order-aa' });
+      // so order-zz's row is free meanwhile (taken first, it would be held while the end waits: a cycle with an admission of both)
+      await prober.query('BEGIN');
+      await expect(prober.query("SELECT 1 FROM owner_counters WHERE owner = 'order-zz' FOR UPDATE NOWAIT")).resolves.toBeDefined();
+      await prober.query('ROLLBACK');
+      await holder.query('COMMIT');
+      expect((await ending).rows.map((r: { owner: string }) => r.owner).sort()).toEqual(['order-aa', 'order-zz']);
+      await ender.query('COMMIT');
+      expect(await sql(t.db, 'SELECT owner, active_slots FROM owner_counters WHERE owner = ANY($1) ORDER BY owner', [owners])).toEqual([
+        { owner: 'order-aa', active_slots: 0 },
+        { owner: 'order-zz', active_slots: 0 },
+      ]);
+    } finally {
+      await Promise.all([holder, ender, prober].map((c) => c.end()));
     }
   });
 

@@ -131,10 +131,14 @@ export class LimitsRepository {
          SELECT owner, kind, count(*)::int AS tasks, SUM(slots)::int AS slots,
                 COALESCE(SUM(credits) FILTER (WHERE ${refunds} AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${inMonth}), 0)::int AS credits
          FROM (${ended}) e GROUP BY owner, kind)`,
+      // the owners' counter rows locked in the order of their names, as an admission locks them (TaskIntake): an
+      // end of several owners' tasks and an admission of several owners never wait on each other in a cycle
+      `locked_owners AS (SELECT owner FROM owner_counters WHERE owner IN (SELECT owner FROM ended_kinds) ORDER BY owner FOR UPDATE)`,
       `counters AS (
          UPDATE owner_counters c SET active_slots = GREATEST(0, c.active_slots - e.slots),
            credits_used = CASE WHEN c.credits_month = ${inMonth} THEN GREATEST(0, c.credits_used - e.credits) ELSE c.credits_used END
-         FROM (SELECT owner, SUM(slots)::int AS slots, SUM(credits)::int AS credits FROM ended_kinds GROUP BY owner) e WHERE c.owner = e.owner
+         FROM (SELECT owner, SUM(slots)::int AS slots, SUM(credits)::int AS credits FROM ended_kinds GROUP BY owner) e
+         WHERE c.owner = e.owner AND c.owner IN (SELECT owner FROM locked_owners)
          RETURNING c.owner, c.credits_month)`,
       `settled AS (
          SELECT e.owner, e.kind, e.tasks, CASE WHEN c.credits_month IS NULL OR c.credits_month = ${inMonth} THEN e.credits ELSE 0 END AS refunded
