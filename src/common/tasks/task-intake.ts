@@ -129,7 +129,8 @@ export class TaskIntake {
   private async insert(batch: Entry[]): Promise<void> {
     const byOwner = new Map<string, Entry[]>();
     for (const entry of batch) byOwner.set(entry.task.owner, [...(byOwner.get(entry.task.owner) ?? []), entry]);
-    const groups = [...byOwner.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    // by their UTF-8 bytes, as PostgreSQL's "C" collation orders them (LimitsRepository.releaseCtes), whatever the database's collation
+    const groups = [...byOwner.entries()].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const ordered = groups.flatMap(([, entries]) => entries);
     const admission = this.hooks.admissionSql(groups.map(([owner, entries]) => ({ owner, tasks: entries.map((e) => ({ id: e.task.id, price: e.price })) })));
     try {

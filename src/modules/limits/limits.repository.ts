@@ -131,9 +131,10 @@ export class LimitsRepository {
          SELECT owner, kind, count(*)::int AS tasks, SUM(slots)::int AS slots,
                 COALESCE(SUM(credits) FILTER (WHERE ${refunds} AND to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM') = ${inMonth}), 0)::int AS credits
          FROM (${ended}) e GROUP BY owner, kind)`,
-      // the owners' counter rows locked in the order of their names, as an admission locks them (TaskIntake): an
-      // end of several owners' tasks and an admission of several owners never wait on each other in a cycle
-      `locked_owners AS (SELECT owner FROM owner_counters WHERE owner IN (SELECT owner FROM ended_kinds) ORDER BY owner FOR UPDATE)`,
+      // the owners' counter rows locked in the order of their names' bytes (the "C" collation, whatever the
+      // database's), as an admission locks them (TaskIntake): an end of several owners' tasks and an admission
+      // of several owners never wait on each other in a cycle
+      `locked_owners AS (SELECT owner FROM owner_counters WHERE owner IN (SELECT owner FROM ended_kinds) ORDER BY owner COLLATE "C" FOR UPDATE)`,
       `counters AS (
          UPDATE owner_counters c SET active_slots = GREATEST(0, c.active_slots - e.slots),
            credits_used = CASE WHEN c.credits_month = ${inMonth} THEN GREATEST(0, c.credits_used - e.credits) ELSE c.credits_used END
