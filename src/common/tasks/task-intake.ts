@@ -47,7 +47,7 @@ const IN_FLIGHT = 2;
  * and then go together, in arrival order, as one statement (TaskRepository.insertTasks), whatever their
  * owners: admission decides each owner's in turn, as if they had come one by one. An owner is in one
  * statement at a time (its submissions keep their order, and never wait on each other's lock), and a
- * statement locks its owners' counters in the order of their names (two statements, of this instance or
+ * statement locks its owners' counters in the byte order of their names (two statements, of this instance or
  * another, never wait on each other in a cycle). A submission that finds a statement free goes at once.
  *
  * A statement that fails on a duplicate external id is sent again one task at a time, so the conflict is
