@@ -6,6 +6,7 @@ import './task-kind.e2e.js';
 import './orphans.e2e.js';
 import './task-table-upgrade.e2e.js';
 import './query-plans.e2e.js';
+import './plan-reuse.e2e.js';
 import './queue-jobs.e2e.js';
 import './bytea-copy.e2e.js';
 import './schema-drift.e2e.js';
