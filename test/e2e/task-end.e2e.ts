@@ -182,7 +182,7 @@ describe('claiming and ending a task', () => {
     expect(await media.readBytes({ ...row, storageKey: `${id}/partial-0-a1.png` })).toBeNull();
   });
 
-  it("gives a task a channel only while the claim has it: a late step's assignment (its probe too) and release change nothing", async () => {
+  it("gives a task a channel, with its submit mark, only while the claim has it: a late step's assignment (its probe too) and release change nothing", async () => {
     const channels = t.app.get(ChannelsRepository);
     const made = await api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'assign-fenced', operations: ['video'], priority: 0, protocol: 'luma', base_url: 'http://127.0.0.1:9', credentials: { api_key: 'k' } } });
     expect(made.status).toBe(201);
@@ -190,16 +190,21 @@ describe('claiming and ending a task', () => {
     // its circuit open and due for its one probe: an assignment makes the task that probe (half-open)
     await sql(t.db, "UPDATE channels SET circuit_state = 'open', circuit_open_until = now() - interval '1 second' WHERE id = $1", [channelId]);
     const { id, attempts: [stale, holding] } = await claimedTwice('w-assign');
-    const state = async () => (await sql<{ channel_id: string | null; circuit: string; running: number }>(t.db, 'SELECT t.channel_id, c.circuit_state::text AS circuit, c.running_tasks AS running FROM tasks t, channels c WHERE t.id = $1 AND c.id = $2', [id, channelId]))[0];
+    const state = async () =>
+      (await sql<{ channel_id: string | null; marked: boolean; circuit: string; running: number }>(t.db, 'SELECT t.channel_id, t.submit_started_at IS NOT NULL AS marked, c.circuit_state::text AS circuit, c.running_tasks AS running FROM tasks t, channels c WHERE t.id = $1 AND c.id = $2', [id, channelId]))[0];
 
     expect(await channels.assignTask(id, channelId, { worker: 'w-assign', attempt: stale })).toBe('not held');
-    expect(await state()).toEqual({ channel_id: null, circuit: 'open', running: 0 });
+    expect(await state()).toEqual({ channel_id: null, marked: false, circuit: 'open', running: 0 });
+    // the create goes to the channel next: the assignment writes its submit mark (a later one cannot assign again)
     expect(await channels.assignTask(id, channelId, { worker: 'w-assign', attempt: holding })).toBe('assigned');
-    expect(await state()).toEqual({ channel_id: channelId, circuit: 'half_open', running: 1 });
+    expect(await state()).toEqual({ channel_id: channelId, marked: true, circuit: 'half_open', running: 1 });
+    expect(await channels.assignTask(id, channelId, { worker: 'w-assign', attempt: holding })).toBe('not held');
+    // the channel provably did not take the create (busy): the mark is cleared, and the task may leave it unsent
+    await t.app.get(TaskStatesRepository).submitMarks(id, { worker: 'w-assign', attempt: holding }).clearSubmitting();
     await channels.releaseUnsent(id, { worker: 'w-assign', attempt: stale });
     expect((await state()).channel_id).toBe(channelId);
     await channels.releaseUnsent(id, { worker: 'w-assign', attempt: holding });
-    expect(await state()).toEqual({ channel_id: null, circuit: 'half_open', running: 0 });
+    expect(await state()).toEqual({ channel_id: null, marked: false, circuit: 'half_open', running: 0 });
   });
 
   it('ends a task with a callback_url in a transaction that writes its notification, with its media', async () => {

@@ -82,10 +82,11 @@ export function bearerKey(apiKey: string): UpstreamAuth {
 /**
  * Sends a create request between the marks: when the upstream surely did not act on it (busy, or the
  * connection was refused before sending), the mark is cleared and UpstreamBusy thrown, so that the task
- * waits and sends it again later, once, without risking a second (billed) task upstream.
+ * waits and sends it again later, once, without risking a second (billed) task upstream. `marked`: the
+ * mark was written already (with the task's assignment to the channel, ChannelsRepository.assignTask).
  */
-export async function submitOnce<T>(marks: SubmitMarks, send: () => Promise<T>): Promise<T> {
-  await marks.markSubmitting();
+export async function submitOnce<T>(marks: SubmitMarks, send: () => Promise<T>, marked = false): Promise<T> {
+  if (!marked) await marks.markSubmitting();
   try {
     return await send();
   } catch (err) {

@@ -69,7 +69,7 @@ export class ChannelRouter {
         if (tried.size === 0 && (await this.channels.allAtCapacity(s.operation))) return { kind: 'busy', seconds: (this.config.relay.pollMs * 15) / 1000 };
         return this.busy(s);
       }
-      const sent = await this.sendTo(channel, s);
+      const sent = await this.sendTo(channel, s, true);
       if ('outcome' in sent) return sent.outcome;
       if (sent.refused) refused = sent.refused;
       tried.add(channel.id);
@@ -82,7 +82,7 @@ export class ChannelRouter {
     if (!channel) return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channelId}) no longer exists`);
     if (s.fits && !s.fits(channel)) return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channel.name}) has no model that can make what it asks`, channel);
     await this.channels.pinTask(s.task.id, channelId);
-    const sent = await this.sendTo(channel, s);
+    const sent = await this.sendTo(channel, s, false);
     if ('outcome' in sent) return sent.outcome;
     if (sent.refused) return this.deadEnd(s, sent.refused, `the channel that holds what this task continues (${channel.name}) refused its account: ${sent.message}`, channel);
     return this.busy(s);
@@ -189,12 +189,12 @@ export class ChannelRouter {
     return { kind: 'busy', seconds: pollDelaySeconds(s.task.createdAt, this.config.relay.pollMs) };
   }
 
-  /** One create to one channel, its attempt kept and counted. */
-  private async sendTo<R>(channel: ChannelHandle, s: Submission<R>): Promise<Sent<R>> {
+  /** One create to one channel, its attempt kept and counted; `marked`: its submit mark was written with the assignment. */
+  private async sendTo<R>(channel: ChannelHandle, s: Submission<R>, marked: boolean): Promise<Sent<R>> {
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
-      const outcome = await s.send(channel);
+      const outcome = await s.send(channel, marked);
       await this.answeredAttempt(s.task.id, channel, s.operation, outcome.kind === 'failed' ? 'failed' : 'accepted', outcome.kind === 'failed' ? outcome.reason : null, took(), outcome.taken);
       return { outcome };
     } catch (err) {
@@ -248,8 +248,10 @@ export class ChannelRouter {
 
   /**
    * Gives task `taskId` of `operation` a channel and records it on the task (the channel's slot is taken
-   * atomically), while `holder`'s claim has the task; null when none can take it now (the task waits, busy).
-   * Throws LeaseLost when the claim is gone: a late step never moves the channel of the claim that has it.
+   * atomically), with its submit mark: its create goes to that channel next (a create that provably did not
+   * reach it clears the mark, and the next channel is assigned). Only while `holder`'s claim has the task;
+   * null when none can take it now (the task waits, busy). Throws LeaseLost when the claim is gone: a late
+   * step never moves the channel of the claim that has it.
    */
   async assign(operation: ChannelOperation, taskId: string, holder: Holder, tried: ReadonlySet<string> = new Set(), fits?: Submission<unknown>['fits'], costOf?: Submission<unknown>['costOf']): Promise<ChannelHandle | null> {
     let candidates = await this.channels.candidatesFor(operation, taskId, [...tried]);

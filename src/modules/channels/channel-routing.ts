@@ -47,8 +47,11 @@ export interface Submission<R> {
   fits?(channel: CandidateChannel): boolean;
   /** What the task would cost the company on this channel (its model's price); null: not priced. Read when the operation routes by cost. */
   costOf?(channel: CandidateChannel): number | null;
-  /** Sends the create to this channel: throws UpstreamBusy when it provably did not take it, UpstreamRefused (account) on its credentials. */
-  send(channel: ChannelHandle): Promise<Created<R>>;
+  /**
+   * Sends the create to this channel: throws UpstreamBusy when it provably did not take it, UpstreamRefused (account) on its credentials.
+   * `marked`: the task's submit mark was written with its assignment (ChannelsRepository.assignTask), so the create goes out with no write before it.
+   */
+  send(channel: ChannelHandle, marked: boolean): Promise<Created<R>>;
 }
 
 /** An upstream task given up: it failed there for a reason of the vendor's own, or stalled past the channel's limit. */

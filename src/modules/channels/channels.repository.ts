@@ -212,9 +212,10 @@ export class ChannelsRepository {
    * channel's row is locked while its counter is read, and the task's new channel_id moves the counters
    * (the trigger) before the statement commits, so two workers never both take its last slot. The lock
    * is held for that one statement only (it was a transaction of four round trips, and every create of
-   * the channel queued behind it). Its commit is not flushed (UNFLUSHED_COMMIT): the submit mark, flushed,
-   * comes before the create goes out. Only while `holder`'s claim has the task, unsent ('not held' otherwise:
-   * then neither the task nor the channel, its probe included, changes).
+   * the channel queued behind it). It writes the task's submit mark too (SubmitMarks.markSubmitting), since
+   * the create goes out next: its commit is flushed before it does (it was a statement of its own after
+   * this one, a round trip more per create). Only while `holder`'s claim has the task, unsent ('not held'
+   * otherwise: then neither the task nor the channel, its probe included, changes).
    */
   async assignTask(taskId: string, channelId: string, holder: Holder, probeS = 60): Promise<'assigned' | 'refused' | 'not held'> {
     const { rows } = await this.prisma.pool.query<{ assigned: boolean; held: boolean }>(
@@ -228,9 +229,9 @@ export class ChannelsRepository {
            FOR UPDATE),
          probe AS (UPDATE channels c SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $3::float8) FROM ch WHERE c.id = ch.id AND ch.probing RETURNING c.id),
          -- never once its create is in flight or done: a late worker cannot move a task that another sent
-         assigned AS (UPDATE tasks SET channel_id = $1::uuid WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL
+         assigned AS (UPDATE tasks SET channel_id = $1::uuid, submit_started_at = now() WHERE id = $2::uuid AND state = 'running' AND upstream_id IS NULL AND submit_started_at IS NULL
                         AND lease_owner = $4 AND attempts = $5 AND EXISTS (SELECT 1 FROM ch) RETURNING id)
-         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, EXISTS (SELECT 1 FROM held) AS held, ${UNFLUSHED_COMMIT}`,
+         SELECT EXISTS (SELECT 1 FROM assigned) AS assigned, EXISTS (SELECT 1 FROM held) AS held`,
         [channelId, taskId, probeS, holder.worker, holder.attempt],
       ),
     );

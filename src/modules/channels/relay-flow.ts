@@ -199,7 +199,7 @@ export class RelayFlow {
         pinnedTo: ready.pinnedTo,
         fits: op.fits ? (channel) => op.fits!(channel, data) : undefined,
         costOf: op.costOf,
-        send: (channel) => this.create(channel, marks, op, data, (upstreamId, status) => (ended.upstream = { channel, upstreamId, status })),
+        send: (channel, marked) => this.create(channel, marks, op, data, marked, (upstreamId, status) => (ended.upstream = { channel, upstreamId, status })),
       });
       if (ended.upstream) await this.keepBilled(task.id, op, ended.upstream.channel, ended.upstream.upstreamId, ended.upstream.status);
       return outcome;
@@ -314,13 +314,14 @@ export class RelayFlow {
   }
 
   /**
-   * One create to one channel, marked as sent before it goes; its upstream task saved, or its results at once.
-   * An answer that is already the task's end is told to `ended` (its billed figure is kept after its attempt).
+   * One create to one channel, marked as sent before it goes (`marked`: by its assignment already); its upstream
+   * task saved, or its results at once. An answer that is already the task's end is told to `ended` (its billed
+   * figure is kept after its attempt).
    */
-  private async create<V extends RelayVendor<S>, S extends RelayStatus, R, O>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R, O>, data: O, ended: (upstreamId: string, status: S) => void) {
+  private async create<V extends RelayVendor<S>, S extends RelayStatus, R, O>(channel: ChannelHandle, marks: SubmitMarks, op: RelayOperation<V, S, R, O>, data: O, marked: boolean, ended: (upstreamId: string, status: S) => void) {
     const vendor = op.vendors[channel.protocol];
     if (!vendor) throw new UpstreamRefused(`channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, 0, 'request', true);
-    const answer = await submitOnce(marks, () => op.create(channel, vendor, data));
+    const answer = await submitOnce(marks, () => op.create(channel, vendor, data), marked);
     const facts = { model: '', cost: null, ...op.taken?.(channel) };
     if ('made' in answer) return { kind: 'done' as const, result: answer.made, taken: { ...facts, upstreamId: null } };
     if (answer.upstreamId.length > MAX_UPSTREAM_ID) return { kind: 'failed' as const, reason: `the upstream answered a task id longer than ${MAX_UPSTREAM_ID} characters` };
