@@ -16,7 +16,8 @@ const EXPAND = '/video-a/v1/images/editing/expand';
 describe("grouping an owner's concurrent submissions", () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN });
+    // a submission may wait that long for a statement: the test that holds statements back has time to see them all wait
+    t = await startTestApp({ ROLE: 'api', ADMIN_API_KEY: ADMIN, DATABASE_POOL_TIMEOUT_MS: '30000' });
   });
   afterAll(() => t.close());
 
@@ -44,8 +45,32 @@ describe("grouping an owner's concurrent submissions", () => {
     const keys = await Promise.all(owners.map((o) => t.createKey(o)));
     await api(t.url, 'PUT', '/admin/owners/mix-a/limits', { key: ADMIN, body: { max_concurrent_tasks: 3 } });
     await api(t.url, 'PUT', '/admin/owners/mix-b/limits', { key: ADMIN, body: { max_concurrent_tasks: 5 } });
-    // eight of each, interleaved, all at once
-    const sent = Array.from({ length: 24 }, (_, i) => ({ owner: owners[i % 3], answer: api(t.url, 'POST', VIDEO, { key: keys[i % 3], body: { prompt: `mix ${i}` } }) }));
+    // Which submissions share a statement depends on when they come; held here so that it does not. Another
+    // session holds mix-a's and mix-b's counter rows: their first submissions take both statements of
+    // acceptance and wait there on the rows; the other 22 (all three owners') then wait in the gateway for a
+    // statement (mgw_intake_waiting); let go, the first statement to end frees a slot for what waits of the
+    // owners not in the other: some of mix-c's with mix-a's or mix-b's, in one statement.
+    const month = new Date().toISOString().slice(0, 7);
+    for (const owner of owners) await sql(t.db, 'INSERT INTO owner_counters (owner, active_slots, credits_month, credits_used) VALUES ($1, 0, $2, 0) ON CONFLICT (owner) DO NOTHING', [owner, month]);
+    const holder = new pg.Client({ connectionString: t.db.url });
+    await holder.connect();
+    const send = (i: number) => ({ owner: owners[i % 3], answer: api(t.url, 'POST', VIDEO, { key: keys[i % 3], body: { prompt: `mix ${i}` } }) });
+    const sent: ReturnType<typeof send>[] = [];
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM owner_counters WHERE owner IN ('mix-a', 'mix-b') FOR UPDATE");
+      sent.push(send(0), send(1));
+      const blocked = async () =>
+        (await sql<{ n: number }>(t.db, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH admitted AS%'"))[0].n;
+      await pollUntil(blocked, (n) => n === 2, { what: "mix-a's and mix-b's first statements waiting on their counter rows" });
+      // eight of each in all, interleaved
+      for (let i = 2; i < 24; i++) sent.push(send(i));
+      const waiting = async () => Number(/^mgw_intake_waiting (\d+)$/m.exec(await t.metrics())?.[1] ?? -1);
+      await pollUntil(waiting, (n) => n === 22, { what: 'the other 22 submissions waiting for a statement' });
+    } finally {
+      await holder.query('COMMIT').catch(() => undefined);
+      await holder.end();
+    }
     const answers = await Promise.all(sent.map(async (s) => ({ owner: s.owner, ...(await s.answer) })));
     const statuses = (owner: string) => answers.filter((a) => a.owner === owner).map((a) => a.status).sort();
     expect(statuses('mix-a')).toEqual([...Array(3).fill(201), ...Array(5).fill(429)]);

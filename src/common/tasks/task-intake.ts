@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { retryOnDeadlock } from '../../infra/database/database-errors.js';
+import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type CapturedTrace, Tracing } from '../../infra/tracing/tracing.service.js';
 import { AppError } from '../errors/app-error.js';
@@ -66,6 +67,7 @@ export class TaskIntake {
     private readonly config: AppConfig,
     private readonly tasks: TaskRepository,
     private readonly tracing: Tracing,
+    private readonly metrics: MetricsService,
     @Inject(TASK_HOOKS) private readonly hooks: TaskHooks,
   ) {}
 
@@ -79,10 +81,12 @@ export class TaskIntake {
       }
       entry.trace = this.tracing.capture();
       this.waiting.push(entry);
+      this.metrics.intakeWaiting.set(this.waiting.length);
       entry.timer = setTimeout(() => {
         const at = this.waiting.indexOf(entry);
         if (at < 0) return;
         this.waiting.splice(at, 1);
+        this.metrics.intakeWaiting.set(this.waiting.length);
         reject(new AppError('UNAVAILABLE', 'The database did not take this task in time; retry later', BUSY_RETRY_AFTER_S));
       }, this.config.databasePoolTimeoutMs);
     });
@@ -122,6 +126,7 @@ export class TaskIntake {
       bytes += entry.bytes;
       next.push(entry);
     }
+    if (next.length > 0) this.metrics.intakeWaiting.set(this.waiting.length);
     return next;
   }
 

@@ -54,6 +54,17 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /**
+   * Submissions waiting in this instance's memory for a statement of acceptance (TaskIntake: at most two
+   * statements in flight, what comes meanwhile goes in the next): a backlog that grows says the database
+   * does not keep up with what callers send; each waits at most DATABASE_POOL_TIMEOUT_MS, then answers 503.
+   */
+  readonly intakeWaiting = new Gauge({
+    name: 'mgw_intake_waiting',
+    help: 'Submissions waiting on this instance for a statement of acceptance (the next goes as soon as one of two in flight ends)',
+    registers: [this.registry],
+  });
+
   readonly tasksRunning = new Gauge({
     name: 'mgw_tasks_running',
     help: "Tasks this instance's workers are running now, by owner and operation (sum over instances)",
