@@ -10,6 +10,7 @@ import './security-headers.e2e.js';
 import './intake.e2e.js';
 import './samples.e2e.js';
 import './task-end.e2e.js';
+import './counters.e2e.js';
 import './overload.e2e.js';
 import './swagger.e2e.js';
 import './metrics-access.e2e.js';

@@ -105,6 +105,18 @@ const QUIET_CLAIM = `WITH old AS (${CLAIM_STATE}),
   SELECT old.previous, old.fresh, old.claimable, old.waited_s, ${UNFLUSHED_COMMIT}, started.* FROM old LEFT JOIN started ON true`;
 
 /**
+ * Whether a counter the caps read differs from what the task table holds (TaskStatesRepository.rebuildCounters):
+ * a kind's running tasks (a kind with running tasks and no counter row too), a channel's unfinished ones.
+ */
+const COUNTERS_DRIFTED_SQL = `SELECT EXISTS (
+    SELECT 1 FROM kind_counters k FULL JOIN (SELECT kind, count(*)::int AS count FROM tasks WHERE state = 'running' GROUP BY kind) n ON n.kind = k.kind
+    WHERE COALESCE(k.running, 0) <> COALESCE(n.count, 0)
+  ) OR EXISTS (
+    SELECT 1 FROM channels c LEFT JOIN (SELECT channel_id, count(*)::int AS count FROM tasks WHERE state IN ('queued', 'running') AND channel_id IS NOT NULL GROUP BY channel_id) n ON n.channel_id = c.id
+    WHERE c.running_tasks <> COALESCE(n.count, 0)
+  ) AS drifted`;
+
+/**
  * The guarded state changes of the task table, in SQL on the database's clock. Each changes a row only
  * from the state it expects, and a step's only while its claim holds the lease (Holder: the worker and the
  * attempt), so a late or duplicate step never moves a task another claim holds, nor a finished one. The statements are the same for every kind.
@@ -444,11 +456,17 @@ export class TaskStatesRepository {
 
   /**
    * Sets the counters the caps read (each kind's running tasks, each channel's unfinished ones) to what the
-   * task table holds, should they ever have drifted; answers what was corrected. Every counter row is
-   * locked first (kinds, then channels, in key order, as the trigger does), so no task can start or end
-   * between the count and the correction.
+   * task table holds, should they ever have drifted; answers what was corrected. They are compared first in
+   * one read-only statement, which locks nothing: a counter changes in the transaction that changes its
+   * tasks, so within one statement's snapshot a difference is a drift, never a start or an end in flight.
+   * Only then is every counter row locked (kinds, then channels, in key order, as the trigger does), so no
+   * task can start or end between the count and the correction. (The check used to take those locks every
+   * time, once a minute on each instance that runs workers: every claim, assignment and end of every kind, on
+   * every instance, waited for its counts, which grow with the tasks in flight.)
    */
   async rebuildCounters(): Promise<string[]> {
+    const { rows } = await this.prisma.pool.query<{ drifted: boolean }>(COUNTERS_DRIFTED_SQL);
+    if (!rows[0].drifted) return [];
     return this.prisma.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(`INSERT INTO kind_counters (kind, running) SELECT DISTINCT kind, 0 FROM tasks WHERE state = 'running' ON CONFLICT (kind) DO NOTHING`);
       await tx.$queryRawUnsafe(`SELECT kind FROM kind_counters ORDER BY kind FOR UPDATE`);
