@@ -6,7 +6,7 @@
 // over the vendor's time, as independent callers' are), on one instance
 // (ROLE=all) and on two (the request on a ROLE=api instance, the task's step on a ROLE=worker one, sharing
 // the database and the storage). The overhead is the door's percentile minus the vendor's own.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { adminCall, benchKey, cleanUpAfter, freePort, onExit, startChild, startGateway, table } from './support.mjs';
@@ -38,6 +38,10 @@ export async function run(dbUrl, options) {
   // BENCH_NODE_ARGS (e.g. --cpu-prof) for the gateways; BENCH_DOOR_VENDORS (vendor ms, e.g. "0") and
   // BENCH_DOOR_INSTANCES ("1" or "2") keep a part of the run, to profile it
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
+  // BENCH_DOOR_TIMELINE=DIR: each gateway times its statements and HTTP exchanges (bench/timeline.mjs), written
+  // to DIR/<topology>/ after the topology's windows; read them with bench/timeline-summary.mjs
+  const timeline = process.env.BENCH_DOOR_TIMELINE;
+  if (timeline) nodeArgs.push('--import', './bench/timeline.mjs');
   const topologies = [
     { name: 'one instance', count: 1, start: async () => [await startGateway(dbUrl, { ...env, ROLE: 'all' }, nodeArgs)] },
     { name: 'two instances', count: 2, start: async () => [await startGateway(dbUrl, { ...env, ROLE: 'api' }, nodeArgs), await startGateway(dbUrl, { ...env, ROLE: 'worker' }, nodeArgs)] },
@@ -46,6 +50,9 @@ export async function run(dbUrl, options) {
   const rows = [];
   const overheads = [];
   for (const topology of topologies) {
+    const timelineDir = timeline && path.join(timeline, topology.count === 1 ? 'one-instance' : 'two-instances');
+    if (timelineDir) await mkdir(timelineDir, { recursive: true });
+    process.env.BENCH_TIMELINE_DIR = timelineDir ?? '';
     const instances = await topology.start();
     const door = instances[0];
     if (topology === topologies[0]) await adminCall(door.url, 'POST', '/admin/channels', { name: 'openai', operations: ['image'], protocol: 'openai', base_url: `${fake}/v1`, credentials: { api_key: API_KEY } });
@@ -71,7 +78,11 @@ export async function run(dbUrl, options) {
       for (const [side, r] of [['vendor', vendor], ['door', viaDoor]]) rows.push({ instances: topology.name, 'vendor ms': delayMs, 'at once': concurrency, after, side, 'p50 ms': r.p50.toFixed(1), 'p99 ms': r.p99.toFixed(1), failed: r.failed });
       overheads.push({ instances: topology.name, 'vendor ms': delayMs, after, 'p50 added ms': (viaDoor.p50 - vendor.p50).toFixed(1), 'p99 added ms (≤ 20)': (viaDoor.p99 - vendor.p99).toFixed(1) });
     }
-    if (process.env.BENCH_DOOR_TIMING) console.log(instances.map((i) => i.output().split('\n').filter((l) => l.startsWith('TIMING')).slice(-12).join('\n')).join('\n'));
+    if (timelineDir) {
+      for (const instance of instances) process.kill(instance.pid, 'SIGUSR1');
+      const written = () => readdir(timelineDir).then((files) => files.filter((f) => f.startsWith('timeline-')).length === instances.length);
+      for (const deadline = Date.now() + 10_000; !(await written()) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     for (const instance of instances.reverse()) await instance.stop();
   }
   await fetch(`${fake}/_control/delay?ms=0`, { method: 'POST' });

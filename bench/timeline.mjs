@@ -1,0 +1,55 @@
+// Loaded into the gateway with `node --import ./bench/timeline.mjs dist/main.js` (the door scenario's
+// BENCH_DOOR_TIMELINE=DIR): a timeline of what the process waits on, for one request at a time. Every
+// PostgreSQL statement (node-postgres, whichever pool sends it), every outgoing HTTP exchange and every
+// incoming request is timed in the process (ms since the epoch, with a fraction: the processes of one machine
+// line up, so a request's time on an API instance lays out beside its step's on a worker); SIGUSR1 writes
+// them to BENCH_TIMELINE_DIR/timeline-<pid>.json, which bench/timeline-summary.mjs reads. The hooks cost a
+// little: compare timelines with timelines, not with a bench's figures.
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const dir = process.env.BENCH_TIMELINE_DIR;
+if (dir) {
+  // the gateway's own node-postgres (the one its pools and pg-boss load), from the process's working directory
+  const pg = createRequire(path.join(process.cwd(), 'package.json'))('pg');
+  /** [kind, start ms, end ms, what]: kind 'sql', 'out' (an outgoing HTTP exchange) or 'in' (a request, start to its answer's end). */
+  const events = [];
+  const now = () => performance.timeOrigin + performance.now();
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, values, callback) {
+    const what = String((typeof config === 'string' ? config : (config?.text ?? config?.name)) ?? '?').replace(/\s+/g, ' ').trim().slice(0, 60);
+    const start = now();
+    const done = () => events.push(['sql', start, now(), what]);
+    const timed = (fn) =>
+      function (...args) {
+        done();
+        return fn.apply(this, args);
+      };
+    // node-postgres answers by a callback (as its pools ask) or a promise
+    if (typeof values === 'function') values = timed(values);
+    else if (typeof callback === 'function') callback = timed(callback);
+    else if (typeof config?.callback === 'function') config.callback = timed(config.callback);
+    const result = query.call(this, config, values, callback);
+    if (typeof result?.then === 'function') result.then(done, () => undefined);
+    return result;
+  };
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (name, req, res) {
+    if (name === 'request') {
+      const start = now();
+      res.once('finish', () => events.push(['in', start, now(), `${req.method} ${req.url}`]));
+    }
+    return emit.apply(this, arguments);
+  };
+  const request = http.request;
+  http.request = function (...args) {
+    const start = now();
+    const req = request.apply(this, args);
+    const target = args[0];
+    req.once('response', (res) => res.once('end', () => events.push(['out', start, now(), String(target?.pathname ?? target?.path ?? target)])));
+    return req;
+  };
+  process.on('SIGUSR1', () => writeFileSync(path.join(dir, `timeline-${process.pid}.json`), JSON.stringify(events)));
+}
