@@ -43,10 +43,16 @@ describe("the caps' counters checked against the task table", () => {
   }
 
   it('reads them without a lock while none has drifted: it answers while another session holds every counter row', async () => {
-    const outcome = await holdingTheCounters((lockWaits) =>
-      Promise.race([states.rebuildCounters().then((corrected) => ({ corrected })), pollUntil(lockWaits, (n) => n > 0, { what: 'a wait on a lock' }).then(() => 'waited on the counters')]),
-    );
-    expect(outcome).toEqual({ corrected: [] });
+    let answered = false;
+    let checking: Promise<string[]> | undefined;
+    const outcome = await holdingTheCounters(async (lockWaits) => {
+      checking = states.rebuildCounters().finally(() => (answered = true));
+      // until the check has answered, or is seen waiting on a lock (no poll outlives the test)
+      const waits = await pollUntil(async () => (answered ? 0 : await lockWaits()), (n) => answered || n > 0, { what: 'the check to answer or to wait on a lock' });
+      return answered && waits === 0 ? 'answered' : 'waited on the counters';
+    });
+    expect(outcome).toBe('answered');
+    expect(await checking).toEqual([]);
   });
 
   it('sets a drifted kind and channel right under the locks, and says which', async () => {
