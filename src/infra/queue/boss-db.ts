@@ -3,6 +3,9 @@ import { KEPT_CONNECTIONS } from '../database/kept-connections.js';
 import { onOneConnection } from '../database/one-connection.js';
 import { prepared } from '../prisma/statement.js';
 
+/** What makes a session's named statements use their generic plan from their first call. */
+const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';
+
 /**
  * pg-boss's connection to the database (its `db` option): a pool of its own, whose connections are kept,
  * on which every statement with parameters (fetch, complete, fail, send) runs as a named statement,
@@ -15,19 +18,19 @@ import { prepared } from '../prisma/statement.js';
  * call while that custom plan looks cheaper than the generic one, and for the fetch and the completion it
  * always did (pg_stat_statements: as many plans as calls, 0.5-0.6 ms of planning each against 0.2-0.4 ms of
  * execution). Their plans do not depend on the values (a queue's name picks its partition at execution,
- * ids and states their indexes), so this pool's sessions take the generic plan, made once per connection
- * (`plan_cache_mode`, sent at connect; a DATABASE_URL that sets `options` itself keeps its own).
+ * ids and states their indexes), so this pool's sessions take the generic plan, made once per connection:
+ * each new connection is first told `plan_cache_mode` (a SET, not a startup option, which a pooler in front
+ * may refuse; should it fail, the connection plans as before).
  */
-/** The startup option that makes a session's named statements use their generic plan from the first call. */
-export const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
-
 export class BossDb {
   private readonly pool: pg.Pool;
   private closed = false;
 
   constructor(options: pg.PoolConfig, onError: (err: Error) => void) {
-    this.pool = new pg.Pool({ options: GENERIC_PLANS, ...options, ...KEPT_CONNECTIONS });
+    this.pool = new pg.Pool({ ...options, ...KEPT_CONNECTIONS });
     this.pool.on('error', onError);
+    // sent before anything else on the connection (its queries run in order)
+    this.pool.on('connect', (client) => void client.query(GENERIC_PLANS).catch(() => undefined));
   }
 
   executeSql(text: string, values?: unknown[]): Promise<pg.QueryResult> {
