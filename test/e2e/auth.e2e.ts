@@ -151,3 +151,39 @@ describe('revocation across instances', () => {
     }
   });
 });
+
+describe('a key in use, read again ahead of its cache time', () => {
+  /** mgw_api_key_reads_total by its `when` label. */
+  const reads = async (t: TestApp): Promise<{ request: number; ahead: number }> => {
+    const text = await t.metrics();
+    const of = (when: string) => Number(new RegExp(`^mgw_api_key_reads_total\\{when="${when}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    return { request: of('request'), ahead: of('ahead') };
+  };
+
+  it('its requests never wait for the read while they keep coming: only the first reads the key on its path', async () => {
+    const TTL_MS = 2000;
+    const t = await startTestApp({ ROLE: 'api', AUTH_CACHE_TTL_MS: String(TTL_MS) });
+    try {
+      const key = await t.createKey('team-ahead');
+      const before = await reads(t);
+      // requests one after the other for over two cache times; the gaps between them are measured, for a
+      // gap longer than half the cache time (a stalled machine) lets the cached row end with no request to
+      // read it again ahead, and the request after it reads the key itself, as it must
+      const sentAt: number[] = [];
+      const until = Date.now() + 2.5 * TTL_MS;
+      while (Date.now() < until) {
+        sentAt.push(Date.now());
+        expect((await api(t.url, 'GET', '/video-b/v1/generations', { key })).status).toBe(200);
+      }
+      const stalls = sentAt.slice(1).filter((at, i) => at - sentAt[i] > TTL_MS / 2).length;
+      const after = await reads(t);
+      const onPath = after.request - before.request;
+      // on a request's path only the first time (without the reads ahead: once per cache time, 3 times)
+      expect([onPath, stalls, onPath <= 1 + stalls]).toEqual([onPath, stalls, true]);
+      // and read ahead about twice a cache time: each time the row was past half its time
+      expect(after.ahead - before.ahead + stalls).toBeGreaterThanOrEqual(2);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -65,6 +65,18 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /**
+   * Reads of an API key's row: `request` when a request waited for it (a key not cached, or its cache time
+   * over), `ahead` when a key in use was read again in the background in the second half of its cache time
+   * (KeysService), so that its requests do not wait for that read.
+   */
+  readonly apiKeyReads = new Counter({
+    name: 'mgw_api_key_reads_total',
+    help: 'Reads of API keys from the database, by when: request (a request waited for it) or ahead (a key in use, read again in the background before its cache time ended)',
+    labelNames: ['when'] as const,
+    registers: [this.registry],
+  });
+
   readonly tasksRunning = new Gauge({
     name: 'mgw_tasks_running',
     help: "Tasks this instance's workers are running now, by owner and operation (sum over instances)",

@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { KeyCheck } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
+import { MetricsService } from '../../infra/metrics/metrics.service.js';
 import type { CreateKeyDto } from './dto/create-key.dto.js';
 import type { CreatedKeyDto, KeyDto } from './dto/key.dto.js';
 import { readBearer } from './bearer.js';
@@ -32,6 +33,8 @@ export class KeysService {
    */
   private readonly unknown?: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
+  /** The keys being read again ahead of their cache time's end (refreshAhead), each with the read's own mark. */
+  private readonly refreshing = new Map<string, symbol>();
   /**
    * The prefixes of every key not revoked, as read (one query) when a request from a limited address
    * (AuthFailures) first needed them, and again at most once per `prefixesTtlMs`: none is read while no
@@ -44,6 +47,7 @@ export class KeysService {
   constructor(
     private readonly keys: KeysRepository,
     private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {
     if (config.authCacheTtlMs > 0) {
       this.known = new LRUCache({ max: MAX_CACHED_KEYS, ttl: config.authCacheTtlMs });
@@ -78,6 +82,7 @@ export class KeysService {
       throw new AppError('NOT_FOUND', `No API key with id ${id}`);
     }
     this.known?.delete(row.prefix);
+    this.refreshing.delete(row.prefix); // a read begun before the revocation must not put the key back
     return toKeyDto(row);
   }
 
@@ -118,12 +123,44 @@ export class KeysService {
    */
   private async lookup(prefix: string): Promise<ApiKeyRow | null> {
     const cached = this.known?.get(prefix);
-    if (cached) return cached;
+    if (cached) {
+      this.refreshAhead(prefix);
+      return cached;
+    }
     if (this.unknown?.has(prefix)) return null;
+    this.metrics.apiKeyReads.inc({ when: 'request' });
     const row = await this.keys.findByPrefix(prefix);
     if (row) this.known?.set(prefix, row);
     else this.unknown?.set(prefix, true);
     return row;
+  }
+
+  /**
+   * A key in use is read again in the background once half its cache time has passed, so that its requests
+   * do not wait for that read (one in every AUTH_CACHE_TTL_MS of a busy key's requests did, on its path).
+   * The cached row still ends at its own time if the read fails or hangs, and a row read before a revocation
+   * is at most AUTH_CACHE_TTL_MS older than it: a revoked key still stops within that time.
+   */
+  private refreshAhead(prefix: string): void {
+    const known = this.known!;
+    if (this.refreshing.has(prefix) || known.getRemainingTTL(prefix) > this.config.authCacheTtlMs / 2) return;
+    const mark = Symbol(prefix);
+    this.refreshing.set(prefix, mark);
+    this.metrics.apiKeyReads.inc({ when: 'ahead' });
+    this.keys
+      .findByPrefix(prefix)
+      .then(
+        (row) => {
+          if (this.refreshing.get(prefix) !== mark) return; // revoked here meanwhile
+          if (row) known.set(prefix, row);
+          else known.delete(prefix);
+        },
+        // the cached row ends at its time; a request after it reads the key itself, and answers the error if any
+        (err: unknown) => this.logger.debug(`could not read key ${prefix}… again ahead of its cache time: ${String(err)}`),
+      )
+      .finally(() => {
+        if (this.refreshing.get(prefix) === mark) this.refreshing.delete(prefix);
+      });
   }
 
   /**
