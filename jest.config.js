@@ -14,10 +14,13 @@ export default {
   // slowest files first, from committed durations where Jest's cache has none (a fresh clone)
   testSequencer: '<rootDir>/test/support/test-sequencer.mjs',
   testTimeout: 60_000,
-  // Four test files at once on a 2-core machine: most of a file's time is waiting (on upstream fakes, polls,
+  // Six test files at once on a 2-core machine: most of a file's time is waiting (on upstream fakes, polls,
   // child processes). Measured on the whole suite (jest alone, warm cache): three workers 648 s with the CPUs
-  // idle 15 % of the time, four 548 s with them idle 6.5 %; two had left a quarter idle (15-16 min).
-  maxWorkers: 4,
+  // idle 15 % of the time, four 548 s with them idle 6.5 %; two had left a quarter idle (15-16 min). Later,
+  // fresh clones of one commit (1,544 tests): four 651 s (the CPUs idle a quarter of the run: the long files
+  // that wait on polls ran together), six 488 s (idle a tenth), eight 634 s with a test past its 60 s (the
+  // sandbox's speech, its CPU shared eight ways).
+  maxWorkers: 6,
   // A worker keeps what each file's module graph leaves behind (its heap grew by 50-100 MB a file, to 1 GB and
   // more by the end); one whose heap is past this after a file is replaced by a fresh one. Measured on 18
   // e2e files with two workers, one run each: 366 s of CPU against 383 s (4 %; runs of the same commit differ by
