@@ -71,6 +71,39 @@ describe('RateLimiter', () => {
     expect(window.calls).toHaveLength(1); // one look, then the lease answers
   });
 
+  it('looks at an owner without a rate limit again in the background as its lease ends: no request waits for it, and a limit set since is seen', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      let rpm: number | null = null;
+      const calls: number[] = [];
+      let answer: (() => void) | undefined;
+      const take = async (): Promise<RateGrant> => {
+        calls.push(Date.now());
+        if (calls.length > 1) await new Promise<void>((r) => (answer = r)); // the renewal's round trip, held here
+        return rpm === null ? { rpm: null, granted: 0, counted: 0, windowStart: null, resetMs: null } : { rpm, granted: 1, counted: 1, windowStart: new Date(), resetMs: 60_000 };
+      };
+      const limiter = new RateLimiter(take);
+      expect(await limiter.count('o')).toEqual({ limited: false });
+      // before the last quarter of the lease: answered from it, nothing asked
+      jest.setSystemTime(Date.now() + (3 * LEASE_MS) / 4 - 10);
+      expect(await limiter.count('o')).toEqual({ limited: false });
+      expect(calls).toHaveLength(1);
+      // in it: answered at once, while the database is asked (its answer held back)
+      jest.setSystemTime(Date.now() + 20);
+      expect(await limiter.count('o')).toEqual({ limited: false });
+      expect(await limiter.count('o')).toEqual({ limited: false }); // one renewal at a time
+      expect(calls).toHaveLength(2);
+      // a limit set meanwhile: the renewal's answer carries it, and the lease lives on with it
+      rpm = 10;
+      answer!();
+      await new Promise((r) => setImmediate(r));
+      jest.setSystemTime(Date.now() + LEASE_MS / 2);
+      expect(await limiter.count('o')).toEqual(expect.objectContaining({ limited: true, allowed: true, rpm: 10 }));
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('names what is left and when the window ends', async () => {
     const { take } = fakeWindow(10);
     const limiter = new RateLimiter(take);

@@ -59,13 +59,19 @@ export class RateLimiter {
       const now = Date.now();
       const lease = this.leases.get(owner);
       if (lease && now < lease.expiresAt) {
-        if (lease.rpm === null) return { limited: false };
+        const ending = now > lease.expiresAt - LEASE_MS / 4;
+        if (lease.rpm === null) {
+          // about to end: looked at again in the background (a limit set since shows there), so that an owner
+          // without a rate limit never waits for it either (one request a second did, on its path)
+          if (ending && !this.renewals.has(owner)) void this.topUp(owner, lease);
+          return { limited: false };
+        }
         if (now < lease.windowEndsAt) {
           if (lease.tokens > 0) {
             lease.tokens--;
             lease.used++;
             // running low, or about to end: ask for more in the background, so no request waits for it
-            if ((lease.tokens <= lease.granted / 4 || now > lease.expiresAt - LEASE_MS / 4) && !this.renewals.has(owner)) void this.topUp(owner, lease);
+            if ((lease.tokens <= lease.granted / 4 || ending) && !this.renewals.has(owner)) void this.topUp(owner, lease);
             return this.decision(lease, true, now);
           }
           if (lease.exhausted) return this.decision(lease, false, now);
