@@ -27,10 +27,13 @@ export class BossDb {
   private closed = false;
 
   constructor(options: pg.PoolConfig, onError: (err: Error) => void) {
-    this.pool = new pg.Pool({ ...options, ...KEPT_CONNECTIONS });
+    // the SET ends before the connection is handed out (a `connect` listener's query would still be running
+    // when the first one came: node-postgres queues it, a use it deprecates and its next major version refuses)
+    const onConnect = async (client: pg.ClientBase): Promise<void> => {
+      await client.query(GENERIC_PLANS).catch(() => undefined);
+    };
+    this.pool = new pg.Pool({ ...options, ...KEPT_CONNECTIONS, onConnect });
     this.pool.on('error', onError);
-    // sent before anything else on the connection (its queries run in order)
-    this.pool.on('connect', (client) => void client.query(GENERIC_PLANS).catch(() => undefined));
   }
 
   executeSql(text: string, values?: unknown[]): Promise<pg.QueryResult> {
