@@ -15,3 +15,4 @@ import './storage.e2e.js';
 import './work-dir.e2e.js';
 import './audio.e2e.js';
 import './outbound.e2e.js';
+import './notifications.e2e.js';

@@ -21,6 +21,10 @@ export class NotificationsService implements OnApplicationShutdown {
   private retryMs = RETRY_MIN_MS;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** Notifications asked for and not sent yet: the next statement of notifications sends them all (sendUnsent). */
+  private readonly unsent: { channel: string; payload: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  /** The last statement sent on the connection (inTurn): the next waits for it. */
+  private turn: Promise<void> = Promise.resolve();
   listening = false;
 
   constructor(private readonly config: AppConfig) {}
@@ -29,7 +33,8 @@ export class NotificationsService implements OnApplicationShutdown {
   async listen(channel: string, handler: Handler): Promise<void> {
     const first = !this.handlers.has(channel);
     this.handlers.set(channel, [...(this.handlers.get(channel) ?? []), handler]);
-    if (this.client && first) await this.client.query(`LISTEN "${channel}"`).catch(() => this.reconnectSoon());
+    const client = this.client;
+    if (client && first) await this.inTurn(() => client.query(`LISTEN "${channel}"`)).catch(() => this.reconnectSoon());
     if (!this.client) await this.connect();
   }
 
@@ -39,9 +44,41 @@ export class NotificationsService implements OnApplicationShutdown {
    * commit (synchronous_commit off): a notification is not durable anyway, and a NOTIFY's commit would
    * otherwise wait for a WAL flush. Fails when the connection is down (the caller's safety net then serves).
    */
-  async notify(channel: string, payload: string): Promise<void> {
-    if (!this.client) throw new Error('the notification connection is down');
-    await this.client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  notify(channel: string, payload: string): Promise<void> {
+    if (!this.client) return Promise.reject(new Error('the notification connection is down'));
+    return new Promise((resolve, reject) => {
+      this.unsent.push({ channel, payload, resolve, reject });
+      if (this.unsent.length === 1) void this.inTurn(() => this.sendUnsent());
+    });
+  }
+
+  /**
+   * What was asked since the last statement of notifications, as one statement, in the order asked.
+   * PostgreSQL folds identical notifications (channel and payload) of one transaction into one; every
+   * notification sent here is a wake-up, which means no more for being heard twice.
+   */
+  private async sendUnsent(): Promise<void> {
+    const batch = this.unsent.splice(0);
+    try {
+      if (!this.client) throw new Error('the notification connection is down');
+      await this.client.query('SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(channel, payload, i) ORDER BY n.i', [batch.map((n) => n.channel), batch.map((n) => n.payload)]);
+      for (const n of batch) n.resolve();
+    } catch (err) {
+      for (const n of batch) n.reject(err);
+    }
+  }
+
+  /**
+   * Runs `work` once the connection's statement before it has ended: node-postgres queues a query sent while
+   * another runs, a use it deprecates and its next major version refuses.
+   */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work);
+    this.turn = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   async onApplicationShutdown(): Promise<void> {
