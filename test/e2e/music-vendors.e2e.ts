@@ -97,8 +97,11 @@ describe('music across vendors behind the Suno-style door', () => {
     const asked: Record<string, Record<string, unknown> | undefined> = {};
     for (const vendor of Object.keys(channels)) {
       await only(vendor);
-      const song = await ended(await submit(body));
-      expect([vendor, song.status, song.fail_reason || null]).toEqual([vendor, 'SUCCESS', null]);
+      const id = await submit(body);
+      const song = await ended(id);
+      // a failure says why, as the operators' logs do (a GATEWAY_FAILURE's reason is only there)
+      const why = song.status === 'SUCCESS' ? null : t.logs.lines.filter((l) => JSON.stringify(l).includes(id)).map((l) => `${String(l.level)} ${String(l.msg)} ${JSON.stringify(l.err ?? '')}`.slice(0, 600));
+      expect([vendor, song.status, song.fail_reason || null, why]).toEqual([vendor, 'SUCCESS', null, null]);
       // a vendor that makes one take answers one clip; Suno's make two
       expect([vendor, song.data.length]).toEqual([vendor, ['suno', 'sunoapi', 'mureka'].includes(vendor) ? 2 : 1]);
       const audio = await decoded(song.data[0].audio_url);
