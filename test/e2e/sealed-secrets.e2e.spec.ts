@@ -282,8 +282,14 @@ describe('two instances without CHANNEL_SECRET_KEY started at once on a new data
       const other = children[1 - refused];
       await other.waitFor(/listening/);
       expect((await children[refused].exited).code).toBe(1);
-      // the check value at least; the first's media URL signing key too when its start got that far meanwhile
-      expect(children[refused].output).toMatch(/Failed to start: [12] stored secret\(s\) do not open with the key in \S+sealing\.key \(CHANNEL_SECRET_KEY is not set\) \((the service secret media_url_signing_key, )?the service secret sealing-check\)/);
+      // the check value at least; the secrets the first makes at its start too (its media URL signing key, its
+      // upstream callback key), those its start had made meanwhile, listed by name
+      const refusal = /Failed to start: (\d) stored secret\(s\) do not open with the key in \S+sealing\.key \(CHANNEL_SECRET_KEY is not set\) \(([^)]*)\)/.exec(children[refused].output);
+      expect(refusal).not.toBeNull();
+      const listed = refusal![2].split(', ');
+      expect(listed).toContain('the service secret sealing-check');
+      expect([Number(refusal![1]), listed]).toEqual([listed.length, [...listed].sort()]);
+      for (const secret of listed) expect(['the service secret media_url_signing_key', 'the service secret sealing-check', 'the service secret upstream_callback_key']).toContain(secret);
     } finally {
       await Promise.all(children.map((c) => c.stop('SIGTERM')));
       await db.drop();
