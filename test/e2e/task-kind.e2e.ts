@@ -119,6 +119,22 @@ describe('a task kind defined outside src/, through the real engine', () => {
     expect(doc.body.tags.map((tag: { name: string }) => tag.name).slice(0, 8)).toEqual(['image expand', 'video generation', 'audio', 'music', 'image generation', 'speech', 'lyrics', 'echo']);
   });
 
+  // after the usage test above, whose totals these tasks would change
+  it("completes the task's job in the statement or transaction that ends the task (succeeded and failed, without and with a callback)", async () => {
+    holdNotifications();
+    for (const outcome of ['succeed', 'fail']) {
+      for (const callback of [undefined, `${receiver.url}/slow`]) {
+        const what = `${outcome}${callback ? ', with a callback' : ''}`;
+        const res = await submit({ outcome, units: 1, ...(callback ? { callback_url: callback } : {}) });
+        await finished(res.body.id);
+        const [task] = await writtenBy('tasks WHERE id = $1', [res.body.id]);
+        const jobs = await sql<{ state: string; x: string }>(t.db, 'SELECT j.state, j.xmin::text AS x FROM pgboss.job j JOIN tasks t ON j.id = t.job_id WHERE t.id = $1', [res.body.id]);
+        expect([what, jobs]).toEqual([what, [{ state: 'completed', x: task }]]);
+      }
+    }
+    letNotificationsThrough();
+  });
+
   it("recovers a task whose job died before any worker claimed it, through the engine's sweeper", async () => {
     const db = await createTestDatabase({ migrated: true });
     const front = await startTestApp({ ROLE: 'api' }, { db, kinds: KINDS });

@@ -87,7 +87,7 @@ export class TaskEngine implements OnApplicationBootstrap {
       // a relayed step mostly waits on its upstream: it runs with the relays' own concurrency, not a core's slot
       const relayed = this.config.kinds[kind.definition.name]?.provider === 'relay';
       const concurrency = relayed ? this.config.relay.concurrency : this.config.workerConcurrency;
-      await this.queue.work(taskJobName(kind.definition.name), concurrency, ({ taskId, polled }, job) => this.runner.run(kind, taskId, job.priority, polled));
+      await this.queue.work(taskJobName(kind.definition.name), concurrency, ({ taskId, polled }, job) => this.runner.run(kind, taskId, job, polled));
     }
   }
 

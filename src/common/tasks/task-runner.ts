@@ -77,9 +77,12 @@ export class TaskRunner {
    * consumer is asked to back off for a moment.
    *
    * With tracing, a claimed step is a span (from the claim to the task's new state) in the trace of the
-   * request that created the task, whichever instance runs it: its traceparent is on the row.
+   * request that created the task, whichever instance runs it: its traceparent is on the row. A step that
+   * ends its task completes `job` in the same statement, and says so (`completed`), so the queue writes no
+   * completion of its own.
    */
-  run(kind: TaskKind, id: string, priority: number, polled?: PolledStatus): Promise<JobResult> {
+  run(kind: TaskKind, id: string, job: { id: string; priority: number }, polled?: PolledStatus): Promise<JobResult> {
+    const { priority } = job;
     return this.workDir.inScope(async (files) => {
       const claimedFrom = Date.now();
       const durably: Durably = (work) => this.database.retryWhileUnavailable(work);
@@ -102,7 +105,8 @@ export class TaskRunner {
       this.metrics.tasksRunning.inc(labels);
       try {
         const span = { parent: task.traceParent, startTime: claimedFrom, work: true, attributes: { 'mgw.task.id': id, 'mgw.task.kind': labels.operation, 'mgw.task.attempt': task.attempts } };
-        await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, files, durably, polled));
+        const jobCompleted = await this.tracing.inSpan(`task.step ${labels.operation}`, span, () => this.runClaimed(kind, task, job.id, files, durably, polled));
+        if (jobCompleted) return { completed: true };
       } finally {
         this.metrics.tasksRunning.dec(labels);
       }
@@ -133,10 +137,13 @@ export class TaskRunner {
    * when the step ends, fails or runs out of time, the child processes it started are killed; out of time,
    * the task fails on its deadline at once (its slot freed) without waiting for the step's code to return.
    */
-  private async runClaimed(kind: TaskKind, task: Task, files: StepContext['files'], durably: Durably, polled?: PolledStatus): Promise<void> {
+  private async runClaimed(kind: TaskKind, task: Task, jobId: string, files: StepContext['files'], durably: Durably, polled?: PolledStatus): Promise<boolean> {
     const { id } = task;
-    // this claim, as every write of the step names it: a later claim of the task, this worker's too, counts a new attempt
-    const holder: Holder = { worker: this.worker, attempt: task.attempts };
+    // this claim, as every write of the step names it: a later claim of the task, this worker's too, counts a new
+    // attempt; and the job it runs under, which the task's end completes
+    const holder: Holder = { worker: this.worker, attempt: task.attempts, jobId };
+    // whether the statement that ended the task completed this job too (what runClaimed answers)
+    let jobCompleted = false;
     const scope = new StepScope();
     this.steps.add(scope);
     const ctx: StepContext = { files, marks: { ...this.states.submitMarks(id, holder), polled }, signal: scope.signal };
@@ -144,6 +151,7 @@ export class TaskRunner {
     const fail = async (reason: string) => {
       const failed = await durably(() => this.states.fail(id, holder, reason, this.lifecycle.onChange, this.lifecycle.settle));
       if (failed) {
+        jobCompleted ||= failed.jobCompleted;
         this.ends.announce([id], { task: { ...task, state: 'failed', message: reason, finishedAt: new Date(), leaseOwner: null, leaseUntil: null } });
         this.freedSlot(kind, failed);
       }
@@ -151,7 +159,7 @@ export class TaskRunner {
     };
     if (task.deadlineAt.getTime() <= Date.now()) {
       await fail(this.lifecycle.timeoutReason(kind));
-      return;
+      return jobCompleted;
     }
     // A beat that finds the claim gone (the task ended, deleted, or taken over after its lease ran out) stops the
     // step: its requests are aborted and its processes killed, rather than run on beside the claim that has it now.
@@ -174,7 +182,7 @@ export class TaskRunner {
           // The step needed the database and it went away: not the task's fault. Put it back to run again.
           this.logger.warn(`task ${id} interrupted by a database outage; it will run again when the database answers`);
           await durably(() => this.states.releaseToNextStep(id, holder, 0, 0));
-          return;
+          return jobCompleted;
         }
         throw err;
       }
@@ -184,47 +192,50 @@ export class TaskRunner {
         const failed = await fail(this.lifecycle.timeoutReason(kind));
         this.logger.warn({ msg: `task ${id}: its step ran past the task's deadline; ${failed ? 'it failed on it' : 'the sweeper had already ended it'}, and the step's processes were stopped`, task_id: id, kind: kind.definition.name, limit_ms: limitMs });
         if (!(await settlesWithin(stepping, STEP_STOP_GRACE_MS))) this.logger.warn(`task ${id}: its step did not return within ${STEP_STOP_GRACE_MS} ms of its time limit; its work files are removed anyway`);
-        return;
+        return jobCompleted;
       }
       this.tracing.annotate({ 'mgw.task.outcome': outcome.kind });
       switch (outcome.kind) {
-        case 'done':
-          if (!(await durably(() => this.complete(kind, task, holder, outcome.result, ctx)))) {
+        case 'done': {
+          const finished = await durably(() => this.complete(kind, task, holder, outcome.result, ctx));
+          if (finished) jobCompleted = finished.jobCompleted;
+          else {
             // Too late (the deadline passed: fail it, if this claim still holds it) or taken over by another claim.
             const failed = await fail(this.lifecycle.timeoutReason(kind));
             this.logger.warn(`task ${id} finished too late; ${failed ? 'it failed on its deadline' : 'another worker or the sweeper had already ended it'}; result dropped`);
           }
-          return;
+          return jobCompleted;
+        }
         case 'failed':
           await fail(outcome.reason);
-          return;
+          return jobCompleted;
         case 'wait':
           await durably(() => this.states.releaseToNextStep(id, holder, outcome.seconds + leaseS, outcome.seconds));
           this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
-          return;
+          return jobCompleted;
         case 'busy':
           await durably(() => this.states.postpone(id, holder, outcome.seconds, leaseS));
           this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
-          return;
+          return jobCompleted;
         case 'watch':
           await durably(() => this.states.watch(id, holder, this.pollSchedule, outcome.minPollS ?? 0));
-          return;
+          return jobCompleted;
       }
     } catch (err) {
       // whatever a step stopped by its beat threw (an aborted request, a killed process), its claim was gone
       const lost = err instanceof LeaseLost ? err : scope.signal.reason instanceof LeaseLost ? scope.signal.reason : null;
       if (lost) {
         this.logger.warn(`task ${id}: ${lost.message}; this worker's step stopped`);
-        return;
+        return jobCompleted;
       }
       if (err instanceof TaskFailure) {
         await fail(err.message);
-        return;
+        return jobCompleted;
       }
       if (task.attempts >= MAX_ATTEMPTS) {
         this.logger.error({ msg: `task ${id} failed ${MAX_ATTEMPTS} times; giving up`, err });
         await fail('internal error while processing the task');
-        return;
+        return jobCompleted;
       }
       await durably(() => this.states.abandon(id, holder, 0));
       throw err; // the queue retries the job with backoff
@@ -253,10 +264,10 @@ export class TaskRunner {
 
   /**
    * Stores what the step produced and ends the task succeeded with it, while this claim (`holder`) holds
-   * the lease; false if it no longer does. Then nothing names this step's objects (keyed by the claim), so
+   * the lease; null if it no longer does. Then nothing names this step's objects (keyed by the claim), so
    * they are deleted, whoever ended the task or still holds it.
    */
-  private async complete(kind: TaskKind, task: Task, holder: Holder, output: unknown, ctx: StepContext): Promise<boolean> {
+  private async complete(kind: TaskKind, task: Task, holder: Holder, output: unknown, ctx: StepContext): Promise<Ended | null> {
     const success = await kind.store(task, output, ctx);
     const finished = await this.states.finish(task.id, holder, success.result, success.details, this.lifecycle.onChange, this.lifecycle.settle);
     if (finished) {
@@ -264,12 +275,12 @@ export class TaskRunner {
       this.ends.announce([task.id], { task: ended, output });
       this.logger.log({ msg: `${kind.definition.name} task succeeded`, task_id: task.id, kind: kind.definition.name });
       this.freedSlot(kind, finished);
-      return true;
+      return finished;
     }
     // none of this claim's rows name its objects, unless an earlier try of this same completion ended the task
     // (its answer lost with the connection, durably ran it again, and its objects were written again in place)
     if (!succeededBy(await this.tasks.findById(task.id), holder)) await success.discard();
-    return false;
+    return null;
   }
 }
 

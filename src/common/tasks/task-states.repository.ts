@@ -57,6 +57,8 @@ interface ClaimState {
 export interface Holder {
   worker: string;
   attempt: number;
+  /** The queue's job the claim runs under, if any: completed by the statement that ends the task (see endStatement). */
+  jobId?: string;
 }
 
 /**
@@ -284,13 +286,13 @@ export class TaskStatesRepository {
     if (quietly) return quietly;
     return this.prisma.$transaction(async (tx) => {
       const s = new Statement();
-      const rows = await tx.$queryRawUnsafe<(ChangedRow & { woke: number })[]>(
-        `${endStatement(s, id, holder, to, columns, guard, details, [])} SELECT id, kind, notifies, (SELECT count(*) FROM woke)::int AS woke FROM changed`,
+      const rows = await tx.$queryRawUnsafe<(ChangedRow & { woke: number; job_done: number })[]>(
+        `${endStatement(s, id, holder, to, columns, guard, details, [])} SELECT id, kind, notifies, (SELECT count(*) FROM woke)::int AS woke, (SELECT count(*) FROM job_done)::int AS job_done FROM changed`,
         ...s.values,
       );
       if (rows.length !== 1) return null;
       await onChange(sqlExecutorOf(tx), tx, rows, to);
-      return { wokeWaiter: rows[0].woke > 0 };
+      return { wokeWaiter: rows[0].woke > 0, jobCompleted: rows[0].job_done > 0 };
     });
   }
 
@@ -298,12 +300,15 @@ export class TaskStatesRepository {
   private async endQuietly(id: string, holder: Holder, to: FinalState, columns: Record<string, unknown>, settle: SettleSql, guard: string, details: DetailRows[]): Promise<Ended | null> {
     const s = new Statement();
     const text = endStatement(s, id, holder, to, columns, `${guard} AND callback_url IS NULL`, details, settle.ctes(s, to));
-    const { rows } = await this.prisma.pool.query<{ changed: number; settled: EndedTasks[]; woke: number }>(
-      prepared(`${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled, (SELECT count(*) FROM woke)::int AS woke`, s.values),
+    const { rows } = await this.prisma.pool.query<{ changed: number; settled: EndedTasks[]; woke: number; job_done: number }>(
+      prepared(
+        `${text} SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT COALESCE(json_agg(settled), '[]') FROM settled) AS settled, (SELECT count(*) FROM woke)::int AS woke, (SELECT count(*) FROM job_done)::int AS job_done`,
+        s.values,
+      ),
     );
     if (rows[0].changed !== 1) return null;
     settle.record(rows[0].settled, to);
-    return { wokeWaiter: rows[0].woke > 0 };
+    return { wokeWaiter: rows[0].woke > 0, jobCompleted: rows[0].job_done > 0 };
   }
 
   /** How task `id`, held by `holder`, records its create request upstream (see submitOnce). Each mark's own values are $4 on. */
@@ -540,14 +545,19 @@ function endStatement(s: Statement, id: string, holder: Holder, to: FinalState, 
        ORDER BY w.created_at LIMIT 1 FOR UPDATE OF w SKIP LOCKED)`,
     `woke AS (UPDATE pgboss.job j SET start_after = now() FROM waiter
        WHERE j.name = ${taskJobNameSql('waiter.kind')} AND j.id = waiter.job_id AND j.state = 'created' AND j.start_after > now() RETURNING j.id)`,
+    // the job the step ran under is completed with the task (pg-boss's complete() would be one more statement
+    // after it, and a crash between the two left the job active until its expiry, then ran the step again)
+    `job_done AS (${holder.jobId === undefined ? 'SELECT NULL::uuid AS id WHERE false' : QueueService.completeJobSql(taskJobNameSql('changed.kind'), `${s.param(holder.jobId)}::uuid`, 'changed')})`,
     ...more,
   ];
   return `WITH ${parts.join(',\n')}`;
 }
 
-/** A task this worker ended: whether a task waiting for the slot it freed was given its job now (see endStatement). */
+/** A task this worker ended: whether a task waiting for the slot it freed was given its job now, and whether the claim's own job was completed with it (see endStatement). */
 export interface Ended {
   wokeWaiter: boolean;
+  /** The holder's job (Holder.jobId) was completed in the same statement. */
+  jobCompleted: boolean;
 }
 
 /** A step's write found its task no longer held by its worker: the step stops (the task is another's, or ended). */

@@ -32,7 +32,12 @@ export interface ReservedSlot {
 }
 
 /** A handler may ask its consumer to fetch nothing more for a while (the work it got cannot start yet). */
-export type JobResult = void | { backOffMs: number };
+/**
+ * What a handler tells of its job: `backOffMs`, the consumer waits that long before its next fetch;
+ * `completed`, the handler completed the job itself, in the statement that wrote its work's end
+ * (completeJobSql), so no completion is written for it again.
+ */
+export type JobResult = void | { backOffMs?: number; completed?: boolean };
 
 type Handler<N extends JobName> = (payload: JobPayload<N>, job: JobInfo) => Promise<JobResult>;
 
@@ -329,6 +334,18 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
+   * The completion of an active job as pg-boss's complete() writes it (its completeJobs: completed now, no
+   * output), as an UPDATE to run inside a larger statement (the task's end and its job's in one round trip):
+   * `name` and `id` are SQL expressions (the queue's name, the job's uuid), `from` an optional FROM list the
+   * UPDATE joins (so that it completes the job only when that list has a row). RETURNING the job's id; a job
+   * no longer active (expired, failed by pg-boss, completed already) is left as it is, as complete() leaves it.
+   */
+  static completeJobSql(name: string, id: string, from?: string): string {
+    return `UPDATE pgboss.job j SET completed_on = now(), state = 'completed'${from ? ` FROM ${from}` : ''}
+      WHERE j.name = ${name} AND j.id = ${id} AND j.state = 'active' RETURNING j.id`;
+  }
+
+  /**
    * SQL condition, over a row whose column `jobIdColumn` holds the id of the last job sent for it to the
    * queue named by the SQL expression `queue` (a quoted literal, or an expression over the row), that
    * holds when that job can no longer run it: the job is gone, finished, or active for longer than
@@ -406,7 +423,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     try {
       try {
         const result = await c.handler(job.data, { id: job.id, retryCount: job.retryCount, priority: job.priority });
-        if (result) c.idleUntil = Math.max(c.idleUntil, Date.now() + result.backOffMs);
+        if (result?.backOffMs) c.idleUntil = Math.max(c.idleUntil, Date.now() + result.backOffMs);
+        if (result?.completed) return;
       } catch (err) {
         // pg-boss retries the job with its queue's settings (or fails it for good)
         await this.settle(() => this.boss.fail(c.name, job.id, { message: (err as Error)?.message ?? String(err) }));
