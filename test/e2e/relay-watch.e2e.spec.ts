@@ -268,6 +268,15 @@ describe('upstream callbacks, with the safety poll 300 s away', () => {
     // the two polls the callbacks asked for; the step stores the result the second read, without asking again
     expect(queries()).toBe(2);
   });
+
+  // no poll for 300 s and no callback: the watch row stays as the create's step wrote it
+  it("the create's step completes its job in the statement that has the task watched", async () => {
+    kling.knobs.hold = false;
+    const id = (await api(t.url, 'POST', EXPAND, { key, body: { image: (await png(300, 300)).toString('base64'), ...RATIOS, n: 1 } })).body.data.task_id as string;
+    await pollUntil(() => queryDb(t.db, 'SELECT 1 FROM task_watches WHERE task_id = $1', [id]), (rows) => rows.length === 1, { what: 'the task to be watched' });
+    const rows = await queryDb<{ state: string; same: boolean }>(t.db, 'SELECT j.state, j.xmin = w.xmin AS same FROM task_watches w JOIN tasks k ON k.id = w.task_id JOIN pgboss.job j ON j.id = k.job_id WHERE w.task_id = $1', [id]);
+    expect(rows).toEqual([{ state: 'completed', same: true }]);
+  });
 });
 
 describe('the lease a poll holds', () => {

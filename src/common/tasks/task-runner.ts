@@ -218,8 +218,7 @@ export class TaskRunner {
           this.queue.jobsDueIn(taskJobName(kind.definition.name), outcome.seconds);
           return jobCompleted;
         case 'watch':
-          await durably(() => this.states.watch(id, holder, this.pollSchedule, outcome.minPollS ?? 0));
-          return jobCompleted;
+          return await durably(() => this.states.watch(id, holder, this.pollSchedule, outcome.minPollS ?? 0));
       }
     } catch (err) {
       // whatever a step stopped by its beat threw (an aborted request, a killed process), its claim was gone

@@ -219,24 +219,28 @@ export class TaskStatesRepository {
    * it is watched (task_watches), to be polled at the schedule's time; no job waits for it. The poller queues
    * its next step when the upstream has news. A watched task holds no lease (the sweeper leaves it alone);
    * its deadline still ends it. A callback that came while it did not wait (upstream_called_back: its create's
-   * answer not yet in, a step under way) makes its first poll now, and is consumed.
+   * answer not yet in, a step under way) makes its first poll now, and is consumed. The job the claim ran
+   * under (Holder.jobId) is completed in the same statement; true when it was.
    */
-  async watch(id: string, holder: Holder, schedule: PollSchedule, minPollS: number): Promise<void> {
+  async watch(id: string, holder: Holder, schedule: PollSchedule, minPollS: number): Promise<boolean> {
     const next = nextPollSql({ startedAt: 'r.started_at', callbackPending: 'r.upstream_callback', minPollS: '$5::float8' }, { pollS: '$3', callbackPollS: '$4' });
-    await this.prisma.pool.query(
+    const { rows } = await this.prisma.pool.query<{ job_done: number }>(
       prepared(
         // `was` reads the mark under the row's lock: a callback's mark waits for this statement, then finds the watch
         `WITH was AS (SELECT id, upstream_called_back FROM tasks WHERE id = $1::uuid FOR UPDATE),
               r AS (UPDATE tasks t SET lease_owner = NULL, lease_until = NULL, upstream_called_back = false FROM was
                     WHERE t.id = was.id AND t.state = 'running' AND t.lease_owner = $2 AND t.attempts = $6
-                    RETURNING t.id, t.kind, t.channel_id, t.started_at, t.upstream_callback, was.upstream_called_back AS called_back)
+                    RETURNING t.id, t.kind, t.channel_id, t.started_at, t.upstream_callback, was.upstream_called_back AS called_back),
+              job_done AS (${QueueService.completeJobSql(taskJobNameSql('r.kind'), '$7::uuid', 'r')})
          INSERT INTO task_watches (task_id, kind, channel_id, poll_at, callback_pending, min_poll_s)
          SELECT r.id, r.kind, r.channel_id, now() + make_interval(secs => CASE WHEN r.called_back THEN 0 ELSE ${next} END), r.upstream_callback, $5::float8 FROM r
          ON CONFLICT (task_id) DO UPDATE SET poll_at = EXCLUDED.poll_at, channel_id = EXCLUDED.channel_id, callback_pending = EXCLUDED.callback_pending,
-           min_poll_s = EXCLUDED.min_poll_s, lease_owner = NULL, lease_until = NULL`,
-        [id, holder.worker, schedule.pollS, schedule.callbackPollS, minPollS, holder.attempt],
+           min_poll_s = EXCLUDED.min_poll_s, lease_owner = NULL, lease_until = NULL
+         RETURNING (SELECT count(*) FROM job_done)::int AS job_done`,
+        [id, holder.worker, schedule.pollS, schedule.callbackPollS, minPollS, holder.attempt, holder.jobId ?? null],
       ),
     );
+    return (rows[0]?.job_done ?? 0) > 0;
   }
 
   /**
