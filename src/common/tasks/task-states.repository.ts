@@ -57,7 +57,7 @@ interface ClaimState {
 export interface Holder {
   worker: string;
   attempt: number;
-  /** The queue's job the claim runs under, if any: completed by the statement that ends the task (see endStatement). */
+  /** The queue's job the claim runs under, if any: completed by the statement that ends the task or has it watched (endStatement, watch). */
   jobId?: string;
 }
 
@@ -551,7 +551,7 @@ function endStatement(s: Statement, id: string, holder: Holder, to: FinalState, 
        WHERE j.name = ${taskJobNameSql('waiter.kind')} AND j.id = waiter.job_id AND j.state = 'created' AND j.start_after > now() RETURNING j.id)`,
     // the job the step ran under is completed with the task (pg-boss's complete() would be one more statement
     // after it, and a crash between the two left the job active until its expiry, then ran the step again)
-    `job_done AS (${holder.jobId === undefined ? 'SELECT NULL::uuid AS id WHERE false' : QueueService.completeJobSql(taskJobNameSql('changed.kind'), `${s.param(holder.jobId)}::uuid`, 'changed')})`,
+    `job_done AS (${QueueService.completeJobSql(taskJobNameSql('changed.kind'), `${s.param(holder.jobId ?? null)}::uuid`, 'changed')})`,
     ...more,
   ];
   return `WITH ${parts.join(',\n')}`;
