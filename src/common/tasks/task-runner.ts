@@ -78,8 +78,8 @@ export class TaskRunner {
    *
    * With tracing, a claimed step is a span (from the claim to the task's new state) in the trace of the
    * request that created the task, whichever instance runs it: its traceparent is on the row. A step that
-   * ends its task completes `job` in the same statement, and says so (`completed`), so the queue writes no
-   * completion of its own.
+   * ends its task, or has it watched, completes `job` in the same statement, and says so (`completed`), so
+   * the queue writes no completion of its own.
    */
   run(kind: TaskKind, id: string, job: { id: string; priority: number }, polled?: PolledStatus): Promise<JobResult> {
     const { priority } = job;
@@ -140,9 +140,9 @@ export class TaskRunner {
   private async runClaimed(kind: TaskKind, task: Task, jobId: string, files: StepContext['files'], durably: Durably, polled?: PolledStatus): Promise<boolean> {
     const { id } = task;
     // this claim, as every write of the step names it: a later claim of the task, this worker's too, counts a new
-    // attempt; and the job it runs under, which the task's end completes
+    // attempt; and the job it runs under, which the task's end (or its watch) completes
     const holder: Holder = { worker: this.worker, attempt: task.attempts, jobId };
-    // whether the statement that ended the task completed this job too (what runClaimed answers)
+    // whether the statement that ended the task (or had it watched) completed this job too (what runClaimed answers)
     let jobCompleted = false;
     const scope = new StepScope();
     this.steps.add(scope);

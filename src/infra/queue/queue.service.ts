@@ -336,12 +336,13 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   /**
    * The completion of an active job as pg-boss's complete() writes it (its completeJobs: completed now, no
    * output), as an UPDATE to run inside a larger statement (the task's end and its job's in one round trip):
-   * `name` and `id` are SQL expressions (the queue's name, the job's uuid), `from` an optional FROM list the
-   * UPDATE joins (so that it completes the job only when that list has a row). RETURNING the job's id; a job
-   * no longer active (expired, failed by pg-boss, completed already) is left as it is, as complete() leaves it.
+   * `name` and `id` are SQL expressions (the queue's name, the job's uuid), `from` the FROM list the UPDATE
+   * joins (it completes the job only when that list has a row: the task the statement changed). RETURNING the
+   * job's id; a job no longer active (expired, failed by pg-boss, completed already) is left as it is, as
+   * complete() leaves it.
    */
-  static completeJobSql(name: string, id: string, from?: string): string {
-    return `UPDATE pgboss.job j SET completed_on = now(), state = 'completed'${from ? ` FROM ${from}` : ''}
+  static completeJobSql(name: string, id: string, from: string): string {
+    return `UPDATE pgboss.job j SET completed_on = now(), state = 'completed' FROM ${from}
       WHERE j.name = ${name} AND j.id = ${id} AND j.state = 'active' RETURNING j.id`;
   }
 
