@@ -7,6 +7,7 @@
 // little: compare timelines with timelines, not with a bench's figures.
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -14,7 +15,7 @@ const dir = process.env.BENCH_TIMELINE_DIR;
 if (dir) {
   // the gateway's own node-postgres (the one its pools and pg-boss load), from the process's working directory
   const pg = createRequire(path.join(process.cwd(), 'package.json'))('pg');
-  /** [kind, start ms, end ms, what]: kind 'sql', 'out' (an outgoing HTTP exchange) or 'in' (a request, start to its answer's end). */
+  /** [kind, start ms, end ms, what]: kind 'sql', 'out' (an outgoing HTTP exchange), 'in' (a request, start to its answer's end), 'gc' or 'stall'. */
   const events = [];
   const now = () => performance.timeOrigin + performance.now();
   const query = pg.Client.prototype.query;
@@ -51,5 +52,18 @@ if (dir) {
     req.once('response', (res) => res.once('end', () => events.push(['out', start, now(), String(target?.pathname ?? target?.path ?? target)])));
     return req;
   };
+  // the collections, each a pause of the whole process: [gc, start, end, its kind]
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) events.push(['gc', performance.timeOrigin + e.startTime, performance.timeOrigin + e.startTime + e.duration, `gc ${e.detail?.kind ?? ''}`]);
+  }).observe({ entryTypes: ['gc'] });
+  // the event loop held up: a 5 ms timer's tick more than 10 ms late, [stall, last tick, this tick, '']
+  let tick = now();
+  setInterval(() => {
+    const at = now();
+    if (at - tick > 15) events.push(['stall', tick, at, '']);
+    tick = at;
+  }, 5).unref();
+  // this process's two clocks at one moment: the epoch's (the events') and the monotonic one (a --cpu-prof's)
+  process.on('SIGUSR1', () => events.push(['clock', now(), Number(process.hrtime.bigint()) / 1e6, '']));
   process.on('SIGUSR1', () => writeFileSync(path.join(dir, `timeline-${process.pid}.json`), JSON.stringify(events)));
 }
