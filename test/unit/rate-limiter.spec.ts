@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { READ_AHEAD_DELAY_MS } from '../../src/common/caches/read-ahead.js';
 import { LEASE_MS, type RateGrant, RateLimiter } from '../../src/modules/limits/rate-limiter.js';
 
 /** The database's side of mgw_rate_take, in memory: one owner's window, its count, and every call seen. */
@@ -71,7 +72,7 @@ describe('RateLimiter', () => {
     expect(window.calls).toHaveLength(1); // one look, then the lease answers
   });
 
-  it('looks at an owner without a rate limit again in the background as its lease ends: no request waits for it, and a limit set since is seen', async () => {
+  it('looks at an owner without a rate limit again in the background in the second half of its lease: no request waits for it, and a limit set since is seen', async () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
     try {
       let rpm: number | null = null;
@@ -84,14 +85,18 @@ describe('RateLimiter', () => {
       };
       const limiter = new RateLimiter(take);
       expect(await limiter.count('o')).toEqual({ limited: false });
-      // before the last quarter of the lease: answered from it, nothing asked
-      jest.setSystemTime(Date.now() + (3 * LEASE_MS) / 4 - 10);
+      // in the first half of the lease: answered from it, nothing asked
+      jest.setSystemTime(Date.now() + LEASE_MS / 2 - 10);
       expect(await limiter.count('o')).toEqual({ limited: false });
       expect(calls).toHaveLength(1);
-      // in it: answered at once, while the database is asked (its answer held back)
+      // in the second half: answered at once; the database is asked a moment later, off that request (its
+      // answer held back), one renewal at a time
       jest.setSystemTime(Date.now() + 20);
       expect(await limiter.count('o')).toEqual({ limited: false });
-      expect(await limiter.count('o')).toEqual({ limited: false }); // one renewal at a time
+      expect(await limiter.count('o')).toEqual({ limited: false });
+      expect(calls).toHaveLength(1);
+      jest.advanceTimersByTime(READ_AHEAD_DELAY_MS);
+      expect(await limiter.count('o')).toEqual({ limited: false });
       expect(calls).toHaveLength(2);
       // a limit set meanwhile: the renewal's answer carries it, and the lease lives on with it
       rpm = 10;
@@ -102,6 +107,73 @@ describe('RateLimiter', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  describe('a grant with requests to spare, past half its lease', () => {
+    /** Grants of 100 requests, far from the limit; `calls`: when the database was asked. */
+    function grantsOf100() {
+      const calls: number[] = [];
+      const windowStart = new Date();
+      const take = async (): Promise<RateGrant> => {
+        calls.push(Date.now());
+        await new Promise((r) => setImmediate(r));
+        return { rpm: 1_000_000, granted: 100, counted: calls.length * 100, windowStart, resetMs: 60_000 };
+      };
+      return { calls, limiter: new RateLimiter(take) };
+    }
+    /** Whether `answer` settles while the timers stand still (a few turns of the event loop). */
+    const settlesAtOnce = async (answer: Promise<unknown>) => {
+      let settled = false;
+      void answer.then(() => (settled = true));
+      for (let i = 0; i < 10 && !settled; i++) await new Promise((r) => setImmediate(r));
+      return settled;
+    };
+
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('is topped up a moment later, off the request that found it aging, and lives on', async () => {
+      const { calls, limiter } = grantsOf100();
+      await limiter.count('o');
+      jest.setSystemTime(Date.now() + LEASE_MS / 2 - 10);
+      await limiter.count('o');
+      expect(calls).toHaveLength(1);
+      jest.setSystemTime(Date.now() + 20);
+      expect(await limiter.count('o')).toEqual(expect.objectContaining({ allowed: true }));
+      await limiter.count('o');
+      expect(calls).toHaveLength(1); // put off, one at a time
+      jest.advanceTimersByTime(READ_AHEAD_DELAY_MS);
+      expect(calls).toHaveLength(2);
+      await new Promise((r) => setImmediate(r));
+      jest.setSystemTime(Date.now() + LEASE_MS / 2 + 10); // past the first lease's end: the top-up extended it
+      expect(await settlesAtOnce(limiter.count('o'))).toBe(true);
+      expect(calls).toHaveLength(2);
+    });
+
+    it('is asked for at once by a request that needs it before its moment (its lease ended meanwhile)', async () => {
+      const { calls, limiter } = grantsOf100();
+      await limiter.count('o');
+      jest.setSystemTime(Date.now() + LEASE_MS / 2 + 10);
+      await limiter.count('o');
+      expect(calls).toHaveLength(1);
+      jest.setSystemTime(Date.now() + LEASE_MS);
+      expect(await settlesAtOnce(limiter.count('o'))).toBe(true);
+      expect(calls).toHaveLength(2);
+      jest.advanceTimersByTime(READ_AHEAD_DELAY_MS);
+      expect(calls).toHaveLength(2); // not sent twice
+    });
+
+    it('is not taken when the lease was forgotten before its moment (the limits changed)', async () => {
+      const { calls, limiter } = grantsOf100();
+      await limiter.count('o');
+      jest.setSystemTime(Date.now() + LEASE_MS / 2 + 10);
+      await limiter.count('o');
+      limiter.forget('o');
+      expect(await settlesAtOnce(limiter.count('o'))).toBe(true); // asked afresh, on its path
+      expect(calls).toHaveLength(2);
+      jest.advanceTimersByTime(READ_AHEAD_DELAY_MS);
+      expect(calls).toHaveLength(2);
+    });
   });
 
   it('names what is left and when the window ends', async () => {

@@ -1,3 +1,4 @@
+import { readAheadSoon } from '../../common/caches/read-ahead.js';
 import { AppError } from '../../common/errors/app-error.js';
 
 /** A model callers may ask for: its name, the vendor behind it, what it can do (its spec). */
@@ -17,10 +18,14 @@ const CACHE_MS = 2000;
 /**
  * The models an operation offers, read at most every 2 s (a failed read is not kept), and at once after a
  * channel was changed through this process (`writes`: the channel writes it made), so an admin's change is
- * in force for the next request here; other processes see it within 2 s.
+ * in force for the next request here; other processes see it within 2 s. A request that finds them past
+ * half their time is answered from them while they are read again in the background (READ_AHEAD_DELAY_MS later), so a door's caller
+ * waits for that read only when no request came for the last second (one in every 2 s of a busy door's
+ * requests waited before, a round trip on its path).
  */
 export class OfferCache<S> {
   private cached?: { at: number; writes: number; models: Promise<Offered<S>[]> };
+  private refreshing = false;
 
   constructor(
     private readonly read: () => Promise<Offered<S>[]>,
@@ -28,7 +33,19 @@ export class OfferCache<S> {
   ) {}
 
   offered(): Promise<Offered<S>[]> {
-    if (this.cached && Date.now() - this.cached.at < CACHE_MS && this.cached.writes === this.writes()) return this.cached.models;
+    const cached = this.cached;
+    const age = cached ? Date.now() - cached.at : Infinity;
+    if (cached && age < CACHE_MS && cached.writes === this.writes()) {
+      if (age >= CACHE_MS / 2 && !this.refreshing) {
+        this.refreshing = true;
+        readAheadSoon(() => void this.readAhead(cached));
+      }
+      return cached.models;
+    }
+    return this.readNow();
+  }
+
+  private readNow(): Promise<Offered<S>[]> {
     const writes = this.writes();
     const models = this.read().catch((err: unknown) => {
       this.cached = undefined;
@@ -36,6 +53,23 @@ export class OfferCache<S> {
     });
     this.cached = { at: Date.now(), writes, models };
     return models;
+  }
+
+  /** Read again behind `cached`, which stays until the read is done; a failed read leaves it to end at its time. */
+  private async readAhead(cached: NonNullable<OfferCache<S>['cached']>): Promise<void> {
+    try {
+      // answered once settled: a request never waits for the read, but may await the cached models meanwhile
+      await cached.models;
+      const at = Date.now();
+      const writes = this.writes();
+      const models = await this.read();
+      // a write here, or a read on a path, since: theirs is the newer
+      if (this.cached === cached) this.cached = { at, writes, models: Promise.resolve(models) };
+    } catch {
+      // the database is away: the cached models end at their own time, and a request's read reports it
+    } finally {
+      this.refreshing = false;
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { LRUCache } from 'lru-cache';
 import type { KeyCheck } from '../../common/auth/credential.js';
+import { readAheadSoon } from '../../common/caches/read-ahead.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
@@ -138,14 +139,21 @@ export class KeysService {
   /**
    * A key in use is read again in the background once half its cache time has passed, so that its requests
    * do not wait for that read (one in every AUTH_CACHE_TTL_MS of a busy key's requests did, on its path).
-   * The cached row still ends at its own time if the read fails or hangs, and a row read before a revocation
-   * is at most AUTH_CACHE_TTL_MS older than it: a revoked key still stops within that time.
+   * The read goes out READ_AHEAD_DELAY_MS later, off the request that found the row aging. The cached row
+   * still ends at its own time if the read fails or hangs, and a row read before a revocation is at most
+   * AUTH_CACHE_TTL_MS older than it: a revoked key still stops within that time.
    */
   private refreshAhead(prefix: string): void {
     const known = this.known!;
     if (this.refreshing.has(prefix) || known.getRemainingTTL(prefix) > this.config.authCacheTtlMs / 2) return;
     const mark = Symbol(prefix);
     this.refreshing.set(prefix, mark);
+    readAheadSoon(() => this.readAgain(prefix, mark));
+  }
+
+  private readAgain(prefix: string, mark: symbol): void {
+    const known = this.known!;
+    if (this.refreshing.get(prefix) !== mark) return; // revoked here meanwhile
     this.metrics.apiKeyReads.inc({ when: 'ahead' });
     this.keys
       .findByPrefix(prefix)

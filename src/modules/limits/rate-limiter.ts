@@ -1,3 +1,5 @@
+import { readAheadSoon } from '../../common/caches/read-ahead.js';
+
 /** The outcome of counting one request. */
 export type RateDecision =
   /** The owner has no rate limit. */
@@ -51,6 +53,8 @@ export class RateLimiter {
   private readonly leases = new Map<string, Lease>();
   private readonly renewals = new Map<string, Promise<void>>();
   private readonly waiting = new Map<string, number>();
+  /** Renewals put off (topUpSoon), each with what sends it now. */
+  private readonly deferred = new Map<string, () => void>();
 
   constructor(private readonly take: TakeGrant) {}
 
@@ -59,19 +63,22 @@ export class RateLimiter {
       const now = Date.now();
       const lease = this.leases.get(owner);
       if (lease && now < lease.expiresAt) {
-        const ending = now > lease.expiresAt - LEASE_MS / 4;
+        // past half its time: renewed in the background, so that no request waits for it (a few requests a
+        // second, a door's callers waiting on their vendor, often left the last quarter of a lease empty, and
+        // the next request renewed on its path), a moment later (off the request that found it aging)
+        const aging = now > lease.expiresAt - LEASE_MS / 2 && !this.renewals.has(owner);
         if (lease.rpm === null) {
-          // about to end: looked at again in the background (a limit set since shows there), so that an owner
-          // without a rate limit never waits for it either (one request a second did, on its path)
-          if (ending && !this.renewals.has(owner)) void this.topUp(owner, lease);
+          // an owner without a rate limit is looked at again: a limit set since shows there
+          if (aging) this.topUpSoon(owner, lease);
           return { limited: false };
         }
         if (now < lease.windowEndsAt) {
           if (lease.tokens > 0) {
             lease.tokens--;
             lease.used++;
-            // running low, or about to end: ask for more in the background, so no request waits for it
-            if ((lease.tokens <= lease.granted / 4 || ending) && !this.renewals.has(owner)) void this.topUp(owner, lease);
+            // running low: more at once (one put off goes now), so that no request waits for it
+            if (lease.tokens <= lease.granted / 4) this.topUpNow(owner, lease);
+            else if (aging) this.topUpSoon(owner, lease);
             return this.decision(lease, true, now);
           }
           if (lease.exhausted) return this.decision(lease, false, now);
@@ -92,8 +99,12 @@ export class RateLimiter {
     this.leases.delete(owner);
   }
 
-  /** One renewal per owner at a time; requests that arrive meanwhile wait for it. */
+  /**
+   * One renewal per owner at a time; requests that arrive meanwhile wait for it. One put off (topUpSoon) goes
+   * out now: a request that must wait for it does not wait for its delay too.
+   */
   private renew(owner: string): Promise<void> {
+    this.deferred.get(owner)?.();
     let renewal = this.renewals.get(owner);
     if (!renewal) {
       renewal = this.renewFromDatabase(owner).finally(() => this.renewals.delete(owner));
@@ -119,6 +130,31 @@ export class RateLimiter {
       expiresAt: now + LEASE_MS,
       exhausted: grant.rpm !== null && grant.granted === 0,
     });
+  }
+
+  /**
+   * topUp, READ_AHEAD_DELAY_MS from now (off the request that found the lease aging), marked at once as the
+   * owner's renewal; sent at once if a request needs it first (renew).
+   */
+  private topUpSoon(owner: string, lease: Lease): void {
+    let sent!: () => void;
+    const renewal = new Promise<void>((resolve) => (sent = resolve));
+    this.renewals.set(owner, renewal);
+    const send = readAheadSoon(() => {
+      this.deferred.delete(owner);
+      if (this.renewals.get(owner) === renewal) this.renewals.delete(owner);
+      // forgotten meanwhile (its limits changed): nothing to take for it; else topUp is the renewal from here on
+      if (this.leases.get(owner) === lease) void this.topUp(owner, lease);
+      sent();
+    });
+    this.deferred.set(owner, send);
+  }
+
+  /** topUp now, or the one put off sent now; nothing when one is in flight. */
+  private topUpNow(owner: string, lease: Lease): void {
+    const deferred = this.deferred.get(owner);
+    if (deferred) deferred();
+    else if (!this.renewals.has(owner)) void this.topUp(owner, lease);
   }
 
   /**
