@@ -19,9 +19,9 @@ const CACHE_MS = 2000;
  * The models an operation offers, read at most every 2 s (a failed read is not kept), and at once after a
  * channel was changed through this process (`writes`: the channel writes it made), so an admin's change is
  * in force for the next request here; other processes see it within 2 s. A request that finds them past
- * half their time is answered from them while they are read again in the background (READ_AHEAD_DELAY_MS later), so a door's caller
- * waits for that read only when no request came for the last second (one in every 2 s of a busy door's
- * requests waited before, a round trip on its path).
+ * half their time is answered from them while they are read again in the background (READ_AHEAD_DELAY_MS
+ * later), so a door's caller waits for that read only when no request came for the last second (one in
+ * every 2 s of a busy door's requests waited before, a round trip on its path).
  */
 export class OfferCache<S> {
   private cached?: { at: number; writes: number; models: Promise<Offered<S>[]> };
@@ -58,7 +58,7 @@ export class OfferCache<S> {
   /** Read again behind `cached`, which stays until the read is done; a failed read leaves it to end at its time. */
   private async readAhead(cached: NonNullable<OfferCache<S>['cached']>): Promise<void> {
     try {
-      // answered once settled: a request never waits for the read, but may await the cached models meanwhile
+      // the read that made them, if still running (a slow database), ends first: never two reads at once
       await cached.models;
       const at = Date.now();
       const writes = this.writes();

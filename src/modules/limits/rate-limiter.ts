@@ -137,15 +137,15 @@ export class RateLimiter {
    * owner's renewal; sent at once if a request needs it first (renew).
    */
   private topUpSoon(owner: string, lease: Lease): void {
-    let sent!: () => void;
-    const renewal = new Promise<void>((resolve) => (sent = resolve));
+    let settle!: () => void;
+    const renewal = new Promise<void>((resolve) => (settle = resolve));
     this.renewals.set(owner, renewal);
     const send = readAheadSoon(() => {
       this.deferred.delete(owner);
       if (this.renewals.get(owner) === renewal) this.renewals.delete(owner);
       // forgotten meanwhile (its limits changed): nothing to take for it; else topUp is the renewal from here on
       if (this.leases.get(owner) === lease) void this.topUp(owner, lease);
-      sent();
+      settle();
     });
     this.deferred.set(owner, send);
   }
