@@ -97,8 +97,8 @@ export async function renderClip(spec: ClipSpec, file: string): Promise<Clip> {
     {
       limitMs: RENDER_LIMIT_MS,
       feed: async (stdin) => {
-        // a new picture every DRAW_EVERY frames (and the last), repeated in between: drawing is most of the
-        // render's CPU, and the encoder spends next to nothing on a repeated frame
+        // a new picture every DRAW_EVERY frames (and the last), repeated in between: drawing a picture costs
+        // more than the encoder spends on a repeated frame, which is next to nothing
         let frame: Buffer | undefined;
         for (let i = 0; i < count; i++) {
           if (i % DRAW_EVERY === 0 || i === count - 1) frame = await frames(count === 1 ? 0 : i / (count - 1));
@@ -138,11 +138,9 @@ async function frameSource(spec: ClipSpec, width: number, height: number): Promi
         .toBuffer();
     };
   }
-  const title = await titleLayer(spec.title, width, height);
+  const wave = new WaveFrames(width, height, await titleLayer(spec.title, width, height));
   const offset = spec.seed === undefined ? 0 : (spec.seed % 997) / 997;
-  // each column's share of the diagonal wave: the same for every row and frame of the clip
-  const columns = Float64Array.from({ length: width }, (_, x) => (x / width) * 0.7 * WAVE_STEPS);
-  return async (t) => gradient(columns, height, offset + (spec.loop ? t : t / 2), title);
+  return async (t) => wave.frame(offset + (spec.loop ? t : t / 2));
 }
 
 /** A keyframe (a caller's image) scaled to cover width x height, centre-cropped, as raw RGB. */
@@ -150,9 +148,28 @@ async function cover(image: Buffer, width: number, height: number, limits: Image
   return boundedSharp(image, limits).rotate().resize(width, height, { fit: 'cover' }).removeAlpha().toColourspace('srgb').raw().toBuffer();
 }
 
-function blend(a: Buffer, b: Buffer, mix: number): Buffer {
+/**
+ * `a` and `b` mixed, (a·(256 − m) + b·m) >> 8 for each byte with m = round(mix · 256); four bytes at a time
+ * where the buffers allow (two bytes in each half of a 32-bit word: half a cross-fade frame's CPU of the
+ * bytewise loop).
+ */
+export function blend(a: Buffer, b: Buffer, mix: number): Buffer {
+  const m = Math.round(mix * 256);
+  const k = 256 - m;
   const out = Buffer.allocUnsafe(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = a[i] + (b[i] - a[i]) * mix;
+  const aligned = (a.byteOffset | b.byteOffset | out.byteOffset) % 4 === 0;
+  const words = aligned ? a.length >>> 2 : 0;
+  if (words > 0) {
+    const [x, y, o] = [a, b, out].map((buf) => new Uint32Array(buf.buffer, buf.byteOffset, words));
+    for (let i = 0; i < words; i++) {
+      const p = x[i];
+      const q = y[i];
+      const even = ((((p & 0x00ff00ff) * k + (q & 0x00ff00ff) * m) >>> 8) & 0x00ff00ff);
+      const odd = ((((p >>> 8) & 0x00ff00ff) * k + ((q >>> 8) & 0x00ff00ff) * m) & 0xff00ff00);
+      o[i] = even | odd;
+    }
+  }
+  for (let i = words * 4; i < a.length; i++) out[i] = (a[i] * k + b[i] * m) >> 8;
   return out;
 }
 
@@ -162,30 +179,74 @@ const WAVE = [0, 0.33, 0.67].map((offset, c) =>
   Uint8Array.from({ length: WAVE_STEPS }, (_, i) => [128, 110, 150][c] + [90, 80, 90][c] * Math.cos(2 * Math.PI * (i / WAVE_STEPS + offset))),
 );
 
-/** A diagonal colour wave whose phase moves with t; phase 0 and 1 give the same frame. `columns`: each column's step (its length the width). */
-function gradient(columns: Float64Array, height: number, phase: number, title: Buffer): Buffer {
-  const width = columns.length;
-  const out = Buffer.allocUnsafe(width * height * 3);
-  const shift = Math.round(phase * WAVE_STEPS);
-  const [red, green, blue] = WAVE;
-  for (let y = 0, i = 0, j = 0; y < height; y++) {
-    const rowPhase = (y / height) * 0.3 * WAVE_STEPS + shift;
-    for (let x = 0; x < width; x++, i += 3, j += 4) {
-      const step = ((columns[x] + rowPhase) | 0) & (WAVE_STEPS - 1);
-      const alpha = title[j + 3];
-      if (alpha === 0) {
-        // most of the frame: no title over it
-        out[i] = red[step];
-        out[i + 1] = green[step];
-        out[i + 2] = blue[step];
-      } else {
-        out[i] = red[step] + (((title[j] - red[step]) * alpha) >> 8);
-        out[i + 1] = green[step] + (((title[j + 1] - green[step]) * alpha) >> 8);
-        out[i + 2] = blue[step] + (((title[j + 2] - blue[step]) * alpha) >> 8);
+/**
+ * The text-only clip's frames: a diagonal colour wave whose phase moves with t (phase 0 and 1 give the same
+ * frame), the title over it. Pixel (x, y) is the wave's step `column(x) + row(y) + shift`, so a row is fixed
+ * by the step it starts on: each of the WAVE_STEPS rows is drawn once per clip, when first needed, and a frame
+ * is those rows copied, then the title blended over the rows it covers (drawing each pixel of every frame was
+ * most of a text clip's CPU: 4 s of the video doors' tests).
+ */
+export class WaveFrames {
+  /** Each column's step, and each row's at phase 0. */
+  private readonly columns: Uint16Array;
+  private readonly rowSteps: Uint16Array;
+  private readonly rows: (Buffer | undefined)[] = new Array<Buffer | undefined>(WAVE_STEPS);
+  /** The rows the title covers, and each one's first and last covered column. */
+  private readonly titled: { y: number; from: number; to: number }[] = [];
+
+  /** `title`: raw RGBA, width x height. */
+  constructor(
+    private readonly width: number,
+    private readonly height: number,
+    private readonly title: Buffer,
+  ) {
+    this.columns = Uint16Array.from({ length: width }, (_, x) => Math.floor((x / width) * 0.7 * WAVE_STEPS));
+    this.rowSteps = Uint16Array.from({ length: height }, (_, y) => Math.round((y / height) * 0.3 * WAVE_STEPS));
+    for (let y = 0; y < height; y++) {
+      let from = -1;
+      let to = -1;
+      for (let x = 0; x < width; x++) {
+        if (title[(y * width + x) * 4 + 3] === 0) continue;
+        if (from < 0) from = x;
+        to = x;
       }
+      if (from >= 0) this.titled.push({ y, from, to });
     }
   }
-  return out;
+
+  frame(phase: number): Buffer {
+    const stride = this.width * 3;
+    const out = Buffer.allocUnsafe(stride * this.height);
+    const shift = Math.round(phase * WAVE_STEPS);
+    for (let y = 0; y < this.height; y++) this.row((this.rowSteps[y] + shift) & (WAVE_STEPS - 1)).copy(out, y * stride);
+    const { title, width } = this;
+    for (const { y, from, to } of this.titled) {
+      for (let x = from, i = y * stride + x * 3, j = (y * width + x) * 4; x <= to; x++, i += 3, j += 4) {
+        const alpha = title[j + 3];
+        if (alpha === 0) continue;
+        out[i] += ((title[j] - out[i]) * alpha) >> 8;
+        out[i + 1] += ((title[j + 1] - out[i + 1]) * alpha) >> 8;
+        out[i + 2] += ((title[j + 2] - out[i + 2]) * alpha) >> 8;
+      }
+    }
+    return out;
+  }
+
+  /** The row that starts on `start`: column x is the wave's step columns[x] + start. */
+  private row(start: number): Buffer {
+    const cached = this.rows[start];
+    if (cached) return cached;
+    const [red, green, blue] = WAVE;
+    const row = Buffer.allocUnsafe(this.width * 3);
+    for (let x = 0, i = 0; x < this.width; x++, i += 3) {
+      const step = (this.columns[x] + start) & (WAVE_STEPS - 1);
+      row[i] = red[step];
+      row[i + 1] = green[step];
+      row[i + 2] = blue[step];
+    }
+    this.rows[start] = row;
+    return row;
+  }
 }
 
 /** The prompt's first words, white on transparent, as raw RGBA (fonts come from the system; none, no text). */
