@@ -133,13 +133,16 @@ export function correlation(a: Float32Array, b: Float32Array): number {
   let ab = 0;
   let aa = 0;
   let bb = 0;
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+  for (let i = 0, n = Math.min(a.length, b.length); i < n; i++) {
     ab += a[i] * b[i];
     aa += a[i] * a[i];
     bb += b[i] * b[i];
   }
   return aa && bb ? ab / Math.sqrt(aa * bb) : 0;
 }
+
+/** Math's, read once for the sample loops: a read of the global `Math` costs about 0.2 µs in Jest's vm context. */
+const { sin, round, max, min, PI } = Math;
 
 /** A 16-bit PCM WAV at 44.1 kHz whose every second sounds different (a rising tone over a seeded noise): cuts are easy to find. */
 export function musicalWav(seconds: number, seed = 1): Buffer {
@@ -153,8 +156,8 @@ export function musicalWav(seconds: number, seed = 1): Buffer {
     x ^= x << 5;
     const noise = ((x >>> 0) / 0xffffffff - 0.5) * 0.2;
     const t = i / rate;
-    const tone = 0.5 * Math.sin(2 * Math.PI * (220 + 40 * t) * t);
-    data.writeInt16LE(Math.round(Math.max(-1, Math.min(1, tone + noise)) * 20000), i * 2);
+    const tone = 0.5 * sin(2 * PI * (220 + 40 * t) * t);
+    data.writeInt16LE(round(max(-1, min(1, tone + noise)) * 20000), i * 2);
   }
   return pcm16Wav(data, rate);
 }
@@ -163,7 +166,7 @@ export function musicalWav(seconds: number, seed = 1): Buffer {
 export function relativeError(a: Float32Array, b: Float32Array): number {
   let diff = 0;
   let ref = 0;
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+  for (let i = 0, n = Math.min(a.length, b.length); i < n; i++) {
     diff += (a[i] - b[i]) ** 2;
     ref += b[i] ** 2;
   }

@@ -28,7 +28,7 @@ describe("the sandbox speech's stand-in", () => {
   it('is the described sound within one step of 16 bits, sample for sample', () => {
     for (const [input, voice] of [
       ['Hello, world! Ça va? 123 résumé…', 'alloy'],
-      ['a'.repeat(300), 'nova'],
+      ['a'.repeat(60), 'nova'],
     ]) {
       const made = pcm(standIn(input, voice, 15));
       const expected = described(input, voice, 15);
@@ -41,12 +41,13 @@ describe("the sandbox speech's stand-in", () => {
   });
 
   it('lasts about as long as the text takes, a quarter second at least, the same for the same request', () => {
-    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
-    const seconds = standIn(text, 'alloy', 15).length / 2 / SPEECH_RATE;
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(2);
+    const spoken = standIn(text, 'alloy', 15);
+    const seconds = spoken.length / 2 / SPEECH_RATE;
     expect(seconds).toBeGreaterThan((text.length / 15) * 0.9);
     expect(seconds).toBeLessThan((text.length / 15) * 1.3);
     expect(standIn('', 'alloy', 15).length).toBe((SPEECH_RATE / 4) * 2);
-    expect(standIn(text, 'alloy', 15).equals(standIn(text, 'alloy', 15))).toBe(true);
-    expect(standIn(text, 'alloy', 15).equals(standIn(text, 'echo', 15))).toBe(false);
+    expect(spoken.equals(standIn(text, 'alloy', 15))).toBe(true);
+    expect(spoken.equals(standIn(text, 'echo', 15))).toBe(false);
   });
 });

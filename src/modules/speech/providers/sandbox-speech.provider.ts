@@ -78,8 +78,8 @@ export function standIn(input: string, voice: string, charsPerS: number): Buffer
       for (let i = 0; i < n; i++) {
         const s = voiced.sin;
         const v = s * 0.6 + 2 * s * voiced.cos * 0.25 + formed.sin * 0.15 * s; // sin 2x = 2 sin x cos x
-        const sample = Math.round(v * Math.sqrt(Math.max(0, swell.sin)) * 9000);
-        pcm.writeInt16LE(Math.max(-32768, Math.min(32767, sample)), (at + i) * 2);
+        const sample = round(v * sqrt(max(0, swell.sin)) * 9000);
+        pcm.writeInt16LE(max(-32768, min(32767, sample)), (at + i) * 2);
         voiced.turn();
         formed.turn();
         swell.turn();
@@ -89,6 +89,12 @@ export function standIn(input: string, voice: string, charsPerS: number): Buffer
   }
   return pcm;
 }
+
+/**
+ * Math's functions the loop calls, read once: where the global object is contextified (the tests' vm contexts)
+ * each read of `Math` cost about 0.2 µs, 1 µs a sample here (plain Node's reads are next to free either way).
+ */
+const { round, sqrt, max, min } = Math;
 
 /** sin(k·step) and cos(k·step) for k = 0, 1, 2, …: each turn multiplies by the rotation of `step`. */
 class Rotation {
