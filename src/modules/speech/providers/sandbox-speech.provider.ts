@@ -60,12 +60,12 @@ export function standIn(input: string, voice: string, charsPerS: number): Buffer
   const perChar = SPEECH_RATE / charsPerS;
   // runs of up to three letters are syllables; spaces and punctuation are silence
   const parts = (input.match(/[\p{L}\p{N}]{1,3}|[.,;:!?…]|\s+|./gu) ?? []).map((token) => {
-    if (/^\s+$/u.test(token)) return { samples: Math.round(token.length * perChar) };
-    if (/^[.,;:!?…]$/u.test(token)) return { samples: Math.round((token === ',' ? 1.5 : 3) * perChar) };
-    if (!/^[\p{L}\p{N}]+$/u.test(token)) return { samples: Math.round(token.length * perChar) };
+    // as long as its characters, a comma as 1.5 and other punctuation as 3
+    const samples = Math.round((/^[.,;:!?…]$/u.test(token) ? (token === ',' ? 1.5 : 3) : token.length) * perChar);
+    if (!/^[\p{L}\p{N}]+$/u.test(token)) return { samples };
     const pitch = base * (1 + ((token.codePointAt(0)! % 7) - 3) * 0.03);
     const formant = 500 + (token.codePointAt(token.length - 1)! % 5) * 250;
-    return { samples: Math.round(token.length * perChar), pitch, formant };
+    return { samples, pitch, formant };
   });
   const total = parts.reduce((sum, part) => sum + part.samples, 0);
   const pcm = Buffer.alloc(Math.max(total, SPEECH_RATE / 4) * 2); // silence where nothing is voiced; a quarter second at least
