@@ -1,9 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { TaskEnds } from '../../src/common/tasks/task-ends.js';
 import { pollUntil } from '../support/poll.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { api, createTestDatabase, queryDb, startTestApp, type TestApp, type TestDatabase } from '../support/test-app.js';
 
 /**
@@ -58,3 +60,75 @@ describe('a held request woken by its task ending on another instance', () => {
     expect((await spoken.arrayBuffer()).byteLength).toBeGreaterThan(0);
   }, 60_000);
 });
+
+/**
+ * The database's answer to a task's success lost after its commit (the connection cut once PostgreSQL had
+ * sent it), and the database away a moment: the worker runs the finish again once the database answers,
+ * finds the task already succeeded by its own step, and wakes the request holding it then, as a first
+ * answer would have. Its row is read once an hour here (HOLD_RECHECK_S=3600), so nothing else could.
+ */
+describe('a held request whose task ended in a commit whose answer was lost', () => {
+  it('is answered once the worker finds its own end committed', async () => {
+    const db = await createTestDatabase({ migrated: true });
+    const target = new URL(db.url);
+    const fault = loseTheFirstSuccessAnswer();
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, fault.relay);
+    target.port = String(proxy.port);
+    const t = await startTestApp({ HOLD_RECHECK_S: '3600', IMAGE_HOLD_S: '3600' }, { db: { ...db, url: target.toString() } });
+    try {
+      const key = await t.createKey('lost-answer');
+      const made = await api(t.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'A lighthouse at dusk', size: '1024x1024' } });
+      expect(fault.fired).toBe(true);
+      expect([made.status, made.body.error]).toEqual([200, undefined]);
+      const meta = await sharp(Buffer.from(made.body.data[0].b64_json, 'base64')).metadata();
+      expect([meta.width, meta.height]).toEqual([1024, 1024]);
+      const said = t.logs.lines.map((l) => String(l.msg));
+      expect(said.filter((m) => m.includes('its end committed on a try whose answer was lost'))).toHaveLength(1);
+      expect(said.filter((m) => m.includes('finished too late'))).toEqual([]);
+      expect(await queryDb<{ state: string }>(db, "SELECT state FROM tasks WHERE owner = 'lost-answer'")).toEqual([{ state: 'succeeded' }]);
+    } finally {
+      await t.close();
+      await proxy.close();
+      await db.drop();
+    }
+  }, 60_000);
+});
+
+/**
+ * A proxy fault: the first statement that ends a task succeeded is relayed, and so is PostgreSQL's answer up
+ * to its ReadyForQuery (so its commit has landed) — into nothing: then every connection is cut and new ones
+ * are refused for 1.5 s (the database looks down to the app's check, so the worker waits and runs it again).
+ */
+function loseTheFirstSuccessAnswer(): { relay: (server: Socket, client: Socket) => void; fired: boolean } {
+  const marker = Buffer.from("SET state = 'succeeded'");
+  const open = new Set<Socket>();
+  let armed = true;
+  let refusedUntil = 0;
+  const fault = {
+    fired: false,
+    relay: (server: Socket, client: Socket) => {
+      if (Date.now() < refusedUntil) {
+        client.destroy();
+        server.destroy();
+        return;
+      }
+      open.add(client).add(server);
+      client.once('close', () => open.delete(client));
+      server.once('close', () => open.delete(server));
+      let losing = false;
+      client.on('data', (chunk: Buffer) => {
+        if (armed && chunk.includes(marker)) losing = !(armed = false);
+      });
+      server.on('data', (chunk: Buffer) => {
+        if (!losing) return void client.write(chunk);
+        // ReadyForQuery ('Z', length 5, the transaction status) last: the statement's answer is all in, committed
+        if (chunk.length >= 6 && chunk[chunk.length - 6] === 0x5a && chunk.readInt32BE(chunk.length - 5) === 5) {
+          refusedUntil = Date.now() + 1500;
+          fault.fired = true;
+          for (const socket of open) socket.destroy();
+        }
+      });
+    },
+  };
+  return fault;
+}

@@ -276,10 +276,19 @@ export class TaskRunner {
       this.freedSlot(kind, finished);
       return finished;
     }
-    // none of this claim's rows name its objects, unless an earlier try of this same completion ended the task
-    // (its answer lost with the connection, durably ran it again, and its objects were written again in place)
-    if (!succeededBy(await this.tasks.findById(task.id), holder)) await success.discard();
-    return null;
+    // None of this claim's rows name its objects, unless an earlier try of this same completion ended the task
+    // (its commit landed, its answer was lost with the connection, durably ran it again, and its objects were
+    // written again in place): then the task did succeed by this step, and it is announced as such.
+    const row = await this.tasks.findById(task.id);
+    if (!row || !succeededBy(row, holder)) {
+      await success.discard();
+      return null;
+    }
+    this.ends.announce([task.id], { task: row, output });
+    this.logger.log({ msg: `${kind.definition.name} task succeeded (its end committed on a try whose answer was lost)`, task_id: task.id, kind: kind.definition.name });
+    // whether that end gave a waiting task its slot is not known here: this instance's consumers look once
+    this.freedSlot(kind, { wokeWaiter: true, jobCompleted: false });
+    return { wokeWaiter: true, jobCompleted: false };
   }
 }
 
