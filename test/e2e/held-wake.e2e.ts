@@ -5,7 +5,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { TaskEnds } from '../../src/common/tasks/task-ends.js';
 import { pollUntil } from '../support/poll.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { startFakeOpenAIImages } from '../support/vendors/openai/openai.fake.js';
 import { api, createTestDatabase, queryDb, startTestApp, type TestApp, type TestDatabase } from '../support/test-app.js';
 
 /**
@@ -62,45 +63,73 @@ describe('a held request woken by its task ending on another instance', () => {
 });
 
 /**
- * The database's answer to a task's success lost after its commit (the connection cut once PostgreSQL had
- * sent it), and the database away a moment: the worker runs the finish again once the database answers,
- * finds the task already succeeded by its own step, and wakes the request holding it then, as a first
- * answer would have. Its row is read once an hour here (HOLD_RECHECK_S=3600), so nothing else could.
+ * The database's answer to a task's end lost after its commit (the connection cut once PostgreSQL had sent
+ * it), and the database away a moment: the worker runs the end again once the database answers, finds the
+ * task already ended as its own step said, and wakes the request holding it then, as a first answer would
+ * have. Its row is read once an hour here (HOLD_RECHECK_S=3600), so nothing else could.
  */
 describe('a held request whose task ended in a commit whose answer was lost', () => {
-  it('is answered once the worker finds its own end committed', async () => {
-    const db = await createTestDatabase({ migrated: true });
+  const OPENAI_KEY = 'sk-lost-answer-0123456789';
+  const ADMIN = 'admin-secret-0123456789';
+  let db: TestDatabase;
+  let proxy: TcpProxy | undefined;
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    await proxy?.close();
+    await db?.drop();
+  });
+  /** An app whose database is behind a proxy that loses the answer to the first end to `state`. */
+  const appLosingTheFirstEnd = async (state: 'succeeded' | 'failed', env: Record<string, string> = {}) => {
+    db = await createTestDatabase({ migrated: true });
     const target = new URL(db.url);
-    const fault = loseTheFirstSuccessAnswer();
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, fault.relay);
+    const fault = loseTheFirstAnswerTo(`SET state = '${state}', "lease_owner"`);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, fault.relay);
     target.port = String(proxy.port);
-    const t = await startTestApp({ HOLD_RECHECK_S: '3600', IMAGE_HOLD_S: '3600' }, { db: { ...db, url: target.toString() } });
+    t = await startTestApp({ HOLD_RECHECK_S: '3600', IMAGE_HOLD_S: '3600', ...env }, { db: { ...db, url: target.toString() } });
+    return { app: t, fault };
+  };
+  const said = (app: TestApp, words: string) => app.logs.lines.filter((l) => String(l.msg).includes(words));
+
+  it('is answered its image once the worker finds its own success committed', async () => {
+    const { app, fault } = await appLosingTheFirstEnd('succeeded');
+    const key = await app.createKey('lost-answer');
+    const made = await api(app.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'A lighthouse at dusk', size: '1024x1024' } });
+    expect(fault.fired).toBe(true);
+    expect([made.status, made.body.error]).toEqual([200, undefined]);
+    const meta = await sharp(Buffer.from(made.body.data[0].b64_json, 'base64')).metadata();
+    expect([meta.width, meta.height]).toEqual([1024, 1024]);
+    expect(said(app, 'its end committed on a try whose answer was lost')).toHaveLength(1);
+    expect(said(app, 'finished too late')).toEqual([]);
+    expect(await queryDb<{ state: string }>(db, "SELECT state FROM tasks WHERE owner = 'lost-answer'")).toEqual([{ state: 'succeeded' }]);
+  }, 60_000);
+
+  it("is answered its task's failure once the worker finds its own fail committed", async () => {
+    const openai = await startFakeOpenAIImages(OPENAI_KEY);
     try {
-      const key = await t.createKey('lost-answer');
-      const made = await api(t.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'A lighthouse at dusk', size: '1024x1024' } });
+      openai.knobs.moderation = true;
+      const { app, fault } = await appLosingTheFirstEnd('failed', { IMAGE_PROVIDER: 'relay', ADMIN_API_KEY: ADMIN, OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+      const channel = await api(app.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: 'openai-strict', operations: ['image'], protocol: 'openai', base_url: openai.url, credentials: { api_key: OPENAI_KEY } } });
+      expect(channel.status).toBe(201);
+      const key = await app.createKey('lost-fail');
+      const refused = await api(app.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'Refused by the vendor', size: '1024x1024' } });
       expect(fault.fired).toBe(true);
-      expect([made.status, made.body.error]).toEqual([200, undefined]);
-      const meta = await sharp(Buffer.from(made.body.data[0].b64_json, 'base64')).metadata();
-      expect([meta.width, meta.height]).toEqual([1024, 1024]);
-      const said = t.logs.lines.map((l) => String(l.msg));
-      expect(said.filter((m) => m.includes('its end committed on a try whose answer was lost'))).toHaveLength(1);
-      expect(said.filter((m) => m.includes('finished too late'))).toEqual([]);
-      expect(await queryDb<{ state: string }>(db, "SELECT state FROM tasks WHERE owner = 'lost-answer'")).toEqual([{ state: 'succeeded' }]);
+      expect([refused.status, refused.body.error?.code]).toEqual([400, 'moderation_blocked']);
+      const [row] = await queryDb<{ state: string; message: string }>(db, "SELECT state, message FROM tasks WHERE owner = 'lost-fail'");
+      expect([row.state, row.message]).toEqual(['failed', expect.stringContaining('moderation_blocked')]);
     } finally {
-      await t.close();
-      await proxy.close();
-      await db.drop();
+      await openai.close();
     }
   }, 60_000);
 });
 
 /**
- * A proxy fault: the first statement that ends a task succeeded is relayed, and so is PostgreSQL's answer up
- * to its ReadyForQuery (so its commit has landed) — into nothing: then every connection is cut and new ones
- * are refused for 1.5 s (the database looks down to the app's check, so the worker waits and runs it again).
+ * A proxy fault: the first statement whose text holds `marker` is relayed, and so is PostgreSQL's answer up to
+ * its ReadyForQuery (so its commit has landed) — into nothing: then every connection is cut and new ones are
+ * refused for 1.5 s (the database looks down to the app's check, so the worker waits and runs it again).
  */
-function loseTheFirstSuccessAnswer(): { relay: (server: Socket, client: Socket) => void; fired: boolean } {
-  const marker = Buffer.from("SET state = 'succeeded'");
+function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: Socket) => void; fired: boolean } {
+  const marker = Buffer.from(text);
   const open = new Set<Socket>();
   let armed = true;
   let refusedUntil = 0;

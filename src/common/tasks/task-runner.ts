@@ -154,8 +154,16 @@ export class TaskRunner {
         jobCompleted ||= failed.jobCompleted;
         this.ends.announce([id], { task: { ...task, state: 'failed', message: reason, finishedAt: new Date(), leaseOwner: null, leaseUntil: null } });
         this.freedSlot(kind, failed);
+        return true;
       }
-      return failed !== null;
+      // Nothing changed: the sweeper or another claim ended or holds the task, or an earlier try of this same
+      // fail ended it (its commit landed, its answer was lost with the connection). An ended task is announced
+      // as stored (a second word of an end wakes no one twice); the fail was this step's if its reason is there.
+      const row = await this.tasks.findById(id);
+      if (row?.state !== 'failed' && row?.state !== 'succeeded') return false;
+      this.ends.announce([id], { task: row });
+      this.freedSlot(kind, { wokeWaiter: true, jobCompleted: false });
+      return row.state === 'failed' && row.message === reason;
     };
     if (task.deadlineAt.getTime() <= Date.now()) {
       await fail(this.lifecycle.timeoutReason(kind));
