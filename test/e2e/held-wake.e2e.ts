@@ -64,9 +64,9 @@ describe('a held request woken by its task ending on another instance', () => {
 
 /**
  * The database's answer to a task's end lost after its commit (the connection cut once PostgreSQL had sent
- * it), and the database away a moment: the worker runs the end again once the database answers, finds the
- * task already ended as its own step said, and wakes the request holding it then, as a first answer would
- * have. Its row is read once an hour here (HOLD_RECHECK_S=3600), so nothing else could.
+ * it), and the database away until the app has found it so: the worker runs the end again once the database
+ * answers, finds the task already ended, and wakes the request holding it then, as a first answer would have.
+ * Its row is read once an hour here (HOLD_RECHECK_S=3600), so nothing else could.
  */
 describe('a held request whose task ended in a commit whose answer was lost', () => {
   const OPENAI_KEY = 'sk-lost-answer-0123456789';
@@ -87,7 +87,9 @@ describe('a held request whose task ended in a commit whose answer was lost', ()
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, fault.relay);
     target.port = String(proxy.port);
     t = await startTestApp({ HOLD_RECHECK_S: '3600', IMAGE_HOLD_S: '3600', ...env }, { db: { ...db, url: target.toString() } });
-    return { app: t, fault };
+    const app = t;
+    fault.upAgain = () => said(app, 'the database is unavailable').length > 0;
+    return { app, fault };
   };
   const said = (app: TestApp, words: string) => app.logs.lines.filter((l) => String(l.msg).includes(words));
 
@@ -124,19 +126,21 @@ describe('a held request whose task ended in a commit whose answer was lost', ()
 });
 
 /**
- * A proxy fault: the first statement whose text holds `marker` is relayed, and so is PostgreSQL's answer up to
- * its ReadyForQuery (so its commit has landed) — into nothing: then every connection is cut and new ones are
- * refused for 1.5 s (the database looks down to the app's check, so the worker waits and runs it again).
+ * A proxy fault: the first statement whose text holds `text` (sent as it is on a connection's first run of a
+ * prepared statement, and autocommitted) is relayed, and so is PostgreSQL's answer up to its ReadyForQuery
+ * with the session idle (the commit has landed) — into nothing: then every connection is cut and new ones
+ * are refused until `upAgain()` (the app has found the database down, so its worker waits and runs the
+ * statement again once its probe gets through).
  */
-function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: Socket) => void; fired: boolean } {
+function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: Socket) => void; fired: boolean; upAgain: () => boolean } {
   const marker = Buffer.from(text);
   const open = new Set<Socket>();
   let armed = true;
-  let refusedUntil = 0;
   const fault = {
     fired: false,
+    upAgain: () => true,
     relay: (server: Socket, client: Socket) => {
-      if (Date.now() < refusedUntil) {
+      if (fault.fired && !fault.upAgain()) {
         client.destroy();
         server.destroy();
         return;
@@ -150,9 +154,9 @@ function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: S
       });
       server.on('data', (chunk: Buffer) => {
         if (!losing) return void client.write(chunk);
-        // ReadyForQuery ('Z', length 5, the transaction status) last: the statement's answer is all in, committed
-        if (chunk.length >= 6 && chunk[chunk.length - 6] === 0x5a && chunk.readInt32BE(chunk.length - 5) === 5) {
-          refusedUntil = Date.now() + 1500;
+        // ReadyForQuery last ('Z', length 5, 'I': idle, no transaction open): the answer is all in, and committed
+        const n = chunk.length;
+        if (n >= 6 && chunk[n - 6] === 0x5a && chunk.readInt32BE(n - 5) === 5 && chunk[n - 1] === 0x49) {
           fault.fired = true;
           for (const socket of open) socket.destroy();
         }

@@ -158,12 +158,14 @@ export class TaskRunner {
       }
       // Nothing changed: the sweeper or another claim ended or holds the task, or an earlier try of this same
       // fail ended it (its commit landed, its answer was lost with the connection). An ended task is announced
-      // as stored (a second word of an end wakes no one twice); the fail was this step's if its reason is there.
-      const row = await this.tasks.findById(id);
-      if (row?.state !== 'failed' && row?.state !== 'succeeded') return false;
-      this.ends.announce([id], { task: row });
-      this.freedSlot(kind, { wokeWaiter: true, jobCompleted: false });
-      return row.state === 'failed' && row.message === reason;
+      // as stored: in the last case no one else would (a second word of an end already announced wakes no one
+      // twice). Which of them it was cannot be told from the row, so this fail is not counted as the one.
+      const row = await durably(() => this.tasks.findById(id));
+      if (row && (row.state === 'failed' || row.state === 'succeeded') && !row.deletedAt) {
+        this.ends.announce([id], { task: row });
+        this.freedSlot(kind, { wokeWaiter: true, jobCompleted: false });
+      }
+      return false;
     };
     if (task.deadlineAt.getTime() <= Date.now()) {
       await fail(this.lifecycle.timeoutReason(kind));
@@ -292,6 +294,7 @@ export class TaskRunner {
       await success.discard();
       return null;
     }
+    if (row.deletedAt) return null; // deleted by its owner since: the delete told its waiters
     this.ends.announce([task.id], { task: row, output });
     this.logger.log({ msg: `${kind.definition.name} task succeeded (its end committed on a try whose answer was lost)`, task_id: task.id, kind: kind.definition.name });
     // whether that end gave a waiting task its slot is not known here: this instance's consumers look once
