@@ -63,6 +63,56 @@ describe('a held request woken by its task ending on another instance', () => {
 });
 
 /**
+ * The end told while the holding instance could not hear it: its LISTEN connection cut, and every new
+ * connection of that instance refused until the task has ended on the other. Once it listens again it
+ * reads the rows of what it holds; its row is read once an hour otherwise (HOLD_RECHECK_S=3600).
+ */
+describe('a held request whose end was told while its instance could not hear', () => {
+  it('is answered once the instance listens again', async () => {
+    const db = await createTestDatabase({ migrated: true });
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'mgw-deaf-'));
+    const target = new URL(db.url);
+    const listens = new Set<Socket>();
+    let refusing = false;
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, (server, client) => {
+      if (refusing) {
+        client.destroy();
+        server.destroy();
+        return;
+      }
+      client.on('data', (chunk: Buffer) => {
+        if (chunk.includes('LISTEN "')) listens.add(client);
+      });
+      server.on('data', (chunk: Buffer) => void client.write(chunk));
+    });
+    target.port = String(proxy.port);
+    const door = await startTestApp({ ROLE: 'api', HOLD_RECHECK_S: '3600', IMAGE_HOLD_S: '3600', DATA_DIR: dataDir }, { db: { ...db, url: target.toString() } });
+    let worker: TestApp | undefined;
+    try {
+      const key = await door.createKey('held-deaf');
+      const made = api(door.url, 'POST', '/openai/v1/images/generations', { key, body: { prompt: 'Told while deaf', size: '1024x1024' } });
+      await pollUntil(async () => door.app.get(TaskEnds).waiting, (n) => n === 1, { what: 'the request to be held' });
+      expect(listens.size).toBeGreaterThan(0);
+      refusing = true;
+      for (const socket of listens) socket.destroy();
+      worker = await startTestApp({ ROLE: 'worker', DATA_DIR: dataDir }, { db });
+      await pollUntil(() => queryDb<{ state: string }>(db, "SELECT state FROM tasks WHERE owner = 'held-deaf'"), (rows) => rows[0]?.state === 'succeeded', { what: 'the task to succeed on the worker', timeoutMs: 30_000 });
+      refusing = false;
+      const answer = await made;
+      expect([answer.status, answer.body.error]).toEqual([200, undefined]);
+      const meta = await sharp(Buffer.from(answer.body.data[0].b64_json, 'base64')).metadata();
+      expect([meta.width, meta.height]).toEqual([1024, 1024]);
+    } finally {
+      await worker?.close();
+      await door.close();
+      await proxy.close();
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+/**
  * The database's answer to a task's end lost after its commit (the connection cut once PostgreSQL had sent
  * it), and the database away until the app has found it so: the worker runs the end again once the database
  * answers, finds the task already ended, and wakes the request holding it then, as a first answer would have.
@@ -128,13 +178,15 @@ describe('a held request whose task ended in a commit whose answer was lost', ()
 /**
  * A proxy fault: the first statement whose text holds `text` (sent as it is on a connection's first run of a
  * prepared statement, and autocommitted) is relayed, and so is PostgreSQL's answer up to its ReadyForQuery
- * with the session idle (the commit has landed) — into nothing: then every connection is cut and new ones
- * are refused until `upAgain()` (the app has found the database down, so its worker waits and runs the
- * statement again once its probe gets through).
+ * with the session idle (the commit has landed) — into nothing: then every connection but the LISTEN one is
+ * cut (so no word of a lost connection wakes a waiter: only the worker can) and new ones are refused until
+ * `upAgain()` (the app has found the database down, so its worker waits and runs the statement again once
+ * its probe gets through).
  */
 function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: Socket) => void; fired: boolean; upAgain: () => boolean } {
   const marker = Buffer.from(text);
-  const open = new Set<Socket>();
+  const open = new Map<Socket, Socket>();
+  const listening = new Set<Socket>();
   let armed = true;
   const fault = {
     fired: false,
@@ -145,11 +197,11 @@ function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: S
         server.destroy();
         return;
       }
-      open.add(client).add(server);
+      open.set(client, server);
       client.once('close', () => open.delete(client));
-      server.once('close', () => open.delete(server));
       let losing = false;
       client.on('data', (chunk: Buffer) => {
+        if (chunk.includes('LISTEN "')) listening.add(client);
         if (armed && chunk.includes(marker)) losing = !(armed = false);
       });
       server.on('data', (chunk: Buffer) => {
@@ -158,7 +210,11 @@ function loseTheFirstAnswerTo(text: string): { relay: (server: Socket, client: S
         const n = chunk.length;
         if (n >= 6 && chunk[n - 6] === 0x5a && chunk.readInt32BE(n - 5) === 5 && chunk[n - 1] === 0x49) {
           fault.fired = true;
-          for (const socket of open) socket.destroy();
+          for (const [c, sv] of open) {
+            if (listening.has(c)) continue;
+            c.destroy();
+            sv.destroy();
+          }
         }
       });
     },

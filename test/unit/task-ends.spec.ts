@@ -8,9 +8,15 @@ import type { NotificationsService } from '../../src/infra/database/notification
 function ends() {
   const sent: string[] = [];
   let hear: (payload: string) => void = () => undefined;
-  const notifications = { listening: true, listen: async (_channel: string, handler: (p: string) => void) => void (hear = handler), notify: async (_c: string, payload: string) => void sent.push(payload) };
+  let again: () => void = () => undefined;
+  const notifications = {
+    listening: true,
+    listen: async (_channel: string, handler: (p: string) => void) => void (hear = handler),
+    whenHeardAgain: (callback: () => void) => void (again = callback),
+    notify: async (_c: string, payload: string) => void sent.push(payload),
+  };
   const taskEnds = new TaskEnds(notifications as unknown as NotificationsService, { holdRecheckS: 2 } as AppConfig);
-  return { taskEnds, sent, heard: (payload: string) => hear(payload), init: () => taskEnds.onModuleInit() };
+  return { taskEnds, sent, heard: (payload: string) => hear(payload), heardAgain: () => again(), init: () => taskEnds.onModuleInit() };
 }
 
 const task = (id: string) => ({ id, state: 'succeeded' }) as unknown as Task<unknown, unknown>;
@@ -39,6 +45,22 @@ describe('TaskEnds: a wait hears its task end whenever the end comes after the w
     taskEnds.announce(['b', 'c']);
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toEqual(['a,b,c']);
+  });
+
+  it('wakes every wait, to read its row, when the connection listens again after a loss (what was told meanwhile went unheard)', async () => {
+    const { taskEnds, heardAgain, init } = ends();
+    await init();
+    const waiting = taskEnds.wait('t5');
+    const turn = waiting.next(60_000);
+    const later = taskEnds.wait('t6'); // between turns: its next one comes back at once
+    const gone = taskEnds.wait('t7');
+    gone.cancel();
+    heardAgain();
+    expect(await turn).toBe('heard');
+    expect(await later.next(60_000)).toBe('heard');
+    expect(await gone.next(5)).toBe('timeout');
+    waiting.cancel();
+    later.cancel();
   });
 
   it('does not wake a wait for another task, nor one cancelled', async () => {

@@ -50,7 +50,8 @@ export interface TaskEndWait {
  * connection, sent on that connection after the commit (never inside the ending transaction: a NOTIFY
  * there would serialize every committing end on PostgreSQL's notify lock), the ids of the ends of one
  * moment in one notification. Should a notification be lost (an instance died between its commit and its
- * NOTIFY, the LISTEN connection was down), the waiter's read of the row every HOLD_RECHECK_S finds the end.
+ * NOTIFY, the LISTEN connection was down), the waiter's read of the row every HOLD_RECHECK_S finds the end;
+ * and when a lost LISTEN connection is open again, every waiter reads its row at once.
  */
 @Injectable()
 export class TaskEnds implements OnModuleInit {
@@ -68,6 +69,10 @@ export class TaskEnds implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    // ends told while this instance could not hear them went unheard: every waiter reads its row once
+    this.notifications.whenHeardAgain(() => {
+      for (const waiting of this.waiters.values()) for (const listener of waiting) listener();
+    });
     await this.notifications.listen(TASK_ENDS_CHANNEL, (payload) => {
       for (const id of payload.split(',')) this.wake(id);
     });

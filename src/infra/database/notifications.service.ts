@@ -26,8 +26,19 @@ export class NotificationsService implements OnApplicationShutdown {
   /** The last statement sent on the connection (inTurn): the next waits for it. */
   private turn: Promise<void> = Promise.resolve();
   listening = false;
+  /** Whether the connection has listened before: its next opening follows a loss (see whenHeardAgain). */
+  private listened = false;
+  private readonly heardAgain: (() => void)[] = [];
 
   constructor(private readonly config: AppConfig) {}
+
+  /**
+   * Calls `callback` each time the connection listens again after it was lost: what the other instances
+   * sent meanwhile was not heard, so whoever relies on it looks again.
+   */
+  whenHeardAgain(callback: () => void): void {
+    this.heardAgain.push(callback);
+  }
 
   /** Calls `handler` with the payload of every notification on `channel`, from now on. */
   async listen(channel: string, handler: Handler): Promise<void> {
@@ -103,6 +114,8 @@ export class NotificationsService implements OnApplicationShutdown {
         this.client = client;
         this.listening = true;
         this.retryMs = RETRY_MIN_MS;
+        if (this.listened) for (const callback of this.heardAgain) callback();
+        this.listened = true;
       } catch (err) {
         await client.end().catch(() => undefined);
         this.logger.warn(`cannot listen for notifications (${(err as Error).message}); retrying in ${this.retryMs / 1000} s`);
