@@ -114,13 +114,22 @@ export class NotificationsService implements OnApplicationShutdown {
         this.client = client;
         this.listening = true;
         this.retryMs = RETRY_MIN_MS;
-        if (this.listened) for (const callback of this.heardAgain) callback();
-        this.listened = true;
       } catch (err) {
         await client.end().catch(() => undefined);
         this.logger.warn(`cannot listen for notifications (${(err as Error).message}); retrying in ${this.retryMs / 1000} s`);
         this.scheduleRetry();
+        return;
       }
+      if (this.listened) {
+        for (const callback of this.heardAgain) {
+          try {
+            callback();
+          } catch (err) {
+            this.logger.warn(`a callback of the connection listening again failed: ${String(err)}`);
+          }
+        }
+      }
+      this.listened = true;
     })().finally(() => (this.connecting = undefined));
     return this.connecting;
   }
