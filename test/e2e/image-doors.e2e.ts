@@ -1,4 +1,4 @@
-import OpenAI, { AuthenticationError, BadRequestError, toFile } from 'openai';
+import OpenAI, { AuthenticationError, BadRequestError, NotFoundError, toFile } from 'openai';
 import sharp from 'sharp';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
@@ -112,6 +112,15 @@ describe('the image doors (sandbox)', () => {
       expect([err.param, err.message]).toEqual([param, expect.stringContaining(param)]);
     }
   }, 60_000);
+
+  it('images.createVariation (multipart, as the SDK sends it): 404 not_supported naming the operation, whatever the body', async () => {
+    const err = await openai.images.createVariation({ image: await toFile(await png(64, 64), 'a.png', { type: 'image/png' }) }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect([(err as NotFoundError).code, (err as NotFoundError).message]).toEqual(['not_supported', expect.stringContaining('images.createVariation')]);
+  });
 
   it("answers each refusal with OpenAI's own code and param, as OpenAI's API does (never invalid_parameter)", async () => {
     const cases: [Record<string, unknown>, string, string][] = [
