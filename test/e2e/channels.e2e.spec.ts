@@ -155,7 +155,7 @@ describe('upstream channels: stored, managed by admins, credentials write-only, 
     await bad({ stall_after_s: 86401 }, /^stall_after_s must be an integer from 1 to 86400, or null/);
     await bad({ operations: ['video'], models: [{ name: 'm', vendor_model: 'gen4.5' }] }, /^models\[0\]\.vendor_model must be one of the kling models: kling-v1, kling-v1-5, kling-v1-6, .* \(not gen4\.5\)/);
     await bad({ operations: ['video'], models: [{ name: 'm', vendor_model: 'kling-v2-1' }, { name: 'm', vendor_model: 'kling-v1-6' }] }, /^models\[1\]\.name: m is listed twice/);
-    await bad({ operations: ['video'], models: [{ name: 'bad name', vendor_model: 'kling-v2-1' }] }, /models\[\]\.name must be 1 to 64 characters/);
+    await bad({ operations: ['video'], models: [{ name: 'bad name', vendor_model: 'kling-v2-1' }] }, /models\[0\]\.name must be 1 to 64 characters/);
     await bad({ protocol: 'suno', operations: ['audio', 'video'], credentials: { api_key: 'k' } }, /^operations: a suno channel takes only audio, music and lyrics \(not video\)/);
     await bad({ protocol: 'gateway', operations: ['expand', 'music'], credentials: { api_key: 'k' } }, /^operations: one gateway channel has one base URL/);
     await bad({ protocol: 'luma', operations: ['video'], credentials: { access_key: 'a', secret_key: 'b' } }, /^credentials: a luma channel needs credentials.api_key/);

@@ -58,6 +58,13 @@ describe('a model a channel declares', () => {
     expect([noSpec.status, noSpec.body.message]).toEqual([400, expect.stringMatching(/^models\[0\]\.vendor_model must be one of the seedance models: .*\(not seedance-1-0-lite-i2v-250428\), or come with a spec/)]);
     const catalog = await admin('POST', '/admin/channels', channelBody([{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', spec: LITE_SPEC }]));
     expect([catalog.status, catalog.body.message]).toEqual([400, expect.stringMatching(/^models\[0\]\.spec: seedance-1-0-pro-250528 is a seedance model the gateway knows, which keeps its catalog's spec/)]);
+    // a catalog id with a space, or in other case, does not pass for a model the catalog does not know
+    for (const id of ['seedance-1-0-pro-250528 ', ' seedance-1-0-pro-250528', 'seedance-1-0-pro-250528\t']) {
+      const spaced = await admin('POST', '/admin/channels', channelBody([{ name: 'pro', vendor_model: id, spec: LITE_SPEC }]));
+      expect([spaced.status, spaced.body.message]).toEqual([400, 'models[0].vendor_model must not contain spaces or control characters']);
+    }
+    const cased = await admin('POST', '/admin/channels', channelBody([{ name: 'pro', vendor_model: 'SEEDANCE-1-0-PRO-250528', spec: LITE_SPEC }]));
+    expect([cased.status, cased.body.message]).toEqual([400, expect.stringMatching(/^models\[0\]\.vendor_model: SEEDANCE-1-0-PRO-250528 differs only in case from seedance-1-0-pro-250528/)]);
     expect((await admin('GET', '/admin/channels')).body).toEqual([]);
   });
 

@@ -44,6 +44,8 @@ describe('a declared video spec at the admin API', () => {
     expect(spec({ durations: [2.5] })).toBe('models[0].spec.durations[0] must be a whole number of seconds from 1 to 99 (not 2.5)');
     expect(spec({ durations: ['5'] })).toBe('models[0].spec.durations[0] must be a whole number of seconds from 1 to 99 (not "5")');
     expect(spec({ durations: [5, 5] })).toBe('models[0].spec.durations must not name a value twice');
+    expect(spec({ durations: [5, 3, 4] })).toBe('models[0].spec.durations must be in ascending order (shortest first), such as [5, 10]');
+    expect(spec({ durations: [3, 4, 5], durations_at: { '720p': [5, 4] } })).toBe("models[0].spec.durations_at.720p must be in ascending order (shortest first), such as [5, 10]");
     expect(spec({ durations: [] })).toBe('models[0].spec.durations must hold at least one value, such as [5, 10]');
     expect(spec({ durations: undefined })).toBe('models[0].spec.durations is required: it must be a list such as [5, 10]');
   });
@@ -106,6 +108,11 @@ describe('a declared video spec at the admin API', () => {
 
   it('a catalog model keeps its spec; an unknown model needs one; a channel of video and image says which', () => {
     expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', spec: liteSpec() }]))).toMatch(/^models\[0\]\.spec: seedance-1-0-pro-250528 is a seedance model the gateway knows, which keeps its catalog's spec/);
+    // an id that differs from a catalog one only in case is that model mistyped, with a spec or without
+    expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'SEEDANCE-1-0-PRO-250528', spec: liteSpec() }]))).toBe(
+      "models[0].vendor_model: SEEDANCE-1-0-PRO-250528 differs only in case from seedance-1-0-pro-250528, a seedance model the gateway knows (vendors' ids are case-sensitive): write seedance-1-0-pro-250528, and leave spec out (it keeps its catalog's spec)",
+    );
+    expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'Seedance-1-0-Pro-250528' }]))).toMatch(/^models\[0\]\.vendor_model: Seedance-1-0-Pro-250528 differs only in case from seedance-1-0-pro-250528, .*: write seedance-1-0-pro-250528$/);
     expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'lite', vendor_model: LITE }]))).toMatch(/^models\[0\]\.vendor_model must be one of the seedance models: seedance-1-0-pro-250528, .* \(not seedance-1-0-lite-i2v-250428\), or come with a spec declaring what it can do \(models\[0\]\.spec/);
     expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image']))).toBe('models[0].operation is required for a declared model on a channel that takes both video and image: video or image');
     expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image'], { operation: 'video' }))).toBe('');

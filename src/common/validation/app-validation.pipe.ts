@@ -69,7 +69,13 @@ export function formatValidationErrors(errors: ValidationError[], parent = ''): 
 function collect(errors: ValidationError[], parent: string): string[] {
   return errors.flatMap((error) => {
     const path = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((msg) => (msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg));
+    // a rule of an array's items is worded for any item (`models[].vendor_model must …`): the message names the one refused
+    const indexed = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+    const anyItem = indexed.replace(/\[\d+\]/g, '[]');
+    const own = Object.values(error.constraints ?? {}).map((msg) => {
+      if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
+      return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
+    });
     return [...own, ...collect(error.children ?? [], path)];
   });
 }

@@ -167,6 +167,9 @@ export function checkModels(protocol: string, operations: readonly string[], mod
       checkModelExtras(m, i, op);
       return m;
     }
+    // vendors' ids are case-sensitive: one that differs from a catalog id only in case is that model mistyped
+    const lookalike = listing.flatMap((o) => o.catalogOf(protocol)).find((s) => s.id.toLowerCase() === m.vendor_model.toLowerCase());
+    if (lookalike) throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model: ${m.vendor_model} differs only in case from ${lookalike.id}, a ${protocol} model the gateway knows (vendors' ids are case-sensitive): write ${lookalike.id}${m.spec !== undefined ? ', and leave spec out (it keeps its catalog\'s spec)' : ''}`);
     if (m.spec === undefined || declarable.length === 0) {
       const ids = listing.flatMap((o) => o.catalogOf(protocol).map((s) => s.id));
       const declare = declarable.length > 0 ? `, or come with a spec declaring what it can do (models[${i}].spec; docs/operators/channels.md, "Declared models")` : '';

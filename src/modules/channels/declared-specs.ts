@@ -34,15 +34,25 @@ const list = <T extends z.ZodType>(item: T, max: number, example: string) =>
     .max(max, `must hold at most ${max} values`)
     .refine((values) => new Set(values).size === values.length, `must not name a value twice`);
 const seconds = int(1, MAX_SECONDS, 'a whole number of seconds');
+/**
+ * Durations, shortest first: a model's first is what a request that asks none is priced at (the doors' own
+ * defaults aside), so a list out of order is refused rather than read one way or the other.
+ */
+const durationList = (example: string) =>
+  list(seconds, MAX_SECONDS, example).refine(
+    // judged once each value is one (a refusal of a value is enough)
+    (values) => !values.every((v) => seconds.safeParse(v).success) || values.every((v, i) => i === 0 || values[i - 1] <= v),
+    'must be in ascending order (shortest first), such as [5, 10]',
+  );
 const videoResolution = z.enum(VIDEO_RESOLUTIONS, `must be one of ${VIDEO_RESOLUTIONS.join(', ')}`);
 const ratio = z.string('must be a shape <w>:<h>, such as "16:9"').regex(RATIO, 'must be a shape <w>:<h> of whole numbers (1 to 4 digits), such as "16:9"');
 
 const videoSchema = z
   .strictObject({
-    durations: list(seconds, MAX_SECONDS, '[5, 10]'),
+    durations: durationList('[5, 10]'),
     resolutions: list(videoResolution, VIDEO_RESOLUTIONS.length, '["720p", "1080p"]'),
     aspect_ratios: z.union([z.literal('any'), list(ratio, 32, '["16:9", "9:16"]')], 'must be "any" or a list of shapes such as ["16:9", "9:16"]'),
-    durations_at: z.partialRecord(videoResolution, list(seconds, MAX_SECONDS, '[8]'), 'must map a resolution to the durations it makes there, such as {"1080p": [8]}').optional(),
+    durations_at: z.partialRecord(videoResolution, durationList('[8]'), 'must map a resolution to the durations it makes there, such as {"1080p": [8]}').optional(),
     sizes: list(z.string('must be <aspect ratio>@<resolution>, such as "16:9@720p"').regex(/^[1-9]\d{0,3}:[1-9]\d{0,3}@\w+$/, 'must be <aspect ratio>@<resolution>, such as "16:9@720p"'), 256, '["16:9@720p"]').optional(),
     text_to_video: flag,
     first_frame: flag,

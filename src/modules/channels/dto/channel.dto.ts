@@ -86,6 +86,9 @@ export class ChannelModelDto {
   @ApiProperty({ description: "The vendor's id of the model: one of its catalog (GET /admin/protocols, GET /models), or, with spec, one the catalog does not know (a declared model).", example: 'kling-v2-1', maxLength: 64 })
   @IsString({ message: 'models[].vendor_model must be a string' })
   @Length(1, 64, { message: 'models[].vendor_model must be 1 to 64 characters long' })
+  // a vendor's ids have no spaces: one with a space or a control character is a typo (a catalog id with a
+  // trailing space would otherwise pass for a model the catalog does not know, and reach the vendor so)
+  @Matches(/^[^\s\p{Cc}]+$/u, { message: 'models[].vendor_model must not contain spaces or control characters' })
   vendor_model!: string;
 
   @ApiPropertyOptional({
