@@ -93,6 +93,20 @@ describe('Seedance video behind the doors', () => {
     });
   }, 90_000);
 
+  it("sends a sample of the service's, named under the request's own address, inline as the gateway's own file (never refused as a loopback URL)", async () => {
+    const port = new URL(t.url).port;
+    const sample = `http://localhost:${port}/samples/keyframe.jpg`;
+    const bytes = Buffer.from(await (await fetch(`${t.url}/samples/keyframe.jpg`)).arrayBuffer());
+    const body = { prompt: 'The lantern drifts away', model: 'seedance-1-5-pro-251215', duration: '5s', keyframes: { frame0: { type: 'image', url: sample } } };
+    // the request reaches the gateway as localhost: its base, which the sample is under (OUTBOUND_ALLOW_HOSTS names 127.0.0.1 only)
+    const created = await api(`http://localhost:${port}`, 'POST', GEN, { key, body });
+    expect([created.status, created.body.message]).toEqual([201, undefined]);
+    const done = await finished(created.body.id);
+    expect([done.state, done.failure_reason ?? null]).toEqual(['completed', null]);
+    const items = lastSent().content as { type: string; role?: string; image_url?: { url: string } }[];
+    expect(items[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/jpeg;base64,${bytes.toString('base64')}` }, role: 'first_frame' });
+  }, 90_000);
+
   it("waits out its rate limit (429) and makes the video once; fails over to Kling when its task fails for its own reason, not when its moderation refuses it", async () => {
     const sent = ark.created.size;
     ark.arkKnobs.busy = 2;

@@ -36,6 +36,14 @@ describe('videoRequestOf', () => {
     });
   });
 
+  it("a sample of the service's, named with its URL, is hosted: sent inline where the vendor takes images so", () => {
+    const sampled = videoRequestOf({ ...params, firstFrame: { type: 'image', id: 'f0', url: 'http://gw.local/samples/keyframe.jpg' } }, { frame0: 'http://gw.local/samples/keyframe.jpg' });
+    expect([sampled.firstFrame, sampled.lastFrame]).toEqual([
+      { type: 'image', url: 'http://gw.local/samples/keyframe.jpg', hosted: true },
+      { type: 'image', url: 'https://example.com/end.jpg' },
+    ]);
+  });
+
   it('without links (a check at the door), an upload is an empty hosted link; a generation frame is kept as it is', () => {
     const request = videoRequestOf({ prompt: 'p', loop: true, firstFrame: { type: 'generation', generationId: 'g1' }, lastFrame: { type: 'image', id: 'x', upload: true }, door: 'luma' });
     expect(request).toEqual({ prompt: 'p', loop: true, firstFrame: { type: 'generation', generationId: 'g1' }, lastFrame: { type: 'image', url: '', hosted: true } });

@@ -31,13 +31,20 @@ export class CallerUrls {
   /**
    * For a relay, before it hands a caller's URL to an upstream (which fetches it from its own network, and an
    * in-cluster upstream's network is the gateway's): the failure reason when its host resolves to a non-public
-   * address or not at all, naming `field`; null when it may be handed on. Of the service's own samples only
-   * those under PUBLIC_BASE_URL pass as they are: a task's base comes from its request's Host header, which the
-   * caller wrote, so a sample "under" it is judged as any URL would be.
+   * address or not at all, naming `field`; null when it may be handed on. The service's own samples, under
+   * PUBLIC_BASE_URL or the task's base (`taskBase`), pass as the submission's check passed them: they are the
+   * gateway's own files, handed on as its other files are (an uploaded image's or a fitted frame's signed link
+   * is under that same base), and a vendor that takes images inline is sent their bytes (`ownSample`). Before,
+   * a sample under the task's base passed the submission and failed the task here.
    */
-  async handOffRefusal(field: string, url: string | null | undefined): Promise<string | null> {
-    if (!url || this.samples.resolve(url, null)) return null;
+  async handOffRefusal(field: string, url: string | null | undefined, taskBase: string | null): Promise<string | null> {
+    if (!url || this.ownSample(url, taskBase)) return null;
     const refusal = await this.fetcher.callerUrlHandOffRefusal(url);
     return refusal ? `${field} must be a public http(s) URL: ${refusal} ${RULE}` : null;
+  }
+
+  /** Whether `url` is one of the service's own sample files, under PUBLIC_BASE_URL or the task's base: read here, never fetched. */
+  ownSample(url: string, taskBase: string | null): boolean {
+    return this.samples.resolve(url, taskBase) !== undefined;
   }
 }

@@ -68,13 +68,18 @@ export function inputImages(params: VideoParams): InputImage[] {
 }
 
 /**
- * The normalized request a generation stores, as vendors read it. An uploaded image has no URL of its own:
- * `uploadUrls` gives the one to send (a signed link to it here); without, it is empty (enough to check what
- * the request asks).
+ * The normalized request a generation stores, as vendors read it. `hostedUrls` names the images that are the
+ * gateway's own files (hosted: a vendor that takes images inline is sent their bytes) and the URL to send for
+ * each: an uploaded image's signed link here, or a sample of the service's as it was given. An uploaded image
+ * has no URL of its own: without a link, it is empty (enough to check what the request asks).
  */
-export function videoRequestOf(params: VideoParams, uploadUrls: Partial<Record<InputImageRole, string>> = {}): VideoRequest {
+export function videoRequestOf(params: VideoParams, hostedUrls: Partial<Record<InputImageRole, string>> = {}): VideoRequest {
   const { door: _door, firstFrame, lastFrame, referenceImages, ...request } = params;
-  const image = (stored: StoredVideoImage, role: InputImageRole): VideoImage => (stored.upload ? { type: 'image', url: uploadUrls[role] ?? '', hosted: true } : { type: 'image', url: stored.url });
+  const image = (stored: StoredVideoImage, role: InputImageRole): VideoImage => {
+    const hosted = hostedUrls[role];
+    if (hosted !== undefined || stored.upload) return { type: 'image', url: hosted ?? '', hosted: true };
+    return { type: 'image', url: stored.url };
+  };
   const frame = (stored: StoredVideoFrame, role: KeyframePositionName): VideoFrame => (stored.type === 'generation' ? stored : image(stored, role));
   return {
     ...request,

@@ -49,7 +49,7 @@ export class RelayAudioProvider implements AudioProvider, UpstreamWatcher {
       vendors: this.vendors,
       prepare: async () => {
         // the upstream fetches the URL from its network, which may be the gateway's own
-        const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url);
+        const handOff = await this.callerUrls.handOffRefusal('url', upload.params.url, upload.baseUrl);
         return handOff ? { kind: 'failed', reason: handOff } : { pinnedTo: null, data: undefined };
       },
       create: async (channel, vendor) => ({ upstreamId: await vendor.create(channel, upload.params.url) }),

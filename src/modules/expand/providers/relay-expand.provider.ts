@@ -57,7 +57,7 @@ export class RelayExpandProvider implements ExpandProvider, UpstreamWatcher {
       // and a configured channel's vendor needs it to decide (RelayFlow prepares only then)
       prepare: async () => {
         // the upstream fetches the image URL from its network, which may be the gateway's own
-        const handOff = await this.callerUrls.handOffRefusal('image', task.params.image_url);
+        const handOff = await this.callerUrls.handOffRefusal('image', task.params.image_url, task.baseUrl);
         if (handOff) return { kind: 'failed', reason: handOff };
         return { pinnedTo: null, data: await this.inputSize(task, ctx) };
       },

@@ -61,7 +61,7 @@ export class RelayImageProvider implements ImageProvider, UpstreamWatcher {
       prepare: async () => {
         // an input's URL is read by the gateway (the vendors get the bytes); it is checked as a caller's URL at the door
         for (const input of task.params.inputs) {
-          const refused = input.url ? await this.callerUrls.handOffRefusal('image', input.url) : null;
+          const refused = input.url ? await this.callerUrls.handOffRefusal('image', input.url, task.baseUrl) : null;
           if (refused) return { kind: 'failed', reason: refused };
         }
         return { pinnedTo: null, data: undefined };

@@ -53,7 +53,9 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     const inputs = inputImages(generation.params);
     const uploaded = inputs.filter(({ image }) => image.type === 'image' && image.upload).map(({ role }) => role);
     const uploadUrls = Object.fromEntries(await Promise.all(uploaded.map(async (role) => [role, await ctx.uploadUrl(role)] as const)));
-    const request = videoRequestOf(generation.params, uploadUrls);
+    // a sample of the service's is its own file too: sent inline where the vendor takes images so, never fetched
+    const samples = inputs.flatMap(({ role, image }) => (image.type === 'image' && image.url && this.callerUrls.ownSample(image.url, generation.baseUrl) ? [[role, image.url] as const] : []));
+    const request = videoRequestOf(generation.params, { ...uploadUrls, ...Object.fromEntries(samples) });
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
     // The first frame is fitted for the channel a create goes to, once per fit in this step (a busy channel's
     // fit serves the next with the same): it is stored as the task's one fitted frame (fit0), so frames for
@@ -114,7 +116,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
   private async prepare(generation: VideoTask, request: VideoRequest, ctx: VideoContext): Promise<RelayOrder<VideoOrder> | StepOutcome<VideoResult>> {
     // a keyframe's URL is fetched by the upstream, from its network (which may be the gateway's own)
     for (const { role, image } of inputImages(generation.params)) {
-      const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(ctx.fieldName(fieldOf(role)), image.url) : null;
+      const handOff = image.type === 'image' ? await this.callerUrls.handOffRefusal(ctx.fieldName(fieldOf(role)), image.url, generation.baseUrl) : null;
       if (handOff) return { kind: 'failed', reason: handOff };
     }
     // A keyframe naming an earlier generation names it by the upstream's id: only the account that made it knows it.
