@@ -47,4 +47,15 @@ export class CallerUrls {
   ownSample(url: string, taskBase: string | null): boolean {
     return this.samples.resolve(url, taskBase) !== undefined;
   }
+
+  /**
+   * Whether `url` is a sample of the service's that could not be handed to an upstream as a URL (under the
+   * task's base, not PUBLIC_BASE_URL, on an address the hand-off rules refuse): a relay sends it as the
+   * gateway's own file instead (hosted: inline where the vendor takes images so). A sample an upstream may be
+   * sent as a link (under PUBLIC_BASE_URL, or a host of OUTBOUND_ALLOW_HOSTS) is sent as it was given.
+   */
+  async unreachableSample(url: string, taskBase: string | null): Promise<boolean> {
+    if (!this.ownSample(url, taskBase) || this.ownSample(url, null)) return false;
+    return (await this.fetcher.callerUrlHandOffRefusal(url)) !== null;
+  }
 }

@@ -53,9 +53,9 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
     const inputs = inputImages(generation.params);
     const uploaded = inputs.filter(({ image }) => image.type === 'image' && image.upload).map(({ role }) => role);
     const uploadUrls = Object.fromEntries(await Promise.all(uploaded.map(async (role) => [role, await ctx.uploadUrl(role)] as const)));
-    // a sample of the service's is its own file too: sent inline where the vendor takes images so, never fetched
-    const samples = inputs.flatMap(({ role, image }) => (image.type === 'image' && image.url && this.callerUrls.ownSample(image.url, generation.baseUrl) ? [[role, image.url] as const] : []));
-    const request = videoRequestOf(generation.params, { ...uploadUrls, ...Object.fromEntries(samples) });
+    // a sample of the service's that no upstream could be sent as a link is its own file too: inline where the vendor takes images so
+    const samples = await Promise.all(inputs.map(async ({ role, image }) => (image.type === 'image' && image.url && (await this.callerUrls.unreachableSample(image.url, generation.baseUrl)) ? [[role, image.url] as const] : [])));
+    const request = videoRequestOf(generation.params, { ...uploadUrls, ...Object.fromEntries(samples.flat()) });
     const modelFor = (channel: CandidateChannel) => this.modelFor(channel, request);
     // The first frame is fitted for the channel a create goes to, once per fit in this step (a busy channel's
     // fit serves the next with the same): it is stored as the task's one fitted frame (fit0), so frames for
