@@ -98,28 +98,39 @@ export class SpeechModels {
    * an unknown model; else the field the closest model (fewest unmet fields) cannot honour, with what it takes.
    */
   async check(request: SpeechRequest, labels: Record<SpeechField | 'model', string>): Promise<void> {
-    const all = await this.offered();
-    const named = request.model === null ? all.filter((m) => !m.namedOnly) : all.filter((m) => m.name === request.model);
-    if (named.length === 0) {
-      const names = [...new Set(all.map((m) => m.name))];
-      throw refusal(labels.model, 'value', request.model === null ? `${labels.model}: no speech model is configured` : `${labels.model}: no configured speech model is named ${request.model} (the models: ${names.join(', ') || 'none'})`);
-    }
-    const ranked = named.map((m) => ({ m, unmet: unmetSpeechFields(m.spec, request) })).sort((a, b) => a.unmet.length - b.unmet.length);
-    if (ranked[0].unmet.length === 0) return;
-    const { m, unmet } = ranked[0];
-    const field = unmet[0];
-    const label = labels[field];
-    const what = request.model === null ? 'no configured speech model' : `the model ${m.name}`;
-    if (field === 'voice') {
-      const asked = 'name' in request.voice ? request.voice.name : `{"id": "${request.voice.id}"}`;
-      const voices = [...new Set(named.flatMap((n) => Object.keys(n.spec.voices)))];
-      throw refusal(label, 'value', `${label}: ${request.model === null ? `${what} speaks` : `${what} does not speak`} the voice ${asked}; the voices: ${voices.join(', ')}${'id' in request.voice ? ' (a voice id only where a model takes ids)' : ''}`);
-    }
-    if (field === 'input') throw refusal(label, 'too_long', `${label}: ${what} takes at most ${Math.max(...named.map((n) => n.spec.maxInput))} characters (not ${[...request.input].length})`);
-    if (field === 'instructions') throw refusal(label, 'value', `${label}: ${what} takes instructions (the models that do: ${all.filter((n) => n.spec.instructions).map((n) => n.name).join(', ') || 'none'})`);
-    const ranges = named.map((n) => n.spec.speed).filter((s) => s !== null);
-    throw refusal(label, request.speed < 1 ? 'below_min' : 'above_max', `${label}: ${what} speaks at ${request.speed}; ${ranges.length ? `from ${Math.min(...ranges.map((r) => r!.min))} to ${Math.max(...ranges.map((r) => r!.max))}` : 'only at 1'}`);
+    const refused = speechRefusal(await this.offered(), request, labels);
+    if (refused) throw refused;
   }
+}
+
+/**
+ * Why no model of `all` can make `request` (400, naming the field as the door names it, `labels`): an unknown
+ * model; else the field the closest model (fewest unmet fields) cannot honour, with what the models take.
+ * Undefined: a model can.
+ */
+export function speechRefusal(all: readonly OfferedSpeechModel[], request: SpeechRequest, labels: Record<SpeechField | 'model', string>): AppError | undefined {
+  const named = request.model === null ? all.filter((m) => !m.namedOnly) : all.filter((m) => m.name === request.model);
+  if (named.length === 0) {
+    const names = [...new Set(all.map((m) => m.name))];
+    return refusal(labels.model, 'value', request.model === null ? `${labels.model}: no speech model is configured` : `${labels.model}: no configured speech model is named ${request.model} (the models: ${names.join(', ') || 'none'})`);
+  }
+  const ranked = named.map((m) => ({ m, unmet: unmetSpeechFields(m.spec, request) })).sort((a, b) => a.unmet.length - b.unmet.length);
+  if (ranked[0].unmet.length === 0) return undefined;
+  const { m, unmet } = ranked[0];
+  const field = unmet[0];
+  const label = labels[field];
+  // "no configured speech model speaks …" when none was named, "the model tts-1 does not speak …" when one was
+  const [who, not] = request.model === null ? ['no configured speech model', ''] : [`the model ${m.name}`, ' does not'];
+  const verb = (third: string, base: string) => (not ? `${not} ${base}` : ` ${third}`);
+  if (field === 'voice') {
+    const asked = 'name' in request.voice ? request.voice.name : `{"id": "${request.voice.id}"}`;
+    const voices = [...new Set(named.flatMap((n) => Object.keys(n.spec.voices)))];
+    return refusal(label, 'value', `${label}: ${who}${verb('speaks', 'speak')} the voice ${asked}; the voices: ${voices.join(', ')}${'id' in request.voice ? ' (a voice id only where a model takes ids)' : ''}`);
+  }
+  if (field === 'input') return refusal(label, 'too_long', `${label}: ${who} takes at most ${Math.max(...named.map((n) => n.spec.maxInput))} characters (not ${[...request.input].length})`);
+  if (field === 'instructions') return refusal(label, 'value', `${label}: ${who}${verb('takes', 'take')} instructions (the models that do: ${all.filter((n) => n.spec.instructions).map((n) => n.name).join(', ') || 'none'})`);
+  const ranges = named.map((n) => n.spec.speed).filter((s) => s !== null);
+  return refusal(label, request.speed < 1 ? 'below_min' : 'above_max', `${label}: ${who}${verb('speaks', 'speak')} at ${request.speed}; ${ranges.length ? `from ${Math.min(...ranges.map((r) => r!.min))} to ${Math.max(...ranges.map((r) => r!.max))}` : 'only at 1'}`);
 }
 
 function refusal(param: string, rule: ParamRule, message: string): AppError {
