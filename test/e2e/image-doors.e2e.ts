@@ -200,11 +200,11 @@ describe('the image doors (sandbox)', () => {
   }, 90_000);
 });
 
-describe("OpenAI's image door on an instance that runs no worker", () => {
+describe("OpenAI's image and speech doors on an instance that runs no worker", () => {
   let t: TestApp;
   let key: string;
   beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api', IMAGE_HOLD_S: '1' });
+    t = await startTestApp({ ROLE: 'api', IMAGE_HOLD_S: '1', SPEECH_HOLD_S: '1' });
     key = await t.createKey('image-held');
   }, 60_000);
   afterAll(() => t.close());
@@ -219,5 +219,14 @@ describe("OpenAI's image door on an instance that runs no worker", () => {
     const streamed = await fetch(`${t.url}/openai/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Another', stream: true }) });
     expect([streamed.status, streamed.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
     expect(await streamed.text()).toMatch(/^event: error\ndata: \{"type":"error","error":\{"message":"the image task [0-9a-f-]{36} did not end within 1 s.*"code":"timeout"/);
+  }, 60_000);
+
+  it("the speech door's 504 names its task in x-task-id too, as its audio would", async () => {
+    const res = await api(t.url, 'POST', '/openai/v1/audio/speech', { key, body: { model: 'gpt-4o-mini-tts', input: 'A slow sentence.', voice: 'coral' } });
+    expect([res.status, res.body.error.code, res.headers.get('x-should-retry')]).toEqual([504, 'timeout', 'false']);
+    const taskId = res.headers.get('x-task-id')!;
+    expect(res.body.error.message).toContain(taskId);
+    const task = await api(t.url, 'GET', `/tasks/${taskId}`, { key });
+    expect([task.status, task.body.kind, task.body.state]).toEqual([200, 'speech', 'queued']);
   }, 60_000);
 });

@@ -166,6 +166,9 @@ describe('per-owner limits, shared by two instances', () => {
 
     // a 9 s video costs 9: more than the 8 left
     expectRefusal(await api(a.url, 'POST', GEN, { key, body: { prompt: 'long', duration: '9s' } }), 1102, /costs 9 credits and 8 of your 10 for \d{4}-\d{2} are left/);
+    // on an OpenAI door, a refusal until next month is not to be retried by OpenAI's SDKs (they would at once)
+    const openaiDoor = await api(a.url, 'POST', '/openai/v1/videos', { key, body: { prompt: 'long', seconds: '12' } });
+    expect([openaiDoor.status, openaiDoor.body.error?.code, openaiDoor.headers.get('x-should-retry'), Number(openaiDoor.headers.get('retry-after')) > 60]).toEqual([429, 'insufficient_quota', 'false', true]);
     const video = await api(b.url, 'POST', GEN, { key, body: { prompt: 'short', duration: '5s' } });
     expect(video.status).toBe(201);
     expect(await balance(a, key)).toBe(3);

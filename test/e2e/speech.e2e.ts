@@ -98,7 +98,15 @@ describe('speech: the OpenAI door in the sandbox', () => {
     expect(pcm.length / 2 / 24_000).toBeGreaterThan(45);
     expect(pcm.length / 2 / 24_000).toBeLessThan(100);
     const instructions = await openai.audio.speech.create({ model: 'tts-1', input: 'Hello.', voice: 'alloy', instructions: 'Whisper.' }).catch((e: unknown) => e);
-    expect((instructions as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('instructions');
+    expect([(instructions as InstanceType<typeof OpenAI.BadRequestError>).param, (instructions as Error).message]).toEqual(['instructions', expect.stringContaining('the model tts-1 does not take instructions')]);
+  });
+
+  it("reads the longest body a valid request makes (every character outside the BMP, escaped as JSON writes it): refused for its speed, not its size", async () => {
+    // 4,096 + 4,096 characters of U+1F642, each as the 12 bytes of \ud83d\ude42: 98 kB
+    const longest = `{"model": "gpt-4o-mini-tts", "voice": "coral", "speed": 9, "input": "${'\\ud83d\\ude42'.repeat(4096)}", "instructions": "${'\\ud83d\\ude42'.repeat(4096)}"}`;
+    expect(longest.length).toBeGreaterThan(98_000);
+    const read = await api(t.url, 'POST', '/openai/v1/audio/speech', { key, rawBody: longest, headers: { 'content-type': 'application/json' } });
+    expect([read.status, read.body.error?.param]).toEqual([400, 'speed']);
   });
 });
 

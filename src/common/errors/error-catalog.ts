@@ -49,13 +49,13 @@ export function describeError(code: ErrorCode): WireError {
     case 'CONCURRENCY_LIMITED':
       return { status: 429, code: 1303, name: 'concurrency_limited', meaning: "Too many unfinished tasks: their slots would pass the owner's max_concurrent_tasks (an expand task holds n)." };
     case 'CREDITS_EXHAUSTED':
-      return { status: 429, code: 1102, name: 'resource_pack_exhausted', meaning: "The owner's monthly credits cannot cover this task (resource pack exhausted); Retry-After says when the next month begins." };
+      return { status: 429, code: 1102, name: 'resource_pack_exhausted', meaning: "The owner's monthly credits cannot cover this task (resource pack exhausted); Retry-After says when the next month begins. On OpenAI's doors, with x-should-retry: false (OpenAI's SDKs would retry it at once)." };
     case 'CONTENT_REFUSED':
-      return { status: 400, code: 1301, name: 'moderation_blocked', meaning: "A request answered when its task ends (OpenAI's Images door): the vendor's moderation refused the request; the message gives its words." };
+      return { status: 400, code: 1301, name: 'moderation_blocked', meaning: "A request answered when its task ends (OpenAI's image and speech doors, ElevenLabs' music door, the sunoapi door's upload by URL): the vendor's moderation refused the request; the message gives its words." };
     case 'UPSTREAM_FAILED':
-      return { status: 502, code: 5003, name: 'upstream_failed', meaning: "A request answered when its task ends (OpenAI's Images door): its task failed (no capable vendor made it); the message says why. Not retried by OpenAI's SDKs (x-should-retry: false): a retry is a new, billed task." };
+      return { status: 502, code: 5003, name: 'upstream_failed', meaning: "A request answered when its task ends (OpenAI's image and speech doors, ElevenLabs' music door, the sunoapi door's upload by URL): its task failed (no capable vendor made it); the message says why. Not retried by OpenAI's SDKs (x-should-retry: false): a retry is a new, billed task." };
     case 'TIMEOUT':
-      return { status: 504, code: 5002, name: 'timeout', meaning: "A request answered when its task ends (OpenAI's Images door): the task did not end while the request was held; it goes on, and GET /tasks/{id} (named in the message) shows its end." };
+      return { status: 504, code: 5002, name: 'timeout', meaning: "A request answered when its task ends (OpenAI's image and speech doors, ElevenLabs' music door, the sunoapi door's upload by URL): the task did not end while the request was held; it goes on, and GET /tasks/{id} (named in the message) shows its end." };
     case 'INTERNAL':
       return { status: 500, code: 5000, name: 'internal_error', meaning: 'An internal error; it is logged with the request id.' };
     case 'UNAVAILABLE':

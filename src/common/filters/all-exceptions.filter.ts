@@ -50,6 +50,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const path = requestPath(req);
     if (path.startsWith(OPENAI_PREFIX)) {
+      // OpenAI's SDKs retry a 429, waiting what Retry-After says when it is under a minute; a refusal that lasts
+      // longer (the month's credits spent) is told not to be retried, or the SDK's retries come at once
+      if (wire.status === 429 && (retryAfterS ?? 0) > 60) res.setHeader('x-should-retry', 'false');
       res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault), request_id: requestIdOf(req) });
       return;
     }

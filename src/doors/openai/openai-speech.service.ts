@@ -52,11 +52,12 @@ export class OpenAiSpeechService {
     const submitted = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, held: true });
     // accepted: a retry of a 5xx from here on would be a second (billed) task, so OpenAI's SDKs are told not to
     res.setHeader('x-should-retry', 'false');
+    // the task is named on every answer from here on: the audio, the task's failure, or the end of the hold (504)
+    res.setHeader('x-task-id', id);
     if (dto.stream_format === 'sse') return this.stream(principal, submitted, res);
     const { task, made } = await this.held(principal, submitted, res);
     const audio = await this.audio(task, made);
     res.status(200).setHeader('content-type', CONTENT_TYPES[task.params.format]);
-    res.setHeader('x-task-id', task.id);
     res.end(audio);
   }
 
@@ -92,7 +93,6 @@ export class OpenAiSpeechService {
     res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
     res.setHeader('cache-control', 'no-cache');
     res.setHeader('x-accel-buffering', 'no');
-    res.setHeader('x-task-id', id);
     res.flushHeaders();
     const send = (body: Record<string, unknown>) => res.write(`data: ${JSON.stringify(body)}\n\n`);
     try {
