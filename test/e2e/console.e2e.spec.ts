@@ -258,6 +258,22 @@ describeWithBrowser('the console in a real browser', () => {
     await page.close();
   }, 90_000);
 
+  it('shows raw PCM speech as what it is, no dead player, with its file to download as .pcm', async () => {
+    const res = await api(t.url, 'POST', '/openai/v1/audio/speech', { key: keyA, body: { model: 'gpt-4o-mini-tts', input: 'Raw samples.', voice: 'coral', response_format: 'pcm' } });
+    expect(res.status).toBe(200);
+    const id = res.headers.get('x-task-id')!;
+    const page = await newPage();
+    await signIn(page, keyA, /team-a/);
+    await page.goto(`${t.url}/console/tasks/${id}`, { waitUntil: 'networkidle0' });
+    await heading(page, `Task ${id}`);
+    const figure = await page.$eval('figure.media', (f: any) => ({ players: f.querySelectorAll('audio').length, text: f.textContent, link: f.querySelector('a').href }));
+    expect([figure.players, figure.text]).toEqual([0, expect.stringContaining('Raw PCM (16-bit little-endian mono at 24 kHz)')]);
+    const file = await fetch(figure.link);
+    expect([file.status, file.headers.get('content-type'), file.headers.get('content-disposition')]).toEqual([200, 'audio/pcm', expect.stringMatching(/\.pcm"?$/)]);
+    expect(await cspOf(page)).toEqual([]);
+    await page.close();
+  }, 90_000);
+
   it("plays every take of a song with its title and lyrics, marks the word sung, and links what it continues and joins to their tasks", async () => {
     const music = async (path: string, body: unknown) => {
       const id = (await api(t.url, 'POST', path, { key: keyA, body })).body.data as string;

@@ -285,6 +285,39 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     await page.close();
   }, 120_000);
 
+  it("offers a speech example's answer as a download of the bytes it answered (not a player of its URL, which has no GET), which plays", async () => {
+    const op = 'operations-speech-createOpenAiSpeech';
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('.btn.authorize');
+    await page.click('.btn.authorize');
+    await page.waitForSelector('.modal-ux input');
+    await page.keyboard.type(key);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('.modal-ux .auth-container')?.textContent?.includes('Authorized'), { timeout: 5000 });
+    await page.click('.modal-ux .btn-done');
+    await page.click(`#${op} .opblock-summary`);
+    await page.waitForSelector(`#${op} .try-out__btn`);
+    await page.click(`#${op} .try-out__btn`);
+    await page.select(`#${op} .opblock-section-request-body .examples-select-element`, 'simple');
+    await page.click(`#${op} .execute`);
+    // offered as a download of the answer's own bytes (a blob: URL), which decode and play
+    await page.waitForSelector(`#${op} .live-responses-table a[download]`, { timeout: 30_000 });
+    const offered = await page.$eval(`#${op} .live-responses-table a[download]`, async (link: any) => {
+      const audio = document.createElement('audio');
+      audio.src = link.href;
+      audio.muted = true;
+      await audio.play();
+      await new Promise((resolve) => (audio.currentTime > 0 ? resolve(null) : audio.addEventListener('timeupdate', resolve, { once: true })));
+      return { text: link.textContent, href: link.href, file: link.getAttribute('download'), playing: audio.currentTime > 0, seconds: audio.duration, error: audio.error?.message ?? null };
+    });
+    expect(offered).toEqual({ text: 'Download file', href: expect.stringMatching(/^blob:/), file: 'speech.mp3', playing: true, seconds: expect.any(Number), error: null });
+    expect(offered.seconds).toBeGreaterThan(1);
+    expect(await page.$eval(`#${op} .live-responses-table .response .response-col_status`, (e) => e.textContent?.trim())).toBe('200');
+    expect(await page.$eval(`#${op} .request-url pre`, (e) => e.textContent)).toBe(`${t.url}/openai/v1/audio/speech`);
+    await page.close();
+  }, 90_000);
+
   it('authorizes the API key when one is pasted and Enter pressed, runs every pre-filled example as it is to success (or to 404 for those that need your own ids), each accepted again when sent again, and fetches the new song to SUCCESS', async () => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });

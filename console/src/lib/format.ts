@@ -25,6 +25,8 @@ export const DOORS: Record<string, string> = {
   kling: 'Kling',
   openai: 'OpenAI',
   suno: 'Suno-style',
+  sunoapi: 'sunoapi.org-style',
+  elevenlabs: 'ElevenLabs',
 };
 
 export function doorName(door: string): string {

@@ -329,6 +329,8 @@ function MediaItem({ media }: { media: TaskMediaDto }): JSX.Element {
   let element: JSX.Element;
   if (media.content_type.startsWith('image/')) element = <img src={media.url} alt={`Result ${label}`} loading="lazy" />;
   else if (media.content_type.startsWith('video/')) element = <video src={media.url} controls preload="metadata" aria-label={`Video ${label}`} />;
+  // raw PCM has no header a browser could play it by: said, and left to the link
+  else if (media.content_type === 'audio/pcm') element = <p>Raw PCM (16-bit little-endian mono at 24 kHz): no player reads it; open the file to download it.</p>;
   else if (media.content_type.startsWith('audio/')) element = <audio src={media.url} controls preload="metadata" aria-label={`Audio ${label}`} />;
   else element = <p>No preview for {media.content_type}.</p>;
   return (

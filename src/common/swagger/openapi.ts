@@ -107,6 +107,31 @@ const SESSION_AUTHORIZATION = `(function () {
   }, build);
 })();`;
 
+/**
+ * Swagger UI shows an audio answer (the speech door's) as a player of the request's URL, which the browser
+ * then GETs, a route that has no GET (swagger-api/swagger-ui#8378, open): the player stayed at 0:00 and the
+ * audio could not be had. A response interceptor marks an audio answer as a file (Content-Disposition
+ * attachment, in the page only: the API sends none), which Swagger UI offers as a download of the bytes the
+ * request answered; added to the page's SwaggerUIBundle call as SESSION_AUTHORIZATION's plugin is, after any
+ * interceptor the options already have.
+ */
+const AUDIO_ANSWERS = `(function () {
+  var EXTENSIONS = { 'audio/mpeg': 'mp3', 'audio/ogg': 'opus', 'audio/aac': 'aac', 'audio/flac': 'flac', 'audio/wav': 'wav', 'audio/pcm': 'pcm' };
+  function downloadable(res) {
+    try {
+      var type = String((res.headers && (res.headers['content-type'] || res.headers['Content-Type'])) || '').split(';')[0].trim().toLowerCase();
+      if (/^audio\\//.test(type) && !res.headers['content-disposition']) res.headers['content-disposition'] = 'attachment; filename="speech.' + (EXTENSIONS[type] || 'audio') + '"';
+    } catch (e) {}
+    return res;
+  }
+  var build = window.SwaggerUIBundle;
+  window.SwaggerUIBundle = Object.assign(function (options) {
+    var before = options.responseInterceptor;
+    options.responseInterceptor = function (res) { return downloadable(before ? before(res) : res); };
+    return build(options);
+  }, build);
+})();`;
+
 /** The OpenAPI document served at /docs-json and written by `npm run openapi`; `kinds` are the registry's task kinds. */
 export function buildOpenApiDocument(app: INestApplication, kinds: KindDefinition[], config?: AppConfig): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -258,7 +283,7 @@ export function setupSwagger(app: INestApplication, kinds: KindDefinition[], con
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     customSiteTitle: 'Media Generation Gateway — API',
-    customJsStr: [SESSION_AUTHORIZATION, FOCUS_API_KEY_FIELD],
+    customJsStr: [SESSION_AUTHORIZATION, AUDIO_ANSWERS, FOCUS_API_KEY_FIELD],
     // not Swagger UI's persistAuthorization (localStorage): SESSION_AUTHORIZATION keeps them for the session
     swaggerOptions: { persistAuthorization: false, displayRequestDuration: true },
     patchDocumentOnRequest: <TRequest>(req: TRequest, _res: unknown, document: OpenAPIObject) => patch(req as unknown as Request, document),

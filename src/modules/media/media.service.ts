@@ -36,7 +36,7 @@ export interface LinkedMedia {
 /** What a stored object is to its task, named by its kind: 'image', 'video', 'input', 'clip'… (at most 16 characters). */
 export type MediaRole = string;
 
-const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac' };
+const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4', 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/mp4': 'm4a', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/webm': 'webm', 'audio/aac': 'aac', 'audio/pcm': 'pcm' };
 
 function extensionOf(contentType: string): string {
   return EXTENSIONS[contentType] ?? 'bin';
