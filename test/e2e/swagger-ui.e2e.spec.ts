@@ -190,6 +190,17 @@ async function execute(page: Page, op: string, previous: string): Promise<{ stat
   };
 }
 
+/** Opens /docs and authorizes the API key as a user does (pasted, Enter): the Authorize dialog is left open. */
+async function openAuthorized(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/docs`, { waitUntil: 'networkidle0' });
+  await page.waitForSelector('.btn.authorize');
+  await page.click('.btn.authorize');
+  await page.waitForSelector('.modal-ux input');
+  await page.keyboard.type(key);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('.modal-ux .auth-container')?.textContent?.includes('Authorized'), { timeout: 5000 });
+}
+
 describeWithBrowser('Swagger UI in a real browser', () => {
   /** The instance the browser talks to (ROLE=api), and the one that runs the tasks (ROLE=worker), on one database. */
   let t: TestApp;
@@ -288,13 +299,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
   it("offers a speech example's answer as a download of the bytes it answered (not a player of its URL, which has no GET), which plays", async () => {
     const op = 'operations-speech-createOpenAiSpeech';
     const page = await browser.newPage();
-    await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
-    await page.waitForSelector('.btn.authorize');
-    await page.click('.btn.authorize');
-    await page.waitForSelector('.modal-ux input');
-    await page.keyboard.type(key);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('.modal-ux .auth-container')?.textContent?.includes('Authorized'), { timeout: 5000 });
+    await openAuthorized(page, t.url, key);
     await page.click('.modal-ux .btn-done');
     await page.click(`#${op} .opblock-summary`);
     await page.waitForSelector(`#${op} .try-out__btn`);
@@ -320,13 +325,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
 
   it('authorizes the API key when one is pasted and Enter pressed, runs every pre-filled example as it is to success (or to 404 for those that need your own ids), each accepted again when sent again, and fetches the new song to SUCCESS', async () => {
     const page = await browser.newPage();
-    await page.goto(`${t.url}/docs`, { waitUntil: 'networkidle0' });
-    await page.waitForSelector('.btn.authorize');
-    await page.click('.btn.authorize');
-    await page.waitForSelector('.modal-ux input');
-    await page.keyboard.type(key);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('.modal-ux .auth-container')?.textContent?.includes('Authorized'), { timeout: 5000 });
+    await openAuthorized(page, t.url, key);
     const forms = await page.$$eval('.modal-ux .auth-container', (els) => els.map((e) => [e.querySelector('h4')?.textContent?.trim(), e.textContent?.includes('Logout')]));
     expect(forms).toEqual([
       [expect.stringMatching(/^api-key/), true],
