@@ -34,8 +34,9 @@ export class CallerUrls {
    * address or not at all, naming `field`; null when it may be handed on. The service's own samples, under
    * PUBLIC_BASE_URL or the task's base (`taskBase`), pass as the submission's check passed them: they are the
    * gateway's own files, handed on as its other files are (an uploaded image's or a fitted frame's signed link
-   * is under that same base), and a vendor that takes images inline is sent their bytes (`ownSample`). Before,
-   * a sample under the task's base passed the submission and failed the task here.
+   * is under that same base); one no upstream could reach as a link is sent inline where the vendor takes
+   * images so (`unreachableSample`). Before, a sample under the task's base passed the submission and failed
+   * the task here.
    */
   async handOffRefusal(field: string, url: string | null | undefined, taskBase: string | null): Promise<string | null> {
     if (!url || this.ownSample(url, taskBase)) return null;
