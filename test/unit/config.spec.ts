@@ -49,6 +49,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: '-1' })).toThrow(/PORT/);
     expect(() => loadConfig({ PORT: '3000.5' })).toThrow(/PORT/);
   });
+
+  it("takes the heap's growth from 0 (V8's own) to 400 %, 100 unless set", () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(100);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '-1' })).toThrow(/HEAP_GROWING_PERCENT must not be less than 0/);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '400' }).heapGrowingPercent).toBe(400);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '401' })).toThrow(/HEAP_GROWING_PERCENT must not be greater than 400/);
+  });
 });
 
 describe('loadConfig: the settings of each task kind', () => {

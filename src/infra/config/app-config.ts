@@ -111,6 +111,9 @@ class EnvironmentVariables {
   @IsOptional() @IsInt() @Min(1) @Max(3600)
   HOLD_RECHECK_S: number = 2;
 
+  @IsOptional() @IsInt() @Min(0) @Max(400)
+  HEAP_GROWING_PERCENT: number = 100;
+
   @IsOptional() @IsIn(PROVIDERS)
   PROVIDER: ProviderName = 'sandbox';
 
@@ -457,6 +460,11 @@ export class AppConfig {
   readonly workerLeaseS!: number;
   /** A request held for its task's end is woken by the end; it reads the task's row this often besides (a lost notification's safety net). */
   readonly holdRecheckS!: number;
+  /**
+   * How far V8 lets the heap grow past what a full collection left before it collects again, in percent (V8's
+   * `--heap-growing-percent`, set at start); 0: V8's own choice.
+   */
+  readonly heapGrowingPercent!: number;
   readonly sandboxDelayMs!: number;
   readonly relay!: RelayConfig;
   readonly sealing!: SealingConfig;
@@ -649,6 +657,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     workerConcurrency: vars.WORKER_CONCURRENCY ?? Math.max(2, availableParallelism() + 1),
     workerLeaseS: vars.WORKER_LEASE_S,
     holdRecheckS: vars.HOLD_RECHECK_S,
+    heapGrowingPercent: vars.HEAP_GROWING_PERCENT,
     sandboxDelayMs: vars.SANDBOX_DELAY_MS,
     relay: {
       apiKey: vars.RELAY_API_KEY,
