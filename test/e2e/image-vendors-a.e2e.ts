@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import { UpstreamBusy, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
+import { UpstreamBusy, UpstreamGenerationFailed, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
 import type { ImageModelSpec, ImageRequest } from '../../src/vendors/contracts/image-request.js';
 import type { ImageCreate, ImageInput } from '../../src/vendors/contracts/image-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../../src/vendors/contracts/vendor.js';
@@ -14,6 +14,7 @@ import { type FakeOpenAIImages, startFakeOpenAIImages } from '../support/vendors
 import { png } from '../support/images.js';
 import { plainUpstreamClient } from '../support/plain-upstream-client.js';
 import { pollUntil } from '../support/poll.js';
+import { queryDb } from '../support/test-database.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 const ADMIN = 'admin-secret-0123456789';
@@ -161,6 +162,10 @@ describe('image vendors A: OpenAI and Gemini behind the doors', () => {
       ]);
       const channel = (await admin('GET', `/admin/channels/${channels.openai}`)).body;
       expect([channel.status, channel.status_reason]).toEqual(['auto_disabled', expect.stringMatching(/credit.*insufficient_quota/)]);
+      // the refusal counts as its last test: the periodic test (GET /models, which passes without credit) comes an
+      // interval later, not at the next tick, which would give it tasks again at once
+      const [{ since }] = await queryDb<{ since: number }>(t.db, `SELECT extract(epoch FROM now() - tested_at)::float8 AS since FROM channels WHERE id = $1`, [channels.openai]);
+      expect(since).toBeLessThan(60);
     } finally {
       openaiFake.knobs.insufficientQuota = false;
       await admin('PATCH', `/admin/channels/${channels.openai}`, { priority: 0 });
@@ -230,7 +235,7 @@ describe('image vendors A: the adapters against their fakes', () => {
     expect(openaiFake.received.at(-1)!.body).toEqual({ model: 'gpt-image-1', prompt: 'A lighthouse at dusk', n: 1, size: '1536x1024', output_format: 'png' });
   });
 
-  it("OpenAI's failures: 429 rate limit busy, insufficient_quota and an unverified organization the account's, 5xx busy, moderation_blocked a content refusal, a bad key the credentials'", async () => {
+  it("OpenAI's failures: 429 rate limit busy, insufficient_quota and an unverified organization the account's, 5xx a failed generation, moderation_blocked a content refusal, a bad key the credentials'", async () => {
     const model = spec(OpenAIImageVendor, 'gpt-image-1-mini');
     const create = (account = openaiAccount) => failure(openaiVendor.create(account, creating(model, request())));
     openaiFake.knobs.rateLimited = 1;
@@ -242,7 +247,7 @@ describe('image vendors A: the adapters against their fakes', () => {
     expect(await create()).toMatchObject({ constructor: UpstreamRefused, kind: 'account', status: 403 });
     openaiFake.knobs.unverified = false;
     openaiFake.knobs.serverError = 1;
-    expect(await create()).toMatchObject({ constructor: UpstreamBusy, answer: { status: 500 } });
+    expect(await create()).toMatchObject({ constructor: UpstreamGenerationFailed, answer: { status: 500 } });
     openaiFake.knobs.moderation = true;
     const refused = (await create()) as UpstreamRefused;
     openaiFake.knobs.moderation = false;

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import { UpstreamBusy, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
+import { UpstreamBusy, UpstreamGenerationFailed, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
 import { BflImageVendor, freeSize } from '../../src/vendors/bfl/bfl-image.vendor.js';
 import { BFL } from '../../src/vendors/bfl/bfl.vendor.js';
 import { type ImageModelSpec, type ImageRequest, makesSize, resolutionOf, shapeOf, unmetImageFields } from '../../src/vendors/contracts/image-request.js';
@@ -187,7 +187,7 @@ describe('image vendors B: the adapters against their fakes', () => {
     expect(stability.received.at(-1)).toMatchObject({ path: 'edit/inpaint', image: { width: 500, height: 400, alpha: true }, mask: null, status: 200 });
   });
 
-  it('Stability: CONTENT_FILTERED and 403 content_moderation are content refusals; 402 the account; 500 busy (not charged: another channel may take it)', async () => {
+  it('Stability: CONTENT_FILTERED and 403 content_moderation are content refusals; 402 the account; 500 a failed generation (not charged: another channel may take it)', async () => {
     const create = () => stabilityVendor.create(stabilityAccount, creating(spec(StabilityImageVendor, 'core'), request({ aspectRatio: '16:9' })));
     stability.knobs.filter = true;
     await expect(create()).rejects.toMatchObject({ kind: 'request', message: expect.stringMatching(/moderation.*CONTENT_FILTERED/) });
@@ -199,7 +199,7 @@ describe('image vendors B: the adapters against their fakes', () => {
     await expect(create()).rejects.toMatchObject({ kind: 'account', status: 402 });
     stability.knobs.noCredit = false;
     stability.knobs.fail = true;
-    await expect(create()).rejects.toBeInstanceOf(UpstreamBusy);
+    await expect(create()).rejects.toBeInstanceOf(UpstreamGenerationFailed);
     stability.knobs.fail = false;
   });
 

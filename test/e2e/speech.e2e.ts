@@ -167,4 +167,18 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     expect([oa.received.length - before.oa, el.received.length - before.el]).toEqual([1, 1]);
     expect(oa.received.at(-1)!.status).toBe(500);
   });
+
+  it('a vendor failing where no other channel can take it: 502 at once in its words, the vendor asked once (not again until the deadline)', async () => {
+    await setEnabled('elevenlabs', false);
+    await setEnabled('gemini', false);
+    const before = oa.received.length;
+    oa.knobs.serverError = 1;
+    const failed = (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: 'host', response_format: 'wav' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect([failed.status, failed.message]).toEqual([502, expect.stringMatching(/the upstream failed \(HTTP 500\): .+/)]);
+    expect(oa.received.slice(before).map((r) => r.status)).toEqual([500]);
+    // the next request is served by the same channel: a failed generation is the task's, the channel stays in service
+    expect(probe(await speak()).format).toContain('wav');
+    await setEnabled('elevenlabs', true);
+    await setEnabled('gemini', true);
+  });
 });

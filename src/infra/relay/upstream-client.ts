@@ -33,6 +33,14 @@ export class UpstreamBusy extends UpstreamUnavailable {
   }
 }
 
+/**
+ * A synchronous vendor (one that answers a create with what it made) failed the generation (its 5xx): nothing
+ * was made and nothing charged, so the task may go on to another channel at once, as after a busy answer; but
+ * the channel had it, and failed it (ChannelRouter: it is not given the task again, and the task ends with
+ * these words when no other channel can make it, rather than knocking on the same channel until its deadline).
+ */
+export class UpstreamGenerationFailed extends UpstreamBusy {}
+
 /** How a task records the create request it sends upstream (TaskStatesRepository.submitMarks). */
 export interface SubmitMarks {
   /** The claim the marks are written by (its worker and attempt): the task's other writes of the step name it too. */

@@ -5,7 +5,7 @@ import type { StepOutcome } from '../../common/tasks/task-kind.js';
 import { type Holder, LeaseLost } from '../../common/tasks/task-states.repository.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import { NO_AUTH, pollDelaySeconds, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { NO_AUTH, pollDelaySeconds, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamGenerationFailed, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { Channel } from '../../generated/prisma/client.js';
 import { ChannelsRepository, type UpstreamTaskFacts } from './channels.repository.js';
 import { ChannelSecrets } from './channel-secrets.js';
@@ -21,7 +21,7 @@ export { type Abandonment, type CandidateChannel, type ChannelHandle, type Creat
  * (busy, or its account refused: `refused` says whether its credentials or its credit), or it refused the task
  * for its content and the task goes on to another channel (RELAY_FAILOVER_ON_CONTENT).
  */
-type Sent<R> = { outcome: StepOutcome<R> } | { notTaken: 'busy' | 'account' | 'content'; message: string; refused?: 'auth' | 'account' };
+type Sent<R> = { outcome: StepOutcome<R> } | { notTaken: 'busy' | 'account' | 'content' | 'failed'; message: string; refused?: 'auth' | 'account' };
 
 /**
  * Chooses the channel a new task goes to, sends its create there and on to the next channel while one
@@ -213,6 +213,7 @@ export class ChannelRouter {
         this.logger.log({ msg: 'a channel refused a task for its content; it goes on to another channel', channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.status, reason: err.message });
         return { notTaken: 'content', message: err.message };
       }
+      if (err instanceof UpstreamGenerationFailed) return this.generationFailed(channel, s, err, ms);
       if (err instanceof UpstreamBusy) {
         await this.refused(channel, s.task.id, err, s.operation, ms);
         return { notTaken: 'busy', message: err.message };
@@ -234,6 +235,24 @@ export class ChannelRouter {
       }
       throw err;
     }
+  }
+
+  /**
+   * A synchronous vendor failed the generation (its 5xx: nothing made, nothing charged). The channel had the task:
+   * the attempt is kept as `failed` (so it is not given the task again), its error noted and counted toward its
+   * circuit. The task goes on to another channel that can make it while it may fail over (mayFailOver: fewer
+   * than RELAY_UPSTREAM_ATTEMPTS tries, one it has not had); else it ends now with the vendor's words, rather
+   * than waiting as a busy task would for the same channel until its deadline.
+   */
+  private async generationFailed<R>(channel: ChannelHandle, s: Submission<R>, err: UpstreamGenerationFailed, ms: number): Promise<Sent<R>> {
+    await s.marks.clearSubmitting();
+    if (channel.id) await this.channels.noteError(channel.id, err.message);
+    await this.attempt(s.task.id, channel, s.operation, 'failed', err.message, ms);
+    await this.failed(channel);
+    const onward = !s.pinnedTo && (await this.mayFailOver(s.operation, s.task.id, s.fits, channel));
+    this.logger.warn({ msg: `a channel failed a generation${onward ? '; it goes on to another channel' : ''}`, channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message });
+    if (onward) return { notTaken: 'failed', message: err.message };
+    return { outcome: { kind: 'failed', reason: err.message } };
   }
 
   /**

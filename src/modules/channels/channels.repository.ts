@@ -259,10 +259,14 @@ export class ChannelsRepository {
     return row?.opened ?? false;
   }
 
-  /** An enabled channel stops taking tasks with the upstream's reason (one an admin disabled stays so). */
+  /**
+   * An enabled channel stops taking tasks with the upstream's reason (one an admin disabled stays so). The refusal
+   * counts as its last test (`tested_at`): its periodic test comes CHANNEL_TEST_INTERVAL_S later, not at the next
+   * tick, where a test call that passes without credit (GET /models) would give it tasks again at once.
+   */
   async autoDisable(channelId: string, reason: string): Promise<boolean> {
     const changed = await this.prisma.$executeRawUnsafe(
-      `UPDATE channels SET status = 'auto_disabled', status_reason = $2, last_error = $2, last_error_at = now(), updated_at = now() WHERE id = $1::uuid AND status = 'enabled'`,
+      `UPDATE channels SET status = 'auto_disabled', status_reason = $2, last_error = $2, last_error_at = now(), updated_at = now(), tested_at = now() WHERE id = $1::uuid AND status = 'enabled'`,
       channelId,
       upstreamWords(reason),
     );

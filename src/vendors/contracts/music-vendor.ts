@@ -120,7 +120,7 @@ export type MusicAnswer = { made: MusicClipStatus[] } | { upstreamId: string };
  * relay provider routes by the channel's protocol to its adapter; a new vendor is one such file and a line in
  * `music-vendors.ts`. Errors are thrown as the UpstreamClient throws them (busy; refused: auth, account,
  * request, a content refusal as a refused request whose words say so; unavailable), an answer without a task
- * as UnusableAnswer. A synchronous vendor's 5xx is a generation that failed upstream (`failedGenerationsAsBusy`).
+ * as UnusableAnswer. A synchronous vendor's 5xx is a generation that failed upstream (`failedGenerations`).
  */
 export interface MusicVendor extends RelayVendor<MusicStatus> {
   readonly models: readonly MusicModelSpec[];

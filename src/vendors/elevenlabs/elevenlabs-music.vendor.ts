@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { MusicAnswer, MusicCreate, MusicModelSpec, MusicRequest, MusicVendor } from '../contracts/music-vendor.js';
 import { speechAudioOf } from '../contracts/speech-answer.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { ELEVENLABS, elevenlabsRefusal } from './elevenlabs.vendor.js';
 
@@ -296,7 +296,7 @@ export class ElevenLabsMusicVendor implements MusicVendor {
 
   async create(account: VendorAccount, create: MusicCreate): Promise<MusicAnswer> {
     const { path, body } = elevenlabsMusicRequest(create.request, create.model);
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}${path}`, {
         body,
         auth: account.auth,

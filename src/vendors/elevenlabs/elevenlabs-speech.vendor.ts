@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient } from '../../infra/relay/upstream-client.js';
 import { speechAudioOf } from '../contracts/speech-answer.js';
 import type { SpeechAudio, SpeechCreate, SpeechFormat, SpeechModelSpec, SpeechVendor } from '../contracts/speech-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { ELEVENLABS, elevenlabsRefusal } from './elevenlabs.vendor.js';
 
@@ -119,7 +119,7 @@ export class ElevenLabsSpeechVendor implements SpeechVendor {
   async create(account: VendorAccount, create: SpeechCreate): Promise<SpeechAudio> {
     const { path, body } = elevenlabsSpeechRequest(create);
     const output = elevenlabsOutputOf(create.request.format);
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}${path}`, {
         body,
         auth: account.auth,

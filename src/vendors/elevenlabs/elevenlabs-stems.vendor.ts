@@ -5,7 +5,7 @@ import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import { bufferReader, sniffAudio } from '../../infra/ffmpeg/media-format.js';
 import { MUSIC_FORMATS, type MusicFormat } from '../contracts/music-vendor.js';
 import type { StemAudio, StemsAnswer, StemsCreate, StemsModelSpec, StemSplit, StemsVendor } from '../contracts/stems-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { ELEVENLABS, elevenlabsRefusal } from './elevenlabs.vendor.js';
 
@@ -62,7 +62,7 @@ export class ElevenLabsStemsVendor implements StemsVendor {
 
   async create(account: VendorAccount, create: StemsCreate): Promise<StemsAnswer> {
     const clip = await create.source.bytes();
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}/v1/music/stem-separation?output_format=${OUTPUT_FORMAT}`, {
         form: elevenlabsStemsForm(clip.bytes, clip.format, create.request.split),
         auth: account.auth,

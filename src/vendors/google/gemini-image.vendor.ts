@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, resolutionOf, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { GOOGLE, googleRefusal } from './google.vendor.js';
@@ -112,7 +112,7 @@ export class GeminiImageVendor implements ImageVendor {
     const made: VendorImage[] = [];
     for (let i = 0; i < request.n; i++) {
       const body = geminiImageBody(model, request, images, i);
-      const answer = await failedGenerationsAsBusy(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
+      const answer = await failedGenerations(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
       made.push(geminiImageOf(answer.json, answer.status));
     }
     return { made };

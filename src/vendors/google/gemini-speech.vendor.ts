@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { SpeechAudio, SpeechCreate, SpeechModelSpec, SpeechVendor } from '../contracts/speech-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { GOOGLE, googleRefusal } from './google.vendor.js';
 
@@ -193,7 +193,7 @@ export class GeminiSpeechVendor implements SpeechVendor {
   async create(account: VendorAccount, create: SpeechCreate): Promise<SpeechAudio> {
     const url = `${account.baseUrl}/models/${encodeURIComponent(create.model.id)}:generateContent`;
     const body = geminiSpeechBody(create);
-    const answer = await failedGenerationsAsBusy(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
+    const answer = await failedGenerations(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
     return geminiAudioOf(answer.json, answer.status);
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { MusicAnswer, MusicClipStatus, MusicCreate, MusicFormat, MusicModelSpec, MusicRequest, MusicVendor } from '../contracts/music-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { GOOGLE, googleRefusal } from './google.vendor.js';
@@ -173,7 +173,7 @@ export class LyriaMusicVendor implements MusicVendor {
     // no model of its continues a clip: a continuation sent here is the caller's mistake, never a new song in its place
     if (request.continues) throw new UpstreamRefused(`${model.id} continues no clip (Lyria 3 takes no audio)`, 0, 'request', true);
     const url = `${account.baseUrl}/models/${encodeURIComponent(model.id)}:generateContent`;
-    const answer = await failedGenerationsAsBusy(() => this.client.call('POST', url, { body: lyriaBody(request), auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
+    const answer = await failedGenerations(() => this.client.call('POST', url, { body: lyriaBody(request), auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
     return { made: [lyriaSongOf(answer.json, answer.status, request.instrumental)] };
   }
 }

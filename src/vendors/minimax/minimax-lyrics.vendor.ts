@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { LyricsAnswer, LyricsCreate, LyricsModelSpec, LyricsRequest, LyricsText, LyricsVendor } from '../contracts/lyrics-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { MINIMAX_LYRICS_PROMPT_MAX, minimaxLyricsWritten } from './minimax-music.vendor.js';
 import { MINIMAX } from './minimax.vendor.js';
@@ -34,7 +34,7 @@ export class MinimaxLyricsVendor implements LyricsVendor {
 
   async create(account: VendorAccount, { request }: LyricsCreate): Promise<LyricsAnswer> {
     const body = minimaxLyricsRequestBody(request);
-    const answer = await failedGenerationsAsBusy(() => this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
+    const answer = await failedGenerations(() => this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
     return { made: [minimaxLyricsText(answer.json)] };
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
+import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamGenerationFailed, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import type { MusicAnswer, MusicClipStatus, MusicCreate, MusicModelSpec, MusicRequest, MusicVendor } from '../contracts/music-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { minimaxChecked } from './minimax-answer.js';
@@ -114,7 +114,7 @@ export class MinimaxMusicVendor implements MusicVendor {
     const written = lyricsToWrite(request);
     const lyrics = written === undefined ? undefined : await this.lyrics(account, written);
     const body = minimaxMusicBody(model, request, lyrics);
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}/v1/music_generation`, { body, auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: MUSIC_TIMEOUT_MS }),
     );
     const clip = minimaxMusicMade(answer.json);
@@ -124,7 +124,7 @@ export class MinimaxMusicVendor implements MusicVendor {
   /** Lyrics written by its lyrics generation (`write_full_song`) on a theme (empty: a song of its choosing), the title kept where one is given. */
   async lyrics(account: VendorAccount, ask: { prompt: string; title: string | null }): Promise<MinimaxLyrics> {
     const body = minimaxLyricsBody(ask.prompt, ask.title);
-    const answer = await failedGenerationsAsBusy(() => this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
+    const answer = await failedGenerations(() => this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
     return minimaxLyricsWritten(answer.json);
   }
 }
@@ -192,13 +192,13 @@ export function minimaxLyricsWritten(json: Record<string, unknown>): MinimaxLyri
 /**
  * MiniMax's base_resp read for a synchronous answer: as its video's create (`minimaxChecked`), except that a
  * failure of its own (which for a task may have left it running) is here a generation that failed and left
- * nothing behind: busy, as a synchronous vendor's 5xx is.
+ * nothing behind (UpstreamGenerationFailed), as a synchronous vendor's 5xx is.
  */
 export function minimaxSyncChecked(json: Record<string, unknown>): Record<string, unknown> {
   try {
     return minimaxChecked(json, true);
   } catch (err) {
-    if (err instanceof UpstreamUnavailable && !(err instanceof UpstreamBusy)) throw new UpstreamBusy(err.message, undefined, err.answer);
+    if (err instanceof UpstreamUnavailable && !(err instanceof UpstreamBusy)) throw new UpstreamGenerationFailed(err.message, undefined, err.answer);
     throw err;
   }
 }

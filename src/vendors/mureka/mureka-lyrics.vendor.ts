@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { LyricsAnswer, LyricsCreate, LyricsModelSpec, LyricsRequest, LyricsText, LyricsVendor } from '../contracts/lyrics-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { MUREKA, murekaRefusal } from './mureka.vendor.js';
@@ -40,7 +40,7 @@ export class MurekaLyricsVendor implements LyricsVendor {
 
   async create(account: VendorAccount, { request }: LyricsCreate): Promise<LyricsAnswer> {
     const body = murekaLyricsRequestBody(request);
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}/v1/lyrics/generate`, { body, auth: account.auth, failFast: true, refusal: murekaRefusal, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }),
     );
     return { made: [murekaLyricsText(answer.json)] };

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamBusy, UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { COMMON_IMAGE_RATIOS, type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { OPENAI, openaiRefusal } from './openai.vendor.js';
@@ -163,7 +163,7 @@ export class OpenAIImageVendor implements ImageVendor {
     const streamed = partials > 0 ? new StreamedImages(partials, request.n, create.partial) : undefined;
     // a streamed answer carries each image's partial images besides it
     const call = { auth: account.auth, failFast: true, refusal: openaiRefusal, maxBytes: RESULT_MAX_BYTES * (1 + partials), timeoutMs: SYNC_GENERATION_TIMEOUT_MS, onChunk: streamed && ((chunk: Buffer) => streamed.push(chunk)) };
-    const answer = await failedGenerationsAsBusy(async () => {
+    const answer = await failedGenerations(async () => {
       const answered = await this.client.call('POST', `${account.baseUrl}${asked.path}`, asked.path === '/images/generations' ? { ...call, body: asked.body } : { ...call, form: formOf(asked.fields, asked.files) });
       // the partial images are kept before the task can end (a failure to keep one fails the step, as the sandbox's)
       await streamed?.finish();
@@ -309,7 +309,7 @@ export class StreamedImages {
 /**
  * A stream's error event as the same failure answered unstreamed (`{error: {message, type, code}}`): its safety
  * system's refusal and an account out of credit as `openaiRefusal` reads them, a rate limit as busy, a request
- * refused as refused, anything else as a failed generation (a 5xx: `failedGenerationsAsBusy` makes it busy).
+ * refused as refused, anything else as a failed generation (a 5xx: `failedGenerations` makes it an `UpstreamGenerationFailed`).
  */
 export function streamFailure(json: Record<string, unknown>): Error {
   const { code, type, message: said } = STREAM_ERROR.parse(typeof json.error === 'object' && json.error ? json.error : json);

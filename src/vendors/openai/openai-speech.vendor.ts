@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { SYNC_GENERATION_TIMEOUT_MS, UpstreamClient } from '../../infra/relay/upstream-client.js';
 import { speechAudioOf } from '../contracts/speech-answer.js';
 import { SPEECH_MAX_INPUT, type SpeechAudio, type SpeechCreate, type SpeechModelSpec, type SpeechVendor } from '../contracts/speech-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { OPENAI, openaiRefusal } from './openai.vendor.js';
 
@@ -72,7 +72,7 @@ export function openaiSpeechBody({ model, request, voiceId }: SpeechCreate): Ope
  * (`Accept: application/octet-stream`, as openai-node asks). A gateway channel speaks this gateway's OpenAI
  * speech door through it. Errors as its images' (`openaiRefusal`): 401 credentials, 429 `insufficient_quota`
  * the account's credit, other 429s busy, 400 the request (a refusal by its safety system names its code), 5xx a
- * failed generation, not charged (`failedGenerationsAsBusy`: another channel may take the task). A 200 that is
+ * failed generation, not charged (`failedGenerations`: another channel may take the task). A 200 that is
  * not audio of the asked format is an unusable answer. It keeps no id of ours: a create whose answer was lost is
  * never sent there again.
  */
@@ -89,7 +89,7 @@ export class OpenAISpeechVendor implements SpeechVendor {
 
   async create(account: VendorAccount, create: SpeechCreate): Promise<SpeechAudio> {
     const body = openaiSpeechBody(create);
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}/audio/speech`, {
         body,
         auth: account.auth,

@@ -3,7 +3,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { boundedMetadata, ImageRejected } from '../../infra/images/image-bounds.js';
 import { type UpstreamAnswer, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ExpandAnswer, type ExpandCreate, type ExpandImageSize, type ExpandRequest, type ExpandVendor, type MadeImage, marginsOf } from '../contracts/expand-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { type VendorAccount } from '../contracts/vendor.js';
 import { formOf, type StabilityCall } from './stability-image.vendor.js';
 import { STABILITY } from './stability.vendor.js';
@@ -65,7 +65,7 @@ export class StabilityExpandVendor implements ExpandVendor {
   /** Stability's answers as the relay reads them (see the class). */
   private async calling<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await failedGenerationsAsBusy(work);
+      return await failedGenerations(work);
     } catch (err) {
       if (err instanceof UpstreamRefused && err.status === 403 && /content_moderation/.test(err.message)) throw new UpstreamRefused(`the upstream's moderation refused the request: ${err.message}`, 403, 'request');
       throw err;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, type UpstreamAnswer, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../contracts/image-request.js';
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import { paintedWhite } from '../contracts/image-mask.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { STABILITY } from './stability.vendor.js';
@@ -86,7 +86,7 @@ export class StabilityImageVendor implements ImageVendor {
     const calls = stabilityImageCalls(model, request, images, painted);
     const made: VendorImage[] = [];
     for (const asked of calls) {
-      const answer = await failedGenerationsAsBusy(() => this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
+      const answer = await failedGenerations(() => this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
       made.push(stabilityImageOf(answer));
     }
     return { made };

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, type UpstreamAnswer, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { MusicAnswer, MusicClipStatus, MusicCreate, MusicFormat, MusicModelSpec, MusicRequest, MusicVendor } from '../contracts/music-vendor.js';
-import { failedGenerationsAsBusy } from '../contracts/sync-generation.js';
+import { failedGenerations } from '../contracts/sync-generation.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { formOf, type StabilityCall, stabilityRefusal } from './stability-image.vendor.js';
@@ -81,7 +81,7 @@ export class StabilityMusicVendor implements MusicVendor {
     if (request.continues && !create.source) throw new UpstreamRefused('Stable Audio continues a clip only from its bytes, and none was given', 0, 'request', true);
     const clip = request.continues && create.source ? await create.source.bytes() : null;
     const call = stableAudioCall(request, create.taskId, clip);
-    const answer = await failedGenerationsAsBusy(() =>
+    const answer = await failedGenerations(() =>
       this.client.call('POST', `${account.baseUrl}${call.path}`, { form: formOf(call), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'audio/*' } }),
     );
     return { made: [stableAudioOf(answer, call.fields.output_format as 'mp3' | 'wav', clip !== null)] };

@@ -1,4 +1,4 @@
-import { bearerKey, UpstreamBusy, UpstreamRefused } from '../../../../src/infra/relay/upstream-client.js';
+import { bearerKey, UpstreamBusy, UpstreamGenerationFailed, UpstreamRefused } from '../../../../src/infra/relay/upstream-client.js';
 import type { MusicClipStatus, MusicRequest } from '../../../../src/vendors/contracts/music-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../../../../src/vendors/contracts/vendor.js';
 import { MINIMAX } from '../../../../src/vendors/minimax/minimax.vendor.js';
@@ -131,7 +131,7 @@ describe('MiniMax music: the answers', () => {
     }
     for (const c of [1000, 1001, 1024, 1033]) {
       const failed = await thrown(() => minimaxMusicMade(code(c, 'internal error')));
-      expect([c, failed instanceof UpstreamBusy, (failed as UpstreamBusy).ambiguous]).toEqual([c, true, false]);
+      expect([c, failed instanceof UpstreamGenerationFailed, (failed as UpstreamBusy).ambiguous]).toEqual([c, true, false]);
     }
     const bad = await thrown(() => minimaxMusicMade(code(2013, 'invalid params, lyrics is required')));
     expect(bad).toMatchObject({ kind: 'request', message: 'invalid params, lyrics is required (code 2013)' });
@@ -219,9 +219,9 @@ describe('MiniMax music: the adapter against its fake', () => {
     fake.minimaxKnobs.musicFail = { code: 1027, message: 'output new_sensitive' };
     expect(MINIMAX.contentRefusal.test((await thrown(create(song({ lyrics: 'la la' })))).message)).toBe(true);
     fake.minimaxKnobs.musicFail = { code: 1024, message: 'internal error' };
-    expect(await thrown(create(song({ lyrics: 'la la' })))).toBeInstanceOf(UpstreamBusy);
+    expect(await thrown(create(song({ lyrics: 'la la' })))).toBeInstanceOf(UpstreamGenerationFailed);
     fake.minimaxKnobs.musicHttp = 500;
-    expect(await thrown(create(song({ lyrics: 'la la' })))).toBeInstanceOf(UpstreamBusy);
+    expect(await thrown(create(song({ lyrics: 'la la' })))).toBeInstanceOf(UpstreamGenerationFailed);
     fake.minimaxKnobs.musicHttp = undefined;
     fake.minimaxKnobs.busy = 1;
     expect(await thrown(create(song({ lyrics: 'la la' })))).toBeInstanceOf(UpstreamBusy);

@@ -1,4 +1,4 @@
-import { bearerKey, UpstreamBusy, UpstreamRefused } from '../../../../src/infra/relay/upstream-client.js';
+import { bearerKey, UpstreamBusy, UpstreamGenerationFailed, UpstreamRefused } from '../../../../src/infra/relay/upstream-client.js';
 import type { SpeechCreate, SpeechRequest } from '../../../../src/vendors/contracts/speech-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../../../../src/vendors/contracts/vendor.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, OpenAISpeechVendor, openaiSpeechBody } from '../../../../src/vendors/openai/openai-speech.vendor.js';
@@ -82,12 +82,12 @@ describe("OpenAI's speech adapter against the OpenAI speech fake (the real Upstr
     expect(vendor.minPollS).toBe(0);
   });
 
-  it("its failures as the relay reads them: a 5xx or a rate limit busy, out of credit the account's, its safety system a content refusal, a bad key the credentials', a 200 that is not audio unusable", async () => {
+  it("its failures as the relay reads them: a 5xx a failed generation, a rate limit busy, out of credit the account's, its safety system a content refusal, a bad key the credentials', a 200 that is not audio unusable", async () => {
     const failure = (c = create('tts-1'), on = account) => vendor.create(on, c).then(() => null, (err: unknown) => err);
     fake.knobs.serverError = 1;
-    expect(await failure()).toBeInstanceOf(UpstreamBusy);
+    expect(await failure()).toBeInstanceOf(UpstreamGenerationFailed);
     fake.knobs.rateLimited = 1;
-    expect(await failure()).toBeInstanceOf(UpstreamBusy);
+    expect(await failure()).toMatchObject({ constructor: UpstreamBusy, answer: { status: 429 } });
     fake.knobs.insufficientQuota = true;
     expect(await failure()).toMatchObject({ constructor: UpstreamRefused, kind: 'account', message: expect.stringMatching(/insufficient_quota/) });
     fake.knobs.insufficientQuota = false;
