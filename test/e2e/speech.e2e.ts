@@ -160,6 +160,15 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     await setEnabled('elevenlabs', true);
   });
 
+  it("answers a vendor's audio made in the asked encoded format as it came (decoded whole first); WAV is written from its samples", async () => {
+    const mp3 = Buffer.from(await (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: 'host', response_format: 'mp3' })).arrayBuffer());
+    const made = oa.received.at(-1)!;
+    expect([made.format, made.audio!.length > 0]).toEqual(['mp3', true]);
+    expect(mp3.equals(made.audio!)).toBe(true);
+    const wav = await speak();
+    expect([oa.received.at(-1)!.format, wav.equals(oa.received.at(-1)!.audio!), wav.subarray(0, 4).toString('latin1')]).toEqual(['wav', false, 'RIFF']);
+  });
+
   it('fails over once when a vendor fails, charged once', async () => {
     const before = { oa: oa.received.length, el: el.received.length };
     oa.knobs.serverError = 1;

@@ -31,12 +31,15 @@ const ENCODERS: Record<Exclude<SpeechFormat, 'pcm' | 'wav'>, string[]> = {
 /**
  * The audio in the asked format: decoded to 24 kHz mono 16-bit PCM (a vendor's encoded bytes only through a
  * pinned input: sniffed, one demuxer, a work file; raw PCM read as what it is), then encoded into `format`
- * from PCM piped in. `file` names a work file of the step.
+ * from PCM piped in. Encoded audio a vendor made in the asked format (OpenAI's MP3 asked as MP3, ElevenLabs'
+ * MP3) is kept as it came once it has decoded whole: no second encode at the gateway's bitrate, and the
+ * vendor's quality. `file` names a work file of the step.
  */
 export async function finishSpeech(audio: SpeechAudio, format: SpeechFormat, file: (prefix: string, ext: string) => string): Promise<FinishedSpeech> {
   const pcm = await toPcm(audio, file);
   if (pcm.length < 2) throw new SpeechUnusable('the audio made holds no sound');
   const durationS = Math.round((pcm.length / 2 / SPEECH_RATE) * 1000) / 1000;
+  if (keptAsMade(audio, format, durationS)) return { bytes: audio.bytes, format, durationS };
   if (format === 'pcm') return { bytes: pcm, format, durationS };
   if (format === 'wav') return { bytes: Buffer.concat([wavHeader(pcm.length), pcm]), format, durationS };
   // FLAC's header is written last (its length and checksum): to a file, which ffmpeg can seek back in, not a pipe
@@ -47,6 +50,15 @@ export async function finishSpeech(audio: SpeechAudio, format: SpeechFormat, fil
     collectStdout: !out,
   });
   return { bytes: out ? await readFile(out) : bytes, format, durationS };
+}
+
+/**
+ * Whether the vendor's own bytes are the answer: an encoded format (MP3, Opus, AAC, FLAC: WAV and PCM are
+ * written from the decoded samples, canonical 24 kHz 16-bit, at no encoder's cost) as asked, and shorter than
+ * the longest kept (the decode stops there; the bytes would not).
+ */
+export function keptAsMade(audio: Pick<SpeechAudio, 'format'>, format: SpeechFormat, durationS: number): boolean {
+  return audio.format === format && format !== 'pcm' && format !== 'wav' && durationS < MAX_SPEECH_S;
 }
 
 /** A canonical 44-byte WAV header for this many bytes of 24 kHz mono 16-bit PCM (its sizes exact: a pipe's would be unknown). */

@@ -23,7 +23,7 @@ export interface FakeOpenAISpeech {
   /** The base a client or a channel names: `…/v1`. */
   url: string;
   /** Each request to `/v1/audio/speech` (answered or refused): its JSON body in OpenAI's words, the status answered, and the audio's format and length. */
-  received: { body: Record<string, unknown>; status: number; format?: string; seconds?: number; sse?: boolean }[];
+  received: { body: Record<string, unknown>; status: number; format?: string; seconds?: number; sse?: boolean; audio?: Buffer }[];
   /**
    * `serverError`: the next creates answer 500 server_error; `rateLimited`: the next creates answer 429
    * rate_limit_exceeded; `insufficientQuota`: 429 insufficient_quota (the account's credit); `refusal`: creates
@@ -132,7 +132,7 @@ export async function startFakeOpenAISpeech(apiKey: string): Promise<FakeOpenAIS
 
     const seconds = spokenSeconds(input, speed);
     const audio = await speechLike(format as SpeechEncoding, seconds);
-    Object.assign(entry, { format, seconds, ...(streamFormat === 'sse' ? { sse: true } : {}) });
+    Object.assign(entry, { format, seconds, audio, ...(streamFormat === 'sse' ? { sse: true } : {}) });
     res.setHeader('x-request-id', `req_${randomBytes(16).toString('hex')}`);
     res.setHeader('openai-processing-ms', '412');
     if (knobs.notAudio && knobs.notAudio > 0) {
