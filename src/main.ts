@@ -14,9 +14,10 @@ import { GracefulShutdown } from './common/tasks/graceful-shutdown.js';
 async function main(): Promise<void> {
   const config = loadAppConfig(process.env);
   // Each media answer passes megabytes through the heap and its buffers (a vendor's Base64, the decoded
-  // bytes, the answer's Base64); with V8's own growth (about 1.2 here: a heap of 64 MB collected again at
-  // about 70) the gateway ran a full collection for nearly every image it answered, 20-30 ms of marking on
-  // its one thread each time (docs/contributors/performance.md, thirteenth round). V8 reads the flag at each
+  // bytes, the answer's Base64); with V8's own growth (a factor of about 1.2 there: a heap of 64 MB collected
+  // again at about 70) the gateway ran a full collection for nearly every image it answered, 20-30 ms of
+  // marking on its one thread each time; under the accept path's load V8 chose 4 (300 %), and a fixed 2 made
+  // twice its collections (docs/contributors/performance.md, thirteenth round). V8 reads the flag at each
   // collection, so it holds once set.
   if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   // Asynchronous writes: lines written while one write is in flight go out together (one syscall per

@@ -50,8 +50,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: '3000.5' })).toThrow(/PORT/);
   });
 
-  it("takes the heap's growth from 0 (V8's own) to 400 %, 100 unless set", () => {
-    expect(loadConfig({}).heapGrowingPercent).toBe(100);
+  it("takes the heap's growth from 0 (V8's own) to 400 %, 300 unless set", () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(300);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(() => loadConfig({ HEAP_GROWING_PERCENT: '-1' })).toThrow(/HEAP_GROWING_PERCENT must not be less than 0/);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '400' }).heapGrowingPercent).toBe(400);

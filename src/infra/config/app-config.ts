@@ -112,7 +112,7 @@ class EnvironmentVariables {
   HOLD_RECHECK_S: number = 2;
 
   @IsOptional() @IsInt() @Min(0) @Max(400)
-  HEAP_GROWING_PERCENT: number = 100;
+  HEAP_GROWING_PERCENT: number = 300;
 
   @IsOptional() @IsIn(PROVIDERS)
   PROVIDER: ProviderName = 'sandbox';
