@@ -29,7 +29,7 @@ describe("the OpenAI speech fake, driven by OpenAI's SDK", () => {
     // an encoder's padding (AAC, Opus) adds some milliseconds
     expect(Math.abs(seconds - spokenSeconds(input))).toBeLessThan(0.1);
     if (format !== 'pcm') expect(await probedAudio(audio)).toEqual({ channels: 1, sampleRate: format === 'opus' ? 48_000 : 24_000 });
-    expect(fake.received).toEqual([{ body: { model: 'gpt-4o-mini-tts', voice: 'coral', input, instructions: 'Speak in a cheerful and positive tone.', response_format: format }, status: 200, format, seconds: spokenSeconds(input) }]);
+    expect(fake.received).toEqual([{ body: { model: 'gpt-4o-mini-tts', voice: 'coral', input, instructions: 'Speak in a cheerful and positive tone.', response_format: format }, status: 200, format, seconds: spokenSeconds(input), audio }]);
   });
 
   it('a speed makes it shorter; tts-1 speaks the classic voices; a custom voice as {id} on gpt-4o-mini-tts', async () => {
