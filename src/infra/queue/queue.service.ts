@@ -113,6 +113,8 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
   private readonly db: BossDb;
   private readonly consumers: Consumer[] = [];
   private scouting?: Promise<void>;
+  /** Ends the scout's wait between looks (at the drain, which would otherwise wait out the rest of it). */
+  private wakeScout?: () => void;
   private paused = false;
   private stopping = false;
   private drainDeadline?: number;
@@ -172,6 +174,7 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
     this.drainDeadline = Math.min(this.drainDeadline ?? deadline, deadline);
     this.stopping = true;
     for (const c of this.consumers) c.wake?.();
+    this.wakeScout?.();
     await Promise.all([...this.consumers.map((c) => c.loop), this.scouting]);
     while (this.running > 0 && Date.now() < this.drainDeadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -395,8 +398,14 @@ export class QueueService implements OnModuleInit, OnModuleDestroy {
    * read-only statement per look instead of a fetch (an UPDATE) each.
    */
   private async scout(): Promise<void> {
-    for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    while (!this.stopping) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        this.wakeScout = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
       if (this.stopping) return;
       if (this.paused) continue;
       const now = Date.now();
