@@ -97,8 +97,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         // what the process waits on once it is slow, and what the app logged meanwhile: where the time went
         let waiting = '';
         let unsent = '';
+        let hooks = '';
         const slow = setTimeout(() => {
           waiting = process.getActiveResourcesInfo().join(', ');
+          hooks = [...inHooks.entries()].map(([name, since]) => `${name} (${Date.now() - since} ms)`).join(', ');
           // an answer its client never read to the end holds its connection, and the server's close waits for
           // it: every test is over by now, so it is cut, as the drain's deadline cuts it in production, and named
           // here so its test can read what it fetched
@@ -112,9 +114,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
           // which file and test: Jest prints a worker's stderr as it comes, not beside the file it came from
           const state = (globalThis as { expect?: { getState(): { testPath?: string; currentTestName?: string } } }).expect?.getState();
           const where = state ? `${path.relative(process.cwd(), state.testPath ?? '?')}, after "${state.currentTestName ?? '?'}"` : 'outside a test';
-          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}; ${where}); waiting on: ${waiting}${unsent ? `; answers unread by their clients, cut: ${unsent}` : ''}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
+          process.stderr.write(`test-app: ${what} took ${ms} ms (${db.name}; ${where}); waiting on: ${waiting}${hooks ? `; in the lifecycle hooks: ${hooks}` : ''}${unsent ? `; answers unread by their clients, cut: ${unsent}` : ''}; logged meanwhile:\n${lines.slice(-30).join('\n')}\n`);
         }
       };
+      const inHooks = timeHooks(app);
       await timed('app.close()', () => app.close());
       if (!options.db) await timed('DROP DATABASE', () => db.drop());
       // a step handed back at the drain may still finish a file it was writing into the store after close (left
@@ -122,4 +125,36 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
+}
+
+const SHUTDOWN_HOOKS = ['onModuleDestroy', 'beforeApplicationShutdown', 'onApplicationShutdown'] as const;
+
+/**
+ * The shutdown hooks of the app's providers, timed: the ones running now, by name, with when each began (epoch
+ * ms). A close slow in one of them then names it (Nest's container is not public API: a test aid only).
+ */
+function timeHooks(app: NestExpressApplication): Map<string, number> {
+  const running = new Map<string, number>();
+  type Instance = Record<string, unknown> & { constructor: { name: string } };
+  const container = (app as unknown as { container?: { getModules(): Map<string, { providers: Map<unknown, { instance?: unknown }> }> } }).container;
+  for (const module of container?.getModules().values() ?? []) {
+    for (const wrapper of module.providers.values()) {
+      const instance = wrapper.instance as Instance | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      for (const hook of SHUTDOWN_HOOKS) {
+        const fn = instance[hook];
+        if (typeof fn !== 'function' || Object.hasOwn(instance, hook)) continue;
+        const name = `${instance.constructor.name}.${hook}`;
+        instance[hook] = async (...args: unknown[]) => {
+          running.set(name, Date.now());
+          try {
+            return (await (fn as (...a: unknown[]) => unknown).apply(instance, args)) as unknown;
+          } finally {
+            running.delete(name);
+          }
+        };
+      }
+    }
+  }
+  return running;
 }
