@@ -1,13 +1,14 @@
 import { afterEach, jest } from '@jest/globals';
-import type { ChannelHandle, ChannelRouter } from '../../src/modules/channels/channel-router.js';
+import type { ChannelHandles } from '../../src/modules/channels/channel-handles.js';
+import type { ChannelHandle } from '../../src/modules/channels/channel-routing.js';
 import type { ChannelsRepository } from '../../src/modules/channels/channels.repository.js';
 import { PolledChannels } from '../../src/modules/channels/polled-channels.js';
 
-/** PolledChannels over stand-ins: a router that counts its reads of the channel (failing once asked to), and the repository's count of writes. */
+/** PolledChannels over stand-ins: channel handles that count its reads of the channel (failing once asked to), and the repository's count of writes. */
 function polled() {
   const reads: string[] = [];
   let failNext = false;
-  const router = {
+  const handles = {
     held: async (id: string) => {
       reads.push(id);
       if (failNext) {
@@ -19,7 +20,7 @@ function polled() {
     heldBy: async () => ({ id: '', name: 'RELAY_EXPAND_URL' }) as ChannelHandle,
   };
   const repository = { writes: 0 };
-  const channels = new PolledChannels(router as unknown as ChannelRouter, repository as unknown as ChannelsRepository);
+  const channels = new PolledChannels(handles as unknown as ChannelHandles, repository as unknown as ChannelsRepository);
   return { channels, reads, repository, failOnce: () => (failNext = true) };
 }
 

@@ -5,16 +5,14 @@ import type { StepOutcome } from '../../common/tasks/task-kind.js';
 import { type Holder, LeaseLost } from '../../common/tasks/task-states.repository.js';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { MetricsService } from '../../infra/metrics/metrics.service.js';
-import { NO_AUTH, pollDelaySeconds, type UpstreamAuth, UpstreamBusy, UpstreamClient, UpstreamGenerationFailed, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
-import type { Channel } from '../../generated/prisma/client.js';
+import { pollDelaySeconds, UpstreamBusy, UpstreamClient, UpstreamGenerationFailed, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { ChannelsRepository, type UpstreamTaskFacts } from './channels.repository.js';
-import { ChannelSecrets } from './channel-secrets.js';
-import { bearerAuth } from '../../vendors/contracts/vendor.js';
-import { refusesContent, vendorOf } from '../../vendors/registry.js';
-import { type ChannelOperation, configProtocolOf } from './channel-protocols.js';
+import { ChannelHandles } from './channel-handles.js';
+import { refusesContent } from '../../vendors/registry.js';
+import type { ChannelOperation } from './channel-protocols.js';
 import { ACCOUNT_REFUSED, byWeight, topPool, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
 
-export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, type Submission, stallReason } from './channel-routing.js';
+export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, stalledOn, type Submission, stallReason } from './channel-routing.js';
 
 /**
  * What came of a create sent to one channel: its outcome, or that the channel did not take the task: provably
@@ -37,7 +35,7 @@ export class ChannelRouter {
   constructor(
     private readonly channels: ChannelsRepository,
     private readonly client: UpstreamClient,
-    private readonly secrets: ChannelSecrets,
+    private readonly handles: ChannelHandles,
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
@@ -78,7 +76,7 @@ export class ChannelRouter {
 
   /** A follow-up goes to the channel that holds what it follows, enabled or not, and waits for it when it is busy. */
   private async submitPinned<R>(s: Submission<R>, channelId: string): Promise<StepOutcome<R>> {
-    const channel = await this.held(channelId);
+    const channel = await this.handles.held(channelId);
     if (!channel) return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channelId}) no longer exists`);
     if (s.fits && !s.fits(channel)) return this.gatewayFailure(s.task.id, s.operation, `the channel that holds what this task continues (${channel.name}) has no model that can make what it asks`, channel);
     await this.channels.pinTask(s.task.id, channelId);
@@ -278,7 +276,7 @@ export class ChannelRouter {
     const byCost = costOf && this.config.kinds[operation].routing === 'cost';
     while (candidates.length > 0) {
       const chosen = byWeight(topPool(candidates, byCost ? costOf : undefined), randomInt);
-      const handle = this.handleOf(chosen); // its credentials open before the task is given to it
+      const handle = this.handles.handleOf(chosen); // its credentials open before the task is given to it
       const assigned = await this.channels.assignTask(taskId, chosen.id, holder);
       if (assigned === 'assigned') return handle;
       if (assigned === 'not held') throw new LeaseLost(taskId);
@@ -390,45 +388,4 @@ export class ChannelRouter {
   configuredFor(operation: ChannelOperation): Promise<({ name: string } & CandidateChannel)[]> {
     return this.channels.servingOperation(operation);
   }
-
-  /**
-   * The channel a task holds (even disabled or deleted); null when it is gone altogether. A task accepted
-   * before channels existed holds none: it was sent to RELAY_<OP>_URL, now a channel of the configuration.
-   */
-  async heldBy(task: { channelId: string | null }, operation: ChannelOperation): Promise<ChannelHandle | null> {
-    if (task.channelId) return this.held(task.channelId);
-    const url = this.config.kinds[operation].relayUrl;
-    if (!url) return null;
-    const protocol = configProtocolOf(operation, this.config);
-    return { id: '', name: `RELAY_${operation.toUpperCase()}_URL`, protocol, baseUrl: url, auth: this.configAuth(protocol), models: [], stallAfterS: null };
-  }
-
-  /** The channel a task holds (even disabled or deleted); null when it is gone altogether. */
-  async held(channelId: string): Promise<ChannelHandle | null> {
-    const channel = await this.channels.findChannel(channelId, true);
-    return channel ? this.handleOf(channel) : null;
-  }
-
-  handleOf(channel: Channel): ChannelHandle {
-    return { id: channel.id, name: channel.name, protocol: channel.protocol, baseUrl: channel.baseUrl, auth: this.authOf(channel), models: channel.models, stallAfterS: channel.stallAfterS, frameFit: channel.frameFit };
-  }
-
-  /** A configuration channel's auth, by its protocol's descriptor: the variables the vendor declares (Kling's RELAY_KLING_*), else RELAY_API_KEY. */
-  private configAuth(protocol: string): UpstreamAuth {
-    const { vendorCredentials, apiKey } = this.config.relay;
-    return (vendorOf(protocol)?.auth ?? bearerAuth)({ api_key: apiKey, ...vendorCredentials[protocol] });
-  }
-
-  /** A configuration channel authenticates with RELAY_*; one from the admin API with its sealed credentials. */
-  private authOf(channel: Channel): UpstreamAuth {
-    if (channel.source === 'config') return this.configAuth(channel.protocol);
-    if (!channel.credentials) return NO_AUTH;
-    return (vendorOf(channel.protocol)?.auth ?? bearerAuth)({ ...this.secrets.open(channel.credentials) });
-  }
 }
-
-/** Whether the upstream task a task holds on `channel` has worked past the channel's stall limit. */
-export function stalledOn(channel: Pick<ChannelHandle, 'stallAfterS'>, since: Date | null): boolean {
-  return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
-}
-

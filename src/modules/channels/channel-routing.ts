@@ -143,3 +143,8 @@ export function byWeight<C extends { weight: number }>(channels: readonly C[], d
   }
   return channels[channels.length - 1];
 }
+
+/** Whether the upstream task a task holds on `channel` has worked past the channel's stall limit. */
+export function stalledOn(channel: Pick<ChannelHandle, 'stallAfterS'>, since: Date | null): boolean {
+  return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
+}

@@ -6,6 +6,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { UpstreamClient, UpstreamRefused, UpstreamUnavailable } from '../../infra/relay/upstream-client.js';
 import { probeOf } from './channel-protocols.js';
 import { ChannelRouter } from './channel-router.js';
+import { ChannelHandles } from './channel-handles.js';
 import { ChannelsRepository } from './channels.repository.js';
 
 export interface ChannelTestResult {
@@ -32,6 +33,7 @@ export class ChannelTester implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly channels: ChannelsRepository,
     private readonly router: ChannelRouter,
+    private readonly handles: ChannelHandles,
     private readonly client: UpstreamClient,
     config: AppConfig,
     database: DatabaseStatus,
@@ -43,7 +45,7 @@ export class ChannelTester implements OnApplicationBootstrap, OnModuleDestroy {
   async test(channelId: string): Promise<ChannelTestResult> {
     const row = await this.channels.findChannel(channelId, true);
     if (!row) throw new Error(`no channel ${channelId}`);
-    const channel = this.router.handleOf(row);
+    const channel = this.handles.handleOf(row);
     const operation = row.operations[0] ?? 'expand';
     const probe = probeOf(channel.protocol, row.operations);
     const started = performance.now();

@@ -4,6 +4,7 @@ import { AdminProtocolsController } from './admin-protocols.controller.js';
 import { AdminTaskAttemptsController } from './admin-task-attempts.controller.js';
 import { ChannelMetrics } from './channel-metrics.js';
 import { ChannelRouter } from './channel-router.js';
+import { ChannelHandles } from './channel-handles.js';
 import { ChannelTester } from './channel-tester.js';
 import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelsRepository } from './channels.repository.js';
@@ -16,7 +17,7 @@ import { UpstreamCallbackUrls } from './upstream-callback-urls.js';
 /** Upstream channels: the provider accounts relayed tasks go to, managed by the admin API. */
 @Module({
   controllers: [AdminChannelsController, AdminTaskAttemptsController, AdminProtocolsController],
-  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, UpstreamBilling, PolledChannels, RelayFlow],
+  providers: [ChannelsRepository, ChannelsService, ChannelRouter, ChannelHandles, ChannelSecrets, ChannelTester, ChannelMetrics, UpstreamCallbackUrls, UpstreamBilling, PolledChannels, RelayFlow],
   exports: [ChannelRouter, UpstreamCallbackUrls, RelayFlow],
 })
 export class ChannelsModule {}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { type ChannelHandle, ChannelRouter } from './channel-router.js';
+import { ChannelHandles } from './channel-handles.js';
+import type { ChannelHandle } from './channel-routing.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { ChannelsRepository } from './channels.repository.js';
 
@@ -10,7 +11,7 @@ import { ChannelsRepository } from './channels.repository.js';
 const POLLED_CHANNEL_MS = 2000;
 
 /**
- * The channels whose waiting tasks the poller asks about, as ChannelRouter.heldBy gives them, read again at
+ * The channels whose waiting tasks the poller asks about, as ChannelHandles.heldBy gives them, read again at
  * most every POLLED_CHANNEL_MS and at once after a channel write on this instance. Read at every round, the
  * channel was a statement (and its credentials' auth made anew) two or three times a second per channel
  * while batches came full.
@@ -20,19 +21,19 @@ export class PolledChannels {
   private readonly read = new Map<string, { at: number; writes: number; handle: Promise<ChannelHandle | null> }>();
 
   constructor(
-    private readonly router: ChannelRouter,
+    private readonly handles: ChannelHandles,
     private readonly channels: ChannelsRepository,
   ) {}
 
   /** The channel `channelId` (null: RELAY_<OP>_URL, made from the configuration), or null when it is gone altogether. */
   handleOf(channelId: string | null, operation: ChannelOperation): Promise<ChannelHandle | null> {
-    if (!channelId) return this.router.heldBy({ channelId }, operation);
+    if (!channelId) return this.handles.heldBy({ channelId }, operation);
     const now = Date.now();
     const writes = this.channels.writes;
     const cached = this.read.get(channelId);
     if (cached && now - cached.at < POLLED_CHANNEL_MS && cached.writes === writes) return cached.handle;
     for (const [id, entry] of this.read) if (now - entry.at >= POLLED_CHANNEL_MS) this.read.delete(id);
-    const handle = this.router.held(channelId);
+    const handle = this.handles.held(channelId);
     this.read.set(channelId, { at: now, writes, handle });
     handle.catch(() => {
       if (this.read.get(channelId)?.handle === handle) this.read.delete(channelId);

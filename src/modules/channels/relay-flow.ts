@@ -10,6 +10,7 @@ import { refusesContent } from '../../vendors/registry.js';
 import type { UpstreamTaskFacts } from './channels.repository.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
+import { ChannelHandles } from './channel-handles.js';
 import { UpstreamBilling } from './upstream-billing.js';
 import { PolledChannels } from './polled-channels.js';
 
@@ -169,6 +170,7 @@ export class RelayFlow {
 
   constructor(
     private readonly router: ChannelRouter,
+    private readonly handles: ChannelHandles,
     private readonly config: AppConfig,
     private readonly billing: UpstreamBilling,
     private readonly polled: PolledChannels,
@@ -252,7 +254,7 @@ export class RelayFlow {
   /** A task a channel holds (its create sent, answered or not): its outcome, or null to go on to a create. */
   private async held<V extends RelayVendor<S>, S extends RelayStatus, R, O>(task: Task<unknown, unknown>, marks: SubmitMarks, op: RelayOperation<V, S, R, O>, prepared: Prepared<O, R>): Promise<StepOutcome<R> | null> {
     const where = task.channelId ?? `RELAY_${op.operation.toUpperCase()}_URL`;
-    const channel = await this.router.heldBy(task, op.operation);
+    const channel = await this.handles.heldBy(task, op.operation);
     if (!channel) return this.router.gatewayFailure(task.id, op.operation, `the channel that holds the ${op.noun} (${where}) no longer exists`);
     const vendor = op.vendors[channel.protocol];
     if (!vendor) return this.router.gatewayFailure(task.id, op.operation, `channel ${channel.name} speaks ${channel.protocol}, which serves no ${op.operation}`, channel);
