@@ -140,10 +140,12 @@ describe('music relayed to a Suno-API aggregator', () => {
         expect([task.status, task.fail_reason]).toEqual(['FAILURE', expect.stringMatching(/did not finish within 3 s/)]);
         const neverEnding = [...agg.music.values()].at(-1)!;
         const pollsAtEnd = neverEnding.polls;
-        // a second one polled to its own deadline meanwhile (every 50 ms): the first is not polled again
+        // a second one watched to its own deadline meanwhile, at least 3 s in which the first, were it still
+        // watched, would be due every 0.3-0.75 s: it is not polled again. How often the second itself
+        // is polled in those 3 s is the machine's (a fresh clone on a loaded machine polled it once), so it is
+        // not counted here.
         const second = await endedHere(await submitNever());
-        expect(second.status).toBe('FAILURE');
-        expect([...agg.music.values()].at(-1)!.polls).toBeGreaterThan(1);
+        expect([second.status, second.fail_reason]).toEqual(['FAILURE', expect.stringMatching(/did not finish within 3 s/)]);
         expect(neverEnding.polls).toBe(pollsAtEnd);
       } finally {
         agg.ending = { kind: 'success' };
