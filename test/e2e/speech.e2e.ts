@@ -177,6 +177,31 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     expect(oa.received.at(-1)!.status).toBe(500);
   });
 
+  it("a voice id the vendor does not know is a 400 naming voice, in the vendor's words, whichever vendor serves it", async () => {
+    const only = async (name: string, run: () => Promise<void>) => {
+      for (const other of Object.keys(ids)) await setEnabled(other, other === name);
+      try {
+        await run();
+      } finally {
+        for (const other of Object.keys(ids)) await setEnabled(other, true);
+      }
+    };
+    const refused = async (words: RegExp) => {
+      const err = (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: { id: 'voice-nobody-has' } }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect([err.constructor.name, err.status, err.param, err.message]).toEqual(['BadRequestError', 400, 'voice', expect.stringMatching(words)]);
+    };
+    await only('openai', () => refused(/^400 voice: .*Voice 'voice-nobody-has' not found/));
+    await only('elevenlabs', async () => {
+      await refused(/^400 voice: .*voice_id voice-nobody-has was not found/);
+      // streamed: the same refusal as the stream's error event
+      const streamed = await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: { id: 'voice-nobody-has' }, stream_format: 'sse' });
+      expect(events(await streamed.text())).toEqual([{ type: 'error', error: expect.objectContaining({ type: 'invalid_request_error', param: 'voice', message: expect.stringMatching(/^voice: .*was not found/) }) }]);
+    });
+    await only('gemini', () => refused(/^400 voice: .*Voice voice-nobody-has is not supported/));
+    // each vendor was asked once a request (a request it refused is not failed over, nor sent again)
+    expect([oa, el, gm].map((f) => f.received.filter((r) => r.status === 400 || r.status === 404).length)).toEqual([1, 2, 1]);
+  });
+
   it('a vendor failing where no other channel can take it: 502 at once in its words, the vendor asked once (not again until the deadline)', async () => {
     await setEnabled('elevenlabs', false);
     await setEnabled('gemini', false);

@@ -8,15 +8,32 @@ import { openAiError } from '../../common/errors/openai-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { SpeechRequest } from '../../vendors/contracts/speech-vendor.js';
+import { upstreamRefusalOf } from '../../modules/channels/channel-routing.js';
 import { MediaService } from '../../modules/media/media.service.js';
 import type { FinishedSpeech } from '../../modules/speech/speech-audio.js';
 import { SpeechKind, speechChars } from '../../modules/speech/speech.kind.js';
+import { SPEECH_DEFINITION } from '../../modules/speech/speech.definition.js';
 import { SpeechModels } from '../../modules/speech/speech-models.js';
 import { AUDIO_ROLE, CONTENT_TYPES, type SpeechParams, type SpeechTask } from '../../modules/speech/speech-task.js';
 import type { CreateOpenAiSpeechDto } from './dto/openai-speech.dto.js';
 
 /** This door's names of the normalized request's fields, for its 400s (OpenAI's own). */
 const OPENAI_SPEECH_FIELDS = { model: 'model', voice: 'voice', input: 'input', instructions: 'instructions', speed: 'speed' } as const;
+
+/**
+ * A failed task as OpenAI's error: the vendor's moderation refusing the text a 400 (content refused); the
+ * vendor refusing what it was asked (a voice id it does not know: ElevenLabs' 404 `voice_not_found`, OpenAI's
+ * and Gemini's 400s) a 400 in its words, naming `voice` when they are about the voice — the caller's to change,
+ * no retry makes it; any other failure a 502.
+ */
+export function failureOf(task: Pick<SpeechTask, 'id' | 'message'>): AppError {
+  const reason = task.message ?? 'the task failed';
+  const failed = `the speech task ${task.id} failed: ${reason}`;
+  if (readsAsContentRefusal(reason)) return new AppError('CONTENT_REFUSED', failed);
+  const refused = upstreamRefusalOf(reason, SPEECH_DEFINITION.noun);
+  if (refused === undefined) return new AppError('UPSTREAM_FAILED', failed);
+  return /\bvoice/i.test(refused) ? AppError.invalidParameter(`voice: ${failed}`, { param: 'voice', rule: 'value' }) : new AppError('INVALID_PARAMETER', failed);
+}
 
 /** The size of each `speech.audio.delta` event's audio (before Base64). */
 const DELTA_BYTES = 32 * 1024;
@@ -73,13 +90,10 @@ export class OpenAiSpeechService {
 
   /**
    * The stored audio of an ended task (`made`: what its step made on this instance, already stored: the
-   * bytes in hand, not read back); a failed one thrown as OpenAI's error (the vendor's moderation: 400).
+   * bytes in hand, not read back); a failed one thrown as OpenAI's error (failureOf).
    */
   private async audio(task: SpeechTask, made?: FinishedSpeech): Promise<Buffer> {
-    if (task.state === 'failed') {
-      const reason = task.message ?? 'the task failed';
-      throw new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the speech task ${task.id} failed: ${reason}`);
-    }
+    if (task.state === 'failed') throw failureOf(task);
     if (made) return made.bytes;
     const row = await this.media.findForTask(task.id, AUDIO_ROLE, 0);
     const bytes = row ? await this.media.readBytes(row) : null;

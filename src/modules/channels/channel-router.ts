@@ -10,9 +10,9 @@ import { ChannelsRepository, type UpstreamTaskFacts } from './channels.repositor
 import { ChannelHandles } from './channel-handles.js';
 import { refusesContent } from '../../vendors/registry.js';
 import type { ChannelOperation } from './channel-protocols.js';
-import { ACCOUNT_REFUSED, byWeight, topPool, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, STALLED, type Submission } from './channel-routing.js';
+import { ACCOUNT_REFUSED, byWeight, topPool, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, refusedWords, STALLED, type Submission } from './channel-routing.js';
 
-export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, stalledOn, type Submission, stallReason } from './channel-routing.js';
+export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, refusedWords, stalledOn, type Submission, stallReason, upstreamRefusalOf } from './channel-routing.js';
 
 /**
  * What came of a create sent to one channel: its outcome, or that the channel did not take the task: provably
@@ -207,7 +207,7 @@ export class ChannelRouter {
         // its moderation refused the task, and another channel's may differ: nothing was made there (the refusal
         // is the channel's answer, its circuit healthy), and this channel is not given the task again
         await s.marks.clearSubmitting();
-        await this.answeredAttempt(s.task.id, channel, s.operation, 'failed', `the upstream refused the ${s.noun}: ${err.message}`, ms);
+        await this.answeredAttempt(s.task.id, channel, s.operation, 'failed', `${refusedWords(s.noun)}: ${err.message}`, ms);
         this.logger.log({ msg: 'a channel refused a task for its content; it goes on to another channel', channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.status, reason: err.message });
         return { notTaken: 'content', message: err.message };
       }

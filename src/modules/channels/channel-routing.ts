@@ -148,3 +148,18 @@ export function byWeight<C extends { weight: number }>(channels: readonly C[], d
 export function stalledOn(channel: Pick<ChannelHandle, 'stallAfterS'>, since: Date | null): boolean {
   return channel.stallAfterS !== null && since !== null && Date.now() - since.getTime() > channel.stallAfterS * 1000;
 }
+
+/** How a task's failure begins when its upstream refused the request itself (a parameter, its content), before the vendor's words. */
+export function refusedWords(noun: string): string {
+  return `the upstream refused the ${noun}`;
+}
+
+/**
+ * The vendor's words of a task that failed because its upstream refused the request ("the upstream refused the
+ * speech: Voice 'x' not found."), or undefined for any other failure (a failed generation, the gateway's own).
+ * A content refusal reads so too: a caller tells it apart by the vendor's descriptor (`readsAsContentRefusal`).
+ */
+export function upstreamRefusalOf(reason: string, noun: string): string | undefined {
+  const prefix = `${refusedWords(noun)}: `;
+  return reason.startsWith(prefix) ? reason.slice(prefix.length) : undefined;
+}

@@ -9,7 +9,7 @@ import type { RelayStatus, RelayVendor } from '../../vendors/contracts/relay.js'
 import { refusesContent } from '../../vendors/registry.js';
 import type { UpstreamTaskFacts } from './channels.repository.js';
 import type { ChannelOperation } from './channel-protocols.js';
-import { type CandidateChannel, type ChannelHandle, ChannelRouter, stalledOn, stallReason } from './channel-router.js';
+import { type CandidateChannel, type ChannelHandle, ChannelRouter, refusedWords, stalledOn, stallReason } from './channel-router.js';
 import { ChannelHandles } from './channel-handles.js';
 import { UpstreamBilling } from './upstream-billing.js';
 import { PolledChannels } from './polled-channels.js';
@@ -208,7 +208,7 @@ export class RelayFlow {
     } catch (err) {
       const words = op.tenantWords ?? ((m: string) => m);
       if (err instanceof UnusableAnswer) return { kind: 'failed', reason: words(err.message) };
-      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, op.operation, op.noun, err, `the upstream refused the ${op.noun}`, words);
+      if (err instanceof UpstreamRefused) return await this.router.refusal(task.id, op.operation, op.noun, err, refusedWords(op.noun), words);
       if (err instanceof UpstreamBusy) return { kind: 'busy', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       if (err instanceof UpstreamUnavailable) return { kind: 'wait', seconds: pollDelaySeconds(task.createdAt, this.config.relay.pollMs) };
       throw err;
