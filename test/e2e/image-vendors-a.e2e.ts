@@ -189,6 +189,15 @@ describe('image vendors A: OpenAI and Gemini behind the doors', () => {
     openaiFake.knobs.moderation = false;
     expect(openaiFake.received.at(-1)).toEqual(expect.objectContaining({ path: '/v1/images/generations' }));
   }, 60_000);
+
+  it("a request the vendor refuses (not its content) is a 400 in the vendor's words through OpenAI's door, not a 502; the vendor asked once", async () => {
+    await only('openai');
+    const before = openaiFake.received.length;
+    openaiFake.knobs.invalid = { param: 'prompt', message: "Invalid 'prompt': string too long. Expected a string with maximum length 32000, but got a string with length 32001 instead." };
+    const refused = (await openai.images.generate({ model: 'gpt-image-1', prompt: 'A lighthouse' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect([refused.constructor.name, refused.status, refused.type, refused.message]).toEqual(['BadRequestError', 400, 'invalid_request_error', expect.stringMatching(/^400 the image task .* failed: the upstream refused the task: Invalid 'prompt': string too long/)]);
+    expect([openaiFake.received.length - before, openaiFake.received.at(-1)!.status]).toEqual([1, undefined]);
+  }, 60_000);
 });
 
 

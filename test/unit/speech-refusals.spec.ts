@@ -1,6 +1,5 @@
 import { AppError } from '../../src/common/errors/app-error.js';
 import { type OfferedSpeechModel, speechRefusal } from '../../src/modules/speech/speech-models.js';
-import { failureOf } from '../../src/doors/openai/openai-speech.service.js';
 import type { SpeechRequest } from '../../src/vendors/contracts/speech-vendor.js';
 import { OPENAI_SPEECH_MODELS } from '../../src/vendors/openai/openai-speech.vendor.js';
 
@@ -41,31 +40,5 @@ describe('speech refusals', () => {
     expect(refused({ voice: { name: 'marin' } })?.[1]).toMatch(/^voice: the model tts-1 does not speak the voice marin; the voices: /);
     expect(refused({ voice: { name: 'marin' }, model: 'gpt-4o-mini-tts' })).toBeUndefined();
     expect(refused({ model: 'tts-2' })?.[1]).toMatch(/^model: no configured speech model is named tts-2 \(the models: gpt-4o-mini-tts, .*tts-1, tts-1-hd\)$/);
-  });
-});
-
-describe("the speech door's words for a failed task", () => {
-  const failed = (message: string) => failureOf({ id: 'task-1', message });
-  const read = (err: AppError) => [err.code, err.fault?.param, err.message];
-
-  it('a voice the vendor does not know: a 400 naming voice, in its words (each vendor says so its own way)', () => {
-    expect(read(failed('the upstream refused the speech: A voice with the voice_id xyz was not found. (voice_not_found)'))).toEqual([
-      'INVALID_PARAMETER',
-      'voice',
-      'voice: the speech task task-1 failed: the upstream refused the speech: A voice with the voice_id xyz was not found. (voice_not_found)',
-    ]);
-    expect(read(failed("the upstream refused the speech: Voice 'xyz' not found."))[1]).toBe('voice');
-    expect(read(failed('the upstream refused the speech: * GenerateContentRequest.generation_config.speech_config.voice_config.prebuilt_voice_config.voice_name: Voice xyz is not supported.'))[1]).toBe('voice');
-  });
-
-  it('another refusal of the request: a 400 in its words, naming no field; its moderation: content refused', () => {
-    expect(read(failed('the upstream refused the speech: text: must not be empty'))).toEqual(['INVALID_PARAMETER', undefined, 'the speech task task-1 failed: the upstream refused the speech: text: must not be empty']);
-    expect(read(failed("the upstream refused the speech: the upstream's moderation refused the text: Your prompt appears to have violated our Terms of Service (bad_prompt)"))[0]).toBe('CONTENT_REFUSED');
-  });
-
-  it('a failed generation, the gateway\'s own failure, or no reason: a 502', () => {
-    expect(read(failed('the upstream failed (HTTP 500): busy'))[0]).toBe('UPSTREAM_FAILED');
-    expect(read(failed('the upstream refused the video: voice'))[0]).toBe('UPSTREAM_FAILED');
-    expect(failureOf({ id: 'task-2', message: null }).code).toBe('UPSTREAM_FAILED');
   });
 });

@@ -9,7 +9,7 @@ import { Base64Bytes, Base64Json } from '../../common/http/base64-json.js';
 import { describeError } from '../../common/errors/error-catalog.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import { OpenAIImageVendor } from '../../vendors/openai/openai-image.vendor.js';
-import { readsAsContentRefusal } from '../../vendors/registry.js';
+import { IMAGE_DEFINITION } from '../../modules/image/image.definition.js';
 import type { ImageField } from '../../vendors/contracts/image-request.js';
 import { shapeOf } from '../../vendors/contracts/image-request.js';
 import type { MediaRow, NewMedia } from '../../modules/media/media.repository.js';
@@ -20,6 +20,7 @@ import { ImageKind, type MadeImages } from '../../modules/image/image.kind.js';
 import { ImageInputs } from '../../modules/image/image-inputs.js';
 import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
 import { OPENAI_DOOR } from './openai.door.js';
+import { failedTaskError } from './openai-task-failure.js';
 import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageTask } from '../../modules/image/image-task.js';
 
 /** The OpenAI door's names of the normalized fields, for its 400s. */
@@ -257,8 +258,7 @@ export class OpenAiImagesService {
 /** Tokens are not what this gateway's vendors price by: OpenAI's usage shape, all zeros. */
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, total_tokens: 0, input_tokens_details: { text_tokens: 0, image_tokens: 0 } };
 
-/** A failed task as OpenAI's error: the vendor's moderation (400 moderation_blocked), else 502 upstream_failed. */
-function failureOf(task: ImageTask): AppError {
-  const reason = task.message ?? 'the task failed';
-  return new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the image task ${task.id} failed: ${reason}`);
+/** A failed image task as OpenAI's error (failedTaskError). */
+export function failureOf(task: Pick<ImageTask, 'id' | 'message'>): AppError {
+  return failedTaskError(task, { what: 'image', noun: IMAGE_DEFINITION.noun });
 }

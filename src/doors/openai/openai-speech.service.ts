@@ -6,9 +6,7 @@ import { AppError } from '../../common/errors/app-error.js';
 import { describeError } from '../../common/errors/error-catalog.js';
 import { openAiError } from '../../common/errors/openai-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
-import { readsAsContentRefusal } from '../../vendors/registry.js';
 import type { SpeechRequest } from '../../vendors/contracts/speech-vendor.js';
-import { upstreamRefusalOf } from '../../modules/channels/channel-routing.js';
 import { MediaService } from '../../modules/media/media.service.js';
 import type { FinishedSpeech } from '../../modules/speech/speech-audio.js';
 import { SpeechKind, speechChars } from '../../modules/speech/speech.kind.js';
@@ -16,23 +14,17 @@ import { SPEECH_DEFINITION } from '../../modules/speech/speech.definition.js';
 import { SpeechModels } from '../../modules/speech/speech-models.js';
 import { AUDIO_ROLE, CONTENT_TYPES, type SpeechParams, type SpeechTask } from '../../modules/speech/speech-task.js';
 import type { CreateOpenAiSpeechDto } from './dto/openai-speech.dto.js';
+import { type FailedTaskWords, failedTaskError } from './openai-task-failure.js';
 
 /** This door's names of the normalized request's fields, for its 400s (OpenAI's own). */
 const OPENAI_SPEECH_FIELDS = { model: 'model', voice: 'voice', input: 'input', instructions: 'instructions', speed: 'speed' } as const;
 
-/**
- * A failed task as OpenAI's error: the vendor's moderation refusing the text a 400 (content refused); the
- * vendor refusing what it was asked (a voice id it does not know: ElevenLabs' 404 `voice_not_found`, OpenAI's
- * and Gemini's 400s) a 400 in its words, naming `voice` when they are about the voice — the caller's to change,
- * no retry makes it; any other failure a 502.
- */
+/** How a failed speech task is worded as OpenAI's error: a vendor's refusal about the voice names `voice`. */
+const SPEECH_FAILURE: FailedTaskWords = { what: 'speech', noun: SPEECH_DEFINITION.noun, paramOf: (words) => (/\bvoice/i.test(words) ? 'voice' : undefined) };
+
+/** A failed speech task as OpenAI's error (failedTaskError). */
 export function failureOf(task: Pick<SpeechTask, 'id' | 'message'>): AppError {
-  const reason = task.message ?? 'the task failed';
-  const failed = `the speech task ${task.id} failed: ${reason}`;
-  if (readsAsContentRefusal(reason)) return new AppError('CONTENT_REFUSED', failed);
-  const refused = upstreamRefusalOf(reason, SPEECH_DEFINITION.noun);
-  if (refused === undefined) return new AppError('UPSTREAM_FAILED', failed);
-  return /\bvoice/i.test(refused) ? AppError.invalidParameter(`voice: ${failed}`, { param: 'voice', rule: 'value' }) : new AppError('INVALID_PARAMETER', failed);
+  return failedTaskError(task, SPEECH_FAILURE);
 }
 
 /** The size of each `speech.audio.delta` event's audio (before Base64). */

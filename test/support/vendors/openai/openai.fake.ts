@@ -43,9 +43,10 @@ export interface FakeOpenAIImages {
    * `moderation`: creates refused by its safety system (400 moderation_blocked); `serverError`: the next
    * creates answer 500 server_error; `rateLimited`: the next creates answer 429 rate_limit_exceeded;
    * `insufficientQuota`: 429 insufficient_quota (the account's credit: waiting will not help); `unverified`:
-   * 403, the organization is not verified for the GPT image models.
+   * 403, the organization is not verified for the GPT image models; `invalid`: the next create is refused as a
+   * request its API does not take (400 invalid_request_error naming the parameter, as it refuses one).
    */
-  knobs: { moderation?: boolean; serverError?: number; rateLimited?: number; insufficientQuota?: boolean; unverified?: boolean };
+  knobs: { moderation?: boolean; serverError?: number; rateLimited?: number; insufficientQuota?: boolean; unverified?: boolean; invalid?: { param: string; message: string } };
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -179,6 +180,11 @@ export async function startFakeOpenAIImages(apiKey: string): Promise<FakeOpenAII
     if ((knobs.serverError ?? 0) > 0) {
       knobs.serverError!--;
       return fail(res, 500, 'The server had an error processing your request. Sorry about that! You can retry your request, or contact us through our help center at help.openai.com if you keep seeing this error.', 'server_error', null);
+    }
+    if (knobs.invalid) {
+      const { param, message } = knobs.invalid;
+      knobs.invalid = undefined;
+      return invalid(res, param, message, 'invalid_value');
     }
     if (knobs.moderation) {
       const requestId = `req_${randomBytes(16).toString('hex')}`;
