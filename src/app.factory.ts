@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { answerClientErrors } from './common/http/client-errors.js';
+import { closeSilentConnectionsWhenIdle } from './common/http/silent-connections.js';
 import { settleUnreadBody } from './common/http/unread-body.js';
 import { requestIdMiddleware } from './common/middleware/request-id.middleware.js';
 import { securityHeadersMiddleware } from './common/middleware/security-headers.middleware.js';
@@ -41,6 +42,7 @@ export async function createApp(config: AppConfig, logger: AppLogger, options: {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   answerClientErrors(server);
+  closeSilentConnectionsWhenIdle(server);
   // With tracing on, a server span per request comes first, so everything after runs in it.
   if (config.tracing && !options.preview) app.use(app.get(Tracing).httpMiddleware());
   // a body still arriving when its answer goes out is dropped or its connection closed with a linger, for every answer

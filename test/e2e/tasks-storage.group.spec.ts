@@ -13,6 +13,7 @@ import './schema-drift.e2e.js';
 import './migrator.e2e.js';
 import './storage.e2e.js';
 import './work-dir.e2e.js';
+import './silent-connections.e2e.js';
 import './audio.e2e.js';
 import './outbound.e2e.js';
 import './notifications.e2e.js';

@@ -9,8 +9,9 @@ import { TaskSweeper } from './task-sweeper.js';
 /** What is kept of the shutdown budget for closing the application and the database after the drain. */
 const CLOSE_RESERVE_MS = 3000;
 /**
- * How long idle keep-alive connections stay open after SIGTERM: a request (or a load balancer's health
- * check) already on its way over one is answered (readiness 503, `Connection: close`), not reset.
+ * How long idle keep-alive connections, and those that have sent nothing yet (silent-connections.ts), stay
+ * open after SIGTERM: a request (or a load balancer's health check) already on its way over one is answered
+ * (readiness 503, `Connection: close`), not reset.
  */
 const IDLE_GRACE_MS = 1500;
 /** How long the drain waits at least for claims already sent to be answered (they take milliseconds). */
