@@ -259,6 +259,6 @@ export class OpenAiImagesService {
 const NO_USAGE = { input_tokens: 0, output_tokens: 0, total_tokens: 0, input_tokens_details: { text_tokens: 0, image_tokens: 0 } };
 
 /** A failed image task as OpenAI's error (failedTaskError). */
-export function failureOf(task: Pick<ImageTask, 'id' | 'message'>): AppError {
+function failureOf(task: Pick<ImageTask, 'id' | 'message'>): AppError {
   return failedTaskError(task, { what: 'image', noun: IMAGE_DEFINITION.noun });
 }

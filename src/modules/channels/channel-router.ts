@@ -12,7 +12,7 @@ import { refusesContent } from '../../vendors/registry.js';
 import type { ChannelOperation } from './channel-protocols.js';
 import { ACCOUNT_REFUSED, byWeight, topPool, type Abandonment, type CandidateChannel, type ChannelHandle, type DeadEnd, deadEndOf, deadEndWords, GATEWAY_FAILURE, refusedWords, STALLED, type Submission } from './channel-routing.js';
 
-export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, refusedWords, stalledOn, type Submission, stallReason, upstreamRefusalOf } from './channel-routing.js';
+export { type Abandonment, type CandidateChannel, type ChannelHandle, type Created, GATEWAY_FAILURE, refusedWords, stalledOn, type Submission, stallReason } from './channel-routing.js';
 
 /**
  * What came of a create sent to one channel: its outcome, or that the channel did not take the task: provably
