@@ -160,6 +160,26 @@ describe('music across vendors behind the Suno-style door', () => {
     expect([refused.status, refused.fail_reason]).toEqual(['FAILURE', expect.stringMatching(/violated|Terms of Service|bad_prompt/)]);
   });
 
+  it("ElevenLabs' door: a request the vendor refuses is its 422 in the vendor's words, naming the field; the vendor asked once; a failed generation stays a 502", async () => {
+    await only('elevenlabs');
+    const asked = eleven.music.length;
+    eleven.knobs.invalid = { loc: ['body', 'music_length_ms'], msg: 'Input should be less than or equal to 20000', type: 'less_than_equal' };
+    const refused = await api(t.url, 'POST', '/elevenlabs/v1/music', { key, body: { prompt: 'a long ballad', music_length_ms: 25_000 } });
+    expect([refused.status, refused.body.detail]).toEqual([
+      422,
+      [{ type: 'value_error', loc: ['body', 'music_length_ms'], msg: expect.stringMatching(/^music_length_ms: the music task \S+ failed: the upstream refused the music task: music_length_ms: Input should be less than or equal to 20000/) }],
+    ]);
+    expect(eleven.music.length - asked).toBe(1);
+    // words that name no field of the door's: the 422 names the body
+    eleven.knobs.invalid = { loc: ['query', 'seed'], msg: 'Input should be a valid integer', type: 'int_type' };
+    const unnamed = await api(t.url, 'POST', '/elevenlabs/v1/music', { key, body: { prompt: 'a short jingle', music_length_ms: 5_000 } });
+    expect([unnamed.status, unnamed.body.detail?.[0]?.loc]).toEqual([422, ['body']]);
+    // the vendor's 500 is a failed generation (no other channel here): a 502 in ElevenLabs' shape
+    eleven.knobs.serverError = 1;
+    const failed = await api(t.url, 'POST', '/elevenlabs/v1/music', { key, body: { prompt: 'a short jingle', music_length_ms: 5_000 } });
+    expect([failed.status, failed.body.detail?.status]).toEqual([502, 'upstream_failed']);
+  });
+
   it("sunoapi.org's family requires a style and a title in custom mode: without tags a 400 naming tags (only it enabled); without a title it is sent one made up from the lyrics; a style to avoid goes only to models that take one", async () => {
     await only('sunoapi');
     const refused = await api(t.url, 'POST', SUBMIT, { key, body: { prompt: '[Verse]\nLanterns on the water', mv: 'V4_5' } });

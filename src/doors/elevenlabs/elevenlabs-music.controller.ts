@@ -32,7 +32,7 @@ const HOW =
   "ElevenLabs' body (its SDKs work with baseUrl <gateway>/elevenlabs and the team's key as apiKey, sent in xi-api-key). The request becomes a music task, served by any configured music vendor that makes it; it is held until the task ends " +
   '(MUSIC_TIMEOUT_S plus 15 s, or MUSIC_HOLD_S; then 504, the task going on), then answered with the first take\'s audio (MP3), its task id in the song-id header; the task and its songs are in GET /tasks and GET /music-a/fetch/{id}. ' +
   'prompt: the vendor writes the lyrics; composition_plan: its lines are sung as the sections\' lyrics, its sections\' durations are the length, a plan without lines is an instrumental. ' +
-  'model_id is used where a configured model has that name. A field no configured model makes (a length, an instrumental …) is a 422 naming it. Errors are ElevenLabs\' shape: {"detail": {status, message}}, a refused request {"detail": [{type, loc, msg}]}.';
+  'model_id is used where a configured model has that name. A field no configured model makes (a length, an instrumental …) is a 422 naming it, as is a request the serving vendor refuses (in its words). Errors are ElevenLabs\' shape: {"detail": {status, message}}, a refused request {"detail": [{type, loc, msg}]}.';
 
 /** ElevenLabs' music API (`/elevenlabs/v1/music`, so an ElevenLabs SDK's baseUrl is `<gateway>/elevenlabs`): held open until the song is made. */
 @ApiTags('music')

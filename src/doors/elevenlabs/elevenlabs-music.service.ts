@@ -12,6 +12,8 @@ import type { MusicParams, MusicResult, MusicTask } from '../../modules/music/mu
 import { MusicKind } from '../../modules/music/music.kind.js';
 import type { MusicAsk } from '../../vendors/contracts/music-vendor.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
+import { upstreamRefusalOf } from '../../modules/channels/channel-routing.js';
+import { MUSIC_DEFINITION } from '../../modules/music/music.definition.js';
 import type { ElevenLabsComposeMusicDto } from './dto/elevenlabs-music.dto.js';
 import { ELEVENLABS_DOOR } from './elevenlabs.door.js';
 import { PLAN_FIELDS, PROMPT_FIELDS, assertComposable, composedSong } from './elevenlabs-music.mapping.js';
@@ -86,15 +88,32 @@ export class ElevenLabsMusicService {
   }
 
 
-  /** The first take's stored audio of an ended task; a failed one thrown (a vendor's content refusal: 400 bad_prompt). */
+  /**
+   * The first take's stored audio of an ended task; a failed one thrown: a vendor's content refusal as 400
+   * `bad_prompt`, a vendor refusing the request itself (a length or a plan it does not take) as the 422 ElevenLabs
+   * answers a refused request, in the vendor's words and naming the field where they name one of this door's
+   * (no retry mends it; the vendor was asked once), anything else 502.
+   */
   private async audio(task: MusicTask): Promise<{ bytes: Buffer; contentType: string }> {
-    if (task.state === 'failed') {
-      const reason = task.message ?? 'the task failed';
-      throw new AppError(readsAsContentRefusal(reason) ? 'CONTENT_REFUSED' : 'UPSTREAM_FAILED', `the music task ${task.id} failed: ${reason}`);
-    }
+    if (task.state === 'failed') throw failureOf(task);
     const row = await this.media.findForTask(task.id, CLIP_AUDIO_ROLE, 0);
     const bytes = row ? await this.media.readBytes(row) : null;
     if (!row || !bytes) throw new AppError('UPSTREAM_FAILED', `the music task ${task.id} ended without audio`);
     return { bytes, contentType: row.contentType };
   }
+}
+
+/** The fields of this door's body, which a vendor's refusal may name first (`music_length_ms: …`). */
+const BODY_FIELDS = new Set(['prompt', 'composition_plan', 'music_length_ms', 'model_id', 'force_instrumental']);
+
+/** A failed music task as this door's error (ElevenLabsMusicService.audio). */
+export function failureOf(task: Pick<MusicTask, 'id' | 'message'>): AppError {
+  const reason = task.message ?? 'the task failed';
+  const failed = `the music task ${task.id} failed: ${reason}`;
+  if (readsAsContentRefusal(reason)) return new AppError('CONTENT_REFUSED', failed);
+  const refused = upstreamRefusalOf(reason, MUSIC_DEFINITION.noun);
+  if (refused === undefined) return new AppError('UPSTREAM_FAILED', failed);
+  const field = /^([a-z_]+)(?:\.[a-z0-9_.]+)?: /.exec(refused);
+  const param = field && BODY_FIELDS.has(field[1]) ? refused.slice(0, refused.indexOf(':')) : undefined;
+  return param ? AppError.invalidParameter(`${param}: ${failed}`, { param, rule: 'value' }) : new AppError('INVALID_PARAMETER', failed);
 }

@@ -14,6 +14,7 @@ import { CLIP_AUDIO_ROLE } from '../../clips/clip-media.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import { MusicModels } from '../music-offer.js';
+import { MUSIC_DEFINITION } from '../music.definition.js';
 import { MAX_UPSTREAM_ID, RelayFlow } from '../../channels/relay-flow.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { UnusableAnswer } from '../../../vendors/contracts/vendor.js';
@@ -68,7 +69,7 @@ export class RelayMusicProvider implements MusicProvider, UpstreamWatcher {
     const modelFor = (channel: CandidateChannel & { id?: string }) => musicModelOn(channel, task, held);
     return this.flow.step<MusicVendor, MusicStatus, MusicTake[], undefined>(task, ctx, {
       operation: 'music',
-      noun: 'music task',
+      noun: MUSIC_DEFINITION.noun,
       vendors: this.vendors,
       pinned: pinnedTo !== null,
       failsOver: true,

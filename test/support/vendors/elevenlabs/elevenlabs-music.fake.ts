@@ -36,6 +36,8 @@ export interface MusicState {
     quotaExceeded?: boolean;
     /** Its refusal of what was asked: `copyright` with a suggestion (a prompt's `prompt_suggestion`, a plan's `composition_plan_suggestion`), `harmful` without. */
     musicRefusal?: 'copyright' | 'harmful';
+    /** The next compose refused as its schema refuses a field (FastAPI's 422 `{detail: [{loc, msg, type}]}`), whatever was asked: a limit of the account's model the fake does not otherwise know. */
+    invalid?: { loc: Loc; msg: string; type: string };
   };
 }
 
@@ -207,6 +209,11 @@ export async function handleMusic(url: URL, method: string, rawBody: Buffer, res
 
   if (!MUSIC_FORMATS.has(outputFormat)) {
     return answer(422, () => sendJson(res, 422, { detail: [{ loc: ['query', 'output_format'], msg: `Input should be one of ${[...MUSIC_FORMATS].map((f) => `'${f}'`).join(', ')}`, type: 'enum' }] }));
+  }
+  if (knobs.invalid) {
+    const { loc, msg, type } = knobs.invalid;
+    delete knobs.invalid;
+    return answer(422, () => sendJson(res, 422, { detail: [{ loc, msg, type }] }));
   }
   let lengthMs: number;
   try {
