@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { UpstreamBusy, UpstreamGenerationFailed, UpstreamRefused } from '../../src/infra/relay/upstream-client.js';
 import type { ImageModelSpec, ImageRequest } from '../../src/vendors/contracts/image-request.js';
 import type { ImageCreate, ImageInput } from '../../src/vendors/contracts/image-vendor.js';
-import { UnusableAnswer, type VendorAccount } from '../../src/vendors/contracts/vendor.js';
+import type { VendorAccount } from '../../src/vendors/contracts/vendor.js';
 import { GeminiImageVendor } from '../../src/vendors/google/gemini-image.vendor.js';
 import { GOOGLE } from '../../src/vendors/google/google.vendor.js';
 import { OpenAIImageVendor } from '../../src/vendors/openai/openai-image.vendor.js';
@@ -279,7 +279,7 @@ describe('image vendors A: the adapters against their fakes', () => {
     expect(calls[0].made).toEqual(expect.objectContaining({ aspectRatio: '4:3' }));
   });
 
-  it("Gemini's failures: a bad key (400 API_KEY_INVALID) the credentials', limit: 0 the account's, 429 and 503 busy, a blocked prompt a content refusal, words without an image unusable", async () => {
+  it("Gemini's failures: a bad key (400 API_KEY_INVALID) the credentials', limit: 0 the account's, 429 and 503 busy, a blocked prompt a content refusal, words without an image a failed generation (another channel may make it)", async () => {
     const model = spec(GeminiImageVendor, 'gemini-3.1-flash-image-preview');
     const create = (account = geminiAccount) => failure(geminiVendor.create(account, creating(model, request({ size: '2048x512' }))));
     expect(await create({ baseUrl: gemini.baseUrl, auth: GOOGLE.auth({ api_key: 'AIza-wrong' }) })).toMatchObject({ constructor: UpstreamRefused, kind: 'auth', status: 400 });
@@ -297,7 +297,7 @@ describe('image vendors A: the adapters against their fakes', () => {
     gemini.knobs.textOnly = true;
     const words = await create();
     gemini.knobs.textOnly = false;
-    expect([words instanceof UnusableAnswer, (words as Error).message]).toEqual([true, expect.stringMatching(/without an image \(finishReason STOP\): I can describe/)]);
+    expect([words instanceof UpstreamGenerationFailed, (words as Error).message]).toEqual([true, expect.stringMatching(/without an image \(finishReason STOP\): I can describe/)]);
     // and the long shape it asked for, at 1K
     await geminiVendor.create(geminiAccount, creating(model, request({ size: '2048x512' })));
     expect(gemini.received.at(-1)!.body.generationConfig).toEqual({ responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '4:1', imageSize: '2K' } });

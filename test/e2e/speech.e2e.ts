@@ -169,12 +169,17 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     expect([oa.received.at(-1)!.format, wav.equals(oa.received.at(-1)!.audio!), wav.subarray(0, 4).toString('latin1')]).toEqual(['wav', false, 'RIFF']);
   });
 
-  it('fails over once when a vendor fails, charged once', async () => {
+  it('fails over once when a vendor fails (its 5xx, or a 200 that is not audio), charged once', async () => {
     const before = { oa: oa.received.length, el: el.received.length };
     oa.knobs.serverError = 1;
     expect(probe(await speak()).format).toContain('wav');
     expect([oa.received.length - before.oa, el.received.length - before.el]).toEqual([1, 1]);
     expect(oa.received.at(-1)!.status).toBe(500);
+    // a 200 that is not audio (a JSON page where audio was asked) made nothing usable there either: on to the next
+    oa.knobs.notAudio = 1;
+    expect(probe(await speak()).format).toContain('wav');
+    expect([oa.received.length - before.oa, el.received.length - before.el]).toEqual([2, 2]);
+    expect(oa.received.at(-1)!.status).toBe(200);
   });
 
   it("a voice id the vendor does not know is a 400 naming voice, in the vendor's words, whichever vendor serves it", async () => {

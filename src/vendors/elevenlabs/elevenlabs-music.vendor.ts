@@ -296,8 +296,8 @@ export class ElevenLabsMusicVendor implements MusicVendor {
 
   async create(account: VendorAccount, create: MusicCreate): Promise<MusicAnswer> {
     const { path, body } = elevenlabsMusicRequest(create.request, create.model);
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}${path}`, {
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}${path}`, {
         body,
         auth: account.auth,
         headers: { accept: 'audio/mpeg' },
@@ -305,9 +305,9 @@ export class ElevenLabsMusicVendor implements MusicVendor {
         refusal: elevenlabsRefusal,
         maxBytes: RESULT_MAX_BYTES,
         timeoutMs: MUSIC_TIMEOUT_MS,
-      }),
-    );
-    return readElevenLabsSong(answer);
+      });
+      return readElevenLabsSong(answer);
+    });
   }
 }
 

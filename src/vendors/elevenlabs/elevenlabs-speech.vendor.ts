@@ -119,8 +119,8 @@ export class ElevenLabsSpeechVendor implements SpeechVendor {
   async create(account: VendorAccount, create: SpeechCreate): Promise<SpeechAudio> {
     const { path, body } = elevenlabsSpeechRequest(create);
     const output = elevenlabsOutputOf(create.request.format);
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}${path}`, {
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}${path}`, {
         body,
         auth: account.auth,
         headers: { accept: output.format === 'mp3' ? 'audio/mpeg' : '*/*' },
@@ -128,8 +128,8 @@ export class ElevenLabsSpeechVendor implements SpeechVendor {
         refusal: elevenlabsRefusal,
         maxBytes: RESULT_MAX_BYTES,
         timeoutMs: SYNC_GENERATION_TIMEOUT_MS,
-      }),
-    );
-    return speechAudioOf(answer, output.format, output.sampleRate);
+      });
+      return speechAudioOf(answer, output.format, output.sampleRate);
+    });
   }
 }

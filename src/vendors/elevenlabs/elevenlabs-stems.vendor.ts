@@ -62,8 +62,8 @@ export class ElevenLabsStemsVendor implements StemsVendor {
 
   async create(account: VendorAccount, create: StemsCreate): Promise<StemsAnswer> {
     const clip = await create.source.bytes();
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}/v1/music/stem-separation?output_format=${OUTPUT_FORMAT}`, {
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}/v1/music/stem-separation?output_format=${OUTPUT_FORMAT}`, {
         form: elevenlabsStemsForm(clip.bytes, clip.format, create.request.split),
         auth: account.auth,
         headers: { accept: 'application/zip, application/octet-stream' },
@@ -71,9 +71,9 @@ export class ElevenLabsStemsVendor implements StemsVendor {
         refusal: elevenlabsRefusal,
         maxBytes: RESULT_MAX_BYTES,
         timeoutMs: STEMS_TIMEOUT_MS,
-      }),
-    );
-    return { made: await stemsOfZip(answer.body) };
+      });
+      return { made: await stemsOfZip(answer.body) };
+    });
   }
 }
 

@@ -112,8 +112,12 @@ export class GeminiImageVendor implements ImageVendor {
     const made: VendorImage[] = [];
     for (let i = 0; i < request.n; i++) {
       const body = geminiImageBody(model, request, images, i);
-      const answer = await failedGenerations(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
-      made.push(geminiImageOf(answer.json, answer.status));
+      made.push(
+        await failedGenerations(async () => {
+          const answer = await this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
+          return geminiImageOf(answer.json, answer.status);
+        }),
+      );
     }
     return { made };
   }

@@ -193,7 +193,9 @@ export class GeminiSpeechVendor implements SpeechVendor {
   async create(account: VendorAccount, create: SpeechCreate): Promise<SpeechAudio> {
     const url = `${account.baseUrl}/models/${encodeURIComponent(create.model.id)}:generateContent`;
     const body = geminiSpeechBody(create);
-    const answer = await failedGenerations(() => this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
-    return geminiAudioOf(answer.json, answer.status);
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', url, { body, auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
+      return geminiAudioOf(answer.json, answer.status);
+    });
   }
 }

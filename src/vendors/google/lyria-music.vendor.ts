@@ -173,7 +173,9 @@ export class LyriaMusicVendor implements MusicVendor {
     // no model of its continues a clip: a continuation sent here is the caller's mistake, never a new song in its place
     if (request.continues) throw new UpstreamRefused(`${model.id} continues no clip (Lyria 3 takes no audio)`, 0, 'request', true);
     const url = `${account.baseUrl}/models/${encodeURIComponent(model.id)}:generateContent`;
-    const answer = await failedGenerations(() => this.client.call('POST', url, { body: lyriaBody(request), auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
-    return { made: [lyriaSongOf(answer.json, answer.status, request.instrumental)] };
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', url, { body: lyriaBody(request), auth: account.auth, failFast: true, refusal: googleRefusal, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
+      return { made: [lyriaSongOf(answer.json, answer.status, request.instrumental)] };
+    });
   }
 }

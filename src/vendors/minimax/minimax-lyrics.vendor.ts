@@ -34,8 +34,10 @@ export class MinimaxLyricsVendor implements LyricsVendor {
 
   async create(account: VendorAccount, { request }: LyricsCreate): Promise<LyricsAnswer> {
     const body = minimaxLyricsRequestBody(request);
-    const answer = await failedGenerations(() => this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
-    return { made: [minimaxLyricsText(answer.json)] };
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
+      return { made: [minimaxLyricsText(answer.json)] };
+    });
   }
 }
 

@@ -114,18 +114,14 @@ export class MinimaxMusicVendor implements MusicVendor {
     const written = lyricsToWrite(request);
     const lyrics = written === undefined ? undefined : await this.lyrics(account, written);
     const body = minimaxMusicBody(model, request, lyrics);
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}/v1/music_generation`, { body, auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: MUSIC_TIMEOUT_MS }),
-    );
-    const clip = minimaxMusicMade(answer.json);
+    const clip = await failedGenerations(async () => minimaxMusicMade((await this.client.call('POST', `${account.baseUrl}/v1/music_generation`, { body, auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: MUSIC_TIMEOUT_MS })).json));
     return { made: [{ ...clip, ...(lyrics ? { lyrics: lyrics.lyrics, ...(lyrics.title ? { title: lyrics.title } : {}) } : {}) }] };
   }
 
   /** Lyrics written by its lyrics generation (`write_full_song`) on a theme (empty: a song of its choosing), the title kept where one is given. */
   async lyrics(account: VendorAccount, ask: { prompt: string; title: string | null }): Promise<MinimaxLyrics> {
     const body = minimaxLyricsBody(ask.prompt, ask.title);
-    const answer = await failedGenerations(() => this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }));
-    return minimaxLyricsWritten(answer.json);
+    return failedGenerations(async () => minimaxLyricsWritten((await this.client.call('POST', `${account.baseUrl}/v1/lyrics_generation`, { body, auth: account.auth, failFast: true, timeoutMs: SYNC_GENERATION_TIMEOUT_MS })).json));
   }
 }
 

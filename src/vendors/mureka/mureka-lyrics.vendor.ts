@@ -40,10 +40,10 @@ export class MurekaLyricsVendor implements LyricsVendor {
 
   async create(account: VendorAccount, { request }: LyricsCreate): Promise<LyricsAnswer> {
     const body = murekaLyricsRequestBody(request);
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}/v1/lyrics/generate`, { body, auth: account.auth, failFast: true, refusal: murekaRefusal, timeoutMs: SYNC_GENERATION_TIMEOUT_MS }),
-    );
-    return { made: [murekaLyricsText(answer.json)] };
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}/v1/lyrics/generate`, { body, auth: account.auth, failFast: true, refusal: murekaRefusal, timeoutMs: SYNC_GENERATION_TIMEOUT_MS });
+      return { made: [murekaLyricsText(answer.json)] };
+    });
   }
 }
 

@@ -163,14 +163,12 @@ export class OpenAIImageVendor implements ImageVendor {
     const streamed = partials > 0 ? new StreamedImages(partials, request.n, create.partial) : undefined;
     // a streamed answer carries each image's partial images besides it
     const call = { auth: account.auth, failFast: true, refusal: openaiRefusal, maxBytes: RESULT_MAX_BYTES * (1 + partials), timeoutMs: SYNC_GENERATION_TIMEOUT_MS, onChunk: streamed && ((chunk: Buffer) => streamed.push(chunk)) };
-    const answer = await failedGenerations(async () => {
+    return failedGenerations(async () => {
       const answered = await this.client.call('POST', `${account.baseUrl}${asked.path}`, asked.path === '/images/generations' ? { ...call, body: asked.body } : { ...call, form: formOf(asked.fields, asked.files) });
       // the partial images are kept before the task can end (a failure to keep one fails the step, as the sandbox's)
       await streamed?.finish();
-      return answered;
+      return streamed && streamed.made.length > 0 ? { made: streamed.made } : readOpenAIImages(answered.json);
     });
-    if (streamed && streamed.made.length > 0) return { made: streamed.made };
-    return readOpenAIImages(answer.json);
   }
 }
 

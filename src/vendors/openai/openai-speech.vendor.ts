@@ -89,8 +89,8 @@ export class OpenAISpeechVendor implements SpeechVendor {
 
   async create(account: VendorAccount, create: SpeechCreate): Promise<SpeechAudio> {
     const body = openaiSpeechBody(create);
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}/audio/speech`, {
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}/audio/speech`, {
         body,
         auth: account.auth,
         headers: { accept: 'application/octet-stream' },
@@ -98,9 +98,9 @@ export class OpenAISpeechVendor implements SpeechVendor {
         refusal: openaiRefusal,
         maxBytes: RESULT_MAX_BYTES,
         timeoutMs: SYNC_GENERATION_TIMEOUT_MS,
-      }),
-    );
-    return speechAudioOf(answer, create.request.format, SAMPLE_RATE);
+      });
+      return speechAudioOf(answer, create.request.format, SAMPLE_RATE);
+    });
   }
 }
 

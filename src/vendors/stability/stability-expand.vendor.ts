@@ -51,13 +51,15 @@ export class StabilityExpandVendor implements ExpandVendor {
     const asked = outpaintCall(request, input);
     const made: MadeImage[] = [];
     for (let i = 0; i < request.n; i++) {
-      const answer = await this.calling(() =>
-        this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, headers: { accept: 'image/*' } }),
+      made.push(
+        await this.calling(async () => {
+          const answer = await this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, failFast: true, maxBytes: RESULT_MAX_BYTES, headers: { accept: 'image/*' } });
+          outpaintFiltered(answer);
+          // an upstream's bytes: the header only, under the pixel limit
+          const meta = await boundedMetadata(answer.body, this.config.images).catch((err: unknown) => (err instanceof ImageRejected ? null : Promise.reject(err)));
+          return outpaintImage(answer, meta, this.config.images.maxPixels);
+        }),
       );
-      outpaintFiltered(answer);
-      // an upstream's bytes: the header only, under the pixel limit
-      const meta = await boundedMetadata(answer.body, this.config.images).catch((err: unknown) => (err instanceof ImageRejected ? null : Promise.reject(err)));
-      made.push(outpaintImage(answer, meta, this.config.images.maxPixels));
     }
     return { made };
   }

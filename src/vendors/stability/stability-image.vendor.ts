@@ -86,8 +86,12 @@ export class StabilityImageVendor implements ImageVendor {
     const calls = stabilityImageCalls(model, request, images, painted);
     const made: VendorImage[] = [];
     for (const asked of calls) {
-      const answer = await failedGenerations(() => this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } }));
-      made.push(stabilityImageOf(answer));
+      made.push(
+        await failedGenerations(async () => {
+          const answer = await this.client.call('POST', `${account.baseUrl}${asked.path}`, { form: formOf(asked), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'image/*' } });
+          return stabilityImageOf(answer);
+        }),
+      );
     }
     return { made };
   }

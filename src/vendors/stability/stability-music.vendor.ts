@@ -81,10 +81,10 @@ export class StabilityMusicVendor implements MusicVendor {
     if (request.continues && !create.source) throw new UpstreamRefused('Stable Audio continues a clip only from its bytes, and none was given', 0, 'request', true);
     const clip = request.continues && create.source ? await create.source.bytes() : null;
     const call = stableAudioCall(request, create.taskId, clip);
-    const answer = await failedGenerations(() =>
-      this.client.call('POST', `${account.baseUrl}${call.path}`, { form: formOf(call), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'audio/*' } }),
-    );
-    return { made: [stableAudioOf(answer, call.fields.output_format as 'mp3' | 'wav', clip !== null)] };
+    return failedGenerations(async () => {
+      const answer = await this.client.call('POST', `${account.baseUrl}${call.path}`, { form: formOf(call), auth: account.auth, refusal: stabilityRefusal, failFast: true, maxBytes: RESULT_MAX_BYTES, timeoutMs: SYNC_GENERATION_TIMEOUT_MS, headers: { accept: 'audio/*' } });
+      return { made: [stableAudioOf(answer, call.fields.output_format as 'mp3' | 'wav', clip !== null)] };
+    });
   }
 }
 

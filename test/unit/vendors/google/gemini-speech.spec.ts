@@ -1,4 +1,4 @@
-import { UpstreamBusy, UpstreamRefused } from '../../../../src/infra/relay/upstream-client.js';
+import { UpstreamBusy, UpstreamRefused, UpstreamGenerationFailed } from '../../../../src/infra/relay/upstream-client.js';
 import type { SpeechCreate, SpeechRequest } from '../../../../src/vendors/contracts/speech-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../../../../src/vendors/contracts/vendor.js';
 import { GEMINI_DEFAULT_VOICES, GEMINI_SPEECH_MODELS, GEMINI_VOICES, GeminiSpeechVendor, geminiAudioOf, geminiPromptOf, geminiSpeechBody } from '../../../../src/vendors/google/gemini-speech.vendor.js';
@@ -110,7 +110,7 @@ describe("Gemini's speech adapter against the Gemini speech fake (the real Upstr
     expect([vendor.protocol, vendor.minPollS]).toEqual(['gemini', GOOGLE.pollFloorS]);
   });
 
-  it("its failures as the relay reads them: 500 and 429 busy, a bad key the credentials', a blocked prompt a content refusal, a candidate without content unusable, an unknown voice the request's", async () => {
+  it("its failures as the relay reads them: 500 and 429 busy, a bad key the credentials', a blocked prompt a content refusal, a candidate without content a failed generation (another channel may make it), an unknown voice the request's", async () => {
     const failure = (c = create('gemini-2.5-pro-preview-tts'), on = account) => vendor.create(on, c).then(() => null, (err: unknown) => err);
     fake.knobs.serverError = 1;
     expect(await failure()).toBeInstanceOf(UpstreamBusy);
@@ -122,7 +122,7 @@ describe("Gemini's speech adapter against the Gemini speech fake (the real Upstr
     expect([refused.kind, refusesContent('gemini', refused.message)]).toEqual(['request', true]);
     fake.knobs.blocked = false;
     fake.knobs.finishOther = 1;
-    expect(await failure()).toMatchObject({ constructor: UnusableAnswer, message: 'the upstream answered without audio: no candidates[0].content.parts (finishReason OTHER)' });
+    expect(await failure()).toMatchObject({ constructor: UpstreamGenerationFailed, answer: { status: 200 }, message: 'the upstream answered without audio: no candidates[0].content.parts (finishReason OTHER)' });
     expect(await failure(create('gemini-2.5-pro-preview-tts', { voice: { id: 'alloy' } }))).toMatchObject({ constructor: UpstreamRefused, kind: 'request', status: 400 });
   });
 });
