@@ -172,6 +172,31 @@ describe('image vendors A: OpenAI and Gemini behind the doors', () => {
     }
   }, 60_000);
 
+  it('an image OpenAI answers cut off (HTTP 200) made nothing usable: the task goes on to Gemini, which makes it; alone, OpenAI\'s words end it', async () => {
+    for (const id of Object.values(channels)) expect((await admin('POST', `/admin/channels/${id}/enable`)).status).toBe(200);
+    expect((await admin('PATCH', `/admin/channels/${channels.openai}`, { priority: 10 })).status).toBe(200);
+    try {
+      openaiFake.knobs.cutShort = 1;
+      const created = await api(t.url, 'POST', KLING_DOOR, { key, body: { prompt: 'A teapot', aspect_ratio: '1:1' } });
+      const task = await klingTask(created.body.data.task_id);
+      expect(task.task_status).toBe('succeed');
+      expect(await attempts(created.body.data.task_id)).toEqual([
+        ['openai', 'failed'],
+        ['gemini', 'accepted'],
+      ]);
+      // with no other channel: the task ends in those words (a 502 through OpenAI's door), OpenAI asked once
+      await only('openai');
+      const before = openaiFake.received.length;
+      openaiFake.knobs.cutShort = 1;
+      const failed = (await openai.images.generate({ model: 'gpt-image-1', prompt: 'A teapot' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect([failed.status, failed.message]).toEqual([502, expect.stringMatching(/the upstream's image 0 must be a whole PNG file; its header is truncated or corrupt/)]);
+      expect(openaiFake.received.length - before).toBe(1);
+    } finally {
+      openaiFake.knobs.cutShort = 0;
+      await admin('PATCH', `/admin/channels/${channels.openai}`, { priority: 0 });
+    }
+  }, 60_000);
+
   it("a content refusal ends the task with the vendor's words: Gemini's IMAGE_SAFETY (HTTP 200, no image), OpenAI's moderation_blocked", async () => {
     await only('gemini');
     gemini.knobs.refuse = true;

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
-import { UpstreamClient, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
+import { AppConfig, type ImageLimits } from '../../../infra/config/app-config.js';
+import { ImageRejected, readImageHeader } from '../../../infra/images/image-bounds.js';
+import { UpstreamClient, UpstreamGenerationFailed, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
 import { unmetImageFields, type ImageRequest } from '../../../vendors/contracts/image-request.js';
 import type { ImageStatus, ImageVendor, VendorImage } from '../../../vendors/contracts/image-vendor.js';
 import { imageCostOf, type ServedImageModel, servedImageModels } from '../../channels/channel-models.js';
@@ -34,6 +36,7 @@ export class RelayImageProvider implements ImageProvider, UpstreamWatcher {
     private readonly flow: RelayFlow,
     private readonly callbacks: UpstreamCallbackUrls,
     private readonly callerUrls: CallerUrls,
+    private readonly config: AppConfig,
     @Inject(IMAGE_VENDOR_ADAPTERS) private readonly vendors: Record<string, ImageVendor>,
   ) {}
 
@@ -71,8 +74,10 @@ export class RelayImageProvider implements ImageProvider, UpstreamWatcher {
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that makes what the task asks`, 0, 'request', true);
         const callbackUrl = vendor.query ? this.callbacks.urlFor(task.id) : undefined;
         const answer = await vendor.create(channel, { model: model.spec, request, taskId: task.id, callbackUrl, partials: task.params.partial_images, images: ctx.inputs, mask: ctx.mask, partial: ctx.partial });
-        if ('made' in answer) return { made: await this.downloaded(answer.made, answer.revisedPrompt) };
-        return { ...answer, callback: callbackUrl !== undefined };
+        if (!('made' in answer)) return { ...answer, callback: callbackUrl !== undefined };
+        const made = await this.downloaded(answer.made, answer.revisedPrompt);
+        madeImages(made.images, this.config.images);
+        return { made };
       },
       findByOwnId: (channel, vendor) => vendor.findByOwnId?.(channel, task.id) ?? null,
       finished: async (status) => {
@@ -88,6 +93,23 @@ export class RelayImageProvider implements ImageProvider, UpstreamWatcher {
     const bytes: Buffer[] = [];
     for (const image of images) bytes.push('bytes' in image ? image.bytes : await this.client.download(image.url, IMAGE_MAX_BYTES));
     return { images: bytes, ...(revisedPrompt ? { revisedPrompt } : {}) };
+  }
+}
+
+/**
+ * A synchronous vendor's images, looked at before the task takes them: one whose bytes are no image within the
+ * bounds (cut off, not an image at all) made nothing usable there, as a 5xx does not: a failed generation
+ * (UpstreamGenerationFailed), so the task goes on to another channel that makes it while it may. Only the
+ * header is read here; the image kind decodes what it keeps.
+ */
+function madeImages(images: readonly Buffer[], limits: ImageLimits): void {
+  for (const [index, bytes] of images.entries()) {
+    try {
+      readImageHeader(bytes, limits);
+    } catch (err) {
+      if (err instanceof ImageRejected) throw new UpstreamGenerationFailed(`the upstream's image ${index} ${err.message}`, undefined, { status: 200 });
+      throw err;
+    }
   }
 }
 

@@ -44,9 +44,11 @@ export interface FakeOpenAIImages {
    * creates answer 500 server_error; `rateLimited`: the next creates answer 429 rate_limit_exceeded;
    * `insufficientQuota`: 429 insufficient_quota (the account's credit: waiting will not help); `unverified`:
    * 403, the organization is not verified for the GPT image models; `invalid`: the next create is refused as a
-   * request its API does not take (400 invalid_request_error naming the parameter, as it refuses one).
+   * request its API does not take (400 invalid_request_error naming the parameter, as it refuses one);
+   * `cutShort`: the next creates answer 200 as usual but each image's bytes cut off inside its header (a
+   * corrupted answer: what a broken proxy or a truncated generation gives).
    */
-  knobs: { moderation?: boolean; serverError?: number; rateLimited?: number; insufficientQuota?: boolean; unverified?: boolean; invalid?: { param: string; message: string } };
+  knobs: { moderation?: boolean; serverError?: number; rateLimited?: number; insufficientQuota?: boolean; unverified?: boolean; invalid?: { param: string; message: string }; cutShort?: number };
   authFailures: string[];
   close(): Promise<void>;
 }
@@ -205,6 +207,10 @@ export async function startFakeOpenAIImages(apiKey: string): Promise<FakeOpenAII
     const usage = { input_tokens: textTokens + imageTokens, input_tokens_details: { text_tokens: textTokens, image_tokens: imageTokens }, output_tokens: outputTokens, total_tokens: textTokens + imageTokens + outputTokens };
     const created = Math.floor(Date.now() / 1000);
     res.setHeader('x-request-id', `req_${randomBytes(16).toString('hex')}`);
+    if ((knobs.cutShort ?? 0) > 0 && !stream) {
+      knobs.cutShort!--;
+      for (const [i, image] of made.entries()) made[i] = image.subarray(0, 20);
+    }
     if (!stream) return sendJson(res, 200, { created, data: made.map((b) => ({ b64_json: b.toString('base64') })), ...resolved, usage: { ...usage, output_tokens_details: { image_tokens: outputTokens, text_tokens: 0 } } });
 
     // streamed: each image's partial images (rougher versions of it), then the image
