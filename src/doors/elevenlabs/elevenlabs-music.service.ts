@@ -11,8 +11,7 @@ import { MusicModels } from '../../modules/music/music-offer.js';
 import type { MusicParams, MusicResult, MusicTask } from '../../modules/music/music-task.js';
 import { MusicKind } from '../../modules/music/music.kind.js';
 import type { MusicAsk } from '../../vendors/contracts/music-vendor.js';
-import { readsAsContentRefusal } from '../../vendors/registry.js';
-import { upstreamRefusalOf } from '../../modules/channels/channel-routing.js';
+import { failedTaskError } from '../../modules/channels/task-failure.js';
 import { MUSIC_DEFINITION } from '../../modules/music/music.definition.js';
 import type { ElevenLabsComposeMusicDto } from './dto/elevenlabs-music.dto.js';
 import { ELEVENLABS_DOOR } from './elevenlabs.door.js';
@@ -106,14 +105,13 @@ export class ElevenLabsMusicService {
 /** The fields of this door's body, which a vendor's refusal may name first (`music_length_ms: …`). */
 const BODY_FIELDS = new Set(['prompt', 'composition_plan', 'music_length_ms', 'model_id', 'force_instrumental']);
 
-/** A failed music task as this door's error (ElevenLabsMusicService.audio). */
+/** A failed music task as this door's error (ElevenLabsMusicService.audio): the vendor's refusal names the door's field its words begin with. */
 export function failureOf(task: Pick<MusicTask, 'id' | 'message'>): AppError {
-  const reason = task.message ?? 'the task failed';
-  const failed = `the music task ${task.id} failed: ${reason}`;
-  if (readsAsContentRefusal(reason)) return new AppError('CONTENT_REFUSED', failed);
-  const refused = upstreamRefusalOf(reason, MUSIC_DEFINITION.noun);
-  if (refused === undefined) return new AppError('UPSTREAM_FAILED', failed);
-  const field = /^([a-z_]+)(?:\.[a-z0-9_.]+)?: /.exec(refused);
-  const param = field && BODY_FIELDS.has(field[1]) ? refused.slice(0, refused.indexOf(':')) : undefined;
-  return param ? AppError.invalidParameter(`${param}: ${failed}`, { param, rule: 'value' }) : new AppError('INVALID_PARAMETER', failed);
+  return failedTaskError(task, { what: 'music', noun: MUSIC_DEFINITION.noun, paramOf: bodyFieldOf });
+}
+
+/** The door's field a vendor's words begin with (`music_length_ms: …`, `composition_plan.sections.0: …`), if any. */
+function bodyFieldOf(words: string): string | undefined {
+  const field = /^([a-z_]+)(?:\.[a-z0-9_.]+)?(?=: )/.exec(words);
+  return field && BODY_FIELDS.has(field[1]) ? field[0] : undefined;
 }

@@ -20,7 +20,7 @@ import { ImageKind, type MadeImages } from '../../modules/image/image.kind.js';
 import { ImageInputs } from '../../modules/image/image-inputs.js';
 import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
 import { OPENAI_DOOR } from './openai.door.js';
-import { failedTaskError } from './openai-task-failure.js';
+import { failedTaskError } from '../../modules/channels/task-failure.js';
 import { imageRequestOf, type ImageInputParams, type ImageParams, type ImageTask } from '../../modules/image/image-task.js';
 
 /** The OpenAI door's names of the normalized fields, for its 400s. */

@@ -14,7 +14,7 @@ import { SPEECH_DEFINITION } from '../../modules/speech/speech.definition.js';
 import { SpeechModels } from '../../modules/speech/speech-models.js';
 import { AUDIO_ROLE, CONTENT_TYPES, type SpeechParams, type SpeechTask } from '../../modules/speech/speech-task.js';
 import type { CreateOpenAiSpeechDto } from './dto/openai-speech.dto.js';
-import { type FailedTaskWords, failedTaskError } from './openai-task-failure.js';
+import { type FailedTaskWords, failedTaskError } from '../../modules/channels/task-failure.js';
 
 /** This door's names of the normalized request's fields, for its 400s (OpenAI's own). */
 const OPENAI_SPEECH_FIELDS = { model: 'model', voice: 'voice', input: 'input', instructions: 'instructions', speed: 'speed' } as const;

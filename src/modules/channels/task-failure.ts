@@ -1,8 +1,8 @@
 import { AppError } from '../../common/errors/app-error.js';
 import { readsAsContentRefusal } from '../../vendors/registry.js';
-import { upstreamRefusalOf } from '../../modules/channels/channel-routing.js';
+import { upstreamRefusalOf } from './channel-routing.js';
 
-/** What OpenAI's door calls a task in its words ("image", "speech"), and the operation's own noun for it (its definition's). */
+/** What a door calls a task in its words ("image", "speech", "music"), and the operation's own noun for it (its definition's). */
 export interface FailedTaskWords {
   what: string;
   noun: string;
@@ -11,11 +11,14 @@ export interface FailedTaskWords {
 }
 
 /**
- * A failed task as OpenAI's error, for every operation OpenAI's door answers when its task ends (images, speech):
- * - the vendor's moderation refusing the prompt or text: 400 (`moderation_blocked`);
- * - the vendor refusing what it was asked (a size or a voice id it does not take, a prompt over its length): a
- *   400 `invalid_request_error` in its words, naming the field where `paramOf` finds one — the caller's request
- *   to change, which no retry mends (the vendor was asked once: a refused request is not failed over);
+ * A failed task as the error of a door that answers when its task ends (OpenAI's images and speech, ElevenLabs'
+ * music), each door rendering the code in its own shape:
+ * - the vendor's moderation refusing the prompt or text: content refused (OpenAI's 400 `moderation_blocked`,
+ *   ElevenLabs' 400 `bad_prompt`);
+ * - the vendor refusing what it was asked (a size, a length or a voice id it does not take, a prompt over its
+ *   length): a refused request in its words (OpenAI's 400 `invalid_request_error`, ElevenLabs' 422), naming the
+ *   field where `paramOf` finds one — the caller's request to change, which no retry mends (the vendor was
+ *   asked once: a refused request is not failed over);
  * - any other failure (a failed generation, the gateway's own): 502.
  */
 export function failedTaskError(task: { id: string; message: string | null }, words: FailedTaskWords): AppError {

@@ -1,5 +1,5 @@
 import { AppError } from '../../src/common/errors/app-error.js';
-import { failedTaskError } from '../../src/doors/openai/openai-task-failure.js';
+import { failedTaskError } from '../../src/modules/channels/task-failure.js';
 import { failureOf as speechFailure } from '../../src/doors/openai/openai-speech.service.js';
 
 /**
