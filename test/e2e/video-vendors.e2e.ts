@@ -121,8 +121,10 @@ describe('video served by any vendor behind the Luma door, chosen by what each m
     const list = await api(t.url, 'GET', '/models', { key });
     expect(list.status).toBe(200);
     const byName = new Map((list.body.models as { name: string; vendor: string }[]).map((m) => [`${m.name}/${m.vendor}`, m]));
-    expect(byName.get('ray-2/luma')).toEqual(expect.objectContaining({ durations_s: [5, 9], last_frame: true, credits_per_second: expect.any(Number) }));
-    expect(byName.get('veo3.1/runway')).toEqual(expect.objectContaining({ durations_s: [4, 6, 8], audio: true, sizes: expect.arrayContaining(['16:9@1080p']) }));
+    expect(byName.get('ray-2/luma')).toEqual(expect.objectContaining({ durations_s: [5, 9], default_duration_s: 5, default_resolution: '540p', last_frame: true, credits_per_second: expect.any(Number) }));
+    expect(byName.get('veo3.1/runway')).toEqual(expect.objectContaining({ durations_s: [4, 6, 8], default_duration_s: 4, audio: true, sizes: expect.arrayContaining(['16:9@1080p']) }));
+    // what a request naming neither is made at (and priced at): gen4.5's 5 s, not the first it lists
+    expect(byName.get('gen4.5/runway')).toEqual(expect.objectContaining({ durations_s: [2, 3, 4, 5, 6, 7, 8, 9, 10], default_duration_s: 5 }));
     expect(byName.has('kling-v2-1/kling')).toBe(false);
     // a Runway channel that serves Veo alone, as "veo"
     const res = await api(t.url, 'PATCH', `/admin/channels/${channels.runway}`, { key: ADMIN, body: { models: [{ name: 'veo', vendor_model: 'veo3.1', price: { per_second: { '720p': 0.2 } } }] } });

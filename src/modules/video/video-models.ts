@@ -3,7 +3,7 @@ import { AppConfig } from '../../infra/config/app-config.js';
 import { servedVideoModels } from '../channels/channel-models.js';
 import { ChannelRouter } from '../channels/channel-router.js';
 import { type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.js';
-import { everything, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
+import { everything, madeDurationS, madeResolution, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
 import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
 import type { ModelDto } from './dto/model.dto.js';
 
@@ -46,8 +46,10 @@ export class VideoModels {
       vendor_model: spec.id,
       declared: declared === true,
       durations_s: [...spec.durations],
+      default_duration_s: madeDurationS(spec, {}),
       aspect_ratios: spec.aspectRatios === 'any' ? ['any'] : [...spec.aspectRatios],
       resolutions: [...spec.resolutions],
+      default_resolution: madeResolution(spec, {}),
       ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
       text_to_video: spec.textToVideo,
       first_frame: spec.firstFrame,

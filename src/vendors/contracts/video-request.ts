@@ -64,9 +64,13 @@ export interface VideoModelSpec {
   id: string;
   /** Durations it makes, in seconds. */
   durations: readonly number[];
+  /** What it makes when a request names no duration (its API's default), where that is not the first of `durations`. */
+  defaultDurationS?: number;
   /** Frame shapes it makes (`<w>:<h>`), or any; with a first frame and `shapeFromImage`, the image decides. */
   aspectRatios: readonly string[] | 'any';
   resolutions: readonly string[];
+  /** What it makes when a request names no resolution (its API's default), where that is not the first of `resolutions`. */
+  defaultResolution?: string;
   /** Durations it makes at a resolution, where fewer than `durations` (Veo on the Gemini API: 1080p is 8 s only). */
   durationsAt?: Readonly<Record<string, readonly number[]>>;
   /** The (aspect ratio, resolution) pairs it makes, when not every pair of the two lists: `16:9@720p`. */
@@ -101,6 +105,20 @@ export interface VideoModelSpec {
   frameMinSide?: number;
   /** How the channel serving it fits a first frame by default (its `frame_fit`); set by the channel, never by a vendor's catalog. */
   frameFit?: FrameFit;
+}
+
+/**
+ * The duration and resolution a model makes for a request: the asked ones, else its API's defaults (what a
+ * request that names none is made at, and priced at): `defaultDurationS` and `defaultResolution` where the
+ * catalog gives them, else the first listed.
+ */
+export function madeDurationS(spec: Pick<VideoModelSpec, 'durations' | 'defaultDurationS'>, request: Pick<VideoRequest, 'durationS'>): number {
+  return request.durationS ?? spec.defaultDurationS ?? spec.durations[0];
+}
+
+/** See madeDurationS. */
+export function madeResolution(spec: Pick<VideoModelSpec, 'resolutions' | 'defaultResolution'>, request: Pick<VideoRequest, 'resolution'>): string {
+  return request.resolution ?? spec.defaultResolution ?? spec.resolutions[0];
 }
 
 /** The fields of `request` this model cannot honour (empty: it can make exactly what was asked). */

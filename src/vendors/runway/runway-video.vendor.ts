@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { madeDurationS, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { dataUri, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -49,7 +49,8 @@ function runway(id: string, sizes: string[], over: Partial<VideoModelSpec>): Vid
 
 /** Runway's own models and, through it, Google's Veo and ByteDance's Seedance (SDK 4.x's types). */
 export const RUNWAY_MODELS: readonly VideoModelSpec[] = [
-  runway('gen4.5', GEN4_SIZES, { durations: [2, 3, 4, 5, 6, 7, 8, 9, 10] }),
+  // a duration is always sent (Runway requires one): 5 s when none was asked
+  runway('gen4.5', GEN4_SIZES, { durations: [2, 3, 4, 5, 6, 7, 8, 9, 10], defaultDurationS: 5 }),
   runway('gen4_turbo', GEN4_SIZES, { textToVideo: false }),
   runway('veo3.1', VEO_SIZES, { durations: [4, 6, 8], lastFrame: true, audio: true }),
   runway('veo3.1_fast', VEO_SIZES, { durations: [4, 6, 8], lastFrame: true, audio: true }),
@@ -165,7 +166,7 @@ export function runwayBody(model: VideoModelSpec, request: VideoRequest, frames:
     model: model.id,
     promptText: request.prompt,
     ratio: runwayRatio(request),
-    duration: request.durationS ?? (model.durations.includes(5) ? 5 : model.durations[0]),
+    duration: madeDurationS(model, request),
     ...(positioned.length === 1 && frames.first !== undefined ? { promptImage: frames.first } : positioned.length ? { promptImage: positioned } : {}),
     ...(request.seed !== undefined ? { seed: request.seed } : {}),
     ...(model.audio ? { audio: request.audio ?? false } : {}),

@@ -34,6 +34,8 @@ function seedance(id: string, over: Partial<VideoModelSpec>): VideoModelSpec {
     shapeFromImage: true,
     // its images: 300 to 6000 px a side
     frameMinSide: 300,
+    // a request naming no duration is made 5 s long (ModelArk's default for every model)
+    defaultDurationS: 5,
     ...over,
   };
 }
@@ -52,8 +54,9 @@ const REFERENCES: Partial<VideoModelSpec> = { referenceImages: 9, referencesWith
  * older pages' "5 or 10", the API reference's 2-12 for 1.0 and 4-12 for 1.5): the API reference is followed.
  */
 export const SEEDANCE_MODELS: readonly VideoModelSpec[] = [
-  seedance('seedance-1-0-pro-250528', {}),
-  seedance('seedance-1-0-pro-fast-251015', { lastFrame: false }),
+  // 1.0 Pro and Pro Fast make 1080p when no resolution is named (the later models 720p)
+  seedance('seedance-1-0-pro-250528', { defaultResolution: '1080p' }),
+  seedance('seedance-1-0-pro-fast-251015', { lastFrame: false, defaultResolution: '1080p' }),
   seedance('seedance-1-5-pro-251215', { durations: range(4, 12), audio: true }),
   seedance('dreamina-seedance-2-0-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true, ...REFERENCES }),
   seedance('dreamina-seedance-2-0-fast-260128', { durations: range(4, 15), resolutions: ['720p'], audio: true, ...REFERENCES }),

@@ -64,10 +64,11 @@ function wan(id: string, kind: 't2v' | 'i2v', over: Partial<VideoModelSpec>): Vi
  * flash variants are left out (older, or documented only by resellers); 480P is left out (no normalized class).
  */
 export const WAN_MODELS: readonly VideoModelSpec[] = [
-  wan('wan2.6-t2v', 't2v', { durations: range(2, 15), audio: true, maxPromptChars: 1500 }),
+  // 5 s when a request names none (DashScope's default)
+  wan('wan2.6-t2v', 't2v', { durations: range(2, 15), defaultDurationS: 5, audio: true, maxPromptChars: 1500 }),
   wan('wan2.5-t2v-preview', 't2v', { durations: [5, 10], audio: true, maxPromptChars: 2000 }),
   wan('wan2.2-t2v-plus', 't2v', { resolutions: ['1080p'] }),
-  wan('wan2.6-i2v', 'i2v', { durations: range(2, 15), audio: true, maxPromptChars: 1500 }),
+  wan('wan2.6-i2v', 'i2v', { durations: range(2, 15), defaultDurationS: 5, audio: true, maxPromptChars: 1500 }),
   wan('wan2.5-i2v-preview', 'i2v', { durations: [5, 10], audio: true, maxPromptChars: 2000 }),
   wan('wan2.2-i2v-plus', 'i2v', { resolutions: ['1080p'] }),
 ];

@@ -20,11 +20,17 @@ export class ModelDto {
   @ApiProperty({ type: [Number], description: 'Durations it makes, in seconds (the Luma door asks them as "<n>s").', example: [5, 10] })
   durations_s!: number[];
 
+  @ApiProperty({ description: 'The duration it makes, and is priced at, when a request names none (its API\'s default).', example: 5 })
+  default_duration_s!: number;
+
   @ApiProperty({ type: [String], description: 'Frame shapes it makes; ["any"]: any <w>:<h>.', example: ['16:9', '9:16', '1:1'] })
   aspect_ratios!: string[];
 
   @ApiProperty({ type: [String], example: ['720p', '1080p'] })
   resolutions!: string[];
+
+  @ApiProperty({ description: 'The resolution it makes, and is priced at, when a request names none (its API\'s default).', example: '720p' })
+  default_resolution!: string;
 
   @ApiProperty({ type: [String], required: false, description: 'When only some pairs are made: `<aspect ratio>@<resolution>`.', example: ['16:9@720p', '9:16@720p'] })
   sizes?: string[];

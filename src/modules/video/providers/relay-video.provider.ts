@@ -9,7 +9,7 @@ import type { CandidateChannel } from '../../channels/channel-router.js';
 import { RelayFlow, type RelayOperation, type RelayOrder } from '../../channels/relay-flow.js';
 import { UpstreamCallbackUrls } from '../../channels/upstream-callback-urls.js';
 import { CallerUrls } from '../../samples/caller-urls.service.js';
-import { frameFitFor, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
+import { frameFitFor, madeDurationS, madeResolution, unmetFields, type VideoRequest } from '../../../vendors/contracts/video-request.js';
 import type { VendorStatus, VideoVendor } from '../../../vendors/contracts/video-vendor.js';
 import type { VendorBilled } from '../../../vendors/contracts/vendor-billing.js';
 import { fieldOf, inputImages, type VideoTask, videoRequestOf } from '../video-task.js';
@@ -171,19 +171,19 @@ function fitKey(fit: 'crop' | 'pad', minSide: number | undefined): string {
 }
 
 /**
- * What a generation costs the company on a model a channel serves: its price per second at the asked
- * resolution (or `*`), times the asked duration (the model's first resolution and duration when not asked);
- * null when the channel set no price for it.
+ * What a generation costs the company on a model a channel serves: its price per second at the resolution it
+ * makes (or `*`), times the duration it makes (the asked ones, else the model's defaults: madeDurationS,
+ * madeResolution); null when the channel set no price for it.
  */
 export function costOf(model: ServedModel, request: VideoRequest): number | null {
   const price = perSecondPrice(model, request);
-  return price === undefined ? null : Math.round(price * (request.durationS ?? model.spec.durations[0]) * 1e6) / 1e6;
+  return price === undefined ? null : Math.round(price * madeDurationS(model.spec, request) * 1e6) / 1e6;
 }
 
-/** The model's price of one second at the asked resolution (its first when not asked), or `*`; undefined: unpriced. */
+/** The model's price of one second at the resolution it makes, or `*`; undefined: unpriced. */
 function perSecondPrice(model: ServedModel, request: VideoRequest): number | undefined {
   const perSecond = model.price?.per_second;
-  return perSecond ? (perSecond[request.resolution ?? model.spec.resolutions[0]] ?? perSecond['*']) : undefined;
+  return perSecond ? (perSecond[madeResolution(model.spec, request)] ?? perSecond['*']) : undefined;
 }
 
 /**
