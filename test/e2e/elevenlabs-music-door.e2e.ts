@@ -3,6 +3,7 @@ import { decodeMono } from '../support/media.js';
 import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 const RATE = 44100;
+const ADMIN = 'admin-secret-elevenlabs-door';
 
 /** The bytes of the SDK's streamed answer. */
 async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
@@ -37,7 +38,7 @@ describe("music: ElevenLabs' door with its official SDK (sandbox)", () => {
   let client: ElevenLabsClient;
 
   beforeAll(async () => {
-    t = await startTestApp({ MUSIC_PROVIDER: 'sandbox', MUSIC_SANDBOX_DURATION_S: '4' });
+    t = await startTestApp({ MUSIC_PROVIDER: 'sandbox', MUSIC_SANDBOX_DURATION_S: '4', ADMIN_API_KEY: ADMIN });
     key = await t.createKey('team-elevenlabs');
     client = new ElevenLabsClient({ apiKey: key, baseUrl: `${t.url}/elevenlabs`, maxRetries: 0 });
   }, 60_000);
@@ -127,6 +128,23 @@ describe("music: ElevenLabs' door with its official SDK (sandbox)", () => {
     const seconds = await secondsOf(await bytesOf(data));
     expect(seconds).toBeGreaterThan(2.9);
     expect(seconds).toBeLessThan(3.1);
+  });
+
+  it("credits that cannot cover the song: 401 quota_exceeded at once, as ElevenLabs answers it (its SDK, retrying as by default, asks once); the next month's start in Retry-After", async () => {
+    const poor = await t.createKey('team-elevenlabs-poor');
+    expect((await api(t.url, 'PUT', '/admin/owners/team-elevenlabs-poor/limits', { key: ADMIN, body: { monthly_credits: 0 } })).status).toBe(200);
+    const before = (await queryDb<{ n: number }>(t.db, `SELECT count(*)::int AS n FROM tasks WHERE owner = 'team-elevenlabs-poor'`))[0].n;
+    let asked = 0;
+    const counting: typeof fetch = (input, init) => {
+      asked++;
+      return fetch(input, init);
+    };
+    const refused = await refusal(new ElevenLabsClient({ apiKey: poor, baseUrl: `${t.url}/elevenlabs`, fetch: counting }).music.compose({ prompt: 'x', musicLengthMs: 3_000 }));
+    expect([refused.status, refused.body.detail.status, asked]).toEqual([401, 'quota_exceeded', 1]);
+    const raw = await api(t.url, 'POST', '/elevenlabs/v1/music', { key: poor, body: { prompt: 'x', music_length_ms: 3_000 } });
+    expect([raw.status, Number(raw.headers.get('retry-after'))]).toEqual([401, expect.any(Number)]);
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await queryDb<{ n: number }>(t.db, `SELECT count(*)::int AS n FROM tasks WHERE owner = 'team-elevenlabs-poor'`))[0].n).toBe(before);
   });
 
   it("refuses no key and a wrong key with 401 in ElevenLabs' shape, before anything is submitted; Bearer works too", async () => {

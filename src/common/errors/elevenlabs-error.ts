@@ -37,10 +37,14 @@ const RULE_TYPES: Record<string, string> = {
 /**
  * The status of an error on ElevenLabs' door: a refused request (a field breaking a rule, a body that is not a
  * JSON object) is 422, as ElevenLabs answers it and as its SDKs type it (`UnprocessableEntityError`, whose
- * `body.detail` lists the fields); every other error keeps its status.
+ * `body.detail` lists the fields); credits that cannot cover the request are 401 `quota_exceeded`, as ElevenLabs
+ * answers them — its SDKs retry a 429 (waiting up to a minute each time, twice), never a 401, and waiting does
+ * not help until the next month; every other error keeps its status.
  */
 export function elevenLabsStatus(wire: WireError): number {
-  return wire.name === 'invalid_parameter' || wire.name === 'invalid_request' ? 422 : wire.status;
+  if (wire.name === 'invalid_parameter' || wire.name === 'invalid_request') return 422;
+  if (wire.name === 'resource_pack_exhausted') return 401;
+  return wire.status;
 }
 
 /**

@@ -49,7 +49,7 @@ export function describeError(code: ErrorCode): WireError {
     case 'CONCURRENCY_LIMITED':
       return { status: 429, code: 1303, name: 'concurrency_limited', meaning: "Too many unfinished tasks: their slots would pass the owner's max_concurrent_tasks (an expand task holds n)." };
     case 'CREDITS_EXHAUSTED':
-      return { status: 429, code: 1102, name: 'resource_pack_exhausted', meaning: "The owner's monthly credits cannot cover this task (resource pack exhausted); Retry-After says when the next month begins. On OpenAI's doors, with x-should-retry: false (OpenAI's SDKs would retry it at once)." };
+      return { status: 429, code: 1102, name: 'resource_pack_exhausted', meaning: "The owner's monthly credits cannot cover this task (resource pack exhausted); Retry-After says when the next month begins. On OpenAI's doors, with x-should-retry: false (OpenAI's SDKs would retry it at once); on ElevenLabs' door 401 quota_exceeded, as ElevenLabs answers it (its SDKs retry a 429)." };
     case 'CONTENT_REFUSED':
       return { status: 400, code: 1301, name: 'moderation_blocked', meaning: "A request answered when its task ends (OpenAI's image and speech doors, ElevenLabs' music door, the sunoapi door's upload by URL): the vendor's moderation refused the request; the message gives its words." };
     case 'UPSTREAM_FAILED':
