@@ -111,6 +111,10 @@ describe('the image doors (sandbox)', () => {
       expect(err).toBeInstanceOf(BadRequestError);
       expect([err.param, err.message]).toEqual([param, expect.stringContaining(param)]);
     }
+    // a size a model would take but past the gateway's image limits (8192 px a side): refused, not made and then failed
+    const past = await refused({ model: 'gemini-3-pro-image-preview', size: '8208x8192' });
+    expect([past.constructor, past.status, past.param, past.message]).toEqual([BadRequestError, 400, 'size', expect.stringMatching(/^400 size: 8208x8192 is past this gateway's image limits \(at most 8192 px a side/)]);
+    expect((await refused({ size: '99999x99999' })).message).not.toMatch(/could make it/);
   }, 60_000);
 
   it('images.createVariation (multipart, as the SDK sends it): 404 not_supported naming the operation, whatever the body', async () => {

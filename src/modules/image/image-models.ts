@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../infra/config/app-config.js';
+import { AppError } from '../../common/errors/app-error.js';
+import { AppConfig, type ImageLimits } from '../../infra/config/app-config.js';
 import { everyImage, IMAGE_FIELDS, type ImageField, type ImageModelSpec, type ImageRequest, unmetImageFields } from '../../vendors/contracts/image-request.js';
 import { IMAGE_VENDORS } from '../../vendors/image-vendors.js';
 import { servedImageModels } from '../channels/channel-models.js';
@@ -58,8 +59,22 @@ export class ImageModels {
    * vendor's configured models make, as the vendor itself would (any configured model's when none of them is).
    */
   async check(request: ImageRequest, labels: Record<ImageField, string>, vendor?: NativeVendor): Promise<void> {
+    refuseOversized(request, labels, this.config.images);
     refuseUnmade(await this.offered(), request, IMAGE_RULES, labels, vendor);
   }
+}
+
+/**
+ * Refuses (400) an asked size past the image limits (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS): every image made is
+ * read under them before it is kept, so such a task could only fail once made (and billed); and no model is
+ * offered for it. Before the models are looked at, so none is named as one that could make it.
+ */
+export function refuseOversized(request: ImageRequest, labels: Record<ImageField, string>, limits: ImageLimits): void {
+  if (!request.size) return;
+  const [width, height] = request.size.split('x').map(Number);
+  if (width <= limits.maxSide && height <= limits.maxSide && width * height <= limits.maxPixels) return;
+  const param = labels.size;
+  throw AppError.invalidParameter(`${param}: ${request.size} is past this gateway's image limits (at most ${limits.maxSide} px a side and ${limits.maxPixels.toLocaleString('en-US')} pixels)`, { param, rule: 'above_max' });
 }
 
 /** The sandbox's models: every vendor's as its catalog describes it, and the stand-in `sandbox`, taken only when named. */
