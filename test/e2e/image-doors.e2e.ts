@@ -2,7 +2,7 @@ import OpenAI, { AuthenticationError, BadRequestError, NotFoundError, toFile } f
 import sharp from 'sharp';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 const KLING_DOOR = '/video-a/v1/images/generations';
@@ -65,6 +65,23 @@ describe('the image doors (sandbox)', () => {
     const meta = await sharp(Buffer.from(res.data![0].b64_json!, 'base64')).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 640, 480]);
     expect(res.size).toBe('640x480');
+  }, 60_000);
+
+  it('images.edit: an image or a mask whose header is whole but whose data is cut off is a 400 naming it, and no task', async () => {
+    const first = await png(640, 480);
+    const cut = first.subarray(0, 200);
+    const mask = await sharp({ create: { width: 640, height: 480, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+    const tasks = async () => (await queryDb<{ n: number }>(t.db, 'SELECT count(*)::int AS n FROM tasks'))[0].n;
+    const before = await tasks();
+    const edit = async (image: Buffer, withMask?: Buffer) =>
+      openai.images
+        .edit({ model: 'gpt-image-1', prompt: 'Put a hat on it', image: [await toFile(image, 'a.png', { type: 'image/png' })], ...(withMask ? { mask: await toFile(withMask, 'mask.png', { type: 'image/png' }) } : {}) })
+        .catch((err: unknown) => err as BadRequestError);
+    const refusedImage = (await edit(cut)) as BadRequestError;
+    expect([refusedImage.constructor, refusedImage.status, refusedImage.message]).toEqual([BadRequestError, 400, expect.stringMatching(/^400 image\[0\] must be a whole PNG file; its image data could not be decoded/)]);
+    const refusedMask = (await edit(first, mask.subarray(0, mask.length - 40))) as BadRequestError;
+    expect([refusedMask.status, refusedMask.message]).toEqual([400, expect.stringMatching(/^400 mask must be a whole PNG file; its image data could not be decoded/)]);
+    expect(await tasks()).toBe(before);
   }, 60_000);
 
   it('images.generate with stream and partial_images 2: partial events, then one completed event the SDK parses', async () => {

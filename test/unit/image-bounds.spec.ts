@@ -1,6 +1,6 @@
 import sharp from 'sharp';
-import { boundedMetadata, boundedSharp, ImageRejected, readImageHeader } from '../../src/infra/images/image-bounds.js';
-import { flatPng } from '../support/images.js';
+import { boundedMetadata, boundedSharp, decodedImageHeader, ImageRejected, readImageHeader } from '../../src/infra/images/image-bounds.js';
+import { flatPng, png } from '../support/images.js';
 
 const LIMITS = { maxSide: 500, maxPixels: 160_000 };
 const image = (width: number, height: number, format: 'png' | 'jpeg' | 'webp' = 'png') =>
@@ -53,3 +53,27 @@ describe('boundedSharp: libvips refuses to decode past the pixel limit, whatever
     await expect(boundedMetadata(Buffer.alloc(0), LIMITS)).rejects.toThrow('has no bytes');
   });
 });
+
+describe('decodedImageHeader: the header, then the pixels decoded', () => {
+  const decoded = async (bytes: Buffer) => decodedImageHeader(bytes, LIMITS).then((h) => h, (err: unknown) => (err instanceof ImageRejected ? err.message : Promise.reject(err)));
+
+  it('takes a whole PNG, JPEG and WebP, answering its header', async () => {
+    for (const format of ['png', 'jpeg', 'webp'] as const) expect(await decoded(await image(300, 200, format))).toEqual({ format, width: 300, height: 200 });
+  });
+
+  it('refuses a file whose header is whole but whose image data is cut off or corrupt, in words; a header cut off as readImageHeader does', async () => {
+    const whole = await png(300, 200);
+    expect(await decoded(whole.subarray(0, 200))).toMatch(/^must be a whole PNG file; its image data could not be decoded \(/);
+    const corrupt = Buffer.from(whole);
+    corrupt.fill(0x5a, 100, 400); // inside the first IDAT
+    expect(await decoded(corrupt)).toMatch(/^must be a whole PNG file; its image data could not be decoded/);
+    const photo = await jpegPhoto(300, 200);
+    expect(await decoded(photo.subarray(0, Math.floor(photo.length / 2)))).toMatch(/^must be a whole JPEG file; its image data could not be decoded/);
+    expect(await decoded(whole.subarray(0, 20))).toBe('must be a whole PNG file; its header is truncated or corrupt');
+  });
+});
+
+/** A JPEG with detail (a gradient), so that half of it holds only part of the scan. */
+async function jpegPhoto(width: number, height: number): Promise<Buffer> {
+  return sharp(await png(width, height)).jpeg({ quality: 90 }).toBuffer();
+}

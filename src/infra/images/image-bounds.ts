@@ -120,6 +120,22 @@ export function readImageHeader(bytes: Buffer, limits: ImageLimits, formats: rea
 }
 
 /**
+ * readImageHeader, and then the image decoded (down to a few pixels, in libuv's pool: not on the event loop),
+ * as every later step that reads it would: a file whose header is whole but whose pixel data is cut off or
+ * corrupt (libpng's "read error", a JPEG that ends early) is refused here, in words, rather than failing each
+ * step that opens it. Throws ImageRejected.
+ */
+export async function decodedImageHeader(bytes: Buffer, limits: ImageLimits): Promise<ImageHeader> {
+  const header = readImageHeader(bytes, limits);
+  try {
+    await boundedSharp(bytes, limits).resize(4, 4, { fit: 'fill' }).raw().toBuffer();
+  } catch (err) {
+    throw new ImageRejected(`must be a whole ${FORMAT_NAMES[header.format]} file; its image data could not be decoded (${(err as Error).message.split('\n')[0].slice(0, 100)})`);
+  }
+  return header;
+}
+
+/**
  * sharp over bytes (or a file) a caller or an upstream chose: libvips refuses, before decoding, an image of
  * more than `limits.maxPixels` pixels ("Input image exceeds pixel limit"). Read the header (readImageHeader)
  * first, for a refusal that says why; this is the backstop.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
+import { decodedImageHeader, ImageRejected } from '../../infra/images/image-bounds.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -13,7 +13,8 @@ export const IMAGE_INPUT_MAX_BYTES = 20 * 1024 * 1024;
 /**
  * Input images sent with a request (an edit's images and mask, reference images, the Kling door's Base64
  * image): each checked (PNG, JPEG or WebP by its magic numbers, within IMAGE_MAX_SIDE and IMAGE_MAX_PIXELS
- * by its header: nothing is decoded), stored as the task's media (`input` by index, `mask`), its row written
+ * by its header, then decoded down to a few pixels: a file cut off or corrupt is the caller's 400, not a task
+ * that fails once accepted), stored as the task's media (`input` by index, `mask`), its row written
  * with the task; discarded when the task is not accepted.
  */
 @Injectable()
@@ -28,7 +29,7 @@ export class ImageInputs {
     if (bytes.length > IMAGE_INPUT_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `${field} must be at most ${IMAGE_INPUT_MAX_BYTES / (1024 * 1024)} MB`);
     let header: { format: string; width: number; height: number };
     try {
-      header = readImageHeader(bytes, this.config.images);
+      header = await decodedImageHeader(bytes, this.config.images);
     } catch (err) {
       if (err instanceof ImageRejected) throw new AppError('INVALID_PARAMETER', `${field} ${err.message}`);
       throw err;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
-import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
+import { decodedImageHeader, ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import type { ImageInput } from '../../vendors/contracts/image-vendor.js';
 import { mediaEndRows } from '../media/media.repository.js';
@@ -105,7 +105,8 @@ export class ImageKind implements TaskKind<ImageParams, ImageResult, { images: F
       if (!bytes) throw new TaskFailure(`the ${role === 'mask' ? 'mask' : `input image ${index}`} is missing`);
     }
     try {
-      const header = readImageHeader(bytes, this.config.images);
+      // a caller's URL is read here first (decoded, as at a door's intake); a stored input was at its intake
+      const header = input.url ? await decodedImageHeader(bytes, this.config.images) : readImageHeader(bytes, this.config.images);
       return { bytes, format: header.format, width: header.width, height: header.height };
     } catch (err) {
       if (err instanceof ImageRejected) throw new TaskFailure(`the ${role === 'mask' ? 'mask' : `image ${input.url ? 'at the URL' : index}`} ${err.message}`);

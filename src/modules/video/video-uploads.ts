@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { ImageRejected, readImageHeader } from '../../infra/images/image-bounds.js';
+import { decodedImageHeader, ImageRejected } from '../../infra/images/image-bounds.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -23,13 +23,14 @@ export class VideoUploads {
 
   /**
    * `field` names it in the caller's 400s: no bytes, not a PNG, JPEG or WebP file (read from its magic
-   * numbers), or over the image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS, read from its header). Nothing is decoded.
+   * numbers), over the image bounds (IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS, read from its header), or pixel data that
+   * does not decode (decodedImageHeader).
    */
   async store(owner: string, taskId: string, position: InputImageRole, bytes: Buffer, field: string): Promise<NewMedia> {
     if (bytes.length > UPLOAD_MAX_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `${field} must be at most ${UPLOAD_MAX_BYTES} bytes`);
     let meta: { format: string; width: number; height: number };
     try {
-      meta = readImageHeader(bytes, this.config.images);
+      meta = await decodedImageHeader(bytes, this.config.images);
     } catch (err) {
       if (err instanceof ImageRejected) throw new AppError('INVALID_PARAMETER', `${field} ${err.message}`);
       throw err;
