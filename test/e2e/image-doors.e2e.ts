@@ -192,6 +192,12 @@ describe('the image doors (sandbox)', () => {
     // the models list still names every vendor's model and the stand-in
     const listed = (await openai.models.list()).data.map((m) => m.id);
     expect(listed).toEqual(expect.arrayContaining(['gpt-image-1', 'gpt-image-2', 'gemini-2.5-flash-image', 'kling-v2-1', 'sandbox']));
+    // and the door's speech and video models, each name once; retrieve reads one, or OpenAI's 404 model_not_found
+    expect(listed).toEqual(expect.arrayContaining(['tts-1', 'gpt-4o-mini-tts', 'eleven_multilingual_v2', 'ray-2']));
+    expect(new Set(listed).size).toBe(listed.length);
+    expect(await openai.models.retrieve('tts-1')).toEqual(expect.objectContaining({ id: 'tts-1', object: 'model', owned_by: 'openai' }));
+    const missing = (await openai.models.retrieve('gpt-nothing').catch((err: unknown) => err)) as NotFoundError;
+    expect([missing.constructor, missing.status, missing.code, missing.param]).toEqual([NotFoundError, 404, 'model_not_found', 'model']);
   }, 60_000);
 
   it('reads a JSON null as the default, as OpenAI does (the SDK types every optional field | null)', async () => {

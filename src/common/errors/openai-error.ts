@@ -49,6 +49,7 @@ function openAiCode(status: number, name: string, fault?: ParamFault): string {
     return typeof code === 'string' ? code : fault?.integer ? code.integer : code.decimal;
   }
   if (status === 401) return 'invalid_api_key';
+  if (name === 'not_found' && fault?.param === 'model') return 'model_not_found';
   if (name === 'rate_limited' || name === 'concurrency_limited') return 'rate_limit_exceeded';
   if (name === 'resource_pack_exhausted') return 'insufficient_quota';
   return name;

@@ -15,7 +15,6 @@ import { shapeOf } from '../../vendors/contracts/image-request.js';
 import type { MediaRow, NewMedia } from '../../modules/media/media.repository.js';
 import { MediaService } from '../../modules/media/media.service.js';
 import type { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImageDataDto, OpenAiImagesResponseDto, OpenAiImageFieldsDto } from './dto/openai-image.dto.js';
-import type { OpenAiModelListDto } from './dto/openai-model.dto.js';
 import { ImageKind, type MadeImages } from '../../modules/image/image.kind.js';
 import { ImageInputs } from '../../modules/image/image-inputs.js';
 import { ImageModels, type NativeVendor } from '../../modules/image/image-models.js';
@@ -67,13 +66,6 @@ export class OpenAiImagesService {
     private readonly models: ImageModels,
     private readonly inputs: ImageInputs,
   ) {}
-
-  /** The image models callers may ask for, as OpenAI lists models. */
-  async listModels(): Promise<OpenAiModelListDto> {
-    const models = await this.models.offered();
-    const unique = new Map(models.map((m) => [m.name, m]));
-    return { object: 'list', data: [...unique].map(([id, m]) => ({ id, object: 'model' as const, created: 0, owned_by: m.vendor, declared: m.declared === true })) };
-  }
 
   generate(principal: Principal, dto: CreateOpenAiImageDto, res: Response, base?: string): Promise<void> {
     if (dto.style !== undefined && dto.style !== null) throw new AppError('INVALID_PARAMETER', "style: no configured model takes a style (it was dall-e-3's, which OpenAI has shut down)");
