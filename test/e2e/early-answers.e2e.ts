@@ -5,7 +5,8 @@ import { gzipSync, brotliCompressSync, deflateSync, constants as zlibConstants }
 import { LINGER_MS } from '../../src/common/http/client-errors.js';
 import { runFuzz } from '../support/fuzz.js';
 import { pollUntil } from '../support/poll.js';
-import { api, startTestApp, type TestApp } from '../support/test-app.js';
+import { ElevenLabsClient, ElevenLabsError } from '@elevenlabs/elevenlabs-js';
+import { api, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const MB = 1024 * 1024;
@@ -316,6 +317,26 @@ describe('every request gets an answer, whatever is left of its body', () => {
       client.destroy();
     }
   });
+
+  it("ElevenLabs' door: the SDK's own retries of a request answered 504 (its task going on) are held on that task, not made again", async () => {
+    const owner = 'team-elevenlabs-retries';
+    const retrying = await t.createKey(owner);
+    let asked = 0;
+    const counting: typeof fetch = (input, init) => {
+      asked++;
+      return fetch(input, init);
+    };
+    const musicTasks = async () => (await queryDb<{ n: number }>(t.db, `SELECT count(*)::int AS n FROM tasks WHERE owner = $1 AND kind = 'music'`, [owner]))[0].n;
+    // its default retries: twice more after a 5xx (the hold here is 1 s and no worker runs the task)
+    const client = new ElevenLabsClient({ apiKey: retrying, baseUrl: `${t.url}/elevenlabs`, fetch: counting });
+    const err = await client.music.compose({ prompt: 'A song its client asks for three times', musicLengthMs: 3_000 }).then(() => null, (e: unknown) => e);
+    expect([err instanceof ElevenLabsError && err.statusCode, asked, await musicTasks()]).toEqual([504, 3, 1]);
+    // another request is a task of its own, as is the same one while the first is still held (a song asked twice)
+    const other = await api(t.url, 'POST', '/elevenlabs/v1/music', { key: retrying, body: { prompt: 'Another song', music_length_ms: 3_000 } });
+    expect([other.status, await musicTasks()]).toEqual([504, 2]);
+    const [a, b] = await Promise.all([1, 2].map(() => api(t.url, 'POST', '/elevenlabs/v1/music', { key: retrying, body: { prompt: 'A song asked twice at once', music_length_ms: 3_000 } })));
+    expect([a.status, b.status, await musicTasks()]).toEqual([504, 504, 4]);
+  }, 60_000);
 
   it('answers compressed bodies that inflate to 50 MB on the expand route while 11 other clients send mixed traffic', async () => {
     const image = Buffer.from(`{"image":"${'A'.repeat(50 * MB)}","up_expansion_ratio":0.1,"bottom_expansion_ratio":0.1,"left_expansion_ratio":0,"right_expansion_ratio":0}`);

@@ -130,6 +130,18 @@ describe('query plans with many stored tasks', () => {
     if (!/ id = /.test(sql) && !/external_id =/.test(sql) && !sortsFew) expect(nodes.filter((n) => n === 'Sort')).toEqual([]);
   });
 
+  // a retry of a held request (TaskRepository.findUnendedByFingerprint): the same SQL
+  it("a retried request's task (the owner's unended task of a fingerprint, created in a window) reads through an index", async () => {
+    const sql = `SELECT * FROM tasks
+  WHERE owner = $1 AND kind = $2 AND deleted_at IS NULL AND state IN ('queued', 'running') AND params->>'request_fingerprint' = $3
+    AND created_at BETWEEN now() - make_interval(secs => $5) AND now() - make_interval(secs => $4)
+  ORDER BY created_at, id LIMIT 1`;
+    const values = ['o1', 'music', 'abc', 1, 615];
+    expect(await seqScans(sql, values)).toEqual([]);
+    // the kind's tasks under way (few), or the owner's of those minutes
+    expect((await planNodes(sql, values)).join(' > ')).toMatch(/tasks_kind_state_lease_until_idx|tasks_owner_created_at_id_idx/);
+  });
+
   it('the check itself sees a sequential scan when there is no index to use', async () => {
     expect(await seqScans("SELECT * FROM tasks WHERE message = 'x'")).toEqual(['tasks']);
   });

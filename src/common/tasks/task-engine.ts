@@ -180,8 +180,7 @@ export class TaskEngine implements OnApplicationBootstrap {
    * accepted it (queued), so its row is not read before the first wait (an end heard meanwhile wakes it at once).
    */
   async holdUntilEnded<P, R>(kind: TaskKind, owner: string, id: string, caller: HeldCaller, meanwhile?: WhileHeld, submitted?: Task<P, R>): Promise<Held<P, R>> {
-    const settings = this.config.kinds[kind.definition.name];
-    const holdS = Number(settings.options.holdS) || settings.timeoutS + HOLD_MARGIN_S;
+    const holdS = this.holdSeconds(kind);
     const until = Date.now() + holdS * 1000;
     const wait = this.ends.wait(id); // before the first read: an end between the read and the wait still wakes it
     // a caller that goes away ends its hold at once (the task goes on), not at the next read of the row
@@ -203,6 +202,24 @@ export class TaskEngine implements OnApplicationBootstrap {
       wait.cancel();
       caller.off?.('close', left);
     }
+  }
+
+  /**
+   * A task still under way that the same request (its `request_fingerprint`, which the door stored in its params)
+   * made, and whose own hold has passed: a retry of a request answered 504 (held past its hold while the task
+   * went on), which a client's SDK sends again by itself, is held on that task rather than made a second one.
+   * Only tasks at least the hold old (their first request has been answered) and younger than their deadline
+   * and the hold; null when none.
+   */
+  findRetried<P, R>(kind: TaskKind, owner: string, fingerprint: string): Promise<Task<P, R> | null> {
+    const holdS = this.holdSeconds(kind);
+    return this.tasks.findUnendedByFingerprint<P, R>(kind.definition.name, owner, fingerprint, holdS, this.config.kinds[kind.definition.name].timeoutS + holdS);
+  }
+
+  /** How long a door that answers a task's end holds its request: the kind's holdS, or its deadline and HOLD_MARGIN_S. */
+  private holdSeconds(kind: TaskKind): number {
+    const settings = this.config.kinds[kind.definition.name];
+    return Number(settings.options.holdS) || settings.timeoutS + HOLD_MARGIN_S;
   }
 
   /** The state as the kind's API names it. */

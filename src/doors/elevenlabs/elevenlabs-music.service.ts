@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/credential.js';
@@ -52,19 +52,11 @@ export class ElevenLabsMusicService {
       continues: null,
     };
     await this.models.check(ask, dto.composition_plan ? PLAN_FIELDS : PROMPT_FIELDS);
-    const id = randomUUID();
-    const clipIds = Array.from({ length: await this.models.takesFor(ask) }, () => randomUUID());
-    // the door's name stored (GET /tasks?door=elevenlabs finds its songs); it renders none, so its records are the kind's fallback's
-    const params: MusicParams & { door: string } = { door: ELEVENLABS_DOOR, ...song, title: null, model: named, clip_ids: clipIds, continues: null };
-    const submitted = await this.engine.submit(this.kind, {
-      id,
-      owner: principal.owner,
-      params,
-      baseUrl: base,
-      details: [ClipsRepository.newRows(clipIds.map((clipId, idx) => ({ id: clipId, taskId: id, owner: principal.owner, idx, type: 'gen', parentId: null, continueAt: null })))],
-      held: true,
-    });
-    const task = await this.held(principal, submitted, res);
+    // ElevenLabs' SDKs send a request answered 504 again by themselves (twice): such a retry is held on the
+    // task the first made, which goes on, rather than made (and charged) again
+    const fingerprint = createHash('sha256').update(JSON.stringify(dto)).digest('base64url');
+    const retried = await this.engine.findRetried<MusicParams, MusicResult>(this.kind, principal.owner, fingerprint);
+    const task = await this.held(principal, retried ?? (await this.submit(principal, dto, song, named, ask, fingerprint, base)), res);
     const { bytes, contentType } = await this.audio(task);
     res.status(200).setHeader('content-type', contentType);
     res.setHeader('song-id', task.id);
@@ -75,6 +67,22 @@ export class ElevenLabsMusicService {
     // chunked (no Content-Length), as ElevenLabs streams a song
     for (let at = 0; at < bytes.length; at += STREAM_CHUNK_BYTES) res.write(bytes.subarray(at, at + STREAM_CHUNK_BYTES));
     res.end();
+  }
+
+  /** The song as a music task of the owner's, its request's fingerprint kept in its params (findRetried). */
+  private async submit(principal: Principal, dto: ElevenLabsComposeMusicDto, song: ReturnType<typeof composedSong>, named: string | null, ask: MusicAsk, fingerprint: string, base?: string): Promise<MusicTask> {
+    const id = randomUUID();
+    const clipIds = Array.from({ length: await this.models.takesFor(ask) }, () => randomUUID());
+    // the door's name stored (GET /tasks?door=elevenlabs finds its songs); it renders none, so its records are the kind's fallback's
+    const params: MusicParams & { door: string; request_fingerprint: string } = { door: ELEVENLABS_DOOR, ...song, title: null, model: named, clip_ids: clipIds, continues: null, request_fingerprint: fingerprint };
+    return this.engine.submit(this.kind, {
+      id,
+      owner: principal.owner,
+      params,
+      baseUrl: base,
+      details: [ClipsRepository.newRows(clipIds.map((clipId, idx) => ({ id: clipId, taskId: id, owner: principal.owner, idx, type: 'gen', parentId: null, continueAt: null })))],
+      held: true,
+    });
   }
 
   /** Waits for the task's end (woken by it), up to its hold. */
