@@ -123,6 +123,16 @@ describe("music: ElevenLabs' door with its official SDK (sandbox)", () => {
     expect((await queryDb<{ n: number }>(t.db, `SELECT count(*)::int AS n FROM tasks WHERE owner = 'team-elevenlabs'`))[0].n).toBe(5);
   });
 
+  it('reads a JSON null as the field left out, as ElevenLabs does (a plan with prompt and music_length_ms null is composed)', async () => {
+    const plan = { positive_global_styles: ['lo-fi'], negative_global_styles: [], sections: [{ section_name: 'Verse', positive_local_styles: [], negative_local_styles: [], duration_ms: 3_000, lines: ['Morning light'] }] };
+    const res = await fetch(`${t.url}/elevenlabs/v1/music`, { method: 'POST', headers: { 'xi-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: null, composition_plan: plan, music_length_ms: null, force_instrumental: null, model_id: null }) });
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'audio/mpeg']);
+    expect(await secondsOf(Buffer.from(await res.arrayBuffer()))).toBeGreaterThan(2.9);
+    // and null for both is neither
+    const neither = await api(t.url, 'POST', '/elevenlabs/v1/music', { key, body: { prompt: null, composition_plan: null } });
+    expect([neither.status, neither.body.detail[0].loc]).toEqual([422, ['body', 'prompt']]);
+  });
+
   it('makes the shortest length, 3,000 ms (its other side, 2,999, refused above; 600,000 taken: the unit test of the body)', async () => {
     const { data } = await client.music.compose({ prompt: 'A short sting', musicLengthMs: 3_000 }).withRawResponse();
     const seconds = await secondsOf(await bytesOf(data));
