@@ -38,6 +38,16 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
     expectEnvelope(arr, 400, 1200);
     expect(arr.body.message).toBe('Request body must be a JSON object');
     expectEnvelope(await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: '"text"', headers: { 'content-type': 'application/json' } }), 400, 1200);
+    // valid JSON that is not an object is said so, not called invalid JSON: on ordinary routes and on those that stream a Base64 field (expand)
+    for (const [path, routeKey] of [['/admin/keys', ADMIN], ['/video-a/v1/images/editing/expand', key]] as const) {
+      for (const [raw, kind] of [['null', 'null'], ['"hi"', 'string'], ['42', 'number'], ['true', 'boolean']]) {
+        const res = await api(t.url, 'POST', path, { key: routeKey, rawBody: raw, headers: { 'content-type': 'application/json' } });
+        expect([path, raw, res.status, res.body.code, res.body.message]).toEqual([path, raw, 400, 1200, `Request body must be a JSON object, not a JSON ${kind}`]);
+      }
+    }
+    // and what is not JSON still is
+    const broken = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: 'nul', headers: { 'content-type': 'application/json' } });
+    expect(broken.body.message).toMatch(/^Request body is not valid JSON/);
   });
 
   it('answers a Content-Type other than JSON with 415, and takes JSON with a charset or with no Content-Type', async () => {

@@ -207,6 +207,8 @@ export class Base64FieldReader {
     }
     if (!this.started && at < 3 && c === BOM[at]) return;
     if (this.started) throw new SyntaxError(`Unexpected non-whitespace character after JSON at position ${at}`);
+    const scalar = scalarStartingWith(c);
+    if (scalar) throw new NotAnObject(scalar);
     throw new SyntaxError(`Unexpected token ${JSON.stringify(String.fromCharCode(c))} at position ${at}: the body must be a JSON object`);
   }
 
@@ -381,4 +383,20 @@ function keyText(bytes: number[]): string {
   } catch {
     return raw;
   }
+}
+
+/** A body that is JSON but begins a value other than an object or array (`null`, `"hi"`, `42`): valid JSON, not a body. */
+export class NotAnObject extends SyntaxError {
+  constructor(readonly kind: string) {
+    super(`the body must be a JSON object, not a JSON ${kind}`);
+  }
+}
+
+/** The kind of JSON value a first byte begins, for the scalars; undefined for anything else. */
+function scalarStartingWith(c: number): string | undefined {
+  if (c === 0x22) return 'string';
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return 'number';
+  if (c === 0x74 || c === 0x66) return 'boolean';
+  if (c === 0x6e) return 'null';
+  return undefined;
 }

@@ -9,7 +9,7 @@ import multer from 'multer';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AppError } from '../errors/app-error.js';
 import { assertStorableStrings } from '../validation/storable-strings.js';
-import { Base64FieldReader } from './base64-field-reader.js';
+import { Base64FieldReader, NotAnObject } from './base64-field-reader.js';
 
 /** The body limit of every route that does not say otherwise (BodyLimit). */
 export const DEFAULT_BODY_LIMIT_BYTES = 100 * 1024;
@@ -234,6 +234,7 @@ async function readStreamed(req: Request, limit: number, streamed: StreamedField
       stream.destroy();
     }
     // the reader refuses a body that is not a JSON object or array from its first bytes
+    if (err instanceof NotAnObject && !formType) throw new AppError('INVALID_REQUEST', `Request body must be a JSON object, not a JSON ${err.kind}`);
     if (err instanceof SyntaxError) throw formType ? unsupportedType(formType) : new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${jsonErrorDetail(err.message)}`);
     throw toAppError(err, limit);
   }
@@ -376,6 +377,18 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
+/** The kind of a body that is valid JSON but a scalar (`string`, `number`, `boolean`, `null`); undefined otherwise. */
+function jsonScalarKind(body: unknown): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(body);
+    if (value === null) return 'null';
+    return typeof value === 'object' ? undefined : typeof value;
+  } catch {
+    return undefined;
+  }
+}
+
 function toAppError(err: unknown, limit: number): AppError {
   const type = (err as { type?: string }).type;
   switch (type) {
@@ -385,8 +398,12 @@ function toAppError(err: unknown, limit: number): AppError {
       return new AppError('UNSUPPORTED_MEDIA_TYPE', `unsupported charset ${quoteHeader(String((err as { charset?: unknown }).charset))}; send UTF-8 JSON`);
     case 'encoding.unsupported':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', `unsupported content encoding ${quoteHeader(String((err as { encoding?: unknown }).encoding))}; send UTF-8 JSON`);
-    case 'entity.parse.failed':
+    case 'entity.parse.failed': {
+      // body-parser's strict mode refuses valid JSON that is not an object or array (`null`, `"hi"`) in JSON.parse's words
+      const scalar = jsonScalarKind((err as { body?: unknown }).body);
+      if (scalar) return new AppError('INVALID_REQUEST', `Request body must be a JSON object, not a JSON ${scalar}`);
       return new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${jsonErrorDetail((err as Error).message)}`);
+    }
     case 'entity.too.deep':
       return new AppError('INVALID_REQUEST', (err as Error).message);
     case 'entity.not.utf8':
