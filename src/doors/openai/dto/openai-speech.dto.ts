@@ -5,7 +5,7 @@ import { SPEECH_FORMATS, SPEECH_MAX_INPUT, type SpeechFormat } from '../../../ve
 
 export const STREAM_FORMATS = ['audio', 'sse'] as const;
 
-const VOICE_RULE = 'voice must be a voice name such as "alloy" or an object {"id": "<a voice id>"} (1 to 128 characters)';
+const VOICE_RULE = 'voice must be a voice name such as "alloy" (1 to 64 letters, digits and . _ -) or an object {"id": "<a voice id>"} (1 to 128 characters)';
 
 /** OpenAI's `voice`: a name, or `{id}` (a custom or vendor voice). */
 function IsVoice(options?: ValidationOptions): PropertyDecorator {
