@@ -67,7 +67,7 @@ describe('the image doors (sandbox)', () => {
     expect(res.size).toBe('640x480');
   }, 60_000);
 
-  it('images.edit: an image or a mask whose header is whole but whose data is cut off is a 400 naming it, and no task', async () => {
+  it('images.edit: an image or a mask whose header is whole but whose data is cut off, or a mask without alpha, is a 400 naming it, and no task', async () => {
     const first = await png(640, 480);
     const cut = first.subarray(0, 200);
     const mask = await sharp({ create: { width: 640, height: 480, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
@@ -81,6 +81,10 @@ describe('the image doors (sandbox)', () => {
     expect([refusedImage.constructor, refusedImage.status, refusedImage.message]).toEqual([BadRequestError, 400, expect.stringMatching(/^400 image\[0\] must be a whole PNG file; its image data could not be decoded/)]);
     const refusedMask = (await edit(first, mask.subarray(0, mask.length - 40))) as BadRequestError;
     expect([refusedMask.status, refusedMask.message]).toEqual([400, expect.stringMatching(/^400 mask must be a whole PNG file; its image data could not be decoded/)]);
+    // a mask without an alpha channel (an RGB PNG) says nothing of where to paint: OpenAI refuses it, in these words
+    const opaque = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png().toBuffer();
+    const noAlpha = (await edit(first, opaque)) as BadRequestError;
+    expect([noAlpha.status, noAlpha.param, noAlpha.message]).toEqual([400, 'mask', expect.stringMatching(/mask image missing alpha channel/)]);
     expect(await tasks()).toBe(before);
   }, 60_000);
 

@@ -135,6 +135,11 @@ export async function decodedImageHeader(bytes: Buffer, limits: ImageLimits): Pr
   return header;
 }
 
+/** Whether an image (checked by readImageHeader first) has an alpha channel, as its header says (an RGBA PNG, or a palette with transparency). */
+export async function hasAlphaChannel(bytes: Buffer, limits: ImageLimits): Promise<boolean> {
+  return (await boundedSharp(bytes, limits).metadata()).hasAlpha === true;
+}
+
 /**
  * sharp over bytes (or a file) a caller or an upstream chose: libvips refuses, before decoding, an image of
  * more than `limits.maxPixels` pixels ("Input image exceeds pixel limit"). Read the header (readImageHeader)

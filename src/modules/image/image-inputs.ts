@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors/app-error.js';
 import { AppConfig } from '../../infra/config/app-config.js';
-import { decodedImageHeader, ImageRejected } from '../../infra/images/image-bounds.js';
+import { decodedImageHeader, hasAlphaChannel, ImageRejected } from '../../infra/images/image-bounds.js';
 import type { DetailRows } from '../../infra/prisma/statement.js';
 import { type NewMedia, snakeMedia } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
@@ -36,6 +36,11 @@ export class ImageInputs {
     }
     const media = await this.media.putObject({ owner, taskId, role, index, body: bytes, contentType: `image/${header.format}`, width: header.width, height: header.height });
     return { media, facts: { format: header.format, width: header.width, height: header.height } };
+  }
+
+  /** Whether an image stored here (its bytes) has an alpha channel: a mask's transparent pixels say where to paint. */
+  hasAlpha(bytes: Buffer): Promise<boolean> {
+    return hasAlphaChannel(bytes, this.config.images);
   }
 
   rows(stored: NewMedia[]): DetailRows[] {
