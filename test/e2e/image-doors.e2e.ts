@@ -170,6 +170,10 @@ describe('the image doors (sandbox)', () => {
     // a file an edit needs, missing
     const edit = (await openai.images.edit({ prompt: 'x', image: [] } as never).catch((err: unknown) => err)) as BadRequestError;
     expect([edit.status, edit.code, edit.param]).toEqual([400, 'missing_required_parameter', 'image']);
+    // more image[] parts than an edit takes (16): the parameter named, image, as an unknown part's is
+    const small = await png(64, 64);
+    const seventeen = await openai.images.edit({ prompt: 'x', image: await Promise.all(Array.from({ length: 17 }, (_, i) => toFile(small, `${i}.png`, { type: 'image/png' }))) }).catch((err: unknown) => err as BadRequestError);
+    expect([(seventeen as BadRequestError).status, (seventeen as BadRequestError).param]).toEqual([400, 'image']);
     // a key it does not know: OpenAI's invalid_api_key
     const stranger = new OpenAI({ apiKey: 'mgw_not-a-key-of-this-gateway-0000000000', baseURL: `${t.url}/openai/v1`, maxRetries: 0 });
     const denied = (await stranger.images.generate({ prompt: 'x' }).catch((err: unknown) => err)) as AuthenticationError;

@@ -364,7 +364,12 @@ function multipartError(err: unknown, spec: MultipartSpec): AppError {
         return new AppError('PAYLOAD_TOO_LARGE', `${spec.parts ? (err.field ?? spec.file) : spec.file} must be at most ${formatBytes(spec.maxFileBytes)}${spec.parts ? ' a file' : ''}`);
       case 'LIMIT_UNEXPECTED_FILE':
       case 'LIMIT_FILE_COUNT':
-        if (spec.parts) return new AppError('INVALID_PARAMETER', `${err.field ?? spec.parts[0].name}: the file parts taken are ${spec.parts.map((p) => `${p.name} (at most ${p.maxCount})`).join(', ')}${err.field ? ` (not another ${err.field})` : ''}`);
+        if (spec.parts) {
+          const part = err.field ?? spec.parts[0].name;
+          // `image[]` is the field `image` sent as an array (OpenAI's param names it so)
+          const fault = { param: part.replace(/\[\]$/, ''), rule: err.code === 'LIMIT_FILE_COUNT' ? ('too_many' as const) : ('value' as const) };
+          return AppError.invalidParameter(`${part}: the file parts taken are ${spec.parts.map((p) => `${p.name} (at most ${p.maxCount})`).join(', ')}${err.field ? ` (not another ${err.field})` : ''}`, fault);
+        }
         return new AppError('INVALID_PARAMETER', `${spec.file}: one file part, named ${spec.file}, is taken${err.field && err.field !== spec.file ? ` (not ${err.field})` : ''}`);
       default:
         return new AppError('INVALID_REQUEST', `Request body exceeds a multipart limit (${err.message}): at most ${MULTIPART_FIELDS.fields} text parts of ${formatBytes(MULTIPART_FIELDS.fieldSize)} each`);
