@@ -236,17 +236,20 @@ export class ChannelRouter {
   }
 
   /**
-   * A synchronous vendor failed the generation (its 5xx: nothing made, nothing charged). The channel had the task:
-   * the attempt is kept as `failed` (so it is not given the task again), its error noted and counted toward its
-   * circuit. The task goes on to another channel that can make it while it may fail over (mayFailOver: fewer
+   * A synchronous vendor failed the generation (its 5xx: nothing made, nothing charged; or a 200 it could not
+   * use). The channel had the task: the attempt is kept as `failed` (so it is not given the task again); a 5xx is
+   * noted as the channel's error and counted toward its circuit, an unusable 200 not (it may be the prompt's). The task goes on to another channel that can make it while it may fail over (mayFailOver: fewer
    * than RELAY_UPSTREAM_ATTEMPTS tries, one it has not had); else it ends now with the vendor's words, rather
    * than waiting as a busy task would for the same channel until its deadline.
    */
   private async generationFailed<R>(channel: ChannelHandle, s: Submission<R>, err: UpstreamGenerationFailed, ms: number): Promise<Sent<R>> {
     await s.marks.clearSubmitting();
-    if (channel.id) await this.channels.noteError(channel.id, err.message);
+    // a 200 it could not use (words instead of an image, no song) may be the prompt's doing, not the channel's:
+    // it is not counted toward the channel's circuit (one tenant's prompts would open a healthy channel's)
+    const channelsFault = err.answer.status !== 200;
+    if (channel.id && channelsFault) await this.channels.noteError(channel.id, err.message);
     await this.attempt(s.task.id, channel, s.operation, 'failed', err.message, ms);
-    await this.failed(channel);
+    if (channelsFault) await this.failed(channel);
     const onward = !s.pinnedTo && (await this.mayFailOver(s.operation, s.task.id, s.fits, channel));
     this.logger.warn({ msg: `a channel failed a generation${onward ? '; it goes on to another channel' : ''}`, channel_id: channel.id, channel: channel.name, task_id: s.task.id, status: err.answer.status ?? null, upstream_code: err.answer.code ?? null, reason: err.message });
     if (onward) return { notTaken: 'failed', message: err.message };

@@ -4,7 +4,7 @@ import { boundedMetadata, ImageRejected } from '../../infra/images/image-bounds.
 import { type UpstreamAnswer, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import { type ExpandAnswer, type ExpandCreate, type ExpandImageSize, type ExpandRequest, type ExpandVendor, type MadeImage, marginsOf } from '../contracts/expand-vendor.js';
 import { failedGenerations } from '../contracts/sync-generation.js';
-import { type VendorAccount } from '../contracts/vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { formOf, type StabilityCall } from './stability-image.vendor.js';
 import { STABILITY } from './stability.vendor.js';
 
@@ -105,6 +105,6 @@ export function outpaintFiltered(answer: Pick<UpstreamAnswer, 'headers'>): void 
 
 /** The image an outpaint answered, from what its header says (`meta`: null when it is no image within the pixel limit): a PNG or JPEG, else refused. */
 export function outpaintImage(answer: Pick<UpstreamAnswer, 'status' | 'body'>, meta: { format?: string; width: number; height: number } | null, maxPixels: number): MadeImage {
-  if (meta?.format !== 'png' && meta?.format !== 'jpeg') throw new UpstreamRefused(`the upstream answered without a PNG or JPEG image of at most ${maxPixels} pixels`, answer.status);
+  if (meta?.format !== 'png' && meta?.format !== 'jpeg') throw new UnusableAnswer(`the upstream answered without a PNG or JPEG image of at most ${maxPixels} pixels`);
   return { body: answer.body, contentType: meta.format === 'png' ? 'image/png' : 'image/jpeg', width: meta.width, height: meta.height };
 }

@@ -5,7 +5,7 @@ import { type ImageModelSpec, type ImageRequest, shapeOf, sidesOf } from '../con
 import type { ImageAnswer, ImageCreate, ImageInput, ImageVendor, VendorImage } from '../contracts/image-vendor.js';
 import { failedGenerations } from '../contracts/sync-generation.js';
 import { paintedWhite } from '../contracts/image-mask.js';
-import type { VendorAccount } from '../contracts/vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { STABILITY } from './stability.vendor.js';
 
 /** The shapes its generate endpoints make (`aspect_ratio`), each at a size of the model's own. */
@@ -142,7 +142,8 @@ export function stabilityImageCalls(model: ImageModelSpec, request: ImageRequest
 /** Stability's answer to one call: the image's bytes; its moderation's blurred result (`finish-reason: CONTENT_FILTERED`) a content refusal; anything but an image refused. */
 export function stabilityImageOf(answer: Pick<UpstreamAnswer, 'status' | 'headers' | 'body'>): VendorImage {
   if (answer.headers['finish-reason'] === 'CONTENT_FILTERED') throw new UpstreamRefused("the result was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)", 200, 'request');
-  if (!/^image\//.test(String(answer.headers['content-type'] ?? ''))) throw new UpstreamRefused('the upstream answered without an image', answer.status, 'request', true);
+  // a 200 that is no image made nothing usable: a failed generation (failedGenerations), another channel may make it
+  if (!/^image\//.test(String(answer.headers['content-type'] ?? ''))) throw new UnusableAnswer('the upstream answered without an image');
   return { bytes: answer.body };
 }
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { SYNC_GENERATION_TIMEOUT_MS, type UpstreamAnswer, UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { MusicAnswer, MusicClipStatus, MusicCreate, MusicFormat, MusicModelSpec, MusicRequest, MusicVendor } from '../contracts/music-vendor.js';
 import { failedGenerations } from '../contracts/sync-generation.js';
-import type { VendorAccount } from '../contracts/vendor.js';
+import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
 import { formOf, type StabilityCall, stabilityRefusal } from './stability-image.vendor.js';
 import { STABILITY } from './stability.vendor.js';
@@ -143,9 +143,9 @@ export function stableAudioOf(answer: Pick<UpstreamAnswer, 'status' | 'headers' 
     const json = readAnswer(JSON_ANSWER, answer.json, 'the song');
     finish = json.finish_reason;
     bytes = Buffer.from(json.audio, 'base64');
-  } else if (!/^audio\//.test(type)) throw new UpstreamRefused('the upstream answered without audio', answer.status, 'request', true);
+  } else if (!/^audio\//.test(type)) throw new UnusableAnswer('the upstream answered without audio');
   if (finish === 'CONTENT_FILTERED') throw new UpstreamRefused("the song was filtered by the upstream's moderation (finish-reason CONTENT_FILTERED)", 200, 'request');
-  if (bytes.length === 0) throw new UpstreamRefused('the upstream answered an empty song', answer.status, 'request', true);
+  if (bytes.length === 0) throw new UnusableAnswer('the upstream answered an empty song');
   const format: MusicFormat = /wav|wave/.test(type) ? 'wav' : /mpeg|mp3/.test(type) ? 'mp3' : asked;
   return { audio: { bytes, format }, ...(continuation ? { fromStart: true } : {}) };
 }

@@ -100,6 +100,8 @@ export function sunoMusicBody(request: MusicRequest, callbackUrl: string | undef
 export function sunoSubmitted(json: Record<string, unknown>): string {
   checkAggregatorAnswer(json);
   const answer = readAnswer(ENVELOPE, json, 'the music task');
+  // a success without its id is an answer that cannot be used, not the aggregator refusing the request
+  if (answer.code === 'success' && (typeof answer.data !== 'string' || !answer.data)) throw new UnusableAnswer('the upstream answered success without a task id');
   if (answer.code !== 'success' || typeof answer.data !== 'string' || !answer.data) {
     throw new UnusableAnswer(`the upstream refused the music task: ${upstreamMessage(json) ?? String(answer.code ?? 'no task id returned')}`);
   }

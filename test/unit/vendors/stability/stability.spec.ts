@@ -1,4 +1,5 @@
 import { UpstreamRefused } from '../../../../src/infra/relay/upstream-client.js';
+import { UnusableAnswer } from '../../../../src/vendors/contracts/vendor.js';
 import type { ExpandRequest } from '../../../../src/vendors/contracts/expand-vendor.js';
 import { outpaintCall, outpaintFiltered, outpaintImage, StabilityExpandVendor, stabilityExpandUnmet } from '../../../../src/vendors/stability/stability-expand.vendor.js';
 import { formOf, STABILITY_IMAGE_MODELS, StabilityImageVendor, stabilityImageCalls, stabilityImageOf, stabilityRefusal } from '../../../../src/vendors/stability/stability-image.vendor.js';
@@ -58,7 +59,7 @@ describe('Stability images: answer reading', () => {
   it('its image, by its content-type; a blurred result (CONTENT_FILTERED) a content refusal; anything else refused', () => {
     expect(stabilityImageOf({ status: 200, headers: { 'content-type': 'image/png', 'finish-reason': 'SUCCESS', seed: '1' }, body: image })).toEqual({ bytes: image });
     expect(() => stabilityImageOf({ status: 200, headers: { 'content-type': 'image/png', 'finish-reason': 'CONTENT_FILTERED' }, body: image })).toThrow(/finish-reason CONTENT_FILTERED/);
-    expect(() => stabilityImageOf({ status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') })).toThrow(new UpstreamRefused('the upstream answered without an image', 200, 'request', true));
+    expect(() => stabilityImageOf({ status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') })).toThrow(new UnusableAnswer('the upstream answered without an image'));
   });
 
   it("its 403 content_moderation refuses the request's content, in its words", () => {
@@ -96,12 +97,12 @@ describe('Stability outpaint (expand)', () => {
     expect(stabilityExpandUnmet(expand({ up_ratio: 0, left_ratio: 0, right_ratio: 0 }), size)).toBe('the expansion ratios: Stability needs at least one side to add a pixel');
   });
 
-  it('its answer: a PNG or JPEG within the pixel limit; a blurred one refused as content', () => {
+  it('its answer: a PNG or JPEG within the pixel limit (anything else unusable: a failed generation, failed over); a blurred one refused as content', () => {
     const answer = { status: 200, headers: { 'finish-reason': 'SUCCESS' }, body: Buffer.from('png') };
     expect(outpaintImage(answer, { format: 'png', width: 1200, height: 700 }, 1e8)).toEqual({ body: answer.body, contentType: 'image/png', width: 1200, height: 700 });
     expect(outpaintImage(answer, { format: 'jpeg', width: 1, height: 1 }, 1e8).contentType).toBe('image/jpeg');
     expect(() => outpaintImage(answer, { format: 'webp', width: 1, height: 1 }, 1e8)).toThrow('the upstream answered without a PNG or JPEG image of at most 100000000 pixels');
-    expect(() => outpaintImage(answer, null, 5)).toThrow(UpstreamRefused);
+    expect(() => outpaintImage(answer, null, 5)).toThrow(UnusableAnswer);
     expect(() => outpaintFiltered({ headers: { 'finish-reason': 'CONTENT_FILTERED' } })).toThrow(/CONTENT_FILTERED/);
     expect(() => outpaintFiltered(answer)).not.toThrow();
   });

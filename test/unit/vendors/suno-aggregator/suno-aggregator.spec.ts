@@ -52,7 +52,8 @@ describe('Suno aggregator: music answers', () => {
     expect(() => sunoSubmitted({ code: 402, msg: 'quota exhausted' })).toThrow(expect.objectContaining({ constructor: UpstreamRefused, kind: 'account' }));
     expect(() => sunoSubmitted({ code: 401, msg: 'bad token' })).toThrow(expect.objectContaining({ kind: 'auth' }));
     expect(() => sunoSubmitted({ code: 'fail', message: 'prompt too long' })).toThrow(new UnusableAnswer('the upstream refused the music task: prompt too long'));
-    expect(() => sunoSubmitted({ code: 'success', data: '' })).toThrow('the upstream refused the music task: success');
+    // a success without its id cannot be used (not a refusal of the request: a door that answers the end reads that as the caller's 4xx)
+    expect(() => sunoSubmitted({ code: 'success', data: '' })).toThrow(new UnusableAnswer('the upstream answered success without a task id'));
   });
 
   it('SUCCESS: its clips with their ids, audio and covers', () => {
