@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { FIND_UNENDED_BY_FINGERPRINT_SQL } from '../../src/common/tasks/task.repository.js';
 import { applyMigrations } from '../../src/infra/database/migrator.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-app.js';
 
@@ -130,13 +131,10 @@ describe('query plans with many stored tasks', () => {
     if (!/ id = /.test(sql) && !/external_id =/.test(sql) && !sortsFew) expect(nodes.filter((n) => n === 'Sort')).toEqual([]);
   });
 
-  // a retry of a held request (TaskRepository.findUnendedByFingerprint): the same SQL
+  // a retry of a held request (TaskRepository.findUnendedByFingerprint): its SQL
   it("a retried request's task (the owner's unended task of a fingerprint, created in a window) reads through an index", async () => {
-    const sql = `SELECT * FROM tasks
-  WHERE owner = $1 AND kind = $2 AND deleted_at IS NULL AND state IN ('queued', 'running') AND params->>'request_fingerprint' = $3
-    AND created_at BETWEEN now() - make_interval(secs => $5) AND now() - make_interval(secs => $4)
-  ORDER BY created_at, id LIMIT 1`;
-    const values = ['o1', 'music', 'abc', 1, 615];
+    const sql = FIND_UNENDED_BY_FINGERPRINT_SQL;
+    const values = ['o1', 'music', 'abc', new Date(Date.now() - 615_000), new Date(Date.now() - 1_000)];
     expect(await seqScans(sql, values)).toEqual([]);
     // the kind's tasks under way (few), or the owner's of those minutes
     expect((await planNodes(sql, values)).join(' > ')).toMatch(/tasks_kind_state_lease_until_idx|tasks_owner_created_at_id_idx/);

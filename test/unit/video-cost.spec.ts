@@ -37,8 +37,10 @@ describe('video cost at what the model makes', () => {
   });
 
   it('a model without defaults of its own (Kling, or one a channel declares) takes its first listed', () => {
-    const kling = KLING_VIDEO_MODELS[0];
-    expect([madeDurationS(kling, ask()), madeResolution(kling, ask())]).toEqual([kling.durations[0], kling.resolutions[0]]);
+    const kling = KLING_VIDEO_MODELS.find((m) => m.id === 'kling-v2-1')!;
+    expect([madeDurationS(kling, ask()), madeResolution(kling, ask())]).toEqual([5, '720p']);
+    // a last frame without a resolution is made (and priced) at the one Kling needs for it (pro: 1080p)
+    expect(madeResolution(kling, ask({ lastFrame: { url: 'https://img/end.png' } } as Partial<VideoRequest>))).toBe(kling.lastFrameResolution ?? '720p');
     const declared = { ...kling, durations: [3, 6], resolutions: ['1080p', '720p'] };
     expect(costOf({ name: 'mine', spec: declared, price: PRICE, declared: true }, ask())).toBe(0.75);
   });

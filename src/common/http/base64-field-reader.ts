@@ -207,8 +207,7 @@ export class Base64FieldReader {
     }
     if (!this.started && at < 3 && c === BOM[at]) return;
     if (this.started) throw new SyntaxError(`Unexpected non-whitespace character after JSON at position ${at}`);
-    const scalar = scalarStartingWith(c);
-    if (scalar) throw new NotAnObject(scalar);
+    if (scalarStartingWith(c)) throw new NotAnObject(String.fromCharCode(c));
     throw new SyntaxError(`Unexpected token ${JSON.stringify(String.fromCharCode(c))} at position ${at}: the body must be a JSON object`);
   }
 
@@ -385,18 +384,18 @@ function keyText(bytes: number[]): string {
   }
 }
 
-/** A body that is JSON but begins a value other than an object or array (`null`, `"hi"`, `42`): valid JSON, not a body. */
+/**
+ * A body whose first byte begins a JSON value other than an object or array (`null`, `"hi"`, `42`, or what only
+ * starts like one): refused at that byte, before the rest is read, so only the byte is known, not whether the
+ * rest is valid JSON.
+ */
 export class NotAnObject extends SyntaxError {
-  constructor(readonly kind: string) {
-    super(`the body must be a JSON object, not a JSON ${kind}`);
+  constructor(readonly first: string) {
+    super(`the body must be a JSON object; it begins with ${JSON.stringify(first)}`);
   }
 }
 
-/** The kind of JSON value a first byte begins, for the scalars; undefined for anything else. */
-function scalarStartingWith(c: number): string | undefined {
-  if (c === 0x22) return 'string';
-  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return 'number';
-  if (c === 0x74 || c === 0x66) return 'boolean';
-  if (c === 0x6e) return 'null';
-  return undefined;
+/** Whether a first byte begins a JSON scalar (a string, a number, true, false, null). */
+function scalarStartingWith(c: number): boolean {
+  return c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x74 || c === 0x66 || c === 0x6e;
 }

@@ -234,7 +234,7 @@ async function readStreamed(req: Request, limit: number, streamed: StreamedField
       stream.destroy();
     }
     // the reader refuses a body that is not a JSON object or array from its first bytes
-    if (err instanceof NotAnObject && !formType) throw new AppError('INVALID_REQUEST', `Request body must be a JSON object, not a JSON ${err.kind}`);
+    if (err instanceof NotAnObject && !formType) throw new AppError('INVALID_REQUEST', `Request body must be a JSON object; it begins with ${JSON.stringify(err.first)}`);
     if (err instanceof SyntaxError) throw formType ? unsupportedType(formType) : new AppError('INVALID_REQUEST', `Request body is not valid JSON: ${jsonErrorDetail(err.message)}`);
     throw toAppError(err, limit);
   }
@@ -367,7 +367,9 @@ function multipartError(err: unknown, spec: MultipartSpec): AppError {
         if (spec.parts) {
           const part = err.field ?? spec.parts[0].name;
           // `image[]` is the field `image` sent as an array (OpenAI's param names it so)
-          const fault = { param: part.replace(/\[\]$/, ''), rule: err.code === 'LIMIT_FILE_COUNT' ? ('too_many' as const) : ('value' as const) };
+          // past a part's maxCount multer says LIMIT_UNEXPECTED_FILE with that part's name: too many, as the total past its limit is
+          const tooMany = err.code === 'LIMIT_FILE_COUNT' || spec.parts.some((p) => p.name === err.field);
+          const fault = { param: part.replace(/\[\]$/, ''), rule: tooMany ? ('too_many' as const) : ('value' as const) };
           return AppError.invalidParameter(`${part}: the file parts taken are ${spec.parts.map((p) => `${p.name} (at most ${p.maxCount})`).join(', ')}${err.field ? ` (not another ${err.field})` : ''}`, fault);
         }
         return new AppError('INVALID_PARAMETER', `${spec.file}: one file part, named ${spec.file}, is taken${err.field && err.field !== spec.file ? ` (not ${err.field})` : ''}`);

@@ -40,10 +40,10 @@ export interface TaskPage {
 
 /** The owner's task of a kind, by id, unless deleted. $1 id, $2 kind, $3 owner. */
 const FIND_FOR_OWNER_SQL = `SELECT * FROM tasks WHERE id = $1::uuid AND kind = $2 AND owner = $3 AND deleted_at IS NULL`;
-/** The oldest unended task of an owner's kind made from the request whose fingerprint is $3, created between $4 and $5 seconds ago (by the database's clock). */
-const FIND_UNENDED_BY_FINGERPRINT_SQL = `SELECT * FROM tasks
+/** The oldest unended task of an owner's kind made from the request whose fingerprint is $3, created between $4 and $5 (the service's clock, which writes created_at). */
+export const FIND_UNENDED_BY_FINGERPRINT_SQL = `SELECT * FROM tasks
   WHERE owner = $1 AND kind = $2 AND deleted_at IS NULL AND state IN ('queued', 'running') AND params->>'request_fingerprint' = $3
-    AND created_at BETWEEN now() - make_interval(secs => $5) AND now() - make_interval(secs => $4)
+    AND created_at BETWEEN $4::timestamptz AND $5::timestamptz
   ORDER BY created_at, id LIMIT 1`;
 
 /** Reads of the task table, and the insert of an accepted task. Deleted tasks are left out of an owner's reads. */
@@ -140,7 +140,8 @@ export class TaskRepository {
    * Through an index (query-plans checks it): the kind's tasks under way, or the owner's of those minutes.
    */
   async findUnendedByFingerprint<P, R>(kind: string, owner: string, fingerprint: string, olderS: number, youngerS: number): Promise<Task<P, R> | null> {
-    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(FIND_UNENDED_BY_FINGERPRINT_SQL, [owner, kind, fingerprint, olderS, youngerS]));
+    const now = Date.now();
+    const { rows } = await this.prisma.pool.query<Record<string, unknown>>(prepared(FIND_UNENDED_BY_FINGERPRINT_SQL, [owner, kind, fingerprint, new Date(now - youngerS * 1000), new Date(now - olderS * 1000)]));
     return rows[0] ? (camelRow(rows[0]) as unknown as Task<P, R>) : null;
   }
 

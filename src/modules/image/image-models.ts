@@ -72,6 +72,7 @@ export class ImageModels {
 export function refuseOversized(request: ImageRequest, labels: Record<ImageField, string>, limits: ImageLimits): void {
   if (!request.size) return;
   const [width, height] = request.size.split('x').map(Number);
+  if (!Number.isFinite(width) || !Number.isFinite(height)) return; // not WxH: the models' rules refuse it
   if (width <= limits.maxSide && height <= limits.maxSide && width * height <= limits.maxPixels) return;
   const param = labels.size;
   throw AppError.invalidParameter(`${param}: ${request.size} is past this gateway's image limits (at most ${limits.maxSide} px a side and ${limits.maxPixels.toLocaleString('en-US')} pixels)`, { param, rule: 'above_max' });

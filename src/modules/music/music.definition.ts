@@ -17,8 +17,9 @@ export const MUSIC_DEFINITION: KindDefinition = {
     channels: { configProtocol: SUNO_AGGREGATOR.protocol },
   },
   openapi: { tag: 'music', description: 'Suno-style music: new songs and continuations of clips (two takes each), joined songs (concat), fetched as aggregators answer them.' },
-  // the clip ids it gave its takes, and what it resolved of the clip it continues (an upload or not, its upstream id and channel)
-  request: { bookkeeping: ['clip_ids', 'continues.from_upload', 'continues.upstream_clip_id', 'continues.channel_id'] },
+  // the clip ids it gave its takes, what it resolved of the clip it continues (an upload or not, its upstream id and
+  // channel), and the fingerprint of the request a door that answers the end keeps (TaskEngine.findRetried)
+  request: { bookkeeping: ['clip_ids', 'continues.from_upload', 'continues.upstream_clip_id', 'continues.channel_id', 'request_fingerprint'] },
   routes: { record: '/music-a/fetch/{id}' },
   models: { dto: MusicModelDto },
 };

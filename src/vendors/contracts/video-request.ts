@@ -117,8 +117,9 @@ export function madeDurationS(spec: Pick<VideoModelSpec, 'durations' | 'defaultD
 }
 
 /** See madeDurationS. */
-export function madeResolution(spec: Pick<VideoModelSpec, 'resolutions' | 'defaultResolution'>, request: Pick<VideoRequest, 'resolution'>): string {
-  return request.resolution ?? spec.defaultResolution ?? spec.resolutions[0];
+export function madeResolution(spec: Pick<VideoModelSpec, 'resolutions' | 'defaultResolution' | 'lastFrameResolution'>, request: Pick<VideoRequest, 'resolution' | 'lastFrame'>): string {
+  // a last frame needs the resolution the model makes it at (Kling's pro mode), which is what is sent then
+  return request.resolution ?? (request.lastFrame !== undefined ? spec.lastFrameResolution : undefined) ?? spec.defaultResolution ?? spec.resolutions[0];
 }
 
 /** The fields of `request` this model cannot honour (empty: it can make exactly what was asked). */
