@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import sharp from 'sharp';
@@ -248,6 +249,15 @@ describe('POST /video-a/v1/images/editing/expand', () => {
       const again = await expand({ image: image300, ...RATIOS, external_task_id: 'dup-1' }, sameOwnerKey);
       expect(again.status).toBe(409);
       expect(again.body).toEqual({ code: 1204, message: 'external_task_id "dup-1" is already used by another of your tasks', request_id: expect.any(String) });
+    });
+
+    it("is never the task_id of another of the owner's tasks (the record route reads an id first): 409; another UUID is taken", async () => {
+      const first = await ok({ image: image300, ...RATIOS });
+      const taken = await expand({ image: image300, ...RATIOS, external_task_id: first.body.data.task_id });
+      expect([taken.status, taken.body.code, taken.body.message]).toEqual([409, 1204, `external_task_id "${first.body.data.task_id}" is the task_id of another of your tasks`]);
+      const fresh = randomUUID();
+      const second = await ok({ image: image300, ...RATIOS, external_task_id: fresh });
+      expect((await api(t.url, 'GET', `${PATH}/${fresh}`, { key })).body.data.task_id).toBe(second.body.data.task_id);
     });
 
     it('may be reused by another owner, and each task belongs to its owner', async () => {
