@@ -111,7 +111,9 @@ describe('per-owner limits, shared by two instances', () => {
     expect([first.status, second.status]).toEqual([200, 200]);
     expectRefusal(await expandTask(a, key, 1), 1303, /your limit is 4 slots, 4 are held by unfinished tasks and this one needs 1/);
     expectRefusal(await api(b.url, 'POST', GEN, { key, body: { prompt: 'a fox' } }), 1303, /limit is 4 slots/);
-    expectRefusal(await expandTask(b, key, 5), 1303, /needs 5 slots \(one per image\); your limit is 4/);
+    // more images than the limit itself: never admitted, so a 400 naming n, not a 429 to retry
+    const never = await expandTask(b, key, 5);
+    expect([never.status, never.body.code, never.body.message, never.headers.get('retry-after')]).toEqual([400, 1201, expect.stringMatching(/^n: this task needs 5 slots \(one per image\) and your limit is 4 tasks at once, so it is never admitted/), null]);
     expect((await api(b.url, 'GET', '/admin/owners/conc-o/limits', { key: ADMIN })).body.usage.active_slots).toBe(4);
 
     // one of them ends (its image is missing); its 2 slots are free again

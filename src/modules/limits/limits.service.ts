@@ -157,13 +157,15 @@ export class LimitsService implements OnModuleInit, BeforeApplicationShutdown {
     }
     if (admission.refusal === 'concurrency') {
       this.refused(owner, 1303);
-      return new AppError(
-        'CONCURRENCY_LIMITED',
-        price.slots > admission.maxSlots!
-          ? `This task needs ${price.slots} slots (one per image); your limit is ${admission.maxSlots} tasks at once`
-          : `Too many tasks at once: your limit is ${admission.maxSlots} slots, ${admission.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`,
-        CONCURRENCY_RETRY_AFTER_S,
-      );
+      if (price.slots > 1 && price.slots > admission.maxSlots!) {
+        // more images than the owner's limit: no wait admits it, so not a 429 a client would retry after Retry-After
+        return AppError.invalidParameter(`n: this task needs ${price.slots} slots (one per image) and your limit is ${admission.maxSlots} tasks at once, so it is never admitted: ask for at most ${admission.maxSlots}`, {
+          param: 'n',
+          rule: 'above_max',
+          integer: true,
+        });
+      }
+      return new AppError('CONCURRENCY_LIMITED', `Too many tasks at once: your limit is ${admission.maxSlots} slots, ${admission.slotsBefore} are held by unfinished tasks and this one needs ${price.slots}; retry when one ends`, CONCURRENCY_RETRY_AFTER_S);
     }
     const month = thisMonth();
     this.refused(owner, 1102);
