@@ -64,6 +64,16 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
     expect((await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: body, headers: { 'content-type': 'application/json;charset=utf-8' } })).status).toBe(201);
     const bare = await fetch(`${t.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: Buffer.from(body) });
     expect(bare.status).toBe(201);
+    // JSON is UTF-8 between systems: a body declared UTF-16 (or anything else) is refused, as Latin-1 is, on every route
+    for (const [path, routeKey] of [['/admin/keys', ADMIN], ['/video-a/v1/images/editing/expand', key]] as const) {
+      for (const charset of ['utf-16le', 'utf-16', 'utf-32', 'iso-8859-1']) {
+        const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${routeKey}`, 'content-type': `application/json; charset=${charset}` }, body: Buffer.from(JSON.stringify({ owner: 'x', name: 'y' }), charset === 'utf-16le' || charset === 'utf-16' ? 'utf16le' : 'latin1') });
+        const answer = (await res.json()) as { code: number; message: string };
+        expect([path, charset, res.status, answer.code, answer.message]).toEqual([path, charset, 415, 1206, `unsupported charset "${charset}"; send UTF-8 JSON`]);
+      }
+    }
+    const upper = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: JSON.stringify({ owner: 'ct8', name: 'ct8' }), headers: { 'content-type': 'application/json; charset=UTF-8' } });
+    expect(upper.status).toBe(201);
   });
 
   it('answers a body over the 100 kB default limit with 413, and takes one just under it', async () => {

@@ -131,6 +131,10 @@ export class JsonBodyGuard implements CanActivate {
     if (contentType !== undefined && !formType && !req.is(['application/json', 'application/*+json'])) {
       throw unsupportedType(contentType);
     }
+    // JSON between systems is UTF-8 (RFC 8259 §8.1): a body declared in another encoding (UTF-16, UTF-32 …) is refused as
+    // one in Latin-1 is, rather than read in it
+    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(contentType ?? '')?.[2]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8') throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
     if (limit > DEFAULT_BODY_LIMIT_BYTES) this.admit(req, res, limit);
     const declared = Number(req.headers['content-length']);
     // refused before a byte is read (body-parser would read it all first); settleUnreadBody deals with the rest
