@@ -38,8 +38,6 @@ export interface Submission<P> {
 
 /** How long a door that answers a task's result itself holds the request, past the task's deadline, unless its kind's holdS says. */
 const HOLD_MARGIN_S = 15;
-/** A task id's shape (what a record route reads as an id before an external id). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * What a request held for its task's end learns: the task ended (succeeded or failed; with `output`, what
@@ -123,7 +121,7 @@ export class TaskEngine implements OnApplicationBootstrap {
     };
     // an external id that is the task_id of another of the owner's tasks of this kind could never be read by it
     // (a record route takes either, and the id wins): refused as a used one is
-    if (input.externalId && UUID.test(input.externalId.value) && (await this.tasks.findForOwner(name, input.owner, input.externalId.value))) {
+    if (input.externalId && (await this.tasks.findForOwner(name, input.owner, input.externalId.value))) {
       throw new AppError('CONFLICT', `${input.externalId.field} "${input.externalId.value}" is the task_id of another of your tasks`);
     }
     // a worker here whose queue is empty runs the task at once: its job is written taken, with no fetch or wake between
