@@ -20,6 +20,22 @@ describe('API keys and authentication', () => {
     const res = await api(t.url, 'GET', '/admin/keys');
     expectEnvelope(res, 401, 1001);
     expect(res.body.message).toMatch(/Authorization header is required/);
+    // RFC 6750 §3: a request with no credential is challenged without an error code
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="media-gateway"');
+  });
+
+  it('challenges a credential that is not valid with invalid_token, and a 403 with nothing', async () => {
+    const unknown = await api(t.url, 'GET', '/admin/keys', { key: `mgw_${'Z'.repeat(48)}` });
+    const malformed = await api(t.url, 'GET', '/admin/keys', { headers: { authorization: 'Bearer' } });
+    const openai = await api(t.url, 'GET', '/openai/v1/models', { key: `mgw_${'Z'.repeat(48)}` });
+    for (const res of [unknown, malformed, openai]) {
+      expect([res.status, res.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="media-gateway", error="invalid_token"']);
+    }
+    const forbidden = await api(t.url, 'GET', '/admin/keys', { key: await t.createKey() });
+    expect([forbidden.status, forbidden.headers.get('www-authenticate')]).toEqual([403, null]);
+    // ElevenLabs' door takes xi-api-key, for which HTTP has no challenge: it answers as ElevenLabs does
+    const elevenlabs = await api(t.url, 'POST', '/elevenlabs/v1/music', { headers: { 'xi-api-key': `mgw_${'Z'.repeat(48)}` }, body: { prompt: 'a song' } });
+    expect([elevenlabs.status, elevenlabs.headers.get('www-authenticate')]).toEqual([401, null]);
   });
 
   it('answers 401/1002 for a scheme other than Bearer, and for a key of the wrong shape', async () => {

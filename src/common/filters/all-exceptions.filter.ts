@@ -49,6 +49,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterS ?? DATABASE_RETRY_AFTER_S))));
     }
     const path = requestPath(req);
+    const challenge = bearerChallenge(code);
+    if (challenge !== undefined && !path.startsWith(ELEVENLABS_PREFIX)) res.setHeader('WWW-Authenticate', challenge);
     if (path.startsWith(OPENAI_PREFIX)) {
       // OpenAI's SDKs retry a 429, waiting what Retry-After says when it is under a minute; a refusal that lasts
       // longer (the month's credits spent) is told not to be retried, or the SDK's retries come at once
@@ -81,6 +83,24 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return { code: 'UNAVAILABLE', message: 'The database is unavailable; retry later', retryAfterS: DATABASE_RETRY_AFTER_S };
     }
     return { code: 'INTERNAL', message: 'Internal server error; quote the request_id when reporting it' };
+  }
+}
+
+/**
+ * The challenge a 401 carries (RFC 9110 §15.5.2 requires one; RFC 6750 §3 gives Bearer's): no error code when
+ * no credential came, `invalid_token` when the key is unknown, revoked or not a well-formed key. ElevenLabs'
+ * door takes its key in `xi-api-key`, a scheme HTTP has no challenge for, and answers as ElevenLabs does.
+ */
+export function bearerChallenge(code: ErrorCode): string | undefined {
+  switch (code) {
+    case 'AUTH_MISSING':
+      return 'Bearer realm="media-gateway"';
+    case 'AUTH_FAILED':
+    case 'AUTH_MALFORMED':
+    case 'AUTH_REVOKED':
+      return 'Bearer realm="media-gateway", error="invalid_token"';
+    default:
+      return undefined;
   }
 }
 
