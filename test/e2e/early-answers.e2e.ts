@@ -145,11 +145,11 @@ describe('every request gets an answer, whatever is left of its body', () => {
   });
   afterAll(() => t.close());
 
-  it.each(['OPTIONS', 'PUT', 'PATCH', 'DELETE'])('answers %s with a 5 MB body on the expand route with the 404 envelope, and the client sends it all with no reset', async (method) => {
+  it.each(['OPTIONS', 'PUT', 'PATCH', 'DELETE'])('answers %s with a 5 MB body on the expand route with the 405 envelope, and the client sends it all with no reset', async (method) => {
     const body = Buffer.alloc(5 * MB, 0x61);
     const { answer, sent, error } = await sendWhole(port, `${method} ${EXPAND} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body);
-    expectEnvelope(answer, 404);
-    expect(answer!.body.message).toBe(`No route for ${method} ${EXPAND}`);
+    expectEnvelope(answer, 405);
+    expect([answer!.body.message, answer!.headers.allow]).toEqual([`${method} is not allowed on ${EXPAND}: it takes GET, HEAD, POST`, 'GET, HEAD, POST']);
     expect([sent, error]).toEqual([body.length, undefined]);
   });
 
@@ -162,7 +162,7 @@ describe('every request gets an answer, whatever is left of its body', () => {
     expect([sent, error]).toEqual([body.length, undefined]);
     // fetch, which reads the answer while it sends, sees the same
     const res = await fetch(`${t.url}${EXPAND}`, { method: 'PUT', body: Buffer.alloc(3 * MB), headers: { 'content-type': 'application/json' } });
-    expect([res.status, ((await res.json()) as { code: number }).code]).toEqual([404, 1203]);
+    expect([res.status, ((await res.json()) as { code: number }).code]).toEqual([405, 1210]);
   });
 
   it('reads and drops a small rest after an early answer, and the connection serves the next request', async () => {
@@ -171,11 +171,11 @@ describe('every request gets an answer, whatever is left of its body', () => {
     socket.on('data', (chunk: Buffer) => (data = Buffer.concat([data, chunk])));
     const answered = (n: number) => pollUntil(async () => data.toString('latin1').split('HTTP/1.1 ').length - 1, (count) => count >= n, { timeoutMs: 10_000, what: `answer ${n}` });
     try {
-      // 300 kB declared, 1 kB sent: the 404 goes out while the rest is still to come
+      // 300 kB declared, 1 kB sent: the 405 goes out while the rest is still to come
       socket.write(`PUT ${EXPAND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${300 * 1024}\r\n\r\n${'c'.repeat(1024)}`);
       await answered(1);
       const first = parseAnswer(data);
-      expectEnvelope(first, 404);
+      expectEnvelope(first, 405);
       expect(first!.headers.connection).toBe('keep-alive');
       socket.write('c'.repeat(299 * 1024));
       socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -234,7 +234,7 @@ describe('every request gets an answer, whatever is left of its body', () => {
     try {
       const over = await send('POST', Buffer.from(`{"image":"${'A'.repeat(21 * MB)}"}`), true);
       const next = await send('OPTIONS', Buffer.alloc(5 * MB, 0x61), false);
-      expect([next.status, next.body?.code, next.error]).toEqual([404, 1203, undefined]);
+      expect([next.status, next.body?.code, next.error]).toEqual([405, 1210, undefined]);
       expect([over.status, over.connection, over.body.code, over.body.message]).toEqual([413, 'close', 1205, "Request body is larger than this route's limit of 20 MB"]);
     } finally {
       agent.destroy();
@@ -262,7 +262,7 @@ describe('every request gets an answer, whatever is left of its body', () => {
     const write = (chunk: Buffer | string) => new Promise<boolean>((resolve) => client.write(chunk, (err) => resolve(!err)));
     try {
       await new Promise((resolve) => client.once('connect', resolve));
-      const body = Buffer.alloc(3 * MB, 0x61); // over DRAIN_MAX_BYTES: the 404 closes its connection, with a linger
+      const body = Buffer.alloc(3 * MB, 0x61); // over DRAIN_MAX_BYTES: the 405 closes its connection, with a linger
       await write(`PUT ${EXPAND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
       await write(body.subarray(0, 64 * 1024));
       const socket = await serverSide;
@@ -285,7 +285,7 @@ describe('every request gets an answer, whatever is left of its body', () => {
       client.end();
       await closed;
       expect(error).toBeUndefined();
-      expectEnvelope(parseAnswer(data), 404);
+      expectEnvelope(parseAnswer(data), 405);
     } finally {
       client.destroy();
     }

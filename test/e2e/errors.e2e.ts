@@ -25,7 +25,21 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
   it('answers an unknown route with 404/1203, with or without a key, for any method', async () => {
     expectEnvelope(await api(t.url, 'GET', '/nowhere'), 404, 1203);
     expectEnvelope(await api(t.url, 'POST', '/nowhere', { key, body: {} }), 404, 1203);
-    expectEnvelope(await api(t.url, 'DELETE', '/health'), 404, 1203);
+    expectEnvelope(await api(t.url, 'GET', '/health/nowhere'), 404, 1203);
+  });
+
+  it('answers a method a route does not take with 405/1210 and Allow, and an unknown route with 404 whatever the method', async () => {
+    const health = await api(t.url, 'DELETE', '/health');
+    expectEnvelope(health, 405, 1210);
+    expect([health.headers.get('allow'), health.body.message]).toEqual(['GET, HEAD', 'DELETE is not allowed on /health: it takes GET, HEAD']);
+    // a path with a parameter: the methods of every route the path matches
+    const task = await api(t.url, 'PUT', '/tasks/3f1c2b8e-0000-4000-8000-000000000000', { key, body: {} });
+    expectEnvelope(task, 405, 1210);
+    expect(task.headers.get('allow')).toBe('GET, HEAD');
+    // each door in its own words: OpenAI's error object, the sunoapi family's code 404 ("method or path")
+    const openai = await api(t.url, 'GET', '/openai/v1/images/generations', { key });
+    expect([openai.status, openai.headers.get('allow'), openai.body.error.type, openai.body.error.code]).toEqual([405, 'POST', 'invalid_request_error', 'method_not_allowed']);
+    expectEnvelope(await api(t.url, 'PATCH', '/nowhere', { key, body: {} }), 404, 1203);
   });
 
   it('answers a body that is not JSON with 400/1200', async () => {

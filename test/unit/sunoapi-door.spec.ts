@@ -13,6 +13,7 @@ describe("the sunoapi.org family's words for an error (the /sunoapi/ door)", () 
     expect(codeOf('INVALID_REQUEST')).toBe(SUNOAPI_CODES.badRequest);
     for (const auth of ['AUTH_FAILED', 'AUTH_MISSING', 'AUTH_MALFORMED', 'AUTH_REVOKED'] as const) expect(codeOf(auth)).toBe(SUNOAPI_CODES.unauthorized);
     expect(codeOf('NOT_FOUND')).toBe(SUNOAPI_CODES.notFound);
+    expect(codeOf('METHOD_NOT_ALLOWED')).toBe(SUNOAPI_CODES.notFound); // their 404 is "method or path"
     expect(codeOf('CREDITS_EXHAUSTED')).toBe(SUNOAPI_CODES.noCredits);
     expect(codeOf('RATE_LIMITED')).toBe(SUNOAPI_CODES.tooFrequent);
     expect(codeOf('AUTH_THROTTLED')).toBe(SUNOAPI_CODES.tooFrequent);

@@ -34,6 +34,8 @@ export function describeError(code: ErrorCode): WireError {
       return { status: 404, code: 1203, name: 'not_found', meaning: 'The route or the resource does not exist (or belongs to another owner).' };
     case 'NOT_SUPPORTED':
       return { status: 404, code: 1207, name: 'not_supported', meaning: "The operation is in the provider's API (Luma's image generation, say), but this gateway does not offer it." };
+    case 'METHOD_NOT_ALLOWED':
+      return { status: 405, code: 1210, name: 'method_not_allowed', meaning: 'The route exists, but not for this method: `Allow` lists those it takes.' };
     case 'CONFLICT':
       return { status: 409, code: 1204, name: 'conflict', meaning: 'The request conflicts with an existing resource, e.g. a duplicate external_task_id.' };
     case 'GONE':

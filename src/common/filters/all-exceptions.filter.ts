@@ -7,6 +7,7 @@ import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js
 import { openAiError } from '../errors/openai-error.js';
 import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
+import { allowedMethods } from '../http/allowed-methods.js';
 import { requestPath } from '../http/request-path.js';
 
 /** Routes whose success reply carries `code` as a string; their errors use string codes too. */
@@ -36,7 +37,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const { code, message, retryAfterS, fault } = this.classify(exception, req);
+    const { code, message, retryAfterS, fault, allow } = this.classify(exception, req);
     const wire = describeError(code);
     if (code === 'INTERNAL') {
       this.logger.error({ msg: 'request failed', request_id: requestIdOf(req), err: exception instanceof Error ? exception : new Error(String(exception)) });
@@ -49,6 +50,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterS ?? DATABASE_RETRY_AFTER_S))));
     }
     const path = requestPath(req);
+    if (allow !== undefined) res.setHeader('Allow', allow.join(', '));
     const challenge = bearerChallenge(code);
     if (challenge !== undefined && !path.startsWith(ELEVENLABS_PREFIX)) res.setHeader('WWW-Authenticate', challenge);
     if (path.startsWith(OPENAI_PREFIX)) {
@@ -72,7 +74,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     res.status(wire.status).json({ code: usesStringCode ? wire.name : wire.code, message, request_id: requestIdOf(req) });
   }
 
-  private classify(exception: unknown, req: Request): { code: ErrorCode; message: string; retryAfterS?: number; fault?: ParamFault } {
+  private classify(exception: unknown, req: Request): Classified {
     if (exception instanceof AppError) {
       return { code: exception.code, message: exception.message, retryAfterS: exception.retryAfterS, fault: exception.fault };
     }
@@ -104,8 +106,18 @@ export function bearerChallenge(code: ErrorCode): string | undefined {
   }
 }
 
+/** An error in the domain's words, with what its answer's headers need. */
+interface Classified {
+  code: ErrorCode;
+  message: string;
+  retryAfterS?: number;
+  fault?: ParamFault;
+  /** A 405's `Allow`: the methods the path takes. */
+  allow?: string[];
+}
+
 /** Exceptions raised by Nest itself or by libraries (unknown route, terminus, parse pipes). */
-function fromHttpException(exception: HttpException, req: Request): { code: ErrorCode; message: string } {
+function fromHttpException(exception: HttpException, req: Request): Classified {
   const status = exception.getStatus();
   const body = exception.getResponse();
   const text =
@@ -121,8 +133,13 @@ function fromHttpException(exception: HttpException, req: Request): { code: Erro
       return { code: 'AUTH_FAILED', message: text };
     case 403:
       return { code: 'FORBIDDEN', message: text };
-    case 404:
-      return { code: 'NOT_FOUND', message: text.startsWith('Cannot ') ? `No route for ${req.method} ${requestPath(req)}` : text };
+    case 404: {
+      if (!text.startsWith('Cannot ')) return { code: 'NOT_FOUND', message: text };
+      // Nest's answer when Express found no route for the method: a path that other methods take is a 405
+      const allow = allowedMethods(req);
+      if (allow.length > 0) return { code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not allowed on ${requestPath(req)}: it takes ${allow.join(', ')}`, allow };
+      return { code: 'NOT_FOUND', message: `No route for ${req.method} ${requestPath(req)}` };
+    }
     case 409:
       return { code: 'CONFLICT', message: text };
     case 413:

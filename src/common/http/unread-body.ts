@@ -10,7 +10,8 @@ export const LINGER_MAX_MS = 10_000;
 
 /**
  * The request body that is still arriving when the answer goes out: a refusal sent before the body was
- * read (401, 403, 404 for a method or route that takes none, 415, 429, 503 overload) or while it was read (413).
+ * read (401, 403, 404 for a route that does not exist, 405 for a method it does not take, 415, 429, 503
+ * overload) or while it was read (413).
  *
  * Left to Node, such a body is a hazard either way. Node reads and drops the rest after the answer only
  * when nothing ever read from the request; a request a reader started and let go (a parser stopped at the
