@@ -105,6 +105,18 @@ describe("ElevenLabs' door: its errors", () => {
     expect(elevenLabsError(describeError('INVALID_REQUEST'), 'INVALID_REQUEST', 'Request body must be a JSON object', undefined).detail).toEqual([{ type: 'json_invalid', loc: ['body'], msg: 'Request body must be a JSON object' }]);
   });
 
+  it('lists each refused field as an item of its own, as FastAPI does, when the message names each', () => {
+    const wire = describeError('INVALID_PARAMETER');
+    const message = 'music_length_ms must not be less than 3000; output_format must be one of mp3_44100_128, …; prompt must be a string';
+    expect(elevenLabsError(wire, 'INVALID_PARAMETER', message, { param: 'music_length_ms', rule: 'below_min', integer: true }, ['output_format']).detail).toEqual([
+      { type: 'greater_than_equal', loc: ['body', 'music_length_ms'], msg: 'music_length_ms must not be less than 3000' },
+      { type: 'value_error', loc: ['query', 'output_format'], msg: 'output_format must be one of mp3_44100_128, …' },
+      { type: 'value_error', loc: ['body', 'prompt'], msg: 'prompt must be a string' },
+    ]);
+    // a part that names no field: the message stays one item, on the first fault's field
+    expect(elevenLabsError(wire, 'INVALID_PARAMETER', 'prompt must be a string; and something else', { param: 'prompt', rule: 'type' }).detail).toEqual([{ type: 'type_error', loc: ['body', 'prompt'], msg: 'prompt must be a string; and something else' }]);
+  });
+
   it("answers anything else as {detail: {status, message}} in ElevenLabs' words, with the catalog's status", () => {
     expect([elevenLabsStatus(describeError('AUTH_FAILED')), elevenLabsError(describeError('AUTH_FAILED'), 'AUTH_FAILED', 'API key is not valid', undefined)]).toEqual([401, { detail: { status: 'invalid_api_key', message: 'API key is not valid' } }]);
     expect(elevenLabsError(describeError('AUTH_MISSING'), 'AUTH_MISSING', 'm', undefined)).toEqual({ detail: { status: 'needs_authorization', message: 'm' } });

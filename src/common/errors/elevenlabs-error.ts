@@ -34,6 +34,13 @@ const RULE_TYPES: Record<string, string> = {
   too_many: 'too_long',
 };
 
+/** One refused field in FastAPI's words: `loc` its path, in the query when the query holds it, else in the body. */
+function validationItem(type: string, param: string | null, msg: string, queryKeys: readonly string[]): ElevenLabsValidationItem {
+  const path = param ? param.split(/[.[\]]+/).filter((p) => p !== '').map((p) => (/^\d+$/.test(p) ? Number(p) : p)) : [];
+  const where = param && queryKeys.includes(String(path[0])) ? 'query' : 'body';
+  return { type, loc: [where, ...path], msg };
+}
+
 /**
  * The status of an error on ElevenLabs' door: a refused request (a field breaking a rule, a body that is not a
  * JSON object) is 422, as ElevenLabs answers it and as its SDKs type it (`UnprocessableEntityError`, whose
@@ -49,18 +56,22 @@ export function elevenLabsStatus(wire: WireError): number {
 
 /**
  * The same error as ElevenLabs' API words it, so that code written against its SDKs reads it as ElevenLabs':
- * a refused request as FastAPI's validation list (`{detail: [{type, loc, msg}]}`: `loc` the refused field's path,
- * in the query when the query holds it, else in the body; `msg` every fault in words), anything else as
+ * a refused request as FastAPI's validation list (`{detail: [{type, loc, msg}]}`, one item per refused field when
+ * the message names each: `loc` the field's path, in the query when the query holds it, else in the body; `msg`
+ * its fault in words; a message whose faults do not each name a field is one item), anything else as
  * `{detail: {status, message}}` (`status` ElevenLabs' word where it has one: invalid_api_key,
  * needs_authorization, quota_exceeded, too_many_concurrent_requests, bad_prompt; else the catalog's name).
  */
 export function elevenLabsError(wire: WireError, code: string, message: string, fault: ParamFault | undefined, queryKeys: readonly string[] = []): ElevenLabsErrorBody {
   if (elevenLabsStatus(wire) === 422) {
-    const param = fault?.param ?? NAMED_FIELD.exec(message)?.[1] ?? null;
-    const path = param ? param.split(/[.[\]]+/).filter((p) => p !== '').map((p) => (/^\d+$/.test(p) ? Number(p) : p)) : [];
-    const where = param && queryKeys.includes(String(path[0])) ? 'query' : 'body';
-    const type = wire.name === 'invalid_request' ? 'json_invalid' : RULE_TYPES[fault?.rule ?? 'value'];
-    return { detail: [{ type, loc: [where, ...path], msg: message }] };
+    if (wire.name === 'invalid_request') return { detail: [validationItem('json_invalid', null, message, queryKeys)] };
+    // one item per refused field, as FastAPI lists them, when every fault the message joins names its field
+    const parts = message.split('; ');
+    const named = parts.map((part) => NAMED_FIELD.exec(part)?.[1]);
+    if (parts.length > 1 && named.every((param) => param !== undefined)) {
+      return { detail: parts.map((part, i) => validationItem(RULE_TYPES[named[i] === fault?.param ? fault!.rule : 'value'], named[i]!, part, queryKeys)) };
+    }
+    return { detail: [validationItem(RULE_TYPES[fault?.rule ?? 'value'], fault?.param ?? named[0] ?? null, message, queryKeys)] };
   }
   const status = code === 'AUTH_MISSING' ? 'needs_authorization' : (STATUS_WORDS[wire.name] ?? wire.name);
   return { detail: { status, message } };
