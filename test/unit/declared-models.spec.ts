@@ -119,6 +119,21 @@ describe('a declared video spec at the admin API', () => {
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { operation: 'image' }))).toBe('models[0].operation must be video, an operation the channel takes that has seedance models (not image)');
   });
 
+  it('default_duration_s and default_resolution: what a request naming neither is made and priced at, one of the lists', () => {
+    expect(spec({ default_duration_s: 5, default_resolution: '720p' })).toBe('');
+    expect(spec({ default_duration_s: 2, default_resolution: '480p' })).toBe('');
+    expect(spec({ default_duration_s: 13 })).toBe('models[0].spec.default_duration_s must be one of durations (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), not 13');
+    expect(spec({ default_duration_s: 0 })).toBe('models[0].spec.default_duration_s must be a whole number of seconds from 1 to 99 (not 0)');
+    expect(spec({ default_duration_s: '5' })).toMatch(/^models\[0\]\.spec\.default_duration_s must be a whole number of seconds from 1 to 99 \(not "5"\)/);
+    expect(spec({ default_resolution: '1080p' })).toBe('models[0].spec.default_resolution must be one of resolutions (480p, 720p), not 1080p');
+    expect(spec({ default_resolution: '360p' })).toMatch(/^models\[0\]\.spec\.default_resolution must be one of 480p, 540p/);
+    const [lite] = servedVideoModels({ protocol: 'seedance', operations: ['video'], frameFit: null, models: declare(liteSpec({ default_duration_s: 5, default_resolution: '720p' })) });
+    expect([lite.spec.defaultDurationS, lite.spec.defaultResolution]).toEqual([5, '720p']);
+    // left out: the lists' first, as before
+    const [plain] = servedVideoModels({ protocol: 'seedance', operations: ['video'], frameFit: null, models: declare(liteSpec()) });
+    expect([plain.spec.defaultDurationS, plain.spec.defaultResolution]).toEqual([undefined, undefined]);
+  });
+
   it('prices a declared video model per second, at any resolution class', () => {
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '480p': 0.02, '720p': 0.04 } } }))).toBe('');
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_image: 0.04 } }))).toBe('models[0].price: a video model is priced per_second, not per_image');

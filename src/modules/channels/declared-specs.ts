@@ -35,8 +35,9 @@ const list = <T extends z.ZodType>(item: T, max: number, example: string) =>
     .refine((values) => new Set(values).size === values.length, `must not name a value twice`);
 const seconds = int(1, MAX_SECONDS, 'a whole number of seconds');
 /**
- * Durations, shortest first: a model's first is what a request that asks none is priced at (the doors' own
- * defaults aside), so a list out of order is refused rather than read one way or the other.
+ * Durations, shortest first: a model's first is what a request that asks none is priced at when the spec says
+ * no `default_duration_s` (the doors' own defaults aside), so a list out of order is refused rather than read
+ * one way or the other.
  */
 const durationList = (example: string) =>
   list(seconds, MAX_SECONDS, example).refine(
@@ -72,6 +73,8 @@ const videoSchema = z
     reference_images: int(0, 16).optional(),
     references_with_frames: flag,
     frame_min_side: int(1, 8192, 'a whole number of pixels').optional(),
+    default_duration_s: seconds.optional(),
+    default_resolution: videoResolution.optional(),
   })
   .superRefine((s, ctx) => {
     const fault = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
@@ -88,6 +91,10 @@ const videoSchema = z
       else if (Array.isArray(s.aspect_ratios) && !s.aspect_ratios.includes(shape)) fault(['sizes', i], `names a shape not in aspect_ratios (${s.aspect_ratios.join(', ')}), not ${shape}`);
     });
     if (s.last_frame_resolution !== undefined && !resolutions.includes(s.last_frame_resolution)) fault(['last_frame_resolution'], `must be one of resolutions (${resolutions.join(', ')})`);
+    // judged once the value and the list are each well formed (a refusal of either is enough)
+    const wellFormed = (schema: z.ZodType, values: unknown[]) => values.every((v) => schema.safeParse(v).success);
+    if (s.default_duration_s !== undefined && Array.isArray(s.durations) && wellFormed(seconds, [s.default_duration_s, ...s.durations]) && !s.durations.includes(s.default_duration_s)) fault(['default_duration_s'], `must be one of durations (${s.durations.join(', ')}), not ${s.default_duration_s}`);
+    if (s.default_resolution !== undefined && wellFormed(videoResolution, [s.default_resolution, ...resolutions]) && !resolutions.includes(s.default_resolution)) fault(['default_resolution'], `must be one of resolutions (${resolutions.join(', ')}), not ${s.default_resolution}`);
     if (s.last_frame_alone && !s.last_frame) fault(['last_frame_alone'], 'needs last_frame: true');
     if (s.shape_from_image && !s.first_frame) fault(['shape_from_image'], 'needs first_frame: true (it says the video takes its first frame\'s shape)');
     if (s.references_with_frames && !s.reference_images) fault(['references_with_frames'], 'needs reference_images above 0');
@@ -199,6 +206,8 @@ export function videoSpecOf(id: string, s: DeclaredVideoSpec): VideoModelSpec {
     referenceImages: s.reference_images ?? 0,
     referencesWithFrames: s.references_with_frames === true,
     ...(s.frame_min_side ? { frameMinSide: s.frame_min_side } : {}),
+    ...(s.default_duration_s !== undefined ? { defaultDurationS: s.default_duration_s } : {}),
+    ...(s.default_resolution !== undefined ? { defaultResolution: s.default_resolution } : {}),
   };
 }
 
