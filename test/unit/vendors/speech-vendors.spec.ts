@@ -30,6 +30,22 @@ describe('a binary speech answer, read (speechAudioOf)', () => {
     expect(await read(answer(Buffer.alloc(4801)), 'pcm')).toBe('the upstream answered 4801 bytes, not 16-bit PCM (an odd number of bytes)');
     expect(await read(answer(Buffer.from('not audio at all, just words'), 'audio/flac'), 'flac')).toMatch(/^the upstream's answer \(audio\/flac\) is not audio in an accepted format .*, not flac audio$/);
   });
+
+  it('raw PCM asked: a file of a known format (by its bytes) or a page is refused; samples are taken whatever their type says', async () => {
+    const read = (a: ReturnType<typeof answer>) => speechAudioOf(a, 'pcm', 24_000).then((audio) => audio.bytes.length, (err: unknown) => (err instanceof UnusableAnswer ? err.message : err));
+    const mp3 = await speechLike('mp3', 1);
+    // ElevenLabs answering MP3 for pcm_24000, under either type
+    expect(await read(answer(mp3, 'audio/mpeg'))).toBe('the upstream answered mp3 audio (audio/mpeg) where raw 16-bit PCM was asked');
+    expect(await read(answer(mp3, 'application/octet-stream'))).toBe('the upstream answered mp3 audio (application/octet-stream) where raw 16-bit PCM was asked');
+    expect(await read(answer(wav(0.5, 24_000), 'audio/pcm'))).toBe('the upstream answered wav audio (audio/pcm) where raw 16-bit PCM was asked');
+    const page = Buffer.from('<html><body>oops</body></html>  ');
+    expect(await read(answer(page, 'audio/pcm'))).toMatch(/^the upstream answered 32 bytes \(audio\/pcm\), not raw 16-bit PCM: <html>/);
+    expect(await read(answer(Buffer.from('{"detail": "x"}  '), undefined))).toMatch(/^the upstream answered 17 bytes, not raw 16-bit PCM: \{"detail"/);
+    // samples are taken under the types raw PCM comes as, or none
+    const samples = Buffer.from(Array.from({ length: 4800 }, (_, i) => (i * 37) % 256));
+    // (a vendor may label them with its default format's type)
+    for (const type of ['audio/pcm', 'audio/l16; rate=24000', 'application/octet-stream', 'audio/mpeg', undefined]) expect(await read(answer(samples, type))).toBe(4800);
+  });
 });
 
 describe('the registry of speech vendors', () => {
