@@ -1,6 +1,6 @@
 import { AppError, ERROR_CODES, type ParamRule } from '../../src/common/errors/app-error.js';
 import { describeError } from '../../src/common/errors/error-catalog.js';
-import { openAiError } from '../../src/common/errors/openai-error.js';
+import { openAiApiOf, openAiError } from '../../src/common/errors/openai-error.js';
 import { AppValidationPipe } from '../../src/common/validation/app-validation.pipe.js';
 import { CreateOpenAiImageDto } from '../../src/doors/openai/dto/openai-image.dto.js';
 
@@ -42,7 +42,11 @@ describe("OpenAI's words for an error (the /openai/ doors)", () => {
     for (const c of ['AUTH_FAILED', 'AUTH_MISSING', 'AUTH_MALFORMED', 'AUTH_REVOKED'] as const) expect([c, codes[c].type, codes[c].code]).toEqual([c, 'authentication_error', 'invalid_api_key']);
     expect([codes.RATE_LIMITED.code, codes.CONCURRENCY_LIMITED.code, codes.RATE_LIMITED.type]).toEqual(['rate_limit_exceeded', 'rate_limit_exceeded', 'rate_limit_error']);
     expect([codes.CREDITS_EXHAUSTED.type, codes.CREDITS_EXHAUSTED.code]).toEqual(['insufficient_quota', 'insufficient_quota']);
-    expect([codes.CONTENT_REFUSED.type, codes.CONTENT_REFUSED.code]).toEqual(['image_generation_user_error', 'moderation_blocked']);
+    // a refused prompt is the Images API's own type there, invalid_request_error on speech and video
+    expect([codes.CONTENT_REFUSED.type, codes.CONTENT_REFUSED.code]).toEqual(['invalid_request_error', 'moderation_blocked']);
+    const refused = describeError('CONTENT_REFUSED');
+    expect(openAiError(refused.status, refused.name, 'x', undefined, openAiApiOf('/openai/v1/images/generations')).type).toBe('image_generation_user_error');
+    expect(['/openai/v1/images/edits', '/openai/v1/audio/speech', '/openai/v1/videos'].map(openAiApiOf)).toEqual(['images', 'other', 'other']);
     expect([codes.NOT_FOUND.code, codes.TIMEOUT.code, codes.INTERNAL.type, codes.AUTH_THROTTLED.code]).toEqual(['not_found', 'timeout', 'server_error', 'too_many_auth_failures']);
     // never the spec's numeric code, never invalid_parameter
     expect(Object.values(codes).map((e) => e.code)).not.toContain('invalid_parameter');

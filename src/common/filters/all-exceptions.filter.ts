@@ -4,7 +4,7 @@ import { DatabaseStatus } from '../../infra/database/database-status.service.js'
 import { AppError, type ErrorCode, type ParamFault } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
-import { openAiError } from '../errors/openai-error.js';
+import { openAiApiOf, openAiError } from '../errors/openai-error.js';
 import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
 import { requestIdOf } from '../middleware/request-id.middleware.js';
 import { allowedMethods } from '../http/allowed-methods.js';
@@ -57,7 +57,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       // OpenAI's SDKs retry a 429, waiting what Retry-After says when it is under a minute; a refusal that lasts
       // longer (the month's credits spent) is told not to be retried, or the SDK's retries come at once
       if (wire.status === 429 && (retryAfterS ?? 0) > 60) res.setHeader('x-should-retry', 'false');
-      res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault), request_id: requestIdOf(req) });
+      res.status(wire.status).json({ error: openAiError(wire.status, wire.name, message, fault, openAiApiOf(path)), request_id: requestIdOf(req) });
       return;
     }
     if (path.startsWith(SUNOAPI_PREFIX)) {

@@ -3,7 +3,7 @@ import { ApiResponse } from '@nestjs/swagger';
 import type { ErrorCode } from '../errors/app-error.js';
 import { describeError } from '../errors/error-catalog.js';
 import { elevenLabsError, elevenLabsStatus } from '../errors/elevenlabs-error.js';
-import { openAiError } from '../errors/openai-error.js';
+import { type OpenAiApi, openAiError } from '../errors/openai-error.js';
 import { sunoapiErrorCode } from '../errors/sunoapi-error.js';
 import { ElevenLabsErrorEnvelopeDto, ElevenLabsValidationErrorEnvelopeDto, ErrorEnvelopeDto, OpenAiErrorEnvelopeDto, StringCodeErrorEnvelopeDto, SunoapiErrorEnvelopeDto } from './error-envelope.dto.js';
 
@@ -26,7 +26,7 @@ export const KEYED_ROUTE_ERRORS: readonly ErrorCode[] = [
 export const ADMISSION_ERRORS: readonly ErrorCode[] = ['CONCURRENCY_LIMITED', 'CREDITS_EXHAUSTED'];
 
 /** Documents the error replies of an operation: one response per status, an example per code. */
-export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean; sunoapi?: boolean; elevenLabs?: boolean } = {}): MethodDecorator & ClassDecorator {
+export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: boolean; openAi?: boolean | OpenAiApi; sunoapi?: boolean; elevenLabs?: boolean } = {}): MethodDecorator & ClassDecorator {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = options.elevenLabs ? elevenLabsStatus(describeError(code)) : describeError(code).status;
@@ -47,7 +47,7 @@ export function ApiErrors(codes: readonly ErrorCode[], options: { stringCodes?: 
               value: options.elevenLabs
                 ? { ...elevenLabsError(describeError(c), c, describeError(c).meaning, undefined), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                 : options.openAi
-                ? { error: openAiError(status, describeError(c).name, describeError(c).meaning), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
+                ? { error: openAiError(status, describeError(c).name, describeError(c).meaning, undefined, options.openAi === 'images' ? 'images' : 'other'), request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                 : options.sunoapi
                   ? { code: sunoapiErrorCode(status, describeError(c).name), msg: describeError(c).meaning, data: null, message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' }
                   : { code: wireCode(c, options.stringCodes), message: describeError(c).meaning, request_id: '9f0d7a9e-3b1c-4c55-8f7e-2b1d0c9a8e71' },

@@ -12,7 +12,7 @@ import { CreateOpenAiImageDto, EditOpenAiImageDto, OpenAiImagesResponseDto } fro
 import { IMAGE_INPUT_MAX_BYTES } from '../../modules/image/image-inputs.js';
 import { type ImageParts, OpenAiImagesService } from './openai-images.service.js';
 
-const ERRORS = { openAi: true } as const;
+const ERRORS = { openAi: 'images' } as const;
 const HELD_ERRORS = ['CONTENT_REFUSED', 'UPSTREAM_FAILED', 'TIMEOUT'] as const;
 const GENERATE_EXAMPLES = {
   simple: { summary: 'A prompt (1024x1024 PNG, Base64)', value: { prompt: 'A lighthouse on a cliff at dusk, watercolour' } },

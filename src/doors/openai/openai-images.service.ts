@@ -242,7 +242,7 @@ export class OpenAiImagesService {
       const code = err instanceof AppError ? err.code : 'INTERNAL';
       const wire = describeError(code);
       const message = err instanceof AppError ? err.message : 'Internal server error';
-      res.write(`event: error\ndata: ${JSON.stringify({ type: 'error', error: openAiError(wire.status, wire.name, message, err instanceof AppError ? err.fault : undefined) })}\n\n`);
+      res.write(`event: error\ndata: ${JSON.stringify({ type: 'error', error: openAiError(wire.status, wire.name, message, err instanceof AppError ? err.fault : undefined, 'images') })}\n\n`);
     }
     void base;
     res.end();
