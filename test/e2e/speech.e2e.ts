@@ -198,9 +198,9 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     await only('openai', () => refused(/^400 voice: .*Voice 'voice-nobody-has' not found/));
     await only('elevenlabs', async () => {
       await refused(/^400 voice: .*voice_id voice-nobody-has was not found/);
-      // streamed: the same refusal as the stream's error event
-      const streamed = await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: { id: 'voice-nobody-has' }, stream_format: 'sse' });
-      expect(events(await streamed.text())).toEqual([{ type: 'error', error: expect.objectContaining({ type: 'invalid_request_error', param: 'voice', message: expect.stringMatching(/^voice: .*was not found/) }) }]);
+      // streamed: the same refusal with its status (the stream begins once the audio is whole), never a 200 whose events carry it
+      const streamed = (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: { id: 'voice-nobody-has' }, stream_format: 'sse' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect([streamed.constructor.name, streamed.status, streamed.param, streamed.message]).toEqual(['BadRequestError', 400, 'voice', expect.stringMatching(/^400 voice: .*was not found/)]);
     });
     await only('gemini', () => refused(/^400 voice: .*Voice voice-nobody-has is not supported/));
     // each vendor was asked once a request (a request it refused is not failed over, nor sent again)

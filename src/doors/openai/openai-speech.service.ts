@@ -3,8 +3,6 @@ import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
-import { describeError } from '../../common/errors/error-catalog.js';
-import { openAiError } from '../../common/errors/openai-error.js';
 import { TaskEngine } from '../../common/tasks/task-engine.js';
 import type { SpeechRequest } from '../../vendors/contracts/speech-vendor.js';
 import { MediaService } from '../../modules/media/media.service.js';
@@ -93,26 +91,22 @@ export class OpenAiSpeechService {
     return bytes;
   }
 
-  /** Server-sent events as OpenAI sends them: `speech.audio.delta` (Base64 audio) in order, then `speech.audio.done` with usage; a failure as an `error` event. */
+  /**
+   * Server-sent events as OpenAI sends them: `speech.audio.delta` (Base64 audio) in order, then
+   * `speech.audio.done` with usage. The audio is whole once the task has ended, so the stream begins then: a
+   * task that failed (or a hold that ran out) is answered with its status and OpenAI's error object, as the
+   * audio route answers it, never as a 200 whose events carry the failure.
+   */
   private async stream(principal: Principal, submitted: SpeechTask, res: Response): Promise<void> {
-    const id = submitted.id;
+    const { task, made } = await this.held(principal, submitted, res);
+    const audio = await this.audio(task, made);
     res.status(200).setHeader('content-type', 'text/event-stream; charset=utf-8');
     res.setHeader('cache-control', 'no-cache');
     res.setHeader('x-accel-buffering', 'no');
-    res.flushHeaders();
     const send = (body: Record<string, unknown>) => res.write(`data: ${JSON.stringify(body)}\n\n`);
-    try {
-      const { task, made } = await this.held(principal, submitted, res);
-      const audio = await this.audio(task, made);
-      for (let at = 0; at < audio.length; at += DELTA_BYTES) send({ type: 'speech.audio.delta', audio: audio.subarray(at, at + DELTA_BYTES).toString('base64') });
-      const chars = speechChars(task.params.input);
-      send({ type: 'speech.audio.done', usage: { input_tokens: chars, output_tokens: 0, total_tokens: chars } });
-    } catch (err) {
-      const code = err instanceof AppError ? err.code : 'INTERNAL';
-      const wire = describeError(code);
-      const message = err instanceof AppError ? err.message : 'Internal server error';
-      send({ type: 'error', error: openAiError(wire.status, wire.name, message, err instanceof AppError ? err.fault : undefined) });
-    }
+    for (let at = 0; at < audio.length; at += DELTA_BYTES) send({ type: 'speech.audio.delta', audio: audio.subarray(at, at + DELTA_BYTES).toString('base64') });
+    const chars = speechChars(task.params.input);
+    send({ type: 'speech.audio.done', usage: { input_tokens: chars, output_tokens: 0, total_tokens: chars } });
     res.end();
   }
 }
