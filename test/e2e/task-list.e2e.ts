@@ -115,6 +115,14 @@ describe('the cross-operation task list', () => {
     expect(await bad(`cursor=${Buffer.from('2026-11-01T00:00:00.000Z|x').toString('base64url')}`)).toMatch(/cursor must be/);
     expect(await bad(`owner=${encodeURIComponent('a b')}`)).toMatch(/owner may contain only/);
     expect(await bad(`q=${'x'.repeat(257)}`)).toMatch(/q must be 1 to 256 characters long/);
+    // a whole number in decimal digits only: hexadecimal, exponents and blanks are not read as numbers
+    for (const limit of ['0x10', '1e1', '%20%205', '5.0']) expect(await bad(`limit=${limit}`)).toMatch(/limit must be a whole number from 1 to 100/);
+    expect((await api(t.url, 'GET', '/tasks?limit=100', { key: a })).status).toBe(200);
+    // a parameter in bracket form would be dropped as unknown, and its filter not applied: refused, naming it
+    expect(await bad('kind=video&state[x]=failed')).toBe('state must be one value, sent as state=<value> (not state[x])');
+    expect(await bad('kind[]=video')).toBe('kind must be one value, sent as kind=<value> (not kind[])');
+    // a key in bracket form that is no parameter is dropped as any unknown key is
+    expect((await api(t.url, 'GET', '/tasks?nothing[x]=1', { key: a })).status).toBe(200);
   });
 
   it("shows one task with its timeline, media as signed links and its operation's record; another owner's is 404, the admin sees any", async () => {

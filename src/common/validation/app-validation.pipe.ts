@@ -1,4 +1,5 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { AppError, type ParamFault, type ParamRule } from '../errors/app-error.js';
 import { unstorableRule } from './storable-strings.js';
 
@@ -29,6 +30,7 @@ export class AppValidationPipe extends ValidationPipe {
     if (metadata.type === 'param' || metadata.type === 'query') {
       assertPlainValues(value, metadata.data);
     }
+    if (metadata.type === 'query' && metadata.metatype && this.toValidate(metadata)) assertNoBracketedParams(value, metadata.metatype);
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata)) {
       if (value === undefined) {
         value = {};
@@ -60,6 +62,22 @@ function assertPlainValues(value: unknown, name?: string): void {
   };
   visit(value, name ?? '');
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', [...new Set(problems)].join('; '));
+}
+
+/**
+ * Refuses a route's query parameter written in bracket form (`state[x]=failed`, `kind[]=video`: what qs-style
+ * clients send for objects and lists): the query parser keeps such a key as it is, so it would be dropped as
+ * unknown and the filter silently not applied. A key in bracket form whose base is no parameter of the route
+ * is dropped as any unknown key is.
+ */
+function assertNoBracketedParams(value: unknown, metatype: new (...args: never[]) => unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  const params = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false).map((m) => m.propertyName));
+  const problems = Object.keys(value).flatMap((key) => {
+    const base = /^([^[\]]+)\[/.exec(key)?.[1];
+    return base !== undefined && params.has(base) ? [`${base} must be one value, sent as ${base}=<value> (not ${key})`] : [];
+  });
+  if (problems.length > 0) throw new AppError('INVALID_PARAMETER', problems.join('; '), undefined, { param: problems[0].split(' ')[0], rule: 'type' });
 }
 
 export function formatValidationErrors(errors: ValidationError[], parent = ''): string {

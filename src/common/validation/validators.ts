@@ -72,3 +72,12 @@ export function MaxChars(max: number, options?: ValidationOptions): PropertyDeco
 export function EmptyAsAbsent(): PropertyDecorator {
   return Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value));
 }
+
+/**
+ * A query's whole number as written in decimal digits (a minus allowed): "16" is 16, while "0x10", "1e1",
+ * " 5" and "" stay as they came, for the number's own rule to refuse. (class-transformer's Number() would read
+ * each of them as a number.)
+ */
+export function QueryInteger(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value));
+}

@@ -1,11 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { QueryInteger } from '../../../common/validation/validators.js';
 import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 
 export class ListExpandTasksQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 1, description: 'Page number, from 1.' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInteger()
   @IsInt({ message: 'pageNum must be a whole number from 1 to 1000' })
   @Min(1, { message: 'pageNum must be a whole number from 1 to 1000' })
   @Max(1000, { message: 'pageNum must be a whole number from 1 to 1000' })
@@ -13,7 +13,7 @@ export class ListExpandTasksQueryDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 30, description: 'Tasks per page.' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInteger()
   @IsInt({ message: 'pageSize must be a whole number from 1 to 500' })
   @Min(1, { message: 'pageSize must be a whole number from 1 to 500' })
   @Max(500, { message: 'pageSize must be a whole number from 1 to 500' })

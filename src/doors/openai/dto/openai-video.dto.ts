@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
-import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
+import { IsHttpUrl, MaxChars, QueryInteger } from '../../../common/validation/validators.js';
 import { PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
@@ -188,7 +188,7 @@ export class ListOpenAiVideosQueryDto {
 
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInteger()
   @IsInt({ message: 'limit must be an integer from 1 to 100' })
   @Min(1, { message: 'limit must be an integer from 1 to 100' })
   @Max(100, { message: 'limit must be an integer from 1 to 100' })

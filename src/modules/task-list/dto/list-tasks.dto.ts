@@ -1,8 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min, registerDecorator, type ValidationArguments } from 'class-validator';
 import { TASK_STATES, type TaskState } from '../../../common/tasks/task-kind.js';
 import { IsOwnerName, OWNER_MAX_CHARS, OWNER_PATTERN } from '../../../common/validation/owner.js';
+import { QueryInteger } from '../../../common/validation/validators.js';
 import { decodeCursor } from '../task-cursor.js';
 
 /** An empty query value means the filter is not given (a form that sends every field). */
@@ -95,7 +96,7 @@ export class ListTasksQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Tasks per page.' })
   @emptyAsAbsent
   @IsOptional()
-  @Type(() => Number)
+  @QueryInteger()
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1, { message: 'limit must be a whole number from 1 to 100' })
   @Max(100, { message: 'limit must be a whole number from 1 to 100' })
