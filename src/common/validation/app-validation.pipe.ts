@@ -1,6 +1,7 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { AppError, type ParamFault, type ParamRule } from '../errors/app-error.js';
+import { readsNullAsAbsent, withoutNulls } from './null-as-absent.js';
 import { unstorableRule } from './storable-strings.js';
 
 /** Path and query values longer than this are refused before any handler or query sees them. */
@@ -36,6 +37,8 @@ export class AppValidationPipe extends ValidationPipe {
         value = {};
       } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw new AppError('INVALID_REQUEST', 'Request body must be a JSON object');
+      } else if (readsNullAsAbsent(metadata.metatype)) {
+        value = withoutNulls(value);
       }
     }
     return super.transform(value, metadata);

@@ -36,9 +36,7 @@ export class ElevenLabsMusicService {
   ) {}
 
   /** Checks and submits the song, holds the request until its task ends, and answers its audio (`stream`: in chunks as they are written). */
-  async compose(principal: Principal, given: ElevenLabsComposeMusicDto, res: Response, stream: boolean, base?: string): Promise<void> {
-    // a JSON null is the field's absence, as ElevenLabs' API (pydantic's optional fields) reads it
-    const dto = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) as ElevenLabsComposeMusicDto;
+  async compose(principal: Principal, dto: ElevenLabsComposeMusicDto, res: Response, stream: boolean, base?: string): Promise<void> {
     assertComposable(dto);
     const song = composedSong(dto);
     // the request's model_id where a configured model has that name; else any model that makes the song

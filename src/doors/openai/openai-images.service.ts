@@ -76,9 +76,7 @@ export class OpenAiImagesService {
     return this.submitAndAnswer(principal, dto, 'edit', parts ?? {}, res, base);
   }
 
-  private async submitAndAnswer(principal: Principal, given: OpenAiImageFieldsDto, mode: 'generate' | 'edit', parts: ImageParts, res: Response, base?: string): Promise<void> {
-    // a JSON null is the field's default, as OpenAI reads it (the SDKs type every optional field `| null`)
-    const dto = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) as OpenAiImageFieldsDto;
+  private async submitAndAnswer(principal: Principal, dto: OpenAiImageFieldsDto, mode: 'generate' | 'edit', parts: ImageParts, res: Response, base?: string): Promise<void> {
     const images = [...(parts.image ?? []), ...(parts['image[]'] ?? [])];
     if (mode === 'edit' && images.length === 0) throw AppError.invalidParameter('image: an edit needs one or more image files (multipart parts named image or image[])', { param: 'image', rule: 'missing' });
     if (images.length > 16) throw AppError.invalidParameter(`image: at most 16 images (not ${images.length})`, { param: 'image', rule: 'too_many' });

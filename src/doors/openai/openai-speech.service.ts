@@ -43,8 +43,7 @@ export class OpenAiSpeechService {
     private readonly media: MediaService,
   ) {}
 
-  async create(principal: Principal, given: CreateOpenAiSpeechDto, res: Response, base?: string): Promise<void> {
-    const dto = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) as CreateOpenAiSpeechDto;
+  async create(principal: Principal, dto: CreateOpenAiSpeechDto, res: Response, base?: string): Promise<void> {
     const request: SpeechRequest = {
       model: dto.model,
       input: dto.input,

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { MaxChars } from '../../../common/validation/validators.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 /**
  * The `output_format` values served: MP3 (the format every music vendor here makes, kept as made). ElevenLabs'
@@ -93,6 +94,7 @@ export class ElevenLabsCompositionPlanDto {
 }
 
 /** ElevenLabs' `POST /v1/music` body (its names): a prompt, or a composition plan. */
+@NullAsAbsent()
 export class ElevenLabsComposeMusicDto {
   @ApiPropertyOptional({ description: 'What the song is, in words (the vendor writes the lyrics), at most 4,100 characters. Not with composition_plan.', example: 'An upbeat lo-fi track about a morning bike ride, warm piano', maxLength: L.promptMax })
   @IsOptional()

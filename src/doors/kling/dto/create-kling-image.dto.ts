@@ -4,6 +4,7 @@ import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Lengt
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { IsExpandImage, toImageField } from './expand-validators.js';
 import type { ImageInput } from '../kling-image-input.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 export const KLING_IMAGE_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3', '21:9'] as const;
 
@@ -16,6 +17,7 @@ export class KlingImageWatermarkDto {
 }
 
 /** POST /video-a/v1/images/generations, as Kling's image API takes it. An empty string in an optional field means it is absent, as in Kling's documented bodies. */
+@NullAsAbsent()
 export class CreateKlingImageDto {
   @ApiPropertyOptional({ description: 'A configured image model (Kling\'s kling-v1 … kling-v2-1, or another vendor\'s by its name). Without it, any configured Kling model that makes the rest (any configured model when none is Kling\'s).', example: 'kling-v2-1', maxLength: 64 })
   @EmptyAsAbsent()

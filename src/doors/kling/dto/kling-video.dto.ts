@@ -5,6 +5,7 @@ import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { KlingVideoVendor } from '../../../vendors/kling/kling-video.vendor.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 /** What Kling's models make (its catalog): the door's enumerations. */
 const KLING_RANGE = videoCatalogRange(KlingVideoVendor.protocol);
@@ -51,6 +52,7 @@ export class KlingVideoWatermarkDto {
 }
 
 /** The fields text2video and image2video share (Kling's `model_name` design). */
+@NullAsAbsent()
 class KlingVideoCommonDto {
   @ApiPropertyOptional({ description: 'A model GET /models lists (kling-v1, kling-v1-6, kling-v2-1… as the channels serve them). Without it, any configured model that makes the rest.', example: 'kling-v1-6', maxLength: 64 })
   @EmptyAsAbsent()

@@ -6,6 +6,7 @@ import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-requ
 import { RESOLUTION_SIDES } from '../../../vendors/contracts/resolution.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 import { DEFAULT_ASPECT_RATIO, PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];
@@ -59,6 +60,7 @@ export class ConceptDto {
   key!: string;
 }
 
+@NullAsAbsent()
 export class CreateGenerationDto {
   @ApiProperty({ description: 'What the video shows.', minLength: 1, maxLength: PROMPT_MAX_CHARS, example: 'A paper boat drifting down a rainy street, cinematic' })
   @IsString({ message: 'prompt must be a string' })

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { MaxChars } from '../../../common/validation/validators.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 export const IMAGE_PROMPT_MAX_CHARS = 32_000;
 
@@ -10,6 +11,7 @@ const asNumber = () => Transform(({ value }) => (typeof value === 'string' && /^
 const asBoolean = () => Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value));
 
 /** The fields generations and edits share (OpenAI's names; a JSON null is the default, as OpenAI reads it). */
+@NullAsAbsent()
 export class OpenAiImageFieldsDto {
   @ApiProperty({ description: 'What the image shows (or how an edit changes the input).', minLength: 1, maxLength: IMAGE_PROMPT_MAX_CHARS, example: 'A lighthouse on a cliff at dusk, watercolour' })
   @IsString({ message: 'prompt must be a string' })

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNumber, IsOptional, IsString, Matches, Max, Min, ValidateBy, type ValidationOptions } from 'class-validator';
 import { MaxChars } from '../../../common/validation/validators.js';
 import { SPEECH_FORMATS, SPEECH_MAX_INPUT, type SpeechFormat } from '../../../vendors/contracts/speech-vendor.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 export const STREAM_FORMATS = ['audio', 'sse'] as const;
 
@@ -24,6 +25,7 @@ function IsVoice(options?: ValidationOptions): PropertyDecorator {
 }
 
 /** OpenAI's `POST /audio/speech` body (its names; a JSON null is the default, as OpenAI reads it). */
+@NullAsAbsent()
 export class CreateOpenAiSpeechDto {
   @ApiProperty({ description: 'A speech model GET /models lists (operation speech): gpt-4o-mini-tts, tts-1, tts-1-hd, eleven_multilingual_v2, gemini-2.5-flash-preview-tts … as the channels serve them; `sandbox` in the sandbox speaks anything.', example: 'gpt-4o-mini-tts', maxLength: 64 })
   @IsString({ message: 'model must be a string naming a speech model GET /models lists' })

@@ -6,6 +6,7 @@ import { PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
+import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
 
 /**
  * What the catalogs' models make, sizes by their shorter side: the door's examples, not an enumeration (a
@@ -35,6 +36,7 @@ export class OpenAiInputReferenceDto {
  * POST …/videos, as OpenAI's SDKs send it (always multipart/form-data; JSON is taken too). `input_reference`
  * may also be a file part (an image: PNG, JPEG or WebP).
  */
+@NullAsAbsent()
 export class CreateOpenAiVideoDto {
   @ApiProperty({ description: 'What the video shows.', minLength: 1, maxLength: PROMPT_MAX_CHARS, example: 'A calico cat playing a piano on stage' })
   @IsString({ message: 'prompt must be a string' })

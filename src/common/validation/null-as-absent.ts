@@ -1,0 +1,22 @@
+const NULL_AS_ABSENT = Symbol('nullAsAbsent');
+
+/**
+ * A request body whose top-level `null` means the field left out (shared.md: "null in an optional field means
+ * the same as leaving it out"), as the providers' APIs read it (OpenAI's, pydantic's optional fields at
+ * ElevenLabs): clients that serialize every optional field send them. AppValidationPipe drops such fields before
+ * the DTO's rules, so a door's code sees absent, never null. Not for bodies where null says something
+ * (the admin API's PATCH, where it clears a setting).
+ */
+export function NullAsAbsent(): ClassDecorator {
+  return (target) => Reflect.defineMetadata(NULL_AS_ABSENT, true, target);
+}
+
+/** Whether a body of this class reads null as absent (the decorator on it or on a class it extends). */
+export function readsNullAsAbsent(metatype: object): boolean {
+  return Reflect.getMetadata(NULL_AS_ABSENT, metatype) === true;
+}
+
+/** The object without its fields whose value is null. */
+export function withoutNulls<T extends object>(body: T): T {
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)) as T;
+}
