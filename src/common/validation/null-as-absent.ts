@@ -16,7 +16,11 @@ export function readsNullAsAbsent(metatype: object): boolean {
   return Reflect.getMetadata(NULL_AS_ABSENT, metatype) === true;
 }
 
-/** The object without its fields whose value is null. */
+/**
+ * The body without its fields whose value is null: the same object, changed in place (what a streamed body's
+ * reader decoded is found by the body object itself: Base64FieldReader).
+ */
 export function withoutNulls<T extends object>(body: T): T {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)) as T;
+  for (const [key, value] of Object.entries(body)) if (value === null) delete (body as Record<string, unknown>)[key];
+  return body;
 }
