@@ -52,6 +52,11 @@ describe('the OpenAI-style video door', () => {
     const seconds = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', seconds: 5 } });
     const noPrompt = await api(t.url, 'POST', DOOR, { key, body: { seconds: '4' } });
     expect([seconds.body.error.code, seconds.body.error.param, noPrompt.body.error.code, noPrompt.body.error.param]).toEqual(['invalid_type', 'seconds', 'missing_required_parameter', 'prompt']);
+    // a multipart text part of bytes that are not UTF-8 is refused as a JSON body's are (not read as U+FFFD and sent on)
+    const boundary = 'mgw-boundary';
+    const broken = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx`), Buffer.from([0xff, 0xfe]), Buffer.from(`y\r\n--${boundary}--\r\n`)]);
+    const notUtf8 = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: broken });
+    expect([notUtf8.status, ((await notUtf8.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringMatching(/^prompt: the part is not valid UTF-8 text/)]);
     const fileId = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', input_reference: { file_id: 'file-123' } } });
     expect([fileId.status, fileId.body.error.param]).toEqual([400, 'input_reference.file_id']);
     const missing = await api(t.url, 'GET', `${DOOR}/00000000-0000-4000-8000-000000000000`, { key });

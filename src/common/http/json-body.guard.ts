@@ -165,6 +165,7 @@ export class JsonBodyGuard implements CanActivate {
     const upload = spec.parts ? reader.fields(spec.parts) : reader.single(spec.file);
     await new Promise<void>((resolve, reject) => upload(req, res, (err?: unknown) => (err ? reject(multipartError(err, spec)) : resolve())));
     req.body ??= {};
+    refuseReplacedText(req.body as Record<string, unknown>);
   }
 
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
@@ -358,6 +359,19 @@ function escapeChar(c: string): string {
   if (c === '"' || c === '\\') return `\\${c}`;
   const code = c.charCodeAt(0);
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * A text part with U+FFFD refused, as a JSON body's invalid bytes are (400 1200): busboy reads a part's bytes
+ * that are not UTF-8 as U+FFFD, so a prompt of broken bytes would go upstream as replacement characters. The
+ * character itself (EF BF BD) cannot be told from them once read; no prompt means it.
+ */
+function refuseReplacedText(fields: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(fields)) {
+    if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\uFFFD'))) {
+      throw new AppError('INVALID_REQUEST', `${name}: the part is not valid UTF-8 text (text parts are read as UTF-8; it holds bytes that are not, or U+FFFD)`);
+    }
+  }
 }
 
 /** A multer or busboy failure as the caller's error. */
