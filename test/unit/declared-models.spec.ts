@@ -138,6 +138,11 @@ describe('a declared video spec at the admin API', () => {
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '480p': 0.02, '720p': 0.04 } } }))).toBe('');
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_image: 0.04 } }))).toBe('models[0].price: a video model is priced per_second, not per_image');
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '360p': 0.04 } } }))).toMatch(/^models\[0\]\.price\.per_second must map 480p, 540p, 720p, 768p, 1080p, 4k or \* to a number from 0/);
+    // a price on a resolution the model does not make would never be used, while those it makes went unpriced
+    expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '1080p': 0.1 } } }))).toBe(`models[0].price.per_second.1080p: ${LITE} makes no 1080p video (it makes 480p, 720p); price those, or * for any`);
+    expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '*': 0.03 } } }))).toBe('');
+    // a catalog model by its catalog's resolutions (Seedance 1.0 Pro makes 480p and 1080p)
+    expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', price: { per_second: { '4k': 1 } } }]))).toMatch(/^models\[0\]\.price\.per_second\.4k: seedance-1-0-pro-250528 makes no 4k video/);
   });
 });
 

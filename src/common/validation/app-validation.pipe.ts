@@ -1,7 +1,7 @@
-import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError, type ValidationPipeOptions } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { AppError, type ParamFault, type ParamRule } from '../errors/app-error.js';
-import { readsNullAsAbsent, withoutNulls } from './null-as-absent.js';
+import { readsNullAsAbsent, refusesUnknownFields, withoutNulls } from './body-fields.js';
 import { unstorableRule } from './storable-strings.js';
 
 /** Path and query values longer than this are refused before any handler or query sees them. */
@@ -14,17 +14,22 @@ export const MAX_PARAM_CHARS = 2048;
  * and query value is checked for what PostgreSQL could not store as sent (unstorableRule: NUL, a lone
  * surrogate) and for length. Bodies were checked for the same when JsonBodyGuard parsed them.
  */
+const OPTIONS: ValidationPipeOptions = {
+  transform: true,
+  whitelist: true,
+  stopAtFirstError: false,
+  // the value is kept only for faultOf (what rule it broke); messages never echo it
+  validationError: { target: false, value: true },
+  exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors), undefined, faultOf(errors)),
+};
+
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
+  /** The same rules for the bodies that refuse their unknown fields (RefusesUnknownFields), at any depth. */
+  private readonly strict = new ValidationPipe({ ...OPTIONS, forbidNonWhitelisted: true });
+
   constructor() {
-    super({
-      transform: true,
-      whitelist: true,
-      stopAtFirstError: false,
-      // the value is kept only for faultOf (what rule it broke); messages never echo it
-      validationError: { target: false, value: true },
-      exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors), undefined, faultOf(errors)),
-    });
+    super(OPTIONS);
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -41,6 +46,7 @@ export class AppValidationPipe extends ValidationPipe {
         value = withoutNulls(value);
       }
     }
+    if (metadata.type === 'body' && metadata.metatype && refusesUnknownFields(metadata.metatype)) return this.strict.transform(value, metadata);
     return super.transform(value, metadata);
   }
 }
@@ -93,7 +99,8 @@ function collect(errors: ValidationError[], parent: string): string[] {
     // a rule of an array's items is worded for any item (`models[].vendor_model must …`): the message names the one refused
     const indexed = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     const anyItem = indexed.replace(/\[\d+\]/g, '[]');
-    const own = Object.values(error.constraints ?? {}).map((msg) => {
+    const own = Object.entries(error.constraints ?? {}).map(([rule, msg]) => {
+      if (rule === 'whitelistValidation') return `${indexed} is not a field of this body (a misspelt or unknown field is refused, never ignored)`;
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
     });

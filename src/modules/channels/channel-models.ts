@@ -164,7 +164,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (op) {
       if (m.spec !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].spec: ${m.vendor_model} is a ${protocol} model the gateway knows, which keeps its catalog's spec (GET /models shows it); leave spec out, or declare a vendor_model the catalog does not list`);
       if (m.operation !== undefined && m.operation !== op.name) throw new AppError('INVALID_PARAMETER', `models[${i}].operation: ${m.vendor_model} is a ${op.name} model (not ${m.operation})`);
-      checkModelExtras(m, i, op);
+      checkModelExtras(m, i, op, op.catalogOf(protocol).find((s) => s.id === m.vendor_model));
       return m;
     }
     // vendors' ids are case-sensitive: one that differs from a catalog id only in case is that model mistyped
@@ -179,26 +179,26 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (operation === undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].operation is required for a declared model on a channel that takes both video and image: video or image`);
     if (!declarable.includes(operation)) throw new AppError('INVALID_PARAMETER', `models[${i}].operation must be ${declarable.join(' or ')}, an operation the channel takes that has ${protocol} models (not ${operation})`);
     const opOf = listing.find((o) => o.name === operation)!;
-    DECLARABLE[operation].check(m.vendor_model, m.spec, `models[${i}].spec`, protocol, opOf.catalogOf(protocol) as readonly never[]);
-    checkModelExtras(m, i, opOf);
+    const spec = DECLARABLE[operation].check(m.vendor_model, m.spec, `models[${i}].spec`, protocol, opOf.catalogOf(protocol) as readonly never[]);
+    checkModelExtras(m, i, opOf, spec);
     return { ...m, operation };
   });
 }
 
-/** A listed model's voices (speech only) and its price in its operation's unit. */
-function checkModelExtras(m: ChannelModel, i: number, op: OperationVendors): void {
+/** A listed model's voices (speech only) and its price in its operation's unit (`spec`: what the model makes, catalog or declared). */
+function checkModelExtras(m: ChannelModel, i: number, op: OperationVendors, spec: unknown): void {
   if (m.voices !== undefined && !op.voices) throw new AppError('INVALID_PARAMETER', `models[${i}].voices: only a speech model has voices (${m.vendor_model} is a ${op.name} model)`);
   checkVoices(m.voices, i);
   if (op.priceUnit === null) {
     if (m.price !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: ${op.name} models are not priced per channel (${m.vendor_model} is a ${op.name} model); leave price out`);
     return;
   }
-  PRICE_CHECKS[op.priceUnit](m, i, op.name);
+  PRICE_CHECKS[op.priceUnit](m, i, op.name, spec);
 }
 
 /** The price rule of each unit: a model is priced in its operation's unit only. */
-const PRICE_CHECKS: Record<NonNullable<OperationVendors['priceUnit']>, (m: ChannelModel, i: number, operation: string) => void> = {
-  per_second: (m, i) => checkPerSecond(m, i),
+const PRICE_CHECKS: Record<NonNullable<OperationVendors['priceUnit']>, (m: ChannelModel, i: number, operation: string, spec: unknown) => void> = {
+  per_second: (m, i, _operation, spec) => checkPerSecond(m, i, (spec as { resolutions?: readonly string[] } | undefined)?.resolutions),
   per_image: (m, i, operation) => {
     if (m.price?.per_second !== undefined || m.price?.per_billed_unit !== undefined || m.price?.per_1k_chars !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: an ${operation} model is priced per_image${operation === 'image' ? ' (and per_image_by)' : ''}, not per_second or per_billed_unit${m.price?.per_1k_chars !== undefined ? ' (nor per_1k_chars)' : ''}`);
     checkPerImage(m.price?.per_image, `models[${i}].price.per_image`);
@@ -231,11 +231,15 @@ function checkVoices(voices: unknown, i: number): void {
   }
 }
 
-function checkPerSecond(m: ChannelModel, i: number): void {
+/** A video model's price per second, by resolution: keys of the gateway's classes (or *), and of those the model makes (`resolutions`), so that a price never sits on a resolution no task will have while the ones it makes go unpriced. */
+function checkPerSecond(m: ChannelModel, i: number, resolutions?: readonly string[]): void {
   if (m.price?.per_image !== undefined || m.price?.per_image_by !== undefined || m.price?.per_1k_chars !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: a video model is priced per_second, not per_image${m.price?.per_1k_chars !== undefined ? ' or per_1k_chars' : ''}`);
   for (const [key, value] of Object.entries(m.price?.per_second ?? {})) {
     if (!RESOLUTION_KEYS.has(key) || typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_second must map ${[...RESOLUTION_KEYS].slice(1).join(', ')} or * to a number from 0 (not ${JSON.stringify(key)}: ${JSON.stringify(value)})`);
+    }
+    if (key !== '*' && resolutions && !resolutions.includes(key)) {
+      throw new AppError('INVALID_PARAMETER', `models[${i}].price.per_second.${key}: ${m.vendor_model} makes no ${key} video (it makes ${resolutions.join(', ')}); price those, or * for any`);
     }
   }
   for (const [key, value] of Object.entries(m.price?.per_billed_unit ?? {})) {

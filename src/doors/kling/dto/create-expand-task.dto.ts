@@ -5,7 +5,7 @@ import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/v
 import type { ImageInput } from '../kling-image-input.js';
 import { EXAMPLE_IMAGE_BASE64 } from './example-image.js';
 import { ExpandedAreaAtMost3, IsExpandImage, IsExpansionRatio, IsImageCount, toImageField } from './expand-validators.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 const RATIO_DOC = { type: Number, minimum: 0, maximum: 2 } as const;
 

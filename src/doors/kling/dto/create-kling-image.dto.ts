@@ -4,7 +4,7 @@ import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Lengt
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { IsExpandImage, toImageField } from './expand-validators.js';
 import type { ImageInput } from '../kling-image-input.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const KLING_IMAGE_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3', '21:9'] as const;
 

@@ -5,7 +5,7 @@ import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { KlingVideoVendor } from '../../../vendors/kling/kling-video.vendor.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 /** What Kling's models make (its catalog): the door's enumerations. */
 const KLING_RANGE = videoCatalogRange(KlingVideoVendor.protocol);

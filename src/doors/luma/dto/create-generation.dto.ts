@@ -6,7 +6,7 @@ import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-requ
 import { RESOLUTION_SIDES } from '../../../vendors/contracts/resolution.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
 import { DEFAULT_ASPECT_RATIO, PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const KEYFRAME_TYPES = ['image', 'generation'] as const;
 export type KeyframeType = (typeof KEYFRAME_TYPES)[number];

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { MaxChars } from '../../../common/validation/validators.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const IMAGE_PROMPT_MAX_CHARS = 32_000;
 

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNumber, IsOptional, IsString, Matches, Max, Min, ValidateBy, type ValidationOptions } from 'class-validator';
 import { MaxChars } from '../../../common/validation/validators.js';
 import { SPEECH_FORMATS, SPEECH_MAX_INPUT, type SpeechFormat } from '../../../vendors/contracts/speech-vendor.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const STREAM_FORMATS = ['audio', 'sse'] as const;
 

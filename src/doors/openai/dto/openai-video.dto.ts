@@ -6,7 +6,7 @@ import { PROMPT_MAX_CHARS } from '../../../modules/video/video-task.js';
 import { RESOLUTION_SIDES, sizeOf } from '../../../vendors/contracts/resolution.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { videoCatalogRange } from '../../../vendors/video-vendors.js';
-import { NullAsAbsent } from '../../../common/validation/null-as-absent.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 /**
  * What the catalogs' models make, sizes by their shorter side: the door's examples, not an enumeration (a

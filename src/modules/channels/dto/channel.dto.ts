@@ -7,6 +7,7 @@ import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-requ
 import { BILLED_UNITS, type BilledUnit } from '../../../vendors/contracts/vendor-billing.js';
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
 import { DECLARED_IMAGE_SPEC_SCHEMA, DECLARED_VIDEO_SPEC_SCHEMA } from '../declared-specs.js';
+import { RefusesUnknownFields } from '../../../common/validation/body-fields.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
 
@@ -130,6 +131,7 @@ export class ChannelModelDto {
 
 const NAME_RULE = { message: 'name must be 1 to 128 characters: letters, digits, spaces and - _ . ( )' };
 
+@RefusesUnknownFields()
 export class CreateChannelDto {
   @ApiProperty({ description: 'Unique among channels.', example: 'kling-team-a', minLength: 1, maxLength: 128 })
   @IsString(NAME_RULE)
@@ -216,6 +218,7 @@ export class CreateChannelDto {
 }
 
 /** PATCH: any of the fields; credentials, when given, replace the stored ones whole. */
+@RefusesUnknownFields()
 export class UpdateChannelDto extends PartialType(CreateChannelDto) {}
 
 /** What answers show of the credentials: the last 4 characters of each. */

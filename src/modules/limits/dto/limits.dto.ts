@@ -1,9 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { RefusesUnknownFields } from '../../../common/validation/body-fields.js';
 
 const LIMIT_DOC = (what: string) => ({ type: 'integer', nullable: true, minimum: 0, description: `${what}. null: unlimited; left out: the default (DEFAULT_* setting).` }) as const;
 
 /** PUT /admin/owners/{owner}/limits: each field an integer, null (unlimited), or left out (the default). */
+@RefusesUnknownFields()
 export class SetLimitsDto {
   @ApiPropertyOptional({ ...LIMIT_DOC('Requests per minute, on every keyed route, across every instance'), example: 60 })
   @IsOptional()

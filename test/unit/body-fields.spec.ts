@@ -7,7 +7,7 @@ import { CreateOpenAiImageDto } from '../../src/doors/openai/dto/openai-image.dt
 import { CreateOpenAiSpeechDto } from '../../src/doors/openai/dto/openai-speech.dto.js';
 import { CreateOpenAiVideoDto } from '../../src/doors/openai/dto/openai-video.dto.js';
 import { ElevenLabsComposeMusicDto } from '../../src/doors/elevenlabs/dto/elevenlabs-music.dto.js';
-import { UpdateChannelDto } from '../../src/modules/channels/dto/channel.dto.js';
+import { CreateChannelDto, UpdateChannelDto } from '../../src/modules/channels/dto/channel.dto.js';
 
 /** shared.md: "null in an optional field means the same as leaving it out", on every door's create body; the admin API's PATCH keeps null (it clears a setting). */
 describe('a JSON null in a door body is the field left out', () => {
@@ -31,5 +31,29 @@ describe('a JSON null in a door body is the field left out', () => {
   it('the expand route (the spec) likewise; the admin API keeps null, which clears a setting there', async () => {
     expect((await read(CreateExpandTaskDto, { image: 'https://example.com/a.png', up_expansion_ratio: 0.1, bottom_expansion_ratio: 0.1, left_expansion_ratio: 0.1, right_expansion_ratio: 0.1, callback_url: null })).callback_url).toBeUndefined();
     expect((await read(UpdateChannelDto, { max_running: null })).max_running).toBeNull();
+  });
+});
+
+describe("the admin API's bodies refuse a field they do not know, at any depth, naming it", () => {
+  const pipe = new AppValidationPipe();
+  const refusal = (metatype: new () => object, body: object) =>
+    (pipe.transform(body, { type: 'body', metatype, data: '' }) as Promise<unknown>).then(
+      () => '',
+      (err: Error) => err.message,
+    );
+  const channel = { name: 'c', protocol: 'seedance', operations: ['video'], base_url: 'https://ark.example.com', credentials: { api_key: 'k' } };
+
+  it('a misspelt field of a channel, of a model, of its price, of its credentials', async () => {
+    expect(await refusal(CreateChannelDto, channel)).toBe('');
+    expect(await refusal(CreateChannelDto, { ...channel, priorty: 5 })).toBe('priorty is not a field of this body (a misspelt or unknown field is refused, never ignored)');
+    expect(await refusal(CreateChannelDto, { ...channel, models: [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', prise: { per_second: { '*': 1 } } }] })).toBe('models[0].prise is not a field of this body (a misspelt or unknown field is refused, never ignored)');
+    expect(await refusal(CreateChannelDto, { ...channel, models: [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', price: { per_minute: 1 } }] })).toBe('models[0].price.per_minute is not a field of this body (a misspelt or unknown field is refused, never ignored)');
+    expect(await refusal(CreateChannelDto, { ...channel, credentials: { apiKey: 'k' } })).toBe('credentials.apiKey is not a field of this body (a misspelt or unknown field is refused, never ignored)');
+    expect(await refusal(UpdateChannelDto, { status: 'disabled' })).toBe('status is not a field of this body (a misspelt or unknown field is refused, never ignored)');
+    expect(await refusal(UpdateChannelDto, { weight: 3 })).toBe('');
+  });
+
+  it("a door's body still drops what it does not know (an SDK newer than the door may send it)", async () => {
+    expect(await refusal(CreateOpenAiVideoDto, { prompt: 'a fox', some_new_field: 1 })).toBe('');
   });
 });

@@ -1,4 +1,5 @@
 const NULL_AS_ABSENT = Symbol('nullAsAbsent');
+const REFUSES_UNKNOWN = Symbol('refusesUnknownFields');
 
 /**
  * A request body whose top-level `null` means the field left out (shared.md: "null in an optional field means
@@ -23,4 +24,19 @@ export function readsNullAsAbsent(metatype: object): boolean {
 export function withoutNulls<T extends object>(body: T): T {
   for (const [key, value] of Object.entries(body)) if (value === null) delete (body as Record<string, unknown>)[key];
   return body;
+}
+
+/**
+ * A request body whose unknown fields are refused (400 naming each, nested ones by their path), not dropped:
+ * the admin API's, where a misspelt field (`priorty`, `prise`) silently left out would leave a channel taking
+ * traffic unpriced or at the wrong priority. The doors drop unknown fields, as their providers' clients expect
+ * of them (an SDK newer than the door may send a field it does not know).
+ */
+export function RefusesUnknownFields(): ClassDecorator {
+  return (target) => Reflect.defineMetadata(REFUSES_UNKNOWN, true, target);
+}
+
+/** Whether a body of this class refuses its unknown fields. */
+export function refusesUnknownFields(metatype: object): boolean {
+  return Reflect.getMetadata(REFUSES_UNKNOWN, metatype) === true;
 }
