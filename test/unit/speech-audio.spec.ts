@@ -1,4 +1,8 @@
-import { keptAsMade } from '../../src/modules/speech/speech-audio.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { finishSpeech, keptAsMade, SpeechUnusable } from '../../src/modules/speech/speech-audio.js';
+import { speechLike } from '../support/vendors/speech-audio.js';
 
 describe('keptAsMade: when a vendor audio is answered as it came', () => {
   it('an encoded format made as asked is kept; another format, or WAV and PCM (written from the samples), are not', () => {
@@ -12,5 +16,23 @@ describe('keptAsMade: when a vendor audio is answered as it came', () => {
   it('only while shorter than the longest kept (1,200 s: the decode stops there, the bytes would not)', () => {
     expect(keptAsMade({ format: 'mp3' }, 'mp3', 1199.999)).toBe(true);
     expect(keptAsMade({ format: 'mp3' }, 'mp3', 1200)).toBe(false);
+  });
+});
+
+describe('finishSpeech: audio a vendor made that does not decode', () => {
+  it('fails saying what is wrong with the audio made, in words a caller reads', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'speech-audio-'));
+    try {
+      const flac = await speechLike('flac', 1);
+      // its STREAMINFO whole, its frames cut off and garbled: the sniff takes it, the decode does not
+      const damaged = Buffer.concat([flac.subarray(0, 200), Buffer.alloc(4000, 0x5a)]);
+      const refusal = await finishSpeech({ bytes: damaged, format: 'flac' }, 'flac', (prefix, ext) => path.join(dir, `${prefix}.${ext}`)).then(
+        () => '',
+        (err: Error) => (err instanceof SpeechUnusable ? err.message : String(err)),
+      );
+      expect(refusal).toMatch(/^the audio made is damaged: /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

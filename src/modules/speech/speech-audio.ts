@@ -101,7 +101,7 @@ async function toPcm(audio: SpeechAudio, file: (prefix: string, ext: string) => 
     });
   } catch (err) {
     if (err instanceof MediaRefused) throw new SpeechUnusable(`the audio made is not audio the gateway reads: ${err.message}`);
-    if (err instanceof FfmpegFailed) throw new SpeechUnusable(decodeFailure(err) ?? 'the audio made does not decode');
+    if (err instanceof FfmpegFailed) throw new SpeechUnusable(`the audio made ${decodeFailure(err) ?? 'does not decode'}`);
     throw err;
   }
 }
