@@ -88,6 +88,8 @@ describe('Seedance video behind the doors', () => {
       ],
       ratio: 'adaptive',
       duration: 5,
+      // what the task is priced at, sent whether or not asked (Kling's door without mode names none)
+      resolution: '720p',
       generate_audio: false,
       watermark: false,
     });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoFrame, VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { madeDurationS, madeResolution, type VideoFrame, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { dataUri, urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -134,18 +134,22 @@ export class SeedanceVideoVendor implements VideoVendor, RelayVendor<VendorStatu
 
 /**
  * The create's body: the prompt as a text item, the frames as `image_url` items of role first_frame and
- * last_frame, the references of role reference_image; `ratio` adaptive from a first frame (its shape) else the
- * asked one (16:9 unless asked, Seedance's default too); duration, resolution, seed; `generate_audio` on the
- * models that make sound; no watermark.
+ * last_frame, the references of role reference_image; `ratio` adaptive from a first frame on a model that takes
+ * its shape from it (`shapeFromImage`: the gateway fitted the frame to the asked ratio; and whenever none is
+ * asked), else the asked one (16:9 unless asked, Seedance's default too: a declared model that says nothing of
+ * taking the frame's shape is asked the ratio, which ModelArk crops the frame to); `duration` and `resolution`
+ * always, what the task is priced at (madeDurationS, madeResolution: the asked ones, else the model's defaults,
+ * ModelArk's own for the catalog's models), so that what is made is what was priced; seed; `generate_audio` on
+ * the models that make sound; no watermark.
  */
 export function seedanceBody(model: VideoModelSpec, request: VideoRequest, images: SeedanceImages, callbackUrl?: string): Record<string, unknown> {
   const item = (url: string | undefined, role: string) => (url === undefined ? [] : [{ type: 'image_url', image_url: { url }, role }]);
   return {
     model: model.id,
     content: [{ type: 'text', text: request.prompt }, ...item(images.first, 'first_frame'), ...item(images.last, 'last_frame'), ...images.references.flatMap((url) => item(url, 'reference_image'))],
-    ratio: request.firstFrame ? 'adaptive' : (request.aspectRatio ?? '16:9'),
-    ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
-    ...(request.resolution ? { resolution: request.resolution } : {}),
+    ratio: request.firstFrame && (model.shapeFromImage || !request.aspectRatio) ? 'adaptive' : (request.aspectRatio ?? '16:9'),
+    duration: madeDurationS(model, request),
+    resolution: madeResolution(model, request),
     ...(request.seed !== undefined ? { seed: request.seed } : {}),
     ...(model.audio ? { generate_audio: request.audio ?? false } : {}),
     watermark: false,

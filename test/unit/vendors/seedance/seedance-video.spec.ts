@@ -11,8 +11,18 @@ describe('Seedance: the request mapping', () => {
   const v15 = model(SEEDANCE_MODELS, 'seedance-1-5-pro-251215');
   const v2 = model(SEEDANCE_MODELS, 'dreamina-seedance-2-0-260128');
 
-  it('a prompt alone: a text item, its ratio (16:9 unless asked), no watermark', () => {
-    expect(seedanceBody(pro, ask(), { references: [] })).toEqual({ model: 'seedance-1-0-pro-250528', content: [{ type: 'text', text: 'A red fox running through snow' }], ratio: '16:9', watermark: false });
+  it('a prompt alone: a text item, its ratio (16:9 unless asked), what it is priced at (5 s; 1.0 Pro at 1080p, the later models 720p), no watermark', () => {
+    expect(seedanceBody(pro, ask(), { references: [] })).toEqual({ model: 'seedance-1-0-pro-250528', content: [{ type: 'text', text: 'A red fox running through snow' }], ratio: '16:9', duration: 5, resolution: '1080p', watermark: false });
+    expect([seedanceBody(v15, ask(), { references: [] }).duration, seedanceBody(v15, ask(), { references: [] }).resolution]).toEqual([5, '720p']);
+  });
+
+  it("a declared model: its defaults sent (what it is priced at), and the asked ratio with a first frame unless it takes the frame's shape", () => {
+    const lite = { ...pro, id: 'seedance-1-0-lite-i2v-250428', durations: [2, 3, 4, 5], resolutions: ['480p', '720p'], shapeFromImage: false, defaultDurationS: undefined, defaultResolution: undefined };
+    const framed = ask({ firstFrame: { type: 'image', url: 'https://img/sq.png' }, aspectRatio: '16:9' });
+    expect(seedanceBody(lite, framed, { first: 'https://img/sq.png', references: [] })).toEqual(expect.objectContaining({ ratio: '16:9', duration: 2, resolution: '480p' }));
+    expect(seedanceBody({ ...lite, defaultDurationS: 5, defaultResolution: '720p' }, framed, { first: 'https://img/sq.png', references: [] })).toEqual(expect.objectContaining({ ratio: '16:9', duration: 5, resolution: '720p' }));
+    // no ratio asked: the frame's own shape
+    expect(seedanceBody(lite, ask({ firstFrame: { type: 'image', url: 'https://img/sq.png' } }), { first: 'https://img/sq.png', references: [] }).ratio).toBe('adaptive');
   });
 
   it('frames as image_url items with their roles and ratio adaptive; duration, resolution, seed, the callback', () => {
