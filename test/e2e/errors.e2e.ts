@@ -42,6 +42,12 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
     expectEnvelope(await api(t.url, 'PATCH', '/nowhere', { key, body: {} }), 404, 1203);
   });
 
+  it('answers a path parameter whose percent-encoding is not UTF-8 with 400/1201 saying so, not in Express\'s words', async () => {
+    const res = await api(t.url, 'GET', '/tasks/%ED%A0%80', { key });
+    expectEnvelope(res, 400, 1201);
+    expect(res.body.message).toBe('the path /tasks/%ED%A0%80 holds a percent-encoded sequence that is not UTF-8 text (%ED%A0%80)');
+  });
+
   it('answers a body that is not JSON with 400/1200', async () => {
     const res = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: '{"owner": ', headers: { 'content-type': 'application/json' } });
     expectEnvelope(res, 400, 1200);

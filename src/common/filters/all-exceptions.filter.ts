@@ -128,6 +128,8 @@ function fromHttpException(exception: HttpException, req: Request): Classified {
         : String((body as { message?: unknown }).message ?? exception.message);
   switch (status) {
     case 400:
+      // Express's words for a path parameter whose percent-encoding is not UTF-8 name no parameter
+      if (exception.cause instanceof URIError) return { code: 'INVALID_PARAMETER', message: `the path ${requestPath(req)} holds a percent-encoded sequence that is not UTF-8 text (${/'([^']*)'/.exec(text)?.[1] ?? 'a path parameter'})` };
       return { code: 'INVALID_PARAMETER', message: text };
     case 401:
       return { code: 'AUTH_FAILED', message: text };
