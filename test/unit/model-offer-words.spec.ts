@@ -49,4 +49,21 @@ describe('the words of a request no offered model makes: each field and its rule
     expect(refusal({ size: '2048x2048', transparent: true })).toBe('size, background: no configured model makes this size (2048x2048) with transparent background');
     expect(refusal({ size: '1536x1024' }, { protocol: 'openai', title: 'OpenAI' })).toBe('size: no configured OpenAI model makes this size (1536x1024); models that could make it: wide (gemini)');
   });
+
+  it('says what a named model makes of the refused field, where the rules can say it', () => {
+    const rules = { ...RULES, offers: (f: Field, spec: Spec) => (f === 'size' ? `sizes ${spec.sizes.join(', ')}` : undefined) };
+    const worded = (request: Req) => {
+      try {
+        refuseUnmade(offered, request, rules, LABELS);
+      } catch (err) {
+        return (err as AppError).message;
+      }
+      return 'accepted';
+    };
+    expect(worded({ model: 'square', size: '2048x2048' })).toBe('size: model square does not make this size (2048x2048) (it makes sizes 1024x1024); no configured model makes it');
+    // nothing short to say of the field: as before
+    expect(worded({ model: 'square', transparent: true })).toBe('background: model square does not make this transparent background; no configured model makes it');
+    // no model named: nothing said of one
+    expect(worded({ size: '2048x2048' })).toBe('size: no configured model makes this size (2048x2048)');
+  });
 });

@@ -14,7 +14,7 @@ export type OfferedModel = Offered<VideoModelSpec>;
 export const SANDBOX_MODEL = 'sandbox';
 
 /** What the video check needs of its fields. */
-const VIDEO_RULES = { fields: VIDEO_FIELDS, unmet: unmetFields, describe };
+const VIDEO_RULES = { fields: VIDEO_FIELDS, unmet: unmetFields, describe, offers };
 
 /**
  * The video models callers may ask for: those the video channels serve (any status: a disabled channel
@@ -123,6 +123,36 @@ function vendorTitle(vendor: string): string {
   return vendor.charAt(0).toUpperCase() + vendor.slice(1);
 }
 
+
+/** What a model makes of a field, in words, where a list says it. */
+function offers(field: VideoField, spec: VideoModelSpec): string | undefined {
+  switch (field) {
+    case 'durationS':
+      return `${spans(spec.durations)} s`;
+    case 'resolution':
+      return spec.resolutions.join(', ');
+    case 'aspectRatio':
+      return spec.aspectRatios === 'any' ? undefined : `aspect ratios ${spec.aspectRatios.join(', ')}`;
+    case 'prompt':
+      return `prompts of up to ${spec.maxPromptChars} characters`;
+    case 'referenceImages':
+      return `up to ${spec.referenceImages ?? 0} reference images${spec.referencesWithFrames ? '' : ', without a frame'}`;
+    default:
+      return undefined;
+  }
+}
+
+/** Whole numbers in words, runs as ranges: [2, 3, 4, 5, 10] → "2 to 5, 10". */
+function spans(values: readonly number[]): string {
+  const runs: string[] = [];
+  for (let i = 0; i < values.length; ) {
+    let j = i;
+    while (j + 1 < values.length && values[j + 1] === values[j] + 1) j++;
+    runs.push(j - i >= 2 ? `${values[i]} to ${values[j]}` : values.slice(i, j + 1).join(', '));
+    i = j + 1;
+  }
+  return runs.join(', ');
+}
 
 /** The asked value of a field, in words. */
 function describe(field: VideoField, r: VideoRequest): string {
