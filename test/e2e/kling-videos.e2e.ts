@@ -97,6 +97,15 @@ describe("Kling's video door under video-a", () => {
     expect((await api(door.url, 'POST', T2V, { key: doorKey, body: { prompt: 'x', duration: '10' } })).status).toBe(200);
   }, 120_000);
 
+  it("image2video takes the image's shape in the sandbox as Kling makes it (a portrait frame, a portrait video)", async () => {
+    const image = (await png(600, 800)).toString('base64');
+    const created = await api(t.url, 'POST', I2V, { key, body: { model_name: 'kling-v2-1', prompt: 'Upright', image, external_task_id: 'portrait-1' } });
+    expect(created.status).toBe(200);
+    const done = (await finished(I2V, 'portrait-1')).body.data;
+    const info = await probeVideo(Buffer.from(await (await fetch(done.task_result.videos[0].url)).arrayBuffer()));
+    expect(Math.abs(info.width / info.height - 600 / 800)).toBeLessThan(0.02);
+  }, 120_000);
+
   it('one generation, every door: Kling reads what Luma made, Luma and OpenAI read what Kling made; lists page with pageNum and pageSize', async () => {
     const own = await door.createKey('kling-every-door');
     const first = await api(door.url, 'POST', T2V, { key: own, body: { prompt: 'The first of three' } });

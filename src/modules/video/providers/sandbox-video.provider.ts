@@ -6,10 +6,13 @@ import { DEFAULT_ASPECT_RATIO, durationOf, type VideoTask } from '../video-task.
 import { renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
+import { readImageHeader } from '../../../infra/images/image-bounds.js';
+import { VIDEO_VENDORS } from '../../../vendors/video-vendors.js';
 
 /**
  * Works offline: renders a real H.264 MP4 from the keyframes or, for a text prompt, a titled gradient,
- * as long as `duration` (5 s without it) and as high as `resolution` (about 640x360 without it), from
+ * as long as `duration` (5 s without it) and as high as `resolution` (about 640x360 without it), of the asked
+ * shape (a model that takes its first frame's shape makes the frame's, else 16:9), from
  * frame0 to frame1 (or there and back with `loop`); a seed fixes the gradient's colours, `audio` adds a sound
  * track. It declares every model of every vendor (`GET /models` with the sandbox), each capable of all.
  */
@@ -24,7 +27,7 @@ export class SandboxVideoProvider implements VideoProvider {
     const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
       {
-        aspectRatio: generation.params.aspectRatio ?? DEFAULT_ASPECT_RATIO,
+        aspectRatio: this.shapeOf(generation, start),
         loop: generation.params.loop,
         start,
         end,
@@ -39,4 +42,24 @@ export class SandboxVideoProvider implements VideoProvider {
     );
     return { kind: 'done', result: { video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
   }
+
+  /**
+   * The clip's shape: the asked one; else, from a first frame, the frame's own where the named model takes its
+   * shape from it (Kling's image-to-video, Seedance's adaptive: shapeFromImage), as the vendor makes it; else 16:9.
+   */
+  private shapeOf(generation: VideoTask, start: Buffer | undefined): string {
+    const asked = generation.params.aspectRatio;
+    if (asked || !start || !takesFrameShape(generation.params.model)) return asked ?? DEFAULT_ASPECT_RATIO;
+    try {
+      const { width, height } = readImageHeader(start, this.config.images);
+      return `${width}:${height}`;
+    } catch {
+      return DEFAULT_ASPECT_RATIO; // the frame was checked at its intake; the render says what is wrong with it
+    }
+  }
+}
+
+/** Whether a catalog model of any vendor, by its id, makes its video in its first frame's shape. */
+function takesFrameShape(model: string | undefined): boolean {
+  return model !== undefined && VIDEO_VENDORS.some((vendor) => vendor.models.some((m) => m.id === model && m.shapeFromImage));
 }
