@@ -92,7 +92,8 @@ describe('a model a channel declares', () => {
     } as unknown as OpenAI.Videos.VideoCreateParams);
     const done = (await pollUntil(() => api(t.url, 'GET', `${OPENAI}/${video.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.status), { timeoutMs: 60_000, what: 'the declared model\'s video' })).body;
     // the size is the video's own: Seedance's 480p at 16:9 is 864x480 (ModelArk's table), where the door's 854x480 asked for 16:9 at 480p
-    expect([done.status, done.size, done.seconds, done.error]).toEqual(['completed', '864x480', '10', null]);
+    // no model named: the record names the model that made it, the channel's name for it
+    expect([done.status, done.size, done.seconds, done.error, done.model]).toEqual(['completed', '864x480', '10', null, 'seedance-lite']);
     // ModelArk's reference-image form: the prompt as a text item, each image an image_url item of role reference_image (inline: the gateway's copy)
     const sent = [...ark.created.values()].at(-1)!.body;
     expect({ ...sent, content: undefined, callback_url: undefined }).toEqual({ model: LITE, ratio: '16:9', duration: 10, resolution: '480p', watermark: false, content: undefined, callback_url: undefined });

@@ -89,7 +89,10 @@ describe('the OpenAI-style video door', () => {
     expect([asLuma.status, asLuma.body.id, asLuma.body.request.prompt, asLuma.body.request.aspect_ratio, asLuma.body.request.duration]).toEqual([200, made.body.id, 'Made through OpenAI', '9:16', '5s']);
     const luma = await api(t.url, 'POST', '/video-b/v1/generations', { key, body: { prompt: 'Made through Luma', duration: '5s', resolution: '540p' } });
     const done = await pollUntil(() => api(t.url, 'GET', `${DOOR}/${luma.body.id}`, { key }), (r) => r.body.status === 'completed', { timeoutMs: 60_000, what: 'the Luma generation' });
-    expect(done.body).toEqual(expect.objectContaining({ id: luma.body.id, object: 'video', model: 'auto', prompt: 'Made through Luma', seconds: '5', size: '960x540' }));
+    // no model named: 'auto' while it runs, then the model that made it (the sandbox here)
+    expect(done.body).toEqual(expect.objectContaining({ id: luma.body.id, object: 'video', model: 'sandbox', prompt: 'Made through Luma', seconds: '5', size: '960x540' }));
+    const asLumaDone = await api(t.url, 'GET', `/video-b/v1/generations/${luma.body.id}`, { key });
+    expect([asLumaDone.body.model, asLumaDone.body.request.model]).toEqual(['sandbox', 'ray-2']);
     const list = await api(t.url, 'GET', `${DOOR}?limit=100`, { key });
     expect(list.body.data.map((v: { id: string }) => v.id)).toEqual(expect.arrayContaining([made.body.id, luma.body.id]));
     // another owner sees neither

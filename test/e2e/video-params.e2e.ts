@@ -96,7 +96,7 @@ describe("video's parameters in the gateway's own words", () => {
     expect((before[l1] as any).luma.request).toEqual({ prompt: 'L1', aspect_ratio: '16:9', enhance: true, request_type: 'image_to_video', generation_type: 'video', model: 'ray-2', loop: true, resolution: '720p', duration: '5s', keyframes: { frame0: { type: 'image', url: sample } }, concepts: [{ key: 'dolly_zoom' }], callback_url: `${hooks.url}/l1` });
     expect((before[k2] as any).luma.media_request).toEqual({ end: { id: frameId(k2, 'lastFrame'), media_type: null, thumbnail: null, type: 'upload' }, loop: false, prompt_type: 'keyframe', start: { id: frameId(k2, 'firstFrame'), media_type: null, thumbnail: null, type: 'upload' }, text: 'K2' });
     expect((before[k1] as any).record).toEqual((before[k1] as any).kling);
-    expect([(before[o1] as any).openai.model, (before[o1] as any).openai.seconds, (before[o1] as any).openai.size, (before[k2] as any).openai.size]).toEqual(['auto', '8', '720x1280', '1920x1080']);
+    expect([(before[o1] as any).openai.model, (before[o1] as any).openai.seconds, (before[o1] as any).openai.size, (before[k2] as any).openai.size]).toEqual(['sandbox', '8', '720x1280', '1920x1080']);
     await t.close();
 
     // a Kling image2video accepted by an instance without workers: it waits in the queue through the upgrade

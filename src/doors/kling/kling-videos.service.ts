@@ -16,7 +16,7 @@ import { VideoKind } from '../../modules/video/video.kind.js';
 import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';
 import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
 import { VideoUploads } from '../../modules/video/video-uploads.js';
-import { type KeyframePositionName, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
+import { type KeyframePositionName, type StoredVideoImage, type VideoParams, type VideoTask, type VideoTaskResult, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -91,7 +91,7 @@ export class KlingVideosService {
   }
 
   async get(principal: Principal, requestId: string, idOrExternalId: string): Promise<KlingVideoTaskEnvelopeDto> {
-    const task = await this.tasks.findForOwnerByIdOrExternalId<VideoParams, Record<string, never>>(KIND, principal.owner, idOrExternalId);
+    const task = await this.tasks.findForOwnerByIdOrExternalId<VideoParams, VideoTaskResult>(KIND, principal.owner, idOrExternalId);
     if (!task) throw new AppError('NOT_FOUND', `No task ${idOrExternalId} among yours (by task_id or external_task_id)`);
     return successEnvelope(requestId, { data: (await this.records.records([task as VideoTask]))[0] });
   }
@@ -99,7 +99,7 @@ export class KlingVideosService {
   /** A page of the caller's generations (every door's), newest first. */
   async list(principal: Principal, requestId: string, query: KlingPageQuery): Promise<KlingVideoTaskListEnvelopeDto> {
     const page = { skip: (query.pageNum - 1) * query.pageSize, take: query.pageSize, externalId: query.external_task_id };
-    const tasks = await this.tasks.listForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, page);
+    const tasks = await this.tasks.listForOwner<VideoParams, VideoTaskResult>(KIND, principal.owner, page);
     return successEnvelope(requestId, { data: await this.records.records(tasks) });
   }
 

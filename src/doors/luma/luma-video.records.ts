@@ -70,12 +70,13 @@ export function toGenerationDto(task: VideoTask): GenerationDto {
   const p = task.params;
   const withKeyframes = p.firstFrame !== undefined || p.lastFrame !== undefined;
   const keyframes = keyframesAsGiven(p);
+  // the request echoes the model asked (Luma's own default when none was); the generation, the one that made it once it has ended
   const model = p.model ?? DEFAULT_VIDEO_MODEL;
   return {
     id: task.id,
     generation_type: 'video',
     state: VIDEO_DEFINITION.states[task.state] as GenerationStateValue,
-    model,
+    model: p.model ?? task.result?.model ?? DEFAULT_VIDEO_MODEL,
     created_at: task.createdAt.toISOString(),
     request: {
       prompt: p.prompt,

@@ -15,7 +15,7 @@ import { VideoKind } from '../../modules/video/video.kind.js';
 import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
 import { LumaVideoRecords, toGenerationDto } from './luma-video.records.js';
 import { LUMA_DOOR } from './luma.door.js';
-import { type KeyframePositionName, type StoredVideoFrame, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
+import { type KeyframePositionName, type StoredVideoFrame, type VideoParams, type VideoTask, type VideoTaskResult, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
@@ -67,7 +67,7 @@ export class LumaVideoService {
 
   /** A page of the caller's generations, newest first; one more is read to know whether more follow (no count of all). */
   async listGenerations(principal: Principal, query: ListGenerationsQueryDto): Promise<GenerationListDto> {
-    const rows = await this.tasks.listForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, { skip: query.offset, take: query.limit + 1 });
+    const rows = await this.tasks.listForOwner<VideoParams, VideoTaskResult>(KIND, principal.owner, { skip: query.offset, take: query.limit + 1 });
     const page = rows.slice(0, query.limit);
     return { generations: await this.records.records(page), count: page.length, has_more: rows.length > query.limit, limit: query.limit, offset: query.offset };
   }
@@ -84,7 +84,7 @@ export class LumaVideoService {
   }
 
   private async findOwn(principal: Principal, id: string): Promise<VideoTask> {
-    const task = await this.tasks.findForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, id);
+    const task = await this.tasks.findForOwner<VideoParams, VideoTaskResult>(KIND, principal.owner, id);
     if (!task) throw notFound(id);
     return task;
   }

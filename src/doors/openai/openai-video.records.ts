@@ -49,7 +49,7 @@ export class OpenAiVideoRecords implements DoorRendering<VideoTask> {
     return {
       id: task.id,
       object: 'video',
-      model: p.model ?? 'auto',
+      model: p.model ?? task.result?.model ?? 'auto',
       status,
       progress: PROGRESS[status],
       created_at: unix(task.createdAt)!,

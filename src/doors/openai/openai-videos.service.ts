@@ -14,7 +14,7 @@ import { VideoKind } from '../../modules/video/video.kind.js';
 import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
 import { VideoUploads } from '../../modules/video/video-uploads.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
-import { referenceRole, type StoredVideoImage, type VideoParams, type VideoTask, videoRequestOf } from '../../modules/video/video-task.js';
+import { referenceRole, type StoredVideoImage, type VideoParams, type VideoTask, type VideoTaskResult, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 /** The door's defaults, as OpenAI's API has its own: 1280x720, and 5 s (the length the price counts without one). */
@@ -93,7 +93,7 @@ export class OpenAiVideosService {
 
   /** A cursor page of the caller's generations (every door's), newest first unless `order=asc`. */
   async list(principal: Principal, query: ListOpenAiVideosQueryDto): Promise<OpenAiVideoListDto> {
-    const rows = await this.tasks.listForOwnerAfter<VideoParams, Record<string, never>>(KIND, principal.owner, { after: query.after, order: query.order, take: query.limit + 1 });
+    const rows = await this.tasks.listForOwnerAfter<VideoParams, VideoTaskResult>(KIND, principal.owner, { after: query.after, order: query.order, take: query.limit + 1 });
     if (!rows) throw new AppError('INVALID_PARAMETER', `after must be the id of one of your videos (not ${query.after})`);
     const data = await this.records.records(rows.slice(0, query.limit));
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > query.limit };
@@ -115,7 +115,7 @@ export class OpenAiVideosService {
   }
 
   private async findOwn(principal: Principal, id: string): Promise<VideoTask> {
-    const task = await this.tasks.findForOwner<VideoParams, Record<string, never>>(KIND, principal.owner, id);
+    const task = await this.tasks.findForOwner<VideoParams, VideoTaskResult>(KIND, principal.owner, id);
     if (!task) throw notFound(id);
     return task;
   }

@@ -90,4 +90,9 @@ export function videoRequestOf(params: VideoParams, hostedUrls: Partial<Record<I
 }
 
 /** A video generation: its result is its media (video, thumbnail), it stores no facts of its own. */
-export type VideoTask = Task<VideoParams, Record<string, never>>;
+/** What a video task keeps of its end: the model that made it (absent on tasks made before it was kept, and where unknown). */
+export interface VideoTaskResult {
+  model?: string;
+}
+
+export type VideoTask = Task<VideoParams, VideoTaskResult>;

@@ -16,7 +16,7 @@ import { SamplesService } from '../samples/samples.service.js';
 import { lastFrame } from './providers/clip-renderer.js';
 import { VIDEO_PROVIDERS, type VideoProvider, type VideoResult } from './providers/video-provider.js';
 import { VIDEO_DEFINITION } from './video.definition.js';
-import { durationOf, fieldOf, type InputImage, type KeyframePositionName, referenceRole, type VideoParams, type VideoTask } from './video-task.js';
+import { durationOf, fieldOf, type InputImage, type KeyframePositionName, referenceRole, type VideoParams, type VideoTask, type VideoTaskResult } from './video-task.js';
 import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import type { ModelDto } from './dto/model.dto.js';
 import { VideoModels } from './video-models.js';
@@ -27,7 +27,7 @@ import { VideoModels } from './video-models.js';
  * its notifications are the generation record GET gives.
  */
 @Injectable()
-export class VideoKind implements TaskKind<VideoParams, Record<string, never>, VideoResult> {
+export class VideoKind implements TaskKind<VideoParams, VideoTaskResult, VideoResult> {
   static readonly definition = VIDEO_DEFINITION;
   readonly definition = VIDEO_DEFINITION;
   private readonly logger = new Logger(VideoKind.name);
@@ -89,13 +89,13 @@ export class VideoKind implements TaskKind<VideoParams, Record<string, never>, V
     });
   }
 
-  async store(task: VideoTask, result: VideoResult): Promise<Success<Record<string, never>>> {
+  async store(task: VideoTask, result: VideoResult): Promise<Success<VideoTaskResult>> {
     const common = { owner: task.owner, taskId: task.id, index: 0, width: result.width || null, height: result.height || null };
     const stored = await this.media.putResult(task.attempts, [
       { ...common, role: 'video', body: result.video, contentType: 'video/mp4' },
       ...(result.thumbnail.length > 0 ? [{ ...common, role: 'thumbnail', body: result.thumbnail, contentType: result.thumbnailType }] : []),
     ]);
-    return { details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
+    return { result: result.model ? { model: result.model } : {}, details: [mediaEndRows(stored)], discard: () => this.media.discardObjects(stored) };
   }
 
   /** Each in the vocabulary of the door that made it (TaskDoors: the door it stores, else the kind's fallback door, Luma's). */

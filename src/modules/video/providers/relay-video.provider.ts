@@ -102,7 +102,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         return { ...created, callback: callbackUrl !== undefined };
       },
       findByOwnId: (channel, vendor) => vendor.findByOwnId?.(channel, generation.id, request) ?? null,
-      finished: (status) => this.stored(status as Extract<VendorStatus, { state: 'succeeded' }>, ctx),
+      finished: (status, channel) => this.stored(status as Extract<VendorStatus, { state: 'succeeded' }>, ctx, modelFor(channel)?.name),
     };
     return this.flow.step(generation, ctx, op);
   }
@@ -140,7 +140,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
   }
 
   /** The vendor's video (and still) copied into our store: its links expire. */
-  private async stored(status: Extract<VendorStatus, { state: 'succeeded' }>, ctx: VideoContext): Promise<StepOutcome<VideoResult>> {
+  private async stored(status: Extract<VendorStatus, { state: 'succeeded' }>, ctx: VideoContext, model: string | undefined): Promise<StepOutcome<VideoResult>> {
     const video = new MediaFile(ctx.file('video', 'mp4'));
     await this.client.downloadToFile(status.videoUrl, VIDEO_MAX_BYTES, video.path);
     // a vendor without a still (Kling, Runway): the video's first frame
@@ -155,6 +155,7 @@ export class RelayVideoProvider implements VideoProvider, UpstreamWatcher {
         thumbnailType: meta?.format === 'png' ? 'image/png' : 'image/jpeg',
         width: meta?.width ?? 0,
         height: meta?.height ?? 0,
+        ...(model ? { model } : {}),
       },
     };
   }

@@ -40,7 +40,7 @@ export class SandboxVideoProvider implements VideoProvider {
       },
       video.path,
     );
-    return { kind: 'done', result: { video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height } };
+    return { kind: 'done', result: { video, thumbnail: clip.thumbnail, thumbnailType: 'image/jpeg', width: clip.width, height: clip.height, model: generation.params.model ?? 'sandbox' } };
   }
 
   /**

@@ -12,6 +12,8 @@ export interface VideoResult {
   thumbnailType: 'image/jpeg' | 'image/png';
   width: number;
   height: number;
+  /** The name of the model that made it, where the step knows it (a channel's name for it; `sandbox` in the sandbox when none was named). */
+  model?: string;
 }
 
 
