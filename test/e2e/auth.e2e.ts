@@ -1,4 +1,5 @@
 import { pollUntil } from '../support/poll.js';
+import { sendRaw } from '../support/raw-http.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
 const ADMIN = 'admin-secret-0123456789';
@@ -49,6 +50,13 @@ describe('API keys and authentication', () => {
     const forged = real.slice(0, -4) + (real.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     expectEnvelope(await api(t.url, 'GET', '/admin/keys', { key: forged }), 401, 1000);
     expectEnvelope(await api(t.url, 'GET', '/admin/keys', { key: `mgw_${'Z'.repeat(48)}` }), 401, 1000);
+  });
+
+  it('refuses Authorization sent twice (Node would keep the first), even when one of them is right', async () => {
+    // fetch would join them into one header: sent as raw bytes
+    const answer = await sendRaw(Number(new URL(t.url).port), Buffer.from(`GET /admin/keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN}\r\nAuthorization: Bearer mgw_wrong\r\nConnection: close\r\n\r\n`));
+    const [status, body] = [answer.status, JSON.parse(answer.text)];
+    expect([status, body.code, body.message]).toEqual([401, 1002, expect.stringMatching(/^Authorization was sent more than once/)]);
   });
 
   it('accepts the Bearer scheme in any case', async () => {

@@ -55,6 +55,10 @@ export class ApiKeyGuard implements CanActivate {
     }
     const limitedS = this.failures.retryAfterS(req.ip);
     const keyHeader = this.reflector.getAllAndOverride<string | undefined>(KEY_HEADER, [context.getHandler(), context.getClass()]);
+    // Node keeps the first of two Authorization headers and drops the other: which was meant cannot be told (RFC 9110 §5.3 allows one)
+    if (req.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'authorization').length > 1) {
+      throw this.refused(req, new AppError('AUTH_MALFORMED', 'Authorization was sent more than once: send it once, as "Bearer <API_KEY>"'), limitedS);
+    }
     const sent = keyHeader ? authorizationWith(req, keyHeader) : { header: req.headers.authorization };
     if ('missing' in sent) throw sent.missing;
     if ('refused' in sent) throw this.refused(req, sent.refused, limitedS);
