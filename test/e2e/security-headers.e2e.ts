@@ -68,4 +68,12 @@ describe('X-Content-Type-Options: nosniff on every answer', () => {
     const answer = await sendRaw(Number(new URL(t.url).port), Buffer.from('GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'));
     expect([answer.status, answer.headers['x-content-type-options']]).toEqual([400, 'nosniff']);
   });
+
+  it('answers a request line past the limit 414 (URI too long), and headers past it 431, both in the envelope', async () => {
+    const port = Number(new URL(t.url).port);
+    const long = await sendRaw(port, Buffer.from(`GET /tasks?q=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    expect([long.status, JSON.parse(long.text).message]).toEqual([414, expect.stringMatching(/^The request URI is too long/)]);
+    const many = await sendRaw(port, Buffer.from(`GET /tasks HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 400 }, (_, i) => `X-Pad-${i}: ${'y'.repeat(60)}\r\n`).join('')}\r\n`));
+    expect([many.status, JSON.parse(many.text).message]).toEqual([431, expect.stringMatching(/^The request headers are too large/)]);
+  });
 });

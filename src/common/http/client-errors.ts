@@ -3,6 +3,11 @@ import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { describeError } from '../errors/error-catalog.js';
 
+/** The start of a request line: a method token and a space. */
+const REQUEST_LINE_START = /^[A-Z]{3,10} /;
+/** Half of Node's limit on a request's head (16 kB): a request line this long is what overflowed it. */
+const LONG_REQUEST_LINE = 8 * 1024;
+
 /** Why Node's HTTP parser refused a request, in words for the caller, and the status to answer. */
 function describe(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): { status: number; message: string } {
   if (err.rawPacket?.[0] === 0x16) return { status: 400, message: 'This port speaks plain HTTP, not HTTPS (a TLS handshake was received)' };
@@ -10,6 +15,10 @@ function describe(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): { status
     case 'HPE_PAUSED_H2_UPGRADE':
       return { status: 400, message: 'HTTP/2 without TLS is not supported; send HTTP/1.1' };
     case 'HPE_HEADER_OVERFLOW':
+      // a request line of half the limit or more (or with no end in what was read) is a URI too long (RFC 9110 §15.5.15)
+      if (err.rawPacket && REQUEST_LINE_START.test(err.rawPacket.toString('latin1', 0, 16)) && !(err.rawPacket.indexOf('\r\n') >= 0 && err.rawPacket.indexOf('\r\n') < LONG_REQUEST_LINE)) {
+        return { status: 414, message: 'The request URI is too long (the request line and headers are at most 16 kB in all)' };
+      }
       return { status: 431, message: 'The request headers are too large (at most 16 kB in all)' };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'ERR_HTTP_HEADERS_TIMEOUT':
