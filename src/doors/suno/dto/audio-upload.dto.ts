@@ -1,6 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
+@NullAsAbsent()
 export class CreateAudioUploadDto {
   @ApiProperty({ description: 'http(s) URL of the audio file to register.', example: 'https://example.com/clips/intro.mp3', maxLength: 2048 })
   @IsHttpUrl()

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
 import { CLIP_TYPES } from '../../../modules/clips/clip-media.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const MUSIC_ACTIONS = ['MUSIC', 'CONCAT', 'UPLOAD', 'STEMS'] as const;
 export const MUSIC_TASK_STATUSES = ['NOT_START', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
@@ -150,6 +151,7 @@ export class MusicSubmitResultDto {
   data!: string;
 }
 
+@NullAsAbsent()
 export class FetchMusicTasksDto {
   @ApiProperty({ type: [String], description: 'Task ids (music, concat or upload), 1 to 100.', example: ['5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e'], minItems: 1, maxItems: 100 })
   @IsArray({ message: 'ids must be an array of task ids' })

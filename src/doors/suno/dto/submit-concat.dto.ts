@@ -1,11 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsUUID } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const CONCAT_MIN_CLIPS = 2;
 export const CONCAT_MAX_CLIPS = 20;
 
 /** POST /music-a/submit/concat: `clip_id` (Suno's), or `clip_ids` (this gateway's), not both. */
+@NullAsAbsent()
 export class SubmitConcatDto {
   @ApiPropertyOptional({
     format: 'uuid',

@@ -3,8 +3,10 @@ import { Transform } from 'class-transformer';
 import { IsDefined, IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { LYRICS_MAX_PROMPT } from '../../../vendors/contracts/lyrics-vendor.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 /** POST /music-a/submit/lyrics: new-api's lyrics body (a prompt), with the door's model and callbacks. */
+@NullAsAbsent()
 export class SubmitLyricsDto {
   @ApiProperty({ description: `What the lyrics are about (a theme, a mood, a story): 1 to ${LYRICS_MAX_PROMPT} characters once the spaces around it are trimmed (a model may take fewer: GET /models, max_prompt_chars).`, minLength: 1, maxLength: LYRICS_MAX_PROMPT, example: 'a summer road trip along the coast with old friends' })
   // spaces around the prompt are not part of it: trimmed before it is checked and kept

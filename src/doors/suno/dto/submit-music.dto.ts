@@ -2,10 +2,12 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
 import { IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { DEFAULT_MUSIC_MODEL, DESCRIPTION_PROMPT_MAX, MUSIC_MODEL_NAMES, modelLimitsText, PROMPT_MAX, TAGS_MAX, TITLE_MAX } from '../../../modules/music/music-models.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const CONTINUE_TASKS = ['extend', 'upload_extend'] as const;
 
 /** POST /music-a/submit/music: the Suno-API aggregator body. */
+@NullAsAbsent()
 export class SubmitMusicDto {
   @ApiPropertyOptional({ description: `Lyrics (custom mode) or a description of the song. Characters per model: ${modelLimitsText()}.`, maxLength: PROMPT_MAX, example: '[Verse]\nMorning light upon the bay\n[Chorus]\nHold the tide' })
   @IsOptional()

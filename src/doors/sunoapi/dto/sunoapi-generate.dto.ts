@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, IsUUID } from 'class-validator';
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 /** The family's model names (`model`), each standing for the configured music model of that name, else for any. */
 export const SUNOAPI_DOOR_MODELS = ['V3_5', 'V4', 'V4_5', 'V4_5PLUS', 'V5'] as const;
@@ -14,6 +15,7 @@ const TITLE_MAX = 100;
 const MODEL_WORDS = `One of ${SUNOAPI_DOOR_MODELS.join(', ')}: the configured music model of that name (GET /models), or, when none is configured under it, any configured model that makes what is asked. Limits (prompt, style, title characters): V3_5 and V4 3000, 200, 80; V4_5, V4_5PLUS and V5 5000, 1000, 100.`;
 
 /** What every create of theirs takes: the model, the words of the song, and where to call back. */
+@NullAsAbsent()
 class SunoapiSongFields {
   @ApiPropertyOptional({ enum: SUNOAPI_DOOR_MODELS, description: MODEL_WORDS, example: 'V4_5' })
   @IsOptional()

@@ -1,7 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsUUID } from 'class-validator';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 /** `POST /sunoapi/api/v1/generate/get-timestamped-lyrics`: a take of one of your music tasks, as docs.sunoapi.org's Get Timestamped Lyrics. */
+@NullAsAbsent()
 export class SunoapiTimestampedLyricsBodyDto {
   @ApiProperty({ format: 'uuid', description: 'The taskId a create answered.', example: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e' })
   @IsUUID('all', { message: 'taskId must be the taskId (a UUID) a create answered' })

@@ -1,10 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsUUID, IsOptional } from 'class-validator';
 import { EmptyAsAbsent, IsHttpUrl } from '../../../common/validation/validators.js';
+import { NullAsAbsent } from '../../../common/validation/body-fields.js';
 
 export const SUNOAPI_WAV_STATES = ['PENDING', 'SUCCESS', 'CREATE_TASK_FAILED', 'GENERATE_WAV_FAILED', 'CALLBACK_EXCEPTION'] as const;
 
 /** `POST /sunoapi/api/v1/wav/generate`: one track of a music task as WAV, as docs.sunoapi.org's Convert to WAV Format. */
+@NullAsAbsent()
 export class SunoapiWavGenerateDto {
   @ApiProperty({ format: 'uuid', description: 'The music task the track is of: a taskId a create answered (any of your music tasks, whichever door made it).', example: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e' })
   @IsUUID('all', { message: 'taskId must be the taskId (a UUID) a create answered' })
