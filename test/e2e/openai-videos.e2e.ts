@@ -57,6 +57,10 @@ describe('the OpenAI-style video door', () => {
     const broken = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx`), Buffer.from([0xff, 0xfe]), Buffer.from(`y\r\n--${boundary}--\r\n`)]);
     const notUtf8 = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: broken });
     expect([notUtf8.status, ((await notUtf8.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringMatching(/^prompt: the part is not valid UTF-8 text/)]);
+    // a part multer nests (input_reference[image_url]) likewise, named as it was sent
+    const nested = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nok\r\n--${boundary}\r\nContent-Disposition: form-data; name="input_reference[image_url]"\r\n\r\nhttps://example.com/`), Buffer.from([0xff]), Buffer.from(`.png\r\n--${boundary}--\r\n`)]);
+    const nestedAnswer = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: nested });
+    expect([nestedAnswer.status, ((await nestedAnswer.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringMatching(/^input_reference\[image_url\]: the part is not valid UTF-8 text/)]);
     const fileId = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', input_reference: { file_id: 'file-123' } } });
     expect([fileId.status, fileId.body.error.param]).toEqual([400, 'input_reference.file_id']);
     const missing = await api(t.url, 'GET', `${DOOR}/00000000-0000-4000-8000-000000000000`, { key });

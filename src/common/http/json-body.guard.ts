@@ -165,7 +165,7 @@ export class JsonBodyGuard implements CanActivate {
     const upload = spec.parts ? reader.fields(spec.parts) : reader.single(spec.file);
     await new Promise<void>((resolve, reject) => upload(req, res, (err?: unknown) => (err ? reject(multipartError(err, spec)) : resolve())));
     req.body ??= {};
-    refuseReplacedText(req.body as Record<string, unknown>);
+    refuseReplacedText(req.body);
   }
 
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
@@ -366,11 +366,14 @@ function escapeChar(c: string): string {
  * that are not UTF-8 as U+FFFD, so a prompt of broken bytes would go upstream as replacement characters. The
  * character itself (EF BF BD) cannot be told from them once read; no prompt means it.
  */
-function refuseReplacedText(fields: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries(fields)) {
-    if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\uFFFD'))) {
-      throw new AppError('INVALID_REQUEST', `${name}: the part is not valid UTF-8 text (text parts are read as UTF-8; it holds bytes that are not, or U+FFFD)`);
-    }
+function refuseReplacedText(value: unknown, path = ''): void {
+  if (typeof value === 'string') {
+    if (value.includes('\uFFFD')) throw new AppError('INVALID_REQUEST', `${path}: the part is not valid UTF-8 text (text parts are read as UTF-8; it holds bytes that are not, or U+FFFD)`);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => refuseReplacedText(item, `${path}[${i}]`));
+  } else if (typeof value === 'object' && value !== null) {
+    // multer nests a part named a[b] as {a: {b}}: named back as the part was
+    for (const [name, item] of Object.entries(value)) refuseReplacedText(item, path ? `${path}[${name}]` : name);
   }
 }
 
