@@ -51,7 +51,7 @@ describe('the words of a request no offered model makes: each field and its rule
   });
 
   it('says what a named model makes of the refused field, where the rules can say it', () => {
-    const rules = { ...RULES, offers: (f: Field, spec: Spec) => (f === 'size' ? `sizes ${spec.sizes.join(', ')}` : undefined) };
+    const rules = { ...RULES, offers: (f: Field, spec: Spec, _r: Req) => (f === 'size' ? `sizes ${spec.sizes.join(', ')}` : undefined) };
     const worded = (request: Req) => {
       try {
         refuseUnmade(offered, request, rules, LABELS);
@@ -63,6 +63,15 @@ describe('the words of a request no offered model makes: each field and its rule
     expect(worded({ model: 'square', size: '2048x2048' })).toBe('size: model square does not make this size (2048x2048) (it makes sizes 1024x1024); no configured model makes it');
     // nothing short to say of the field: as before
     expect(worded({ model: 'square', transparent: true })).toBe('background: model square does not make this transparent background; no configured model makes it');
+    // two channels' models of that name that make different sizes: nothing said, rather than one of them
+    const twice: Offered<Spec>[] = [...offered, { name: 'square', vendor: 'stability', spec: { sizes: ['512x512'], transparent: false } }];
+    let words = '';
+    try {
+      refuseUnmade(twice, { model: 'square', size: '2048x2048' }, rules, LABELS);
+    } catch (err) {
+      words = (err as AppError).message;
+    }
+    expect(words).toBe('size: model square does not make this size (2048x2048); no configured model makes it');
     // no model named: nothing said of one
     expect(worded({ size: '2048x2048' })).toBe('size: no configured model makes this size (2048x2048)');
   });

@@ -81,8 +81,8 @@ export interface FieldRules<S, R extends { model?: string }, F extends string> {
   unmet(spec: S, request: R): F[];
   /** The asked value of a field, in words. */
   describe(field: F, request: R): string;
-  /** What a model makes of a field, in words ("2 to 12 s"), for a refusal of a model the request names; undefined when nothing short says it. */
-  offers?(field: F, spec: S): string | undefined;
+  /** What a model makes of a field for this request, in words ("2 to 12 s"), for a refusal of a model the request names; undefined when nothing short says it. */
+  offers?(field: F, spec: S, request: R): string | undefined;
 }
 
 /**
@@ -123,8 +123,15 @@ export function refuseUnmade<S, R extends { model?: string }, F extends string>(
     }
   }
   // a named model: what it makes of each refused field, so the caller reads the rule, not only the refusal
-  const named = request.model !== undefined ? pool[0] : undefined;
-  const makes = named && rules.offers ? fields.map((f) => rules.offers!(f, named.spec)).filter((o): o is string => o !== undefined) : [];
+  // (said only when every channel's model of that name makes the same of it)
+  const makes =
+    request.model !== undefined && rules.offers
+      ? fields.flatMap((f) => {
+          const said = new Set(pool.map((m) => rules.offers!(f, m.spec, request)));
+          const [only] = said;
+          return said.size === 1 && only !== undefined ? [only] : [];
+        })
+      : [];
   const fault = `${[...new Set(fields.map((f) => labels[f]))].join(', ')}: ${asked} this ${fields.map((f) => rules.describe(f, request)).join(' with ')}${makes.length > 0 ? ` (it makes ${makes.join('; ')})` : ''}`;
   throw new AppError('INVALID_PARAMETER', [fault, ...could].join('; '));
 }

@@ -124,19 +124,25 @@ function vendorTitle(vendor: string): string {
 }
 
 
-/** What a model makes of a field, in words, where a list says it. */
-function offers(field: VideoField, spec: VideoModelSpec): string | undefined {
+/**
+ * What a model makes of a field for this request, in words, where one list says it: the durations at the asked
+ * resolution where they differ by resolution; nothing where the rule is a pairing (sizes) or a first frame's
+ * shape, which a list would misstate.
+ */
+function offers(field: VideoField, spec: VideoModelSpec, r: VideoRequest): string | undefined {
   switch (field) {
-    case 'durationS':
-      return `${spans(spec.durations)} s`;
+    case 'durationS': {
+      const at = r.resolution ? spec.durationsAt?.[r.resolution] : undefined;
+      return at ? `${spans(at)} s at ${r.resolution}` : spec.durationsAt ? undefined : `${spans(spec.durations)} s`;
+    }
     case 'resolution':
-      return spec.resolutions.join(', ');
+      return spec.sizes ? undefined : spec.resolutions.join(', ');
     case 'aspectRatio':
-      return spec.aspectRatios === 'any' ? undefined : `aspect ratios ${spec.aspectRatios.join(', ')}`;
+      return spec.aspectRatios === 'any' || spec.sizes || r.firstFrame ? undefined : `aspect ratios ${spec.aspectRatios.join(', ')}`;
     case 'prompt':
       return `prompts of up to ${spec.maxPromptChars} characters`;
     case 'referenceImages':
-      return `up to ${spec.referenceImages ?? 0} reference images${spec.referencesWithFrames ? '' : ', without a frame'}`;
+      return spec.referenceImages ? `up to ${spec.referenceImages} reference images${spec.referencesWithFrames ? '' : ', without a frame'}` : 'no reference images';
     default:
       return undefined;
   }
