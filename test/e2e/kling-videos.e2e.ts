@@ -1,4 +1,5 @@
 import { deflateSync, gzipSync } from 'node:zlib';
+import sharp from 'sharp';
 import { png } from '../support/images.js';
 import { probeVideo } from '../support/media.js';
 import { pollUntil } from '../support/poll.js';
@@ -104,6 +105,12 @@ describe("Kling's video door under video-a", () => {
     const done = (await finished(I2V, 'portrait-1')).body.data;
     const info = await probeVideo(Buffer.from(await (await fetch(done.task_result.videos[0].url)).arrayBuffer()));
     expect(Math.abs(info.width / info.height - 600 / 800)).toBeLessThan(0.02);
+    // a phone's portrait JPEG: stored 800x600 with EXIF orientation 6, upright 600x800
+    const phone = (await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 40, g: 90, b: 160 } } }).jpeg().withMetadata({ orientation: 6 }).toBuffer()).toString('base64');
+    expect((await api(t.url, 'POST', I2V, { key, body: { model_name: 'kling-v2-1', prompt: 'Upright phone', image: phone, external_task_id: 'portrait-2' } })).status).toBe(200);
+    const phoneDone = (await finished(I2V, 'portrait-2')).body.data;
+    const phoneInfo = await probeVideo(Buffer.from(await (await fetch(phoneDone.task_result.videos[0].url)).arrayBuffer()));
+    expect(Math.abs(phoneInfo.width / phoneInfo.height - 600 / 800)).toBeLessThan(0.02);
   }, 120_000);
 
   it('one generation, every door: Kling reads what Luma made, Luma and OpenAI read what Kling made; lists page with pageNum and pageSize', async () => {

@@ -6,7 +6,7 @@ import { DEFAULT_ASPECT_RATIO, durationOf, type VideoTask } from '../video-task.
 import { renderClip, resolutionHeight } from './clip-renderer.js';
 import type { VideoContext, VideoProvider, VideoResult } from './video-provider.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
-import { readImageHeader } from '../../../infra/images/image-bounds.js';
+import { boundedSharp } from '../../../infra/images/image-bounds.js';
 import { VIDEO_VENDORS } from '../../../vendors/video-vendors.js';
 
 /**
@@ -27,7 +27,7 @@ export class SandboxVideoProvider implements VideoProvider {
     const video = new MediaFile(ctx.file('clip', 'mp4'));
     const clip = await renderClip(
       {
-        aspectRatio: this.shapeOf(generation, start),
+        aspectRatio: await this.shapeOf(generation, start),
         loop: generation.params.loop,
         start,
         end,
@@ -47,12 +47,13 @@ export class SandboxVideoProvider implements VideoProvider {
    * The clip's shape: the asked one; else, from a first frame, the frame's own where the named model takes its
    * shape from it (Kling's image-to-video, Seedance's adaptive: shapeFromImage), as the vendor makes it; else 16:9.
    */
-  private shapeOf(generation: VideoTask, start: Buffer | undefined): string {
+  private async shapeOf(generation: VideoTask, start: Buffer | undefined): Promise<string> {
     const asked = generation.params.aspectRatio;
     if (asked || !start || !takesFrameShape(generation.params.model)) return asked ?? DEFAULT_ASPECT_RATIO;
     try {
-      const { width, height } = readImageHeader(start, this.config.images);
-      return `${width}:${height}`;
+      // upright, as the render draws it (a phone's portrait JPEG is stored landscape with an EXIF orientation)
+      const { autoOrient } = await boundedSharp(start, this.config.images).metadata();
+      return `${autoOrient.width}:${autoOrient.height}`;
     } catch {
       return DEFAULT_ASPECT_RATIO; // the frame was checked at its intake; the render says what is wrong with it
     }
