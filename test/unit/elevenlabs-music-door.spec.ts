@@ -113,6 +113,9 @@ describe("ElevenLabs' door: its errors", () => {
       { type: 'value_error', loc: ['query', 'output_format'], msg: 'output_format must be one of mp3_44100_128, …' },
       { type: 'value_error', loc: ['body', 'prompt'], msg: 'prompt must be a string' },
     ]);
+    // the fault's path as class-validator gives it (a.0.b) is the message's a[0].b
+    const nested = elevenLabsError(wire, 'INVALID_PARAMETER', 'composition_plan.sections[0].lines must hold lines; prompt must be a string', { param: 'composition_plan.sections.0.lines', rule: 'too_many' }).detail as { type: string }[];
+    expect(nested.map((d) => d.type)).toEqual(['too_long', 'value_error']);
     // a part that names no field: the message stays one item, on the first fault's field
     expect(elevenLabsError(wire, 'INVALID_PARAMETER', 'prompt must be a string; and something else', { param: 'prompt', rule: 'type' }).detail).toEqual([{ type: 'type_error', loc: ['body', 'prompt'], msg: 'prompt must be a string; and something else' }]);
   });

@@ -69,7 +69,10 @@ export function elevenLabsError(wire: WireError, code: string, message: string, 
     const parts = message.split('; ');
     const named = parts.map((part) => NAMED_FIELD.exec(part)?.[1]);
     if (parts.length > 1 && named.every((param) => param !== undefined)) {
-      return { detail: parts.map((part, i) => validationItem(RULE_TYPES[named[i] === fault?.param ? fault!.rule : 'value'], named[i]!, part, queryKeys)) };
+      // the fault's rule types the first part of its field (a.b.0.c and a.b[0].c are one field), the others value_error
+      const same = (a: string, b: string) => a.replace(/\[(\d+)\]/g, '.$1') === b.replace(/\[(\d+)\]/g, '.$1');
+      const typed = fault ? named.findIndex((param) => same(param!, fault.param)) : -1;
+      return { detail: parts.map((part, i) => validationItem(RULE_TYPES[i === typed ? fault!.rule : 'value'], named[i]!, part, queryKeys)) };
     }
     return { detail: [validationItem(RULE_TYPES[fault?.rule ?? 'value'], fault?.param ?? named[0] ?? null, message, queryKeys)] };
   }
