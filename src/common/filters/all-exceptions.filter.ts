@@ -90,7 +90,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 /**
  * The challenge a 401 carries (RFC 9110 §15.5.2 requires one; RFC 6750 §3 gives Bearer's): no error code when
- * no credential came, `invalid_token` when the key is unknown, revoked or not a well-formed key. ElevenLabs'
+ * no credential came, `invalid_token` when the key is unknown or revoked, `invalid_request` when the header is
+ * not one `Bearer <key>` of a well-formed key (another scheme, sent twice). ElevenLabs'
  * door takes its key in `xi-api-key`, a scheme HTTP has no challenge for, and answers as ElevenLabs does.
  */
 export function bearerChallenge(code: ErrorCode): string | undefined {
@@ -98,9 +99,10 @@ export function bearerChallenge(code: ErrorCode): string | undefined {
     case 'AUTH_MISSING':
       return 'Bearer realm="media-gateway"';
     case 'AUTH_FAILED':
-    case 'AUTH_MALFORMED':
     case 'AUTH_REVOKED':
       return 'Bearer realm="media-gateway", error="invalid_token"';
+    case 'AUTH_MALFORMED':
+      return 'Bearer realm="media-gateway", error="invalid_request"';
     default:
       return undefined;
   }

@@ -15,7 +15,16 @@ export function allowedMethods(req: Request): string[] {
   const stack = (req.app as unknown as { router?: { stack?: RouterLayer[] } }).router?.stack ?? [];
   const methods = new Set<string>();
   for (const layer of stack) {
-    if (layer.route && layer.match(req.path)) for (const method of layer.route._methods()) methods.add(method);
+    if (layer.route && matches(layer, req.path)) for (const method of layer.route._methods()) methods.add(method);
   }
   return [...methods].sort();
+}
+
+/** Whether a layer's path matches (a parameter that does not decode makes the router throw: no match here). */
+function matches(layer: RouterLayer, path: string): boolean {
+  try {
+    return Boolean(layer.match(path));
+  } catch {
+    return false;
+  }
 }

@@ -119,7 +119,7 @@ export class OpenAiVideoDto {
   @ApiProperty({ enum: ['video'] })
   object!: 'video';
 
-  @ApiProperty({ description: 'The model asked for, or "auto" when any capable model may serve it.', example: 'ray-2' })
+  @ApiProperty({ description: 'The model asked for; when none was, "auto" while the video is made, then the model that made it (a channel\'s name for it, "sandbox" in the sandbox).', example: 'ray-2' })
   model!: string;
 
   @ApiProperty({ enum: ['queued', 'in_progress', 'completed', 'failed'] })
