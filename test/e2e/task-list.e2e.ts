@@ -118,6 +118,8 @@ describe('the cross-operation task list', () => {
     // a whole number in decimal digits only: hexadecimal, exponents and blanks are not read as numbers
     for (const limit of ['0x10', '1e1', '%20%205', '5.0']) expect(await bad(`limit=${limit}`)).toMatch(/limit must be a whole number from 1 to 100/);
     expect((await api(t.url, 'GET', '/tasks?limit=100', { key: a })).status).toBe(200);
+    // an empty limit is the default, as every empty filter is no filter
+    for (const empty of ['limit=', 'limit']) expect((await api(t.url, 'GET', `/tasks?${empty}`, { key: a })).status).toBe(200);
     // a parameter in bracket form would be dropped as unknown, and its filter not applied: refused, naming it
     expect(await bad('kind=video&state[x]=failed')).toBe('state must be one value, sent as state=<value> (not state[x])');
     expect(await bad('kind[]=video')).toBe('kind must be one value, sent as kind=<value> (not kind[])');

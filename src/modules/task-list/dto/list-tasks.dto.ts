@@ -6,6 +6,9 @@ import { IsOwnerName, OWNER_MAX_CHARS, OWNER_PATTERN } from '../../../common/val
 import { QueryInteger } from '../../../common/validation/validators.js';
 import { decodeCursor } from '../task-cursor.js';
 
+/** Tasks a page holds when `limit` is not given. */
+const TASKS_PER_PAGE = 20;
+
 /** An empty query value means the filter is not given (a form that sends every field). */
 const emptyAsAbsent = Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value));
 
@@ -93,14 +96,15 @@ export class ListTasksQueryDto {
   @IsISO8601({ strict: true }, { message: 'created_before must be an ISO 8601 date or date-time, e.g. 2026-12-01T00:00:00Z' })
   created_before?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Tasks per page.' })
-  @emptyAsAbsent
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: TASKS_PER_PAGE, description: 'Tasks per page.' })
+  // an empty value is no value: the default (the key present with nothing would otherwise overwrite it)
+  @Transform(({ value }: { value: unknown }) => (value === '' ? TASKS_PER_PAGE : value))
   @IsOptional()
   @QueryInteger()
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1, { message: 'limit must be a whole number from 1 to 100' })
   @Max(100, { message: 'limit must be a whole number from 1 to 100' })
-  limit: number = 20;
+  limit: number = TASKS_PER_PAGE;
 
   @ApiPropertyOptional({ description: "The previous page's next_cursor: the page after it, with the same filters.", maxLength: 200 })
   @emptyAsAbsent
