@@ -7,6 +7,8 @@ import { CreateOpenAiImageDto } from '../../src/doors/openai/dto/openai-image.dt
 import { CreateOpenAiSpeechDto } from '../../src/doors/openai/dto/openai-speech.dto.js';
 import { CreateOpenAiVideoDto } from '../../src/doors/openai/dto/openai-video.dto.js';
 import { ElevenLabsComposeMusicDto } from '../../src/doors/elevenlabs/dto/elevenlabs-music.dto.js';
+import { SubmitMusicDto } from '../../src/doors/suno/dto/submit-music.dto.js';
+import { SunoapiGenerateDto } from '../../src/doors/sunoapi/dto/sunoapi-generate.dto.js';
 import { CreateChannelDto, UpdateChannelDto } from '../../src/modules/channels/dto/channel.dto.js';
 
 /** shared.md: "null in an optional field means the same as leaving it out", on every door's create body; the admin API's PATCH keeps null (it clears a setting). */
@@ -23,6 +25,8 @@ describe('a JSON null in a door body is the field left out', () => {
     ['OpenAI image', CreateOpenAiImageDto, { prompt: 'a fox', model: null, n: null, size: null }],
     ['OpenAI speech', CreateOpenAiSpeechDto, { model: 'tts-1', input: 'hi', voice: 'alloy', speed: null, instructions: null }],
     ['ElevenLabs music', ElevenLabsComposeMusicDto, { prompt: 'a song', music_length_ms: null, composition_plan: null }],
+    ['Suno-style music', SubmitMusicDto, { gpt_description_prompt: 'a song', mv: null, tags: null }],
+    ['sunoapi.org-style generate', SunoapiGenerateDto, { customMode: false, instrumental: false, prompt: 'a song', style: null, model: null, callBackUrl: 'https://example.com/cb' }],
   ] as const)('%s: its nulls are gone before its rules', async (_door, metatype, body) => {
     const read_ = await read(metatype as unknown as new () => object, body);
     expect(Object.entries(read_).filter(([, v]) => v === null)).toEqual([]);
@@ -51,6 +55,11 @@ describe("the admin API's bodies refuse a field they do not know, at any depth, 
     expect(await refusal(CreateChannelDto, { ...channel, credentials: { apiKey: 'k' } })).toBe('credentials.apiKey is not a field of this body (a misspelt or unknown field is refused, never ignored)');
     expect(await refusal(UpdateChannelDto, { status: 'disabled' })).toBe('status is not a field of this body (a misspelt or unknown field is refused, never ignored)');
     expect(await refusal(UpdateChannelDto, { weight: 3 })).toBe('');
+    // the masked value GET answers, written back, would replace the key with the mask
+    expect(await refusal(UpdateChannelDto, { credentials: { api_key: '…cdef' } })).toBe('credentials.api_key is the masked value the API answers (…cdef): send the real key, or leave credentials out to keep it');
+    // what JSON.parse makes own fields and class-transformer passes over
+    expect(await refusal(UpdateChannelDto, JSON.parse('{"__proto__": {"x": 1}}'))).toBe('__proto__ is not a field of this body (a misspelt or unknown field is refused, never ignored)');
+    expect(await refusal(CreateChannelDto, JSON.parse(JSON.stringify({ ...channel, models: [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', price: { constructor: { a: 1 } } }] })))).toBe('models[0].price.constructor is not a field of this body (a misspelt or unknown field is refused, never ignored)');
   });
 
   it("a door's body still drops what it does not know (an SDK newer than the door may send it)", async () => {

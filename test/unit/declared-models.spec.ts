@@ -141,7 +141,7 @@ describe('a declared video spec at the admin API', () => {
     // a price on a resolution the model does not make would never be used, while those it makes went unpriced
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '1080p': 0.1 } } }))).toBe(`models[0].price.per_second.1080p: ${LITE} makes no 1080p video (it makes 480p, 720p); price those, or * for any`);
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { price: { per_second: { '*': 0.03 } } }))).toBe('');
-    // a catalog model by its catalog's resolutions (Seedance 1.0 Pro makes 480p and 1080p)
+    // a catalog model by its catalog's resolutions (Seedance 1.0 Pro makes 720p and 1080p)
     expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', price: { per_second: { '4k': 1 } } }]))).toMatch(/^models\[0\]\.price\.per_second\.4k: seedance-1-0-pro-250528 makes no 4k video/);
   });
 });
@@ -192,6 +192,15 @@ describe('declared models served', () => {
     expect(servedImageModels({ protocol: 'kling', models: image }).map((m) => [m.name, m.declared])).toEqual([['pic', true]]);
     // the video side lists none of its own: the vendor's whole catalog
     expect(servedVideoModels({ protocol: 'kling', models: image }).map((m) => m.name)).toEqual(videoCatalogOf('kling').map((m) => m.id));
+  });
+});
+
+describe('a channel of several operations', () => {
+  it("lists a single-model operation's model beside the others (Kling's expand, to price it), and names each catalog id once when refusing", () => {
+    expect(refusal(() => checkModels('kling', ['expand', 'video'], [{ name: 'kling-expand', vendor_model: 'kling-expand', price: { per_image: 0.03 } }, { name: 'v16', vendor_model: 'kling-v1-6' }]))).toBe('');
+    const words = refusal(() => checkModels('kling', ['video', 'image', 'expand'], [{ name: 'x', vendor_model: 'kling-v9' }]));
+    const ids = /must be one of the kling models: ([^(]*) \(not/.exec(words)![1].split(', ');
+    expect([ids.includes('kling-expand'), new Set(ids).size === ids.length]).toEqual([true, true]);
   });
 });
 

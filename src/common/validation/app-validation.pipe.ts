@@ -46,7 +46,10 @@ export class AppValidationPipe extends ValidationPipe {
         value = withoutNulls(value);
       }
     }
-    if (metadata.type === 'body' && metadata.metatype && refusesUnknownFields(metadata.metatype)) return this.strict.transform(value, metadata);
+    if (metadata.type === 'body' && metadata.metatype && refusesUnknownFields(metadata.metatype)) {
+      refusePrototypeKeys(value);
+      return this.strict.transform(value, metadata);
+    }
     return super.transform(value, metadata);
   }
 }
@@ -71,6 +74,21 @@ function assertPlainValues(value: unknown, name?: string): void {
   };
   visit(value, name ?? '');
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', [...new Set(problems)].join('; '));
+}
+
+/** Keys JSON.parse makes own fields of that class-transformer passes over, so the whitelist never sees them. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A strict body's `__proto__`, `constructor` or `prototype` field, at any depth, refused as any unknown field is. */
+function refusePrototypeKeys(value: unknown, path = ''): void {
+  if (Array.isArray(value)) value.forEach((item, i) => refusePrototypeKeys(item, `${path}[${i}]`));
+  else if (typeof value === 'object' && value !== null) {
+    for (const key of Object.keys(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (PROTOTYPE_KEYS.has(key)) throw new AppError('INVALID_PARAMETER', `${at} is not a field of this body (a misspelt or unknown field is refused, never ignored)`);
+      refusePrototypeKeys((value as Record<string, unknown>)[key], at);
+    }
+  }
 }
 
 /**

@@ -158,7 +158,8 @@ export function checkModels(protocol: string, operations: readonly string[], mod
   const declarable = listing.map((o) => o.name).filter((name): name is Declarable => name in DECLARABLE);
   const seen = new Set<string>();
   return models.map((m, i) => {
-    const op = listing.find((o) => o.catalogOf(protocol).some((s) => s.id === m.vendor_model));
+    // a catalog model of any operation the channel takes: a Kling channel of expand and video lists kling-expand too (to price it)
+    const op = ops.find((o) => o.catalogOf(protocol).some((s) => s.id === m.vendor_model));
     if (seen.has(m.name)) throw new AppError('INVALID_PARAMETER', `models[${i}].name: ${m.name} is listed twice`);
     seen.add(m.name);
     if (op) {
@@ -171,7 +172,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     const lookalike = listing.flatMap((o) => o.catalogOf(protocol)).find((s) => s.id.toLowerCase() === m.vendor_model.toLowerCase());
     if (lookalike) throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model: ${m.vendor_model} differs only in case from ${lookalike.id}, a ${protocol} model the gateway knows (vendors' ids are case-sensitive): write ${lookalike.id}${m.spec !== undefined ? ', and leave spec out (it keeps its catalog\'s spec)' : ''}`);
     if (m.spec === undefined || declarable.length === 0) {
-      const ids = listing.flatMap((o) => o.catalogOf(protocol).map((s) => s.id));
+      const ids = [...new Set(ops.flatMap((o) => o.catalogOf(protocol).map((s) => s.id)))];
       const declare = declarable.length > 0 ? `, or come with a spec declaring what it can do (models[${i}].spec; docs/operators/channels.md, "Declared models")` : '';
       throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model must be one of the ${protocol} models: ${ids.join(', ')} (not ${m.vendor_model})${declare}`);
     }

@@ -12,7 +12,7 @@ import { ChannelSecrets } from './channel-secrets.js';
 import { ChannelTester } from './channel-tester.js';
 import type { ProtocolDto } from './dto/protocol.dto.js';
 import { VENDORS } from '../../vendors/registry.js';
-import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelModelDto, type ChannelTestDto, type CreateChannelDto, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
+import { type ChannelCredentialHintsDto, type ChannelCredentialsDto, type ChannelDto, type ChannelModelDto, type ChannelTestDto, type CreateChannelDto, MASK, type TaskAttemptDto, type UpdateChannelDto } from './dto/channel.dto.js';
 
 /**
  * The admin side of channels: create, read, change, enable, disable, delete, with credentials sealed
@@ -235,7 +235,7 @@ function pickCredentials(c: ChannelCredentialsDto): ChannelCredentialsDto {
 
 /** The last 4 characters of each secret (all of a secret shorter than 12 stays hidden). */
 function hints(c: ChannelCredentialsDto): ChannelCredentialHintsDto {
-  const hint = (value: string) => (value.length >= 12 ? `…${value.slice(-4)}` : '…');
+  const hint = (value: string) => (value.length >= 12 ? `${MASK}${value.slice(-4)}` : MASK);
   return Object.fromEntries(Object.entries(pickCredentials(c)).map(([k, v]) => [k, hint(v as string)]));
 }
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, NotContains, ValidateIf, ValidateNested } from 'class-validator';
 import { IsHttpUrl } from '../../../common/validation/validators.js';
 
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
@@ -11,24 +11,30 @@ import { RefusesUnknownFields } from '../../../common/validation/body-fields.js'
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
 
+/** What stands for a credential's hidden part where the API answers it (`…cdef`): never a key of its own. */
+export const MASK = '…';
+
 /** Write-only: stored sealed (AES-256-GCM), never answered. The fields a protocol needs: kling access_key + secret_key, the others api_key. */
 export class ChannelCredentialsDto {
   @ApiPropertyOptional({ description: "Kling's access key.", writeOnly: true, maxLength: 512 })
   @IsOptional()
   @IsString({ message: 'credentials.access_key must be a string' })
   @Length(1, 512, { message: 'credentials.access_key must be 1 to 512 characters long' })
+  @NotContains(MASK, { message: `credentials.access_key is the masked value the API answers (${MASK}cdef): send the real key, or leave credentials out to keep it` })
   access_key?: string;
 
   @ApiPropertyOptional({ description: "Kling's secret key.", writeOnly: true, maxLength: 512 })
   @IsOptional()
   @IsString({ message: 'credentials.secret_key must be a string' })
   @Length(1, 512, { message: 'credentials.secret_key must be 1 to 512 characters long' })
+  @NotContains(MASK, { message: `credentials.secret_key is the masked value the API answers (${MASK}cdef): send the real key, or leave credentials out to keep it` })
   secret_key?: string;
 
   @ApiPropertyOptional({ description: 'The API key (a Bearer token) of every protocol but kling.', writeOnly: true, maxLength: 512 })
   @IsOptional()
   @IsString({ message: 'credentials.api_key must be a string' })
   @Length(1, 512, { message: 'credentials.api_key must be 1 to 512 characters long' })
+  @NotContains(MASK, { message: `credentials.api_key is the masked value the API answers (${MASK}cdef): send the real key, or leave credentials out to keep it` })
   api_key?: string;
 }
 
