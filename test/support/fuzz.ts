@@ -714,8 +714,8 @@ export function problemWith(c: FuzzCase, o: Observed): string | null {
   }
   const e = body?.error;
   const openAiShaped = typeof e?.message === 'string' && typeof e.type === 'string' && typeof e.code === 'string' && (e.param === null || typeof e.param === 'string') && typeof body.request_id === 'string';
-  // a request Node's HTTP parser refuses (malformed bytes, 431) is answered before any route: the spec's envelope on every path
-  const parserRefusal = c.kind === 'raw' || o.status === 431 || o.status === 408;
+  // a request Node's HTTP parser refuses (malformed bytes, 414, 431) is answered before any route: the spec's envelope on every path
+  const parserRefusal = c.kind === 'raw' || o.status === 414 || o.status === 431 || o.status === 408;
   const d = body?.detail;
   const elevenLabsShaped =
     (Array.isArray(d) ? o.status === 422 && d.length > 0 && d.every((i: any) => typeof i?.type === 'string' && Array.isArray(i.loc) && typeof i.msg === 'string') : typeof d?.status === 'string' && typeof d.message === 'string') &&
