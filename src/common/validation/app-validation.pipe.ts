@@ -7,13 +7,7 @@ import { unstorableRule } from './storable-strings.js';
 /** Path and query values longer than this are refused before any handler or query sees them. */
 export const MAX_PARAM_CHARS = 2048;
 
-/**
- * class-validator on every DTO, with every fault of a request named in one message
- * ("prompt must be at most 2500 characters; n must be one of 1..9"), the first one also as a ParamFault
- * (its parameter and rule, which OpenAI's doors answer as OpenAI's codes). Before that, every path parameter
- * and query value is checked for what PostgreSQL could not store as sent (unstorableRule: NUL, a lone
- * surrogate) and for length. Bodies were checked for the same when JsonBodyGuard parsed them.
- */
+/** The pipe's options, shared by its strict twin. */
 const OPTIONS: ValidationPipeOptions = {
   transform: true,
   whitelist: true,
@@ -23,6 +17,13 @@ const OPTIONS: ValidationPipeOptions = {
   exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors), undefined, faultOf(errors)),
 };
 
+/**
+ * class-validator on every DTO, with every fault of a request named in one message
+ * ("prompt must be at most 2500 characters; n must be one of 1..9"), the first one also as a ParamFault
+ * (its parameter and rule, which OpenAI's doors answer as OpenAI's codes). Before that, every path parameter
+ * and query value is checked for what PostgreSQL could not store as sent (unstorableRule: NUL, a lone
+ * surrogate) and for length. Bodies were checked for the same when JsonBodyGuard parsed them.
+ */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
   /** The same rules for the bodies that refuse their unknown fields (RefusesUnknownFields), at any depth. */
@@ -76,6 +77,11 @@ function assertPlainValues(value: unknown, name?: string): void {
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', [...new Set(problems)].join('; '));
 }
 
+/** The words of a field a strict body does not have. */
+function notAField(path: string): string {
+  return `${path} is not a field of this body (a misspelt or unknown field is refused, never ignored)`;
+}
+
 /** Keys JSON.parse makes own fields of that class-transformer passes over, so the whitelist never sees them. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -85,7 +91,7 @@ function refusePrototypeKeys(value: unknown, path = ''): void {
   else if (typeof value === 'object' && value !== null) {
     for (const key of Object.keys(value)) {
       const at = path ? `${path}.${key}` : key;
-      if (PROTOTYPE_KEYS.has(key)) throw new AppError('INVALID_PARAMETER', `${at} is not a field of this body (a misspelt or unknown field is refused, never ignored)`);
+      if (PROTOTYPE_KEYS.has(key)) throw new AppError('INVALID_PARAMETER', notAField(at));
       refusePrototypeKeys((value as Record<string, unknown>)[key], at);
     }
   }
@@ -118,7 +124,7 @@ function collect(errors: ValidationError[], parent: string): string[] {
     const indexed = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     const anyItem = indexed.replace(/\[\d+\]/g, '[]');
     const own = Object.entries(error.constraints ?? {}).map(([rule, msg]) => {
-      if (rule === 'whitelistValidation') return `${indexed} is not a field of this body (a misspelt or unknown field is refused, never ignored)`;
+      if (rule === 'whitelistValidation') return notAField(indexed);
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
     });
