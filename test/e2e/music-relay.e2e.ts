@@ -37,8 +37,8 @@ describe('music relayed to a Suno-API aggregator', () => {
   it('runs a new song upstream, polls it to the end, copies both takes into our storage with our own ids', async () => {
     const id = await submit('/music-a/submit/music', { prompt: 'waves', tags: 'ambient', title: 'Sea', mv: 'chirp-auk' });
     song = await ended(id);
-    if (song.status !== 'SUCCESS') console.log('DEBUG', JSON.stringify(song).slice(0, 1500));
-    expect(song.status).toBe('SUCCESS');
+    // a failure's words are generic (GATEWAY_FAILURE): what the gateway logged of the task says why
+    expect([song.status, song.status === 'SUCCESS' ? [] : t.logs.lines.filter((l) => l.task_id === id)]).toEqual(['SUCCESS', []]);
     const [upstreamId, sent] = [...agg.music.entries()].at(-1)!;
     expect(sent.body).toEqual({ prompt: 'waves', tags: 'ambient', title: 'Sea', mv: 'chirp-auk', make_instrumental: false });
     expect(song.task_id).not.toBe(upstreamId);
