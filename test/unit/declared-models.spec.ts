@@ -129,9 +129,9 @@ describe('a declared video spec at the admin API', () => {
     expect(spec({ default_resolution: '360p' })).toMatch(/^models\[0\]\.spec\.default_resolution must be one of 480p, 540p/);
     const [lite] = servedVideoModels({ protocol: 'seedance', operations: ['video'], frameFit: null, models: declare(liteSpec({ default_duration_s: 5, default_resolution: '720p' })) });
     expect([lite.spec.defaultDurationS, lite.spec.defaultResolution]).toEqual([5, '720p']);
-    // left out: the lists' first, as before
+    // left out: the lists' first, stated so that the vendor is sent it (sentDurationS: a declared model's own default is unknown)
     const [plain] = servedVideoModels({ protocol: 'seedance', operations: ['video'], frameFit: null, models: declare(liteSpec()) });
-    expect([plain.spec.defaultDurationS, plain.spec.defaultResolution]).toEqual([undefined, undefined]);
+    expect([plain.spec.defaultDurationS, plain.spec.defaultResolution]).toEqual([2, '480p']);
   });
 
   it('prices a declared video model per second, at any resolution class', () => {

@@ -44,4 +44,12 @@ describe('video cost at what the model makes', () => {
     const declared = { ...kling, durations: [3, 6], resolutions: ['1080p', '720p'] };
     expect(costOf({ name: 'mine', spec: declared, price: PRICE, declared: true }, ask())).toBe(0.75);
   });
+
+  it('a default duration the made resolution does not make (durationsAt) gives way to the first it does; an asked one is kept', () => {
+    const model = { ...spec(KLING_VIDEO_MODELS, 'kling-v2-1'), durations: [5, 10], defaultDurationS: 10, durationsAt: { '1080p': [5] } };
+    expect(madeDurationS(model, ask())).toBe(10);
+    expect(madeDurationS(model, ask({ resolution: '1080p' }))).toBe(5);
+    expect(costOf({ name: 'mine', spec: model, price: PRICE, declared: true }, ask({ resolution: '1080p' }))).toBe(1.25);
+    expect(madeDurationS(model, ask({ resolution: '1080p', durationS: 10 }))).toBe(10);
+  });
 });

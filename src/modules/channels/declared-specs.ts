@@ -206,8 +206,10 @@ export function videoSpecOf(id: string, s: DeclaredVideoSpec): VideoModelSpec {
     referenceImages: s.reference_images ?? 0,
     referencesWithFrames: s.references_with_frames === true,
     ...(s.frame_min_side ? { frameMinSide: s.frame_min_side } : {}),
-    ...(s.default_duration_s !== undefined ? { defaultDurationS: s.default_duration_s } : {}),
-    ...(s.default_resolution !== undefined ? { defaultResolution: s.default_resolution } : {}),
+    // stated always (the operator's, else the lists' first), so the vendor is sent what the task is priced at
+    // (sentDurationS): the gateway cannot know a declared model's own defaults
+    defaultDurationS: s.default_duration_s ?? s.durations[0],
+    defaultResolution: s.default_resolution ?? s.resolutions[0],
   };
 }
 

@@ -64,12 +64,12 @@ export interface VideoModelSpec {
   id: string;
   /** Durations it makes, in seconds. */
   durations: readonly number[];
-  /** What it makes when a request names no duration (its API's default), where that is not the first of `durations`. */
+  /** What it makes when a request names no duration (its API's default), where that is not the first of `durations`; stated, it is sent (sentDurationS). */
   defaultDurationS?: number;
   /** Frame shapes it makes (`<w>:<h>`), or any; with a first frame and `shapeFromImage`, the image decides. */
   aspectRatios: readonly string[] | 'any';
   resolutions: readonly string[];
-  /** What it makes when a request names no resolution (its API's default), where that is not the first of `resolutions`. */
+  /** What it makes when a request names no resolution (its API's default), where that is not the first of `resolutions`; stated, it is sent (sentResolution). */
   defaultResolution?: string;
   /** Durations it makes at a resolution, where fewer than `durations` (Veo on the Gemini API: 1080p is 8 s only). */
   durationsAt?: Readonly<Record<string, readonly number[]>>;
@@ -110,16 +110,35 @@ export interface VideoModelSpec {
 /**
  * The duration and resolution a model makes for a request: the asked ones, else its API's defaults (what a
  * request that names none is made at, and priced at): `defaultDurationS` and `defaultResolution` where the
- * catalog gives them, else the first listed.
+ * spec states them, else the first listed; a default duration the made resolution does not take
+ * (`durationsAt`) gives way to the first it does.
  */
-export function madeDurationS(spec: Pick<VideoModelSpec, 'durations' | 'defaultDurationS'>, request: Pick<VideoRequest, 'durationS'>): number {
-  return request.durationS ?? spec.defaultDurationS ?? spec.durations[0];
+export function madeDurationS(spec: Pick<VideoModelSpec, 'durations' | 'defaultDurationS' | 'durationsAt' | 'resolutions' | 'defaultResolution' | 'lastFrameResolution'>, request: Pick<VideoRequest, 'durationS' | 'resolution' | 'lastFrame'>): number {
+  if (request.durationS !== undefined) return request.durationS;
+  const fallback = spec.defaultDurationS ?? spec.durations[0];
+  const at = spec.durationsAt?.[madeResolution(spec, request)];
+  return at?.length && !at.includes(fallback) ? at[0] : fallback;
 }
 
 /** See madeDurationS. */
 export function madeResolution(spec: Pick<VideoModelSpec, 'resolutions' | 'defaultResolution' | 'lastFrameResolution'>, request: Pick<VideoRequest, 'resolution' | 'lastFrame'>): string {
   // a last frame needs the resolution the model makes it at (Kling's pro mode), which is what is sent then
   return request.resolution ?? (request.lastFrame !== undefined ? spec.lastFrameResolution : undefined) ?? spec.defaultResolution ?? spec.resolutions[0];
+}
+
+/**
+ * The duration a vendor is sent: the asked one, else the made one where the spec states a default (a declared
+ * model always does: its operator's `default_duration_s`, else its list's first), else none, and the vendor
+ * makes its own default, which a catalog spec lists first. So what is made is what is priced (madeDurationS)
+ * when the gateway cannot know the vendor's own default.
+ */
+export function sentDurationS(spec: Parameters<typeof madeDurationS>[0], request: Parameters<typeof madeDurationS>[1]): number | undefined {
+  return request.durationS ?? (spec.defaultDurationS !== undefined ? madeDurationS(spec, request) : undefined);
+}
+
+/** The resolution a vendor is sent, as sentDurationS: the asked one, a last frame's, else the spec's stated default, else none. */
+export function sentResolution(spec: Pick<VideoModelSpec, 'lastFrameResolution' | 'defaultResolution'>, request: Pick<VideoRequest, 'resolution' | 'lastFrame'>): string | undefined {
+  return request.resolution ?? (request.lastFrame !== undefined ? spec.lastFrameResolution : undefined) ?? spec.defaultResolution;
 }
 
 /** The fields of `request` this model cannot honour (empty: it can make exactly what was asked). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { sniffRaster } from '../../infra/images/image-bounds.js';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { sentDurationS, sentResolution, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -131,7 +131,7 @@ export class VeoVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
       last: request.lastFrame ? veoInline(await frameImage('last'), 'last') : undefined,
     };
     const url = `${account.baseUrl}/models/${encodeURIComponent(model.id)}:predictLongRunning`;
-    const answer = await this.client.call('POST', url, { body: veoBody(request, images), auth: account.auth, failFast: true, refusal: googleRefusal });
+    const answer = await this.client.call('POST', url, { body: veoBody(model, request, images), auth: account.auth, failFast: true, refusal: googleRefusal });
     const operation = readAnswer(CREATED, answer.json, 'the create request');
     return { upstreamId: operation.name, status: await this.keyed(account, veoStatus(operation)) };
   }
@@ -161,16 +161,19 @@ export function veoUnmet(model: VideoModelSpec, request: VideoRequest): void {
 /**
  * The create's body: one instance (the prompt, `image` and `lastFrame` inline, `referenceImages` of type asset)
  * and its parameters (aspect ratio, `durationSeconds` — 8 from reference images whether asked or not, as the
- * guide says — resolution, negative prompt).
+ * guide says; else the asked or stated one, sentDurationS — resolution, negative prompt).
  */
-export function veoBody(request: VideoRequest, images: VeoImages): Record<string, unknown> {
+export function veoBody(model: VideoModelSpec, request: VideoRequest, images: VeoImages): Record<string, unknown> {
   const references = images.references.map((image) => ({ image, referenceType: 'asset' }));
+  // between two frames or from references Veo makes 8 s only (veoUnmet): sent 8 there whatever the stated default
+  const duration = request.durationS ?? (references.length || images.last ? 8 : sentDurationS(model, request));
+  const resolution = sentResolution(model, request);
   return {
     instances: [{ prompt: request.prompt, ...(images.first ? { image: images.first } : {}), ...(images.last ? { lastFrame: images.last } : {}), ...(references.length ? { referenceImages: references } : {}) }],
     parameters: {
       ...(request.aspectRatio ? { aspectRatio: request.aspectRatio } : {}),
-      ...(request.durationS !== undefined ? { durationSeconds: request.durationS } : references.length ? { durationSeconds: 8 } : {}),
-      ...(request.resolution ? { resolution: request.resolution } : {}),
+      ...(duration !== undefined ? { durationSeconds: duration } : {}),
+      ...(resolution ? { resolution } : {}),
       ...(request.negativePrompt !== undefined ? { negativePrompt: request.negativePrompt } : {}),
     },
   };

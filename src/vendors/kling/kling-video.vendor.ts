@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { sentDurationS, sentResolution, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -146,13 +146,14 @@ export function klingVideoEndpoint(request: VideoRequest): KlingVideoEndpoint {
  */
 export function klingVideoBody(model: VideoModelSpec, request: VideoRequest, images: KlingVideoImages, callbackUrl?: string): Record<string, unknown> {
   const endpoint = klingVideoEndpoint(request);
-  const resolution = request.resolution ?? (request.lastFrame ? model.lastFrameResolution : undefined);
+  const resolution = sentResolution(model, request);
+  const duration = sentDurationS(model, request);
   return {
     model_name: model.id,
     prompt: request.prompt,
     ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
     ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
-    ...(request.durationS !== undefined ? { duration: String(request.durationS) } : {}),
+    ...(duration !== undefined ? { duration: String(duration) } : {}),
     ...(endpoint !== 'image2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
     ...(request.firstFrame ? { image: images.first } : {}),
     ...(images.references.length ? { image_list: images.references.map((image) => ({ image })) } : {}),

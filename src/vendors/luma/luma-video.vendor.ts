@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoFrame, VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { sentDurationS, sentResolution, type VideoFrame, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -84,13 +84,15 @@ export function lumaBody(model: VideoModelSpec, request: VideoRequest, generatio
   const keyframes = Object.fromEntries(
     ([['frame0', frame(request.firstFrame, generationIds.first)], ['frame1', frame(request.lastFrame, generationIds.last)]] as const).filter(([, f]) => f !== undefined),
   );
+  const resolution = sentResolution(model, request);
+  const duration = sentDurationS(model, request);
   return {
     prompt: request.prompt,
     aspect_ratio: request.aspectRatio ?? '16:9',
     loop: request.loop,
     model: model.id,
-    ...(request.resolution ? { resolution: request.resolution } : {}),
-    ...(request.durationS !== undefined ? { duration: `${request.durationS}s` } : {}),
+    ...(resolution ? { resolution } : {}),
+    ...(duration !== undefined ? { duration: `${duration}s` } : {}),
     ...(request.concepts?.length ? { concepts: request.concepts.map((key) => ({ key })) } : {}),
     ...(Object.keys(keyframes).length ? { keyframes } : {}),
     ...(callbackUrl ? { callback_url: callbackUrl } : {}),

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { sentDurationS, sentResolution, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import type { VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -95,11 +95,13 @@ export class MinimaxVideoVendor implements VideoVendor, RelayVendor<VendorStatus
 /** The create's body: model, prompt, duration, resolution in its capitals ("768P"), the frames by URL. */
 export function minimaxBody(model: VideoModelSpec, request: VideoRequest): Record<string, unknown> {
   const image = (frame: VideoRequest['firstFrame']) => (frame?.type === 'image' ? frame.url : undefined);
+  const duration = sentDurationS(model, request);
+  const resolution = sentResolution(model, request);
   return {
     model: model.id,
     prompt: request.prompt,
-    ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
-    ...(request.resolution ? { resolution: request.resolution.toUpperCase() } : {}),
+    ...(duration !== undefined ? { duration } : {}),
+    ...(resolution ? { resolution: resolution.toUpperCase() } : {}),
     ...(request.firstFrame ? { first_frame_image: image(request.firstFrame) } : {}),
     ...(request.lastFrame ? { last_frame_image: image(request.lastFrame) } : {}),
   };

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
-import type { VideoModelSpec, VideoRequest } from '../contracts/video-request.js';
+import { sentDurationS, sentResolution, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
 import { UnusableAnswer, type VendorAccount } from '../contracts/vendor.js';
 import { readAnswer } from '../contracts/vendor-answer.js';
@@ -158,6 +158,8 @@ export class WanVideoVendor implements VideoVendor, RelayVendor<VendorStatus> {
 export function wanBody(model: VideoModelSpec, request: VideoRequest): Record<string, unknown> {
   const image = request.firstFrame?.type === 'image' ? request.firstFrame.url : undefined;
   if (request.firstFrame && !image) throw new UpstreamRefused('Wan takes a first frame as an image only', 0);
+  const resolution = sentResolution(model, request);
+  const duration = sentDurationS(model, request);
   return {
     model: model.id,
     input: {
@@ -166,8 +168,8 @@ export function wanBody(model: VideoModelSpec, request: VideoRequest): Record<st
       ...(image ? { img_url: image } : {}),
     },
     parameters: {
-      ...(image ? wanTier(request.resolution) : wanSize(model, request.aspectRatio, request.resolution)),
-      ...(request.durationS !== undefined ? { duration: request.durationS } : {}),
+      ...(image ? wanTier(resolution) : wanSize(model, request.aspectRatio, resolution)),
+      ...(duration !== undefined ? { duration } : {}),
       ...(request.seed !== undefined ? { seed: request.seed } : {}),
       ...(model.audio ? { audio: request.audio ?? false } : {}),
       watermark: false,

@@ -13,18 +13,27 @@ describe('Veo: the request mapping', () => {
   const veo31 = model(VEO_MODELS, 'veo-3.1-generate-preview');
 
   it('a prompt alone: one instance, no parameters', () => {
-    expect(veoBody(ask(), { references: [] })).toEqual({ instances: [{ prompt: 'A red fox running through snow' }], parameters: {} });
+    expect(veoBody(veo31, ask(), { references: [] })).toEqual({ instances: [{ prompt: 'A red fox running through snow' }], parameters: {} });
   });
 
   it('frames inline, the asked shape, duration, resolution, negative prompt', () => {
-    expect(veoBody(ask({ aspectRatio: '9:16', durationS: 8, resolution: '1080p', negativePrompt: 'cartoon' }), { first: inline, last: inline, references: [] })).toEqual({
+    expect(veoBody(veo31, ask({ aspectRatio: '9:16', durationS: 8, resolution: '1080p', negativePrompt: 'cartoon' }), { first: inline, last: inline, references: [] })).toEqual({
       instances: [{ prompt: 'A red fox running through snow', image: inline, lastFrame: inline }],
       parameters: { aspectRatio: '9:16', durationSeconds: 8, resolution: '1080p', negativePrompt: 'cartoon' },
     });
   });
 
+  it("a stated default (a declared model's) is sent, 8 s still between two frames and from references; a catalog model's own default is left to Veo", () => {
+    const declared = { ...veo31, id: 'veo-4-preview', durations: [4, 6, 8], defaultDurationS: 6, defaultResolution: '1080p', durationsAt: undefined };
+    expect(veoBody(declared, ask(), { references: [] }).parameters).toEqual({ durationSeconds: 6, resolution: '1080p' });
+    expect(veoBody(declared, ask({ durationS: 4, resolution: '720p' }), { references: [] }).parameters).toEqual({ durationSeconds: 4, resolution: '720p' });
+    expect(veoBody(declared, ask(), { first: inline, last: inline, references: [] }).parameters).toEqual({ durationSeconds: 8, resolution: '1080p' });
+    expect(veoBody(declared, ask(), { references: [inline] }).parameters).toEqual({ durationSeconds: 8, resolution: '1080p' });
+    expect(veoBody(veo31, ask(), { first: inline, last: inline, references: [] }).parameters).toEqual({ durationSeconds: 8 });
+  });
+
   it('reference images as assets, 8 s whether asked or not', () => {
-    expect(veoBody(ask(), { references: [inline] })).toEqual({ instances: [{ prompt: 'A red fox running through snow', referenceImages: [{ image: inline, referenceType: 'asset' }] }], parameters: { durationSeconds: 8 } });
+    expect(veoBody(veo31, ask(), { references: [inline] })).toEqual({ instances: [{ prompt: 'A red fox running through snow', referenceImages: [{ image: inline, referenceType: 'asset' }] }], parameters: { durationSeconds: 8 } });
   });
 
   it('what the spec cannot say is refused: no sound, a first-to-last video or one from references not 8 s', async () => {

@@ -30,6 +30,12 @@ describe('Kling video: the request mapping', () => {
     expect(klingVideoBody(v1, ask(), none)).toEqual({ model_name: 'kling-v1', prompt: 'A red fox running through snow' });
   });
 
+  it("a stated default (a declared model's) is sent when nothing is asked: what the task is priced at", () => {
+    const declared = { ...v16, id: 'kling-v3', durations: [3, 5, 10, 15], defaultDurationS: 5, defaultResolution: '1080p' };
+    expect(klingVideoBody(declared, ask(), none)).toEqual({ model_name: 'kling-v3', prompt: 'A red fox running through snow', mode: 'pro', duration: '5' });
+    expect(klingVideoBody(declared, ask({ durationS: 15, resolution: '720p' }), none)).toEqual({ model_name: 'kling-v3', prompt: 'A red fox running through snow', mode: 'std', duration: '15' });
+  });
+
   it('every asked field in its names: mode from the resolution, duration as a string, aspect ratio, cfg_scale, camera_control, callback', () => {
     const camera = { type: 'simple', config: { horizontal: 0, vertical: 0, pan: 0, tilt: 0, roll: 0, zoom: 5 } };
     const request = ask({ negativePrompt: 'blur', resolution: '1080p', durationS: 10, aspectRatio: '9:16', cfgScale: 0.5, cameraControl: camera });

@@ -24,6 +24,12 @@ describe('Luma: the request mapping', () => {
     expect(lumaBody(ray2, ask(), {})).toEqual({ prompt: 'A red fox running through snow', aspect_ratio: '16:9', loop: false, model: 'ray-2' });
   });
 
+  it("a stated default (a declared model's) is sent when nothing is asked: what the task is priced at", () => {
+    const declared = { ...ray2, id: 'ray-3', durations: [5, 10], defaultDurationS: 5, defaultResolution: '720p' };
+    expect(lumaBody(declared, ask(), {})).toEqual({ prompt: 'A red fox running through snow', aspect_ratio: '16:9', loop: false, model: 'ray-3', resolution: '720p', duration: '5s' });
+    expect(lumaBody(declared, ask({ durationS: 10, resolution: '1080p' }), {})).toEqual(expect.objectContaining({ resolution: '1080p', duration: '10s' }));
+  });
+
   it('every asked field: resolution, duration as "9s", concepts by key, keyframes by URL and by generation, the callback', () => {
     const request = ask({ aspectRatio: '9:16', loop: true, resolution: '1080p', durationS: 9, concepts: ['dolly_zoom'], firstFrame: { type: 'image', url: 'https://img/a.jpg' }, lastFrame: { type: 'generation', generationId: 'ours' } });
     expect(lumaBody(ray2, request, { last: 'luma-gen-1' }, 'https://gw/cb')).toEqual({

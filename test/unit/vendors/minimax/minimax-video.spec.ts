@@ -14,6 +14,13 @@ describe('MiniMax: the request mapping', () => {
     const request = ask({ durationS: 6, resolution: '1080p', firstFrame: { type: 'image', url: 'https://img/a.png' }, lastFrame: { type: 'image', url: 'https://img/b.png' } });
     expect(minimaxBody(hailuo, request)).toEqual({ model: 'MiniMax-Hailuo-02', prompt: 'A red fox running through snow', duration: 6, resolution: '1080P', first_frame_image: 'https://img/a.png', last_frame_image: 'https://img/b.png' });
   });
+
+  it("a stated default (a declared model's) is sent when nothing is asked; a duration the resolution does not make gives way to the first it does", () => {
+    const hailuo = model(MINIMAX_VIDEO_MODELS, 'MiniMax-Hailuo-02');
+    const declared = { ...hailuo, id: 'MiniMax-Hailuo-03', durations: [6, 10], defaultDurationS: 10, defaultResolution: '768p', durationsAt: { '1080p': [6] } };
+    expect(minimaxBody(declared, ask())).toEqual({ model: 'MiniMax-Hailuo-03', prompt: 'A red fox running through snow', duration: 10, resolution: '768P' });
+    expect(minimaxBody(declared, ask({ resolution: '1080p' }))).toEqual({ model: 'MiniMax-Hailuo-03', prompt: 'A red fox running through snow', duration: 6, resolution: '1080P' });
+  });
 });
 
 describe('MiniMax: the answer reading', () => {

@@ -13,9 +13,16 @@ describe('Wan: the request mapping', () => {
   const i2v = model(WAN_MODELS, 'wan2.5-i2v-preview');
   const plus = model(WAN_MODELS, 'wan2.2-t2v-plus');
 
-  it('a prompt alone: input.prompt, no size (its default), no watermark; sound off on a model that makes it', () => {
-    expect(wanBody(t2v, ask())).toEqual({ model: 'wan2.6-t2v', input: { prompt: 'A red fox running through snow' }, parameters: { audio: false, watermark: false } });
+  it('a prompt alone: input.prompt, no size (its default), the duration only where the spec states its default (2.6: 5 s), no watermark; sound off on a model that makes it', () => {
+    expect(wanBody(t2v, ask())).toEqual({ model: 'wan2.6-t2v', input: { prompt: 'A red fox running through snow' }, parameters: { duration: 5, audio: false, watermark: false } });
     expect(wanBody(plus, ask())).toEqual({ model: 'wan2.2-t2v-plus', input: { prompt: 'A red fox running through snow' }, parameters: { watermark: false } });
+  });
+
+  it("a declared model's stated defaults are sent when nothing is asked: the size at its resolution, the tier from a frame", () => {
+    const declared = { ...t2v, id: 'wan2.7-t2v', durations: [5, 10], defaultDurationS: 10, defaultResolution: '1080p' };
+    expect(wanBody(declared, ask()).parameters).toEqual({ size: '1920*1080', duration: 10, audio: false, watermark: false });
+    const fromFrame = { ...i2v, id: 'wan2.7-i2v', defaultDurationS: 5, defaultResolution: '720p' };
+    expect(wanBody(fromFrame, ask({ firstFrame: { type: 'image', url: 'https://img/a.png' } })).parameters).toEqual(expect.objectContaining({ resolution: '720P', duration: 5 }));
   });
 
   it('text-to-video: size W*H from its table, duration, seed, negative prompt, audio', () => {
