@@ -169,7 +169,7 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     expect([oa.received.at(-1)!.format, wav.equals(oa.received.at(-1)!.audio!), wav.subarray(0, 4).toString('latin1')]).toEqual(['wav', false, 'RIFF']);
   });
 
-  it('fails over once when a vendor fails (its 5xx, or a 200 that is not audio), charged once', async () => {
+  it('fails over once when a vendor fails (its 5xx, a 200 that is not audio, audio that does not decode), charged once', async () => {
     const before = { oa: oa.received.length, el: el.received.length };
     oa.knobs.serverError = 1;
     expect(probe(await speak()).format).toContain('wav');
@@ -180,6 +180,15 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     expect(probe(await speak()).format).toContain('wav');
     expect([oa.received.length - before.oa, el.received.length - before.el]).toEqual([2, 2]);
     expect(oa.received.at(-1)!.status).toBe(200);
+    // FLAC whose header is whole and whose frames are garbage: it passes the answer's sniff, not the decode
+    oa.knobs.damaged = 1;
+    const usage = async () => (await api(t.url, 'GET', '/usage', { key })).body.operations.speech as { accepted: number; succeeded: number; credits_charged: number };
+    const was = await usage();
+    const flac = Buffer.from(await (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: 'host', response_format: 'flac' })).arrayBuffer());
+    expect([probe(flac).format, oa.received.length - before.oa, el.received.length - before.el]).toEqual([expect.stringContaining('flac'), 3, 3]);
+    const now = await usage();
+    // one task, succeeded, charged once (its price: one started thousand characters)
+    expect([now.accepted - was.accepted, now.succeeded - was.succeeded, now.credits_charged - was.credits_charged > 0]).toEqual([1, 1, true]);
   });
 
   it("a voice id the vendor does not know is a 400 naming voice, in the vendor's words, whichever vendor serves it", async () => {

@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
-import type { SpeechAudio } from '../../vendors/contracts/speech-vendor.js';
 import { mediaEndRows } from '../media/media.repository.js';
 import { MediaService } from '../media/media.service.js';
 import type { SpeechModelDto } from './dto/speech-model.dto.js';
 import { SPEECH_DEFINITION } from './speech.definition.js';
-import { type FinishedSpeech, finishSpeech, SpeechUnusable } from './speech-audio.js';
+import type { FinishedSpeech } from './speech-audio.js';
 import { SpeechModels } from './speech-models.js';
 import { AUDIO_ROLE, CONTENT_TYPES, type SpeechParams, type SpeechResult, type SpeechTask } from './speech-task.js';
 import { SPEECH_PROVIDERS, type SpeechProvider } from './providers/speech-provider.js';
@@ -60,14 +59,7 @@ export class SpeechKind implements TaskKind<SpeechParams, SpeechResult, Finished
 
   async step(task: SpeechTask, ctx: StepContext): Promise<StepOutcome<FinishedSpeech>> {
     const file = (prefix: string, ext: string) => ctx.files.file(prefix, ext);
-    const outcome: StepOutcome<SpeechAudio> = await this.providers[this.config.kinds.speech.provider].step(task, { ...ctx.marks, signal: ctx.signal, file });
-    if (outcome.kind !== 'done') return outcome;
-    try {
-      return { kind: 'done', result: await finishSpeech(outcome.result, task.params.format, file) };
-    } catch (err) {
-      if (err instanceof SpeechUnusable) return { kind: 'failed', reason: err.message };
-      throw err;
-    }
+    return this.providers[this.config.kinds.speech.provider].step(task, { ...ctx.marks, signal: ctx.signal, file });
   }
 
   async store(task: SpeechTask, output: FinishedSpeech): Promise<Success<SpeechResult>> {

@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ChannelPoll, StepOutcome, UpstreamWatcher } from '../../../common/tasks/task-kind.js';
-import { UpstreamRefused } from '../../../infra/relay/upstream-client.js';
+import { UpstreamGenerationFailed, UpstreamRefused } from '../../../infra/relay/upstream-client.js';
 import type { SpeechAudio, SpeechModelSpec, SpeechVendor } from '../../../vendors/contracts/speech-vendor.js';
 import { charsCostOf, type ServedOf, servedModels } from '../../channels/channel-models.js';
 import type { CandidateChannel } from '../../channels/channel-router.js';
 import { RelayFlow, type RelayOperation } from '../../channels/relay-flow.js';
 import { speechChars } from '../speech.kind.js';
+import { type FinishedSpeech, finishSpeech, SpeechUnusable } from '../speech-audio.js';
 import { unmetSpeechFields, voiceIdOf, withChannelVoices } from '../speech-models.js';
 import { speechRequestOf, type SpeechTask } from '../speech-task.js';
 import type { SpeechContext, SpeechProvider } from './speech-provider.js';
@@ -32,12 +33,11 @@ export class RelaySpeechProvider implements SpeechProvider, UpstreamWatcher {
     return this.flow.channelPoll(channelId, { operation: 'speech', vendors: this.vendors, failsOver: true });
   }
 
-  step(task: SpeechTask, ctx: SpeechContext): Promise<StepOutcome<SpeechAudio>> {
-    void ctx;
+  step(task: SpeechTask, ctx: SpeechContext): Promise<StepOutcome<FinishedSpeech>> {
     const request = speechRequestOf(task.params);
     const chars = speechChars(request.input);
     const modelFor = (channel: CandidateChannel) => modelOf(channel, task);
-    const op: RelayOperation<SpeechVendor, never, SpeechAudio> = {
+    const op: RelayOperation<SpeechVendor, never, FinishedSpeech> = {
       operation: 'speech',
       noun: 'speech',
       vendors: this.vendors,
@@ -55,11 +55,25 @@ export class RelaySpeechProvider implements SpeechProvider, UpstreamWatcher {
         const model = modelFor(channel);
         if (!model) throw new UpstreamRefused(`channel ${channel.name} has no model that speaks what the task asks`, 0, 'request', true);
         const spec = withChannelVoices(model);
-        return { made: await vendor.create(channel, { model: spec, request, voiceId: voiceIdOf(spec, request)! }) };
+        return { made: await finished(await vendor.create(channel, { model: spec, request, voiceId: voiceIdOf(spec, request)! }), task, ctx) };
       },
       finished: () => Promise.resolve({ kind: 'failed', reason: 'a speech vendor answers at once; nothing is watched' }),
     };
     return this.flow.step(task, ctx, op);
+  }
+}
+
+/**
+ * A vendor's audio in the asked format. Audio that does not decode (cut short, damaged) made nothing usable
+ * there, as a 5xx does not: a failed generation (UpstreamGenerationFailed, as the image relay's unreadable
+ * image), so the task goes on to another channel that speaks it while it may, else ends with these words.
+ */
+async function finished(audio: SpeechAudio, task: SpeechTask, ctx: SpeechContext): Promise<FinishedSpeech> {
+  try {
+    return await finishSpeech(audio, task.params.format, (prefix, ext) => ctx.file(prefix, ext));
+  } catch (err) {
+    if (err instanceof SpeechUnusable) throw new UpstreamGenerationFailed(err.message, undefined, { status: 200 });
+    throw err;
   }
 }
 

@@ -5,7 +5,7 @@ import type { StepOutcome } from '../../../common/tasks/task-kind.js';
 import { AppConfig } from '../../../infra/config/app-config.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
 import type { SpeechAudio } from '../../../vendors/contracts/speech-vendor.js';
-import { SPEECH_RATE } from '../speech-audio.js';
+import { type FinishedSpeech, finishSpeech, SPEECH_RATE, SpeechUnusable } from '../speech-audio.js';
 import type { SpeechTask } from '../speech-task.js';
 import type { SpeechContext, SpeechProvider } from './speech-provider.js';
 
@@ -21,16 +21,25 @@ export class SandboxSpeechProvider implements SpeechProvider {
 
   constructor(private readonly config: AppConfig) {}
 
-  async step(task: SpeechTask, ctx: SpeechContext): Promise<StepOutcome<SpeechAudio>> {
+  async step(task: SpeechTask, ctx: SpeechContext): Promise<StepOutcome<FinishedSpeech>> {
+    try {
+      return { kind: 'done', result: await finishSpeech(await this.speak(task, ctx), task.params.format, (prefix, ext) => ctx.file(prefix, ext)) };
+    } catch (err) {
+      if (err instanceof SpeechUnusable) return { kind: 'failed', reason: err.message };
+      throw err;
+    }
+  }
+
+  private async speak(task: SpeechTask, ctx: SpeechContext): Promise<SpeechAudio> {
     const p = task.params;
     if (this.config.sandboxDelayMs > 0) await StepScope.delay(this.config.sandboxDelayMs);
     const charsPerS = this.config.kinds.speech.options.sandboxCharsPerS * p.speed;
     if (await (this.espeak ??= hasEspeak())) {
       const wav = await espeakWav(p.input, Math.round(charsPerS * 12), ctx.signal).catch(() => null);
-      if (wav) return { kind: 'done', result: { bytes: wav, format: 'wav' } };
+      if (wav) return { bytes: wav, format: 'wav' };
     }
     const voice = 'name' in p.voice ? p.voice.name : p.voice.id;
-    return { kind: 'done', result: { bytes: standIn(p.input, voice, charsPerS), format: 'pcm', sampleRate: SPEECH_RATE } };
+    return { bytes: standIn(p.input, voice, charsPerS), format: 'pcm', sampleRate: SPEECH_RATE };
   }
 }
 

@@ -28,9 +28,10 @@ export interface FakeOpenAISpeech {
    * `serverError`: the next creates answer 500 server_error; `rateLimited`: the next creates answer 429
    * rate_limit_exceeded; `insufficientQuota`: 429 insufficient_quota (the account's credit); `refusal`: creates
    * refused by its safety system (400 moderation_blocked); `notAudio`: the next creates answer 200 with a JSON
-   * body instead of audio (what a misconfigured proxy does).
+   * body instead of audio (what a misconfigured proxy does); `damaged`: the next creates answer 200 with the
+   * audio's first 200 bytes (its header whole) and garbage after them (a stream cut and garbled on its way).
    */
-  knobs: { serverError?: number; rateLimited?: number; insufficientQuota?: boolean; refusal?: boolean; notAudio?: number };
+  knobs: { serverError?: number; rateLimited?: number; insufficientQuota?: boolean; refusal?: boolean; notAudio?: number; damaged?: number };
   /** The custom voices (`{id}`) the account has. */
   customVoices: Set<string>;
   authFailures: string[];
@@ -131,7 +132,11 @@ export async function startFakeOpenAISpeech(apiKey: string): Promise<FakeOpenAIS
     if (knobs.refusal) return refuse('input', 'Your request was rejected by the safety system.', 'moderation_blocked');
 
     const seconds = spokenSeconds(input, speed);
-    const audio = await speechLike(format as SpeechEncoding, seconds);
+    let audio = await speechLike(format as SpeechEncoding, seconds);
+    if (knobs.damaged && knobs.damaged > 0) {
+      knobs.damaged--;
+      audio = Buffer.concat([audio.subarray(0, 200), Buffer.alloc(4000, 0x5a)]);
+    }
     Object.assign(entry, { format, seconds, audio, ...(streamFormat === 'sse' ? { sse: true } : {}) });
     res.setHeader('x-request-id', `req_${randomBytes(16).toString('hex')}`);
     res.setHeader('openai-processing-ms', '412');
