@@ -103,5 +103,5 @@ describe('a database outage while jobs run', () => {
       await pg.destroy();
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 300_000);
 });

@@ -225,5 +225,5 @@ describe('music across vendors behind the Suno-style door', () => {
     for (const name of ['sunoapi', 'mureka', 'stability']) expect((await api(t.url, 'DELETE', `/admin/channels/${channels[name]}`, { key: ADMIN })).status).toBe(200);
     const refused = await api(t.url, 'POST', SUBMIT, { key, body: { continue_clip_id: upload, continue_at: 12 } });
     expect([refused.status, refused.body.message]).toEqual([400, expect.stringMatching(/^continue_clip_id: /)]);
-  }, 240_000);
+  }, 360_000);
 });

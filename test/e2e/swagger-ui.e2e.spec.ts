@@ -456,7 +456,8 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     // a door that answers when its task ends (OpenAI's images, the audio doors) is sent again while the worker runs
     it('accepts each example that answers when its task ends again, while the worker runs', async () => {
       await sendAgain((op) => op.held === true);
-    }, 90_000);
+      // each waits for its task's end: 8 s quiet, 43 s beside the full suite
+    }, 180_000);
 
     it('accepts every other example again, queued with no worker', async () => {
       await worker!.close();
