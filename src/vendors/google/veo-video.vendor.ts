@@ -165,9 +165,10 @@ export function veoUnmet(model: VideoModelSpec, request: VideoRequest): void {
  */
 export function veoBody(model: VideoModelSpec, request: VideoRequest, images: VeoImages): Record<string, unknown> {
   const references = images.references.map((image) => ({ image, referenceType: 'asset' }));
-  // between two frames or from references Veo makes 8 s only (veoUnmet): sent 8 there whatever the stated default
-  const duration = request.durationS ?? (references.length || images.last ? 8 : sentDurationS(model, request));
   const resolution = sentResolution(model, request);
+  // between two frames, from references or at 1080p Veo makes 8 s only (veoUnmet, the catalog's durationsAt):
+  // sent 8 there whatever a declared model states
+  const duration = request.durationS ?? (references.length || images.last || resolution === '1080p' ? 8 : sentDurationS(model, request));
   return {
     instances: [{ prompt: request.prompt, ...(images.first ? { image: images.first } : {}), ...(images.last ? { lastFrame: images.last } : {}), ...(references.length ? { referenceImages: references } : {}) }],
     parameters: {

@@ -11,10 +11,13 @@ import { dashscopeRefusal, WAN } from './wan.vendor.js';
 
 /**
  * The text-to-video `size` (`W*H`) of each frame shape and tier, as the API reference's table gives them (its
- * 4:3 and 3:4 are 1088*832 and 1632*1248, not exactly 4:3). Its 480P tier (832*480, 480*832, 624*624) is
- * left out: no normalized resolution of ours is 480 px high.
+ * 4:3 and 3:4 are 1088*832 and 1632*1248, not exactly 4:3); its 480P tier for a model a channel declares with
+ * 480p (the catalog's models are listed at 720p and 1080p).
  */
 const SIZES: Readonly<Record<string, string>> = {
+  '16:9@480p': '832*480',
+  '9:16@480p': '480*832',
+  '1:1@480p': '624*624',
   '16:9@720p': '1280*720',
   '9:16@720p': '720*1280',
   '1:1@720p': '960*960',
@@ -28,7 +31,7 @@ const SIZES: Readonly<Record<string, string>> = {
 };
 const RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4'];
 /** The image-to-video `resolution` tier of each of our classes (the frame's shape is the image's). */
-const TIERS: Readonly<Record<string, string>> = { '720p': '720P', '1080p': '1080P' };
+const TIERS: Readonly<Record<string, string>> = { '480p': '480P', '720p': '720P', '1080p': '1080P' };
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 function wan(id: string, kind: 't2v' | 'i2v', over: Partial<VideoModelSpec>): VideoModelSpec {
@@ -37,6 +40,8 @@ function wan(id: string, kind: 't2v' | 'i2v', over: Partial<VideoModelSpec>): Vi
     durations: [5],
     aspectRatios: RATIOS,
     resolutions: ['720p', '1080p'],
+    // DashScope's default (size 1920*1080, resolution 1080P): stated, so it is sent and priced (sentResolution)
+    defaultResolution: '1080p',
     // text-to-video and image-to-video are different models: one takes a prompt alone, the other a first frame
     textToVideo: kind === 't2v',
     firstFrame: kind === 'i2v',

@@ -23,9 +23,10 @@ describe('Veo: the request mapping', () => {
     });
   });
 
-  it("a stated default (a declared model's) is sent, 8 s still between two frames and from references; a catalog model's own default is left to Veo", () => {
+  it("a stated default (a declared model's) is sent, 8 s still between two frames, from references and at 1080p; a catalog model's own default is left to Veo", () => {
     const declared = { ...veo31, id: 'veo-4-preview', durations: [4, 6, 8], defaultDurationS: 6, defaultResolution: '1080p', durationsAt: undefined };
-    expect(veoBody(declared, ask(), { references: [] }).parameters).toEqual({ durationSeconds: 6, resolution: '1080p' });
+    expect(veoBody(declared, ask(), { references: [] }).parameters).toEqual({ durationSeconds: 8, resolution: '1080p' });
+    expect(veoBody({ ...declared, defaultResolution: '720p' }, ask(), { references: [] }).parameters).toEqual({ durationSeconds: 6, resolution: '720p' });
     expect(veoBody(declared, ask({ durationS: 4, resolution: '720p' }), { references: [] }).parameters).toEqual({ durationSeconds: 4, resolution: '720p' });
     expect(veoBody(declared, ask(), { first: inline, last: inline, references: [] }).parameters).toEqual({ durationSeconds: 8, resolution: '1080p' });
     expect(veoBody(declared, ask(), { references: [inline] }).parameters).toEqual({ durationSeconds: 8, resolution: '1080p' });

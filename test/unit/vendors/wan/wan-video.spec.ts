@@ -13,9 +13,17 @@ describe('Wan: the request mapping', () => {
   const i2v = model(WAN_MODELS, 'wan2.5-i2v-preview');
   const plus = model(WAN_MODELS, 'wan2.2-t2v-plus');
 
-  it('a prompt alone: input.prompt, no size (its default), the duration only where the spec states its default (2.6: 5 s), no watermark; sound off on a model that makes it', () => {
-    expect(wanBody(t2v, ask())).toEqual({ model: 'wan2.6-t2v', input: { prompt: 'A red fox running through snow' }, parameters: { duration: 5, audio: false, watermark: false } });
-    expect(wanBody(plus, ask())).toEqual({ model: 'wan2.2-t2v-plus', input: { prompt: 'A red fox running through snow' }, parameters: { watermark: false } });
+  it("a prompt alone: input.prompt, DashScope's defaults as stated (1920*1080; 2.6's 5 s), no watermark; sound off on a model that makes it", () => {
+    expect(wanBody(t2v, ask())).toEqual({ model: 'wan2.6-t2v', input: { prompt: 'A red fox running through snow' }, parameters: { size: '1920*1080', duration: 5, audio: false, watermark: false } });
+    expect(wanBody(plus, ask())).toEqual({ model: 'wan2.2-t2v-plus', input: { prompt: 'A red fox running through snow' }, parameters: { size: '1920*1080', watermark: false } });
+    expect(wanBody(i2v, ask({ firstFrame: { type: 'image', url: 'https://img/a.png' } })).parameters).toEqual({ resolution: '1080P', audio: false, watermark: false });
+  });
+
+  it('480p for a model a channel declares with it: its sizes and tier', () => {
+    const declared = { ...t2v, id: 'wan2.5-t2v-preview', resolutions: ['480p', '720p', '1080p'], defaultResolution: '480p' };
+    expect(wanBody(declared, ask({ aspectRatio: '9:16' })).parameters).toEqual(expect.objectContaining({ size: '480*832' }));
+    expect(wanBody(declared, ask()).parameters).toEqual(expect.objectContaining({ size: '832*480' }));
+    expect(wanTier('480p')).toEqual({ resolution: '480P' });
   });
 
   it("a declared model's stated defaults are sent when nothing is asked: the size at its resolution, the tier from a frame", () => {
