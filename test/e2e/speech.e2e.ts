@@ -160,6 +160,13 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     await setEnabled('elevenlabs', true);
   });
 
+  it('lists in GET /models the longest input a request may hold: the vendor\'s limit, or the door\'s 4,096 where the vendor takes more', async () => {
+    const models = (await api(t.url, 'GET', '/models', { key })).body.models as { operation: string; vendor: string; max_input_chars: number }[];
+    const longest = Object.fromEntries(models.filter((m) => m.operation === 'speech').map((m) => [m.vendor, m.max_input_chars]));
+    // ElevenLabs' eleven_multilingual_v2 takes 10,000 characters, Gemini's 8,000: the door takes 4,096
+    expect(longest).toEqual({ openai: 4096, elevenlabs: 4096, gemini: 4096 });
+  });
+
   it("answers a vendor's audio made in the asked encoded format as it came (decoded whole first); WAV is written from its samples", async () => {
     const mp3 = Buffer.from(await (await openai.audio.speech.create({ model: 'narrator', input: TEXT, voice: 'host', response_format: 'mp3' })).arrayBuffer());
     const made = oa.received.at(-1)!;

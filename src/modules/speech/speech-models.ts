@@ -86,7 +86,8 @@ export class SpeechModels {
       vendor_model: spec.id,
       voices: Object.keys(spec.voices),
       voice_ids: spec.voiceIds,
-      max_input_chars: spec.maxInput,
+      // what a request may hold: the door takes at most SPEECH_MAX_INPUT (OpenAI's 4,096) whatever the vendor takes
+      max_input_chars: Math.min(spec.maxInput, SPEECH_MAX_INPUT),
       instructions: spec.instructions,
       ...(spec.speed ? { speed: [spec.speed.min, spec.speed.max] } : {}),
       credits_per_1k_chars: perK,

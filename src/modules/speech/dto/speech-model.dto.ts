@@ -20,7 +20,7 @@ export class SpeechModelDto {
   @ApiProperty({ description: "It takes a vendor's own voice id (`voice: {\"id\": …}`).", example: false })
   voice_ids!: boolean;
 
-  @ApiProperty({ description: 'The longest `input` it takes, in characters.', example: 4096 })
+  @ApiProperty({ description: 'The longest `input` it takes, in characters: the least of the vendor\'s limit and the door\'s (4,096).', example: 4096 })
   max_input_chars!: number;
 
   @ApiProperty({ description: 'It takes `instructions` (how to speak).', example: true })
