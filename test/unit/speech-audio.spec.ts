@@ -35,4 +35,22 @@ describe('finishSpeech: audio a vendor made that does not decode', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('an MP3 with garbage between good frames is damaged (the decoder would skip it), one cut at its end is whole enough to keep', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'speech-audio-'));
+    const finish = (bytes: Buffer) =>
+      finishSpeech({ bytes, format: 'mp3' }, 'mp3', (prefix, ext) => path.join(dir, `${prefix}-${Math.random()}.${ext}`)).then(
+        (done) => `kept ${done.bytes.length} bytes`,
+        (err: Error) => (err instanceof SpeechUnusable ? err.message : String(err)),
+      );
+    try {
+      const mp3 = await speechLike('mp3', 2);
+      const garbled = Buffer.concat([mp3.subarray(0, 2000), Buffer.alloc(4000, 0x5a), mp3.subarray(2000)]);
+      expect(await finish(garbled)).toMatch(/^the audio made is damaged: /);
+      const cut = mp3.subarray(0, mp3.length - 300);
+      expect(await finish(cut)).toBe(`kept ${cut.length} bytes`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

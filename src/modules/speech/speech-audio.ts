@@ -95,7 +95,9 @@ async function toPcm(audio: SpeechAudio, file: (prefix: string, ext: string) => 
   await writeFile(path, audio.bytes);
   try {
     const pinned = await pinAudio(path);
-    return await runFfmpeg(['-loglevel', 'error', ...pinnedInput(pinned.demuxer, path), '-map', '0:a:0', '-t', String(MAX_SPEECH_S), '-f', 's16le', '-ar', String(SPEECH_RATE), '-ac', '1', 'pipe:1'], {
+    // -xerror: a frame that does not decode fails the decode (ffmpeg's MP3 decoder would skip garbage between
+    // good frames and exit 0), so what is kept as made is audio that decoded whole
+    return await runFfmpeg(['-loglevel', 'error', '-xerror', ...pinnedInput(pinned.demuxer, path), '-map', '0:a:0', '-t', String(MAX_SPEECH_S), '-f', 's16le', '-ar', String(SPEECH_RATE), '-ac', '1', 'pipe:1'], {
       limitMs: decodeLimitMs(MAX_SPEECH_S),
       collectStdout: true,
     });
