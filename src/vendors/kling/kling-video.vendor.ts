@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { UpstreamClient } from '../../infra/relay/upstream-client.js';
+import { UpstreamClient, UpstreamRefused } from '../../infra/relay/upstream-client.js';
 import type { RelayVendor } from '../contracts/relay.js';
 import { sentDurationS, sentResolution, type VideoModelSpec, type VideoRequest } from '../contracts/video-request.js';
 import { urlOrInline, type VendorCreate, type VendorStatus, type VideoVendor } from '../contracts/video-vendor.js';
@@ -56,6 +56,8 @@ export const KLING_VIDEO_MODELS: readonly VideoModelSpec[] = [
 
 /** Models that have one mode (their resolution is fixed): no `mode` is sent. */
 const ONE_MODE = new Set(['kling-v2-master', 'kling-v2-1-master']);
+/** Kling's modes by the resolution they make: the only resolutions its API has words for. */
+const MODES: Readonly<Record<string, string>> = { '720p': 'std', '1080p': 'pro' };
 
 /** The endpoints of its video tasks, under /v1/videos/. */
 const ENDPOINTS = ['text2video', 'image2video', 'multi-image2video'] as const;
@@ -148,11 +150,13 @@ export function klingVideoBody(model: VideoModelSpec, request: VideoRequest, ima
   const endpoint = klingVideoEndpoint(request);
   const resolution = sentResolution(model, request);
   const duration = sentDurationS(model, request);
+  // a resolution without a mode (a declared model's 4k) is refused, never sent as another
+  if (resolution && !ONE_MODE.has(model.id) && !MODES[resolution]) throw new UpstreamRefused(`Kling makes no video at ${resolution} (its modes make 720p and 1080p)`, 0);
   return {
     model_name: model.id,
     prompt: request.prompt,
     ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
-    ...(!ONE_MODE.has(model.id) && resolution ? { mode: resolution === '1080p' ? 'pro' : 'std' } : {}),
+    ...(!ONE_MODE.has(model.id) && resolution ? { mode: MODES[resolution] } : {}),
     ...(duration !== undefined ? { duration: String(duration) } : {}),
     ...(endpoint !== 'image2video' && request.aspectRatio ? { aspect_ratio: request.aspectRatio } : {}),
     ...(request.firstFrame ? { image: images.first } : {}),

@@ -53,6 +53,11 @@ describe('Kling video: the request mapping', () => {
     expect(klingVideoBody(v1, ask({ resolution: '720p' }), none).mode).toBe('std');
   });
 
+  it('a resolution it has no mode for (a declared 4k) is refused, never sent as std', async () => {
+    const declared = { ...v16, id: 'kling-v3', resolutions: ['720p', '1080p', '4k'] };
+    expect((await thrown(() => klingVideoBody(declared, ask({ resolution: '4k' }), none))).message).toBe('Kling makes no video at 4k (its modes make 720p and 1080p)');
+  });
+
   it('a model of one mode is sent none', () => {
     expect(klingVideoBody(master, ask({ resolution: '720p' }), none)).not.toHaveProperty('mode');
   });
