@@ -193,5 +193,6 @@ describe('STORAGE_DRIVER=s3', () => {
     } finally {
       await db.drop();
     }
-  }, 60_000);
+    // two processes started to their refusal: 36 s of 60 beside the full suite
+  }, 150_000);
 });
