@@ -166,6 +166,8 @@ describe('video media roles and fitted frames', () => {
       const of = (name: string) => models.find((m) => m.name === name);
       expect([of('dreamina-seedance-2-0-260128')?.reference_images, of('veo-3.1-generate-preview')?.reference_images, of('kling-v2-5-turbo')?.reference_images]).toEqual([9, 3, 0]);
       expect(of('veo-3.1-generate-preview')?.references_with_frames).toBe(false);
+      // a resolution that makes fewer durations says which (Veo: 1080p is 8 s only); a model without such limits lists none
+      expect([(of('veo-3.1-generate-preview') as { durations_at?: unknown })?.durations_at, (of('kling-v2-5-turbo') as { durations_at?: unknown })?.durations_at]).toEqual([{ '1080p': [8] }, undefined]);
     });
   });
 

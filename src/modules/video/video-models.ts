@@ -51,6 +51,7 @@ export class VideoModels {
       resolutions: [...spec.resolutions],
       default_resolution: madeResolution(spec, {}),
       ...(spec.sizes ? { sizes: [...spec.sizes] } : {}),
+      ...(spec.durationsAt ? { durations_at: Object.fromEntries(Object.entries(spec.durationsAt).map(([resolution, seconds]) => [resolution, [...seconds]])) } : {}),
       text_to_video: spec.textToVideo,
       first_frame: spec.firstFrame,
       last_frame: spec.lastFrame,

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /** A model callers may ask for (the `model` of a request), and what it can make. */
 export class ModelDto {
@@ -34,6 +34,14 @@ export class ModelDto {
 
   @ApiProperty({ type: [String], required: false, description: 'When only some pairs are made: `<aspect ratio>@<resolution>`.', example: ['16:9@720p', '9:16@720p'] })
   sizes?: string[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'array', items: { type: 'integer' } },
+    description: 'The durations it makes at a resolution where fewer than `durations_s` (a request naming that resolution and no duration is made at the first).',
+    example: { '1080p': [8] },
+  })
+  durations_at?: Record<string, number[]>;
 
   @ApiProperty({ description: 'It makes a video from a prompt alone (no first frame).', example: false })
   text_to_video!: boolean;
