@@ -14,7 +14,7 @@ export type OfferedModel = Offered<VideoModelSpec>;
 export const SANDBOX_MODEL = 'sandbox';
 
 /** What the video check needs of its fields. */
-const VIDEO_RULES = { fields: VIDEO_FIELDS, unmet: unmetFields, describe, offers };
+const VIDEO_RULES = { fields: VIDEO_FIELDS, unmet: unmetFields, describe: videoFieldWords, offers };
 
 /**
  * The video models callers may ask for: those the video channels serve (any status: a disabled channel
@@ -162,7 +162,7 @@ function spans(values: readonly number[]): string {
 }
 
 /** The asked value of a field, in words. */
-function describe(field: VideoField, r: VideoRequest): string {
+export function videoFieldWords(field: VideoField, r: VideoRequest): string {
   switch (field) {
     case 'durationS':
       return `duration of ${r.durationS} s`;
@@ -182,7 +182,19 @@ function describe(field: VideoField, r: VideoRequest): string {
       return `prompt of ${[...r.prompt].length} characters`;
     case 'negativePrompt':
       return 'negative prompt';
-    default:
-      return field;
+    case 'audio':
+      return r.audio ? 'video with sound' : 'video without sound';
+    case 'concepts':
+      return `camera concept${r.concepts?.length === 1 ? '' : 's'} (${(r.concepts ?? []).join(', ')})`;
+    case 'cfgScale':
+      return `cfg scale of ${r.cfgScale}`;
+    case 'cameraControl':
+      return 'camera control';
+    case 'loop':
+      return 'looping video';
+    case 'seed':
+      return 'seed';
+    case 'model':
+      return 'model';
   }
 }
