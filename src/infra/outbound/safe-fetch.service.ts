@@ -36,6 +36,18 @@ export class OutboundError extends Error {
   }
 }
 
+/** How a connect timeout's words begin (OutboundError 'timeout'): no connection was made, so nothing was sent. */
+const CONNECT_TIMEOUT = 'could not connect within';
+
+/**
+ * Whether a request that failed provably never left: no connection was made (refused, a name that does not
+ * resolve, an unreachable host, or none made in time: the request's bytes wait for the connection, and go
+ * with the socket when it is given up), so the upstream cannot have acted on it.
+ */
+export function neverSent(err: OutboundError): boolean {
+  return (err.kind === 'network' && /ECONNREFUSED|could not be resolved|EHOSTUNREACH|ENETUNREACH/.test(err.message)) || (err.kind === 'timeout' && err.message.startsWith(CONNECT_TIMEOUT));
+}
+
 export interface OutboundRequest {
   method?: string;
   headers?: Record<string, string>;
@@ -379,7 +391,7 @@ export class SafeFetchService implements OnApplicationShutdown {
           res.on('error', (err) => fail(new OutboundError('network', `the connection failed: ${err.message}`)));
         },
       );
-      const connect = setTimeout(() => fail(new OutboundError('timeout', `could not connect within ${this.config.outbound.connectTimeoutMs} ms`)), Math.min(this.config.outbound.connectTimeoutMs, remaining));
+      const connect = setTimeout(() => fail(new OutboundError('timeout', `${CONNECT_TIMEOUT} ${this.config.outbound.connectTimeoutMs} ms`)), Math.min(this.config.outbound.connectTimeoutMs, remaining));
       const total = setTimeout(() => fail(new OutboundError('timeout', `no complete answer in time (${Math.round(remaining / 100) / 10} s left of the request's time limit)`)), remaining);
       // a kept-alive connection is connected already
       req.on('socket', (socket) => (socket.connecting ? socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect)) : clearTimeout(connect)));

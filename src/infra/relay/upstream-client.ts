@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseLargeJson } from './large-json.js';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { OutboundError, retryAfterOf, SafeFetchService } from '../outbound/safe-fetch.service.js';
+import { neverSent, OutboundError, retryAfterOf, SafeFetchService } from '../outbound/safe-fetch.service.js';
 import { Tracing } from '../tracing/tracing.service.js';
 
 /** The upstream did not give a usable answer now; trying again later may work. */
@@ -263,7 +263,9 @@ export class UpstreamClient {
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
         if (err.kind === 'refused') throw new UpstreamRefused(`the upstream URL is refused: ${err.message}`, 0, 'request', true);
-        const beforeSending = err.kind === 'network' && /ECONNREFUSED|could not be resolved|EHOSTUNREACH|ENETUNREACH/.test(err.message);
+        // a connect timeout too: a create whose connection was never made is sent again (it was not acted on), not
+        // taken for one whose answer was lost (which fails a task no other channel can take)
+        const beforeSending = neverSent(err);
         last = new UpstreamUnavailable(`the upstream did not answer: ${err.message}`, !beforeSending);
         if (options.failFast && beforeSending) throw last;
         if (beforeSending || options.idempotent) continue;
