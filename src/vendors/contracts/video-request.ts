@@ -122,8 +122,8 @@ export function madeDurationS(spec: Pick<VideoModelSpec, 'durations' | 'defaultD
 
 /** See madeDurationS. */
 export function madeResolution(spec: Pick<VideoModelSpec, 'resolutions' | 'defaultResolution' | 'lastFrameResolution'>, request: Pick<VideoRequest, 'resolution' | 'lastFrame'>): string {
-  // a last frame needs the resolution the model makes it at (Kling's pro mode), which is what is sent then
-  return request.resolution ?? (request.lastFrame !== undefined ? spec.lastFrameResolution : undefined) ?? spec.defaultResolution ?? spec.resolutions[0];
+  // what is sent where anything is (a last frame's resolution: Kling's pro mode), else the list's first
+  return sentResolution(spec, request) ?? spec.resolutions[0];
 }
 
 /**
@@ -136,7 +136,7 @@ export function sentDurationS(spec: Parameters<typeof madeDurationS>[0], request
   return request.durationS ?? (spec.defaultDurationS !== undefined ? madeDurationS(spec, request) : undefined);
 }
 
-/** The resolution a vendor is sent, as sentDurationS: the asked one, a last frame's, else the spec's stated default, else none. */
+/** The resolution a vendor is sent, as sentDurationS: the asked one, a last frame's (the one the model makes it at), else the spec's stated default, else none. */
 export function sentResolution(spec: Pick<VideoModelSpec, 'lastFrameResolution' | 'defaultResolution'>, request: Pick<VideoRequest, 'resolution' | 'lastFrame'>): string | undefined {
   return request.resolution ?? (request.lastFrame !== undefined ? spec.lastFrameResolution : undefined) ?? spec.defaultResolution;
 }
