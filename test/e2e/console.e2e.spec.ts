@@ -1,9 +1,6 @@
 import { VENDORS } from '../../src/vendors/registry.js';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
+import { CHROMIUM, launchBrowser, type TestBrowser } from '../support/browser.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { startS3 } from '../support/s3-server.js';
@@ -19,8 +16,6 @@ const GEN = '/video-b/v1/generations';
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-/** Debian's chromium (installed by .ci/run); CHROMIUM_PATH names another. */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
 const describeWithBrowser = CHROMIUM ? describe : describe.skip;
 if (!CHROMIUM) process.stderr.write('console.e2e: no Chromium found (set CHROMIUM_PATH, or apt-get install chromium); the browser tests are skipped\n');
 
@@ -99,8 +94,7 @@ describe("the console's media sources follow where /media sends the browser", ()
 
 describeWithBrowser('the console in a real browser', () => {
   let t: TestApp;
-  let browser: Browser;
-  let profile: string;
+  let browser: TestBrowser;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let keyA: string;
   let keyB: string;
@@ -116,19 +110,12 @@ describeWithBrowser('the console in a real browser', () => {
     keyA = await t.createKey('team-a');
     keyB = await t.createKey('team-b');
     otherTeamsTask = (await api(t.url, 'POST', GEN, { key: keyB, body: { prompt: 'Team B only' } })).body.id;
-    profile = await mkdtemp(path.join(tmpdir(), 'mgw-chromium-'));
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: profile,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'],
-    });
-  }, 60_000);
+    browser = await launchBrowser(['--autoplay-policy=no-user-gesture-required']);
+  });
   afterAll(async () => {
     await browser?.close();
     await t.close();
     await receiver.close();
-    await rm(profile, { recursive: true, force: true });
   });
 
   async function newPage(): Promise<Page> {
@@ -147,7 +134,7 @@ describeWithBrowser('the console in a real browser', () => {
   }
 
   const button = (page: Page, name: string) => page.locator(`::-p-aria([name="${name}"][role="button"])`);
-  const heading = (page: Page, text: string) => page.waitForFunction((x: string) => document.querySelector('main h1')?.textContent?.trim() === x, { timeout: 15_000 }, text);
+  const heading = (page: Page, text: string) => page.waitForFunction((x: string) => document.querySelector('main h1')?.textContent?.trim() === x, {}, text);
   const cspOf = (page: Page) => page.evaluate(() => window.__csp ?? []);
 
   async function signIn(page: Page, key: string, expect_: RegExp): Promise<void> {
@@ -155,7 +142,7 @@ describeWithBrowser('the console in a real browser', () => {
     await heading(page, 'Sign in');
     await page.type('#key', key);
     await button(page, 'Sign in').click();
-    await page.waitForFunction((re: string) => new RegExp(re).test(document.querySelector('#signed-in-as')?.textContent ?? ''), { timeout: 15_000 }, expect_.source);
+    await page.waitForFunction((re: string) => new RegExp(re).test(document.querySelector('#signed-in-as')?.textContent ?? ''), {}, expect_.source);
   }
 
   async function rowIds(page: Page): Promise<string[]> {
@@ -169,15 +156,15 @@ describeWithBrowser('the console in a real browser', () => {
     const before = (await api(t.url, 'POST', GEN, { key: keyA, body: { prompt: 'Before sign-in' } })).body.id;
     await signIn(page, keyA, /^Signed in as team team-a$/);
     await heading(page, 'Tasks');
-    await page.waitForSelector(`tr[data-task-id="${before}"]`, { timeout: 15_000 });
+    await page.waitForSelector(`tr[data-task-id="${before}"]`);
     expect(await rowIds(page)).not.toContain(otherTeamsTask);
     await page.evaluate(() => {
       window.__sameDocument = true;
     });
 
     videoId = (await api(t.url, 'POST', GEN, { key: keyA, body: { prompt: 'A lighthouse at dusk', duration: '5s', callback_url: `${receiver.url}/hooks/a` } })).body.id;
-    await page.waitForSelector(`tr[data-task-id="${videoId}"]`, { timeout: 15_000 });
-    await page.waitForSelector(`tr[data-task-id="${videoId}"][data-state="succeeded"]`, { timeout: 60_000 });
+    await page.waitForSelector(`tr[data-task-id="${videoId}"]`);
+    await page.waitForSelector(`tr[data-task-id="${videoId}"][data-state="succeeded"]`);
     expect(await page.$eval(`tr[data-task-id="${videoId}"]`, (r: any) => r.textContent)).toMatch(/succeeded \(completed\)/);
     expect(await page.evaluate(() => window.__sameDocument)).toBe(true); // no reload happened
     expect(await rowIds(page)).not.toContain(otherTeamsTask);
@@ -185,9 +172,9 @@ describeWithBrowser('the console in a real browser', () => {
     // filters: one operation, and a search by id
     await page.select('#f-kind', 'audio');
     await button(page, 'Apply filters').click();
-    await page.waitForFunction(() => document.querySelector('.empty')?.textContent === 'No tasks match these filters.', { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('.empty')?.textContent === 'No tasks match these filters.');
     await button(page, 'Clear filters').click();
-    await page.waitForSelector(`tr[data-task-id="${videoId}"]`, { timeout: 10_000 });
+    await page.waitForSelector(`tr[data-task-id="${videoId}"]`);
 
     // the key: in this tab's session storage only; never in the URL, a cookie or local storage
     const storage = await page.evaluate(() => ({ url: window.location.href, session: JSON.stringify({ ...window.sessionStorage }), local: JSON.stringify({ ...window.localStorage }), cookie: document.cookie }));
@@ -201,11 +188,11 @@ describeWithBrowser('the console in a real browser', () => {
   it('shows a task: its timeline, its callback attempts, and plays its video and seeks in it', async () => {
     const page = await newPage();
     await signIn(page, keyA, /team-a/);
-    await page.waitForSelector(`tr[data-task-id="${videoId}"] a`, { timeout: 15_000 });
+    await page.waitForSelector(`tr[data-task-id="${videoId}"] a`);
     await page.click(`tr[data-task-id="${videoId}"] a`);
     await heading(page, `Task ${videoId}`);
     expect(page.url()).toBe(`${t.url}/console/tasks/${videoId}`);
-    await page.waitForFunction(() => document.querySelectorAll('table.attempts tbody tr').length >= 2, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelectorAll('table.attempts tbody tr').length >= 2);
     const deliveries = await page.$$eval('article.delivery', (els: any[]) => els.map((e) => ({ title: e.querySelector('h3').textContent, attempts: [...e.querySelectorAll('tbody tr')].map((r: any) => r.children[1].textContent) })));
     expect(deliveries).toEqual([
       { title: 'Notification “dreaming”: delivered', attempts: ['200'] },
@@ -256,7 +243,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await page.$eval('.delivery, .empty', (e: any) => e.textContent)).toBeTruthy();
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 90_000);
+  });
 
   it('shows raw PCM speech as what it is, no dead player, with its file to download as .pcm', async () => {
     const res = await api(t.url, 'POST', '/openai/v1/audio/speech', { key: keyA, body: { model: 'gpt-4o-mini-tts', input: 'Raw samples.', voice: 'coral', response_format: 'pcm' } });
@@ -272,7 +259,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect([file.status, file.headers.get('content-type'), file.headers.get('content-disposition')]).toEqual([200, 'audio/pcm', expect.stringMatching(/\.pcm"?$/)]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 90_000);
+  });
 
   it("plays every take of a song with its title and lyrics, marks the word sung, and links what it continues and joins to their tasks", async () => {
     const music = async (path: string, body: unknown) => {
@@ -286,7 +273,7 @@ describeWithBrowser('the console in a real browser', () => {
     await signIn(page, keyA, /team-a/);
     await page.goto(`${t.url}/console/tasks/${cont.task_id}`, { waitUntil: 'networkidle0' });
     await heading(page, `Task ${cont.task_id}`);
-    await page.waitForFunction(() => document.querySelectorAll('article.take audio').length === 2, { timeout: 15_000 });
+    await page.waitForFunction(() => document.querySelectorAll('article.take audio').length === 2);
     const takes = await page.$$eval('article.take', (els: any[]) =>
       els.map((e) => ({ id: e.getAttribute('data-clip-id'), title: e.querySelector('h3').textContent, lyrics: e.querySelector('.lyrics-text')?.textContent, lineage: e.querySelector('.continues')?.textContent, link: e.querySelector('.continues a')?.getAttribute('href') })),
     );
@@ -325,12 +312,12 @@ describeWithBrowser('the console in a real browser', () => {
       third,
       (words[2].start_s + words[2].end_s) / 2,
     );
-    await page.waitForFunction((id: string) => document.querySelector(`article.take[data-clip-id="${id}"] li.sung`)?.textContent?.endsWith(' tide'), { timeout: 15_000 }, third);
+    await page.waitForFunction((id: string) => document.querySelector(`article.take[data-clip-id="${id}"] li.sung`)?.textContent?.endsWith(' tide'), {}, third);
 
     // the lineage link opens the song it continues: its two takes, its own lyrics, continuing nothing
     await page.click(`article.take[data-clip-id="${cont.data[0].id}"] .continues a`);
     await heading(page, `Task ${song.task_id}`);
-    await page.waitForFunction(() => document.querySelectorAll('article.take').length === 2, { timeout: 15_000 });
+    await page.waitForFunction(() => document.querySelectorAll('article.take').length === 2);
     expect(await page.$$eval('article.take', (els: any[]) => els.map((e) => [e.querySelector('h3').textContent, e.querySelector('.lyrics-text').textContent, !!e.querySelector('.lineage')]))).toEqual([
       ['Take 1: Morning tide', '[Verse]\nMorning tide upon the sand', false],
       ['Take 2: Morning tide', '[Verse]\nMorning tide upon the sand', false],
@@ -358,12 +345,12 @@ describeWithBrowser('the console in a real browser', () => {
     await signIn(page, keyA, /team-a/);
     await page.goto(`${t.url}/console/tasks/${taskId}`, { waitUntil: 'networkidle0' });
     await heading(page, `Task ${taskId}`);
-    await page.waitForFunction(() => [...document.querySelectorAll('img')].filter((i: any) => i.complete && i.naturalWidth > 0).length === 2, { timeout: 15_000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('img')].filter((i: any) => i.complete && i.naturalWidth > 0).length === 2);
     const images = await page.$$eval('img', (els: any[]) => els.map((i) => ({ width: i.naturalWidth, height: i.naturalHeight, path: new URL(i.src).pathname })));
     expect(images).toEqual([0, 1].map(() => ({ width: 1024, height: 1536, path: expect.stringMatching(/^\/media\/[0-9a-f-]{36}$/) })));
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 90_000);
+  });
 
   it("shows what a task asked beside its result, its door and its first frame as a thumbnail; the list filters by door and model", async () => {
     const frame = (await png(320, 180)).toString('base64');
@@ -383,7 +370,7 @@ describeWithBrowser('the console in a real browser', () => {
     ]);
     expect(await page.$eval('#task-door', (e: any) => e.textContent)).toBe('Kling');
     // the first frame: a thumbnail decoded from its signed link, linking to the file; the result's video beside it
-    await page.waitForFunction(() => [...document.querySelectorAll('figure.thumb img')].some((i: any) => i.complete && i.naturalWidth > 0), { timeout: 15_000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('figure.thumb img')].some((i: any) => i.complete && i.naturalWidth > 0));
     const thumbs = await page.$$eval('figure.thumb', (els: any[]) => els.map((f) => ({ role: f.getAttribute('data-role'), width: f.querySelector('img').naturalWidth, img: new URL(f.querySelector('img').src).pathname, link: new URL(f.querySelector('a').href).pathname, caption: f.querySelector('figcaption').textContent })));
     expect(thumbs).toEqual([{ role: 'frame0', width: 320, img: expect.stringMatching(/^\/media\/[0-9a-f-]{36}$/), link: expect.stringMatching(/^\/media\/[0-9a-f-]{36}$/), caption: 'frame0' }]);
     expect(thumbs[0].link).toBe(thumbs[0].img);
@@ -392,21 +379,21 @@ describeWithBrowser('the console in a real browser', () => {
 
     // the list: a door and a model column, and filters on each
     await page.goto(`${t.url}/console/`, { waitUntil: 'networkidle0' });
-    await page.waitForSelector(`tr[data-task-id="${klingId}"]`, { timeout: 15_000 });
+    await page.waitForSelector(`tr[data-task-id="${klingId}"]`);
     expect(await page.$eval(`tr[data-task-id="${klingId}"]`, (r: any) => [r.querySelector('[data-col="door"]').textContent, r.querySelector('[data-col="model"]').textContent])).toEqual(['Kling', 'kling-v1-6']);
     await page.waitForSelector(`tr[data-task-id="${videoId}"]`);
     await page.select('#f-door', 'kling');
     await button(page, 'Apply filters').click();
-    await page.waitForFunction((gone: string) => !document.querySelector(`tr[data-task-id="${gone}"]`), { timeout: 10_000 }, videoId);
+    await page.waitForFunction((gone: string) => !document.querySelector(`tr[data-task-id="${gone}"]`), {}, videoId);
     expect(await rowIds(page)).toEqual([klingId]);
     await page.select('#f-door', 'luma');
     await button(page, 'Apply filters').click();
-    await page.waitForSelector(`tr[data-task-id="${videoId}"]`, { timeout: 10_000 });
+    await page.waitForSelector(`tr[data-task-id="${videoId}"]`);
     expect(await rowIds(page)).not.toContain(klingId);
     await page.select('#f-door', '');
     await page.type('#f-model', 'kling-v1-6');
     await button(page, 'Apply filters').click();
-    await page.waitForFunction((gone: string) => !document.querySelector(`tr[data-task-id="${gone}"]`), { timeout: 10_000 }, videoId);
+    await page.waitForFunction((gone: string) => !document.querySelector(`tr[data-task-id="${gone}"]`), {}, videoId);
     expect(await rowIds(page)).toEqual([klingId]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
@@ -427,13 +414,13 @@ describeWithBrowser('the console in a real browser', () => {
     await page.reload({ waitUntil: 'networkidle0' });
     await heading(page, 'Sign in');
     await page.close();
-  }, 60_000);
+  });
 
   it('signs the admin in: every owner; creates a key (shown once), sets limits, revokes the key and redelivers a callback, each visible through the API', async () => {
     const page = await newPage();
     await signIn(page, ADMIN, /^Signed in as admin$/);
     await heading(page, 'Tasks');
-    await page.waitForSelector(`tr[data-task-id="${otherTeamsTask}"]`, { timeout: 15_000 });
+    await page.waitForSelector(`tr[data-task-id="${otherTeamsTask}"]`);
     await page.waitForSelector(`tr[data-task-id="${videoId}"]`);
 
     // create a key: shown once
@@ -460,7 +447,7 @@ describeWithBrowser('the console in a real browser', () => {
     await page.type('#monthly_credits-value', '77');
     await page.select('#requests_per_minute-mode', 'unlimited');
     await button(page, 'Save limits').click();
-    await page.waitForFunction(() => /Limits of team-c saved/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /Limits of team-c saved/.test(document.querySelector('.notice')?.textContent ?? ''));
     const limits = (await api(t.url, 'GET', '/admin/owners/team-c/limits', { key: ADMIN })).body;
     expect([limits.monthly_credits, limits.requests_per_minute, limits.defaults]).toEqual([77, null, ['max_concurrent_tasks']]);
 
@@ -469,22 +456,22 @@ describeWithBrowser('the console in a real browser', () => {
     await page.waitForSelector('#max_concurrent_tasks-value');
     await page.type('#max_concurrent_tasks-value', '5000000');
     await button(page, 'Save limits').click();
-    await page.waitForFunction(() => /max_concurrent_tasks must be at most 1000000/.test(document.querySelector('[role="alert"]')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /max_concurrent_tasks must be at most 1000000/.test(document.querySelector('[role="alert"]')?.textContent ?? ''));
 
     // rotate the webhook secret
     const secretBefore = (await api(t.url, 'GET', '/admin/owners/team-c/webhook-secret', { key: ADMIN })).body.secret;
     await button(page, 'Rotate secret').click();
-    await page.waitForFunction(() => /was rotated/.test(document.body.textContent), { timeout: 10_000 });
+    await page.waitForFunction(() => /was rotated/.test(document.body.textContent));
     const rotated = (await api(t.url, 'GET', '/admin/owners/team-c/webhook-secret', { key: ADMIN })).body;
     expect([rotated.previous_secret, rotated.secret === secretBefore]).toEqual([secretBefore, false]);
 
     // revoke the key
     const prefix = newKey.slice(0, 12);
     await button(page, `Revoke key ${prefix} (laptop) of team-c`).click();
-    await page.waitForFunction(() => /is revoked/.test(document.body.textContent), { timeout: 10_000 });
+    await page.waitForFunction(() => /is revoked/.test(document.body.textContent));
     const keys = (await api(t.url, 'GET', '/admin/keys?owner=team-c', { key: ADMIN })).body;
     expect(keys.map((k: any) => [k.prefix, k.revoked_at !== null])).toEqual([[prefix, true]]);
-    await pollUntil(() => api(t.url, 'GET', '/usage', { key: newKey }), (r) => r.status === 401, { timeoutMs: 5000, what: 'the revoked key to stop working' });
+    await pollUntil(() => api(t.url, 'GET', '/usage', { key: newKey }), (r) => r.status === 401, { timeoutMs: 30_000, what: 'the revoked key to stop working' });
 
     // redeliver the video's "completed" notification
     const received = () => receiver.received.filter((r) => r.path === '/hooks/a' && r.json?.state === 'completed');
@@ -494,7 +481,7 @@ describeWithBrowser('the console in a real browser', () => {
     await page.waitForSelector('article.delivery');
     expect(await page.$eval('#attempts-h', (e: any) => e.textContent)).toBe('Upstream attempts');
     await button(page, 'Redeliver the “completed” notification').click();
-    await page.waitForFunction(() => /being delivered again/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /being delivered again/.test(document.querySelector('.notice')?.textContent ?? ''));
     await pollUntil(async () => received().length, (n) => n === deliveredBefore + 1, { timeoutMs: 20_000, what: 'the redelivered notification' });
     expect(new Set(received().map((r) => r.headers['webhook-id'])).size).toBe(1); // the same webhook-id
     const log = await pollUntil(
@@ -504,7 +491,7 @@ describeWithBrowser('the console in a real browser', () => {
     );
     expect(log.body.deliveries[1].status).toBe('completed');
     // and the page shows the new attempt by itself
-    await page.waitForFunction(() => [...document.querySelectorAll('article.delivery')].at(-1)?.querySelectorAll('tbody tr').length >= 1, { timeout: 20_000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('article.delivery')].at(-1)?.querySelectorAll('tbody tr').length >= 1);
 
     expect(await cspOf(page)).toEqual([]);
     await page.close();
@@ -515,7 +502,7 @@ describeWithBrowser('the console in a real browser', () => {
     await signIn(page, ADMIN, /admin/);
     await page.click('nav a[href="/console/channels"]');
     await heading(page, 'Channels');
-    await page.waitForFunction(() => /No channels yet/.test(document.body.textContent), { timeout: 10_000 });
+    await page.waitForFunction(() => /No channels yet/.test(document.body.textContent));
     await page.type('#new-channel-name', 'gateway-b');
     // the form's protocols are the vendors' descriptors (GET /admin/protocols), with their credential fields
     await page.waitForSelector('#new-channel-protocol option[value="gateway"]');
@@ -529,21 +516,21 @@ describeWithBrowser('the console in a real browser', () => {
     await page.type('#new-channel-base_url', 'http://127.0.0.1:1/video-a');
     await page.type('#new-channel-api_key', 'upstream-secret-1234');
     await button(page, 'Add channel').click();
-    await page.waitForFunction(() => /Channel gateway-b added/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /Channel gateway-b added/.test(document.querySelector('.notice')?.textContent ?? ''));
     const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
     expect([channel.name, channel.protocol, channel.credentials, channel.status]).toEqual(['gateway-b', 'gateway', { api_key: '…1234' }, 'enabled']);
     expect(await page.content()).not.toContain('upstream-secret-1234');
 
     await button(page, 'Disable gateway-b').click();
-    await page.waitForFunction(() => /disabled\./.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /disabled\./.test(document.querySelector('.notice')?.textContent ?? ''));
     expect((await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body.status).toBe('disabled');
     await button(page, 'Enable gateway-b').click();
-    await page.waitForFunction(() => /enabled\./.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /enabled\./.test(document.querySelector('.notice')?.textContent ?? ''));
     expect((await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body.status).toBe('enabled');
 
     // a test against an address where nothing listens: the outcome, in words
     await button(page, 'Test gateway-b').click();
-    await page.waitForFunction(() => /Test of gateway-b: failed/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 20_000 });
+    await page.waitForFunction(() => /Test of gateway-b: failed/.test(document.querySelector('.notice')?.textContent ?? ''));
 
     // edit: a new weight; the credentials left empty stay as they were
     await button(page, 'Edit gateway-b').click();
@@ -552,12 +539,12 @@ describeWithBrowser('the console in a real browser', () => {
     await page.$eval(weight, (e: any) => (e.value = ''));
     await page.type(weight, '250');
     await button(page, 'Save channel').click();
-    await page.waitForFunction(() => /Channel gateway-b saved/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /Channel gateway-b saved/.test(document.querySelector('.notice')?.textContent ?? ''));
     const edited = (await api(t.url, 'GET', `/admin/channels/${channel.id}`, { key: ADMIN })).body;
     expect([edited.weight, edited.credentials]).toEqual([250, { api_key: '…1234' }]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 90_000);
+  });
 
   it("shows what a vendor billed beside what we priced, on a task's attempts and in the usage, and flags the mismatch", async () => {
     // a generation that had two upstream tasks on gateway-b (a failover): the first billed twice its price, the
@@ -591,13 +578,13 @@ describeWithBrowser('the console in a real browser', () => {
     await page.click('nav a[href="/console/usage"]');
     await heading(page, 'Usage');
     const row = 'tr[data-upstream-cost="team-a/video/gateway-b/veo"]';
-    await page.waitForSelector(row, { timeout: 15_000 });
+    await page.waitForSelector(row);
     const cells = await page.$eval(row, (r: any) => [...r.children].slice(4).map((c: any) => c.textContent.trim()));
     expect(cells).toEqual(['2', '1', '15 seconds', '1.5', '1 beyond tolerance']);
     expect(await page.$eval(row, (r: any) => [r.className, r.querySelectorAll('strong.mismatch').length])).toEqual(['mismatch-row', 1]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 90_000);
+  });
 
   it('declares a model the catalog does not know: the form gives a spec to complete, shows the refusal naming its field, and the list marks it declared', async () => {
     const page = await newPage();
@@ -611,7 +598,7 @@ describeWithBrowser('the console in a real browser', () => {
     await page.type('#new-channel-api_key', 'ark-secret-5678');
     await button(page, 'Declare a video model').click();
     const models = '#new-channel-models';
-    await page.waitForFunction((sel: string) => (document.querySelector(sel) as unknown as { value: string } | null)?.value.includes('"spec"'), { timeout: 10_000 }, models);
+    await page.waitForFunction((sel: string) => (document.querySelector(sel) as unknown as { value: string } | null)?.value.includes('"spec"'), {}, models);
     const template = JSON.parse(await page.$eval(models, (e) => (e as unknown as { value: string }).value));
     expect(template).toEqual([expect.objectContaining({ operation: 'video', spec: expect.objectContaining({ durations: expect.any(Array), resolutions: expect.any(Array) }) })]);
     const typeModels = (value: unknown) =>
@@ -627,15 +614,15 @@ describeWithBrowser('the console in a real browser', () => {
     const lite = { ...template[0], name: 'seedance-lite', vendor_model: 'seedance-1-0-lite-i2v-250428' };
     await typeModels([{ ...lite, spec: { ...lite.spec, durations: [2, 3, 100] } }]);
     await button(page, 'Add channel').click();
-    await page.waitForFunction(() => /models\[0\]\.spec\.durations\[2\] must be a whole number of seconds from 1 to 99/.test(document.body.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /models\[0\]\.spec\.durations\[2\] must be a whole number of seconds from 1 to 99/.test(document.body.textContent ?? ''));
     await typeModels([{ ...lite, spec: { ...lite.spec, durations: [2, 12], resolutions: ['480p', '720p'], reference_images: 4 } }]);
     await button(page, 'Add channel').click();
-    await page.waitForFunction(() => /Channel seedance-lite added/.test(document.querySelector('.notice')?.textContent ?? ''), { timeout: 10_000 });
+    await page.waitForFunction(() => /Channel seedance-lite added/.test(document.querySelector('.notice')?.textContent ?? ''));
     const saved = ((await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body as { name: string; models: unknown[] }[]).find((c) => c.name === 'seedance-lite')!;
     expect(saved.models).toEqual([expect.objectContaining({ name: 'seedance-lite', vendor_model: 'seedance-1-0-lite-i2v-250428', operation: 'video', spec: expect.objectContaining({ durations: [2, 12], resolutions: ['480p', '720p'], reference_images: 4 }) })]);
-    await page.waitForFunction(() => /seedance-lite \(seedance-1-0-lite-i2v-250428\) · declared video model/.test(document.body.textContent ?? ''), { timeout: 15_000 });
+    await page.waitForFunction(() => /seedance-lite \(seedance-1-0-lite-i2v-250428\) · declared video model/.test(document.body.textContent ?? ''));
     await page.close();
-  }, 90_000);
+  });
 
   it('reported no Content-Security-Policy violation and no script error on any page', () => {
     expect(violations).toEqual([]);

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
+import { BROWSER_WAIT_MS, CHROMIUM, launchBrowser, type TestBrowser } from '../support/browser.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -10,8 +10,6 @@ import { api, startTestApp, type TestApp } from '../support/test-app.js';
 declare const document: any;
 declare const window: any;
 
-/** Debian's chromium (installed by .ci/run); CHROMIUM_PATH names another. */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p): p is string => !!p && existsSync(p));
 const describeWithBrowser = CHROMIUM ? describe : describe.skip;
 if (!CHROMIUM) process.stderr.write('swagger-ui.e2e: no Chromium found (set CHROMIUM_PATH, or apt-get install chromium); the browser test is skipped\n');
 
@@ -179,9 +177,9 @@ async function execute(page: Page, op: string, previous: string): Promise<{ stat
   const response = `#${op} .live-responses-table .response`;
   const selector = `${response} .response-col_description pre`;
   await page
-    .waitForFunction((r, s, p) => document.querySelector(s)?.textContent && document.querySelector(r)!.textContent !== p, { timeout: 30_000 }, response, selector, previous)
+    .waitForFunction((r, s, p) => document.querySelector(s)?.textContent && document.querySelector(r)!.textContent !== p, {}, response, selector, previous)
     .catch((err: unknown) => {
-      throw new Error(`${op}: no new answer shown within 30 s of Execute (${String(err)})`);
+      throw new Error(`${op}: no new answer shown within ${BROWSER_WAIT_MS / 1000} s of Execute (${String(err)})`);
     });
   return {
     status: await page.$eval(`${response} .response-col_status`, (e) => e.textContent?.trim() ?? ''),
@@ -198,7 +196,7 @@ async function openAuthorized(page: Page, base: string, key: string): Promise<vo
   await page.waitForSelector('.modal-ux input');
   await page.keyboard.type(key);
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.querySelector('.modal-ux .auth-container')?.textContent?.includes('Authorized'), { timeout: 5000 });
+  await page.waitForFunction(() => document.querySelector('.modal-ux .auth-container')?.textContent?.includes('Authorized'));
 }
 
 describeWithBrowser('Swagger UI in a real browser', () => {
@@ -206,8 +204,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
   let t: TestApp;
   let worker: TestApp | undefined;
   let key: string;
-  let browser: Browser;
-  let profile: string;
+  let browser: TestBrowser;
   let dataDir: string;
   beforeAll(async () => {
     // No ALLOW_PRIVATE_URLS and no network: the examples must work as they are.
@@ -217,19 +214,12 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     t = await startTestApp({ ...env, ROLE: 'api' });
     worker = await startTestApp({ ...env, ROLE: 'worker' }, { db: t.db });
     key = await t.createKey('swagger');
-    profile = await mkdtemp(path.join(tmpdir(), 'mgw-chromium-'));
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: profile,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
     await worker?.close();
     await t.close();
-    await rm(profile, { recursive: true, force: true });
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -248,10 +238,10 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     await page.waitForSelector('.modal-ux input');
     await page.keyboard.type(key);
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelectorAll('.modal-ux .auth-container')[0]?.textContent?.includes('Logout'), { timeout: 5000 });
+    await page.waitForFunction(() => document.querySelectorAll('.modal-ux .auth-container')[0]?.textContent?.includes('Logout'));
     await page.type('.modal-ux .auth-container:nth-of-type(2) input', ADMIN);
     await page.click('.modal-ux .auth-container:nth-of-type(2) .btn.modal-btn.auth.authorize');
-    await page.waitForFunction(() => document.querySelectorAll('.modal-ux .auth-container')[1]?.textContent?.includes('Logout'), { timeout: 5000 });
+    await page.waitForFunction(() => document.querySelectorAll('.modal-ux .auth-container')[1]?.textContent?.includes('Logout'));
     await page.click('.modal-ux .btn-done');
     const stored = async (p: Page) => p.evaluate(() => ({ local: JSON.stringify(window.localStorage), session: JSON.stringify(window.sessionStorage) }));
     const afterAuthorize = await stored(page);
@@ -263,7 +253,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     await page.reload({ waitUntil: 'networkidle0' });
     await page.waitForSelector('.btn.authorize');
     const authorized = () => page.evaluate(() => Object.keys((window as any).ui.authSelectors.authorized().toJS()).sort());
-    await pollUntil(authorized, (names) => names.length === 2, { timeoutMs: 10_000, what: 'the authorizations to be restored after the reload' });
+    await pollUntil(authorized, (names) => names.length === 2, { timeoutMs: BROWSER_WAIT_MS, what: 'the authorizations to be restored after the reload' });
     expect(await authorized()).toEqual(['api-key', 'operator-admin-key']);
     const usage = 'operations-usage-getUsage';
     await page.click(`#${usage} .opblock-summary`);
@@ -287,7 +277,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     expect(await logouts()).toBe(2);
     for (let left = 2; left > 0; left--) {
       await page.$$eval('.modal-ux button', (buttons) => buttons.find((b) => b.textContent?.trim() === 'Logout')?.click());
-      await page.waitForFunction((n) => [...document.querySelectorAll('.modal-ux button')].filter((b: any) => b.textContent?.trim() === 'Logout').length === n, { timeout: 5000 }, left - 1);
+      await page.waitForFunction((n) => [...document.querySelectorAll('.modal-ux button')].filter((b: any) => b.textContent?.trim() === 'Logout').length === n, {}, left - 1);
     }
     expect(await stored(page)).toEqual({ local: '{}', session: '{}' });
     await page.reload({ waitUntil: 'networkidle0' });
@@ -308,7 +298,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     await page.select(`#${op} .opblock-section-request-body .examples-select-element`, 'simple');
     await page.click(`#${op} .execute`);
     // offered as a download of the answer's own bytes (a blob: URL), which decode and play
-    await page.waitForSelector(`#${op} .live-responses-table a[download]`, { timeout: 30_000 });
+    await page.waitForSelector(`#${op} .live-responses-table a[download]`);
     const offered = await page.$eval(`#${op} .live-responses-table a[download]`, async (link: any) => {
       const audio = document.createElement('audio');
       audio.src = link.href;
@@ -322,7 +312,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     expect(await page.$eval(`#${op} .live-responses-table .response .response-col_status`, (e) => e.textContent?.trim())).toBe('200');
     expect(await page.$eval(`#${op} .request-url pre`, (e) => e.textContent)).toBe(`${t.url}/openai/v1/audio/speech`);
     await page.close();
-  }, 90_000);
+  });
 
   /**
    * Every pre-filled example, run as it is in one authorized page: one test per operation (each a few seconds of
@@ -359,7 +349,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
         }
       }
       expect(Object.fromEntries(OPERATIONS.map((o) => [o.operation, [...o.examples, ...(o.ownIds?.examples ?? [])].sort()]))).toEqual(documented);
-    }, 60_000);
+    });
 
     // The new song in the browser, as soon as its example answered: its id, read from that answer in the panel, typed into
     // GET /music-a/fetch/{task_id}'s Try it out, executed again until the panel shows the task ended (a deadline, no fixed
@@ -418,7 +408,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
       }
       // closed again: Swagger UI renders every open operation again at each change, the page slows with each one left open
       await page.click(`#${op.operation} .opblock-summary`);
-    }, 90_000);
+    });
 
     it('brings every task an example started to its success', async () => {
       expect([created.length > 0, songFetched]).toEqual([true, true]);
@@ -463,6 +453,6 @@ describeWithBrowser('Swagger UI in a real browser', () => {
       await worker!.close();
       worker = undefined;
       await sendAgain((op) => op.held !== true);
-    }, 60_000);
+    });
   });
 });
