@@ -3,6 +3,7 @@ import { describeError } from '../../src/common/errors/error-catalog.js';
 import { openAiApiOf, openAiError } from '../../src/common/errors/openai-error.js';
 import { AppValidationPipe } from '../../src/common/validation/app-validation.pipe.js';
 import { CreateOpenAiImageDto } from '../../src/doors/openai/dto/openai-image.dto.js';
+import { CreateOpenAiSpeechDto } from '../../src/doors/openai/dto/openai-speech.dto.js';
 
 /** The OpenAI door's wording of a domain error, as the global filter gives it. */
 function worded(err: AppError) {
@@ -87,6 +88,22 @@ describe('the parameter and rule of a refused body (AppValidationPipe)', () => {
       }
       expect([body, await faultOf(body)]).toEqual([body, ['INVALID_PARAMETER', fault]]);
     }
+  });
+
+  it("codes a bound by the parameter's declared type, as OpenAI does: a whole 5 for speed (a number) is decimal_above_max_value", async () => {
+    const speechFault = async (speed: unknown) => {
+      const err = await pipe.transform({ model: 'tts-1', input: 'x', voice: 'alloy', speed }, { type: 'body', metatype: CreateOpenAiSpeechDto }).catch((e: AppError) => e);
+      return (err as AppError).fault;
+    };
+    expect(await speechFault(5)).toEqual({ param: 'speed', rule: 'above_max', integer: false });
+    expect(await speechFault(4.5)).toEqual({ param: 'speed', rule: 'above_max', integer: false });
+    expect(await speechFault(0)).toEqual({ param: 'speed', rule: 'below_min', integer: false });
+    expect(await speechFault(4)).toBeUndefined();
+    expect(await speechFault(0.25)).toBeUndefined();
+    const worded = (fault: unknown) => openAiError(400, 'invalid_parameter', 'speed must be a number from 0.25 to 4', fault as never).code;
+    expect([worded(await speechFault(5)), worded(await speechFault(0))]).toEqual(['decimal_above_max_value', 'decimal_below_min_value']);
+    // n is declared a whole number: its bounds stay integer_…
+    expect(worded(await faultOf({ prompt: 'x', n: 11 }).then((f) => f[1]))).toBe('integer_above_max_value');
   });
 
   it('keeps the message free of the refused value', async () => {

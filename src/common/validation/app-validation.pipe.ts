@@ -12,8 +12,9 @@ const OPTIONS: ValidationPipeOptions = {
   transform: true,
   whitelist: true,
   stopAtFirstError: false,
-  // the value is kept only for faultOf (what rule it broke); messages never echo it
-  validationError: { target: false, value: true },
+  // the value and the object that held it are kept only for faultOf (what rule it broke, the field's declared
+  // type); messages never echo them
+  validationError: { target: true, value: true },
   exceptionFactory: (errors: ValidationError[]) => new AppError('INVALID_PARAMETER', formatValidationErrors(errors), undefined, faultOf(errors)),
 };
 
@@ -141,17 +142,34 @@ export function faultOf(errors: ValidationError[], parent = ''): ParamFault | un
   for (const error of errors) {
     const path = parent ? `${parent}.${error.property}` : error.property;
     const constraints = Object.keys(error.constraints ?? {});
-    if (constraints.length > 0) return { param: path, ...ruleOf(constraints, error.value) };
+    if (constraints.length > 0) return { param: path, ...ruleOf(constraints, error.value, declaredInteger(error)) };
     const inner = faultOf(error.children ?? [], path);
     if (inner) return inner;
   }
   return undefined;
 }
 
-function ruleOf(constraints: string[], value: unknown): { rule: ParamRule; integer?: boolean } {
+/**
+ * Whether the refused field is declared a whole number (`@IsInt`) or any number (`@IsNumber`), as OpenAI's codes
+ * follow the parameter's type, not the value sent (`speed: 5` is decimal_above_max_value); undefined when it is
+ * declared neither (a rule written by hand), where the value's own type decides.
+ */
+function declaredInteger(error: ValidationError): boolean | undefined {
+  const target = error.target?.constructor;
+  if (typeof target !== 'function') return undefined;
+  const names = getMetadataStorage()
+    .getTargetValidationMetadatas(target, '', false, false)
+    .filter((m) => m.propertyName === error.property)
+    .map((m) => m.name);
+  if (names.includes('isInt')) return true;
+  if (names.includes('isNumber')) return false;
+  return undefined;
+}
+
+function ruleOf(constraints: string[], value: unknown, declared: boolean | undefined): { rule: ParamRule; integer?: boolean } {
   if (value === undefined || value === null) return { rule: 'missing' };
   if (constraints.some((c) => TYPE_CONSTRAINTS.has(c)) || (constraints.includes('maxChars') && typeof value !== 'string')) return { rule: 'type' };
-  const integer = typeof value === 'number' && Number.isInteger(value);
+  const integer = declared ?? (typeof value === 'number' && Number.isInteger(value));
   if (constraints.includes('min')) return { rule: 'below_min', integer };
   if (constraints.includes('max')) return { rule: 'above_max', integer };
   if (constraints.includes('arrayMaxSize')) return { rule: 'too_many' };
