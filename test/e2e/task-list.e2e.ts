@@ -123,6 +123,9 @@ describe('the cross-operation task list', () => {
     // a parameter in bracket form would be dropped as unknown, and its filter not applied: refused, naming it
     expect(await bad('kind=video&state[x]=failed')).toBe('state must be one value, sent as state=<value> (not state[x])');
     expect(await bad('kind[]=video')).toBe('kind must be one value, sent as kind=<value> (not kind[])');
+    // a parameter sent twice is refused saying so, not as a value of the wrong type
+    expect(await bad('kind=video&kind=speech')).toBe('kind must be one value, sent once (it was sent 2 times)');
+    expect(await bad('limit=1&limit=2&limit=3')).toBe('limit must be one value, sent once (it was sent 3 times)');
     // a key in bracket form that is no parameter is dropped as any unknown key is
     expect((await api(t.url, 'GET', '/tasks?nothing[x]=1', { key: a })).status).toBe(200);
   });
@@ -246,7 +249,7 @@ describe('the cross-operation task list', () => {
       expect(await bad(`door=${'k'.repeat(33)}`)).toMatch(/^door must be the name of a door/);
       expect(await bad(`model=${encodeURIComponent('ray 2')}`)).toMatch(/^model must be a model name, as GET \/models lists them/);
       expect(await bad(`model=${'m'.repeat(65)}`)).toMatch(/^model must be a model name/);
-      expect(await bad('door=luma&door=kling')).toMatch(/door must be the name of a door/); // one door, not a list
+      expect(await bad('door=luma&door=kling')).toBe('door must be one value, sent once (it was sent 2 times)'); // one door, not a list
     });
 
     it("shows a task's request in the gateway's words beside its result, its door, and its input images apart as signed links", async () => {

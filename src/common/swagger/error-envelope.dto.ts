@@ -25,7 +25,7 @@ export class StringCodeErrorEnvelopeDto {
 
 /** The error inside the OpenAI-style door's envelope, as OpenAI's SDKs read it. */
 export class OpenAiErrorDto {
-  @ApiProperty({ example: 'size must have the form WxH, such as "1280x720" or "720x1280"' })
+  @ApiProperty({ example: 'size must be WxH in pixels, each side 10 to 9999, such as "1280x720" or "720x1280"' })
   message!: string;
 
   @ApiProperty({ enum: ['invalid_request_error', 'authentication_error', 'permission_error', 'rate_limit_error', 'insufficient_quota', 'server_error', 'image_generation_user_error'], example: 'invalid_request_error' })

@@ -102,14 +102,17 @@ function refusePrototypeKeys(value: unknown, path = ''): void {
  * Refuses a route's query parameter written in bracket form (`state[x]=failed`, `kind[]=video`: what qs-style
  * clients send for objects and lists): the query parser keeps such a key as it is, so it would be dropped as
  * unknown and the filter silently not applied. A key in bracket form whose base is no parameter of the route
- * is dropped as any unknown key is.
+ * is dropped as any unknown key is. A parameter sent twice (`limit=1&limit=2`) is refused saying so.
  */
 function assertNoBracketedParams(value: unknown, metatype: new (...args: never[]) => unknown): void {
   if (typeof value !== 'object' || value === null) return;
   const params = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false).map((m) => m.propertyName));
-  const problems = Object.keys(value).flatMap((key) => {
+  const problems = Object.entries(value).flatMap(([key, sent]) => {
     const base = /^([^[\]]+)\[/.exec(key)?.[1];
-    return base !== undefined && params.has(base) ? [`${base} must be one value, sent as ${base}=<value> (not ${key})`] : [];
+    if (base !== undefined && params.has(base)) return [`${base} must be one value, sent as ${base}=<value> (not ${key})`];
+    // a key sent more than once (kind=a&kind=b) is read as a list, which no parameter takes
+    if (Array.isArray(sent) && params.has(key)) return [`${key} must be one value, sent once (it was sent ${sent.length} times)`];
+    return [];
   });
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', problems.join('; '), undefined, { param: problems[0].split(' ')[0], rule: 'type' });
 }
@@ -124,7 +127,10 @@ function collect(errors: ValidationError[], parent: string): string[] {
     // a rule of an array's items is worded for any item (`models[].vendor_model must …`): the message names the one refused
     const indexed = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     const anyItem = indexed.replace(/\[\d+\]/g, '[]');
-    const own = Object.entries(error.constraints ?? {}).map(([rule, msg]) => {
+    // a value of the wrong type (or none) is told that alone: the other rules of the field presuppose its type
+    const broken = Object.entries(error.constraints ?? {});
+    const typeRule = broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
+    const own = (typeRule ? [typeRule] : broken).map(([rule, msg]) => {
       if (rule === 'whitelistValidation') return notAField(indexed);
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
