@@ -94,6 +94,18 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
     }
     const upper = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: JSON.stringify({ owner: 'ct8', name: 'ct8' }), headers: { 'content-type': 'application/json; charset=UTF-8' } });
     expect(upper.status).toBe(201);
+    // UTF-8 by its other names (the Encoding Standard's labels: some clients send utf8), read and checked as UTF-8,
+    // as it comes and compressed (the two ways a body is read)
+    for (const [i, charset] of ['utf8', 'UTF8', '"utf8"', 'x-unicode20utf8'].entries()) {
+      const raw = Buffer.from(JSON.stringify({ owner: `u8-${i}`, name: 'café ✓' }));
+      for (const gzip of [false, true]) {
+        const res = await fetch(`${t.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': `application/json; charset=${charset}`, ...(gzip ? { 'content-encoding': 'gzip' } : {}) }, body: gzip ? gzipSync(raw) : raw });
+        const answer = (await res.json()) as { name?: string };
+        expect([charset, gzip, res.status, answer.name]).toEqual([charset, gzip, 201, 'café ✓']);
+      }
+      const latin1 = await fetch(`${t.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': `application/json; charset=${charset}` }, body: Buffer.from(JSON.stringify({ owner: `l1-${i}`, name: 'café' }), 'latin1') });
+      expect([charset, latin1.status, ((await latin1.json()) as { message: string }).message]).toEqual([charset, 400, expect.stringMatching(/not valid UTF-8/)]);
+    }
   });
 
   it('answers a body over the 100 kB default limit with 413, and takes one just under it', async () => {

@@ -133,8 +133,10 @@ export class JsonBodyGuard implements CanActivate {
     }
     // JSON between systems is UTF-8 (RFC 8259 §8.1): a body declared in another encoding (UTF-16, UTF-32 …) is refused as
     // one in Latin-1 is, rather than read in it
-    const charset = /;\s*charset=("?)([^";]+)\1/i.exec(contentType ?? '')?.[2]?.toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8') throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
+    const charset = charsetOf(contentType);
+    if (charset !== undefined && !UTF8_LABELS.has(charset)) throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
+    // another label of UTF-8 (`utf8`) is read as UTF-8: body-parser takes only `utf-…` names
+    if (charset !== undefined && charset !== 'utf-8') req.headers['content-type'] = contentType!.replace(CHARSET_PARAM, '; charset=utf-8');
     if (limit > DEFAULT_BODY_LIMIT_BYTES) this.admit(req, res, limit);
     const declared = Number(req.headers['content-length']);
     // refused before a byte is read (body-parser would read it all first); settleUnreadBody deals with the rest
@@ -191,6 +193,15 @@ export class JsonBodyGuard implements CanActivate {
   }
 }
 
+/** The names of UTF-8 a client may declare (the WHATWG Encoding Standard's labels: some clients send `utf8`). */
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8']);
+
+/** A Content-Type's declared charset, lower case (quoted or not), if it declares one. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  return CHARSET_PARAM.exec(contentType ?? '')?.[2]?.trim().toLowerCase();
+}
+const CHARSET_PARAM = /;\s*charset=("?)([^";]+)\1/i;
+
 /**
  * The streamed counterpart of body-parser's json parser (same limits, charsets, encodings and errors):
  * reads `req`, inflated in chunks of up to INFLATE_CHUNK_BYTES, through Base64FieldReader (which decodes the
@@ -200,8 +211,8 @@ export class JsonBodyGuard implements CanActivate {
  * to its end first.
  */
 async function readStreamed(req: Request, limit: number, streamed: StreamedField | undefined, formType?: string): Promise<void> {
-  const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase() ?? 'utf-8';
-  if (!charset.startsWith('utf-')) throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
+  const charset = charsetOf(req.headers['content-type']) ?? 'utf-8';
+  if (!UTF8_LABELS.has(charset)) throw toAppError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', charset }), limit);
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   const declared = encoding === 'identity' ? Number(req.headers['content-length']) : NaN;
   let stream: Readable = req;
@@ -248,7 +259,7 @@ async function readStreamed(req: Request, limit: number, streamed: StreamedField
     throw new AppError('INVALID_REQUEST', `Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
   }
   // the Base64 field itself is checked byte by byte (a byte outside its alphabet makes it invalid)
-  if (charset === 'utf-8' && !isUtf8(rest)) throw toAppError(notUtf8(), limit);
+  if (!isUtf8(rest)) throw toAppError(notUtf8(), limit);
   try {
     req.body = reader.finish();
   } catch (err) {
