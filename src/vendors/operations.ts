@@ -5,7 +5,7 @@ import { KLING } from './kling/kling.vendor.js';
 import { LUMA } from './luma/luma.vendor.js';
 import { GATEWAY_LYRICS_PROTOCOL, lyricsCatalogOf } from './lyrics-vendors.js';
 import { GATEWAY_MUSIC_PROTOCOL, musicCatalogOf } from './music-vendors.js';
-import { GATEWAY_SPEECH_PROTOCOL, speechCatalogOf } from './speech-vendors.js';
+import { GATEWAY_SPEECH_PROTOCOL, ownVoicesOf, speechCatalogOf } from './speech-vendors.js';
 import { stemsCatalogOf } from './stems-vendors.js';
 import { AGGREGATOR_PROBE } from './suno-aggregator/suno-aggregator.vendor.js';
 import { GATEWAY_VIDEO_PROTOCOL, videoCatalogOf } from './video-vendors.js';
@@ -32,8 +32,11 @@ export interface OperationVendors {
   catalogOf(protocol: string): readonly { readonly id: string }[];
   /** Whether a channel lists exactly its vendor's one model, to name and price it (expand). */
   readonly single?: boolean;
-  /** Whether its models speak in voices a channel maps (`models[].voices`: callers' names to the vendor's ids). */
-  readonly voices?: boolean;
+  /**
+   * Where its models speak in voices a channel maps (`models[].voices`: callers' names to the vendor's ids): the
+   * ids a model (its catalog or declared spec) speaks where it takes no other, null where it takes any.
+   */
+  readonly voices?: (spec: never) => readonly string[] | null;
   /** How a listed model is priced (null: its models are not priced per channel). */
   readonly priceUnit: PriceUnit | null;
 }
@@ -77,7 +80,7 @@ export const OPERATION_VENDORS: { readonly [O in ChannelOperation]: OperationVen
     catalogOf: imageCatalogOf,
     priceUnit: 'per_image',
   },
-  speech: { name: 'speech', gateway: { speaks: GATEWAY_SPEECH_PROTOCOL, base: '…/openai/v1', group: ['image', 'speech'], probe: { path: '/models', notFoundPasses: false } }, catalogOf: speechCatalogOf, voices: true, priceUnit: 'per_1k_chars' },
+  speech: { name: 'speech', gateway: { speaks: GATEWAY_SPEECH_PROTOCOL, base: '…/openai/v1', group: ['image', 'speech'], probe: { path: '/models', notFoundPasses: false } }, catalogOf: speechCatalogOf, voices: ownVoicesOf, priceUnit: 'per_1k_chars' },
   // a channel's lyrics models are named, not priced: a task is charged PRICE_LYRICS whatever makes it
   lyrics: { name: 'lyrics', gateway: { speaks: GATEWAY_LYRICS_PROTOCOL, base: '…/music-a', group: ['audio', 'music', 'lyrics'], probe: AGGREGATOR_PROBE }, catalogOf: lyricsCatalogOf, priceUnit: null },
   // a split of one clip, priced per task as a song is (per_song)

@@ -20,6 +20,14 @@ export function speechVendorOf(protocol: string): SpeechVendorClass | undefined 
   return SPEECH_VENDORS.find((v) => v.protocol === wanted);
 }
 
+/**
+ * The vendor's voice ids a speech model speaks where it takes no other (`voiceIds` false: OpenAI's tts-1 speaks
+ * its classic voices only), which a channel's voice names must map to; null where it takes any id.
+ */
+export function ownVoicesOf(spec: SpeechModelSpec): readonly string[] | null {
+  return spec.voiceIds ? null : [...new Set(Object.values(spec.voices))];
+}
+
 /** The models a protocol offers for speech, by the vendor's ids (none for a protocol without speech). */
 export function speechCatalogOf(protocol: string): readonly SpeechModelSpec[] {
   return speechVendorOf(protocol)?.models ?? [];

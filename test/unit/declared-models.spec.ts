@@ -211,3 +211,17 @@ describe('lyrics models on a channel', () => {
     expect(refusal(() => checkModels('suno', ['lyrics'], [{ name: 'words', vendor_model: 'gpt-lyrics' }]))).toMatch(/^models\[0\]\.vendor_model must be one of the suno models: suno_lyrics \(not gpt-lyrics\)$/);
   });
 });
+
+describe("a speech channel's voices at the admin API", () => {
+  const voices = (vendorModel: string, mapped: Record<string, string>) => refusal(() => checkModels('openai', ['speech'], [{ name: 'narrator', vendor_model: vendorModel, voices: mapped }]));
+
+  it('maps a name to one of its own voices on a model that takes no other voice id (tts-1), and refuses any other id, naming the voice', () => {
+    expect(voices('tts-1', { narrator: 'onyx', host: 'alloy' })).toBe('');
+    expect(voices('tts-1-hd', { bogus: 'x' })).toBe('models[0].voices.bogus: tts-1-hd speaks only its own voices (alloy, ash, coral, echo, fable, nova, onyx, sage, shimmer) and takes no other voice id (not "x")');
+    expect(voices('tts-1', { narrator: 'onyx', bogus: 'Onyx' })).toMatch(/^models\[0\]\.voices\.bogus: tts-1 speaks only its own voices .* \(not "Onyx"\)$/);
+  });
+
+  it('maps a name to any voice id on a model that takes ids (gpt-4o-mini-tts)', () => {
+    expect(voices('gpt-4o-mini-tts', { bogus: 'a-custom-voice-id' })).toBe('');
+  });
+});

@@ -1,3 +1,4 @@
+import { withArticle } from '../../common/words.js';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
@@ -101,7 +102,7 @@ export class OpenAiImagesService {
         const mask = await this.inputs.store(principal.owner, id, 'mask', 0, maskPart.buffer, 'mask');
         stored.push(mask.media);
         if (mask.facts.format !== 'png' || mask.facts.width !== facts[0].width || mask.facts.height !== facts[0].height) {
-          throw new AppError('INVALID_PARAMETER', `mask must be a PNG of the first image's size (${facts[0].width}x${facts[0].height}); it is a ${mask.facts.format} of ${mask.facts.width}x${mask.facts.height}`);
+          throw new AppError('INVALID_PARAMETER', `mask must be a PNG of the first image's size (${facts[0].width}x${facts[0].height}); it is ${withArticle(mask.facts.format ?? 'image')} of ${mask.facts.width}x${mask.facts.height}`);
         }
         // OpenAI's edits read where to paint from the mask's transparent pixels: one without alpha is refused, in its words
         if (!(await this.inputs.hasAlpha(maskPart.buffer))) throw AppError.invalidParameter('mask: Invalid mask image format - mask image missing alpha channel (its transparent pixels say where to edit)', { param: 'mask', rule: 'value' });

@@ -1,3 +1,4 @@
+import { withArticle } from '../../common/words.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { catalogOf, OPERATION_VENDORS, type OperationVendors, operationVendors } from '../../vendors/operations.js';
 import type { ImageModelSpec, ImageRequest } from '../../vendors/contracts/image-request.js';
@@ -163,14 +164,14 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (seen.has(m.name)) throw new AppError('INVALID_PARAMETER', `models[${i}].name: ${m.name} is listed twice`);
     seen.add(m.name);
     if (op) {
-      if (m.spec !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].spec: ${m.vendor_model} is a ${protocol} model the gateway knows, which keeps its catalog's spec (GET /models shows it); leave spec out, or declare a vendor_model the catalog does not list`);
-      if (m.operation !== undefined && m.operation !== op.name) throw new AppError('INVALID_PARAMETER', `models[${i}].operation: ${m.vendor_model} is a ${op.name} model (not ${m.operation})`);
+      if (m.spec !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].spec: ${m.vendor_model} is ${withArticle(protocol)} model the gateway knows, which keeps its catalog's spec (GET /models shows it); leave spec out, or declare a vendor_model the catalog does not list`);
+      if (m.operation !== undefined && m.operation !== op.name) throw new AppError('INVALID_PARAMETER', `models[${i}].operation: ${m.vendor_model} is ${withArticle(op.name)} model (not ${m.operation})`);
       checkModelExtras(m, i, op, op.catalogOf(protocol).find((s) => s.id === m.vendor_model));
       return m;
     }
     // vendors' ids are case-sensitive: one that differs from a catalog id only in case is that model mistyped
     const lookalike = listing.flatMap((o) => o.catalogOf(protocol)).find((s) => s.id.toLowerCase() === m.vendor_model.toLowerCase());
-    if (lookalike) throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model: ${m.vendor_model} differs only in case from ${lookalike.id}, a ${protocol} model the gateway knows (vendors' ids are case-sensitive): write ${lookalike.id}${m.spec !== undefined ? ', and leave spec out (it keeps its catalog\'s spec)' : ''}`);
+    if (lookalike) throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model: ${m.vendor_model} differs only in case from ${lookalike.id}, ${withArticle(protocol)} model the gateway knows (vendors' ids are case-sensitive): write ${lookalike.id}${m.spec !== undefined ? ', and leave spec out (it keeps its catalog\'s spec)' : ''}`);
     if (m.spec === undefined || declarable.length === 0) {
       const ids = [...new Set(ops.flatMap((o) => o.catalogOf(protocol).map((s) => s.id)))];
       const declare = declarable.length > 0 ? `, or come with a spec declaring what it can do (models[${i}].spec; docs/operators/channels.md, "Declared models")` : '';
@@ -188,10 +189,14 @@ export function checkModels(protocol: string, operations: readonly string[], mod
 
 /** A listed model's voices (speech only) and its price in its operation's unit (`spec`: what the model makes, catalog or declared). */
 function checkModelExtras(m: ChannelModel, i: number, op: OperationVendors, spec: unknown): void {
-  if (m.voices !== undefined && !op.voices) throw new AppError('INVALID_PARAMETER', `models[${i}].voices: only a speech model has voices (${m.vendor_model} is a ${op.name} model)`);
+  if (m.voices !== undefined && !op.voices) throw new AppError('INVALID_PARAMETER', `models[${i}].voices: only a speech model has voices (${m.vendor_model} is ${withArticle(op.name)} model)`);
   checkVoices(m.voices, i);
+  const own = m.voices !== undefined && spec !== undefined ? op.voices?.(spec as never) : null;
+  for (const [name, id] of Object.entries(own ? m.voices! : {})) {
+    if (!own!.includes(id)) throw new AppError('INVALID_PARAMETER', `models[${i}].voices.${name}: ${m.vendor_model} speaks only its own voices (${own!.join(', ')}) and takes no other voice id (not ${JSON.stringify(id)})`);
+  }
   if (op.priceUnit === null) {
-    if (m.price !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: ${op.name} models are not priced per channel (${m.vendor_model} is a ${op.name} model); leave price out`);
+    if (m.price !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].price: ${op.name} models are not priced per channel (${m.vendor_model} is ${withArticle(op.name)} model); leave price out`);
     return;
   }
   PRICE_CHECKS[op.priceUnit](m, i, op.name, spec);
@@ -210,12 +215,12 @@ const PRICE_CHECKS: Record<NonNullable<OperationVendors['priceUnit']>, (m: Chann
   },
   per_1k_chars: (m, i, operation) => {
     const { per_1k_chars: _, ...other } = m.price ?? {};
-    if (Object.keys(other).length > 0) throw new AppError('INVALID_PARAMETER', `models[${i}].price: a ${operation} model is priced per_1k_chars (per 1,000 characters of input), not ${Object.keys(other).join(', ')}`);
+    if (Object.keys(other).length > 0) throw new AppError('INVALID_PARAMETER', `models[${i}].price: ${withArticle(operation)} model is priced per_1k_chars (per 1,000 characters of input), not ${Object.keys(other).join(', ')}`);
     checkPerImage(m.price?.per_1k_chars, `models[${i}].price.per_1k_chars`);
   },
   per_song: (m, i, operation) => {
     const { per_song: _, ...other } = m.price ?? {};
-    if (Object.keys(other).length > 0) throw new AppError('INVALID_PARAMETER', `models[${i}].price: a ${operation} model is priced per_song (one task's song, all its takes), not ${Object.keys(other).join(', ')}`);
+    if (Object.keys(other).length > 0) throw new AppError('INVALID_PARAMETER', `models[${i}].price: ${withArticle(operation)} model is priced per_song (one task's song, all its takes), not ${Object.keys(other).join(', ')}`);
     checkPerImage(m.price?.per_song, `models[${i}].price.per_song`);
   },
 };
@@ -257,11 +262,11 @@ function checkPerImage(value: unknown, field: string): void {
 /** A channel of an operation that serves its vendor's one model (expand) lists it once, to name and price it (per image). */
 function checkSingleModel(protocol: string, op: OperationVendors, models: readonly ChannelModel[]): void {
   const id = op.catalogOf(protocol)[0].id;
-  if (models.length > 1) throw new AppError('INVALID_PARAMETER', `models: a ${protocol} ${op.name} channel serves one model (${id}); list it once`);
+  if (models.length > 1) throw new AppError('INVALID_PARAMETER', `models: ${withArticle(protocol)} ${op.name} channel serves one model (${id}); list it once`);
   const [m] = models;
   if (m.spec !== undefined || m.operation !== undefined) throw new AppError('INVALID_PARAMETER', `models[0]: an ${op.name} channel serves its vendor's one model (${id}), which declares no spec or operation`);
   if (m.vendor_model !== id) throw new AppError('INVALID_PARAMETER', `models[0].vendor_model must be ${id}, the ${protocol} ${op.name} model (not ${m.vendor_model})`);
-  if (m.voices !== undefined) throw new AppError('INVALID_PARAMETER', `models[0].voices: only a speech model has voices (${id} is an ${op.name} model)`);
+  if (m.voices !== undefined) throw new AppError('INVALID_PARAMETER', `models[0].voices: only a speech model has voices (${id} is ${withArticle(op.name)} model)`);
   if (m.price?.per_second !== undefined || m.price?.per_billed_unit !== undefined || m.price?.per_1k_chars !== undefined) throw new AppError('INVALID_PARAMETER', `models[0].price: an ${op.name} model is priced per_image, not per_second or per_billed_unit${m.price?.per_1k_chars !== undefined ? ' (nor per_1k_chars)' : ''}`);
   checkPerImage(m.price?.per_image, 'models[0].price.per_image');
 }

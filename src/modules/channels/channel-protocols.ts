@@ -1,3 +1,4 @@
+import { withArticle } from '../../common/words.js';
 import type { AppConfig } from '../../infra/config/app-config.js';
 import { CHANNEL_OPERATIONS, type ChannelOperation, type VendorDescriptor, type VendorProbe } from '../../vendors/contracts/vendor.js';
 import { VENDORS, vendorOf } from '../../vendors/registry.js';
@@ -26,13 +27,13 @@ export function operationsProblem(protocol: string, operations: readonly string[
     return fits ? null : `operations: one ${protocol} channel has one base URL, so it takes ${vendor.groups.map((g) => g.join(' and ')).join(', or ')} (make a channel per group)`;
   }
   const other = operations.filter((o) => !vendor.operations.includes(o as ChannelOperation));
-  return other.length ? `operations: a ${protocol} channel takes only ${inWords(vendor.operations)} (not ${other.join(', ')})` : null;
+  return other.length ? `operations: ${withArticle(protocol)} channel takes only ${inWords(vendor.operations)} (not ${other.join(', ')})` : null;
 }
 
 /** The credentials a protocol needs, in words. */
 export function credentialRule(protocol: string): string {
   const fields = vendorOf(protocol)?.credentials ?? ['api_key'];
-  return `a ${protocol} channel needs ${fields.map((f) => `credentials.${f}`).join(' and ')}`;
+  return `${withArticle(protocol)} channel needs ${fields.map((f) => `credentials.${f}`).join(' and ')}`;
 }
 
 /** Whether `credentials` has every field the protocol needs. */
