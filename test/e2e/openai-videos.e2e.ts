@@ -52,6 +52,10 @@ describe('the OpenAI-style video door', () => {
     const seconds = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', seconds: 5 } });
     const noPrompt = await api(t.url, 'POST', DOOR, { key, body: { seconds: '4' } });
     expect([seconds.body.error.code, seconds.body.error.param, noPrompt.body.error.code, noPrompt.body.error.param]).toEqual(['invalid_type', 'seconds', 'missing_required_parameter', 'prompt']);
+    // a value of the wrong type is told that alone, once; a size of the form WxH but out of range is told its range
+    expect(seconds.body.error.message).toBe('seconds must be a string of whole seconds, such as "5"');
+    const huge = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', size: '100000x720' } });
+    expect([huge.status, huge.body.error.param, huge.body.error.message]).toEqual([400, 'size', 'size must be WxH in pixels, each side 10 to 9999, such as "1280x720" or "720x1280"']);
     // a multipart text part of bytes that are not UTF-8 is refused as a JSON body's are (not read as U+FFFD and sent on)
     const boundary = 'mgw-boundary';
     const broken = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx`), Buffer.from([0xff, 0xfe]), Buffer.from(`y\r\n--${boundary}--\r\n`)]);
@@ -85,6 +89,29 @@ describe('the OpenAI-style video door', () => {
       const res = await api(t.url, method, path, { key, body: method === 'POST' ? { prompt: 'x' } : undefined, unchecked: true });
       expect([res.status, res.body.error?.code, res.body.error?.message]).toEqual([404, 'not_supported', expect.stringContaining(`${operation} is not supported by this gateway`)]);
     }
+  }, 120_000);
+
+  it("a named model asked no duration is made, priced and recorded at its own default (Veo's 8 s, T2V-01's 6 s), not the door's 5 s", async () => {
+    const credits = async (id: string) => (await api(t.url, 'GET', `/tasks/${id}`, { key })).body.credits;
+    const veo = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'A heron at dawn', model: 'veo-3.1-generate-preview' } });
+    const hailuo = await api(t.url, 'POST', '/video-b/v1/generations', { key, body: { prompt: 'A heron at dawn', model: 'T2V-01' } });
+    const kling = await api(t.url, 'POST', '/video-a/v1/videos/text2video', { key, body: { prompt: 'A heron at dawn', model_name: 'kling-v2-master' } });
+    // no model, or the sandbox's own named: the door's default, 5 s
+    const auto = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'A heron at dawn' } });
+    const sandbox = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'A heron at dawn', model: 'sandbox' } });
+    expect([veo.status, veo.body.seconds, hailuo.status, hailuo.body.request.duration, kling.body.data?.task_id !== undefined, auto.body.seconds, sandbox.body.seconds]).toEqual([200, '8', 201, '6s', true, '5', '5']);
+    const klingId = kling.body.data.task_id as string;
+    expect(await Promise.all([veo.body.id, hailuo.body.id, klingId, auto.body.id, sandbox.body.id].map(credits))).toEqual([8, 6, 5, 5, 5]);
+    // asked outright, the same duration is taken; another is refused naming the field and what the model makes
+    const asked = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', model: 'T2V-01', seconds: '5' } });
+    expect([asked.status, asked.body.error.param, asked.body.error.message]).toEqual([400, 'seconds', expect.stringContaining('(it makes 6 s)')]);
+    // made at it: the sandbox renders the model's 8 s
+    const done = await pollUntil(() => api(t.url, 'GET', `${DOOR}/${veo.body.id}`, { key }), (r) => r.body.status !== 'queued' && r.body.status !== 'in_progress', { timeoutMs: 60_000, what: 'the Veo-named video' });
+    expect([done.body.status, done.body.seconds, done.body.model]).toEqual(['completed', '8', 'veo-3.1-generate-preview']);
+    const content = await fetch(`${t.url}${DOOR}/${veo.body.id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    expect(Math.round((await probeVideo(Buffer.from(await content.arrayBuffer()))).durationS)).toBe(8);
+    const klingDone = await pollUntil(() => api(t.url, 'GET', `/video-a/v1/videos/text2video/${klingId}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data?.task_status), { timeoutMs: 60_000, what: 'the Kling-door video' });
+    expect(klingDone.body.data.task_result.videos[0].duration).toBe('5');
   }, 120_000);
 
   it('one generation, every door: the Luma door reads what this door made, and this door what the Luma door made', async () => {

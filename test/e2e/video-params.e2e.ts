@@ -85,7 +85,8 @@ describe("video's parameters in the gateway's own words", () => {
     const stored = await paramsOf(made);
     const frameId = (id: string, frame: 'firstFrame' | 'lastFrame') => stored[id][frame].id as string;
     expect(stored[l1]).toEqual({ prompt: 'L1', loop: true, resolution: '720p', durationS: 5, concepts: ['dolly_zoom'], firstFrame: { type: 'image', id: expect.any(String), url: sample }, door: 'luma' });
-    expect(stored[l2]).toEqual({ prompt: 'L2', loop: false, model: 'ray-2', aspectRatio: '9:16', firstFrame: { type: 'generation', generationId: l1 }, door: 'luma' });
+    // a named model asked no duration: the one it makes is stated (ray-2's 5 s), and priced, made and shown at it
+    expect(stored[l2]).toEqual({ prompt: 'L2', loop: false, model: 'ray-2', aspectRatio: '9:16', durationS: 5, firstFrame: { type: 'generation', generationId: l1 }, door: 'luma' });
     expect(stored[k1]).toEqual({ prompt: 'K1', loop: false, model: 'kling-v1', resolution: '1080p', durationS: 10, aspectRatio: '1:1', negativePrompt: 'blur', cfgScale: 0.5, cameraControl: { type: 'simple', config: { zoom: 5 } }, door: 'kling' });
     expect(stored[k2]).toEqual({ prompt: 'K2', loop: false, resolution: '1080p', firstFrame: { type: 'image', id: expect.any(String), upload: true }, lastFrame: { type: 'image', id: expect.any(String), url: sample }, door: 'kling' });
     expect(stored[o1]).toEqual({ prompt: 'O1', loop: false, aspectRatio: '9:16', resolution: '720p', durationS: 8, firstFrame: { type: 'image', id: expect.any(String), upload: true }, door: 'openai' });
@@ -112,7 +113,8 @@ describe("video's parameters in the gateway's own words", () => {
     // the rows as the code before the change wrote them (each door's body in the Luma door's shape), the migration not yet applied
     const old: Record<string, unknown> = {
       [l1]: { prompt: 'L1', aspect_ratio: '16:9', loop: true, enhance: true, model: 'ray-2', resolution: '720p', duration: '5s', concepts: [{ key: 'dolly_zoom' }], keyframes: [{ id: frameId(l1, 'firstFrame'), position: 'frame0', type: 'image', url: sample }], any_model: true, default_aspect_ratio: true },
-      [l2]: { prompt: 'L2', aspect_ratio: '9:16', loop: false, enhance: true, model: 'ray-2', keyframes: [{ id: '0f5d8a52-95a1-4b7e-a1b3-c0c2b7e0a111', position: 'frame0', type: 'generation', generation_id: l1 }] },
+      // (its duration as the Luma door wrote one asked: the task states its named model's 5 s now)
+      [l2]: { prompt: 'L2', aspect_ratio: '9:16', loop: false, enhance: true, model: 'ray-2', duration: '5s', keyframes: [{ id: '0f5d8a52-95a1-4b7e-a1b3-c0c2b7e0a111', position: 'frame0', type: 'generation', generation_id: l1 }] },
       [k1]: { prompt: 'K1', aspect_ratio: '1:1', loop: false, enhance: false, model: 'kling-v1', resolution: '1080p', duration: '10s', keyframes: [], door: 'kling', negative_prompt: 'blur', cfg_scale: 0.5, camera_control: { type: 'simple', config: { zoom: 5 } } },
       [k2]: { prompt: 'K2', aspect_ratio: '16:9', loop: false, enhance: false, model: 'ray-2', resolution: '1080p', keyframes: [{ id: frameId(k2, 'firstFrame'), position: 'frame0', type: 'image', upload: true }, { id: frameId(k2, 'lastFrame'), position: 'frame1', type: 'image', url: sample }], any_model: true, default_aspect_ratio: true, door: 'kling' },
       [o1]: { prompt: 'O1', aspect_ratio: '9:16', loop: false, enhance: false, model: 'ray-2', resolution: '720p', duration: '8s', keyframes: [{ id: frameId(o1, 'firstFrame'), position: 'frame0', type: 'image', upload: true }], any_model: true, door: 'openai' },

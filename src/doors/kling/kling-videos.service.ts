@@ -73,11 +73,11 @@ export class KlingVideosService {
         ...(dto.sound ? { audio: dto.sound === 'on' } : {}),
         door: KLING_DOOR,
       };
-      await this.models.check(videoRequestOf(params), KLING_FIELDS, KlingVideoVendor.protocol);
+      const made = await this.models.check(videoRequestOf(params), KLING_FIELDS, KlingVideoVendor.protocol);
       const task = await this.engine.submit(this.kind, {
         id,
         owner: principal.owner,
-        params,
+        params: { ...params, ...made },
         externalId: dto.external_task_id ? { value: dto.external_task_id, field: 'external_task_id' } : null,
         callbackUrl: dto.callback_url,
         baseUrl: base,

@@ -57,8 +57,8 @@ export class LumaVideoService {
       ...(dto.fit ? { fit: dto.fit } : {}),
       door: LUMA_DOOR,
     };
-    await this.models.check(videoRequestOf(params), LUMA_FIELDS);
-    return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params, callbackUrl: dto.callback_url, baseUrl: requestBase }));
+    const made = await this.models.check(videoRequestOf(params), LUMA_FIELDS);
+    return toGenerationDto(await this.engine.submit(this.kind, { owner: principal.owner, params: { ...params, ...made }, callbackUrl: dto.callback_url, baseUrl: requestBase }));
   }
 
   async getGeneration(principal: Principal, id: string): Promise<GenerationDetailDto> {

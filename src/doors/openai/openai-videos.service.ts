@@ -78,8 +78,8 @@ export class OpenAiVideosService {
     const stored = upload ? [upload] : [];
     let task: VideoTask;
     try {
-      await this.models.check(videoRequestOf(params), OPENAI_FIELDS);
-      task = await this.engine.submit(this.kind, { id, owner: principal.owner, params, baseUrl: base, details: this.uploads.rows(stored) });
+      const made = await this.models.check(videoRequestOf(params), OPENAI_FIELDS);
+      task = await this.engine.submit(this.kind, { id, owner: principal.owner, params: { ...params, ...made }, baseUrl: base, details: this.uploads.rows(stored) });
     } catch (err) {
       await this.uploads.discard(stored);
       throw err;

@@ -88,9 +88,20 @@ export class VideoModels {
     return [...offered.values()];
   }
 
-  /** Refuses (400) a request no configured model could ever make (refuseUnmade), naming the door's fields (`labels`). */
-  async check(request: VideoRequest, labels: Record<VideoField, string>, vendor?: string): Promise<void> {
-    refuseUnmade(await this.offered(), request, VIDEO_RULES, labels, vendor === undefined ? undefined : { protocol: vendor, title: vendorTitle(vendor) });
+  /**
+   * Refuses (400) a request no configured model could ever make (refuseUnmade), naming the door's fields
+   * (`labels`). Answers what a named model makes of what the request leaves to it: its default duration
+   * (madeDurationS: Veo's 8 s, Hailuo's 6), where every offered model of that name able to make the request
+   * makes the same. The door stores it in the task, which is then priced, sent, made and recorded at it, not at
+   * the door's default (DEFAULT_DURATION_S, which stands for a request naming no model, or when they differ).
+   */
+  async check(request: VideoRequest, labels: Record<VideoField, string>, vendor?: string): Promise<Pick<VideoRequest, 'durationS'>> {
+    const offered = await this.offered();
+    refuseUnmade(offered, request, VIDEO_RULES, labels, vendor === undefined ? undefined : { protocol: vendor, title: vendorTitle(vendor) });
+    if (request.model === undefined || request.durationS !== undefined) return {};
+    const made = new Set(offered.filter((m) => m.name === request.model && unmetFields(m.spec, request).length === 0).map((m) => madeDurationS(m.spec, request)));
+    const [only] = made;
+    return made.size === 1 ? { durationS: only } : {};
   }
 }
 

@@ -191,6 +191,8 @@ export function everything(id: string): VideoModelSpec {
   return {
     id,
     durations: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    // the sandbox's clip when no duration is asked (DEFAULT_DURATION_S, every door's default)
+    defaultDurationS: 5,
     aspectRatios: 'any',
     resolutions: ['540p', '720p', '1080p', '4k'],
     textToVideo: true,

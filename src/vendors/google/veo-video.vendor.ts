@@ -12,8 +12,9 @@ import { GOOGLE, googleRefusal } from './google.vendor.js';
 function veo(id: string, over: Partial<VideoModelSpec>): VideoModelSpec {
   return {
     id,
-    // its default (8 s) first: a request that names no duration is made, and priced, at it
-    durations: [8, 6, 4],
+    durations: [4, 6, 8],
+    // its API's default: a request that names no duration is made, priced and sent at it
+    defaultDurationS: 8,
     aspectRatios: ['16:9', '9:16'],
     // its 4k (Veo 3.1, 8 s only) is left out for now
     resolutions: ['720p', '1080p'],

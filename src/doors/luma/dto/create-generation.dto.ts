@@ -112,13 +112,13 @@ export class CreateGenerationDto {
   resolution?: string;
 
   @ApiPropertyOptional({
-    description: `Length of the video, \`<seconds>s\`: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.map((s) => `${s}s`).join(', ')}: Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; a channel's declared model may make others), else 400 naming duration. Without it the model's default (the sandbox renders 5 s). The sandbox's model \`sandbox\`, named, takes 1s to 10s.`,
+    description: `Length of the video, \`<seconds>s\`: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.map((s) => `${s}s`).join(', ')}: Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; a channel's declared model may make others), else 400 naming duration. Without it, with \`model\`, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`, such as Veo's 8s), else 5s. The sandbox's model \`sandbox\`, named, takes 1s to 10s.`,
     pattern: '^[1-9]\\d?s$',
     example: '5s',
   })
   @IsOptional()
   @IsString({ message: 'duration must be a string such as "5s"' })
-  @Matches(/^[1-9]\d?s$/, { message: 'duration must be a number of seconds followed by "s", such as "5s" or "10s"' })
+  @Matches(/^[1-9]\d?s$/, { message: 'duration must be whole seconds from 1 to 99 followed by "s", such as "5s" or "10s"' })
   duration?: string;
 
   @ApiPropertyOptional({ enum: ['video'], description: 'As the Luma SDK sends it; only "video" is offered here.' })

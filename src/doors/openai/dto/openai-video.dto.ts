@@ -51,7 +51,7 @@ export class CreateOpenAiVideoDto {
   model?: string;
 
   @ApiPropertyOptional({
-    description: `Length in whole seconds, as a string: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.join(', ')}, and a channel's declared model may make others), else 400 naming seconds. Default "5". The sandbox's model \`sandbox\`, named, takes 1 to 10.`,
+    description: `Length in whole seconds, as a string: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.join(', ')}, and a channel's declared model may make others), else 400 naming seconds. Default: with \`model\`, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`, such as Veo's 8), else "5". The sandbox's model \`sandbox\`, named, takes 1 to 10.`,
     pattern: '^[1-9]\\d?$',
     example: '5',
   })
@@ -67,7 +67,7 @@ export class CreateOpenAiVideoDto {
   })
   @IsOptional()
   @IsString({ message: 'size must be a string WxH, such as "1280x720"' })
-  @Matches(/^[1-9]\d{1,3}x[1-9]\d{1,3}$/, { message: 'size must have the form WxH, such as "1280x720" or "720x1280"' })
+  @Matches(/^[1-9]\d{1,3}x[1-9]\d{1,3}$/, { message: 'size must be WxH in pixels, each side 10 to 9999, such as "1280x720" or "720x1280"' })
   size?: string;
 
   @ApiPropertyOptional({

@@ -12,8 +12,8 @@ const inline = { bytesBase64Encoded: FRAME.toString('base64'), mimeType: 'image/
 describe('Veo: the request mapping', () => {
   const veo31 = model(VEO_MODELS, 'veo-3.1-generate-preview');
 
-  it('a prompt alone: one instance, no parameters', () => {
-    expect(veoBody(veo31, ask(), { references: [] })).toEqual({ instances: [{ prompt: 'A red fox running through snow' }], parameters: {} });
+  it('a prompt alone: one instance, its stated default duration (8 s, as its API makes and the task is priced)', () => {
+    expect(veoBody(veo31, ask(), { references: [] })).toEqual({ instances: [{ prompt: 'A red fox running through snow' }], parameters: { durationSeconds: 8 } });
   });
 
   it('frames inline, the asked shape, duration, resolution, negative prompt', () => {
