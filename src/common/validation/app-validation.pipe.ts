@@ -127,10 +127,11 @@ function collect(errors: ValidationError[], parent: string): string[] {
     // a rule of an array's items is worded for any item (`models[].vendor_model must …`): the message names the one refused
     const indexed = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     const anyItem = indexed.replace(/\[\d+\]/g, '[]');
-    // a value of the wrong type (or none) is told that alone: the other rules of the field presuppose its type
+    // a missing value is told it is required, else one of the wrong type that alone: the other rules of the
+    // field presuppose a value of its type
     const broken = Object.entries(error.constraints ?? {});
-    const typeRule = broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
-    const own = (typeRule ? [typeRule] : broken).map(([rule, msg]) => {
+    const first = broken.find(([rule]) => rule === 'isDefined') ?? broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
+    const own = (first ? [first] : broken).map(([rule, msg]) => {
       if (rule === 'whitelistValidation') return notAField(indexed);
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
