@@ -1,6 +1,7 @@
 import { VENDORS } from '../../src/vendors/registry.js';
 import type { Page } from 'puppeteer-core';
-import { CHROMIUM, launchBrowser, type TestBrowser } from '../support/browser.js';
+import { jest } from '@jest/globals';
+import { BROWSER_TEST_BUDGET_MS, CHROMIUM, launchBrowser, type TestBrowser } from '../support/browser.js';
 import { png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
 import { startS3 } from '../support/s3-server.js';
@@ -17,6 +18,7 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 const describeWithBrowser = CHROMIUM ? describe : describe.skip;
+jest.setTimeout(BROWSER_TEST_BUDGET_MS);
 if (!CHROMIUM) process.stderr.write('console.e2e: no Chromium found (set CHROMIUM_PATH, or apt-get install chromium); the browser tests are skipped\n');
 
 describe('the console is served by the service at /console', () => {
@@ -183,7 +185,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await page.cookies()).toEqual([]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 120_000);
+  });
 
   it('shows a task: its timeline, its callback attempts, and plays its video and seeks in it', async () => {
     const page = await newPage();
@@ -222,7 +224,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await page.$eval('video', (v: any) => new URL(v.src).pathname)).toMatch(/^\/media\/[0-9a-f-]{36}$/);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 120_000);
+  });
 
   it("plays an audio upload's clip in place", async () => {
     const upload = (await api(t.url, 'POST', '/music-a/uploads/audio-url', { key: keyA, body: { url: `${t.url}/samples/clip.wav` } })).body.data;
@@ -335,7 +337,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await page.$$eval('article.take audio', (els: any[]) => els.length)).toBe(1);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 180_000);
+  });
 
   it("shows a generated image's thumbnails, decoded from signed links", async () => {
     const res = await api(t.url, 'POST', '/openai/v1/images/generations', { key: keyA, body: { prompt: 'Two paper cranes', n: 2, size: '1024x1536', output_format: 'webp' } });
@@ -397,7 +399,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await rowIds(page)).toEqual([klingId]);
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 120_000);
+  });
 
   it('shows usage: credits, tasks per day as a chart, refusals by code; signing out forgets the key', async () => {
     const page = await newPage();
@@ -482,7 +484,7 @@ describeWithBrowser('the console in a real browser', () => {
     expect(await page.$eval('#attempts-h', (e: any) => e.textContent)).toBe('Upstream attempts');
     await button(page, 'Redeliver the “completed” notification').click();
     await page.waitForFunction(() => /being delivered again/.test(document.querySelector('.notice')?.textContent ?? ''));
-    await pollUntil(async () => received().length, (n) => n === deliveredBefore + 1, { timeoutMs: 20_000, what: 'the redelivered notification' });
+    await pollUntil(async () => received().length, (n) => n === deliveredBefore + 1, { timeoutMs: 60_000, what: 'the redelivered notification' });
     expect(new Set(received().map((r) => r.headers['webhook-id'])).size).toBe(1); // the same webhook-id
     const log = await pollUntil(
       () => api(t.url, 'GET', `/tasks/${videoId}/callbacks`, { key: ADMIN }),
@@ -495,7 +497,7 @@ describeWithBrowser('the console in a real browser', () => {
 
     expect(await cspOf(page)).toEqual([]);
     await page.close();
-  }, 150_000);
+  });
 
   it('lets the admin add a channel with write-only credentials, disable, enable and test it, each visible through the API', async () => {
     const page = await newPage();

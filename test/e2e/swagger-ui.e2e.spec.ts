@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'puppeteer-core';
-import { BROWSER_WAIT_MS, CHROMIUM, launchBrowser, type TestBrowser } from '../support/browser.js';
+import { jest } from '@jest/globals';
+import { BROWSER_TEST_BUDGET_MS, BROWSER_WAIT_MS, CHROMIUM, launchBrowser, type TestBrowser } from '../support/browser.js';
 import { pollUntil } from '../support/poll.js';
 import { api, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -11,6 +12,7 @@ declare const document: any;
 declare const window: any;
 
 const describeWithBrowser = CHROMIUM ? describe : describe.skip;
+jest.setTimeout(BROWSER_TEST_BUDGET_MS);
 if (!CHROMIUM) process.stderr.write('swagger-ui.e2e: no Chromium found (set CHROMIUM_PATH, or apt-get install chromium); the browser test is skipped\n');
 
 async function generationState(key: string, t: TestApp, id: string): Promise<string> {
@@ -285,7 +287,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     expect(await authorized()).toEqual([]);
     await page.close();
     // 20 s of browser work when the machine is quiet: its budget allows for CI's six files at once on two cores
-  }, 180_000);
+  });
 
   it("offers a speech example's answer as a download of the bytes it answered (not a player of its URL, which has no GET), which plays", async () => {
     const op = 'operations-speech-createOpenAiSpeech';
@@ -369,7 +371,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
         },
         (a) => a.status !== '200' || !UNDER_WAY.includes(a.body.data?.status),
         // each Execute renders the whole answer again in the page: twice a second is enough to see it end
-        { timeoutMs: 60_000, intervalMs: 500, what: `the new song ${songId} to end, fetched in Swagger UI` },
+        { timeoutMs: 180_000, intervalMs: 500, what: `the new song ${songId} to end, fetched in Swagger UI` },
       );
       await page.click(`#${SONG.fetch} .opblock-summary`);
       expect([fetched.status, fetched.text]).toEqual(['200', expect.stringContaining('"status": "SUCCESS"')]);
@@ -413,11 +415,11 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     it('brings every task an example started to its success', async () => {
       expect([created.length > 0, songFetched]).toEqual([true, true]);
       for (const task of created) {
-        const final = await pollUntil(() => task.state(task.id), (s) => !UNDER_WAY.includes(s), { timeoutMs: 90_000, what: task.what });
+        const final = await pollUntil(() => task.state(task.id), (s) => !UNDER_WAY.includes(s), { timeoutMs: 180_000, what: task.what });
         expect([task.what, final]).toEqual([task.what, task.success]);
       }
       await page.close();
-    }, 120_000);
+    });
 
     // Each example again, as it is: accepted again, so it holds no value that must be unique among the caller's
     // tasks (such as an external_task_id). What is sent is the example's value in the served document, the body
@@ -447,7 +449,7 @@ describeWithBrowser('Swagger UI in a real browser', () => {
     it('accepts each example that answers when its task ends again, while the worker runs', async () => {
       await sendAgain((op) => op.held === true);
       // each waits for its task's end: 8 s quiet, 43 s beside the full suite
-    }, 180_000);
+    });
 
     it('accepts every other example again, queued with no worker', async () => {
       await worker!.close();
