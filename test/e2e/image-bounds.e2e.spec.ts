@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { Child } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { sendBytes, startServer, type TestServer } from '../support/http-server.js';
 import { flatPng, png } from '../support/images.js';
 import { pollUntil } from '../support/poll.js';
-import { api, createTestDatabase, startTestApp, type TestApp } from '../support/test-app.js';
+import { api, createTestDatabase, queryDb, startTestApp, type TestApp } from '../support/test-app.js';
 
 const EXPAND = '/video-a/v1/images/editing/expand';
 const GEN = '/video-b/v1/generations';
@@ -20,6 +21,18 @@ const NO_RATIOS = { up_expansion_ratio: 0, bottom_expansion_ratio: 0, left_expan
 
 /** The PNG of the issue: 16000 x 16000 px of one colour, 31 kB, 768 MB once decoded. */
 const HUGE = flatPng(16000, 16000);
+
+/** A PNG whose header is whole (its signature and IHDR: 400x400) and whose IDAT is noise, not a deflate stream. */
+async function undecodablePng(): Promise<Buffer> {
+  const whole = await png(400, 400);
+  const noise = randomBytes(4096);
+  const chunk = Buffer.alloc(12 + noise.length);
+  chunk.writeUInt32BE(noise.length, 0);
+  chunk.write('IDAT', 4, 'latin1');
+  noise.copy(chunk, 8);
+  chunk.writeUInt32BE(crc32(Buffer.concat([Buffer.from('IDAT', 'latin1'), noise])), 8 + noise.length);
+  return Buffer.concat([whole.subarray(0, 33), chunk, whole.subarray(whole.length - 12)]);
+}
 
 /** A file server on loopback, standing in for a caller's image host. */
 async function imageHost(files: Record<string, Buffer>): Promise<TestServer> {
@@ -56,7 +69,7 @@ describe('images within bounds (IMAGE_MAX_SIDE=500, IMAGE_MAX_PIXELS=160000, EXP
   let key: string;
   let host: TestServer;
   beforeAll(async () => {
-    host = await imageHost({ '/huge.png': HUGE, '/edge.png': await png(500, 300), '/tall.png': await png(400, 401), '/square.png': await png(400, 400) });
+    host = await imageHost({ '/huge.png': HUGE, '/edge.png': await png(500, 300), '/tall.png': await png(400, 401), '/square.png': await png(400, 400), '/noise.png': await undecodablePng() });
     t = await startTestApp({ ALLOW_PRIVATE_URLS: 'true', IMAGE_MAX_SIDE: '500', IMAGE_MAX_PIXELS: '160000', EXPAND_MAX_OUTPUT_PIXELS: '250000' });
     key = await t.createKey('bounds-team');
   });
@@ -97,6 +110,23 @@ describe('images within bounds (IMAGE_MAX_SIDE=500, IMAGE_MAX_PIXELS=160000, EXP
       expect(done.body.data.task_status).toBe('succeed');
       const result = Buffer.from(await (await fetch(done.body.data.task_result.images[0].url)).arrayBuffer());
       expect(await sharp(result).metadata()).toEqual(expect.objectContaining({ width: 500, height: 500 }));
+    });
+
+    it('fails, saying so, an image whose header is whole but whose data does not decode (Base64 and by URL), not as an internal error after retries', async () => {
+      const noise = await undecodablePng();
+      // a JPEG cut in its scan: its header whole
+      const full = await sharp(await png(400, 300)).jpeg({ quality: 95 }).toBuffer();
+      const cut = full.subarray(0, Math.floor(full.length * 0.6));
+      const tasks = [await expand(noise.toString('base64')), await expand(cut.toString('base64')), await expand(`${host.url}/noise.png`)];
+      expect(tasks.map((r) => r.status)).toEqual([200, 200, 200]);
+      const ended = await Promise.all(tasks.map((r) => finishedExpand(r.body.data.task_id)));
+      expect(ended.map((r) => [r.body.data.task_status, r.body.data.task_status_msg])).toEqual([
+        ['failed', expect.stringMatching(/^the image breaks a rule: image must be a whole PNG file; its image data could not be decoded \(.+\)$/)],
+        ['failed', expect.stringMatching(/^the image breaks a rule: image must be a whole JPEG file; its image data could not be decoded \(.+\)$/)],
+        ['failed', expect.stringMatching(/^the image at the URL breaks a rule: image must be a whole PNG file; its image data could not be decoded/)],
+      ]);
+      // ended at its first attempt: one step run, not the engine's retries
+      for (const r of tasks) expect(await queryDb(t.db, 'SELECT attempts FROM tasks WHERE id = $1', [r.body.data.task_id])).toEqual([{ attempts: 1 }]);
     });
 
     it('fails an image URL over the bounds, or whose expansion is, when the task runs, with the reason', async () => {

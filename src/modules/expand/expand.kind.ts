@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
+import { boundedSharp } from '../../infra/images/image-bounds.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { bytesOf, MediaFile } from '../../infra/storage/storage.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
@@ -75,7 +76,23 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
     const source = await this.readSource(task, files);
     const problem = this.boundsProblem(task.params, source.facts.width, source.facts.height);
     if (problem) throw new TaskFailure(`the image ${task.params.image_url ? 'at the URL ' : ''}breaks a rule: ${problem}`);
+    await this.assertDecodes(source.image instanceof MediaFile ? source.image.path : source.image, source.facts.format, !!task.params.image_url);
     return source;
+  }
+
+  /**
+   * The image decoded (down to a few pixels, in libuv's pool) as the renderer or the vendor would: one whose
+   * header is whole but whose pixel data is cut off or corrupt fails the task once, saying so, rather than each
+   * attempt of the step failing in the renderer (retried, then ended as an internal error) or at the vendor.
+   * Not at submission, where the accept path reads the header only (image-rules.ts).
+   */
+  private async assertDecodes(image: Buffer | string, format: string, fromUrl: boolean): Promise<void> {
+    try {
+      await boundedSharp(image, this.config.images).resize(4, 4, { fit: 'fill' }).raw().toBuffer();
+    } catch (err) {
+      const said = (err as Error).message.split('\n')[0].slice(0, 100);
+      throw new TaskFailure(`the image ${fromUrl ? 'at the URL ' : ''}breaks a rule: image must be a whole ${format.toUpperCase()} file; its image data could not be decoded (${said})`);
+    }
   }
 
   /**
@@ -117,7 +134,10 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
   private async inputBytes(task: ExpandTask, files: WorkScope): Promise<Buffer> {
     if (!task.params.image_url && !this.media.storesInputs) {
       const bytes = await this.inputs.readInput(task.id);
-      if (bytes) return bytes;
+      if (bytes) {
+        await this.assertDecodes(bytes, task.params.image_format ?? inspect(bytes, false).format, false);
+        return bytes;
+      }
     }
     return bytesOf((await this.loadSource(task, files)).image);
   }
