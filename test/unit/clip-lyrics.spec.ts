@@ -1,5 +1,5 @@
 import { keptText, keptTimedWords, spreadWords, sungWords } from '../../src/modules/clips/clip-lyrics.js';
-import { sandboxLyricsFrom } from '../../src/modules/music/sandbox-lyrics.js';
+import { sandboxLyricsFrom, sandboxTitleFrom } from '../../src/modules/music/sandbox-lyrics.js';
 import { linkedClipIds, taskClips } from '../../src/modules/task-list/task-clips.js';
 import type { Clip } from '../../src/generated/prisma/client.js';
 
@@ -58,6 +58,15 @@ describe('the sandbox writes lyrics from a description (sandboxLyricsFrom)', () 
   it('gives the second take other verses, and a description of common words only still lyrics', () => {
     expect(sandboxLyricsFrom('rain on the city', 1)).not.toBe(sandboxLyricsFrom('rain on the city', 0));
     expect(sungWords(sandboxLyricsFrom('a the of')).length).toBeGreaterThan(10);
+  });
+});
+
+describe('the sandbox names a song asked by description (sandboxTitleFrom)', () => {
+  it("names it by the description's theme words, capitalized; one word once; common words alone still a title", () => {
+    expect(sandboxTitleFrom('a calm song about the sea')).toBe('Calm Sea');
+    expect(sandboxTitleFrom('A lighthouse keeper waiting for the storm')).toBe('Lighthouse Keeper');
+    expect(sandboxTitleFrom('rain')).toBe('Rain');
+    expect(sandboxTitleFrom('a the of')).toBe('Light Sea');
   });
 });
 

@@ -11,7 +11,7 @@ describe('neverSent', () => {
 
   it('a connection made: a reset, or no answer in time, may have been acted on', () => {
     expect(neverSent(new OutboundError('network', 'the connection failed: ECONNRESET'))).toBe(false);
-    expect(neverSent(new OutboundError('timeout', "no complete answer in time (3.2 s left of the request's time limit)"))).toBe(false);
+    expect(neverSent(new OutboundError('timeout', "no complete answer within 3.2 s (what was left of the request's time limit)"))).toBe(false);
     expect(neverSent(new OutboundError('refused', 'the host is not allowed'))).toBe(false);
   });
 });

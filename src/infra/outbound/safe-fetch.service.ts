@@ -392,7 +392,7 @@ export class SafeFetchService implements OnApplicationShutdown {
         },
       );
       const connect = setTimeout(() => fail(new OutboundError('timeout', `${CONNECT_TIMEOUT} ${this.config.outbound.connectTimeoutMs} ms`)), Math.min(this.config.outbound.connectTimeoutMs, remaining));
-      const total = setTimeout(() => fail(new OutboundError('timeout', `no complete answer in time (${Math.round(remaining / 100) / 10} s left of the request's time limit)`)), remaining);
+      const total = setTimeout(() => fail(new OutboundError('timeout', `no complete answer within ${Math.round(remaining / 100) / 10} s (what was left of the request's time limit)`)), remaining);
       // a kept-alive connection is connected already
       req.on('socket', (socket) => (socket.connecting ? socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect)) : clearTimeout(connect)));
       req.on('error', (err: NodeJS.ErrnoException) => fail(err instanceof OutboundError ? err : new OutboundError('network', `the connection failed: ${err.code ?? err.message}`)));

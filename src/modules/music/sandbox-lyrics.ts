@@ -35,3 +35,10 @@ export function sandboxLyricsFrom(description: string, take = 0): string {
   const rotate = (lines: string[]) => lines.map((_, i) => lines[(i + take) % lines.length]);
   return ['[Verse]', ...rotate(VERSE).map(fill), '', '[Chorus]', ...CHORUS.map(fill), '', '[Verse 2]', ...rotate(VERSE2).map(fill)].join('\n');
 }
+
+/** A title made up from a description, as a vendor names a song it wrote: its theme words, capitalized ("Calm Sea"). */
+export function sandboxTitleFrom(description: string): string {
+  const [a, b] = themeWords(description);
+  const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+  return a === b ? cap(a) : `${cap(a)} ${cap(b)}`;
+}

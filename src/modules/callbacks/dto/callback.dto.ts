@@ -28,7 +28,7 @@ export class CallbackDeliveryDto {
   @ApiProperty({ enum: ['pending', 'delivered', 'failed'], example: 'delivered' })
   state!: string;
 
-  @ApiProperty({ description: 'Attempts in the current cycle.', example: 1 })
+  @ApiProperty({ description: 'Attempts in the current cycle, which its retry schedule counts: a redelivery (POST /admin/deliveries/{id}/redeliver) starts a new one at 0, while attempt_log keeps every attempt of every cycle.', example: 1 })
   attempts!: number;
 
   @ApiProperty({ format: 'date-time' })

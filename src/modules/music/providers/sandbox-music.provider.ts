@@ -8,7 +8,7 @@ import { CLIP_AUDIO_ROLE } from '../../clips/clip-media.js';
 import { ClipsRepository } from '../../clips/clips.repository.js';
 import { MediaService } from '../../media/media.service.js';
 import type { MusicTask } from '../music-task.js';
-import { sandboxLyricsFrom } from '../sandbox-lyrics.js';
+import { sandboxLyricsFrom, sandboxTitleFrom } from '../sandbox-lyrics.js';
 import { decodedChannels, durationOf, encodeMp3, renderCover, synthesizeSong } from '../sound/music-sound.js';
 import type { MusicContext, MusicProvider, MusicTake } from './music-provider.js';
 import { StepScope } from '../../../infra/process/step-scope.js';
@@ -46,11 +46,14 @@ export class SandboxMusicProvider implements MusicProvider {
       // sung words, as a vendor reports them: the lyrics asked, or written from the description; timed over the take
       const lyrics = p.instrumental ? null : (p.lyrics ?? (p.description ? sandboxLyricsFrom(p.description, index) : null));
       const timedLyrics = lyrics ? spreadWords(lyrics, durationS) : null;
+      // a song asked by description is named, as a vendor names what it wrote (none asked and no description: untitled)
+      const title = p.title ?? (p.description ? sandboxTitleFrom(p.description) : null);
       takes.push({
         audio,
         format: 'mp3',
         durationS,
-        cover: await renderCover({ seed: `${seed}|${clipId}`, title: p.title ?? '' }),
+        cover: await renderCover({ seed: `${seed}|${clipId}`, title: title ?? '' }),
+        ...(title !== null && p.title === null ? { title } : {}),
         ...(lyrics ? { lyrics } : {}),
         ...(timedLyrics ? { timedLyrics } : {}),
       });
