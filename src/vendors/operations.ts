@@ -34,9 +34,9 @@ export interface OperationVendors {
   readonly single?: boolean;
   /**
    * Where its models speak in voices a channel maps (`models[].voices`: callers' names to the vendor's ids): the
-   * ids a model (its catalog or declared spec) speaks where it takes no other, null where it takes any.
+   * ids a catalog model speaks where it takes no other on a channel of that protocol, null where it takes any.
    */
-  readonly voices?: (spec: never) => readonly string[] | null;
+  readonly voices?: (spec: never, protocol: string) => readonly string[] | null;
   /** How a listed model is priced (null: its models are not priced per channel). */
   readonly priceUnit: PriceUnit | null;
 }

@@ -22,10 +22,12 @@ export function speechVendorOf(protocol: string): SpeechVendorClass | undefined 
 
 /**
  * The vendor's voice ids a speech model speaks where it takes no other (`voiceIds` false: OpenAI's tts-1 speaks
- * its classic voices only), which a channel's voice names must map to; null where it takes any id.
+ * its classic voices only), which a channel's voice names must map to; null where it takes any id, and on a
+ * `gateway` channel (another gateway's names are its own).
  */
-export function ownVoicesOf(spec: SpeechModelSpec): readonly string[] | null {
-  return spec.voiceIds ? null : [...new Set(Object.values(spec.voices))];
+export function ownVoicesOf(spec: SpeechModelSpec, protocol: string): readonly string[] | null {
+  // another gateway's voice names are its own channels' (any name it maps), not OpenAI's list
+  return spec.voiceIds || protocol === 'gateway' ? null : [...new Set(Object.values(spec.voices))];
 }
 
 /** The models a protocol offers for speech, by the vendor's ids (none for a protocol without speech). */

@@ -228,7 +228,7 @@ describeWithBrowser('the console in a real browser', () => {
 
   it("plays an audio upload's clip in place", async () => {
     const upload = (await api(t.url, 'POST', '/music-a/uploads/audio-url', { key: keyA, body: { url: `${t.url}/samples/clip.wav` } })).body.data;
-    await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${upload}`, { key: keyA }), (r) => r.body.data.status !== 'pending', { timeoutMs: 30_000, what: 'the upload to end' });
+    await pollUntil(() => api(t.url, 'GET', `/music-a/uploads/${upload}`, { key: keyA }), (r) => r.body.data.status !== 'pending', { timeoutMs: 120_000, what: 'the upload to end' });
     const page = await newPage();
     await signIn(page, keyA, /team-a/);
     await page.goto(`${t.url}/console/tasks/${upload}`, { waitUntil: 'networkidle0' }); // a deep link: the SPA fallback
@@ -266,7 +266,7 @@ describeWithBrowser('the console in a real browser', () => {
   it("plays every take of a song with its title and lyrics, marks the word sung, and links what it continues and joins to their tasks", async () => {
     const music = async (path: string, body: unknown) => {
       const id = (await api(t.url, 'POST', path, { key: keyA, body })).body.data as string;
-      return pollUntil(() => api(t.url, 'GET', `/music-a/fetch/${id}`, { key: keyA }), (r) => r.body.data.status === 'SUCCESS' || r.body.data.status === 'FAILURE', { timeoutMs: 60_000, what: 'the music task to end' }).then((r) => r.body.data);
+      return pollUntil(() => api(t.url, 'GET', `/music-a/fetch/${id}`, { key: keyA }), (r) => r.body.data.status === 'SUCCESS' || r.body.data.status === 'FAILURE', { timeoutMs: 120_000, what: 'the music task to end' }).then((r) => r.body.data);
     };
     const song = await music('/music-a/submit/music', { prompt: '[Verse]\nMorning tide upon the sand', tags: 'folk', title: 'Morning tide' });
     const cont = await music('/music-a/submit/music', { continue_clip_id: song.data[0].id, continue_at: 2, prompt: 'and the tide goes out', title: 'Ebb' });
@@ -358,7 +358,7 @@ describeWithBrowser('the console in a real browser', () => {
     const frame = (await png(320, 180)).toString('base64');
     const created = await api(t.url, 'POST', '/video-a/v1/videos/image2video', { key: keyA, body: { model_name: 'kling-v1-6', prompt: 'A kite over the dunes', image: frame, mode: 'std', duration: '5' } });
     const klingId = created.body.data.task_id as string;
-    await pollUntil(() => api(t.url, 'GET', `/tasks/${klingId}`, { key: keyA }), (r) => r.body.state === 'succeeded', { timeoutMs: 60_000, what: 'the Kling video to succeed' });
+    await pollUntil(() => api(t.url, 'GET', `/tasks/${klingId}`, { key: keyA }), (r) => r.body.state === 'succeeded', { timeoutMs: 120_000, what: 'the Kling video to succeed' });
     const page = await newPage();
     await signIn(page, keyA, /team-a/);
     await page.goto(`${t.url}/console/tasks/${klingId}`, { waitUntil: 'networkidle0' });
@@ -552,7 +552,7 @@ describeWithBrowser('the console in a real browser', () => {
     // a generation that had two upstream tasks on gateway-b (a failover): the first billed twice its price, the
     // second what it was priced. The relay writes these figures (vendor-billing.e2e); here they are set as it would.
     const id = (await api(t.url, 'POST', GEN, { key: keyA, body: { prompt: 'Billed twice', duration: '5s' } })).body.id as string;
-    await pollUntil(() => api(t.url, 'GET', `${GEN}/${id}`, { key: keyA }), (r) => r.body.state === 'completed', { timeoutMs: 60_000, what: 'the sandbox generation' });
+    await pollUntil(() => api(t.url, 'GET', `${GEN}/${id}`, { key: keyA }), (r) => r.body.state === 'completed', { timeoutMs: 120_000, what: 'the sandbox generation' });
     const [channel] = (await api(t.url, 'GET', '/admin/channels', { key: ADMIN })).body;
     await queryDb(
       t.db,

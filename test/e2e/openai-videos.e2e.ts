@@ -112,7 +112,7 @@ describe('the OpenAI-style video door', () => {
     expect(Math.round((await probeVideo(Buffer.from(await content.arrayBuffer()))).durationS)).toBe(8);
     const klingDone = await pollUntil(() => api(t.url, 'GET', `/video-a/v1/videos/text2video/${klingId}`, { key }), (r) => ['succeed', 'failed'].includes(r.body.data?.task_status), { timeoutMs: 60_000, what: 'the Kling-door video' });
     expect(klingDone.body.data.task_result.videos[0].duration).toBe('5');
-  }, 120_000);
+  }, 240_000);
 
   it('one generation, every door: the Luma door reads what this door made, and this door what the Luma door made', async () => {
     const made = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'Made through OpenAI', seconds: '5', size: '720x1280' } });

@@ -225,3 +225,9 @@ describe("a speech channel's voices at the admin API", () => {
     expect(voices('gpt-4o-mini-tts', { bogus: 'a-custom-voice-id' })).toBe('');
   });
 });
+
+describe("a gateway channel's speech voices", () => {
+  it("maps a name to any of the other gateway's voice names, even on tts-1 (its names are its own channels')", () => {
+    expect(refusal(() => checkModels('gateway', ['speech'], [{ name: 'narrator', vendor_model: 'tts-1', voices: { host: 'narrator' } }]))).toBe('');
+  });
+});

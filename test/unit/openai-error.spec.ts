@@ -4,6 +4,7 @@ import { openAiApiOf, openAiError } from '../../src/common/errors/openai-error.j
 import { AppValidationPipe } from '../../src/common/validation/app-validation.pipe.js';
 import { CreateOpenAiImageDto } from '../../src/doors/openai/dto/openai-image.dto.js';
 import { CreateOpenAiSpeechDto } from '../../src/doors/openai/dto/openai-speech.dto.js';
+import { SubmitLyricsDto } from '../../src/doors/suno/dto/submit-lyrics.dto.js';
 
 /** The OpenAI door's wording of a domain error, as the global filter gives it. */
 function worded(err: AppError) {
@@ -104,6 +105,24 @@ describe('the parameter and rule of a refused body (AppValidationPipe)', () => {
     expect([worded(await speechFault(5)), worded(await speechFault(0))]).toEqual(['decimal_above_max_value', 'decimal_below_min_value']);
     // n is declared a whole number: its bounds stay integer_…
     expect(worded(await faultOf({ prompt: 'x', n: 11 }).then((f) => f[1]))).toBe('integer_above_max_value');
+  });
+
+  it('tells each refused field one rule: its required rule when missing, else its type rule alone, else every rule it broke', async () => {
+    const message = async (body: Record<string, unknown>, metatype: new () => unknown) => {
+      const err = await pipe.transform(body, { type: 'body', metatype }).then(() => undefined, (e: AppError) => e);
+      return err?.message;
+    };
+    const speech = { model: 'tts-1', voice: 'alloy', input: 'x' };
+    // missing, null, or of another type: the type rule alone (its pattern presupposes a string)
+    expect(await message({ voice: 'alloy', input: 'x' }, CreateOpenAiSpeechDto)).toBe('model must be a string naming a speech model GET /models lists');
+    expect(await message({ ...speech, input: null }, CreateOpenAiSpeechDto)).toBe('input must be a string');
+    expect(await message({ ...speech, input: 7 }, CreateOpenAiSpeechDto)).toBe('input must be a string');
+    // a string breaking its pattern: that rule
+    expect(await message({ ...speech, input: '   ' }, CreateOpenAiSpeechDto)).toBe('input must not be empty or blank');
+    // a field with a required rule (@IsDefined) is told it when missing
+    expect(await message({}, SubmitLyricsDto)).toMatch(/^prompt is required: what the lyrics are about$/);
+    // two fields: one message each, joined
+    expect(await message({ ...speech, model: 5, input: null }, CreateOpenAiSpeechDto)).toBe('model must be a string naming a speech model GET /models lists; input must be a string');
   });
 
   it('keeps the message free of the refused value', async () => {

@@ -102,16 +102,19 @@ function refusePrototypeKeys(value: unknown, path = ''): void {
  * Refuses a route's query parameter written in bracket form (`state[x]=failed`, `kind[]=video`: what qs-style
  * clients send for objects and lists): the query parser keeps such a key as it is, so it would be dropped as
  * unknown and the filter silently not applied. A key in bracket form whose base is no parameter of the route
- * is dropped as any unknown key is. A parameter sent twice (`limit=1&limit=2`) is refused saying so.
+ * is dropped as any unknown key is. A parameter sent twice (`limit=1&limit=2`) is refused saying so, unless it
+ * takes a list (`@IsArray`, or rules for each item).
  */
 function assertNoBracketedParams(value: unknown, metatype: new (...args: never[]) => unknown): void {
   if (typeof value !== 'object' || value === null) return;
-  const params = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false).map((m) => m.propertyName));
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false);
+  const params = new Set(metadata.map((m) => m.propertyName));
+  const lists = new Set(metadata.filter((m) => m.name === 'isArray' || m.each === true).map((m) => m.propertyName));
   const problems = Object.entries(value).flatMap(([key, sent]) => {
     const base = /^([^[\]]+)\[/.exec(key)?.[1];
     if (base !== undefined && params.has(base)) return [`${base} must be one value, sent as ${base}=<value> (not ${key})`];
     // a key sent more than once (kind=a&kind=b) is read as a list, which no parameter takes
-    if (Array.isArray(sent) && params.has(key)) return [`${key} must be one value, sent once (it was sent ${sent.length} times)`];
+    if (Array.isArray(sent) && params.has(key) && !lists.has(key)) return [`${key} must be one value, sent once (it was sent ${sent.length} times)`];
     return [];
   });
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', problems.join('; '), undefined, { param: problems[0].split(' ')[0], rule: 'type' });

@@ -1,8 +1,8 @@
-import { withArticle } from '../../common/words.js';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
+import { withArticle } from '../../common/words.js';
 import type { Principal } from '../../common/auth/credential.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { openAiError } from '../../common/errors/openai-error.js';

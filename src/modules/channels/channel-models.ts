@@ -166,7 +166,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (op) {
       if (m.spec !== undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].spec: ${m.vendor_model} is ${withArticle(protocol)} model the gateway knows, which keeps its catalog's spec (GET /models shows it); leave spec out, or declare a vendor_model the catalog does not list`);
       if (m.operation !== undefined && m.operation !== op.name) throw new AppError('INVALID_PARAMETER', `models[${i}].operation: ${m.vendor_model} is ${withArticle(op.name)} model (not ${m.operation})`);
-      checkModelExtras(m, i, op, op.catalogOf(protocol).find((s) => s.id === m.vendor_model));
+      checkModelExtras(m, i, op, op.catalogOf(protocol).find((s) => s.id === m.vendor_model), protocol);
       return m;
     }
     // vendors' ids are case-sensitive: one that differs from a catalog id only in case is that model mistyped
@@ -182,16 +182,16 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (!declarable.includes(operation)) throw new AppError('INVALID_PARAMETER', `models[${i}].operation must be ${declarable.join(' or ')}, an operation the channel takes that has ${protocol} models (not ${operation})`);
     const opOf = listing.find((o) => o.name === operation)!;
     const spec = DECLARABLE[operation].check(m.vendor_model, m.spec, `models[${i}].spec`, protocol, opOf.catalogOf(protocol) as readonly never[]);
-    checkModelExtras(m, i, opOf, spec);
+    checkModelExtras(m, i, opOf, spec, protocol);
     return { ...m, operation };
   });
 }
 
 /** A listed model's voices (speech only) and its price in its operation's unit (`spec`: what the model makes, catalog or declared). */
-function checkModelExtras(m: ChannelModel, i: number, op: OperationVendors, spec: unknown): void {
+function checkModelExtras(m: ChannelModel, i: number, op: OperationVendors, spec: unknown, protocol: string): void {
   if (m.voices !== undefined && !op.voices) throw new AppError('INVALID_PARAMETER', `models[${i}].voices: only a speech model has voices (${m.vendor_model} is ${withArticle(op.name)} model)`);
   checkVoices(m.voices, i);
-  const own = m.voices !== undefined && spec !== undefined ? op.voices?.(spec as never) : null;
+  const own = m.voices !== undefined && spec !== undefined ? op.voices?.(spec as never, protocol) : null;
   for (const [name, id] of Object.entries(own ? m.voices! : {})) {
     if (!own!.includes(id)) throw new AppError('INVALID_PARAMETER', `models[${i}].voices.${name}: ${m.vendor_model} speaks only its own voices (${own!.join(', ')}) and takes no other voice id (not ${JSON.stringify(id)})`);
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withArticle } from '../../common/words.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { IMAGE_RESOLUTIONS, type ImageModelSpec } from '../../vendors/contracts/image-request.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
@@ -271,7 +272,7 @@ function parse<T>(schema: z.ZodType<T>, spec: unknown, field: string, operation:
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues;
   const words = issues.slice(0, 3).map((issue) => {
-    if (issue.code === 'unrecognized_keys') return `${pathOf(field, issue.path)} has no field ${issue.keys.join(', ')} (a ${operation} spec's fields: ${Object.keys(operation === 'video' ? videoSchema.shape : imageSchema.shape).join(', ')})`;
+    if (issue.code === 'unrecognized_keys') return `${pathOf(field, issue.path)} has no field ${issue.keys.join(', ')} (${withArticle(operation)} spec's fields: ${Object.keys(operation === 'video' ? videoSchema.shape : imageSchema.shape).join(', ')})`;
     if (issue.code === 'invalid_type' && valueAt(spec, issue.path) === undefined) return `${pathOf(field, issue.path)} is required: it ${issue.message}`;
     const value = valueAt(spec, issue.path);
     // a rule of the spec as a whole says what it found itself

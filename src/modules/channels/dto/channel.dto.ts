@@ -120,7 +120,7 @@ export class ChannelModelDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string' },
-    description: "Operations whose models speak in voices (speech): the voice names callers ask for (OpenAI's alloy, coral, … or names of your own), each mapped to this vendor's voice id; added to the model's own mapping, a name given here replacing its.",
+    description: "Operations whose models speak in voices (speech): the voice names callers ask for (OpenAI's alloy, coral, … or names of your own), each mapped to this vendor's voice id; added to the model's own mapping, a name given here replacing its. A model that takes no voice id (OpenAI's tts-1 and tts-1-hd) is mapped only to its own voices.",
     example: { alloy: '21m00Tcm4TlvDq8ikWAM', narrator: 'pNInz6obpgDQGcFmaJgB' },
   })
   @IsOptional()

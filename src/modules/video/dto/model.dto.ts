@@ -20,7 +20,7 @@ export class ModelDto {
   @ApiProperty({ type: [Number], description: 'Durations it makes, in seconds (the Luma door asks them as "<n>s").', example: [5, 10] })
   durations_s!: number[];
 
-  @ApiProperty({ description: 'The duration it makes, and is priced at, when a request names none (its API\'s default).', example: 5 })
+  @ApiProperty({ description: 'The duration it makes when a request names this model and no duration (its API\'s default): the task is priced and shown at it. A request naming no model is priced and shown at 5 s, whatever model makes it.', example: 5 })
   default_duration_s!: number;
 
   @ApiProperty({ type: [String], description: 'Frame shapes it makes; ["any"]: any <w>:<h>.', example: ['16:9', '9:16', '1:1'] })
