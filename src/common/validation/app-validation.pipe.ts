@@ -38,7 +38,7 @@ export class AppValidationPipe extends ValidationPipe {
     if (metadata.type === 'param' || metadata.type === 'query') {
       assertPlainValues(value, metadata.data);
     }
-    if (metadata.type === 'query' && metadata.metatype && this.toValidate(metadata)) assertNoBracketedParams(value, metadata.metatype);
+    if (metadata.type === 'query' && metadata.metatype && this.toValidate(metadata)) assertOneValueEach(value, metadata.metatype);
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata)) {
       if (value === undefined) {
         value = {};
@@ -105,7 +105,7 @@ function refusePrototypeKeys(value: unknown, path = ''): void {
  * is dropped as any unknown key is. A parameter sent twice (`limit=1&limit=2`) is refused saying so, unless it
  * takes a list (`@IsArray`, or rules for each item).
  */
-function assertNoBracketedParams(value: unknown, metatype: new (...args: never[]) => unknown): void {
+function assertOneValueEach(value: unknown, metatype: new (...args: never[]) => unknown): void {
   if (typeof value !== 'object' || value === null) return;
   const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false);
   const params = new Set(metadata.map((m) => m.propertyName));
