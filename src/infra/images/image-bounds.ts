@@ -132,19 +132,25 @@ export async function decodedImageHeader(bytes: Buffer, limits: ImageLimits): Pr
 }
 
 /**
- * An image whose header was read (readImageHeader, or the bounds checked otherwise) decoded down to a few pixels,
- * in libuv's pool, as the steps that read it would: its pixel data cut off or corrupt is an ImageRejected in
- * words; an error that is not the image's (the pixel limit, a file not read, memory) is thrown as it is.
- * `failOn` as sharp takes it: 'warning' (the default) refuses what libvips only warns of, 'truncated' a file
- * cut short and worse, as a vendor that reads it leniently would.
+ * An image whose header was read (readImageHeader) decoded down to a few pixels, in libuv's pool, as the steps
+ * that read it would: its pixel data cut off or corrupt is an ImageRejected in words (decodeFault).
  */
-export async function assertDecodes(input: Buffer | string, format: RasterFormat, limits: ImageLimits, failOn: SharpOptions['failOn'] = 'warning'): Promise<void> {
+async function assertDecodes(input: Buffer, format: RasterFormat, limits: ImageLimits): Promise<void> {
   try {
-    await boundedSharp(input, limits, { failOn }).resize(4, 4, { fit: 'fill' }).raw().toBuffer();
+    await boundedSharp(input, limits).resize(4, 4, { fit: 'fill' }).raw().toBuffer();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== undefined || /exceeds pixel limit|Input file is missing/.test((err as Error).message)) throw err;
-    throw new ImageRejected(`must be a whole ${FORMAT_NAMES[format]} file; its image data could not be decoded (${(err as Error).message.split('\n')[0].slice(0, 100)})`);
+    throw decodeFault(err, format) ?? err;
   }
+}
+
+/**
+ * What sharp's failure to read a `format` image says of the image: an ImageRejected in words where its pixel
+ * data is cut off or corrupt (libpng's "read error", a JPEG that ends early), null where the error is not the
+ * image's (the pixel limit, a file not read, memory), which its caller throws as it is.
+ */
+export function decodeFault(err: unknown, format: RasterFormat): ImageRejected | null {
+  if (!(err instanceof Error) || (err as NodeJS.ErrnoException).code !== undefined || /exceeds pixel limit|Input file is missing|memory/i.test(err.message)) return null;
+  return new ImageRejected(`must be a whole ${FORMAT_NAMES[format]} file; its image data could not be decoded (${err.message.split('\n')[0].slice(0, 100)})`);
 }
 
 /** Whether an image (checked by readImageHeader first) has an alpha channel, as its header says (an RGBA PNG, or a palette with transparency). */

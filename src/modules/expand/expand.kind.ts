@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Price, type StepContext, type StepOutcome, type Success, TaskFailure, type TaskKind, type TaskTx, type UpstreamWatcher } from '../../common/tasks/task-kind.js';
 import { AppConfig, type ProviderName } from '../../infra/config/app-config.js';
-import { assertDecodes, ImageRejected } from '../../infra/images/image-bounds.js';
 import { OutboundError, SafeFetchService } from '../../infra/outbound/safe-fetch.service.js';
 import { bytesOf, MediaFile } from '../../infra/storage/storage.js';
 import type { WorkScope } from '../../infra/workdir/work-dir.service.js';
@@ -13,7 +12,7 @@ import { TaskDoors } from '../../doors/contracts/task-doors.js';
 import { EXPAND_DEFINITION } from './expand.definition.js';
 import { ExpandRepository } from './expand.repository.js';
 import type { ExpandParams, ExpandTask } from './expand-task.js';
-import { expandBoundsProblem, IMAGE_RULES, type ImageFacts, type ImageFormat, ImageRuleError, inspectImage } from './image-rules.js';
+import { expandBoundsProblem, IMAGE_RULES, type ImageFacts, ImageRuleError, inspectImage } from './image-rules.js';
 import { EXPAND_PROVIDERS, type ExpandProvider, type ExpandResultImage, type ExpandSource } from './providers/expand-provider.js';
 
 /**
@@ -76,25 +75,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
     const source = await this.readSource(task, files);
     const problem = this.boundsProblem(task.params, source.facts.width, source.facts.height);
     if (problem) throw new TaskFailure(`the image ${task.params.image_url ? 'at the URL ' : ''}breaks a rule: ${problem}`);
-    await this.assertDecodes(source.image instanceof MediaFile ? source.image.path : source.image, source.facts.format, !!task.params.image_url);
     return source;
-  }
-
-  /**
-   * The image decoded (down to a few pixels, in libuv's pool) as the renderer or the vendor would: one whose
-   * header is whole but whose pixel data is cut off or corrupt fails the task once, saying so, rather than each
-   * attempt of the step failing in the renderer (retried, then ended as an internal error) or at the vendor.
-   * Each attempt that reads the image checks it; not at submission, where the accept path reads the header only
-   * (image-rules.ts).
-   */
-  private async assertDecodes(image: Buffer | string, format: ImageFormat, fromUrl: boolean): Promise<void> {
-    try {
-      // a file cut short and worse: what libvips only warns of (bytes after a JPEG's end) a vendor reads
-      await assertDecodes(image, format, this.config.images, 'truncated');
-    } catch (err) {
-      if (err instanceof ImageRejected) throw new TaskFailure(`the image ${fromUrl ? 'at the URL ' : ''}breaks a rule: image ${err.message}`);
-      throw err;
-    }
   }
 
   /**
@@ -136,15 +117,7 @@ export class ExpandKind implements TaskKind<ExpandParams, Record<string, never>,
   private async inputBytes(task: ExpandTask, files: WorkScope): Promise<Buffer> {
     if (!task.params.image_url && !this.media.storesInputs) {
       const bytes = await this.inputs.readInput(task.id);
-      if (bytes) {
-        // the facts the door read at submission (a row without them is read again), against today's bounds
-        const { image_format: format, image_width: width, image_height: height } = task.params;
-        const facts: Pick<ImageFacts, 'format' | 'width' | 'height'> = (format === 'png' || format === 'jpeg') && width && height ? { format, width, height } : inspect(bytes, false);
-        const problem = this.boundsProblem(task.params, facts.width, facts.height);
-        if (problem) throw new TaskFailure(`the image breaks a rule: ${problem}`);
-        await this.assertDecodes(bytes, facts.format, false);
-        return bytes;
-      }
+      if (bytes) return bytes;
     }
     return bytesOf((await this.loadSource(task, files)).image);
   }

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { Injectable } from '@nestjs/common';
 import sharp, { type ExtendWith, type Sharp } from 'sharp';
-import type { StepOutcome } from '../../../common/tasks/task-kind.js';
+import { type StepOutcome, TaskFailure } from '../../../common/tasks/task-kind.js';
 import { AppConfig, type ImageLimits } from '../../../infra/config/app-config.js';
-import { boundedSharp } from '../../../infra/images/image-bounds.js';
+import { boundedSharp, decodeFault } from '../../../infra/images/image-bounds.js';
 import { MediaFile } from '../../../infra/storage/storage.js';
 import type { ExpandTask } from '../expand-task.js';
 import { type Margins, marginsOf } from '../image-rules.js';
@@ -52,7 +52,15 @@ export class SandboxExpandProvider implements ExpandProvider {
     for (let i = 0; i < task.params.n; i++) {
       // rendered into work files, from which storage takes them: no result buffer outlives its write
       const body = new MediaFile(ctx.file(`result-${i}`, 'png'));
-      await writeOut(await render(input, margins, FILLS[i % FILLS.length], this.config.images), body.path);
+      try {
+        await writeOut(await render(input, margins, FILLS[i % FILLS.length], this.config.images), body.path);
+      } catch (err) {
+        // an image whose header is whole but whose pixel data is not fails its task at once, saying so (not
+        // each attempt, then 'internal error'); the render is the one decode, so nothing decodes it before
+        const fault = decodeFault(err, source.facts.format);
+        if (fault) throw new TaskFailure(`the image ${task.params.image_url ? 'at the URL ' : ''}breaks a rule: image ${fault.message}`);
+        throw err;
+      }
       let watermark: MediaFile | undefined;
       if (task.params.watermark) {
         watermark = new MediaFile(ctx.file(`watermark-${i}`, 'png'));
