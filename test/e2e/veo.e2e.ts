@@ -193,5 +193,22 @@ describe('Veo through the Gemini API', () => {
       expect([ok.status, ok.body.ok, ok.body.status_code]).toEqual([200, true, 200]);
       expect(veo.server.requests.at(-1)).toEqual(expect.objectContaining({ method: 'GET', url: '/v1beta/models?pageSize=1' }));
     });
+
+    it("makes, prices and shows a request naming no model at the doors' 5 s while a Kling channel could make it, and at Veo's own 8 s once only Veo's could", async () => {
+      const unnamed = async () => {
+        const created = await api(t.url, 'POST', OPENAI, { key, body: { prompt: 'Rain on a tin roof' } });
+        expect(created.status).toBe(200);
+        return created.body as { id: string; seconds: string };
+      };
+      expect((await unnamed()).seconds).toBe('5');
+      // the last test here: the Kling channel goes
+      expect((await admin('DELETE', `/admin/channels/${channels.kling}`)).status).toBe(200);
+      const veoOnly = await unnamed();
+      expect(veoOnly.seconds).toBe('8');
+      const done = await pollUntil(() => api(t.url, 'GET', `${OPENAI}/${veoOnly.id}`, { key }), (r) => ['completed', 'failed'].includes(r.body.status), { timeoutMs: 60_000, what: 'the unnamed video' });
+      expect([done.body.status, done.body.seconds]).toEqual(['completed', '8']);
+      expect(lastSent().body.parameters).toEqual(expect.objectContaining({ durationSeconds: 8 }));
+      expect((await api(t.url, 'GET', `/tasks/${veoOnly.id}`, { key })).body.credits).toBe(8);
+    }, 90_000);
   });
 });

@@ -101,7 +101,7 @@ export function refuseUnmade<S, R extends { model?: string }, F extends string>(
 ): void {
   if (offered.length === 0) return; // no channel yet: the task waits for one, as any relayed task does
   const native = vendor !== undefined && offered.some((m) => m.vendor === vendor.protocol);
-  const pool = offered.filter((m) => (request.model === undefined ? !m.namedOnly && (!native || m.vendor === vendor!.protocol) : m.name === request.model));
+  const pool = askedPool(offered, request, vendor?.protocol);
   if (pool.length === 0) throw new AppError('INVALID_PARAMETER', `${(labels as Record<string, string>).model} must be one of the configured models: ${names(offered)} (not ${request.model})`);
   const unmet = pool.map((m) => rules.unmet(m.spec, request));
   if (unmet.some((u) => u.length === 0)) return;
@@ -134,6 +134,17 @@ export function refuseUnmade<S, R extends { model?: string }, F extends string>(
       : [];
   const fault = `${[...new Set(fields.map((f) => labels[f]))].join(', ')}: ${asked} this ${fields.map((f) => rules.describe(f, request)).join(' with ')}${makes.length > 0 ? ` (it makes ${makes.join('; ')})` : ''}`;
   throw new AppError('INVALID_PARAMETER', [fault, ...could].join('; '));
+}
+
+/**
+ * The offered models a request is for: those of the name it asks, else any a request naming none may take
+ * (not the sandbox's free-form model), and at a door that is one vendor's API (`vendor`), that vendor's where
+ * any of them is offered.
+ */
+export function askedPool<S>(offered: Offered<S>[], request: { model?: string }, vendor?: string): Offered<S>[] {
+  if (request.model !== undefined) return offered.filter((m) => m.name === request.model);
+  const native = vendor !== undefined && offered.some((m) => m.vendor === vendor);
+  return offered.filter((m) => !m.namedOnly && (!native || m.vendor === vendor));
 }
 
 function names<S>(models: Offered<S>[]): string {

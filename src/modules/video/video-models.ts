@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { servedVideoModels } from '../channels/channel-models.js';
 import { ChannelRouter } from '../channels/channel-router.js';
-import { type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.js';
+import { askedPool, type Offered, OfferCache, refuseUnmade } from '../channels/model-offer.js';
 import { everything, madeDurationS, madeResolution, unmetFields, VIDEO_FIELDS, type VideoField, type VideoModelSpec, type VideoRequest } from '../../vendors/contracts/video-request.js';
 import { VIDEO_VENDORS } from '../../vendors/video-vendors.js';
 import type { ModelDto } from './dto/model.dto.js';
+import { DEFAULT_DURATION_S } from './video-task.js';
 
 /** A video model callers may ask for. */
 export type OfferedModel = Offered<VideoModelSpec>;
@@ -90,18 +91,21 @@ export class VideoModels {
 
   /**
    * Refuses (400) a request no configured model could ever make (refuseUnmade), naming the door's fields
-   * (`labels`). Answers what a named model makes of what the request leaves to it: its default duration
-   * (madeDurationS: Veo's 8 s, Hailuo's 6), where every offered model of that name able to make the request
-   * makes the same. The door stores it in the task, which is then priced, sent, made and recorded at it, not at
-   * the door's default (DEFAULT_DURATION_S, which stands for a request naming no model, or when they differ).
+   * (`labels`). Answers what the models it is for make of what the request leaves to them: their default
+   * duration (madeDurationS: Veo's 8 s, Hailuo's 6), where every offered model able to make the request that
+   * it may go to (askedPool: those of the name it asks, else any, at a vendor's door that vendor's) makes the
+   * same. The door stores it in the task, which is then priced, sent, made and recorded at it, not at the
+   * door's default (DEFAULT_DURATION_S, which stands where they differ: a request naming no model that Kling
+   * and Veo channels could both make is priced 5 s, while Veo, should it make it, makes its own 8).
    */
   async check(request: VideoRequest, labels: Record<VideoField, string>, vendor?: string): Promise<Pick<VideoRequest, 'durationS'>> {
     const offered = await this.offered();
     refuseUnmade(offered, request, VIDEO_RULES, labels, vendor === undefined ? undefined : { protocol: vendor, title: vendorTitle(vendor) });
-    if (request.model === undefined || request.durationS !== undefined) return {};
-    const made = new Set(offered.filter((m) => m.name === request.model && unmetFields(m.spec, request).length === 0).map((m) => madeDurationS(m.spec, request)));
+    if (request.durationS !== undefined) return {};
+    const made = new Set(askedPool(offered, request, vendor).filter((m) => unmetFields(m.spec, request).length === 0).map((m) => madeDurationS(m.spec, request)));
     const [only] = made;
-    return made.size === 1 ? { durationS: only } : {};
+    // a request naming no model that they all make at the doors' default keeps it unsaid, as it was sent
+    return made.size === 1 && (request.model !== undefined || only !== DEFAULT_DURATION_S) ? { durationS: only } : {};
   }
 }
 
