@@ -183,7 +183,7 @@ describe('POST /video-b/v1/generations', () => {
   });
 
   it('needs a non-empty prompt of at most 5000 characters', async () => {
-    await refused({}, /^prompt must be a string/);
+    await refused({}, /^prompt is required: it must be a string/);
     await refused({ prompt: '' }, /prompt must not be empty or blank/);
     await refused({ prompt: '   ' }, /prompt must not be empty or blank/);
     await refused({ prompt: 12 }, /prompt must be a string/);

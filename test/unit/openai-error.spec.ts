@@ -113,16 +113,18 @@ describe('the parameter and rule of a refused body (AppValidationPipe)', () => {
       return err?.message;
     };
     const speech = { model: 'tts-1', voice: 'alloy', input: 'x' };
-    // missing, null, or of another type: the type rule alone (its pattern presupposes a string)
-    expect(await message({ voice: 'alloy', input: 'x' }, CreateOpenAiSpeechDto)).toBe('model must be a string naming a speech model GET /models lists');
-    expect(await message({ ...speech, input: null }, CreateOpenAiSpeechDto)).toBe('input must be a string');
+    // missing (or null, which OpenAI's bodies read as absent): required, with what its type rule asks; of another
+    // type: the type rule alone (its pattern presupposes a string)
+    expect(await message({ voice: 'alloy', input: 'x' }, CreateOpenAiSpeechDto)).toBe('model is required: it must be a string naming a speech model GET /models lists');
+    expect(await message({ model: 'tts-1', voice: 'alloy' }, CreateOpenAiSpeechDto)).toBe('input is required: it must be a string');
+    expect(await message({ ...speech, input: null }, CreateOpenAiSpeechDto)).toBe('input is required: it must be a string');
     expect(await message({ ...speech, input: 7 }, CreateOpenAiSpeechDto)).toBe('input must be a string');
     // a string breaking its pattern: that rule
     expect(await message({ ...speech, input: '   ' }, CreateOpenAiSpeechDto)).toBe('input must not be empty or blank');
     // a field with a required rule (@IsDefined) is told it when missing
     expect(await message({}, SubmitLyricsDto)).toMatch(/^prompt is required: what the lyrics are about$/);
     // two fields: one message each, joined
-    expect(await message({ ...speech, model: 5, input: null }, CreateOpenAiSpeechDto)).toBe('model must be a string naming a speech model GET /models lists; input must be a string');
+    expect(await message({ ...speech, model: 5, input: 7 }, CreateOpenAiSpeechDto)).toBe('model must be a string naming a speech model GET /models lists; input must be a string');
   });
 
   it('keeps the message free of the refused value', async () => {

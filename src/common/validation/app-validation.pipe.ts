@@ -130,17 +130,24 @@ function collect(errors: ValidationError[], parent: string): string[] {
     // a rule of an array's items is worded for any item (`models[].vendor_model must …`): the message names the one refused
     const indexed = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     const anyItem = indexed.replace(/\[\d+\]/g, '[]');
-    // a missing value is told it is required, else one of the wrong type that alone: the other rules of the
-    // field presuppose a value of its type
+    // a missing value is told it is required (in its isDefined words where it has them), else one of the wrong
+    // type that alone: the other rules of the field presuppose a value of its type
     const broken = Object.entries(error.constraints ?? {});
+    const missing = error.value === undefined && broken.length > 0 && !broken.some(([rule]) => rule === 'isDefined' || rule === 'whitelistValidation');
     const first = broken.find(([rule]) => rule === 'isDefined') ?? broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
-    const own = (first ? [first] : broken).map(([rule, msg]) => {
+    const own = (missing ? [['isDefined', requiredWords(anyItem, first?.[1])]] : first ? [first] : broken).map(([rule, msg]) => {
       if (rule === 'whitelistValidation') return notAField(indexed);
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
     });
     return [...own, ...collect(error.children ?? [], path)];
   });
+}
+
+/** A missing field's words: required, with what its type rule asks of it ("model is required: it must be a string naming …"). */
+function requiredWords(field: string, typeRule: string | undefined): string {
+  const asks = typeRule?.startsWith(`${field} must `) ? typeRule.slice(field.length + 1) : undefined;
+  return asks ? `${field} is required: it ${asks}` : `${field} is required`;
 }
 
 /** Constraints that say a value is of the wrong type (a decimal where a whole number is due counts). */
