@@ -156,13 +156,16 @@ describe('the limit behind a proxy, when it ends, and on /metrics', () => {
     await pollUntil(() => get(t, ROUTE, { key: unknownKey(), headers: limited }), (a) => a.status === 401, { timeoutMs: 15_000, what: 'the window to end' });
   });
 
-  it('counts wrong metrics tokens; from a limited address the right one is served, a wrong one answers 429', async () => {
+  it('counts wrong metrics tokens, not a team key sent there (403); from a limited address the right one is served, a wrong one answers 429', async () => {
     const from = { 'x-forwarded-for': '203.0.113.10' };
+    // a scraper given its team's key: refused, never counted (more of them than the limit; the wrong tokens below still get their 401s)
+    for (let i = 0; i < 4; i++) expect((await get(t, '/metrics', { key, headers: from })).status).toBe(403);
     for (let i = 0; i < 3; i++) {
       const answer = await get(t, '/metrics', { key: `${TEST_METRICS_TOKEN}-wrong`, headers: from });
       expect([answer.status, answer.body.code]).toEqual([401, 1000]);
     }
     expectLimited(await get(t, '/metrics', { key: `${TEST_METRICS_TOKEN}-wrong`, headers: from }), 2);
+    expect((await get(t, '/metrics', { key, headers: from })).status).toBe(403);
     expect((await get(t, '/metrics', { key: TEST_METRICS_TOKEN, headers: from })).status).toBe(200);
     expect((await get(t, '/metrics', { key: ADMIN, headers: from })).status).toBe(200);
   });

@@ -36,17 +36,20 @@ describe('GET /metrics takes the metrics token or the admin key', () => {
     await t?.close();
   });
 
-  it('answers 401 in the envelope without a credential, with a wrong token, another scheme, a team key, or a token that only starts right', async () => {
+  it('answers 401 in the envelope without a credential, with a wrong token, another scheme, or a token that only starts right; 403 to a team key', async () => {
     expectEnvelope(await metrics(t), 401, 1001, /Authorization header is required: send "Authorization: Bearer <METRICS_TOKEN>"/);
     expectEnvelope(await metrics(t, ''), 401, 1001);
     expectEnvelope(await metrics(t, `Basic ${TOKEN}`), 401, 1002);
     expectEnvelope(await metrics(t, 'Bearer'), 401, 1002);
-    for (const wrong of [`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, 'Bearer metrics-token-for-prometheus-0124', `Bearer ${key}`, `Bearer ${TEST_METRICS_TOKEN}`]) {
+    for (const wrong of [`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, 'Bearer metrics-token-for-prometheus-0124', `Bearer ${TEST_METRICS_TOKEN}`]) {
       const res = await metrics(t, wrong);
       expect([wrong, res.status]).toEqual([wrong, 401]);
       expectEnvelope(res, 401, 1000, /metrics token \(METRICS_TOKEN\) or the admin key/);
       expect(res.text).not.toContain('mgw_');
     }
+    const team = await metrics(t, `Bearer ${key}`);
+    expectEnvelope(team, 403, 1103, /^The metrics take the metrics token \(METRICS_TOKEN\) or the admin key; an API key may not read them$/);
+    expect(team.text).not.toContain('mgw_');
   });
 
   it('answers 200 with the Prometheus text to the token and to the admin key, owner labels kept', async () => {

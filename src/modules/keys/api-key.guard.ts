@@ -18,7 +18,7 @@ import { KeysService } from './keys.service.js';
  * (bodies are read by JsonBodyGuard, after it): keyed routes need a valid, unrevoked key;
  * admin routes need ADMIN_API_KEY (404 when it is not configured, 403 for a normal key); key-or-admin
  * routes take either (the admin key is not counted against any owner's rate limit); the metrics route
- * takes METRICS_TOKEN or the admin key (401 for any request when neither is configured); public routes need nothing, and
+ * takes METRICS_TOKEN or the admin key (401 for any request when neither is configured, 403 for a team's key); public routes need nothing, and
  * do not look the key up at all. A keyed request is then counted against its owner's rate limit (1302
  * over it). Every refused credential counts against the client's address (AuthFailures): past
  * AUTH_FAILURE_LIMIT in the window, a refused credential from it answers 429 (1005) with Retry-After rather
@@ -43,7 +43,7 @@ export class ApiKeyGuard implements CanActivate {
     }
     const req = context.switchToHttp().getRequest<Request>();
     if (access === 'metrics') {
-      this.authorizeMetrics(req);
+      await this.authorizeMetrics(req);
       return true;
     }
     if (!this.config.runsApi) {
@@ -82,16 +82,22 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /**
-   * GET /metrics: the metrics token or the admin key, compared in memory (no key is looked up). Without
-   * either configured nothing opens it: every request is 401, saying what the operators set.
+   * GET /metrics: the metrics token or the admin key, compared in memory (no key is looked up for them).
+   * Without either configured nothing opens it: every request is 401, saying what the operators set. Any other
+   * bearer is looked up as a key: a team's valid key is 403, as on the admin routes, and not counted against
+   * its address (it guesses nothing: a scraper given the wrong secret must not lock its team's own calls out);
+   * anything else is a refused credential.
    */
-  private authorizeMetrics(req: Request): void {
+  private async authorizeMetrics(req: Request): Promise<void> {
     const { metricsToken, adminApiKey } = this.config;
     const limitedS = this.failures.retryAfterS(req.ip);
     const bearer = readBearer(req.headers.authorization, 'METRICS_TOKEN');
     if ('kind' in bearer) throw bearer.kind === 'rejected' ? this.refused(req, bearer.error, limitedS) : bearer.error;
     if (!metricsToken && !adminApiKey) throw new AppError('AUTH_FAILED', 'No credential opens the metrics on this instance: its operators set METRICS_TOKEN (or ADMIN_API_KEY) to serve them');
     if ((metricsToken && secretsEqual(bearer.token, metricsToken)) || (adminApiKey && secretsEqual(bearer.token, adminApiKey))) return;
+    if ((await this.keys.resolveCredential(req.headers.authorization, limitedS > 0)).kind === 'key') {
+      throw new AppError('FORBIDDEN', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key; an API key may not read them');
+    }
     throw this.refused(req, new AppError('AUTH_FAILED', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key'), limitedS);
   }
 
