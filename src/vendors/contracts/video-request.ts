@@ -190,7 +190,9 @@ export function frameFitFor(spec: VideoModelSpec, request: VideoRequest): Exclud
 export function everything(id: string): VideoModelSpec {
   return {
     id,
-    durations: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    // every duration a catalog model makes (Seedance 2.0's 15 s the longest): in the sandbox, a request any of
+    // them could make is made by it, and its record names it
+    durations: Array.from({ length: 15 }, (_, i) => i + 1),
     // the sandbox's clip when no duration is asked (DEFAULT_DURATION_S, every door's default)
     defaultDurationS: 5,
     aspectRatios: 'any',
