@@ -65,6 +65,17 @@ describe('the OpenAI-style video door', () => {
     const nested = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nok\r\n--${boundary}\r\nContent-Disposition: form-data; name="input_reference[image_url]"\r\n\r\nhttps://example.com/`), Buffer.from([0xff]), Buffer.from(`.png\r\n--${boundary}--\r\n`)]);
     const nestedAnswer = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: nested });
     expect([nestedAnswer.status, ((await nestedAnswer.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringMatching(/^input_reference\[image_url\]: the part is not valid UTF-8 text/)]);
+    // a text part sent twice, or as a list, is told so (multer reads both as a list), not that it must be a string
+    const parts = (...named: [string, string][]) => Buffer.from(named.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('') + `--${boundary}--\r\n`);
+    for (const [body, words] of [
+      [parts(['prompt', 'one'], ['prompt', 'two']), 'prompt must be one value: one part named prompt, sent once (it was sent 2 times)'],
+      [parts(['prompt', 'ok'], ['seconds[]', '4']), 'seconds must be one value: one part named seconds, sent once (it was sent as a list, seconds[])'],
+    ] as const) {
+      const twice = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+      expect([twice.status, ((await twice.json()) as { error: { message: string; param: string } }).error]).toEqual([400, expect.objectContaining({ message: words, param: words.split(' ')[0] })]);
+    }
+    const once = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: parts(['prompt', 'once'], ['seconds', '4']) });
+    expect(once.status).toBe(200);
     const fileId = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', input_reference: { file_id: 'file-123' } } });
     expect([fileId.status, fileId.body.error.param]).toEqual([400, 'input_reference.file_id']);
     const missing = await api(t.url, 'GET', `${DOOR}/00000000-0000-4000-8000-000000000000`, { key });

@@ -168,6 +168,7 @@ export class JsonBodyGuard implements CanActivate {
     await new Promise<void>((resolve, reject) => upload(req, res, (err?: unknown) => (err ? reject(multipartError(err, spec)) : resolve())));
     req.body ??= {};
     refuseReplacedText(req.body);
+    refuseRepeatedParts(req.body);
   }
 
   /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
@@ -385,6 +386,18 @@ function refuseReplacedText(value: unknown, path = ''): void {
   } else if (typeof value === 'object' && value !== null) {
     // multer nests a part named a[b] as {a: {b}}: named back as the part was
     for (const [name, item] of Object.entries(value)) refuseReplacedText(item, path ? `${path}[${name}]` : name);
+  }
+}
+
+/**
+ * A text part sent more than once (or as a list, `prompt[]`) refused saying so: multer reads it as a list,
+ * which no multipart route's text fields take, and the field would otherwise be told it is of the wrong type.
+ */
+function refuseRepeatedParts(body: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(body)) {
+    if (!Array.isArray(value)) continue;
+    const sent = value.length > 1 ? `it was sent ${value.length} times` : `it was sent as a list, ${name}[]`;
+    throw new AppError('INVALID_PARAMETER', `${name} must be one value: one part named ${name}, sent once (${sent})`, undefined, { param: name, rule: 'type' });
   }
 }
 
