@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { finishSpeech, keptAsMade, SpeechUnusable } from '../../src/modules/speech/speech-audio.js';
+import { streamedWav } from '../support/vendors/openai/openai-speech.fake.js';
 import { speechLike } from '../support/vendors/speech-audio.js';
 
 describe('keptAsMade: when a vendor audio is answered as it came', () => {
@@ -49,6 +50,22 @@ describe('finishSpeech: audio a vendor made that does not decode', () => {
       expect(await finish(garbled)).toMatch(/^the audio made is damaged: /);
       const cut = mp3.subarray(0, mp3.length - 300);
       expect(await finish(cut)).toBe(`kept ${cut.length} bytes`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('finishSpeech: a WAV as OpenAI streams it', () => {
+  it('takes its sizes of 0xFFFFFFFF ("unknown") and its samples to the end, written again with exact sizes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'speech-audio-'));
+    try {
+      const pcm = await speechLike('pcm', 1.5);
+      const done = await finishSpeech({ bytes: streamedWav(pcm), format: 'wav' }, 'wav', (prefix, ext) => path.join(dir, `${prefix}.${ext}`));
+      expect([done.durationS, done.bytes.length, done.bytes.readUInt32LE(4), done.bytes.readUInt32LE(40)]).toEqual([1.5, 44 + pcm.length, 36 + pcm.length, pcm.length]);
+      expect(done.bytes.subarray(44).equals(pcm)).toBe(true);
+      // and asked as MP3, decoded whole
+      expect((await finishSpeech({ bytes: streamedWav(pcm), format: 'wav' }, 'mp3', (prefix, ext) => path.join(dir, `${prefix}-mp3.${ext}`))).durationS).toBe(1.5);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

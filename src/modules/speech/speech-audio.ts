@@ -96,8 +96,11 @@ async function toPcm(audio: SpeechAudio, file: (prefix: string, ext: string) => 
   try {
     const pinned = await pinAudio(path);
     // -xerror: a frame that does not decode fails the decode (ffmpeg's MP3 decoder would skip garbage between
-    // good frames and exit 0), so what is kept as made is audio that decoded whole
-    return await runFfmpeg(['-loglevel', 'error', '-xerror', ...pinnedInput(pinned.demuxer, path), '-map', '0:a:0', '-t', String(MAX_SPEECH_S), '-f', 's16le', '-ar', String(SPEECH_RATE), '-ac', '1', 'pipe:1'], {
+    // good frames and exit 0), so what is kept as made is audio that decoded whole. Not for WAV (PCM or float
+    // only: no frame of it can fail), whose last packet ffmpeg calls corrupt when shorter than the others, as in
+    // every WAV OpenAI streams (its sizes 0xFFFFFFFF, "unknown": the samples run to the end)
+    const strict = pinned.format === 'wav' ? [] : ['-xerror'];
+    return await runFfmpeg(['-loglevel', 'error', ...strict, ...pinnedInput(pinned.demuxer, path), '-map', '0:a:0', '-t', String(MAX_SPEECH_S), '-f', 's16le', '-ar', String(SPEECH_RATE), '-ac', '1', 'pipe:1'], {
       limitMs: decodeLimitMs(MAX_SPEECH_S),
       collectStdout: true,
     });

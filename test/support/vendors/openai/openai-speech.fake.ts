@@ -132,7 +132,8 @@ export async function startFakeOpenAISpeech(apiKey: string): Promise<FakeOpenAIS
     if (knobs.refusal) return refuse('input', 'Your request was rejected by the safety system.', 'moderation_blocked');
 
     const seconds = spokenSeconds(input, speed);
-    let audio = await speechLike(format as SpeechEncoding, seconds);
+    // OpenAI streams its WAV as it is made: a 44-byte header whose RIFF and data sizes say "unknown" (0xFFFFFFFF)
+    let audio = format === 'wav' ? streamedWav(await speechLike('pcm', seconds)) : await speechLike(format as SpeechEncoding, seconds);
     if (knobs.damaged && knobs.damaged > 0) {
       knobs.damaged--;
       audio = Buffer.concat([audio.subarray(0, 200), Buffer.alloc(4000, 0x5a)]);
@@ -160,4 +161,22 @@ export async function startFakeOpenAISpeech(apiKey: string): Promise<FakeOpenAIS
     });
   });
   return { server, url: `${server.url}/v1`, received, knobs, customVoices, authFailures, close: () => server.close() };
+}
+
+/** 24 kHz mono 16-bit PCM as OpenAI's `wav` comes (seen from api.openai.com: RIFF and data sizes 0xFFFFFFFF, as streamed). */
+export function streamedWav(pcm: Buffer): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'ascii');
+  h.writeUInt32LE(0xffffffff, 4);
+  h.write('WAVEfmt ', 8, 'ascii');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(24_000, 24);
+  h.writeUInt32LE(48_000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36, 'ascii');
+  h.writeUInt32LE(0xffffffff, 40);
+  return Buffer.concat([h, pcm]);
 }
