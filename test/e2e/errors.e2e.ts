@@ -48,6 +48,19 @@ describe('every error answer is the {code, message, request_id} envelope', () =>
     expect(res.body.message).toBe('the path /tasks/%ED%A0%80 holds a percent-encoded sequence that is not UTF-8 text (%ED%A0%80)');
   });
 
+  it('answers a query value or key whose percent-encoding is not UTF-8 likewise, not read as U+FFFD; a lone % and UTF-8 are taken', async () => {
+    for (const [query, words] of [
+      ['q=%ED%A0%80', 'the query parameter q holds a percent-encoded sequence that is not UTF-8 text (%ED%A0%80)'],
+      ['limit=5&q=caf%E9', 'the query parameter q holds a percent-encoded sequence that is not UTF-8 text (caf%E9)'],
+      ['%FF=1', 'a query key holds a percent-encoded sequence that is not UTF-8 text (%FF)'],
+    ]) {
+      const res = await api(t.url, 'GET', `/tasks?${query}`, { key });
+      expectEnvelope(res, 400, 1201);
+      expect([query, res.body.message]).toEqual([query, words]);
+    }
+    for (const query of ['q=caf%C3%A9', 'q=100%', 'q=a+b%20c']) expect([query, (await api(t.url, 'GET', `/tasks?${query}`, { key })).status]).toEqual([query, 200]);
+  });
+
   it('answers a body that is not JSON with 400/1200', async () => {
     const res = await api(t.url, 'POST', '/admin/keys', { key: ADMIN, rawBody: '{"owner": ', headers: { 'content-type': 'application/json' } });
     expectEnvelope(res, 400, 1200);

@@ -8,6 +8,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import multer from 'multer';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AppError } from '../errors/app-error.js';
+import { assertUtf8Query } from '../validation/app-validation.pipe.js';
 import { assertStorableStrings } from '../validation/storable-strings.js';
 import { Base64FieldReader, NotAnObject } from './base64-field-reader.js';
 
@@ -111,6 +112,7 @@ export class JsonBodyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() === 'http') {
       const req = context.switchToHttp().getRequest<Request>();
+      assertUtf8Query(req.originalUrl);
       const handler = context.getHandler();
       const multipart = this.reflector.get<MultipartSpec>(MULTIPART, handler);
       if (multipart && hasBody(req) && req.is('multipart/form-data')) {

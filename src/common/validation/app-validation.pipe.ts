@@ -78,6 +78,35 @@ function assertPlainValues(value: unknown, name?: string): void {
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', [...new Set(problems)].join('; '));
 }
 
+/**
+ * Refuses a query whose percent-encoding is not UTF-8 (`q=%ED%A0%80`, `%FF`), as a path's is: the query parser
+ * reads such bytes as U+FFFD, so the value would be used as some other text (a search for "???" answered 200).
+ * A `%` not followed by two hex digits is left to the parser (kept as it is), as before.
+ */
+export function assertUtf8Query(url: string): void {
+  const at = url.indexOf('?');
+  if (at < 0 || url.indexOf('%', at) < 0) return;
+  for (const pair of url.slice(at + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    for (const part of eq < 0 ? [pair] : [pair.slice(0, eq), pair.slice(eq + 1)]) {
+      if (decodesAsUtf8(part)) continue;
+      const key = eq < 0 ? pair : pair.slice(0, eq);
+      const name = decodesAsUtf8(key) ? decodeURIComponent(key.replace(/\+/g, ' ').replace(/%(?![0-9a-fA-F]{2})/g, '%25')).slice(0, 100) : undefined;
+      const shown = part.length > 100 ? `${part.slice(0, 100)}…` : part;
+      throw new AppError('INVALID_PARAMETER', `${name === undefined ? 'a query key' : `the query parameter ${name}`} holds a percent-encoded sequence that is not UTF-8 text (${shown})`, undefined, { param: name ?? 'query', rule: 'value' });
+    }
+  }
+}
+
+function decodesAsUtf8(part: string): boolean {
+  try {
+    decodeURIComponent(part.replace(/%(?![0-9a-fA-F]{2})/g, '%25'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The words of a field a strict body does not have. */
 function notAField(path: string): string {
   return `${path} is not a field of this body (a misspelt or unknown field is refused, never ignored)`;
