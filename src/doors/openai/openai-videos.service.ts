@@ -36,7 +36,7 @@ export interface UploadedPart {
  * object, whichever door made it.
  */
 
-/** The shorter sides a size may have (540, 720, 768, 1080 or 2160). */
+/** The shorter sides a size may have (480, 540, 720, 768, 1080 or 2160). */
 const SIDES_IN_WORDS = ((sides) => `${sides.slice(0, -1).join(', ')} or ${sides.at(-1)}`)(Object.values(RESOLUTION_SIDES));
 @Injectable()
 export class OpenAiVideosService {
