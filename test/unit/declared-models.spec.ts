@@ -37,6 +37,11 @@ describe('a declared video spec at the admin API', () => {
     expect(declare(liteSpec())).toEqual([{ name: 'lite', vendor_model: LITE, operation: 'video', spec: liteSpec() }]);
   });
 
+  it('reads null in an optional field as left out, and stores the spec without it; a required one null is still required', () => {
+    expect(declare(liteSpec({ default_duration_s: null, sizes: null, seed: null }))).toEqual([{ name: 'lite', vendor_model: LITE, operation: 'video', spec: liteSpec({ seed: undefined }) }]);
+    expect(spec({ durations: null })).toBe('models[0].spec.durations is required: it must be a list such as [5, 10]');
+  });
+
   it('durations: whole seconds from 1 to 99, each once, at least one', () => {
     expect(spec({ durations: [1, 99] })).toBe('');
     expect(spec({ durations: [2, 3, 0] })).toBe('models[0].spec.durations[2] must be a whole number of seconds from 1 to 99 (not 0)');

@@ -181,10 +181,17 @@ export function checkModels(protocol: string, operations: readonly string[], mod
     if (operation === undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].operation is required for a declared model on a channel that takes both video and image: video or image`);
     if (!declarable.includes(operation)) throw new AppError('INVALID_PARAMETER', `models[${i}].operation must be ${declarable.join(' or ')}, an operation the channel takes that has ${protocol} models (not ${operation})`);
     const opOf = listing.find((o) => o.name === operation)!;
-    const spec = DECLARABLE[operation].check(m.vendor_model, m.spec, `models[${i}].spec`, protocol, opOf.catalogOf(protocol) as readonly never[]);
+    // null in one of its optional fields means the same as leaving it out, as in every body; it is stored without it
+    const declared = withoutNullFields(m.spec);
+    const spec = DECLARABLE[operation].check(m.vendor_model, declared, `models[${i}].spec`, protocol, opOf.catalogOf(protocol) as readonly never[]);
     checkModelExtras(m, i, opOf, spec, protocol);
-    return { ...m, operation };
+    return { ...m, spec: declared, operation };
   });
+}
+
+/** An object without its fields whose value is null (a copy); anything else as it is. */
+function withoutNullFields<T>(value: T): T {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null)) as T) : value;
 }
 
 /** A listed model's voices (speech only) and its price in its operation's unit (`spec`: what the model makes, catalog or declared). */
