@@ -236,4 +236,34 @@ describe('speech: OpenAI, ElevenLabs and Gemini behind the door', () => {
     await setEnabled('elevenlabs', true);
     await setEnabled('gemini', true);
   });
+
+  it('serves a speech model the catalog does not know, declared by its channel: its voices, instructions and speeds; listed as declared', async () => {
+    oa.knobs.released = ['gpt-5-mini-tts'];
+    const declare = (spec: Record<string, unknown>, voices?: Record<string, string>) =>
+      api(t.url, 'POST', '/admin/channels', { key: ADMIN, body: { name: `openai-next-${Object.keys(spec).length}-${voices ? 'v' : ''}`, operations: ['speech'], protocol: 'openai', base_url: oa.url, credentials: { api_key: 'sk-openai-speech-0123456789' }, models: [{ name: 'next-tts', vendor_model: 'gpt-5-mini-tts', spec, ...(voices ? { voices } : {}) }] } });
+    // what it declares is checked, each refusal naming the field
+    const noVoice = await declare({ instructions: true });
+    expect([noVoice.status, noVoice.body.message]).toEqual([400, 'models[0].spec says of no voice the model speaks: list its voices, or set voice_ids (it takes any voice id of its vendor)']);
+    const slow = await declare({ voices: ['coral'], speed: { min: 2, max: 4 } });
+    expect([slow.status, slow.body.message]).toEqual([400, 'models[0].spec.speed must take 1 (the speed a request that asks none is made at): min at most 1, max at least 1 (not 2 to 4)']);
+    const mapped = await declare({ voices: ['coral'] }, { host: 'verse' });
+    expect([mapped.status, mapped.body.message]).toEqual([400, expect.stringMatching(/^models\[0\]\.voices\.host: gpt-5-mini-tts speaks only its own voices \(coral\)/)]);
+    const added = await declare({ voices: ['coral', 'verse'], instructions: true, speed: { min: 0.5, max: 2 } }, { host: 'verse' });
+    expect([added.status, added.body.message]).toEqual([201, undefined]);
+    try {
+      const listed = ((await api(t.url, 'GET', '/models', { key })).body.models as Record<string, unknown>[]).filter((m) => m.name === 'next-tts');
+      expect(listed).toEqual([expect.objectContaining({ operation: 'speech', vendor: 'openai', vendor_model: 'gpt-5-mini-tts', declared: true, voices: ['coral', 'verse', 'host'], instructions: true, speed: [0.5, 2], max_input_chars: 4096 })]);
+      const wav = Buffer.from(await (await openai.audio.speech.create({ model: 'next-tts', input: TEXT, voice: 'host', instructions: 'Warmly.', speed: 1.5, response_format: 'wav' })).arrayBuffer());
+      expect(probe(wav).format).toContain('wav');
+      expect(oa.received.at(-1)!.body).toMatchObject({ model: 'gpt-5-mini-tts', voice: 'verse', instructions: 'Warmly.', speed: 1.5 });
+      // what it does not declare is refused before any vendor is asked
+      const sent = oa.received.length;
+      const fast = (await openai.audio.speech.create({ model: 'next-tts', input: TEXT, voice: 'coral', speed: 3 }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      const other = (await openai.audio.speech.create({ model: 'next-tts', input: TEXT, voice: 'nova' }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      expect([fast.status, fast.param, other.status, other.param, oa.received.length]).toEqual([400, 'speed', 400, 'voice', sent]);
+    } finally {
+      expect((await api(t.url, 'DELETE', `/admin/channels/${added.body.id}`, { key: ADMIN })).status).toBe(200);
+      oa.knobs.released = undefined;
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { AppError } from '../../src/common/errors/app-error.js';
-import { type ChannelModel, checkModels, servedImageModels, servedVideoModels } from '../../src/modules/channels/channel-models.js';
+import { type ChannelModel, checkModels, servedImageModels, servedModels, servedVideoModels } from '../../src/modules/channels/channel-models.js';
 import { videoCatalogOf } from '../../src/vendors/video-vendors.js';
 
 /**
@@ -119,7 +119,7 @@ describe('a declared video spec at the admin API', () => {
     );
     expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'Seedance-1-0-Pro-250528' }]))).toMatch(/^models\[0\]\.vendor_model: Seedance-1-0-Pro-250528 differs only in case from seedance-1-0-pro-250528, .*: write seedance-1-0-pro-250528$/);
     expect(refusal(() => checkModels('seedance', ['video'], [{ name: 'lite', vendor_model: LITE }]))).toMatch(/^models\[0\]\.vendor_model must be one of the seedance models: seedance-1-0-pro-250528, .* \(not seedance-1-0-lite-i2v-250428\), or come with a spec declaring what it can do \(models\[0\]\.spec/);
-    expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image']))).toBe('models[0].operation is required for a declared model on a channel that takes both video and image: video or image');
+    expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image']))).toBe('models[0].operation is required for a declared model on a channel that takes video and image: video or image');
     expect(refusal(() => declare(liteSpec({ seed: false, last_frame: false, reference_images: 0 }), 'kling', ['video', 'image'], { operation: 'video' }))).toBe('');
     expect(refusal(() => declare(liteSpec(), 'seedance', ['video'], { operation: 'image' }))).toBe('models[0].operation must be video, an operation the channel takes that has seedance models (not image)');
   });
@@ -234,5 +234,34 @@ describe("a speech channel's voices at the admin API", () => {
 describe("a gateway channel's speech voices", () => {
   it("maps a name to any of the other gateway's voice names, even on tts-1 (its names are its own channels')", () => {
     expect(refusal(() => checkModels('gateway', ['speech'], [{ name: 'narrator', vendor_model: 'tts-1', voices: { host: 'narrator' } }]))).toBe('');
+  });
+});
+
+describe('a declared speech spec at the admin API', () => {
+  const speech = (protocol: string, spec: Record<string, unknown>, operations = ['speech']) => checkModels(protocol, operations, [{ name: 'next', vendor_model: 'next-tts', spec: spec as ChannelModel['spec'] }]);
+
+  it('takes a model the catalog does not know with its voices, and serves it marked declared, 4,096 characters and speed 1 unless it says', () => {
+    const models = speech('openai', { voices: ['coral', 'verse'], instructions: true });
+    expect(models).toEqual([{ name: 'next', vendor_model: 'next-tts', operation: 'speech', spec: { voices: ['coral', 'verse'], instructions: true } }]);
+    expect(servedModels({ protocol: 'openai', models, operations: ['speech'] }, 'speech')).toEqual([
+      { name: 'next', declared: true, spec: { id: 'next-tts', voices: { coral: 'coral', verse: 'verse' }, voiceIds: false, maxInput: 4096, instructions: true, speed: null } },
+    ]);
+  });
+
+  it('refuses what says of no voice, a speed range without 1, a field it does not have, naming each', () => {
+    expect(refusal(() => speech('elevenlabs', { voice_ids: true, max_input_chars: 5000 }))).toBe('models[0].spec.max_input_chars must be a whole number of characters from 1 to 4096 (not 5000)');
+    expect(refusal(() => speech('elevenlabs', { voice_ids: true, max_input_chars: 4096, speed: { min: 0.7, max: 1.2 } }))).toBe('');
+    expect(refusal(() => speech('openai', {}))).toBe('models[0].spec says of no voice the model speaks: list its voices, or set voice_ids (it takes any voice id of its vendor)');
+    expect(refusal(() => speech('openai', { voices: ['alloy'], speed: { min: 1.5, max: 4 } }))).toMatch(/^models\[0\]\.spec\.speed must take 1 /);
+    expect(refusal(() => speech('openai', { voices: ['alloy'], style: 'calm' }))).toBe("models[0].spec has no field style (a speech spec's fields: voices, voice_ids, max_input_chars, instructions, speed)");
+  });
+
+  it("refuses a capability the protocol's adapter has no words for: a speed to Gemini (it takes none)", () => {
+    expect(refusal(() => speech('gemini', { voice_ids: true, speed: { min: 0.5, max: 2 } }))).toBe('models[0].spec.speed: the gemini adapter has no words for it (no gemini model the gateway knows takes it), so a request asking it could not be sent as asked');
+    expect(refusal(() => speech('gemini', { voice_ids: true, instructions: true }))).toBe('');
+  });
+
+  it('on a channel of video and speech, asks which operation a declared model serves', () => {
+    expect(refusal(() => speech('gemini', { voice_ids: true }, ['video', 'speech']))).toBe('models[0].operation is required for a declared model on a channel that takes video and speech: video or speech');
   });
 });

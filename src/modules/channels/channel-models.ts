@@ -5,7 +5,7 @@ import type { ImageModelSpec, ImageRequest } from '../../vendors/contracts/image
 import { FRAME_FITS, type VideoModelSpec } from '../../vendors/contracts/video-request.js';
 import { BILLED_UNITS, type BilledUnit } from '../../vendors/contracts/vendor-billing.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
-import { declaredImageSpec, declaredVideoSpec, storedImageSpec, storedVideoSpec } from './declared-specs.js';
+import { type DeclarableOperation, declaredImageSpec, declaredSpeechSpec, declaredVideoSpec, storedImageSpec, storedSpeechSpec, storedVideoSpec } from './declared-specs.js';
 
 /** A JSON value, as `channels.models` stores it. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -28,17 +28,18 @@ export type ChannelModel = {
    * a video or image spec, in the admin API's snake_case). Absent for a catalog model, which keeps its spec.
    */
   spec?: { [key: string]: Json };
-  /** The operation a declared model serves, on a channel that takes both video and image (else the one it takes). */
-  operation?: 'video' | 'image';
+  /** The operation a declared model serves, on a channel that takes more than one that may declare models (else the one it takes). */
+  operation?: DeclarableOperation;
 };
 
 /**
  * The operations whose channels may declare models the catalog does not know, each with its spec's reader: the
  * stored spec read back (`stored`), and the admin API's check naming the field (`check`).
  */
-const DECLARABLE: Readonly<Record<'video' | 'image', { stored(id: string, spec: unknown): { id: string } | undefined; check(id: string, spec: unknown, field: string, protocol: string, catalog: readonly never[]): unknown }>> = {
+const DECLARABLE: Readonly<Record<DeclarableOperation, { stored(id: string, spec: unknown): { id: string } | undefined; check(id: string, spec: unknown, field: string, protocol: string, catalog: readonly never[]): unknown }>> = {
   video: { stored: storedVideoSpec, check: declaredVideoSpec as never },
   image: { stored: storedImageSpec, check: declaredImageSpec as never },
+  speech: { stored: storedSpeechSpec, check: declaredSpeechSpec as never },
 };
 type Declarable = keyof typeof DECLARABLE;
 
@@ -112,7 +113,7 @@ export function servedModels<S extends { id: string }>(channel: { protocol: stri
   return models.length > 0 ? models : catalog.map((spec) => ({ name: spec.id, spec }));
 }
 
-/** The operation a declared model stored without one serves: the one of video and image its channel takes (checkModels stores it). */
+/** The operation a declared model stored without one serves: the one of the declarable operations its channel takes (checkModels stores it). */
 function declaredFor(operations: readonly string[] | undefined): Declarable | undefined {
   const taken = (Object.keys(DECLARABLE) as Declarable[]).filter((op) => operations?.includes(op));
   return taken.length === 1 ? taken[0] : undefined;
@@ -178,7 +179,7 @@ export function checkModels(protocol: string, operations: readonly string[], mod
       throw new AppError('INVALID_PARAMETER', `models[${i}].vendor_model must be one of the ${protocol} models: ${ids.join(', ')} (not ${m.vendor_model})${declare}`);
     }
     const operation = m.operation ?? (declarable.length === 1 ? declarable[0] : undefined);
-    if (operation === undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].operation is required for a declared model on a channel that takes both video and image: video or image`);
+    if (operation === undefined) throw new AppError('INVALID_PARAMETER', `models[${i}].operation is required for a declared model on a channel that takes ${declarable.join(' and ')}: ${declarable.join(' or ')}`);
     if (!declarable.includes(operation)) throw new AppError('INVALID_PARAMETER', `models[${i}].operation must be ${declarable.join(' or ')}, an operation the channel takes that has ${protocol} models (not ${operation})`);
     const opOf = listing.find((o) => o.name === operation)!;
     // null in one of its optional fields means the same as leaving it out, as in every body; it is stored without it

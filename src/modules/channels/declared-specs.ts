@@ -3,6 +3,7 @@ import { withArticle } from '../../common/words.js';
 import { AppError } from '../../common/errors/app-error.js';
 import { IMAGE_RESOLUTIONS, type ImageModelSpec } from '../../vendors/contracts/image-request.js';
 import { RESOLUTION_SIDES } from '../../vendors/contracts/resolution.js';
+import { SPEECH_MAX_INPUT, type SpeechModelSpec } from '../../vendors/contracts/speech-vendor.js';
 import type { VideoModelSpec } from '../../vendors/contracts/video-request.js';
 
 /**
@@ -139,7 +140,27 @@ const imageSchema = z
     if (s.negative_prompt_with_images !== undefined && !s.negative_prompt) fault(['negative_prompt_with_images'], 'needs negative_prompt: true');
   });
 
+/** A vendor's voice id (OpenAI's `alloy`, an ElevenLabs id), as a channel's voices map them (1 to 128 characters). */
+const voiceId = z.string('must be a voice id, such as "alloy"').min(1, 'must be a voice id, such as "alloy"').max(128, 'must be a voice id of at most 128 characters');
+const speedBound = z.number('must be a number from 0.25 to 4').min(0.25, 'must be a number from 0.25 to 4').max(4, 'must be a number from 0.25 to 4');
+
+const speechSchema = z
+  .strictObject({
+    // its own voices by the vendor's ids, each a voice name callers use too (a channel's voices add names)
+    voices: list(voiceId, 200, '["alloy", "nova"]').optional(),
+    voice_ids: flag,
+    max_input_chars: int(1, SPEECH_MAX_INPUT, 'a whole number of characters').optional(),
+    instructions: flag,
+    speed: z.strictObject({ min: speedBound, max: speedBound }, 'must be {"min": …, "max": …}, the speeds it takes (0.25 to 4), or left out: 1 only').optional(),
+  })
+  .superRefine((s, ctx) => {
+    const fault = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+    if (!s.voices && !s.voice_ids) fault([], 'says of no voice the model speaks: list its voices, or set voice_ids (it takes any voice id of its vendor)');
+    if (s.speed && (s.speed.min > 1 || s.speed.max < 1)) fault(['speed'], `must take 1 (the speed a request that asks none is made at): min at most 1, max at least 1 (not ${s.speed.min} to ${s.speed.max})`);
+  });
+
 export type DeclaredVideoSpec = z.infer<typeof videoSchema>;
+export type DeclaredSpeechSpec = z.infer<typeof speechSchema>;
 export type DeclaredImageSpec = z.infer<typeof imageSchema>;
 
 /** The video fields of a declared spec, by VideoModelSpec's name: what `declaredVideoSpec` maps. */
@@ -250,6 +271,36 @@ export function imageSpecOf(id: string, s: DeclaredImageSpec): ImageModelSpec {
   };
 }
 
+/**
+ * Checks a declared speech spec and returns it as a `SpeechModelSpec` of `id` (as declaredVideoSpec): taking
+ * instructions, any voice id or speeds other than 1 only where a catalog model of the protocol does (its
+ * adapter sends them).
+ */
+export function declaredSpeechSpec(id: string, spec: unknown, field: string, protocol: string, catalog: readonly SpeechModelSpec[]): SpeechModelSpec {
+  const s = parse(speechSchema, spec, field, 'speech');
+  if (s.instructions && !catalog.some((m) => m.instructions)) throw unsent(field, 'instructions', protocol);
+  if (s.voice_ids && !catalog.some((m) => m.voiceIds)) throw unsent(field, 'voice_ids', protocol);
+  if (s.speed && !catalog.some((m) => m.speed)) throw unsent(field, 'speed', protocol);
+  return speechSpecOf(id, s);
+}
+
+/** A declared speech spec as stored as the `SpeechModelSpec` routing reads. */
+export function speechSpecOf(id: string, s: DeclaredSpeechSpec): SpeechModelSpec {
+  return {
+    id,
+    voices: Object.fromEntries((s.voices ?? []).map((v) => [v, v])),
+    voiceIds: s.voice_ids === true,
+    maxInput: s.max_input_chars ?? SPEECH_MAX_INPUT,
+    instructions: s.instructions === true,
+    speed: s.speed ?? null,
+  };
+}
+
+export function storedSpeechSpec(id: string, spec: unknown): SpeechModelSpec | undefined {
+  const parsed = speechSchema.safeParse(spec);
+  return parsed.success ? speechSpecOf(id, parsed.data) : undefined;
+}
+
 /** A stored declared spec, read back (it was checked when written; a spec that no longer parses serves nothing). */
 export function storedVideoSpec(id: string, spec: unknown): VideoModelSpec | undefined {
   const parsed = videoSchema.safeParse(spec);
@@ -265,14 +316,20 @@ function unsent(field: string, name: string, protocol: string): AppError {
   return new AppError('INVALID_PARAMETER', `${field}.${name}: the ${protocol} adapter has no words for it (no ${protocol} model the gateway knows takes it), so a request asking it could not be sent as asked`);
 }
 
+const SCHEMAS: Record<DeclarableOperation, { shape: object }> = { video: videoSchema, image: imageSchema, speech: speechSchema };
+
+/** The operations whose channels may declare models (each with its schema above, its check and its stored reader). */
+export const DECLARABLE_OPERATIONS = ['video', 'image', 'speech'] as const;
+export type DeclarableOperation = (typeof DECLARABLE_OPERATIONS)[number];
+
 /** The spec parsed, or a 400 naming the first field it refuses (and how many more there are). */
-function parse<T>(schema: z.ZodType<T>, spec: unknown, field: string, operation: string): T {
+function parse<T>(schema: z.ZodType<T>, spec: unknown, field: string, operation: DeclarableOperation): T {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new AppError('INVALID_PARAMETER', `${field} must be an object: what the ${operation} model can do (docs/operators/channels.md, "Declared models")`);
   const parsed = schema.safeParse(spec);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues;
   const words = issues.slice(0, 3).map((issue) => {
-    if (issue.code === 'unrecognized_keys') return `${pathOf(field, issue.path)} has no field ${issue.keys.join(', ')} (${withArticle(operation)} spec's fields: ${Object.keys(operation === 'video' ? videoSchema.shape : imageSchema.shape).join(', ')})`;
+    if (issue.code === 'unrecognized_keys') return `${pathOf(field, issue.path)} has no field ${issue.keys.join(', ')} (${withArticle(operation)} spec's fields: ${Object.keys(SCHEMAS[operation].shape).join(', ')})`;
     if (issue.code === 'invalid_type' && valueAt(spec, issue.path) === undefined) return `${pathOf(field, issue.path)} is required: it ${issue.message}`;
     const value = valueAt(spec, issue.path);
     // a rule of the spec as a whole says what it found itself
@@ -294,6 +351,7 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
 /** The declared specs as OpenAPI 3.0 schemas (the admin API's document describes `models[].spec` with them). */
 export const DECLARED_VIDEO_SPEC_SCHEMA = openApiSchema('DeclaredVideoSpec', videoSchema);
 export const DECLARED_IMAGE_SPEC_SCHEMA = openApiSchema('DeclaredImageSpec', imageSchema);
+export const DECLARED_SPEECH_SPEC_SCHEMA = openApiSchema('DeclaredSpeechSpec', speechSchema);
 
 /** A schema as plain OpenAPI 3.0 JSON (zod's own keys left out), typed as @nestjs/swagger takes it. */
 function openApiSchema(title: string, schema: z.ZodType): Record<string, never> {

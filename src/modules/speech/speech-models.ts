@@ -67,10 +67,11 @@ export class SpeechModels {
     for (const channel of await this.router.configuredFor('speech')) {
       for (const m of servedModels<SpeechModelSpec>(channel, 'speech')) {
         const spec = withChannelVoices(m);
-        const key = `${m.name}\n${channel.protocol}\n${spec.id}`;
+        // two channels declaring one vendor model otherwise are two models
+        const key = `${m.name}\n${channel.protocol}\n${m.declared ? JSON.stringify({ ...m.spec, voices: undefined }) : spec.id}`;
         const known = offered.get(key);
         // the same model on several channels speaks the union of their voices
-        offered.set(key, { name: m.name, vendor: channel.protocol, spec: known ? { ...spec, voices: { ...known.spec.voices, ...spec.voices } } : spec });
+        offered.set(key, { name: m.name, vendor: channel.protocol, spec: known ? { ...spec, voices: { ...known.spec.voices, ...spec.voices } } : spec, ...(m.declared ? { declared: m.declared } : {}) });
       }
     }
     return [...offered.values()];
@@ -79,11 +80,12 @@ export class SpeechModels {
   /** `GET /models`' speech entries. */
   async entries(): Promise<SpeechModelDto[]> {
     const perK = this.config.kinds.speech.prices.kchars;
-    return (await this.offered()).map(({ name, vendor, spec }) => ({
+    return (await this.offered()).map(({ name, vendor, spec, declared }) => ({
       name,
       operation: 'speech' as const,
       vendor,
       vendor_model: spec.id,
+      declared: declared === true,
       voices: Object.keys(spec.voices),
       voice_ids: spec.voiceIds,
       // what a request may hold: the door takes at most SPEECH_MAX_INPUT (OpenAI's 4,096) whatever the vendor takes

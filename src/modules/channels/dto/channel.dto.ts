@@ -6,7 +6,7 @@ import { IsHttpUrl } from '../../../common/validation/validators.js';
 import { FRAME_FITS, type FrameFit } from '../../../vendors/contracts/video-request.js';
 import { BILLED_UNITS, type BilledUnit } from '../../../vendors/contracts/vendor-billing.js';
 import { BASE_URL_RULE, CHANNEL_OPERATIONS, CHANNEL_PROTOCOLS, PROTOCOLS_IN_WORDS } from '../channel-protocols.js';
-import { DECLARED_IMAGE_SPEC_SCHEMA, DECLARED_VIDEO_SPEC_SCHEMA } from '../declared-specs.js';
+import { DECLARABLE_OPERATIONS, type DeclarableOperation, DECLARED_IMAGE_SPEC_SCHEMA, DECLARED_SPEECH_SPEC_SCHEMA, DECLARED_VIDEO_SPEC_SCHEMA } from '../declared-specs.js';
 import { RefusesUnknownFields } from '../../../common/validation/body-fields.js';
 
 export const CHANNEL_STATUSES = ['enabled', 'disabled', 'auto_disabled'] as const;
@@ -99,18 +99,18 @@ export class ChannelModelDto {
   vendor_model!: string;
 
   @ApiPropertyOptional({
-    enum: ['video', 'image'],
-    description: 'The operation a declared model serves: required on a channel that takes both video and image, else the one it takes (stored either way). A catalog model\'s is its catalog\'s.',
+    enum: DECLARABLE_OPERATIONS,
+    description: 'The operation a declared model serves: required on a channel that takes more than one of video, image and speech, else the one it takes (stored either way). A catalog model\'s is its catalog\'s.',
     example: 'video',
   })
   @IsOptional()
-  @IsIn(['video', 'image'], { message: 'models[].operation must be video or image' })
-  operation?: 'video' | 'image';
+  @IsIn(DECLARABLE_OPERATIONS, { message: `models[].operation must be one of ${DECLARABLE_OPERATIONS.join(', ')}` })
+  operation?: DeclarableOperation;
 
   @ApiPropertyOptional({
-    oneOf: [DECLARED_VIDEO_SPEC_SCHEMA, DECLARED_IMAGE_SPEC_SCHEMA],
+    oneOf: [DECLARED_VIDEO_SPEC_SCHEMA, DECLARED_IMAGE_SPEC_SCHEMA, DECLARED_SPEECH_SPEC_SCHEMA],
     description:
-      "Declares a vendor model the gateway's catalog does not know: what it can do, in its operation's terms (a video model's durations, resolutions, aspect ratios, frames, reference images, sound, seed …; an image model's sizes, shapes, classes, n, references, edits …). A capability left out is false, so a request asking it is refused, never dropped; one no model of the protocol the gateway knows has is refused here (its adapter has no words for it). The model then routes, is priced and is listed (GET /models, `declared: true`) as a catalog model is. Refused for a catalog model, which keeps its catalog's spec. docs/operators/channels.md, \"Declared models\".",
+      "Declares a vendor model the gateway's catalog does not know: what it can do, in its operation's terms (a video model's durations, resolutions, aspect ratios, frames, reference images, sound, seed …; an image model's sizes, shapes, classes, n, references, edits …; a speech model's voices, voice ids, input length, instructions, speeds). A capability left out is false, so a request asking it is refused, never dropped; one no model of the protocol the gateway knows has is refused here (its adapter has no words for it). The model then routes, is priced and is listed (GET /models, `declared: true`) as a catalog model is. Refused for a catalog model, which keeps its catalog's spec. docs/operators/channels.md, \"Declared models\".",
     example: { durations: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p'], aspect_ratios: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'], first_frame: true, last_frame: true, seed: true, reference_images: 4 },
   })
   @IsOptional()

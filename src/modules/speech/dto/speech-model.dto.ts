@@ -14,6 +14,9 @@ export class SpeechModelDto {
   @ApiProperty({ description: "The vendor's id of the model.", example: 'gpt-4o-mini-tts' })
   vendor_model!: string;
 
+  @ApiProperty({ description: "Whether what it can do is what a channel declared (a vendor model the gateway's catalog does not know: the channel's `models[].spec`), not the catalog's.", example: false })
+  declared!: boolean;
+
   @ApiProperty({ type: [String], description: 'The voice names it speaks (`voice`), as the channels map them to the vendor\'s voices.', example: ['alloy', 'coral', 'nova'] })
   voices!: string[];
 

@@ -29,9 +29,11 @@ export interface FakeOpenAISpeech {
    * rate_limit_exceeded; `insufficientQuota`: 429 insufficient_quota (the account's credit); `refusal`: creates
    * refused by its safety system (400 moderation_blocked); `notAudio`: the next creates answer 200 with a JSON
    * body instead of audio (what a misconfigured proxy does); `damaged`: the next creates answer 200 with the
-   * audio's first 200 bytes (its header whole) and garbage after them (a stream cut and garbled on its way).
+   * audio's first 200 bytes (its header whole) and garbage after them (a stream cut and garbled on its way);
+   * `released`: model ids the account has besides the ones above (models OpenAI released later), each served as
+   * gpt-4o-mini-tts is (its voices, instructions, sse).
    */
-  knobs: { serverError?: number; rateLimited?: number; insufficientQuota?: boolean; refusal?: boolean; notAudio?: number; damaged?: number };
+  knobs: { serverError?: number; rateLimited?: number; insufficientQuota?: boolean; refusal?: boolean; notAudio?: number; damaged?: number; released?: string[] };
   /** The custom voices (`{id}`) the account has. */
   customVoices: Set<string>;
   authFailures: string[];
@@ -98,7 +100,7 @@ export async function startFakeOpenAISpeech(apiKey: string): Promise<FakeOpenAIS
     }
     if (knobs.insufficientQuota) return answer(429, () => fail(res, 429, 'You exceeded your current quota, please check your plan and billing details.', 'insufficient_quota', 'insufficient_quota'));
 
-    const model = typeof body.model === 'string' ? MODELS[body.model] : undefined;
+    const model = typeof body.model === 'string' ? (MODELS[body.model] ?? (knobs.released?.includes(body.model) ? MODELS['gpt-4o-mini-tts'] : undefined)) : undefined;
     const refuse = (param: string, message: string, code?: string | null) => answer(400, () => invalid(res, param, message, code));
     if (body.model === undefined) return refuse('model', "Missing required parameter: 'model'.", 'missing_required_parameter');
     if (!model) return answer(404, () => fail(res, 404, `The model \`${String(body.model)}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found', 'model'));
