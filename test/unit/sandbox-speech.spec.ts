@@ -11,7 +11,7 @@ describe("the sandbox speech's stand-in", () => {
     const samples: number[] = [];
     for (const token of input.match(/[\p{L}\p{N}]{1,3}|[.,;:!?…]|\s+|./gu) ?? []) {
       const voiced = /^[\p{L}\p{N}]+$/u.test(token);
-      const n = Math.round((/^[.,;:!?…]$/u.test(token) ? (token === ',' ? 1.5 : 3) : token.length) * perChar);
+      const n = Math.round((/^[.,;:!?…]$/u.test(token) ? (token === ',' ? 1.5 : 3) : [...token].length) * perChar);
       const pitch = base * (1 + ((token.codePointAt(0)! % 7) - 3) * 0.03);
       const formant = 500 + (token.codePointAt(token.length - 1)! % 5) * 250;
       for (let i = 0; i < n; i++) {
@@ -49,5 +49,9 @@ describe("the sandbox speech's stand-in", () => {
     expect(standIn('', 'alloy', 15).length).toBe((SPEECH_RATE / 4) * 2);
     expect(spoken.equals(standIn(text, 'alloy', 15))).toBe(true);
     expect(spoken.equals(standIn(text, 'echo', 15))).toBe(false);
+  });
+
+  it('counts characters as the input limit does, by code point: an emoji lasts as long as a letter', () => {
+    expect(standIn('🙂'.repeat(30), 'alloy', 15).length).toBe(standIn('x'.repeat(30), 'alloy', 15).length);
   });
 });

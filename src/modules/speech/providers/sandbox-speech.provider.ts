@@ -57,6 +57,12 @@ function espeakWav(text: string, wordsPerMinute: number, signal: AbortSignal): P
   });
 }
 
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 /**
  * 24 kHz mono 16-bit PCM standing in for speech: about `input.length / charsPerS` seconds. Each syllable is
  * sin(π·i/n)^½ · (0.6·sin(2π·p·t) + 0.25·sin(4π·p·t) + 0.15·sin(2π·f·t)·sin(2π·p·t)) at t = i / SPEECH_RATE, its
@@ -69,8 +75,8 @@ export function standIn(input: string, voice: string, charsPerS: number): Buffer
   const perChar = SPEECH_RATE / charsPerS;
   // runs of up to three letters are syllables; spaces and punctuation are silence
   const parts = (input.match(/[\p{L}\p{N}]{1,3}|[.,;:!?…]|\s+|./gu) ?? []).map((token) => {
-    // as long as its characters, a comma as 1.5 and other punctuation as 3
-    const samples = Math.round((/^[.,;:!?…]$/u.test(token) ? (token === ',' ? 1.5 : 3) : token.length) * perChar);
+    // as long as its characters (code points, as the input's limit counts them: an emoji is one), a comma as 1.5 and other punctuation as 3
+    const samples = Math.round((/^[.,;:!?…]$/u.test(token) ? (token === ',' ? 1.5 : 3) : codePoints(token)) * perChar);
     if (!/^[\p{L}\p{N}]+$/u.test(token)) return { samples };
     const pitch = base * (1 + ((token.codePointAt(0)! % 7) - 3) * 0.03);
     const formant = 500 + (token.codePointAt(token.length - 1)! % 5) * 250;
