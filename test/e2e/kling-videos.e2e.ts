@@ -8,6 +8,7 @@ import { startReceiver } from '../support/webhook-receiver.js';
 
 const T2V = '/video-a/v1/videos/text2video';
 const I2V = '/video-a/v1/videos/image2video';
+const MULTI = '/video-a/v1/videos/multi-image2video';
 
 /** A client written for Kling's video API (no official Node SDK: its documented bodies), against the sandbox. */
 describe("Kling's video door under video-a", () => {
@@ -96,6 +97,32 @@ describe("Kling's video door under video-a", () => {
     await refused(I2V, { image: 'data:image/png;base64,AAAA' }, /^image must be an http\(s\) URL or Base64/);
     await refused(I2V, { image: Buffer.from('not an image at all').toString('base64') }, /^image must be a PNG, JPEG or WebP image/);
     expect((await api(door.url, 'POST', T2V, { key: doorKey, body: { prompt: 'x', duration: '10' } })).status).toBe(200);
+  }, 120_000);
+
+  it('takes multi-image2video: 1 to 4 reference images in image_list (Base64 or URL), made by a model that takes them; refuses the rest naming image_list', async () => {
+    const ref = (await png(400, 400)).toString('base64');
+    const body = { model_name: 'kling-v1-6', prompt: 'The two of them walk along the beach', image_list: [{ image: ref }, { image: `${t.url}/samples/keyframe.jpg` }], aspect_ratio: '9:16', duration: '5', external_task_id: 'refs-1' };
+    const created = await api(t.url, 'POST', MULTI, { key, body });
+    expect([created.status, created.body.data?.task_status]).toEqual([200, 'submitted']);
+    const done = (await finished(MULTI, 'refs-1')).body.data;
+    expect(done.task_status).toBe('succeed');
+    const task = (await api(t.url, 'GET', `/tasks/${done.task_id}`, { key })).body;
+    expect(task.request.referenceImages).toEqual([expect.objectContaining({ type: 'image', upload: true }), expect.objectContaining({ type: 'image', url: `${t.url}/samples/keyframe.jpg` })]);
+    const info = await probeVideo(Buffer.from(await (await fetch(done.task_result.videos[0].url)).arrayBuffer()));
+    expect(info.height).toBeGreaterThan(info.width);
+    // read by the other routes as any generation is
+    expect((await api(t.url, 'GET', `${T2V}/refs-1`, { key })).body.data.task_id).toBe(done.task_id);
+    const refused = async (extra: Record<string, unknown>, message: RegExp) => {
+      const res = await api(door.url, 'POST', MULTI, { key: doorKey, body: { prompt: 'x', image_list: [{ image: ref }], ...extra } });
+      expect([res.status, res.body.code, res.body.message]).toEqual([400, 1201, expect.stringMatching(message)]);
+    };
+    await refused({ image_list: [] }, /^image_list must hold 1 to 4 images$/);
+    await refused({ image_list: Array.from({ length: 5 }, () => ({ image: ref })) }, /^image_list must hold 1 to 4 images$/);
+    await refused({ image_list: [{ image: ref }, { image: 7 }] }, /^image_list\[1\]\.image must be an http\(s\) URL or Base64/);
+    await refused({ image_list: [{ image: ref }, { image: Buffer.from('not an image').toString('base64') }] }, /^image_list\[1\]\.image must be a PNG, JPEG or WebP image/);
+    // kling-v1 takes no reference images
+    await refused({ model_name: 'kling-v1' }, /^image_list: model kling-v1 does not make/);
+    expect((await api(door.url, 'POST', MULTI, { key: doorKey, body: { prompt: 'x', image_list: Array.from({ length: 4 }, () => ({ image: ref })) } })).status).toBe(200);
   }, 120_000);
 
   it("image2video takes the image's shape in the sandbox as Kling makes it (a portrait frame, a portrait video)", async () => {

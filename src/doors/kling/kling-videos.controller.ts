@@ -8,11 +8,13 @@ import { ADMISSION_ERRORS, ApiErrors, KEYED_ROUTE_ERRORS } from '../../common/sw
 import { SAMPLE_EXAMPLE_NOTE, sampleUrl } from '../../common/swagger/samples.js';
 import { API_KEY_SCHEME } from '../../common/swagger/security-schemes.js';
 import { ListExpandTasksQueryDto } from './dto/kling-page-query.dto.js';
-import { CreateKlingImageToVideoDto, CreateKlingTextToVideoDto, KlingVideoTaskEnvelopeDto, KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
+import { CreateKlingImageToVideoDto, CreateKlingMultiImageToVideoDto, CreateKlingTextToVideoDto, KLING_IMAGE_LIST_MAX, KlingVideoTaskEnvelopeDto, KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
 import { KlingVideosService } from './kling-videos.service.js';
 
 /** Two Base64 images of 10 MB (about 13.4 MB each as Base64) and the rest. */
 const KLING_VIDEO_BODY_LIMIT_BYTES = 28 * 1024 * 1024;
+/** As many as image_list takes (four), likewise. */
+const KLING_MULTI_BODY_LIMIT_BYTES = KLING_IMAGE_LIST_MAX * 14 * 1024 * 1024;
 const CREATE_ERRORS = [...KEYED_ROUTE_ERRORS, ...ADMISSION_ERRORS, 'INVALID_PARAMETER', 'CONFLICT'] as const;
 const READ_ERRORS = [...KEYED_ROUTE_ERRORS, 'NOT_FOUND'] as const;
 const FLOW = 'The task then runs: submitted → processing → succeed | failed; read it with GET …/{task_id or external_task_id}. ';
@@ -58,6 +60,43 @@ export class KlingVideosController {
   @ApiErrors(CREATE_ERRORS)
   image2video(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Body() body: CreateKlingImageToVideoDto, @RequestBaseUrl() base?: string): Promise<KlingVideoTaskEnvelopeDto> {
     return this.videos.create(principal, requestId, 'image2video', body, base);
+  }
+
+  @Post('multi-image2video')
+  @HttpCode(200)
+  @BodyLimit(KLING_MULTI_BODY_LIMIT_BYTES)
+  @ApiOperation({
+    operationId: 'createKlingMultiImageToVideo',
+    summary: 'Create a video from reference images (Kling multi-image2video)',
+    description: `image_list: 1 to ${KLING_IMAGE_LIST_MAX} reference images (http(s) URLs or Base64, no data: prefix) the video's subjects keep to, with a prompt, at an asked ratio; made by a model that takes reference images (Kling's kling-v1-6, or any GET /models lists with reference_images). ${FLOW}${SAMPLE_EXAMPLE_NOTE}`,
+  })
+  @ApiBody({
+    type: CreateKlingMultiImageToVideoDto,
+    examples: {
+      references: { summary: 'Two reference images by URL (samples this service serves)', value: { model_name: 'kling-v1-6', prompt: 'The two of them walk along the beach', image_list: [{ image: sampleUrl('keyframe.jpg') }, { image: sampleUrl('photo.png') }], aspect_ratio: '16:9', duration: '5' } },
+    },
+  })
+  @ApiOkResponse({ type: KlingVideoTaskEnvelopeDto })
+  @ApiErrors(CREATE_ERRORS)
+  multiImage2video(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Body() body: CreateKlingMultiImageToVideoDto, @RequestBaseUrl() base?: string): Promise<KlingVideoTaskEnvelopeDto> {
+    return this.videos.create(principal, requestId, 'multi-image2video', body, base);
+  }
+
+  @Get('multi-image2video')
+  @ApiOperation({ operationId: 'listKlingMultiImageToVideos', summary: 'List your video tasks (Kling multi-image2video list)', description: 'The same list as text2video’s.' })
+  @ApiOkResponse({ type: KlingVideoTaskListEnvelopeDto })
+  @ApiErrors([...KEYED_ROUTE_ERRORS, 'INVALID_PARAMETER'])
+  listMultiImageToVideo(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Query() query: ListExpandTasksQueryDto): Promise<KlingVideoTaskListEnvelopeDto> {
+    return this.videos.list(principal, requestId, query);
+  }
+
+  @Get('multi-image2video/:id')
+  @ApiOperation({ operationId: 'getKlingMultiImageToVideo', summary: 'Read a video task (Kling multi-image2video query)', description: 'The same as text2video’s.' })
+  @ApiParam({ name: 'id', description: 'task_id or external_task_id' })
+  @ApiOkResponse({ type: KlingVideoTaskEnvelopeDto })
+  @ApiErrors(READ_ERRORS)
+  getMultiImageToVideo(@CurrentPrincipal() principal: Principal, @RequestId() requestId: string, @Param('id') id: string): Promise<KlingVideoTaskEnvelopeDto> {
+    return this.videos.get(principal, requestId, id);
   }
 
   @Get('text2video')

@@ -8,7 +8,7 @@ import { TaskRepository } from '../../common/tasks/task.repository.js';
 import { isBase64Text, isHttpUrl } from '../../common/validation/validators.js';
 import type { NewMedia } from '../../modules/media/media.repository.js';
 import { CallerUrls } from '../../modules/samples/caller-urls.service.js';
-import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
+import { CAMERA_AXES, type CreateKlingImageToVideoDto, type CreateKlingMultiImageToVideoDto, type CreateKlingTextToVideoDto, type KlingVideoTaskEnvelopeDto, type KlingVideoTaskListEnvelopeDto } from './dto/kling-video.dto.js';
 import type { ListExpandTasksQueryDto as KlingPageQuery } from './dto/kling-page-query.dto.js';
 import { KlingVideoRecords } from './kling-video.records.js';
 import { KLING_DOOR } from './kling.door.js';
@@ -16,17 +16,17 @@ import { VideoKind } from '../../modules/video/video.kind.js';
 import { KlingVideoVendor } from '../../vendors/kling/kling-video.vendor.js';
 import { doorFieldNames, VideoModels } from '../../modules/video/video-models.js';
 import { VideoUploads } from '../../modules/video/video-uploads.js';
-import { type KeyframePositionName, type StoredVideoImage, type VideoParams, type VideoTask, type VideoTaskResult, videoRequestOf } from '../../modules/video/video-task.js';
+import { type InputImageRole, type KeyframePositionName, referenceRole, type StoredVideoImage, type VideoParams, type VideoTask, type VideoTaskResult, videoRequestOf } from '../../modules/video/video-task.js';
 
 const KIND = VideoKind.definition.name;
 
 /** The Kling door's names of the normalized fields, for its 400s. */
-const KLING_FIELDS = doorFieldNames({ model: 'model_name', resolution: 'mode', firstFrame: 'image', lastFrame: 'image_tail', continues: 'image', audio: 'sound' });
+const KLING_FIELDS = doorFieldNames({ model: 'model_name', resolution: 'mode', firstFrame: 'image', lastFrame: 'image_tail', continues: 'image', audio: 'sound', referenceImages: 'image_list' });
 
-export type KlingEndpoint = 'text2video' | 'image2video';
+export type KlingEndpoint = 'text2video' | 'image2video' | 'multi-image2video';
 
 /**
- * Kling's video door (`/video-a/v1/videos/text2video` and `/image2video`) over the video kind: Kling's bodies
+ * Kling's video door (`/video-a/v1/videos/text2video`, `/image2video` and `/multi-image2video`) over the video kind: Kling's bodies
  * become the generation's parameters (`door: "kling"`: its callbacks are Kling's records), and any generation of
  * the owner reads as Kling's task record, by its id or its external_task_id.
  */
@@ -42,12 +42,14 @@ export class KlingVideosService {
     private readonly callerUrls: CallerUrls,
   ) {}
 
-  async create(principal: Principal, requestId: string, endpoint: KlingEndpoint, dto: CreateKlingTextToVideoDto | CreateKlingImageToVideoDto, base?: string): Promise<KlingVideoTaskEnvelopeDto> {
+  async create(principal: Principal, requestId: string, endpoint: KlingEndpoint, dto: CreateKlingTextToVideoDto | CreateKlingImageToVideoDto | CreateKlingMultiImageToVideoDto, base?: string): Promise<KlingVideoTaskEnvelopeDto> {
     if (dto.watermark_info?.enabled) throw new AppError('INVALID_PARAMETER', 'watermark_info.enabled: no watermarked copy of a video is made here; leave it false');
     checkCameraControl(dto.camera_control);
     const images = endpoint === 'image2video' ? (dto as CreateKlingImageToVideoDto) : {};
+    const references = endpoint === 'multi-image2video' ? (dto as CreateKlingMultiImageToVideoDto).image_list.map((item, i) => [`image_list[${i}].image`, item.image] as const) : [];
     if (endpoint === 'image2video' && !images.image && !images.image_tail) throw new AppError('INVALID_PARAMETER', 'image is required (or image_tail): an http(s) URL or Base64 of a JPEG or PNG');
     for (const field of ['image', 'image_tail'] as const) if (isHttpUrl(images[field])) this.callerUrls.check(field, images[field], base);
+    for (const [field, value] of references) if (isHttpUrl(value)) this.callerUrls.check(field, value, base);
     this.callerUrls.check('callback_url', dto.callback_url, base);
     const id = randomUUID();
     const stored: NewMedia[] = [];
@@ -56,8 +58,10 @@ export class KlingVideosService {
       for (const [position, field, value] of [['frame0', 'image', images.image], ['frame1', 'image_tail', images.image_tail]] as const) {
         if (value !== undefined) frames[position] = await this.keyframe(principal.owner, id, position, field, value, stored);
       }
+      const referenceImages: StoredVideoImage[] = [];
+      for (const [i, [field, value]] of references.entries()) referenceImages.push(await this.keyframe(principal.owner, id, referenceRole(i), field, value, stored));
       // image2video takes the image's shape: no ratio is asked
-      const aspect = endpoint === 'text2video' ? ((dto as CreateKlingTextToVideoDto).aspect_ratio ?? '16:9') : undefined;
+      const aspect = endpoint !== 'image2video' ? ((dto as CreateKlingTextToVideoDto).aspect_ratio ?? '16:9') : undefined;
       const params: VideoParams = {
         prompt: dto.prompt ?? '',
         loop: false,
@@ -66,6 +70,7 @@ export class KlingVideosService {
         ...(dto.duration ? { durationS: Number.parseInt(dto.duration, 10) } : {}),
         ...(frames.frame0 ? { firstFrame: frames.frame0 } : {}),
         ...(frames.frame1 ? { lastFrame: frames.frame1 } : {}),
+        ...(referenceImages.length > 0 ? { referenceImages } : {}),
         ...(dto.model_name !== undefined ? { model: dto.model_name } : {}),
         ...(dto.negative_prompt != null ? { negativePrompt: dto.negative_prompt } : {}),
         ...(dto.cfg_scale != null ? { cfgScale: dto.cfg_scale } : {}),
@@ -103,8 +108,8 @@ export class KlingVideosService {
     return successEnvelope(requestId, { data: await this.records.records(tasks) });
   }
 
-  /** A frame given as a URL is kept as one; Base64 is decoded and stored with the generation. */
-  private async keyframe(owner: string, taskId: string, position: KeyframePositionName, field: string, value: string, stored: NewMedia[]): Promise<StoredVideoImage> {
+  /** A frame or reference image given as a URL is kept as one; Base64 is decoded and stored with the generation. */
+  private async keyframe(owner: string, taskId: string, position: InputImageRole, field: string, value: string, stored: NewMedia[]): Promise<StoredVideoImage> {
     if (isHttpUrl(value)) return { type: 'image', id: randomUUID(), url: value };
     // a Base64 image as Kling takes it: no data: prefix, no whitespace
     if (!isBase64Text(value)) throw new AppError('INVALID_PARAMETER', `${field} must be an http(s) URL or Base64 of a JPEG or PNG (no data: prefix)`);

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { SuccessEnvelopeDto } from '../../../common/swagger/success-envelope.dto.js';
 import { EmptyAsAbsent, IsHttpUrl, MaxChars } from '../../../common/validation/validators.js';
 import { KlingVideoVendor } from '../../../vendors/kling/kling-video.vendor.js';
@@ -159,6 +159,26 @@ export class CreateKlingImageToVideoDto extends KlingVideoCommonDto {
   @IsOptional()
   @IsString({ message: 'image_tail must be an http(s) URL or Base64 of a JPEG or PNG' })
   image_tail?: string;
+}
+
+/** The most reference images multi-image2video takes (Kling: `image_list`, 1 to 4). */
+export const KLING_IMAGE_LIST_MAX = 4;
+
+export class KlingImageListItemDto {
+  @ApiProperty({ description: 'A reference image: an http(s) URL, or Base64 of a JPEG or PNG with no data: prefix (at most 10 MB, 300 px a side; WebP is taken too).' })
+  @IsString({ message: 'image_list[].image must be an http(s) URL or Base64 of a JPEG or PNG' })
+  image!: string;
+}
+
+/** Kling's multi-image2video: a prompt and 1 to 4 reference images the video keeps to (kling-v1-6), at an asked ratio. */
+export class CreateKlingMultiImageToVideoDto extends CreateKlingTextToVideoDto {
+  @ApiProperty({ type: [KlingImageListItemDto], minItems: 1, maxItems: KLING_IMAGE_LIST_MAX, description: `1 to ${KLING_IMAGE_LIST_MAX} reference images, each {"image": URL or Base64}: what the video's subjects look like (not its frames).` })
+  @IsArray({ message: `image_list must be a list of 1 to ${KLING_IMAGE_LIST_MAX} objects such as {"image": "https://…"}` })
+  @ArrayMinSize(1, { message: `image_list must hold 1 to ${KLING_IMAGE_LIST_MAX} images` })
+  @ArrayMaxSize(KLING_IMAGE_LIST_MAX, { message: `image_list must hold 1 to ${KLING_IMAGE_LIST_MAX} images` })
+  @ValidateNested({ each: true })
+  @Type(() => KlingImageListItemDto)
+  image_list!: KlingImageListItemDto[];
 }
 
 export class KlingVideoInfoDto {
