@@ -147,7 +147,8 @@ describe('music: a stored clip as WAV or FLAC (GET /music-a/clips/{clip_id}/audi
     for (const query of ['?format=ogg', '?format=WAV ', '?format=', '']) {
       const res = await api(t.url, 'GET', `/music-a/clips/${take.id}/audio${query}`, { key });
       expect([res.status, res.body.code]).toEqual([400, 'invalid_parameter']);
-      expect(res.body.message).toMatch(/^format must be one of wav, flac/);
+      // none at all: required, with the rule
+      expect(res.body.message).toMatch(query === '' ? /^format is required: it must be one of wav, flac/ : /^format must be one of wav, flac/);
     }
   });
 

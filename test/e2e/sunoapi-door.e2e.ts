@@ -203,7 +203,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     await refused({ taskId: '00000000-0000-4000-8000-000000000000', audioId: take.id }, 404, /^taskId: there is no music task/);
     await refused({ taskId: instrumental.taskId, audioId: take.id }, 404, /^audioId: task .* has no take/);
     await refused({ taskId: takeTaskId, audioId: 'nope' }, 400, /audioId must be the id/);
-    await refused({ audioId: take.id }, 400, /taskId must be the taskId/);
+    await refused({ audioId: take.id }, 400, /^taskId is required: it must be the taskId/);
     const stranger = await t.createKey('team-sunoapi-stranger');
     const theirs = await api(t.url, 'POST', `${GENERATE}/get-timestamped-lyrics`, { key: stranger, body: { taskId: takeTaskId, audioId: take.id } });
     expect([theirs.status, theirs.body.code, theirs.body.data]).toEqual([404, 404, null]);
@@ -217,7 +217,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       expect(res.body.message).toBe(res.body.msg);
       expect(res.body.request_id).toEqual(expect.any(String));
     };
-    await refused(GENERATE, { instrumental: false, prompt: 'x' }, 400, /customMode must be a boolean/);
+    await refused(GENERATE, { instrumental: false, prompt: 'x' }, 400, /^customMode is required: it must be a boolean/);
     await refused(GENERATE, { customMode: true, instrumental: false, prompt: 'x', title: 'T' }, 400, /^style is required in custom mode/);
     await refused(GENERATE, { customMode: true, instrumental: false, style: 's', title: 'T' }, 400, /^prompt is required in custom mode/);
     await refused(GENERATE, { customMode: true, instrumental: false, prompt: 'x', style: 's', title: 'T', model: 'V9' }, 400, /model must be one of V3_5, V4, V4_5, V4_5PLUS, V5/);
@@ -325,8 +325,8 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
       expect(res.body.request_id).toEqual(expect.any(String));
     };
     const nobody = '00000000-0000-4000-8000-000000000000';
-    await refused({ audioId: take.id }, 400, /taskId must be the taskId/);
-    await refused({ taskId: takeTaskId }, 400, /audioId must be the id/);
+    await refused({ audioId: take.id }, 400, /^taskId is required: it must be the taskId/);
+    await refused({ taskId: takeTaskId }, 400, /^audioId is required: it must be the id/);
     await refused({ taskId: 'nope', audioId: take.id }, 400, /taskId must be the taskId/);
     await refused({ taskId: takeTaskId, audioId: take.id, callBackUrl: 'ftp://example.com/x' }, 400, /callBackUrl/);
     await refused({ taskId: nobody, audioId: take.id }, 404, /^taskId: there is no music task 0{8}-.* among yours/);
@@ -341,7 +341,7 @@ describe('sunoapi door: the sunoapi.org family\'s generate, extend, upload-exten
     await refused({ taskId: takeTaskId, audioId: take.id }, 404, /^taskId: there is no music task/, otherKey);
     expect(JSON.stringify(await wavRecord(wavTaskId, otherKey))).toMatch(/"code":404.*"msg":"taskId: there is no WAV conversion task/);
     // wav/record-info: no taskId, not a uuid, unknown, a music task's
-    for (const [query, status, words] of [['', 400, /taskId must be/], ['?taskId=x', 400, /taskId must be/], [`?taskId=${nobody}`, 404, /^taskId: there is no WAV conversion task/], [`?taskId=${takeTaskId}`, 404, /^taskId: there is no WAV conversion task/]] as const) {
+    for (const [query, status, words] of [['', 400, /^taskId is required: it must be/], ['?taskId=x', 400, /taskId must be/], [`?taskId=${nobody}`, 404, /^taskId: there is no WAV conversion task/], [`?taskId=${takeTaskId}`, 404, /^taskId: there is no WAV conversion task/]] as const) {
       const res = await api(t.url, 'GET', `${WAV}/record-info${query}`, { key });
       expect([query, res.status, res.body.code, res.body.data]).toEqual([query, status, status, null]);
       expect(res.body.msg).toMatch(words);

@@ -164,7 +164,7 @@ function collect(errors: ValidationError[], parent: string): string[] {
     const broken = Object.entries(error.constraints ?? {});
     const missing = error.value === undefined && broken.length > 0 && !broken.some(([rule]) => rule === 'isDefined' || rule === 'whitelistValidation');
     const first = broken.find(([rule]) => rule === 'isDefined') ?? broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
-    const own = (missing ? [['isDefined', requiredWords(anyItem, first?.[1])]] : first ? [first] : broken).map(([rule, msg]) => {
+    const own = (missing ? [['isDefined', requiredWords(anyItem, broken.map(([, msg]) => msg), first?.[1])]] : first ? [first] : broken).map(([rule, msg]) => {
       if (rule === 'whitelistValidation') return notAField(indexed);
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
@@ -173,10 +173,17 @@ function collect(errors: ValidationError[], parent: string): string[] {
   });
 }
 
-/** A missing field's words: required, with what its type rule asks of it ("model is required: it must be a string naming …"). */
-function requiredWords(field: string, typeRule: string | undefined): string {
-  const asks = typeRule?.startsWith(`${field} must `) ? typeRule.slice(field.length + 1) : undefined;
-  return asks ? `${field} is required: it ${asks}` : `${field} is required`;
+/**
+ * A missing field's words: its own where a rule already says it is required ("bottom_expansion_ratio is
+ * required (down_expansion_ratio is accepted …)"), else required, with what its type rule (else its first
+ * rule) asks of it ("model is required: it must be a string naming …", "format is required: it must be one of
+ * wav, flac").
+ */
+function requiredWords(field: string, messages: string[], typeRule: string | undefined): string {
+  const said = messages.find((m) => m.startsWith(`${field} is required`));
+  if (said) return said;
+  const rule = typeRule ?? messages[0];
+  return rule?.startsWith(`${field} must `) ? `${field} is required: it ${rule.slice(field.length + 1)}` : `${field} is required`;
 }
 
 /** Constraints that say a value is of the wrong type (a decimal where a whole number is due counts). */
