@@ -70,11 +70,13 @@ describe('the OpenAI-style video door', () => {
     for (const [body, words] of [
       [parts(['prompt', 'one'], ['prompt', 'two']), 'prompt must be one value: one part named prompt, sent once (it was sent 2 times)'],
       [parts(['prompt', 'ok'], ['seconds[]', '4']), 'seconds must be one value: one part named seconds, sent once (it was sent as a list, seconds[])'],
+      [parts(['prompt', 'ok'], ['input_reference[image_url]', 'https://example.com/a.png'], ['input_reference[image_url]', 'https://example.com/b.png']), 'input_reference[image_url] must be one value: one part named input_reference[image_url], sent once (it was sent 2 times)'],
     ] as const) {
       const twice = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
       expect([twice.status, ((await twice.json()) as { error: { message: string; param: string } }).error]).toEqual([400, expect.objectContaining({ message: words, param: words.split(' ')[0] })]);
     }
-    const once = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: parts(['prompt', 'once'], ['seconds', '4']) });
+    // a part the body does not declare, sent twice, is dropped as any unknown field is
+    const once = await fetch(`${t.url}${DOOR}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: parts(['prompt', 'once'], ['seconds', '4'], ['user', 'a'], ['user', 'b']) });
     expect(once.status).toBe(200);
     const fileId = await api(t.url, 'POST', DOOR, { key, body: { prompt: 'x', input_reference: { file_id: 'file-123' } } });
     expect([fileId.status, fileId.body.error.param]).toEqual([400, 'input_reference.file_id']);

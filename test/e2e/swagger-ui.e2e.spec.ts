@@ -80,9 +80,9 @@ const OPERATIONS: Operation[] = [
     examples: ['keyframe', 'text', 'luma'],
     task: { success: 'completed', idOf: (body) => body.id, state: generationState },
   },
-  ...(['createKlingTextToVideo', 'createKlingImageToVideo'] as const).map((id) => ({
+  ...(['createKlingTextToVideo', 'createKlingImageToVideo', 'createKlingMultiImageToVideo'] as const).map((id) => ({
     operation: `operations-video_generation_Kling-style-${id}`,
-    examples: id === 'createKlingTextToVideo' ? ['camera', 'prompt'] : ['image', 'tail'],
+    examples: id === 'createKlingTextToVideo' ? ['camera', 'prompt'] : id === 'createKlingImageToVideo' ? ['image', 'tail'] : ['references'],
     task: {
       success: 'succeed',
       idOf: (body: any) => body.data.task_id,

@@ -208,7 +208,9 @@ describe('POST /video-b/v1/generations', () => {
 
   it('names the keyframe field at fault', async () => {
     await refused({ prompt: 'p', keyframes: { frame0: { type: 'video', url: 'https://e.com/a' } } }, /^keyframes\.frame0\.type must be "image" or "generation"$/);
-    await refused({ prompt: 'p', keyframes: { frame0: { type: 'image' } } }, /^keyframes\.frame0\.url is required/);
+    await refused({ prompt: 'p', keyframes: { frame0: { type: 'image' } } }, /^keyframes\.frame0\.url is required: an http or https URL$/);
+    // a nested field missing: required, with its rule's words at its path
+    await refused({ prompt: 'p', keyframes: { frame0: { url: 'https://e.com/a.jpg' } } }, /^keyframes\.frame0\.type is required: it must be "image" or "generation"$/);
     await refused({ prompt: 'p', keyframes: { frame1: { type: 'image', url: 'file:///etc/passwd' } } }, /^keyframes\.frame1\.url must be an http or https URL$/);
     await refused({ prompt: 'p', keyframes: { frame0: { type: 'generation', id: 'abc' } } }, /^keyframes\.frame0\.id must be the id \(a UUID\)/);
     await refused({ prompt: 'p', keyframes: { frame0: 'https://e.com/a.jpg' } }, /keyframes\.frame0 must be an object/);

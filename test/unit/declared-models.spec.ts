@@ -40,6 +40,9 @@ describe('a declared video spec at the admin API', () => {
   it('reads null in an optional field as left out, and stores the spec without it; a required one null is still required', () => {
     expect(declare(liteSpec({ default_duration_s: null, sizes: null, seed: null }))).toEqual([{ name: 'lite', vendor_model: LITE, operation: 'video', spec: liteSpec({ seed: undefined }) }]);
     expect(spec({ durations: null })).toBe('models[0].spec.durations is required: it must be a list such as [5, 10]');
+    // a spec null: left out (a catalog model takes it so; a model the catalog does not know then needs one)
+    expect(checkModels('seedance', ['video'], [{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528', spec: null as never }])).toEqual([{ name: 'pro', vendor_model: 'seedance-1-0-pro-250528' }]);
+    expect(refusal(() => declare(null))).toMatch(/^models\[0\]\.vendor_model must be one of the seedance models: .*, or come with a spec/);
   });
 
   it('durations: whole seconds from 1 to 99, each once, at least one', () => {

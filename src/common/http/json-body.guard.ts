@@ -9,6 +9,7 @@ import multer from 'multer';
 import { AppConfig } from '../../infra/config/app-config.js';
 import { AppError } from '../errors/app-error.js';
 import { assertUtf8Query } from '../validation/app-validation.pipe.js';
+import { markMultipart } from '../validation/body-fields.js';
 import { assertStorableStrings } from '../validation/storable-strings.js';
 import { Base64FieldReader, NotAnObject } from './base64-field-reader.js';
 
@@ -170,14 +171,15 @@ export class JsonBodyGuard implements CanActivate {
     await new Promise<void>((resolve, reject) => upload(req, res, (err?: unknown) => (err ? reject(multipartError(err, spec)) : resolve())));
     req.body ??= {};
     refuseReplacedText(req.body);
-    refuseRepeatedParts(req.body);
+    markMultipart(req.body);
   }
 
-  /** Reserves the body's declared size (the route's limit when it is not declared) until the answer is sent. */
+  /** Reserves the body's declared size (the route's limit when it is not declared, or compressed) until the answer is sent. */
   private admit(req: Request, res: Response, limit: number): void {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) return; // answered 413 without reading it
-    const bytes = Number.isFinite(declared) && declared > 0 ? declared : limit;
+    // a compressed body may inflate to the route's limit: that is what it is held to
+    const bytes = Number.isFinite(declared) && declared > 0 && identityEncoded(req) ? declared : limit;
     if (this.inflightBytes > 0 && this.inflightBytes + bytes > this.config.bodyInflightMaxBytes) {
       // the body is not read: settleUnreadBody drops it after the answer, or closes the connection
       throw new AppError('UNAVAILABLE', `The service is busy reading other large requests (${formatBytes(this.inflightBytes)} in flight); retry in ${OVERLOAD_RETRY_AFTER_S} s`, OVERLOAD_RETRY_AFTER_S);
@@ -388,18 +390,6 @@ function refuseReplacedText(value: unknown, path = ''): void {
   } else if (typeof value === 'object' && value !== null) {
     // multer nests a part named a[b] as {a: {b}}: named back as the part was
     for (const [name, item] of Object.entries(value)) refuseReplacedText(item, path ? `${path}[${name}]` : name);
-  }
-}
-
-/**
- * A text part sent more than once (or as a list, `prompt[]`) refused saying so: multer reads it as a list,
- * which no multipart route's text fields take, and the field would otherwise be told it is of the wrong type.
- */
-function refuseRepeatedParts(body: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries(body)) {
-    if (!Array.isArray(value)) continue;
-    const sent = value.length > 1 ? `it was sent ${value.length} times` : `it was sent as a list, ${name}[]`;
-    throw new AppError('INVALID_PARAMETER', `${name} must be one value: one part named ${name}, sent once (${sent})`, undefined, { param: name, rule: 'type' });
   }
 }
 

@@ -1,7 +1,7 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe, type ValidationError, type ValidationPipeOptions } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { AppError, type ParamFault, type ParamRule } from '../errors/app-error.js';
-import { readsNullAsAbsent, refusesUnknownFields, withoutNulls } from './body-fields.js';
+import { isMultipartBody, readsNullAsAbsent, refusesUnknownFields, withoutNulls } from './body-fields.js';
 import { unstorableRule } from './storable-strings.js';
 
 /** Path and query values longer than this are refused before any handler or query sees them. */
@@ -39,6 +39,7 @@ export class AppValidationPipe extends ValidationPipe {
       assertPlainValues(value, metadata.data);
     }
     if (metadata.type === 'query' && metadata.metatype && this.toValidate(metadata)) assertOneValueEach(value, metadata.metatype);
+    if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && isMultipartBody(value)) assertOnePartEach(value as Record<string, unknown>, metadata.metatype);
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata)) {
       if (value === undefined) {
         value = {};
@@ -58,8 +59,9 @@ export class AppValidationPipe extends ValidationPipe {
 
 /**
  * Refuses unstorable and over-long strings in path parameters and query values (400 naming the
- * parameter). After percent-decoding they hold no lone surrogate (an invalid sequence fails to decode or
- * becomes U+FFFD), but the check costs nothing and keeps the rule true whatever parses them.
+ * parameter). After percent-decoding they hold no lone surrogate (an invalid sequence in a path fails to
+ * decode; in a query it is refused before, by assertUtf8Query), but the check costs nothing and keeps the rule
+ * true whatever parses them.
  */
 function assertPlainValues(value: unknown, name?: string): void {
   const problems: string[] = [];
@@ -149,6 +151,36 @@ function assertOneValueEach(value: unknown, metatype: new (...args: never[]) => 
   if (problems.length > 0) throw new AppError('INVALID_PARAMETER', problems.join('; '), undefined, { param: problems[0].split(' ')[0], rule: 'type' });
 }
 
+/**
+ * Refuses a multipart text part of the body's fields sent more than once, or as a list (`seconds[]`): multer
+ * reads both as a list, which the field would otherwise be told is of the wrong type. A field that takes a list
+ * (`@IsArray`, rules for each item) is exempt, and so are parts the body does not declare (dropped as unknown
+ * fields are: a route's file parts, `image[]`, are not in the body). Within a declared object field (multer
+ * nests `input_reference[image_url]`), any list is such a repeat: no multipart field nests a list.
+ */
+function assertOnePartEach(body: Record<string, unknown>, metatype: new (...args: never[]) => unknown): void {
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false);
+  const params = new Set(metadata.map((m) => m.propertyName));
+  const lists = new Set(metadata.filter((m) => m.name === 'isArray' || m.each === true).map((m) => m.propertyName));
+  const repeated = (value: unknown, name: string): [string, unknown[]] | undefined => {
+    if (Array.isArray(value)) return [name, value];
+    if (typeof value !== 'object' || value === null) return undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const found = repeated(item, `${name}[${key}]`);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  for (const [key, value] of Object.entries(body)) {
+    if (!params.has(key) || lists.has(key)) continue;
+    const found = repeated(value, key);
+    if (!found) continue;
+    const [name, sent] = found;
+    const how = sent.length > 1 ? `it was sent ${sent.length} times` : `it was sent as a list, ${name}[]`;
+    throw new AppError('INVALID_PARAMETER', `${name} must be one value: one part named ${name}, sent once (${how})`, undefined, { param: name, rule: 'type' });
+  }
+}
+
 export function formatValidationErrors(errors: ValidationError[], parent = ''): string {
   return [...new Set(collect(errors, parent))].join('; ');
 }
@@ -162,13 +194,16 @@ function collect(errors: ValidationError[], parent: string): string[] {
     // a missing value is told it is required (in its isDefined words where it has them), else one of the wrong
     // type that alone: the other rules of the field presuppose a value of its type
     const broken = Object.entries(error.constraints ?? {});
-    const missing = error.value === undefined && broken.length > 0 && !broken.some(([rule]) => rule === 'isDefined' || rule === 'whitelistValidation');
-    const first = broken.find(([rule]) => rule === 'isDefined') ?? broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
-    const own = (missing ? [['isDefined', requiredWords(anyItem, broken.map(([, msg]) => msg), first?.[1])]] : first ? [first] : broken).map(([rule, msg]) => {
-      if (rule === 'whitelistValidation') return notAField(indexed);
+    // each rule's words for this field: a nested DTO's own name (`url …`) and an item's any-item name (`models[].x …`) made the path
+    const worded = (msg: string): string => {
       if (anyItem !== indexed && msg.startsWith(`${anyItem} `)) return indexed + msg.slice(anyItem.length);
       return msg.startsWith(error.property) && path !== error.property ? path + msg.slice(error.property.length) : msg;
-    });
+    };
+    const missing = error.value === undefined && broken.length > 0 && !broken.some(([rule]) => rule === 'isDefined' || rule === 'whitelistValidation');
+    const first = broken.find(([rule]) => rule === 'isDefined') ?? broken.find(([rule]) => TYPE_CONSTRAINTS.has(rule));
+    const own = missing
+      ? [requiredWords(indexed, broken.map(([, msg]) => worded(msg)), first && worded(first[1]))]
+      : (first ? [first] : broken).map(([rule, msg]) => (rule === 'whitelistValidation' ? notAField(indexed) : worded(msg)));
     return [...own, ...collect(error.children ?? [], path)];
   });
 }

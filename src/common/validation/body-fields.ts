@@ -1,5 +1,16 @@
 const NULL_AS_ABSENT = Symbol('nullAsAbsent');
 const REFUSES_UNKNOWN = Symbol('refusesUnknownFields');
+const MULTIPART_BODY = Symbol('multipartBody');
+
+/** Marks a body read from multipart/form-data (its repeated parts are lists: AppValidationPipe refuses them by the DTO). */
+export function markMultipart(body: object): void {
+  Object.defineProperty(body, MULTIPART_BODY, { value: true, enumerable: false });
+}
+
+/** Whether the body was read from multipart/form-data (markMultipart). */
+export function isMultipartBody(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MULTIPART_BODY] === true;
+}
 
 /**
  * A request body whose top-level `null` means the field left out (shared.md: "null in an optional field means

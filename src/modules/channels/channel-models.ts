@@ -159,7 +159,9 @@ export function checkModels(protocol: string, operations: readonly string[], mod
   // an operation the protocol has an adapter for (its catalog is not empty) may serve declared models
   const declarable = listing.map((o) => o.name).filter((name): name is Declarable => name in DECLARABLE);
   const seen = new Set<string>();
-  return models.map((m, i) => {
+  return models.map((listed, i) => {
+    // a spec sent null is one left out, as in every body
+    const m: ChannelModel = (listed.spec as unknown) === null ? (({ spec: _, ...rest }) => rest)(listed) : listed;
     // a catalog model of any operation the channel takes: a Kling channel of expand and video lists kling-expand too (to price it)
     const op = ops.find((o) => o.catalogOf(protocol).some((s) => s.id === m.vendor_model));
     if (seen.has(m.name)) throw new AppError('INVALID_PARAMETER', `models[${i}].name: ${m.name} is listed twice`);

@@ -95,9 +95,9 @@ export class ApiKeyGuard implements CanActivate {
     if ('kind' in bearer) throw bearer.kind === 'rejected' ? this.refused(req, bearer.error, limitedS) : bearer.error;
     if (!metricsToken && !adminApiKey) throw new AppError('AUTH_FAILED', 'No credential opens the metrics on this instance: its operators set METRICS_TOKEN (or ADMIN_API_KEY) to serve them');
     if ((metricsToken && secretsEqual(bearer.token, metricsToken)) || (adminApiKey && secretsEqual(bearer.token, adminApiKey))) return;
-    if ((await this.keys.resolveCredential(req.headers.authorization, limitedS > 0)).kind === 'key') {
-      throw new AppError('FORBIDDEN', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key; an API key may not read them');
-    }
+    // recognised, not used (its last use is not recorded); a lookup that fails (the database away) leaves the 401
+    const check = await this.keys.resolveCredential(req.headers.authorization, limitedS > 0, false).catch(() => undefined);
+    if (check?.kind === 'key') throw new AppError('FORBIDDEN', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key; an API key may not read them');
     throw this.refused(req, new AppError('AUTH_FAILED', 'The metrics take the metrics token (METRICS_TOKEN) or the admin key'), limitedS);
   }
 

@@ -92,8 +92,9 @@ export class KeysService {
    * `fromLimitedAddress`: the request comes from an address past AUTH_FAILURE_LIMIT, whose refused
    * credentials must cost no lookup: a key whose prefix is neither cached nor among the keys not revoked
    * (read at most once per `prefixesTtlMs`) is refused from memory; any other is checked as always.
+   * `use`: the key is being used (its last use is recorded); false where it is only recognised, then refused.
    */
-  async resolveCredential(header: string | undefined, fromLimitedAddress = false): Promise<KeyCheck> {
+  async resolveCredential(header: string | undefined, fromLimitedAddress = false, use = true): Promise<KeyCheck> {
     const bearer = readBearer(header, 'API_KEY');
     if ('kind' in bearer) return bearer;
     const { token } = bearer;
@@ -114,7 +115,7 @@ export class KeysService {
     if (row.revokedAt) {
       return { kind: 'rejected', error: new AppError('AUTH_REVOKED', `API key ${row.prefix}… was revoked at ${row.revokedAt.toISOString()}`) };
     }
-    this.touch(row.id);
+    if (use) this.touch(row.id);
     return { kind: 'key', identity: { owner: row.owner, keyId: row.id } };
   }
 

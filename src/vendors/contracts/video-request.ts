@@ -191,12 +191,14 @@ export function everything(id: string): VideoModelSpec {
   return {
     id,
     // every duration a catalog model makes (Seedance 2.0's 15 s the longest): in the sandbox, a request any of
-    // them could make is made by it, and its record names it
+    // them could make is made by it, and its record names it; so every resolution and reference count below
     durations: Array.from({ length: 15 }, (_, i) => i + 1),
     // the sandbox's clip when no duration is asked (DEFAULT_DURATION_S, every door's default)
     defaultDurationS: 5,
     aspectRatios: 'any',
-    resolutions: ['540p', '720p', '1080p', '4k'],
+    // every resolution a catalog model makes (Seedance's and Wan's 480p, MiniMax's 768p), 540p first: GET /models'
+    // default for it (a request asking none is rendered at about 640x360)
+    resolutions: ['540p', '480p', '720p', '768p', '1080p', '4k'],
     textToVideo: true,
     firstFrame: true,
     lastFrame: true,
@@ -210,7 +212,8 @@ export function everything(id: string): VideoModelSpec {
     cfgScale: true,
     cameraControl: true,
     maxPromptChars: 5000,
-    referenceImages: 4,
+    // as many as any catalog model takes (Seedance 2.0's 9)
+    referenceImages: 9,
     referencesWithFrames: true,
   };
 }

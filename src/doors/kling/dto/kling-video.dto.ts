@@ -82,7 +82,7 @@ class KlingVideoCommonDto {
   mode?: 'std' | 'pro';
 
   @ApiPropertyOptional({
-    description: `Seconds, as a string: what the configured Kling models make (those the gateway knows make ${KLING_RANGE.durations.join(', ')}; a channel's declared model may make others; when no Kling model is configured, any a configured model makes; with model_name, what that model makes: GET /models), else 400 naming duration. Default: with model_name, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`), else "5".`,
+    description: `Seconds, as a string: what the configured Kling models make (those the gateway knows make ${KLING_RANGE.durations.join(', ')}; a channel's declared model may make others; when no Kling model is configured, any a configured model makes; with model_name, what that model makes: GET /models), else 400 naming duration. Default: with model_name, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`); without, the one every configured model it may go to makes alike (Kling's: 5), else "5".`,
     pattern: '^[1-9]\\d?$',
     example: '5',
   })

@@ -112,7 +112,7 @@ export class CreateGenerationDto {
   resolution?: string;
 
   @ApiPropertyOptional({
-    description: `Length of the video, \`<seconds>s\`: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.map((s) => `${s}s`).join(', ')}: Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; a channel's declared model may make others), else 400 naming duration. Without it, with \`model\`, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`, such as Veo's 8s), else 5s. The sandbox's model \`sandbox\`, named, takes 1s to 10s.`,
+    description: `Length of the video, \`<seconds>s\`: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.map((s) => `${s}s`).join(', ')}: Luma's 5s and 9s, Kling's 5s and 10s, Veo's 4s, 6s, 8s …; a channel's declared model may make others), else 400 naming duration. Without it, with \`model\`, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`, such as Veo's 8s); without \`model\`, the one every configured model that could make it makes alike (only Veo channels: 8s; only MiniMax's: 6s), else 5s. The sandbox's model \`sandbox\`, named, takes 1s to 15s.`,
     pattern: '^[1-9]\\d?s$',
     example: '5s',
   })

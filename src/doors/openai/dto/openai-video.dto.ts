@@ -51,7 +51,7 @@ export class CreateOpenAiVideoDto {
   model?: string;
 
   @ApiPropertyOptional({
-    description: `Length in whole seconds, as a string: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.join(', ')}, and a channel's declared model may make others), else 400 naming seconds. Default: with \`model\`, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`, such as Veo's 8), else "5". The sandbox's model \`sandbox\`, named, takes 1 to 10.`,
+    description: `Length in whole seconds, as a string: one a configured model makes (GET /models: their \`durations_s\`; the models the gateway knows make ${RANGE.durations.join(', ')}, and a channel's declared model may make others), else 400 naming seconds. Default: with \`model\`, the duration that model makes when none is asked (GET /models: its \`default_duration_s\`, such as Veo's 8); without, the one every configured model that could make it makes alike (only Veo channels: 8; only MiniMax's: 6), else "5". The sandbox's model \`sandbox\`, named, takes 1 to 15.`,
     pattern: '^[1-9]\\d?$',
     example: '5',
   })

@@ -64,7 +64,7 @@ function codePoints(text: string): number {
 }
 
 /**
- * 24 kHz mono 16-bit PCM standing in for speech: about `input.length / charsPerS` seconds. Each syllable is
+ * 24 kHz mono 16-bit PCM standing in for speech: about (the input's code points) / `charsPerS` seconds. Each syllable is
  * sin(π·i/n)^½ · (0.6·sin(2π·p·t) + 0.25·sin(4π·p·t) + 0.15·sin(2π·f·t)·sin(2π·p·t)) at t = i / SPEECH_RATE, its
  * pitch p from the voice and its first letter, its formant f from its last; the sines are run as rotations
  * (a multiply-add a sample, not a sine: sample by sample, 4,096 characters took about a second of CPU).

@@ -29,7 +29,8 @@ export interface FakeOpenAISpeech {
    * rate_limit_exceeded; `insufficientQuota`: 429 insufficient_quota (the account's credit); `refusal`: creates
    * refused by its safety system (400 moderation_blocked); `notAudio`: the next creates answer 200 with a JSON
    * body instead of audio (what a misconfigured proxy does); `damaged`: the next creates answer 200 with the
-   * audio's first 200 bytes (its header whole) and garbage after them (a stream cut and garbled on its way);
+   * audio's first 200 bytes (its header whole) and garbage after them (a stream cut and garbled on its way: an
+   * encoded format's, as the tests ask; garbage after a WAV's header is PCM, which decodes);
    * `released`: model ids the account has besides the ones above (models OpenAI released later), each served as
    * gpt-4o-mini-tts is (its voices, instructions, sse).
    */
